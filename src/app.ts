@@ -1,0 +1,78 @@
+import Fastify, { type FastifyInstance } from 'fastify';
+import formbody from '@fastify/formbody';
+import multipart from '@fastify/multipart';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { Config } from './config.js';
+import type { Db } from './db/client.js';
+import { createServices, type Services } from './services.js';
+import { errorHandler } from './plugins/error-handler.js';
+import { loggerOptions } from './logger.js';
+import { migrationsCurrent } from './db/migrate.js';
+import { registerRoutes } from './http/routes/index.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    config: Config;
+    db: Db;
+    services: Services;
+  }
+}
+
+export interface BuildOptions {
+  config: Config;
+  db: Db;
+  /** false in tests that do not want logs. */
+  logger?: boolean;
+  services?: Services;
+}
+
+/** The whole HTTP service: plugins, then routes, then the error handler (see STYLE.md). */
+export async function buildApp(opts: BuildOptions): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: opts.logger === false ? false : loggerOptions(opts.config.logLevel),
+    trustProxy: true,
+    bodyLimit: 1024 * 1024,
+    // Bill ids etc. never need long params; refuse absurd URLs early.
+    routerOptions: { maxParamLength: 200, ignoreTrailingSlash: true },
+    ajv: { customOptions: { coerceTypes: true, removeAdditional: false } },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  app.decorate('config', opts.config);
+  app.decorate('db', opts.db);
+  app.decorate('services', opts.services ?? createServices(opts.config, opts.db));
+
+  // Existing clients send JSON bodies on GET too.
+  app.addHttpMethod('GET', { hasBody: true, overrideExisting: true });
+  await app.register(formbody);
+  await app.register(multipart, { attachFieldsToBody: 'keyValues', limits: { fileSize: 64 * 1024, files: 1, fields: 100 } });
+  // Any other content type: the body is ignored (as the API's original server does), so the
+  // request fails validation with a 422 naming the missing fields, never a 415 or 500.
+  app.addContentTypeParser('*', (_req, payload, done) => {
+    payload.resume();
+    payload.on('end', () => done(null, undefined));
+    payload.on('error', (e) => done(e, undefined));
+  });
+
+  await app.register(errorHandler);
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.0.3',
+      info: { title: 'Payment service API', version: '1.0.0', description: 'Merchant API (/api/v1) and operator API (/admin/v1).' },
+      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
+      security: [{ bearer: [] }],
+    },
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs' });
+
+  app.get('/health', { schema: { hide: true } }, async () => ({ status: 'ok' }));
+  app.get('/ready', { schema: { hide: true } }, async (_req, reply) => {
+    const ok = await migrationsCurrent(app.db.pool);
+    return reply.status(ok ? 200 : 503).send({ status: ok ? 'ready' : 'not ready' });
+  });
+
+  await registerRoutes(app);
+  return app;
+}

@@ -1,0 +1,60 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import pg from 'pg';
+import { ConfigError, loadConfig, readDotEnv, type Config } from './config.js';
+import { startEmbeddedPostgres, type EmbeddedHandle } from './db/embedded.js';
+import { migrate } from './db/migrate.js';
+
+export interface Booted {
+  config: Config;
+  databaseUrl: string;
+  embedded: EmbeddedHandle | null;
+}
+
+/** Secrets of the embedded/dev profile: generated once, kept in ./.data/secrets.json. */
+function devSecrets(dataDir: string): { ADMIN_API_TOKEN: string; TOKEN_ENCRYPTION_KEY: string } {
+  const file = join(dataDir, 'secrets.json');
+  if (existsSync(file)) return JSON.parse(readFileSync(file, 'utf8'));
+  const s = { ADMIN_API_TOKEN: randomBytes(24).toString('base64url'), TOKEN_ENCRYPTION_KEY: randomBytes(32).toString('base64') };
+  writeFileSync(file, JSON.stringify(s, null, 2), { mode: 0o600 });
+  return s;
+}
+
+/**
+ * Reads the config; with no DATABASE_URL starts embedded PostgreSQL under DATA_DIR (./.data);
+ * applies pending migrations. A missing setting exits with one line naming it.
+ */
+export async function boot(opts: { migrate: boolean } = { migrate: true }): Promise<Booted> {
+  const env = { ...readDotEnv(), ...process.env };
+  let embedded: EmbeddedHandle | null = null;
+  let config: Config;
+  try {
+    if (!env.DATABASE_URL) {
+      const dataDir = env.DATA_DIR || './.data';
+      mkdirSync(dataDir, { recursive: true });
+      config = loadConfig(env, devSecrets(dataDir));
+    } else {
+      config = loadConfig(env);
+    }
+  } catch (e) {
+    if (e instanceof ConfigError) {
+      process.stderr.write(`config error: ${e.message}\n`);
+      process.exit(78);
+    }
+    throw e;
+  }
+  let databaseUrl = config.databaseUrl;
+  if (!databaseUrl) {
+    const port = Number(env.EMBEDDED_PG_PORT || 54320);
+    embedded = await startEmbeddedPostgres({ dir: join(config.dataDir, 'pg'), port });
+    const admin = new pg.Client({ connectionString: embedded.adminUrl });
+    await admin.connect();
+    const has = await admin.query("SELECT 1 FROM pg_database WHERE datname = 'payments'");
+    if (has.rowCount === 0) await admin.query('CREATE DATABASE payments');
+    await admin.end();
+    databaseUrl = embedded.url('payments');
+  }
+  if (opts.migrate) await migrate(databaseUrl);
+  return { config, databaseUrl, embedded };
+}

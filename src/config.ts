@@ -1,0 +1,119 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { Decimal } from 'decimal.js';
+
+/** Every setting of the service, read once at boot (see .env.example). */
+export interface Config {
+  databaseUrl: string | undefined;
+  host: string;
+  port: number;
+  publicBaseUrl: string;
+  adminApiToken: string;
+  /** 32 bytes for AES-256-GCM. */
+  tokenEncryptionKey: Buffer;
+  tz: string;
+  logLevel: string;
+  allowPrivateWebhookUrls: boolean;
+  sandboxProcessingDelayMs: number;
+  runWorkers: boolean;
+  dataDir: string;
+  /** Most payments bill/payments answers before api:error.too_many_payments. */
+  billPaymentsMax: number;
+  /** Operator default fees (percent, fixed) where a merchant has none of its own. */
+  defaultFees: FeeDefaults;
+  /** Payment form attempts per bill and per IP in a 10-minute window. */
+  payAttemptsPerBill: number;
+  payAttemptsPerIp: number;
+}
+
+export interface FeeDefaults {
+  paymentCardPercent: Decimal;
+  paymentCardFixed: Decimal;
+  paymentSbpPercent: Decimal;
+  paymentSbpFixed: Decimal;
+  payoutCardPercent: Decimal;
+  payoutCardFixed: Decimal;
+  payoutSbpPercent: Decimal;
+  payoutSbpFixed: Decimal;
+}
+
+export class ConfigError extends Error {}
+
+type Env = Record<string, string | undefined>;
+
+/** Reads KEY=VALUE lines of a .env file; the real environment wins over it. */
+export function readDotEnv(path = '.env'): Env {
+  if (!existsSync(path)) return {};
+  const out: Env = {};
+  for (const line of readFileSync(path, 'utf8').split(/\r?\n/)) {
+    const m = /^\s*([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*?)\s*$/.exec(line);
+    if (!m || line.trimStart().startsWith('#')) continue;
+    out[m[1]!] = m[2]!.replace(/^(['"])(.*)\1$/, '$2');
+  }
+  return out;
+}
+
+function bool(name: string, v: string | undefined, dflt: boolean): boolean {
+  if (v === undefined || v === '') return dflt;
+  if (/^(1|true|yes|on)$/i.test(v)) return true;
+  if (/^(0|false|no|off)$/i.test(v)) return false;
+  throw new ConfigError(`${name} must be true or false, got "${v}"`);
+}
+
+function int(name: string, v: string | undefined, dflt: number, min = 0): number {
+  if (v === undefined || v === '') return dflt;
+  if (!/^\d+$/.test(v) || Number(v) < min) throw new ConfigError(`${name} must be an integer >= ${min}, got "${v}"`);
+  return Number(v);
+}
+
+function dec(name: string, v: string | undefined, dflt: string): Decimal {
+  const s = v === undefined || v === '' ? dflt : v;
+  if (!/^\d+(\.\d+)?$/.test(s)) throw new ConfigError(`${name} must be a non-negative decimal, got "${s}"`);
+  return new Decimal(s);
+}
+
+/**
+ * Builds the config from an environment. `generated` supplies secrets kept in ./.data for the
+ * embedded/dev profile; without them a missing secret stops start-up naming the setting.
+ */
+export function loadConfig(env: Env = { ...readDotEnv(), ...process.env }, generated: Partial<Record<'ADMIN_API_TOKEN' | 'TOKEN_ENCRYPTION_KEY', string>> = {}): Config {
+  const host = env.HOST || '127.0.0.1';
+  const port = int('PORT', env.PORT, 3000);
+  const adminApiToken = env.ADMIN_API_TOKEN || generated.ADMIN_API_TOKEN;
+  if (!adminApiToken) throw new ConfigError('ADMIN_API_TOKEN is required (a long random string for the operator API)');
+  if (adminApiToken.length < 16) throw new ConfigError('ADMIN_API_TOKEN must be at least 16 characters');
+  const keyB64 = env.TOKEN_ENCRYPTION_KEY || generated.TOKEN_ENCRYPTION_KEY;
+  if (!keyB64) throw new ConfigError('TOKEN_ENCRYPTION_KEY is required (32 bytes, base64: openssl rand -base64 32)');
+  const key = Buffer.from(keyB64, 'base64');
+  if (key.length !== 32) throw new ConfigError('TOKEN_ENCRYPTION_KEY must be 32 bytes, base64-encoded');
+  const publicBaseUrl = (env.PUBLIC_BASE_URL || `http://${host.includes(':') ? `[${host}]` : host}:${port}`).replace(/\/+$/, '');
+  if (!/^https?:\/\/[^/]+/.test(publicBaseUrl)) throw new ConfigError(`PUBLIC_BASE_URL must be an http(s) URL, got "${publicBaseUrl}"`);
+  const databaseUrl = env.DATABASE_URL || undefined;
+  return {
+    databaseUrl,
+    host,
+    port,
+    publicBaseUrl,
+    adminApiToken,
+    tokenEncryptionKey: key,
+    tz: env.TZ || 'Europe/Moscow',
+    logLevel: env.LOG_LEVEL || 'info',
+    // Default true only in the sandbox/dev profile (embedded database).
+    allowPrivateWebhookUrls: bool('ALLOW_PRIVATE_WEBHOOK_URLS', env.ALLOW_PRIVATE_WEBHOOK_URLS, databaseUrl === undefined),
+    sandboxProcessingDelayMs: int('SANDBOX_PROCESSING_DELAY_MS', env.SANDBOX_PROCESSING_DELAY_MS, 1000),
+    runWorkers: bool('RUN_WORKERS', env.RUN_WORKERS, true),
+    dataDir: env.DATA_DIR || './.data',
+    billPaymentsMax: int('BILL_PAYMENTS_MAX', env.BILL_PAYMENTS_MAX, 1000, 1),
+    payAttemptsPerBill: int('PAY_ATTEMPTS_PER_BILL', env.PAY_ATTEMPTS_PER_BILL, 30, 1),
+    payAttemptsPerIp: int('PAY_ATTEMPTS_PER_IP', env.PAY_ATTEMPTS_PER_IP, 100, 1),
+    defaultFees: {
+      paymentCardPercent: dec('FEE_PAYMENT_CARD_PERCENT', env.FEE_PAYMENT_CARD_PERCENT, '0'),
+      paymentCardFixed: dec('FEE_PAYMENT_CARD_FIXED', env.FEE_PAYMENT_CARD_FIXED, '0'),
+      paymentSbpPercent: dec('FEE_PAYMENT_SBP_PERCENT', env.FEE_PAYMENT_SBP_PERCENT, '0'),
+      paymentSbpFixed: dec('FEE_PAYMENT_SBP_FIXED', env.FEE_PAYMENT_SBP_FIXED, '0'),
+      payoutCardPercent: dec('FEE_PAYOUT_CARD_PERCENT', env.FEE_PAYOUT_CARD_PERCENT, '0'),
+      payoutCardFixed: dec('FEE_PAYOUT_CARD_FIXED', env.FEE_PAYOUT_CARD_FIXED, '0'),
+      payoutSbpPercent: dec('FEE_PAYOUT_SBP_PERCENT', env.FEE_PAYOUT_SBP_PERCENT, '0'),
+      payoutSbpFixed: dec('FEE_PAYOUT_SBP_FIXED', env.FEE_PAYOUT_SBP_FIXED, '0'),
+    },
+  };
+}

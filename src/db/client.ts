@@ -1,0 +1,48 @@
+import pg from 'pg';
+import { PrismaPg } from '@prisma/adapter-pg';
+import { PrismaClient } from '../generated/prisma/client.js';
+
+// NUMERIC comes back as a string (never a float); BIGINT too.
+pg.types.setTypeParser(pg.types.builtins.NUMERIC, (v) => v);
+pg.types.setTypeParser(pg.types.builtins.INT8, (v) => v);
+
+export type Prisma = PrismaClient;
+export type Tx = Omit<PrismaClient, '$connect' | '$disconnect' | '$on' | '$transaction' | '$extends'>;
+
+/** One pool shared by Prisma (through the pg adapter) and the hot paths' plain SQL. */
+export interface Db {
+  pool: pg.Pool;
+  prisma: PrismaClient;
+  close(): Promise<void>;
+}
+
+export function createDb(url: string, opts: { max?: number } = {}): Db {
+  const pool = new pg.Pool({ connectionString: url, max: opts.max ?? 20 });
+  // A dropped server connection must not crash the process; the pool replaces it.
+  pool.on('error', () => {});
+  const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
+  return {
+    pool,
+    prisma,
+    async close() {
+      await prisma.$disconnect().catch(() => {});
+      await pool.end().catch(() => {});
+    },
+  };
+}
+
+/** Runs `fn` in one transaction on a pooled client (plain SQL path). */
+export async function withPgTx<T>(pool: pg.Pool, fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
+  const c = await pool.connect();
+  try {
+    await c.query('BEGIN');
+    const out = await fn(c);
+    await c.query('COMMIT');
+    return out;
+  } catch (e) {
+    await c.query('ROLLBACK').catch(() => {});
+    throw e;
+  } finally {
+    c.release();
+  }
+}

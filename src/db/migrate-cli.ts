@@ -1,0 +1,8 @@
+import { boot } from '../boot.js';
+
+// npm run db:migrate: applies pending migrations and exits.
+const b = await boot({ migrate: false });
+const { migrate } = await import('./migrate.js');
+const applied = await migrate(b.databaseUrl);
+process.stdout.write(applied.length ? `applied: ${applied.join(', ')}\n` : 'database is up to date\n');
+if (b.embedded) await b.embedded.stop();

@@ -1,0 +1,19 @@
+import type { Db } from './client.js';
+import type { Services } from '../services.js';
+
+export const DEMO_EMAIL = 'demo@example.com';
+export const DEMO_PASSWORD = 'demo-password';
+
+/** The sandbox profile's demo merchant and shop, created on first start and reused after. */
+export async function seedDemo(services: Services, db: Db) {
+  let m = await db.prisma.merchant.findUnique({ where: { email: DEMO_EMAIL } });
+  if (!m) {
+    const created = await services.merchants.create({ name: 'Demo merchant', email: DEMO_EMAIL });
+    await services.merchants.setPassword(created.merchant.id, DEMO_PASSWORD);
+    await db.prisma.merchant.update({ where: { id: created.merchant.id }, data: { verified: true, grantRefunds: true, grantRegularPayouts: true } });
+    await services.shops.create(created.merchant.id, { name: 'Demo shop' });
+    m = await db.prisma.merchant.findUniqueOrThrow({ where: { id: created.merchant.id } });
+  }
+  const shop = await db.prisma.shop.findFirstOrThrow({ where: { merchantId: m.id }, orderBy: { createdAt: 'asc' } });
+  return { apiToken: services.merchants.decryptToken(m.apiTokenEnc), shopId: shop.id, email: DEMO_EMAIL, password: DEMO_PASSWORD };
+}

@@ -1,0 +1,150 @@
+import { Decimal } from 'decimal.js';
+import { Type, type TSchema } from '@sinclair/typebox';
+import type { FastifyRequest } from 'fastify';
+import { ValidationError } from './errors.js';
+
+/**
+ * Request input as existing clients send it: query string, JSON (also on GET), urlencoded or
+ * multipart, merged (body wins). `null` and absent are the same.
+ */
+export function requestInput(req: FastifyRequest): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const src of [req.query, req.body]) {
+    if (src && typeof src === 'object' && !Array.isArray(src)) {
+      for (const [k, v] of Object.entries(src as Record<string, unknown>)) {
+        if (v !== null && v !== undefined) out[k] = v;
+      }
+    }
+  }
+  return out;
+}
+
+class FieldError extends Error {}
+
+export interface Rule<T> {
+  parse(value: unknown, field: string): T;
+  schema: TSchema;
+  required: boolean;
+}
+
+const label = (f: string) => f.replace(/_/g, ' ');
+
+function scalar(value: unknown, field: string): string | number | boolean {
+  if (Array.isArray(value) || (typeof value === 'object' && value !== null)) {
+    throw new FieldError(`The ${label(field)} must be a single value.`);
+  }
+  return value as string | number | boolean;
+}
+
+function make<T>(required: boolean, schema: TSchema, parse: (v: unknown, field: string) => T): Rule<T> {
+  return { required, schema, parse };
+}
+
+interface Common { required?: boolean; description?: string }
+
+const NUMERIC = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
+
+export const v = {
+  string(o: Common & { max?: number; min?: number; pattern?: RegExp } = {}): Rule<string> {
+    const max = o.max ?? 255;
+    return make(!!o.required, Type.String({ maxLength: max, description: o.description }), (raw, f) => {
+      const x = scalar(raw, f);
+      if (typeof x === 'boolean') throw new FieldError(`The ${label(f)} must be a string.`);
+      const s = String(x);
+      if (s.length > max) throw new FieldError(`The ${label(f)} may not be greater than ${max} characters.`);
+      if (o.min !== undefined && s.length < o.min) throw new FieldError(`The ${label(f)} must be at least ${o.min} characters.`);
+      if (o.pattern && !o.pattern.test(s)) throw new FieldError(`The ${label(f)} format is invalid.`);
+      return s;
+    });
+  },
+  /** A decimal amount as a Decimal; range rules belong to the service (api:error.invalid_amount). */
+  decimal(o: Common = {}): Rule<Decimal> {
+    return make(!!o.required, Type.Union([Type.String(), Type.Number()], { description: o.description }), (raw, f) => {
+      const x = scalar(raw, f);
+      const s = typeof x === 'number' ? (Number.isFinite(x) ? String(x) : 'x') : typeof x === 'string' ? x.trim() : 'x';
+      if (!NUMERIC.test(s)) throw new FieldError(`The ${label(f)} must be a number.`);
+      const d = new Decimal(s);
+      if (!d.isFinite()) throw new FieldError(`The ${label(f)} must be a number.`);
+      return d;
+    });
+  },
+  integer(o: Common & { min?: number; max?: number } = {}): Rule<number> {
+    return make(!!o.required, Type.Integer({ description: o.description }), (raw, f) => {
+      const x = scalar(raw, f);
+      const s = String(x).trim();
+      if (typeof x === 'boolean' || !/^-?\d{1,15}$/.test(s)) throw new FieldError(`The ${label(f)} must be an integer.`);
+      const n = Number(s);
+      if (o.min !== undefined && n < o.min) throw new FieldError(`The ${label(f)} must be at least ${o.min}.`);
+      if (o.max !== undefined && n > o.max) throw new FieldError(`The ${label(f)} may not be greater than ${o.max}.`);
+      return n;
+    });
+  },
+  /** 0/1, true/false, as numbers, strings or JSON booleans. */
+  bool(o: Common = {}): Rule<boolean> {
+    return make(!!o.required, Type.Union([Type.Boolean(), Type.Integer({ enum: [0, 1] }), Type.String()], { description: o.description }), (raw, f) => {
+      const x = scalar(raw, f);
+      if (x === true || x === 1 || x === '1' || x === 'true') return true;
+      if (x === false || x === 0 || x === '0' || x === 'false') return false;
+      throw new FieldError(`The ${label(f)} field must be true or false.`);
+    });
+  },
+  /** One of `values`, matched case-insensitively, returned as listed. */
+  enumOf<T extends string>(values: readonly T[], o: Common = {}): Rule<T> {
+    return make(!!o.required, Type.String({ enum: [...values], description: o.description }), (raw, f) => {
+      const x = scalar(raw, f);
+      const s = String(x).toUpperCase();
+      const hit = values.find((val) => val.toUpperCase() === s);
+      if (hit === undefined || typeof x === 'boolean') throw new FieldError(`The selected ${label(f)} is invalid.`);
+      return hit;
+    });
+  },
+};
+
+type Parsed<R extends Record<string, Rule<unknown>>> = {
+  [K in keyof R]: R[K] extends Rule<infer T> ? (R[K]['required'] extends true ? T : T | undefined) : never;
+};
+
+export interface InputSpec<R extends Record<string, Rule<unknown>>> {
+  rules: R;
+  /** JSON schema for the OpenAPI document (not used to validate). */
+  schema: TSchema;
+  parse(input: Record<string, unknown>): { [K in keyof R]: R[K] extends Rule<infer T> ? T | undefined : never };
+}
+
+/**
+ * Declares an endpoint's fields once: `parse` validates (all fields, Laravel-style errors; an
+ * empty string counts as absent for a required field), `schema` documents them.
+ */
+export function defineInput<R extends Record<string, Rule<unknown>>>(rules: R): InputSpec<R> {
+  const props: Record<string, TSchema> = {};
+  const required: string[] = [];
+  for (const [k, r] of Object.entries(rules)) {
+    props[k] = r.required ? r.schema : Type.Optional(r.schema);
+    if (r.required) required.push(k);
+  }
+  return {
+    rules,
+    schema: Type.Object(props, { additionalProperties: true }),
+    parse(input) {
+      const errors: Record<string, string[]> = {};
+      const out: Record<string, unknown> = {};
+      for (const [k, r] of Object.entries(rules)) {
+        const raw = input[k];
+        if (raw === undefined || raw === null || raw === '') {
+          if (r.required) errors[k] = [`The ${label(k)} field is required.`];
+          continue;
+        }
+        try {
+          out[k] = r.parse(raw, k);
+        } catch (e) {
+          if (!(e instanceof FieldError)) throw e;
+          errors[k] = [e.message];
+        }
+      }
+      if (Object.keys(errors).length > 0) throw new ValidationError(errors);
+      return out as never;
+    },
+  };
+}
+
+export type { Parsed };

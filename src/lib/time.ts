@@ -1,0 +1,71 @@
+/** Datetimes on the wire: `Y-m-d H:i:s` in the service time zone (config.tz). */
+const formatters = new Map<string, Intl.DateTimeFormat>();
+
+function formatter(tz: string): Intl.DateTimeFormat {
+  let f = formatters.get(tz);
+  if (!f) {
+    f = new Intl.DateTimeFormat('en-CA', {
+      timeZone: tz, year: 'numeric', month: '2-digit', day: '2-digit',
+      hour: '2-digit', minute: '2-digit', second: '2-digit', hourCycle: 'h23',
+    });
+    formatters.set(tz, f);
+  }
+  return f;
+}
+
+export function formatDateTime(d: Date, tz: string): string {
+  const p: Record<string, string> = {};
+  for (const part of formatter(tz).formatToParts(d)) p[part.type] = part.value;
+  return `${p.year}-${p.month}-${p.day} ${p.hour}:${p.minute}:${p.second}`;
+}
+
+/** Offset of `tz` from UTC at instant `d`, in minutes. */
+function offsetMinutes(d: Date, tz: string): number {
+  const local = formatDateTime(d, tz);
+  const asUtc = Date.parse(local.replace(' ', 'T') + 'Z');
+  return Math.round((asUtc - Math.floor(d.getTime() / 1000) * 1000) / 60000);
+}
+
+/** The instant of a wall-clock time in `tz` (handles DST by re-checking the offset). */
+export function zonedToUtc(y: number, mo: number, d: number, h: number, mi: number, s: number, tz: string): Date {
+  const guess = Date.UTC(y, mo - 1, d, h, mi, s);
+  let off = offsetMinutes(new Date(guess), tz);
+  let t = guess - off * 60000;
+  const off2 = offsetMinutes(new Date(t), tz);
+  if (off2 !== off) { off = off2; t = guess - off * 60000; }
+  return new Date(t);
+}
+
+const DATE_RE = /^(\d{4})-(\d{2})-(\d{2})(?:[ T](\d{2}):(\d{2}):(\d{2}))?$/;
+
+/**
+ * Parses `YYYY-MM-DD` or `YYYY-MM-DD HH:MM:SS` in `tz`. A date alone covers its whole day:
+ * as a start it means 00:00:00, as an end the start of the next day (exclusive).
+ * Returns null for anything else, including impossible dates.
+ */
+export function parseSearchDate(s: string, tz: string, edge: 'start' | 'end'): Date | null {
+  const m = DATE_RE.exec(s.trim());
+  if (!m) return null;
+  const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  const probe = new Date(Date.UTC(y, mo - 1, d));
+  if (probe.getUTCFullYear() !== y || probe.getUTCMonth() !== mo - 1 || probe.getUTCDate() !== d) return null;
+  if (m[4] === undefined) {
+    const day = edge === 'start' ? probe : new Date(probe.getTime() + 86400000);
+    return zonedToUtc(day.getUTCFullYear(), day.getUTCMonth() + 1, day.getUTCDate(), 0, 0, 0, tz);
+  }
+  const [h, mi, sec] = [Number(m[4]), Number(m[5]), Number(m[6])];
+  if (h > 23 || mi > 59 || sec > 59) return null;
+  const t = zonedToUtc(y, mo, d, h, mi, sec, tz);
+  // An explicit end time includes its whole second.
+  return edge === 'end' ? new Date(t.getTime() + 1000) : t;
+}
+
+/** Start of the day / month containing `d`, in `tz`. */
+export function startOfDay(d: Date, tz: string): Date {
+  const [y, mo, day] = formatDateTime(d, tz).slice(0, 10).split('-').map(Number) as [number, number, number];
+  return zonedToUtc(y, mo, day, 0, 0, 0, tz);
+}
+export function startOfMonth(d: Date, tz: string): Date {
+  const [y, mo] = formatDateTime(d, tz).slice(0, 7).split('-').map(Number) as [number, number];
+  return zonedToUtc(y, mo, 1, 0, 0, 0, tz);
+}

@@ -1,0 +1,54 @@
+import fp from 'fastify-plugin';
+import type { FastifyError, FastifyInstance } from 'fastify';
+import {
+  ConflictError, DomainError, NotFoundError, UnauthenticatedError, UnauthorizedActionError, ValidationError,
+} from '../http/errors.js';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Status per error key, as the spec lists it for this endpoint. */
+    errorStatus?: Partial<Record<string, number>>;
+  }
+}
+
+/** Postgres errors caused by input that slipped past validation: never a 500. */
+const PG_CLIENT_ERRORS = new Set(['22001', '22003', '22P02', '22007', '22008', '22021', '23514', '54000']);
+
+/**
+ * One error handler for the whole service: JSON with `success: false` and `message`, never a
+ * stack trace or HTML. Unknown errors are logged and answered 500 api:error.general_error.
+ */
+export const errorHandler = fp(
+  async (app: FastifyInstance) => {
+    app.setErrorHandler((err: FastifyError | Error, req, reply) => {
+      if (err instanceof DomainError) {
+        const status = req.routeOptions.config?.errorStatus?.[err.code] ?? err.status ?? 400;
+        return reply.status(status).send({ success: false, message: err.message });
+      }
+      if (err instanceof ValidationError) {
+        return reply.status(422).send({ success: false, message: err.message, errors: err.errors });
+      }
+      if (err instanceof UnauthenticatedError) return reply.status(401).send({ success: false, message: err.message });
+      if (err instanceof UnauthorizedActionError) return reply.status(403).send({ success: false, message: err.message });
+      if (err instanceof NotFoundError) return reply.status(404).send({ success: false, message: err.message });
+      if (err instanceof ConflictError) return reply.status(409).send({ success: false, message: err.message });
+      const pgCode = (err as { code?: string }).code;
+      if (pgCode && PG_CLIENT_ERRORS.has(pgCode)) {
+        req.log.warn({ pgCode, msg: err.message }, 'database refused input');
+        return reply.status(422).send({ success: false, message: 'The given data was invalid.', errors: {} });
+      }
+      const statusCode = (err as FastifyError).statusCode;
+      const status = typeof statusCode === 'number' ? statusCode : 500;
+      if (status >= 400 && status < 500) {
+        // Fastify's own client errors: bad JSON, wrong content type, body too large...
+        const message = status === 415 ? 'Unsupported Media Type.' : status === 413 ? 'Payload Too Large.' : 'The given data was invalid.';
+        const code = status === 400 || status === 415 ? 422 : status;
+        return reply.status(code).send({ success: false, message, ...(code === 422 ? { errors: {} } : {}) });
+      }
+      req.log.error({ err }, 'unhandled error');
+      return reply.status(500).send({ success: false, message: 'api:error.general_error' });
+    });
+    app.setNotFoundHandler((_req, reply) => reply.status(404).send({ success: false, message: 'Not Found.' }));
+  },
+  { name: 'error-handler' },
+);

@@ -1,0 +1,20 @@
+import type { FastifyBaseLogger } from 'fastify';
+import type { Config } from './config.js';
+import type { Db } from './db/client.js';
+import type { Services } from './services.js';
+
+export interface WorkerContext { config: Config; db: Db; services: Services; log: FastifyBaseLogger }
+
+/** A background loop; `stop` finishes or releases what it holds, then resolves. */
+export interface Worker { name: string; stop(): Promise<void> }
+
+/** Every background worker of the service (outbox delivery, sandbox processing...). */
+export function startWorkers(ctx: WorkerContext): Worker[] {
+  const workers: Worker[] = [];
+  void ctx;
+  return workers;
+}
+
+export async function stopWorkers(workers: Worker[]): Promise<void> {
+  await Promise.all(workers.map((w) => w.stop()));
+}

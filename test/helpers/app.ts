@@ -1,0 +1,69 @@
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { inject } from 'vitest';
+import type { FastifyInstance } from 'fastify';
+import { loadConfig, type Config } from '../../src/config.js';
+import { createDb, type Db } from '../../src/db/client.js';
+import { buildApp } from '../../src/app.js';
+import { withDatabase } from './pg-server.js';
+
+export const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef';
+export const TEST_KEY = Buffer.alloc(32, 7).toString('base64');
+
+/** A fresh database cloned from the migrated template; dropped by `drop()`. */
+export async function createTestDatabase(): Promise<{ url: string; name: string; drop(): Promise<void> }> {
+  const adminUrl = inject('adminUrl');
+  const name = `pay_t_${process.pid}_${randomBytes(4).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE "${name}" TEMPLATE "${inject('templateDb')}"`);
+  await admin.end();
+  return {
+    url: withDatabase(adminUrl, name),
+    name,
+    async drop() {
+      const a = new pg.Client({ connectionString: adminUrl });
+      await a.connect();
+      await a.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+      await a.end();
+    },
+  };
+}
+
+export function testConfig(databaseUrl: string, env: Record<string, string> = {}): Config {
+  return loadConfig({
+    DATABASE_URL: databaseUrl,
+    ADMIN_API_TOKEN: ADMIN_TOKEN,
+    TOKEN_ENCRYPTION_KEY: TEST_KEY,
+    PUBLIC_BASE_URL: 'http://pay.test',
+    ALLOW_PRIVATE_WEBHOOK_URLS: 'true',
+    SANDBOX_PROCESSING_DELAY_MS: '0',
+    LOG_LEVEL: 'silent',
+    ...env,
+  });
+}
+
+export interface TestApp {
+  app: FastifyInstance;
+  db: Db;
+  config: Config;
+  dbUrl: string;
+  close(): Promise<void>;
+}
+
+/** buildApp() on a database of this test file's own. Call `close()` in afterAll. */
+export async function setupTestApp(env: Record<string, string> = {}): Promise<TestApp> {
+  const database = await createTestDatabase();
+  const config = testConfig(database.url, env);
+  const db = createDb(database.url, { max: 30 });
+  const app = await buildApp({ config, db, logger: false });
+  await app.ready();
+  return {
+    app, db, config, dbUrl: database.url,
+    async close() {
+      await app.close();
+      await db.close();
+      await database.drop();
+    },
+  };
+}

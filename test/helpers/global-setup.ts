@@ -1,0 +1,57 @@
+import { createHash } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import pg from 'pg';
+import { listMigrations, migrate } from '../../src/db/migrate.js';
+import { startEmbeddedPostgres, type EmbeddedHandle } from '../../src/db/embedded.js';
+import { findAdminUrl, withDatabase } from './pg-server.js';
+
+let embedded: EmbeddedHandle | null = null;
+
+/**
+ * Builds one migrated template database per set of migrations; every test file clones it
+ * (CREATE DATABASE ... TEMPLATE), which takes milliseconds.
+ */
+export async function setup({ provide }: { provide: (k: string, v: string) => void }) {
+  let adminUrl = await findAdminUrl();
+  if (!adminUrl) {
+    mkdirSync('.data', { recursive: true });
+    embedded = await startEmbeddedPostgres({ dir: '.data/test-pg', port: 54329 });
+    adminUrl = embedded.adminUrl;
+  }
+  const hash = createHash('sha256').update(listMigrations().map((m) => m.checksum).join()).digest('hex').slice(0, 12);
+  const template = `pay_tpl_${hash}`;
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  try {
+    await admin.query('SELECT pg_advisory_lock(727272002)');
+    // Leftovers of interrupted runs.
+    const stale = await admin.query<{ datname: string }>(
+      `SELECT datname FROM pg_database WHERE datname LIKE 'pay\\_t\\_%' OR (datname LIKE 'pay\\_tpl\\_%' AND datname <> $1)`, [template]);
+    for (const r of stale.rows) await admin.query(`DROP DATABASE IF EXISTS "${r.datname}" WITH (FORCE)`);
+    const exists = await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [template]);
+    if (exists.rowCount === 0) {
+      await admin.query(`CREATE DATABASE "${template}_building"`).catch(async () => {
+        await admin.query(`DROP DATABASE "${template}_building" WITH (FORCE)`);
+        await admin.query(`CREATE DATABASE "${template}_building"`);
+      });
+      await migrate(withDatabase(adminUrl, `${template}_building`));
+      await admin.query(`ALTER DATABASE "${template}_building" RENAME TO "${template}"`);
+    }
+    await admin.query('SELECT pg_advisory_unlock(727272002)');
+  } finally {
+    await admin.end();
+  }
+  provide('adminUrl', adminUrl);
+  provide('templateDb', template);
+}
+
+export async function teardown() {
+  if (embedded) await embedded.stop();
+}
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    adminUrl: string;
+    templateDb: string;
+  }
+}
