@@ -3,6 +3,7 @@ import type { Config } from '../../config.js';
 import type { Db } from '../../db/client.js';
 import { decrypt, encrypt, newApiToken, sha256Hex } from '../../lib/crypto.js';
 import { newId } from '../../lib/ids.js';
+import { ensureBalances } from '../ledger/ledger.js';
 
 export interface IssuedToken { apiToken: string; apiTokenHash: string; apiTokenEnc: string }
 
@@ -35,6 +36,7 @@ export class MerchantService {
         apiTokenHash: t.apiTokenHash, apiTokenEnc: t.apiTokenEnc,
       },
     });
+    await ensureBalances(this.db.pool, merchant.id);
     return { merchant, apiToken: t.apiToken };
   }
 

@@ -1,0 +1,6 @@
+import type { FastifyInstance } from 'fastify';
+
+/** GET /metrics (Prometheus). */
+export default async function metricsRoutes(app: FastifyInstance): Promise<void> {
+  void app;
+}

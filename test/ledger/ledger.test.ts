@@ -1,0 +1,51 @@
+import { Decimal } from 'decimal.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { withPgTx } from '../../src/db/client.js';
+import { DuplicatePostingError, post, verifyBalances } from '../../src/domain/ledger/ledger.js';
+import { DomainError } from '../../src/http/errors.js';
+import { setupTestApp, type TestApp } from '../helpers/app.js';
+import { createMerchant } from '../factories/merchant.js';
+
+let t: TestApp;
+let merchantId: string;
+beforeAll(async () => {
+  t = await setupTestApp();
+  merchantId = (await createMerchant(t)).merchantId;
+});
+afterAll(async () => { await t.close(); });
+
+const credit = (refId: string, amount: string) => ({
+  merchantId, currency: 'RUB' as const, kind: 'ADJUSTMENT' as const, refType: 'adjustment', refId, available: new Decimal(amount),
+});
+
+describe('ledger', () => {
+  it('a posting creates the balance row and moves it by its deltas', async () => {
+    const b = await withPgTx(t.db.pool, (c) => post(c, credit('a1', '100.50')));
+    expect(new Decimal(b.available).toFixed(2)).toBe('100.50');
+  });
+
+  it('refuses a posting that would take available below zero, and changes nothing', async () => {
+    await expect(withPgTx(t.db.pool, (c) => post(c, credit('a2', '-100.51')))).rejects.toThrow(DomainError);
+    const r = await t.db.pool.query('SELECT available::text FROM balances WHERE merchant_id = $1', [merchantId]);
+    expect(r.rows[0].available).toBe('100.50000000');
+  });
+
+  it('applies one business event once: the same (kind, ref_id) is refused', async () => {
+    await expect(withPgTx(t.db.pool, (c) => post(c, credit('a1', '5')))).rejects.toThrow(DuplicatePostingError);
+  });
+
+  it('entries are append-only: UPDATE and DELETE are refused by the database', async () => {
+    await expect(t.db.pool.query('UPDATE ledger_entries SET memo = $1', ['x'])).rejects.toThrow(/append-only/);
+    await expect(t.db.pool.query('DELETE FROM ledger_entries')).rejects.toThrow(/append-only/);
+  });
+
+  it('concurrent debits never overdraw: 20 debits of 10 against 100.50 -> exactly 10 succeed', async () => {
+    const results = await Promise.allSettled(
+      Array.from({ length: 20 }, (_, i) => withPgTx(t.db.pool, (c) => post(c, credit(`d${i}`, '-10')))),
+    );
+    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(10);
+    const r = await t.db.pool.query('SELECT available::text FROM balances WHERE merchant_id = $1', [merchantId]);
+    expect(r.rows[0].available).toBe('0.50000000');
+    expect(await verifyBalances(t.db.pool)).toEqual([]);
+  });
+});
