@@ -7,6 +7,10 @@ import { findAdminUrl, withDatabase } from './pg-server.js';
 
 let embedded: EmbeddedHandle | null = null;
 
+function isAlive(pid: number): boolean {
+  try { process.kill(pid, 0); return true; } catch (e) { return (e as NodeJS.ErrnoException).code === 'EPERM'; }
+}
+
 /**
  * Builds one migrated template database per set of migrations; every test file clones it
  * (CREATE DATABASE ... TEMPLATE), which takes milliseconds.
@@ -24,10 +28,14 @@ export async function setup({ provide }: { provide: (k: string, v: string) => vo
   await admin.connect();
   try {
     await admin.query('SELECT pg_advisory_lock(727272002)');
-    // Leftovers of interrupted runs.
-    const stale = await admin.query<{ datname: string }>(
-      `SELECT datname FROM pg_database WHERE datname LIKE 'pay\\_t\\_%' OR (datname LIKE 'pay\\_tpl\\_%' AND datname <> $1)`, [template]);
-    for (const r of stale.rows) await admin.query(`DROP DATABASE IF EXISTS "${r.datname}" WITH (FORCE)`);
+    // Leftovers of interrupted runs: test databases whose creating process is gone
+    // (names carry the pid; other test runs on this machine may be in flight).
+    const stale = await admin.query<{ datname: string }>(`SELECT datname FROM pg_database WHERE datname LIKE 'pay\\_t\\_%'`);
+    for (const r of stale.rows) {
+      const pid = Number(/^pay_t_(\d+)_/.exec(r.datname)?.[1]);
+      if (pid && isAlive(pid)) continue;
+      await admin.query(`DROP DATABASE IF EXISTS "${r.datname}" WITH (FORCE)`);
+    }
     const exists = await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [template]);
     if (exists.rowCount === 0) {
       await admin.query(`CREATE DATABASE "${template}_building"`).catch(async () => {

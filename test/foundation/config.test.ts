@@ -1,0 +1,40 @@
+import { spawnSync } from 'node:child_process';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../src/config.js';
+
+const base = { DATABASE_URL: 'postgresql://x@127.0.0.1/x', ADMIN_API_TOKEN: 'a'.repeat(24), TOKEN_ENCRYPTION_KEY: Buffer.alloc(32, 1).toString('base64') };
+
+describe('configuration', () => {
+  it('applies the documented defaults', () => {
+    const c = loadConfig(base);
+    expect(c.host).toBe('127.0.0.1');
+    expect(c.port).toBe(3000);
+    expect(c.publicBaseUrl).toBe('http://127.0.0.1:3000');
+    expect(c.tz).toBe('Europe/Moscow');
+    expect(c.sandboxProcessingDelayMs).toBe(1000);
+    expect(c.runWorkers).toBe(true);
+    // Private webhook URLs are allowed by default only in the embedded (no DATABASE_URL) profile.
+    expect(c.allowPrivateWebhookUrls).toBe(false);
+  });
+
+  it.each([
+    ['ADMIN_API_TOKEN', { ...base, ADMIN_API_TOKEN: '' }],
+    ['TOKEN_ENCRYPTION_KEY', { ...base, TOKEN_ENCRYPTION_KEY: '' }],
+    ['TOKEN_ENCRYPTION_KEY', { ...base, TOKEN_ENCRYPTION_KEY: 'c2hvcnQ=' }],
+    ['PORT', { ...base, PORT: 'eighty' }],
+    ['RUN_WORKERS', { ...base, RUN_WORKERS: 'maybe' }],
+  ])('a missing or bad %s is refused with a message naming it', (name, env) => {
+    expect(() => loadConfig(env)).toThrow(ConfigError);
+    expect(() => loadConfig(env)).toThrow(new RegExp(name));
+  });
+
+  it('npm start with DATABASE_URL but no ADMIN_API_TOKEN stops with one line naming the setting', () => {
+    const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+      env: { PATH: process.env.PATH, DATABASE_URL: base.DATABASE_URL, TOKEN_ENCRYPTION_KEY: base.TOKEN_ENCRYPTION_KEY },
+      encoding: 'utf8', timeout: 30_000, cwd: process.cwd(),
+    });
+    expect(r.status).not.toBe(0);
+    expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    expect(r.stderr).toMatch(/ADMIN_API_TOKEN/);
+  }, 40_000);
+});
