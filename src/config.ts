@@ -23,6 +23,11 @@ export interface Config {
   /** Payment form attempts per bill and per IP in a 10-minute window. */
   payAttemptsPerBill: number;
   payAttemptsPerIp: number;
+  /** Requests per minute per API token and per client IP on /api/v1 (0 disables). */
+  rateLimitPerToken: number;
+  rateLimitPerIp: number;
+  /** How long an Idempotency-Key answer is kept, in hours. */
+  idempotencyTtlHours: number;
 }
 
 export interface FeeDefaults {
@@ -105,6 +110,9 @@ export function loadConfig(env: Env = { ...readDotEnv(), ...process.env }, gener
     billPaymentsMax: int('BILL_PAYMENTS_MAX', env.BILL_PAYMENTS_MAX, 1000, 1),
     payAttemptsPerBill: int('PAY_ATTEMPTS_PER_BILL', env.PAY_ATTEMPTS_PER_BILL, 30, 1),
     payAttemptsPerIp: int('PAY_ATTEMPTS_PER_IP', env.PAY_ATTEMPTS_PER_IP, 100, 1),
+    rateLimitPerToken: int('RATE_LIMIT_PER_TOKEN', env.RATE_LIMIT_PER_TOKEN, 60000),
+    rateLimitPerIp: int('RATE_LIMIT_PER_IP', env.RATE_LIMIT_PER_IP, 120000),
+    idempotencyTtlHours: int('IDEMPOTENCY_TTL_HOURS', env.IDEMPOTENCY_TTL_HOURS, 24, 1),
     defaultFees: {
       paymentCardPercent: dec('FEE_PAYMENT_CARD_PERCENT', env.FEE_PAYMENT_CARD_PERCENT, '0'),
       paymentCardFixed: dec('FEE_PAYMENT_CARD_FIXED', env.FEE_PAYMENT_CARD_FIXED, '0'),

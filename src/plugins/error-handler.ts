@@ -1,5 +1,6 @@
 import fp from 'fastify-plugin';
 import type { FastifyError, FastifyInstance } from 'fastify';
+import { TooManyRequestsError } from './rate-limit.js';
 import {
   ConflictError, DomainError, NotFoundError, UnauthenticatedError, UnauthorizedActionError, ValidationError,
 } from '../http/errors.js';
@@ -31,6 +32,7 @@ export const errorHandler = fp(
       if (err instanceof UnauthenticatedError) return reply.status(401).send({ success: false, message: err.message });
       if (err instanceof UnauthorizedActionError) return reply.status(403).send({ success: false, message: err.message });
       if (err instanceof NotFoundError) return reply.status(404).send({ success: false, message: err.message });
+      if (err instanceof TooManyRequestsError) return reply.status(429).send({ success: false, message: err.message });
       if (err instanceof ConflictError) return reply.status(409).send({ success: false, message: err.message });
       const pgCode = (err as { code?: string }).code;
       if (pgCode && PG_CLIENT_ERRORS.has(pgCode)) {

@@ -1,5 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { merchantAuth } from '../../plugins/merchant-auth.js';
+import { apiRateLimit } from '../../plugins/rate-limit.js';
+import { idempotency } from '../../plugins/idempotency.js';
 import billRoutes from './bill/index.js';
 import paymentRoutes from './payment/index.js';
 import merchantRoutes from './merchant/index.js';
@@ -14,8 +16,11 @@ import metricsRoutes from '../../metrics/index.js';
 /** Every route group of the service; each group installs its own auth in its own scope. */
 export async function registerRoutes(app: FastifyInstance): Promise<void> {
   await app.register(async (api) => {
-    // Inside this scope every route requires the merchant's bearer token.
+    // Inside this scope every route is rate-limited, requires the merchant's bearer token,
+    // and honours Idempotency-Key on POST.
+    await api.register(apiRateLimit);
     await api.register(merchantAuth);
+    await api.register(idempotency);
     await api.register(billRoutes, { prefix: '/bill' });
     await api.register(paymentRoutes, { prefix: '/payment' });
     await api.register(merchantRoutes, { prefix: '/merchant' });

@@ -1,0 +1,94 @@
+import fp from 'fastify-plugin';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { sha256Hex } from '../lib/crypto.js';
+import { ConflictError, ValidationError } from '../http/errors.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set when this request owns an Idempotency-Key row and must store its answer. */
+    idempotencyKey: string | null;
+  }
+}
+
+/** A key whose first request died before answering is taken over after this long. */
+const ABANDONED_AFTER_MS = 60_000;
+const KEY_RE = /^[\x21-\x7e]{1,255}$/;
+
+function requestHash(req: FastifyRequest): string {
+  const body = req.body && typeof req.body === 'object' ? req.body : {};
+  const sorted = JSON.stringify(body, Object.keys(body as object).sort());
+  return sha256Hex(`${req.method} ${req.url.split('?')[0]}\n${JSON.stringify(req.query ?? {})}\n${sorted}`);
+}
+
+/**
+ * `Idempotency-Key` on POSTs of the merchant API, with Stripe's semantics: the first answer for
+ * a (merchant, key) is kept `config.idempotencyTtlHours`; the same key and body replays it
+ * (header `Idempotent-Replayed: true`); the same key with another body is a 422; a duplicate
+ * arriving while the first is still running is a 409. 5xx answers are not kept, so a retry
+ * runs again (the failed request changed nothing: its transaction rolled back).
+ */
+export const idempotency = fp(
+  async (app: FastifyInstance) => {
+    app.decorateRequest('idempotencyKey', null);
+    const ttlMs = app.config.idempotencyTtlHours * 3600_000;
+
+    app.addHook('preHandler', async (req, reply) => {
+      if (req.method !== 'POST') return;
+      const key = req.headers['idempotency-key'];
+      if (key === undefined) return;
+      if (typeof key !== 'string' || !KEY_RE.test(key)) {
+        throw new ValidationError({ 'Idempotency-Key': ['The Idempotency-Key header must be 1 to 255 visible ASCII characters.'] });
+      }
+      const merchantId = req.merchant.id;
+      const hash = requestHash(req);
+      // Claim the key, or take over an expired or abandoned one, in one statement.
+      const claimed = await app.db.pool.query(
+        `INSERT INTO idempotency_keys (merchant_id, key, request_hash, expires_at)
+         VALUES ($1, $2, $3, now() + $4 * interval '1 millisecond')
+         ON CONFLICT (merchant_id, key) DO UPDATE
+           SET request_hash = EXCLUDED.request_hash, response_status = NULL, response_body = NULL,
+               created_at = now(), expires_at = EXCLUDED.expires_at
+         WHERE idempotency_keys.expires_at < now()
+            OR (idempotency_keys.response_status IS NULL AND idempotency_keys.created_at < now() - $5 * interval '1 millisecond'
+                AND idempotency_keys.request_hash = EXCLUDED.request_hash)
+         RETURNING 1`,
+        [merchantId, key, hash, ttlMs, ABANDONED_AFTER_MS],
+      );
+      if (claimed.rowCount === 1) {
+        req.idempotencyKey = key;
+        return;
+      }
+      const r = await app.db.pool.query<{ request_hash: string; response_status: number | null; response_body: string | null }>(
+        'SELECT request_hash, response_status, response_body FROM idempotency_keys WHERE merchant_id = $1 AND key = $2',
+        [merchantId, key],
+      );
+      const row = r.rows[0];
+      if (!row) throw new ConflictError('A request with this Idempotency-Key is in progress.');
+      if (row.request_hash !== hash) {
+        throw new ValidationError({ 'Idempotency-Key': ['This Idempotency-Key was used with different request parameters.'] });
+      }
+      if (row.response_status === null) throw new ConflictError('A request with this Idempotency-Key is in progress.');
+      return reply
+        .status(row.response_status)
+        .header('content-type', 'application/json; charset=utf-8')
+        .header('idempotent-replayed', 'true')
+        .send(row.response_body);
+    });
+
+    app.addHook('onSend', async (req, reply, payload) => {
+      const key = req.idempotencyKey;
+      if (!key) return payload;
+      req.idempotencyKey = null;
+      if (reply.statusCode >= 500) {
+        await app.db.pool.query('DELETE FROM idempotency_keys WHERE merchant_id = $1 AND key = $2', [req.merchant.id, key]);
+      } else {
+        await app.db.pool.query(
+          'UPDATE idempotency_keys SET response_status = $3, response_body = $4 WHERE merchant_id = $1 AND key = $2',
+          [req.merchant.id, key, reply.statusCode, typeof payload === 'string' ? payload : JSON.stringify(payload ?? null)],
+        );
+      }
+      return payload;
+    });
+  },
+  { name: 'idempotency' },
+);

@@ -1,0 +1,41 @@
+import fp from 'fastify-plugin';
+import rateLimit from '@fastify/rate-limit';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { sha256Hex } from '../lib/crypto.js';
+
+/** Thrown when a limit is hit; the error handler answers 429 JSON. */
+export class TooManyRequestsError extends Error {
+  constructor(public readonly retryAfterSeconds: number) { super('Too Many Attempts.'); }
+}
+
+const tokenKey = (req: FastifyRequest): string => {
+  const h = req.headers.authorization ?? '';
+  return h.startsWith('Bearer ') ? `t:${sha256Hex(h.slice(7))}` : `ip:${req.ip}`;
+};
+
+/**
+ * Per API token and per client IP request limits on the scope it is registered in
+ * (config.rateLimitPerToken / rateLimitPerIp per minute; 0 disables one). Runs before auth,
+ * so a flood of bad tokens is limited too.
+ */
+export const apiRateLimit = fp(
+  async (app: FastifyInstance) => {
+    const { rateLimitPerToken, rateLimitPerIp } = app.config;
+    if (rateLimitPerToken === 0 && rateLimitPerIp === 0) return;
+    if (!app.hasDecorator('createRateLimit')) await app.register(rateLimit, { global: false });
+    const checks = [
+      rateLimitPerToken > 0 ? app.createRateLimit({ max: rateLimitPerToken, timeWindow: 60_000, keyGenerator: tokenKey }) : null,
+      rateLimitPerIp > 0 ? app.createRateLimit({ max: rateLimitPerIp, timeWindow: 60_000, keyGenerator: (req) => `ip:${req.ip}` }) : null,
+    ].filter((c): c is NonNullable<typeof c> => c !== null);
+    app.addHook('onRequest', async (req, reply) => {
+      for (const check of checks) {
+        const r = await check(req);
+        if (!r.isAllowed && r.isExceeded) {
+          reply.header('retry-after', String(r.ttlInSeconds));
+          throw new TooManyRequestsError(r.ttlInSeconds);
+        }
+      }
+    });
+  },
+  { name: 'api-rate-limit' },
+);
