@@ -2,12 +2,18 @@ import type { Config } from './config.js';
 import type { Db } from './db/client.js';
 import { MerchantService } from './domain/merchant/merchant.service.js';
 import { ShopService } from './domain/shop/shop.service.js';
+import { PayoutAccountService } from './domain/payout-account/payout-account.service.js';
+import { RateService } from './domain/rate/rate.service.js';
+import { AdjustmentService } from './domain/adjustment/adjustment.service.js';
 
 /** Every service class, built once per process; the API, pages, cabinet, CLI and workers share them. */
 export function createServices(config: Config, db: Db) {
   const merchants = new MerchantService(config, db);
   const shops = new ShopService(config, db);
-  return { merchants, shops };
+  const payoutAccounts = new PayoutAccountService(config, db);
+  const rates = new RateService(config, db);
+  const adjustments = new AdjustmentService(config, db);
+  return { merchants, shops, payoutAccounts, rates, adjustments };
 }
 
 export type Services = ReturnType<typeof createServices>;

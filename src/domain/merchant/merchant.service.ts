@@ -1,11 +1,42 @@
 import bcrypt from 'bcryptjs';
+import { Decimal, Decimal as DecimalJs } from 'decimal.js';
 import type { Config } from '../../config.js';
 import type { Db } from '../../db/client.js';
 import { decrypt, encrypt, newApiToken, sha256Hex } from '../../lib/crypto.js';
 import { newId } from '../../lib/ids.js';
+import { NotFoundError, ValidationError } from '../../http/errors.js';
+import { assertSafeUrl, UnsafeUrlError } from '../../outbox/url-guard.js';
+import type { MerchantStatus, SubscriptionStatus } from '../../generated/prisma/enums.js';
 import { ensureBalances } from '../ledger/ledger.js';
 
 export interface IssuedToken { apiToken: string; apiTokenHash: string; apiTokenEnc: string }
+
+/** Operator-settable merchant fields; `null` clears a limit or a fee (back to the default). */
+export interface MerchantPatch {
+  status?: MerchantStatus;
+  verified?: boolean;
+  subscription?: SubscriptionStatus;
+  grantRefunds?: boolean;
+  grantRegularPayouts?: boolean;
+  payoutDailyLimit?: Decimal | null;
+  payoutMonthlyLimit?: Decimal | null;
+  moderationThreshold?: Decimal | null;
+  payoutMaxCard?: Decimal;
+  payoutMaxSbp?: Decimal;
+  paymentCardPercent?: Decimal | null; paymentCardFixed?: Decimal | null;
+  paymentSbpPercent?: Decimal | null; paymentSbpFixed?: Decimal | null;
+  payoutCardPercent?: Decimal | null; payoutCardFixed?: Decimal | null;
+  payoutSbpPercent?: Decimal | null; payoutSbpFixed?: Decimal | null;
+  payoutWebhookUrl?: string | null;
+}
+
+const isUniqueViolation = (e: unknown): boolean => {
+  const x = e as { code?: string; cause?: { code?: string }; meta?: { driverAdapterError?: { cause?: { kind?: string } } } };
+  return x?.code === 'P2002' || x?.code === '23505' || x?.cause?.code === '23505' ||
+    x?.meta?.driverAdapterError?.cause?.kind === 'UniqueConstraintViolation';
+};
+
+const isRecordNotFound = (e: unknown): boolean => (e as { code?: string })?.code === 'P2025';
 
 /** Merchants and their API tokens. Cabinet passwords are set through `setPassword`. */
 export class MerchantService {
@@ -27,17 +58,36 @@ export class MerchantService {
     return decrypt(this.config.tokenEncryptionKey, apiTokenEnc);
   }
 
-  /** Starts active, unverified, with an active subscription and no grants (DESIGN.md). */
+  /**
+   * Starts active, unverified, with an active subscription and no grants (DESIGN.md).
+   * A taken email (case-insensitive) is a 422 on `email`, also when two creations race.
+   */
   async create(input: { name: string; email: string; passwordHash?: string | null }) {
+    const email = input.email.toLowerCase();
+    const taken = () => new ValidationError({ email: ['The email has already been taken.'] });
+    if (await this.db.prisma.merchant.findUnique({ where: { email }, select: { id: true } })) throw taken();
     const t = this.issueToken();
-    const merchant = await this.db.prisma.merchant.create({
-      data: {
-        id: newId(), name: input.name, email: input.email.toLowerCase(), passwordHash: input.passwordHash ?? null,
-        apiTokenHash: t.apiTokenHash, apiTokenEnc: t.apiTokenEnc,
-      },
-    });
+    let merchant;
+    try {
+      merchant = await this.db.prisma.merchant.create({
+        data: {
+          id: newId(), name: input.name, email, passwordHash: input.passwordHash ?? null,
+          apiTokenHash: t.apiTokenHash, apiTokenEnc: t.apiTokenEnc,
+        },
+      });
+    } catch (e) {
+      if (isUniqueViolation(e)) throw taken();
+      throw e;
+    }
     await ensureBalances(this.db.pool, merchant.id);
     return { merchant, apiToken: t.apiToken };
+  }
+
+  /** The merchant row, or NotFoundError. */
+  async get(merchantId: string) {
+    const m = await this.db.prisma.merchant.findUnique({ where: { id: merchantId } });
+    if (!m) throw new NotFoundError('Merchant not found.');
+    return m;
   }
 
   /** Cabinet password, bcrypt-hashed (cost 10). */
@@ -49,10 +99,45 @@ export class MerchantService {
   /** Refresh: the old token fails from the moment this commits. */
   async refreshToken(merchantId: string): Promise<string> {
     const t = this.issueToken();
-    await this.db.prisma.merchant.update({
-      where: { id: merchantId },
-      data: { apiTokenHash: t.apiTokenHash, apiTokenEnc: t.apiTokenEnc, apiTokenIssuedAt: new Date() },
-    });
+    try {
+      await this.db.prisma.merchant.update({
+        where: { id: merchantId },
+        data: { apiTokenHash: t.apiTokenHash, apiTokenEnc: t.apiTokenEnc, apiTokenIssuedAt: new Date() },
+      });
+    } catch (e) {
+      if (isRecordNotFound(e)) throw new NotFoundError('Merchant not found.');
+      throw e;
+    }
     return t.apiToken;
+  }
+
+  /** Operator settings (status, verification, subscription, grants, limits, fees). */
+  async update(merchantId: string, patch: MerchantPatch) {
+    try {
+      // Decimals as exact strings: Prisma bundles its own decimal.js.
+      const data = Object.fromEntries(Object.entries(patch).map(([k, val]) => [k, val instanceof DecimalJs ? val.toFixed() : val]));
+      return await this.db.prisma.merchant.update({ where: { id: merchantId }, data });
+    } catch (e) {
+      if (isRecordNotFound(e)) throw new NotFoundError('Merchant not found.');
+      throw e;
+    }
+  }
+
+  /**
+   * The payout webhook URL, through the outbound URL guard (422 on `url` when refused);
+   * null or "" clears it.
+   */
+  async setPayoutWebhookUrl(merchantId: string, url: string | null | undefined) {
+    const value = url === undefined || url === null || url.trim() === '' ? null : url.trim();
+    await this.get(merchantId);
+    if (value !== null) {
+      try {
+        await assertSafeUrl(value, this.config.allowPrivateWebhookUrls);
+      } catch (e) {
+        if (e instanceof UnsafeUrlError) throw new ValidationError({ url: [`The url ${e.message}.`] });
+        throw e;
+      }
+    }
+    return this.update(merchantId, { payoutWebhookUrl: value });
   }
 }

@@ -1,6 +1,8 @@
 import type { Config } from '../../config.js';
 import type { Db } from '../../db/client.js';
 import { newId } from '../../lib/ids.js';
+import { NotFoundError, ValidationError } from '../../http/errors.js';
+import { assertSafeUrl, UnsafeUrlError } from '../../outbox/url-guard.js';
 import type { Currency } from '../../generated/prisma/enums.js';
 
 export interface ShopInput {
@@ -12,10 +14,68 @@ export interface ShopInput {
   failUrl?: string | null;
 }
 
+export type ShopPatch = Partial<ShopInput>;
+
+const URL_FIELDS = [['resultUrl', 'result_url'], ['successUrl', 'success_url'], ['failUrl', 'fail_url']] as const;
+
 export class ShopService {
   constructor(private readonly config: Config, private readonly db: Db) {}
 
+  /**
+   * Result/Success/Fail URLs through the outbound URL guard; "" clears (null). Every refused
+   * URL is reported on its own field (422).
+   */
+  private async guardUrls<T extends ShopPatch>(input: T): Promise<T> {
+    const out: T = { ...input };
+    const errors: Record<string, string[]> = {};
+    for (const [key, field] of URL_FIELDS) {
+      const raw = input[key];
+      if (raw === undefined) continue;
+      const value = raw === null || raw.trim() === '' ? null : raw.trim();
+      out[key] = value as T[typeof key];
+      if (value === null) continue;
+      try {
+        await assertSafeUrl(value, this.config.allowPrivateWebhookUrls);
+      } catch (e) {
+        if (!(e instanceof UnsafeUrlError)) throw e;
+        errors[field] = [`The ${field.replace(/_/g, ' ')} ${e.message}.`];
+      }
+    }
+    if (Object.keys(errors).length > 0) throw new ValidationError(errors);
+    return out;
+  }
+
   async create(merchantId: string, input: ShopInput) {
-    return this.db.prisma.shop.create({ data: { id: newId(), merchantId, ...input } });
+    const data = await this.guardUrls(input);
+    return this.db.prisma.shop.create({ data: { id: newId(), merchantId, ...data } });
+  }
+
+  /** The merchant's shop, or NotFoundError (also when it belongs to another merchant). */
+  async get(merchantId: string, shopId: string) {
+    const shop = await this.db.prisma.shop.findFirst({ where: { id: shopId, merchantId } });
+    if (!shop) throw new NotFoundError('Shop not found.');
+    return shop;
+  }
+
+  /** A shop by id for the operator, whoever owns it. */
+  async getAny(shopId: string) {
+    const shop = await this.db.prisma.shop.findUnique({ where: { id: shopId } });
+    if (!shop) throw new NotFoundError('Shop not found.');
+    return shop;
+  }
+
+  async list(merchantId: string) {
+    return this.db.prisma.shop.findMany({ where: { merchantId }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] });
+  }
+
+  /**
+   * Shop settings: only the owner's shop changes (another merchant's shop is NotFoundError and
+   * stays untouched); URLs pass the guard before anything is written.
+   */
+  async update(merchantId: string, shopId: string, input: ShopPatch) {
+    const data = await this.guardUrls(input);
+    const r = await this.db.prisma.shop.updateMany({ where: { id: shopId, merchantId }, data });
+    if (r.count === 0) throw new NotFoundError('Shop not found.');
+    return this.get(merchantId, shopId);
   }
 }
