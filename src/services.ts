@@ -2,18 +2,24 @@ import type { Config } from './config.js';
 import type { Db } from './db/client.js';
 import { MerchantService } from './domain/merchant/merchant.service.js';
 import { ShopService } from './domain/shop/shop.service.js';
+import { BillService } from './domain/bill/bill.service.js';
+import { RefundService } from './domain/refund/refund.service.js';
 import { PayoutAccountService } from './domain/payout-account/payout-account.service.js';
 import { RateService } from './domain/rate/rate.service.js';
 import { AdjustmentService } from './domain/adjustment/adjustment.service.js';
+import { PaymentService } from './domain/payment/payment.service.js';
 
 /** Every service class, built once per process; the API, pages, cabinet, CLI and workers share them. */
 export function createServices(config: Config, db: Db) {
   const merchants = new MerchantService(config, db);
   const shops = new ShopService(config, db);
+  const bills = new BillService(config, db);
+  const refunds = new RefundService(config, db);
   const payoutAccounts = new PayoutAccountService(config, db);
   const rates = new RateService(config, db);
   const adjustments = new AdjustmentService(config, db);
-  return { merchants, shops, payoutAccounts, rates, adjustments };
+  const payments = new PaymentService(config, db);
+  return { payments, merchants, shops, bills, refunds, payoutAccounts, rates, adjustments };
 }
 
 export type Services = ReturnType<typeof createServices>;

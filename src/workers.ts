@@ -2,6 +2,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from './config.js';
 import type { Db } from './db/client.js';
 import type { Services } from './services.js';
+import { startRefundWorker } from './domain/refund/refund.worker.js';
 
 export interface WorkerContext { config: Config; db: Db; services: Services; log: FastifyBaseLogger }
 
@@ -11,6 +12,7 @@ export interface Worker { name: string; stop(): Promise<void> }
 /** Every background worker of the service (outbox delivery, sandbox processing...). */
 export function startWorkers(ctx: WorkerContext): Worker[] {
   const workers: Worker[] = [];
+  workers.push(startRefundWorker(ctx));
   void ctx;
   return workers;
 }

@@ -1,0 +1,140 @@
+import { Decimal } from 'decimal.js';
+import type { Currency, PaymentStatus, RefundStatus } from '../../generated/prisma/enums.js';
+import type { Queryable } from '../ledger/ledger.js';
+import { sourcesOf } from './refund.states.js';
+
+/** A refund as the service hands it out (the API view and the cabinet read this). */
+export interface RefundRecord {
+  id: string;
+  merchantId: string;
+  paymentId: string;
+  status: RefundStatus;
+  amount: Decimal;
+  currency: Currency;
+  failureReason: string | null;
+  createdAt: Date;
+  finishedAt: Date | null;
+}
+
+interface RefundRow {
+  id: string; merchant_id: string; payment_id: string; status: RefundStatus; amount: string;
+  currency: Currency; failure_reason: string | null; created_at: Date; finished_at: Date | null;
+}
+
+const COLUMNS = 'id, merchant_id, payment_id, status, amount::text AS amount, currency, failure_reason, created_at, finished_at';
+
+const toRecord = (r: RefundRow): RefundRecord => ({
+  id: r.id, merchantId: r.merchant_id, paymentId: r.payment_id, status: r.status, amount: new Decimal(r.amount),
+  currency: r.currency, failureReason: r.failure_reason, createdAt: r.created_at, finishedAt: r.finished_at,
+});
+
+/** What a refund needs to know of its payment, read under the payment's row lock. */
+export interface RefundablePayment {
+  status: PaymentStatus;
+  /** What the merchant's balance received from the payment, in accountCurrency (null: nothing yet). */
+  accountAmount: Decimal | null;
+  accountCurrency: Currency;
+  refundedAmount: Decimal;
+}
+
+/** Locks the merchant's payment (FOR UPDATE): refunds of one payment are serialised on it. */
+export async function lockPayment(c: Queryable, merchantId: string, paymentId: string): Promise<RefundablePayment | null> {
+  const r = await c.query<{ status: PaymentStatus; account_amount: string | null; account_currency: Currency; refunded_amount: string }>(
+    `SELECT status, account_amount::text AS account_amount, account_currency, refunded_amount::text AS refunded_amount
+       FROM payments WHERE id = $1 AND merchant_id = $2 FOR UPDATE`,
+    [paymentId, merchantId],
+  );
+  const p = r.rows[0];
+  if (!p) return null;
+  return {
+    status: p.status,
+    accountAmount: p.account_amount === null ? null : new Decimal(p.account_amount),
+    accountCurrency: p.account_currency,
+    refundedAmount: new Decimal(p.refunded_amount),
+  };
+}
+
+/** Adds to (or, with a negative delta, gives back) what was refunded of a payment. */
+export async function addRefunded(c: Queryable, paymentId: string, delta: Decimal): Promise<void> {
+  await c.query(`UPDATE payments SET refunded_amount = refunded_amount + $2, updated_at = now() WHERE id = $1`, [paymentId, delta.toFixed(2)]);
+}
+
+export async function insertRefund(
+  c: Queryable,
+  r: { id: string; merchantId: string; paymentId: string; amount: Decimal; currency: Currency; delayMs: number },
+): Promise<RefundRecord> {
+  // clock_timestamp(): taken after the payment lock, so a payment's refunds are ordered by
+  // created_at in the order they were admitted ("latest refund" in refund/status).
+  const res = await c.query<RefundRow>(
+    `INSERT INTO refunds (id, merchant_id, payment_id, status, amount, currency, process_after, created_at, updated_at)
+     VALUES ($1, $2, $3, 'NEW', $4, $5::"Currency", clock_timestamp() + $6 * interval '1 millisecond', clock_timestamp(), clock_timestamp())
+     RETURNING ${COLUMNS}`,
+    [r.id, r.merchantId, r.paymentId, r.amount.toFixed(2), r.currency, r.delayMs],
+  );
+  return toRecord(res.rows[0]!);
+}
+
+export async function findRefund(c: Queryable, merchantId: string, id: string): Promise<RefundRecord | null> {
+  const r = await c.query<RefundRow>(`SELECT ${COLUMNS} FROM refunds WHERE id = $1 AND merchant_id = $2`, [id, merchantId]);
+  return r.rows[0] ? toRecord(r.rows[0]) : null;
+}
+
+export async function latestRefundOfPayment(c: Queryable, merchantId: string, paymentId: string): Promise<RefundRecord | null> {
+  const r = await c.query<RefundRow>(
+    `SELECT ${COLUMNS} FROM refunds WHERE payment_id = $1 AND merchant_id = $2 ORDER BY created_at DESC, id DESC LIMIT 1`,
+    [paymentId, merchantId],
+  );
+  return r.rows[0] ? toRecord(r.rows[0]) : null;
+}
+
+export async function refundsOfPayment(c: Queryable, merchantId: string, paymentId: string): Promise<RefundRecord[]> {
+  const r = await c.query<RefundRow>(
+    `SELECT ${COLUMNS} FROM refunds WHERE payment_id = $1 AND merchant_id = $2 ORDER BY created_at DESC, id DESC`,
+    [paymentId, merchantId],
+  );
+  return r.rows.map(toRecord);
+}
+
+/** A refund claimed by a worker, with what the acquirer needs. */
+export interface ClaimedRefund {
+  id: string; paymentId: string; amount: Decimal; currency: Currency; fromCard: string | null;
+}
+
+/**
+ * Claims due refunds for one worker in one statement: NEW ones whose time has come move to
+ * PROCESS, and PROCESS ones whose lease expired (their worker died) are taken again. SKIP LOCKED
+ * lets any number of workers share the queue without taking the same refund.
+ */
+export async function claimDueRefunds(c: Queryable, limit: number, leaseMs: number): Promise<ClaimedRefund[]> {
+  const r = await c.query<{ id: string; payment_id: string; amount: string; currency: Currency; from_card: string | null }>(
+    `WITH due AS (
+       SELECT id FROM refunds
+        WHERE (status = ANY($1::"RefundStatus"[]) AND process_after <= now())
+           OR (status = 'PROCESS' AND lease_until < now())
+        ORDER BY process_after
+        LIMIT $2
+        FOR UPDATE SKIP LOCKED
+     )
+     UPDATE refunds r
+        SET status = 'PROCESS', lease_until = now() + $3 * interval '1 millisecond', updated_at = now()
+       FROM due, payments p
+      WHERE r.id = due.id AND p.id = r.payment_id
+     RETURNING r.id, r.payment_id, r.amount::text AS amount, r.currency, p.from_card`,
+    [sourcesOf('PROCESS'), limit, leaseMs],
+  );
+  return r.rows.map((x) => ({ id: x.id, paymentId: x.payment_id, amount: new Decimal(x.amount), currency: x.currency, fromCard: x.from_card }));
+}
+
+/** Locks a refund for its final transition. */
+export async function lockRefund(c: Queryable, id: string): Promise<RefundRecord | null> {
+  const r = await c.query<RefundRow>(`SELECT ${COLUMNS} FROM refunds WHERE id = $1 FOR UPDATE`, [id]);
+  return r.rows[0] ? toRecord(r.rows[0]) : null;
+}
+
+export async function finishRefund(c: Queryable, id: string, status: RefundStatus, failureReason: string | null): Promise<void> {
+  await c.query(
+    `UPDATE refunds SET status = $2::"RefundStatus", failure_reason = $3, finished_at = now(), lease_until = NULL, updated_at = now()
+      WHERE id = $1`,
+    [id, status, failureReason],
+  );
+}

@@ -1,0 +1,165 @@
+import { Decimal } from 'decimal.js';
+import type { Config } from '../../config.js';
+import { withPgTx, type Db } from '../../db/client.js';
+import type { PaymentStatus } from '../../generated/prisma/enums.js';
+import { UnauthorizedActionError, ValidationError } from '../../http/errors.js';
+import { newId } from '../../lib/ids.js';
+import { isValidAmount, money2 } from '../../lib/money.js';
+import { post } from '../ledger/ledger.js';
+import type { AuthMerchant } from '../merchant/merchant-guard.js';
+import { SandboxRefundAcquirer, type RefundAcquirer, type RefundOutcome } from './refund-acquirer.js';
+import {
+  addRefunded, claimDueRefunds, findRefund, finishRefund, insertRefund, latestRefundOfPayment, lockPayment, lockRefund,
+  refundsOfPayment, type ClaimedRefund, type RefundRecord,
+} from './refund.repository.js';
+import { assertTransition } from './refund.states.js';
+
+export type { RefundRecord } from './refund.repository.js';
+
+/** Who asks for a refund: the API's or the cabinet's merchant. */
+export type RefundActor = Pick<AuthMerchant, 'id' | 'grantRefunds'>;
+
+/** Payment statuses in which the payment received money (DESIGN.md). */
+const RECEIVED: readonly PaymentStatus[] = ['SUCCESS', 'UNDERPAID', 'OVERPAID'];
+
+/** How long a worker holds a claimed refund before another may take it again. */
+const LEASE_MS = 60_000;
+
+export const REFUND_MESSAGES = {
+  paymentUnknown: 'The selected payment id is invalid.',
+  paymentNotPaid: 'The payment has received no money and cannot be refunded.',
+  fullyRefunded: 'The payment has already been fully refunded.',
+  amountInvalid: 'The amount must be greater than 0, with at most 2 decimals, and at most 99999999.99.',
+  amountTooLarge: (left: Decimal) => `The amount may not be greater than ${money2(left)} (what is left to refund).`,
+  statusRequired: 'The payment id field is required when id is not present.',
+  refundUnknown: 'The selected id is invalid.',
+  noRefund: 'The payment has no refund.',
+};
+
+/**
+ * Refunds of payments (DESIGN.md "Balance"): a refund is in the payment's account currency (the
+ * bill's currency, the balance the payment credited) and the refunds of a payment never exceed
+ * what that balance received from it (account_amount). Creating one moves its amount from
+ * available to locked; SUCCESS debits locked, FAIL returns it to available and gives the room
+ * back on the payment.
+ */
+export class RefundService {
+  constructor(
+    private readonly config: Config,
+    private readonly db: Db,
+    private readonly acquirer: RefundAcquirer = new SandboxRefundAcquirer(),
+  ) {}
+
+  /** Refunds what is left of the payment. */
+  createFull(m: RefundActor, paymentId: string): Promise<RefundRecord> {
+    return this.create(m, paymentId, null);
+  }
+
+  createPartial(m: RefundActor, paymentId: string, amount: Decimal): Promise<RefundRecord> {
+    return this.create(m, paymentId, amount);
+  }
+
+  /** By `id`, that refund; by `paymentId`, the payment's latest refund (DESIGN.md). */
+  async status(m: RefundActor, q: { paymentId?: string; id?: string }): Promise<RefundRecord> {
+    assertGrant(m);
+    if (q.id !== undefined) {
+      const r = await findRefund(this.db.pool, m.id, q.id);
+      if (!r || (q.paymentId !== undefined && r.paymentId !== q.paymentId)) throw ValidationError.field('id', REFUND_MESSAGES.refundUnknown);
+      return r;
+    }
+    if (q.paymentId === undefined) throw ValidationError.field('payment_id', REFUND_MESSAGES.statusRequired);
+    const r = await latestRefundOfPayment(this.db.pool, m.id, q.paymentId);
+    if (!r) throw ValidationError.field('payment_id', REFUND_MESSAGES.noRefund);
+    return r;
+  }
+
+  /** Every refund of one of the merchant's payments, newest first (for the cabinet). */
+  listForPayment(merchantId: string, paymentId: string): Promise<RefundRecord[]> {
+    return refundsOfPayment(this.db.pool, merchantId, paymentId);
+  }
+
+  private async create(m: RefundActor, paymentId: string, requested: Decimal | null): Promise<RefundRecord> {
+    assertGrant(m);
+    if (requested !== null && !isValidAmount(requested)) throw ValidationError.field('amount', REFUND_MESSAGES.amountInvalid);
+    // Lock, then check, then change: the payment row lock serialises every refund of it, so two
+    // refunds racing for the last rouble cannot both see it left.
+    return withPgTx(this.db.pool, async (c) => {
+      const p = await lockPayment(c, m.id, paymentId);
+      if (!p) throw ValidationError.field('payment_id', REFUND_MESSAGES.paymentUnknown);
+      if (!RECEIVED.includes(p.status) || p.accountAmount === null || p.accountAmount.lte(0)) {
+        throw ValidationError.field('payment_id', REFUND_MESSAGES.paymentNotPaid);
+      }
+      // Refunds are in kopecks/cents; a sub-cent remainder of a converted credit stays with the merchant.
+      const left = p.accountAmount.minus(p.refundedAmount).toDecimalPlaces(2, Decimal.ROUND_DOWN);
+      let amount: Decimal;
+      if (requested === null) {
+        if (left.lte(0)) throw ValidationError.field('payment_id', REFUND_MESSAGES.fullyRefunded);
+        amount = left;
+      } else {
+        if (left.lte(0)) throw ValidationError.field('amount', REFUND_MESSAGES.fullyRefunded);
+        if (requested.gt(left)) throw ValidationError.field('amount', REFUND_MESSAGES.amountTooLarge(left));
+        amount = requested;
+      }
+      const refund = await insertRefund(c, {
+        id: newId(), merchantId: m.id, paymentId, amount, currency: p.accountCurrency, delayMs: this.config.sandboxProcessingDelayMs,
+      });
+      await addRefunded(c, paymentId, amount);
+      // Overdraft: the ledger throws balance_not_enough and withPgTx rolls everything back.
+      await post(c, {
+        merchantId: m.id, currency: p.accountCurrency, kind: 'REFUND_LOCK', refType: 'refund', refId: refund.id,
+        available: amount.neg(), locked: amount, memo: `refund of payment ${paymentId}`,
+      });
+      return refund;
+    });
+  }
+
+  /**
+   * One worker pass: claims due refunds (NEW -> PROCESS), asks the acquirer outside any
+   * transaction, then finishes each in its own transaction. Returns how many were claimed.
+   */
+  async processDue(limit = 20): Promise<number> {
+    const claimed = await claimDueRefunds(this.db.pool, limit, LEASE_MS);
+    const errors: unknown[] = [];
+    for (const r of claimed) {
+      // A refund that fails to finish here keeps its lease and is taken again when it expires;
+      // the others of the batch still finish.
+      try {
+        await this.finish(r.id, await this.askAcquirer(r));
+      } catch (e) {
+        errors.push(e);
+      }
+    }
+    if (errors.length > 0) throw new AggregateError(errors, `${errors.length} refund(s) could not be finished`);
+    return claimed.length;
+  }
+
+  private async askAcquirer(r: ClaimedRefund): Promise<RefundOutcome> {
+    return this.acquirer.refund({ refundId: r.id, paymentId: r.paymentId, amount: r.amount, currency: r.currency, fromCard: r.fromCard });
+  }
+
+  /** PROCESS -> SUCCESS (debit locked) or FAIL (locked back to available, room back on the payment). */
+  private async finish(id: string, outcome: RefundOutcome): Promise<void> {
+    await withPgTx(this.db.pool, async (c) => {
+      const r = await lockRefund(c, id);
+      // Another worker finished it after our lease expired: nothing left to do.
+      if (!r || r.status !== 'PROCESS') return;
+      const to = outcome.ok ? 'SUCCESS' : 'FAIL';
+      assertTransition(r.status, to);
+      await finishRefund(c, id, to, outcome.ok ? null : outcome.reason);
+      if (outcome.ok) {
+        await post(c, { merchantId: r.merchantId, currency: r.currency, kind: 'REFUND_DEBIT', refType: 'refund', refId: id, locked: r.amount.neg() });
+      } else {
+        await post(c, {
+          merchantId: r.merchantId, currency: r.currency, kind: 'REFUND_RELEASE', refType: 'refund', refId: id,
+          locked: r.amount.neg(), available: r.amount,
+        });
+        await addRefunded(c, r.paymentId, r.amount.neg());
+      }
+    });
+  }
+}
+
+/** Refunds are granted per merchant by the operator (spec part 5.4): else 403. */
+export function assertGrant(m: RefundActor): void {
+  if (!m.grantRefunds) throw new UnauthorizedActionError();
+}

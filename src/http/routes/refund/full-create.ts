@@ -1,0 +1,19 @@
+import type { FastifyInstance } from 'fastify';
+import { assertGrant } from '../../../domain/refund/refund.service.js';
+import { defineInput, requestInput, v } from '../../input.js';
+import { REFUND_ERROR_STATUS, RefundSchema, refundView } from './view.js';
+
+const input = defineInput({ payment_id: v.string({ required: true, max: 64, description: 'Payment ID' }) });
+
+/** POST /api/v1/refund/full/create: refunds what is left of a payment. */
+export function refundFullCreateRoute(app: FastifyInstance): void {
+  app.post('/full/create', {
+    schema: { tags: ['refund'], summary: 'Refund a payment in full (what is left of it)', body: input.schema, response: { 200: RefundSchema } },
+    config: { errorStatus: REFUND_ERROR_STATUS },
+  }, async (req) => {
+    // Authorise before validating (a merchant without the grant learns nothing about its input).
+    assertGrant(req.merchant);
+    const p = input.parse(requestInput(req));
+    return refundView(await app.services.refunds.createFull(req.merchant, p.payment_id!), app.config.tz);
+  });
+}

@@ -1,0 +1,21 @@
+import type { FastifyInstance } from 'fastify';
+import { assertGrant } from '../../../domain/refund/refund.service.js';
+import { defineInput, requestInput, v } from '../../input.js';
+import { REFUND_ERROR_STATUS, RefundSchema, refundView } from './view.js';
+
+const input = defineInput({
+  payment_id: v.string({ required: true, max: 64, description: 'Payment ID' }),
+  amount: v.decimal({ required: true, description: 'Refund amount in the payment\'s account currency, at most what is left to refund' }),
+});
+
+/** POST /api/v1/refund/partial/create: refunds part of a payment. */
+export function refundPartialCreateRoute(app: FastifyInstance): void {
+  app.post('/partial/create', {
+    schema: { tags: ['refund'], summary: 'Refund part of a payment', body: input.schema, response: { 200: RefundSchema } },
+    config: { errorStatus: REFUND_ERROR_STATUS },
+  }, async (req) => {
+    assertGrant(req.merchant);
+    const p = input.parse(requestInput(req));
+    return refundView(await app.services.refunds.createPartial(req.merchant, p.payment_id!, p.amount!), app.config.tz);
+  });
+}

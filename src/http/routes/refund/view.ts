@@ -1,0 +1,32 @@
+import { Type } from '@sinclair/typebox';
+import type { RefundRecord } from '../../../domain/refund/refund.service.js';
+import { money2 } from '../../../lib/money.js';
+import { formatDateTime } from '../../../lib/time.js';
+
+/** The spec's Refund fields. */
+export const RefundSchema = Type.Object({
+  id: Type.String(),
+  status: Type.String({ enum: ['NEW', 'PROCESS', 'SUCCESS', 'FAIL'] }),
+  amount: Type.String({ description: 'Refund amount, 2 decimals, in `currency`' }),
+  currency: Type.String({ enum: ['RUB', 'USD', 'EUR'] }),
+  entity_type: Type.Literal('payment'),
+  entity_id: Type.String({ description: 'ID of the refunded payment' }),
+  created_at: Type.String({ description: 'Y-m-d H:i:s in the service time zone' }),
+  success: Type.Boolean(),
+});
+
+export function refundView(r: RefundRecord, tz: string) {
+  return {
+    id: r.id,
+    status: r.status,
+    amount: money2(r.amount),
+    currency: r.currency,
+    entity_type: 'payment' as const,
+    entity_id: r.paymentId,
+    created_at: formatDateTime(r.createdAt, tz),
+    success: true,
+  };
+}
+
+/** Statuses of the spec's error keys for the refund endpoints (part 4). */
+export const REFUND_ERROR_STATUS = { balance_not_enough: 400, merchant_banned: 403, merchant_not_found: 403 };
