@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
+import { sbpBanksRoute } from './sbp-banks.js';
 
-/** /api/v1/dictionaries/* routes (one file per endpoint beside this one). */
-export default async function dictionariesRoutes(app: FastifyInstance): Promise<void> {
-  void app;
+/** /api/v1/payout/dictionaries/* routes. */
+export default async function dictionaryRoutes(app: FastifyInstance): Promise<void> {
+  sbpBanksRoute(app);
 }

@@ -1,6 +1,9 @@
 import type { FastifyInstance } from 'fastify';
+import { paymentStatusRoute } from './status.js';
+import { paymentSearchRoute } from './search.js';
 
 /** /api/v1/payment/* routes (one file per endpoint beside this one). */
 export default async function paymentRoutes(app: FastifyInstance): Promise<void> {
-  void app;
+  paymentStatusRoute(app);
+  paymentSearchRoute(app);
 }

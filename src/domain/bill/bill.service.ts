@@ -1,0 +1,140 @@
+import type { Decimal } from 'decimal.js';
+import type { Config } from '../../config.js';
+import type { Db } from '../../db/client.js';
+import { DomainError } from '../../http/errors.js';
+import { newBillId } from '../../lib/ids.js';
+import { isValidAmount } from '../../lib/money.js';
+import { BILL_COLUMNS, type BillRow } from '../../http/views/bill.js';
+import { PAYMENT_COLUMNS, type PaymentRow } from '../../http/views/payment.js';
+import { keysetSearch, type Page, type SearchParams } from '../../http/pagination.js';
+import { PAID_STATUSES, isBillFinished, type BillStatus, type BillType } from './bill.states.js';
+
+export type Currency = 'RUB' | 'USD' | 'EUR';
+
+/** Parsed bill/create input (the API and the cabinet both build it). */
+export interface CreateBillInput {
+  amount: Decimal;
+  shopId: string;
+  orderId?: string;
+  description?: string;
+  type?: BillType;
+  currencyIn?: Currency;
+  custom?: string;
+  payerPaysCommission?: boolean;
+  name?: string;
+  paymentMethod?: 'BANK_CARD' | 'SBP';
+}
+
+export interface CreatedBill { id: string; linkUrl: string; linkPageUrl: string; createdAt: Date }
+
+interface CreateOutcome {
+  shop_merchant_id: string;
+  enabled: boolean;
+  currency: Currency;
+  has_rate: boolean;
+  inserted_at: Date | null;
+}
+
+// Finished NORMAL bills never change; the SQL guards use the same list as bill.states.ts.
+const FINISHED_SQL = PAID_STATUSES.map((s) => `'${s}'`).join(', ');
+
+export class BillService {
+  constructor(private readonly config: Config, private readonly db: Db) {}
+
+  pageUrl(id: string): string { return `${this.config.publicBaseUrl}/pay/${id}`; }
+  qrUrl(id: string): string { return `${this.config.publicBaseUrl}/pay/${id}/qr`; }
+
+  /**
+   * Creates a bill. Hot path: one round trip that looks the shop and the rate up and inserts
+   * only when every rule holds; when it did not insert, the same row says which rule failed.
+   */
+  async create(merchant: { id: string }, input: CreateBillInput): Promise<CreatedBill> {
+    if (!isValidAmount(input.amount)) throw new DomainError('invalid_amount');
+    const id = newBillId();
+    const r = await this.db.pool.query<CreateOutcome>(
+      `WITH s AS (
+         SELECT id, merchant_id, enabled, COALESCE($3::"Currency", default_currency) AS currency FROM shops WHERE id = $1
+       ), ok AS (
+         SELECT s.*, (s.currency = 'RUB' OR EXISTS (SELECT 1 FROM fx_rates r WHERE r.currency = s.currency)) AS has_rate FROM s
+       ), ins AS (
+         INSERT INTO bills (id, merchant_id, shop_id, order_id, name, description, custom, type, amount, currency_in,
+                            payer_pays_commission, payment_method)
+         SELECT $4, $2, ok.id, $5, $6, $7, $8, $9::"BillType", $10::numeric, ok.currency, $11, $12::"PaymentMethod"
+           FROM ok WHERE ok.merchant_id = $2 AND ok.enabled AND ok.has_rate
+         RETURNING created_at
+       )
+       SELECT ok.merchant_id AS shop_merchant_id, ok.enabled, ok.currency, ok.has_rate,
+              (SELECT created_at FROM ins) AS inserted_at
+         FROM ok`,
+      [
+        input.shopId, merchant.id, input.currencyIn ?? null, id, input.orderId ?? null, input.name ?? null,
+        input.description ?? null, input.custom ?? null, input.type ?? 'NORMAL', input.amount.toFixed(2),
+        input.payerPaysCommission ?? false, input.paymentMethod ?? null,
+      ],
+    );
+    const o = r.rows[0];
+    if (!o) throw new DomainError('shop_not_found');
+    if (o.shop_merchant_id !== merchant.id) throw new DomainError('access_denied');
+    if (!o.enabled) throw new DomainError('shop_not_enabled');
+    if (!o.has_rate) throw new DomainError('rate-not-found');
+    if (!o.inserted_at) throw new Error('bill insert did not happen although every rule held');
+    return { id, linkUrl: this.qrUrl(id), linkPageUrl: this.pageUrl(id), createdAt: o.inserted_at };
+  }
+
+  /**
+   * Sets the activity flag. One conditional UPDATE: it changes the row only when the bill is
+   * the merchant's and not a finished NORMAL bill; otherwise a read says which.
+   */
+  async toggle(merchant: { id: string }, input: { id: string; active: boolean }): Promise<BillRow> {
+    const r = await this.db.pool.query<BillRow>(
+      `UPDATE bills SET active = $3, updated_at = now()
+        WHERE id = $1 AND merchant_id = $2 AND NOT (type = 'NORMAL' AND status IN (${FINISHED_SQL}))
+        RETURNING ${BILL_COLUMNS}`,
+      [input.id, merchant.id, input.active],
+    );
+    if (r.rows[0]) return r.rows[0];
+    const bill = await this.find(merchant, input.id);
+    if (!bill) throw new DomainError('bill_not_found');
+    if (isBillFinished({ type: bill.type as BillType, status: bill.status as BillStatus })) throw new DomainError('bill_is_finished');
+    // The bill finished between the UPDATE and the read is covered above; anything else is a bug.
+    throw new Error(`bill ${input.id} was not toggled for an unknown reason`);
+  }
+
+  /** The merchant's bill, or null (another merchant's bill is not found either). One query. */
+  async find(merchant: { id: string }, id: string): Promise<BillRow | null> {
+    const r = await this.db.pool.query<BillRow>(
+      `SELECT ${BILL_COLUMNS} FROM bills WHERE id = $1 AND merchant_id = $2`, [id, merchant.id],
+    );
+    return r.rows[0] ?? null;
+  }
+
+  async status(merchant: { id: string }, id: string): Promise<BillRow> {
+    const bill = await this.find(merchant, id);
+    if (!bill) throw new DomainError('bill_not_found');
+    return bill;
+  }
+
+  /** The merchant's bills in a window, newest first, one page. */
+  search<Out>(merchant: { id: string }, params: SearchParams, path: string, map: (b: BillRow) => Out): Promise<Page<Out>> {
+    return keysetSearch<BillRow, Out>(this.db.pool, {
+      table: 'bills', columns: BILL_COLUMNS, merchantId: merchant.id, params, path, map,
+    });
+  }
+
+  /**
+   * A bill's payments, oldest first; more than `billPaymentsMax` of them is
+   * api:error.too_many_payments (the list is read with one row more than the limit).
+   */
+  async payments(merchant: { id: string }, id: string): Promise<PaymentRow[]> {
+    const bill = await this.find(merchant, id);
+    if (!bill) throw new DomainError('bill_not_found');
+    const max = this.config.billPaymentsMax;
+    const r = await this.db.pool.query<PaymentRow>(
+      `SELECT ${PAYMENT_COLUMNS} FROM payments WHERE bill_id = $1 AND merchant_id = $2
+        ORDER BY created_at, id LIMIT $3`,
+      [id, merchant.id, max + 1],
+    );
+    if (r.rows.length > max) throw new DomainError('too_many_payments');
+    return r.rows;
+  }
+}

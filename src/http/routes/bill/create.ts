@@ -1,0 +1,58 @@
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import { defineInput, requestInput, v } from '../../input.js';
+
+export const billCreateInput = defineInput({
+  amount: v.decimal({ required: true, description: 'Payment amount: positive, at most 2 decimals, at most 99999999.99' }),
+  shop_id: v.string({ required: true, max: 64, description: 'Shop ID' }),
+  order_id: v.string({ max: 255, description: 'Merchant order ID; returned in postbacks as InvId' }),
+  description: v.string({ max: 1000, description: 'Payment description' }),
+  type: v.enumOf(['normal', 'multi'] as const, { description: 'normal (default): one successful payment; multi: many' }),
+  currency_in: v.enumOf(['RUB', 'USD', 'EUR'] as const, { description: "Currency the customer sees; default: the shop's" }),
+  custom: v.string({ max: 1000, description: 'Returned in postbacks as custom' }),
+  payer_pays_commission: v.bool({ description: '1: the payer pays the fee on top of the amount' }),
+  name: v.string({ max: 255, description: 'Purpose of the payment, shown on the payment form' }),
+  payment_method: v.enumOf(['BANK_CARD', 'SBP'] as const, { description: 'Preselects this method and allows no other' }),
+});
+
+/** POST /api/v1/bill/create */
+export function billCreateRoute(app: FastifyInstance): void {
+  app.post('/create', {
+    schema: {
+      tags: ['bill'],
+      summary: 'Create a bill (payment link)',
+      body: billCreateInput.schema,
+      response: {
+        200: Type.Object({
+          success: Type.String({ description: 'The string "true"' }),
+          link_url: Type.String({ description: 'Page with the QR code of the payment page' }),
+          link_page_url: Type.String({ description: 'Payment page' }),
+          bill_id: Type.String(),
+        }),
+      },
+    },
+    config: {
+      subscription: true,
+      errorStatus: {
+        invalid_amount: 403, merchant_banned: 403, merchant_not_found: 403, merchant_subscription_inactive: 403,
+        merchant_subscription_not_found: 403, shop_not_found: 403, shop_not_enabled: 403, access_denied: 403,
+        'rate-not-found': 403,
+      },
+    },
+  }, async (req) => {
+    const p = billCreateInput.parse(requestInput(req));
+    const bill = await app.services.bills.create(req.merchant, {
+      amount: p.amount!,
+      shopId: p.shop_id!,
+      orderId: p.order_id,
+      description: p.description,
+      type: p.type === 'multi' ? 'MULTI' : 'NORMAL',
+      currencyIn: p.currency_in,
+      custom: p.custom,
+      payerPaysCommission: p.payer_pays_commission,
+      name: p.name,
+      paymentMethod: p.payment_method,
+    });
+    return { success: 'true', link_url: bill.linkUrl, link_page_url: bill.linkPageUrl, bill_id: bill.id };
+  });
+}
