@@ -1,9 +1,30 @@
 import type { FastifyInstance } from 'fastify';
+import { installAdminAuth } from '../auth.js';
+import merchantAdminRoutes from './merchants.js';
+import shopAdminRoutes from './shops.js';
+import payoutAccountAdminRoutes from './payout-accounts.js';
+import adjustmentAdminRoutes from './adjustments.js';
+import rateAdminRoutes from './rates.js';
+import sbpBankAdminRoutes from './sbp-banks.js';
+import ledgerAdminRoutes from './ledger.js';
 import payoutAdminRoutes from './payouts.js';
 import eventAdminRoutes from './events.js';
 
 /** Operator API, /admin/v1/* (bearer ADMIN_API_TOKEN). */
 export default async function adminRoutes(app: FastifyInstance): Promise<void> {
+  // Every route of this scope (and of the plugins below) requires the operator token.
+  installAdminAuth(app);
+  // Route schemas here document the API (OpenAPI at /docs); input is validated by each
+  // handler (Laravel-style 422s), so Fastify's own validation is off in this scope.
+  app.setValidatorCompiler(() => () => true);
+
+  await app.register(merchantAdminRoutes);
+  await app.register(shopAdminRoutes);
+  await app.register(payoutAccountAdminRoutes);
+  await app.register(adjustmentAdminRoutes);
+  await app.register(rateAdminRoutes);
+  await app.register(sbpBankAdminRoutes);
+  await app.register(ledgerAdminRoutes);
   // Payout moderation and events are owned by their areas; they are registered here so that
   // every operator route sits behind the same admin auth hook (installed above this line).
   await app.register(payoutAdminRoutes);

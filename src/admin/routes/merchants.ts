@@ -1,0 +1,112 @@
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import { defineInput, requestInput, v } from '../../http/input.js';
+import { NotFoundError, ValidationError } from '../../http/errors.js';
+import { bodyObject, isIdLike } from '../input.js';
+import { parseMerchantPatch } from '../merchant-patch.js';
+import { balanceView, merchantView } from '../views.js';
+
+const IdParams = Type.Object({ id: Type.String() });
+
+const CreateInput = defineInput({
+  name: v.string({ required: true, max: 255 }),
+  email: v.string({ required: true, max: 255, pattern: /^[^\s@]+@[^\s@]+\.[^\s@]+$/ }),
+  password: v.string({ min: 8, max: 255 }),
+});
+
+const ListInput = defineInput({
+  email: v.string({ max: 255 }),
+  limit: v.integer({ min: 1, max: 1000 }),
+  offset: v.integer({ min: 0 }),
+});
+
+const DecStr = Type.Union([Type.String(), Type.Number(), Type.Null()]);
+const PatchSchema = Type.Object({
+  status: Type.Optional(Type.String({ enum: ['active', 'banned'] })),
+  verified: Type.Optional(Type.Boolean()),
+  subscription: Type.Optional(Type.String({ enum: ['active', 'inactive', 'none'] })),
+  grants: Type.Optional(Type.Object({ refunds: Type.Optional(Type.Boolean()), regular_payouts: Type.Optional(Type.Boolean()) })),
+  payout_daily_limit: Type.Optional(DecStr),
+  payout_monthly_limit: Type.Optional(DecStr),
+  moderation_threshold: Type.Optional(DecStr),
+  payout_max_card: Type.Optional(DecStr),
+  payout_max_sbp: Type.Optional(DecStr),
+  fees: Type.Optional(Type.Object(Object.fromEntries(
+    ['payment_card', 'payment_sbp', 'payout_card', 'payout_sbp'].flatMap((k) => [[`${k}_percent`, Type.Optional(DecStr)], [`${k}_fixed`, Type.Optional(DecStr)]]),
+  ))),
+}, { additionalProperties: true });
+
+const tags = ['admin'];
+
+/** Operator API: merchants, their settings and API tokens. */
+export default async function merchantAdminRoutes(app: FastifyInstance): Promise<void> {
+  const { merchants } = app.services;
+
+  const load = async (id: string) => {
+    if (!isIdLike(id)) throw new NotFoundError('Merchant not found.');
+    return merchants.get(id);
+  };
+
+  app.post('/merchants', {
+    schema: { tags, summary: 'Create a merchant (active, unverified, subscription active, no grants); returns its API token once', body: CreateInput.schema },
+  }, async (req, reply) => {
+    const input = CreateInput.parse(requestInput(req));
+    const { merchant, apiToken } = await merchants.create({ name: input.name!, email: input.email! });
+    if (input.password) await merchants.setPassword(merchant.id, input.password);
+    const fresh = await merchants.get(merchant.id);
+    return reply.status(201).send({ success: true, ...merchantView(app.config, fresh), api_token: apiToken });
+  });
+
+  app.get('/merchants', {
+    schema: { tags, summary: 'List merchants (newest first)', querystring: ListInput.schema },
+  }, async (req) => {
+    const q = ListInput.parse(requestInput(req));
+    const rows = await app.db.prisma.merchant.findMany({
+      where: q.email ? { email: q.email.toLowerCase() } : {},
+      orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+      take: q.limit ?? 100,
+      skip: q.offset ?? 0,
+    });
+    return { success: true, data: rows.map((m) => merchantView(app.config, m)) };
+  });
+
+  app.get<{ Params: { id: string } }>('/merchants/:id', {
+    schema: { tags, summary: 'A merchant with its balances', params: IdParams },
+  }, async (req) => {
+    const m = await load(req.params.id);
+    const balances = await app.db.prisma.balance.findMany({ where: { merchantId: m.id }, orderBy: { currency: 'asc' } });
+    return { success: true, ...merchantView(app.config, m), balances: balances.map(balanceView) };
+  });
+
+  app.patch<{ Params: { id: string } }>('/merchants/:id', {
+    schema: { tags, summary: 'Change status, verification, subscription, grants, payout limits and fees', params: IdParams, body: PatchSchema },
+  }, async (req) => {
+    await load(req.params.id);
+    const patch = parseMerchantPatch(bodyObject(req));
+    const m = await merchants.update(req.params.id, patch);
+    return { success: true, ...merchantView(app.config, m) };
+  });
+
+  app.post<{ Params: { id: string } }>('/merchants/:id/token', {
+    schema: { tags, summary: 'Refresh the API token: the old one fails at once', params: IdParams },
+  }, async (req) => {
+    await load(req.params.id);
+    return { success: true, api_token: await merchants.refreshToken(req.params.id) };
+  });
+
+  app.put<{ Params: { id: string } }>('/merchants/:id/payout-webhook', {
+    schema: {
+      tags, summary: 'Set (or clear with null or "") the payout webhook URL; private addresses refused unless allowed',
+      params: IdParams, body: Type.Object({ url: Type.Union([Type.String(), Type.Null()]) }),
+    },
+  }, async (req) => {
+    await load(req.params.id);
+    const body = bodyObject(req);
+    // The key must be sent; null or "" clears.
+    if (!Object.prototype.hasOwnProperty.call(body, 'url')) throw new ValidationError({ url: ['The url field must be present (null clears it).'] });
+    const url = body.url;
+    if (url !== null && typeof url !== 'string') throw new ValidationError({ url: ['The url must be a string.'] });
+    const m = await merchants.setPayoutWebhookUrl(req.params.id, url);
+    return { success: true, ...merchantView(app.config, m) };
+  });
+}

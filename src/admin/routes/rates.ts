@@ -1,0 +1,48 @@
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import { defineInput, requestInput, v } from '../../http/input.js';
+import { NotFoundError, ValidationError } from '../../http/errors.js';
+import { RATE_CURRENCIES, type RateCurrency } from '../../domain/rate/rate.service.js';
+import { decimalField, Errors } from '../input.js';
+import { rateView } from '../views.js';
+
+const CurrencyParams = Type.Object({ currency: Type.String({ enum: [...RATE_CURRENCIES] }) });
+const SetInput = defineInput({ rub_per_unit: v.decimal({ required: true, description: 'RUB per one unit, positive, at most 6 decimals' }) });
+
+const asRateCurrency = (s: string): RateCurrency | null => RATE_CURRENCIES.find((c) => c === s.toUpperCase()) ?? null;
+
+const tags = ['admin'];
+
+/** Operator API: exchange rates for USD/EUR bills (the payer pays RUB at this rate). */
+export default async function rateAdminRoutes(app: FastifyInstance): Promise<void> {
+  const { rates } = app.services;
+
+  app.get('/rates', { schema: { tags, summary: 'Every exchange rate set' } }, async () => (
+    { success: true, data: (await rates.list()).map((r) => rateView(app.config, r)) }
+  ));
+
+  app.put<{ Params: { currency: string } }>('/rates/:currency', {
+    schema: { tags, summary: 'Set the rate of USD or EUR in RUB per unit', params: CurrencyParams, body: SetInput.schema },
+  }, async (req) => {
+    const currency = asRateCurrency(req.params.currency);
+    const errors = new Errors();
+    if (!currency) errors.add('currency', 'The selected currency is invalid (USD or EUR).');
+    let input: ReturnType<typeof SetInput.parse> | null = null;
+    try { input = SetInput.parse(requestInput(req)); } catch (e) {
+      if (!(e instanceof ValidationError)) throw e;
+      for (const [k, msgs] of Object.entries(e.errors)) for (const m of msgs) errors.add(k, m);
+    }
+    const rate = input ? decimalField(errors, 'rub_per_unit', input.rub_per_unit!.toFixed(), { min: 0, exclusive: true, max: '999999999999.999999', places: 6 }) : null;
+    errors.throwIfAny();
+    return { success: true, ...rateView(app.config, await rates.set(currency!, rate!)) };
+  });
+
+  app.delete<{ Params: { currency: string } }>('/rates/:currency', {
+    schema: { tags, summary: 'Remove a rate: bills in that currency then answer rate-not-found', params: CurrencyParams },
+  }, async (req) => {
+    const currency = asRateCurrency(req.params.currency);
+    if (!currency) throw new NotFoundError('Rate not found.');
+    await rates.remove(currency);
+    return { success: true, currency, deleted: true };
+  });
+}

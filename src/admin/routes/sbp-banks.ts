@@ -1,0 +1,29 @@
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import { defineInput, requestInput, v } from '../../http/input.js';
+import { NotFoundError } from '../../http/errors.js';
+import { sbpBankView } from '../views.js';
+
+const MemberParams = Type.Object({ member_id: Type.String() });
+const SetInput = defineInput({ active: v.bool({ required: true }) });
+
+const tags = ['admin'];
+
+/** Operator API: the SBP bank dictionary (inactive banks are hidden from merchants). */
+export default async function sbpBankAdminRoutes(app: FastifyInstance): Promise<void> {
+  app.get('/sbp-banks', { schema: { tags, summary: 'Every SBP bank, active or not' } }, async () => {
+    const rows = await app.db.prisma.sbpBank.findMany({ orderBy: { memberId: 'asc' } });
+    return { success: true, data: rows.map(sbpBankView) };
+  });
+
+  app.patch<{ Params: { member_id: string } }>('/sbp-banks/:member_id', {
+    schema: { tags, summary: 'Activate or deactivate an SBP bank', params: MemberParams, body: SetInput.schema },
+  }, async (req) => {
+    if (!/^\d{1,15}$/.test(req.params.member_id)) throw new NotFoundError('SBP bank not found.');
+    const memberId = BigInt(req.params.member_id);
+    if (!(await app.db.prisma.sbpBank.findUnique({ where: { memberId } }))) throw new NotFoundError('SBP bank not found.');
+    const { active } = SetInput.parse(requestInput(req));
+    const bank = await app.db.prisma.sbpBank.update({ where: { memberId }, data: { active: active! } });
+    return { success: true, ...sbpBankView(bank) };
+  });
+}

@@ -1,0 +1,80 @@
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import { defineInput, requestInput, v } from '../../http/input.js';
+import { NotFoundError } from '../../http/errors.js';
+import type { ShopPatch } from '../../domain/shop/shop.service.js';
+import { bodyObject, isIdLike } from '../input.js';
+import { shopView } from '../views.js';
+
+const IdParams = Type.Object({ id: Type.String() });
+const CURRENCIES = ['RUB', 'USD', 'EUR'] as const;
+
+const fields = (nameRequired: boolean) => defineInput({
+  name: v.string({ required: nameRequired, max: 255 }),
+  enabled: v.bool(),
+  default_currency: v.enumOf(CURRENCIES),
+  result_url: v.string({ max: 2048 }),
+  success_url: v.string({ max: 2048 }),
+  fail_url: v.string({ max: 2048 }),
+});
+const CreateInput = fields(true);
+const PatchInput = fields(false);
+
+const URLS = [['result_url', 'resultUrl'], ['success_url', 'successUrl'], ['fail_url', 'failUrl']] as const;
+
+/** Parsed shop fields; a URL sent as null or "" is cleared (the guard runs in the service). */
+function toShopPatch(raw: Record<string, unknown>, body: Record<string, unknown>, nameRequired: boolean): ShopPatch {
+  const spec = nameRequired ? CreateInput : PatchInput;
+  const p = spec.parse(raw);
+  const out: ShopPatch = {};
+  if (p.name !== undefined) out.name = p.name;
+  if (p.enabled !== undefined) out.enabled = p.enabled;
+  if (p.default_currency !== undefined) out.defaultCurrency = p.default_currency;
+  for (const [field, key] of URLS) {
+    if (p[field] !== undefined) out[key] = p[field];
+    else if (Object.prototype.hasOwnProperty.call(body, field) && (body[field] === null || body[field] === '')) out[key] = null;
+  }
+  return out;
+}
+
+const tags = ['admin'];
+
+/** Operator API: shops (Result/Success/Fail URLs through the outbound URL guard). */
+export default async function shopAdminRoutes(app: FastifyInstance): Promise<void> {
+  const { merchants, shops } = app.services;
+
+  app.post<{ Params: { id: string } }>('/merchants/:id/shops', {
+    schema: { tags, summary: 'Create a shop for the merchant', params: IdParams, body: CreateInput.schema },
+  }, async (req, reply) => {
+    if (!isIdLike(req.params.id)) throw new NotFoundError('Merchant not found.');
+    const m = await merchants.get(req.params.id);
+    const input = toShopPatch(requestInput(req), bodyObject(req), true);
+    const shop = await shops.create(m.id, { ...input, name: input.name! });
+    return reply.status(201).send({ success: true, ...shopView(app.config, shop) });
+  });
+
+  app.get<{ Params: { id: string } }>('/merchants/:id/shops', {
+    schema: { tags, summary: "The merchant's shops", params: IdParams },
+  }, async (req) => {
+    if (!isIdLike(req.params.id)) throw new NotFoundError('Merchant not found.');
+    const m = await merchants.get(req.params.id);
+    return { success: true, data: (await shops.list(m.id)).map((s) => shopView(app.config, s)) };
+  });
+
+  app.get<{ Params: { id: string } }>('/shops/:id', {
+    schema: { tags, summary: 'A shop', params: IdParams },
+  }, async (req) => {
+    if (!isIdLike(req.params.id)) throw new NotFoundError('Shop not found.');
+    return { success: true, ...shopView(app.config, await shops.getAny(req.params.id)) };
+  });
+
+  app.patch<{ Params: { id: string } }>('/shops/:id', {
+    schema: { tags, summary: 'Change shop fields; null or "" clears a URL', params: IdParams, body: PatchInput.schema },
+  }, async (req) => {
+    if (!isIdLike(req.params.id)) throw new NotFoundError('Shop not found.');
+    const current = await shops.getAny(req.params.id);
+    const input = toShopPatch(requestInput(req), bodyObject(req), false);
+    const shop = await shops.update(current.merchantId, current.id, input);
+    return { success: true, ...shopView(app.config, shop) };
+  });
+}
