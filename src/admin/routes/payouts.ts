@@ -1,6 +1,33 @@
 import type { FastifyInstance } from 'fastify';
+import { defineInput, requestInput, v } from '../../http/input.js';
 
-/** Operator API: payouts routes. */
+const idParam = defineInput({ id: v.string({ required: true, max: 64 }) });
+const declineInput = defineInput({ reason: v.string({ max: 500, description: 'Why (kept as failure_reason)' }) });
+const listInput = defineInput({
+  status: v.enumOf(['NEW', 'MODERATING', 'PROCESS', 'SUCCESS', 'FAIL', 'ERROR', 'DECLINED'] as const),
+  merchant_id: v.string({ max: 64 }),
+  limit: v.integer({ min: 1, max: 1000 }),
+});
+
+/**
+ * Operator API: payout moderation. approve: MODERATING -> PROCESS; decline: MODERATING ->
+ * DECLINED with the money returned and the webhook enqueued. Unknown id 404; a payout that
+ * is not MODERATING 409 (its status is said in the message).
+ */
 export default async function payoutsAdminRoutes(app: FastifyInstance): Promise<void> {
-  void app;
+  app.get('/payouts', { schema: { tags: ['admin'], summary: 'List payouts (newest first)', querystring: listInput.schema } }, async (req) => {
+    const p = listInput.parse(requestInput(req));
+    return { data: await app.services.payouts.list({ status: p.status, merchantId: p.merchant_id, limit: p.limit }) };
+  });
+
+  app.post('/payouts/:id/approve', { schema: { tags: ['admin'], summary: 'Approve a MODERATING payout' } }, async (req) => {
+    const { id } = idParam.parse(req.params as Record<string, unknown>);
+    return app.services.payouts.approve(id!);
+  });
+
+  app.post('/payouts/:id/decline', { schema: { tags: ['admin'], summary: 'Decline a MODERATING payout', body: declineInput.schema } }, async (req) => {
+    const { id } = idParam.parse(req.params as Record<string, unknown>);
+    const { reason } = declineInput.parse(requestInput(req));
+    return app.services.payouts.decline(id!, reason);
+  });
 }

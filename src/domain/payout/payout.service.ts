@@ -1,0 +1,413 @@
+import { createHmac } from 'node:crypto';
+import { Decimal } from 'decimal.js';
+import type { Config } from '../../config.js';
+import { withPgTx, type Db } from '../../db/client.js';
+import { DomainError, NotFoundError, UnauthorizedActionError, ValidationError } from '../../http/errors.js';
+import { keysetSearch, parseSearchParams, type Page } from '../../http/pagination.js';
+import { decrypt, encrypt } from '../../lib/crypto.js';
+import { newId } from '../../lib/ids.js';
+import { isValidAmount } from '../../lib/money.js';
+import { startOfDay, startOfMonth } from '../../lib/time.js';
+import { enqueueEvent } from '../../outbox/events.js';
+import { post, type Queryable } from '../ledger/ledger.js';
+import { commissionFor, type MerchantFeeColumns } from '../merchant/fees.js';
+import { parseRegular, personalCreateInput, statusInput } from './payout.input.js';
+import { assertTransition, NOT_COUNTED_STATUSES } from './payout.states.js';
+import { adminPayoutView, PAYOUT_COLUMNS, payoutView, payoutWebhookFields, type PayoutRow, type PayoutView } from './payout.view.js';
+import type { PayoutProvider, ProviderResult } from './payout-provider.js';
+import { SandboxPayoutProvider } from './sandbox-provider.js';
+
+/** The merchant a payout is made for (the API's AuthMerchant, or the cabinet's merchant). */
+export interface PayoutMerchant {
+  id: string;
+  verified?: boolean;
+  grantRegularPayouts?: boolean;
+}
+
+/** Most payouts one request may be split into; a larger split is refused as invalid_amount. */
+export const MAX_SPLIT = 1000;
+
+/** How long a worker holds a claimed payout before another worker may take it again. */
+const LEASE_SECONDS = 60;
+
+interface LockedMerchant extends MerchantFeeColumns {
+  status: 'ACTIVE' | 'BANNED';
+  verified: boolean;
+  dailyLimit: string | null;
+  monthlyLimit: string | null;
+  moderationThreshold: string | null;
+  maxCard: string;
+  maxSbp: string;
+}
+
+// FOR NO KEY UPDATE: serialises this merchant's payout requests (limits, order_id) without
+// blocking inserts elsewhere whose foreign keys only take KEY SHARE on the merchant row.
+const LOCK_MERCHANT_SQL = `
+SELECT status, verified, payout_daily_limit::text AS "dailyLimit", payout_monthly_limit::text AS "monthlyLimit",
+       moderation_threshold::text AS "moderationThreshold", payout_max_card::text AS "maxCard",
+       payout_max_sbp::text AS "maxSbp",
+       payment_card_percent::text AS "paymentCardPercent", payment_card_fixed::text AS "paymentCardFixed",
+       payment_sbp_percent::text AS "paymentSbpPercent", payment_sbp_fixed::text AS "paymentSbpFixed",
+       payout_card_percent::text AS "payoutCardPercent", payout_card_fixed::text AS "payoutCardFixed",
+       payout_sbp_percent::text AS "payoutSbpPercent", payout_sbp_fixed::text AS "payoutSbpFixed"
+  FROM merchants WHERE id = $1 FOR NO KEY UPDATE`;
+
+// Request and its payouts in one round trip. ON CONFLICT DO NOTHING: when the same order_id
+// committed first, nothing is inserted and the caller answers with the winner's payouts.
+const INSERT_SQL = `
+WITH r AS (
+  INSERT INTO payout_requests (id, merchant_id, order_id, request_hash) VALUES ($2, $1, $3, $4)
+  ON CONFLICT (merchant_id, order_id) DO NOTHING RETURNING id
+)
+INSERT INTO payouts (id, merchant_id, request_id, order_id, kind, status, account_type, payout_account_id,
+                     account_masked, account_enc, card_holder, bank_member_id, amount, commission, currency, process_after)
+SELECT u.id, $1, r.id, $3, $5::"PayoutKind", $6::"PayoutStatus", $7::"PayoutAccountType", $8, $9, $10, $11, $12::bigint,
+       u.amount::numeric, u.commission::numeric, 'RUB', now() + $13::int * interval '1 millisecond'
+  FROM r, unnest($14::text[], $15::text[], $16::text[]) AS u(id, amount, commission)
+RETURNING id, created_at`;
+
+/** Where a payout goes, resolved and checked. */
+interface Target {
+  kind: 'PERSONAL' | 'REGULAR';
+  accountType: 'CARD' | 'SBP';
+  payoutAccountId: string | null;
+  masked: string;
+  enc: string;
+  cardHolder: string | null;
+  bankMemberId: string | null;
+}
+
+interface CreateRequest {
+  kind: 'PERSONAL' | 'REGULAR';
+  amount: Decimal;
+  orderId: string | undefined;
+  /** Normalised parameters: the same order_id with other parameters is refused. */
+  hashParts: Record<string, string | null>;
+  /** Resolves the destination inside the transaction, after the merchant lock. */
+  resolve(c: Queryable): Promise<Target>;
+}
+
+/** Personal and regular payouts, their moderation and their processing by the provider. */
+export class PayoutService {
+  constructor(
+    private readonly config: Config,
+    private readonly db: Db,
+    readonly provider: PayoutProvider = new SandboxPayoutProvider(),
+  ) {}
+
+  /** payout/personal/create: to a stored payout account of this merchant. */
+  async createPersonal(merchant: PayoutMerchant, input: Record<string, unknown>): Promise<PayoutView[]> {
+    const p = personalCreateInput.parse(input);
+    const accountId = p.payout_account_id!;
+    return this.create(merchant, {
+      kind: 'PERSONAL',
+      amount: p.amount!,
+      orderId: p.order_id,
+      hashParts: { kind: 'personal', amount: p.amount!.toFixed(), account: accountId },
+      resolve: async (c) => {
+        const r = await c.query<{ type: 'CARD' | 'SBP'; status: string; identifier_enc: string | null; identifier_masked: string; card_holder: string | null; bank_member_id: string | null; bank_active: boolean | null }>(
+          `SELECT a.type, a.status, a.identifier_enc, a.identifier_masked, a.card_holder, a.bank_member_id::text AS bank_member_id,
+                  (SELECT b.active FROM sbp_banks b WHERE b.member_id = a.bank_member_id) AS bank_active
+             FROM payout_accounts a WHERE a.id = $1 AND a.merchant_id = $2`,
+          [accountId, merchant.id],
+        );
+        const a = r.rows[0];
+        if (!a) throw new DomainError('payout_account_not_found');
+        if (a.status !== 'ACTIVE') throw new DomainError('payout_account_banned');
+        let enc = a.identifier_enc;
+        if (a.type === 'SBP') {
+          // An SBP account is paid through its bank, which must be an active SBP member.
+          if (a.bank_member_id === null || a.bank_active !== true) throw new DomainError('direction_not_available');
+          enc ??= encrypt(this.config.tokenEncryptionKey, a.identifier_masked);
+        }
+        if (enc === null) throw new DomainError('direction_not_available');
+        return {
+          kind: 'PERSONAL', accountType: a.type, payoutAccountId: accountId, masked: a.identifier_masked, enc,
+          cardHolder: a.type === 'CARD' ? a.card_holder : null, bankMemberId: a.type === 'SBP' ? a.bank_member_id : null,
+        };
+      },
+    });
+  }
+
+  /** payout/regular/create: to a card or an SBP phone; needs the merchant's grant. */
+  async createRegular(merchant: PayoutMerchant, input: Record<string, unknown>): Promise<PayoutView[]> {
+    if (merchant.grantRegularPayouts !== true) throw new UnauthorizedActionError();
+    const p = parseRegular(input);
+    return this.create(merchant, {
+      kind: 'REGULAR',
+      amount: p.amount,
+      orderId: p.orderId,
+      hashParts: {
+        kind: 'regular', amount: p.amount.toFixed(), type: p.accountType, account: p.identifier,
+        holder: p.cardHolder, bank: p.bankMemberId,
+      },
+      resolve: async (c) => {
+        if (p.accountType === 'SBP') {
+          const r = await c.query<{ active: boolean }>('SELECT active FROM sbp_banks WHERE member_id = $1', [p.bankMemberId]);
+          if (r.rows[0]?.active !== true) throw new DomainError('direction_not_available');
+        }
+        return {
+          kind: 'REGULAR', accountType: p.accountType, payoutAccountId: null, masked: p.masked,
+          enc: encrypt(this.config.tokenEncryptionKey, p.identifier), cardHolder: p.cardHolder, bankMemberId: p.bankMemberId,
+        };
+      },
+    });
+  }
+
+  /**
+   * The money path, one transaction: lock the merchant (serialises limits and order_id), check,
+   * insert the request and its payouts, lock amount + commission per payout in the ledger (the
+   * database refuses an overdraft: balance_not_enough, and nothing of the request stays).
+   */
+  private async create(merchant: PayoutMerchant, req: CreateRequest): Promise<PayoutView[]> {
+    if (merchant.verified === false) throw new DomainError('merchant_not_verified');
+    if (!isValidAmount(req.amount)) throw new DomainError('invalid_amount');
+    const hash = this.requestHash(req.hashParts);
+    const tz = this.config.tz;
+    return withPgTx(this.db.pool, async (c) => {
+      const m = (await c.query<LockedMerchant>(LOCK_MERCHANT_SQL, [merchant.id])).rows[0];
+      if (!m) throw new DomainError('merchant_not_found');
+      if (m.status === 'BANNED') throw new DomainError('merchant_banned');
+      if (!m.verified) throw new DomainError('merchant_not_verified');
+      if (req.orderId !== undefined) {
+        const replay = await this.replay(c, merchant.id, req.orderId, hash);
+        if (replay) return replay;
+      }
+      const target = await req.resolve(c);
+      const max = new Decimal(target.accountType === 'CARD' ? m.maxCard : m.maxSbp);
+      const parts = splitAmount(req.amount, max);
+      if (parts === null) throw new DomainError('invalid_amount');
+      await this.checkLimits(c, merchant.id, m, req.amount);
+
+      // Moderation looks at the whole request, so splitting cannot slip under the threshold.
+      const moderate = m.moderationThreshold !== null && req.amount.gt(m.moderationThreshold);
+      const status = moderate ? 'MODERATING' : 'PROCESS';
+      assertTransition('NEW', status);
+      const feeKind = target.accountType === 'CARD' ? 'payout_card' : 'payout_sbp';
+      const commissions = parts.map((a) => commissionFor(this.config, m, feeKind, a));
+      // Ids sorted, so that ordering by id gives the split order back (replays, status by order_id).
+      const ids = parts.map(() => newId()).sort();
+      const ins = await c.query<{ id: string; created_at: Date }>(INSERT_SQL, [
+        merchant.id, newId(), req.orderId ?? null, hash, target.kind, status, target.accountType, target.payoutAccountId,
+        target.masked, target.enc, target.cardHolder, target.bankMemberId, moderate ? null : this.config.sandboxProcessingDelayMs,
+        ids, parts.map((a) => a.toFixed()), commissions.map((x) => x.toFixed()),
+      ]);
+      if (ins.rowCount === 0) {
+        // The same order_id won meanwhile (only reachable without the merchant lock, kept as the last word).
+        const replay = await this.replay(c, merchant.id, req.orderId!, hash);
+        if (replay) return replay;
+        throw new Error('payout request vanished after an order_id conflict');
+      }
+      for (let i = 0; i < ids.length; i++) {
+        await post(c, {
+          merchantId: merchant.id, currency: 'RUB', kind: 'PAYOUT_LOCK', refType: 'payout', refId: ids[i]!,
+          available: parts[i]!.add(commissions[i]!).neg(), locked: parts[i]!, hold: commissions[i]!,
+        });
+      }
+      const createdAt = new Map(ins.rows.map((r) => [r.id, r.created_at]));
+      return ids.map((id, i) => payoutView({
+        id, status, amount: parts[i]!.toFixed(), commission: commissions[i]!.toFixed(), account_masked: target.masked,
+        currency: 'RUB', created_at: createdAt.get(id)!,
+      }, tz));
+    });
+  }
+
+  /** The same order_id: same parameters -> the stored payouts; other parameters -> 422. */
+  private async replay(c: Queryable, merchantId: string, orderId: string, hash: string): Promise<PayoutView[] | null> {
+    const r = await c.query<{ id: string; request_hash: string }>(
+      'SELECT id, request_hash FROM payout_requests WHERE merchant_id = $1 AND order_id = $2', [merchantId, orderId],
+    );
+    const existing = r.rows[0];
+    if (!existing) return null;
+    if (existing.request_hash !== hash) {
+      throw ValidationError.field('order_id', 'The order id has already been used with other parameters.');
+    }
+    const rows = await c.query<PayoutRow>(`SELECT ${PAYOUT_COLUMNS} FROM payouts WHERE request_id = $1 ORDER BY id COLLATE "C"`, [existing.id]);
+    return rows.rows.map((x) => payoutView(x, this.config.tz));
+  }
+
+  /** Daily and monthly limits over payouts not FAIL/ERROR/DECLINED, in the service time zone. */
+  private async checkLimits(c: Queryable, merchantId: string, m: LockedMerchant, amount: Decimal): Promise<void> {
+    if (m.dailyLimit === null && m.monthlyLimit === null) return;
+    const now = new Date();
+    const day = startOfDay(now, this.config.tz);
+    const month = startOfMonth(now, this.config.tz);
+    const from = month < day ? month : day;
+    const r = await c.query<{ day: string; month: string }>(
+      `SELECT coalesce(sum(amount) FILTER (WHERE created_at >= $2), 0)::text AS day,
+              coalesce(sum(amount) FILTER (WHERE created_at >= $3), 0)::text AS month
+         FROM payouts
+        WHERE merchant_id = $1 AND created_at >= $4 AND status <> ALL($5::"PayoutStatus"[])`,
+      [merchantId, day, month, from, NOT_COUNTED_STATUSES],
+    );
+    const used = r.rows[0]!;
+    if (m.dailyLimit !== null && amount.add(used.day).gt(m.dailyLimit)) throw new DomainError('daily_payout_limit_exceeded');
+    if (m.monthlyLimit !== null && amount.add(used.month).gt(m.monthlyLimit)) throw new DomainError('monthly_payout_limit_exceeded');
+  }
+
+  /** HMAC, not a bare hash: the parameters include full card numbers. */
+  private requestHash(parts: Record<string, string | null>): string {
+    return createHmac('sha256', this.config.tokenEncryptionKey).update(JSON.stringify(parts)).digest('hex');
+  }
+
+  /** payout/status by id, or by order_id (a split request answers its first payout). */
+  async status(merchantId: string, input: Record<string, unknown>): Promise<PayoutView> {
+    const p = statusInput.parse(input);
+    if (p.id === undefined && p.order_id === undefined) {
+      throw new ValidationError({
+        id: ['The id field is required when order id is not present.'],
+        order_id: ['The order id field is required when id is not present.'],
+      });
+    }
+    const r = p.id !== undefined
+      ? await this.db.pool.query<PayoutRow>(`SELECT ${PAYOUT_COLUMNS} FROM payouts WHERE id = $1 AND merchant_id = $2`, [p.id, merchantId])
+      : await this.db.pool.query<PayoutRow>(
+        `SELECT ${PAYOUT_COLUMNS} FROM payouts WHERE merchant_id = $1 AND order_id = $2 ORDER BY id COLLATE "C" LIMIT 1`,
+        [merchantId, p.order_id],
+      );
+    const row = r.rows[0];
+    if (!row) throw new DomainError('payout_not_found');
+    return payoutView(row, this.config.tz);
+  }
+
+  /** payout/search: newest first, cursor pagination (src/http/pagination.ts). */
+  async search(merchantId: string, input: Record<string, unknown>, path: string): Promise<Page<PayoutView>> {
+    const params = parseSearchParams(input, this.config.tz);
+    // Payouts belong to the merchant, not to a shop: a shop_id filter does not apply.
+    return keysetSearch<PayoutRow, PayoutView>(this.db.pool, {
+      table: 'payouts',
+      columns: 'id, status, amount::text AS amount, commission::text AS commission, account_masked, currency, created_at',
+      merchantId,
+      params: { ...params, shopId: undefined },
+      path,
+      map: (r) => payoutView(r, this.config.tz),
+    });
+  }
+
+  /** Operator: MODERATING -> PROCESS (the provider picks it up after the sandbox delay). */
+  async approve(id: string) {
+    return withPgTx(this.db.pool, async (c) => {
+      const row = await this.lockPayout(c, id);
+      assertTransition(row.status, 'PROCESS');
+      await c.query(
+        `UPDATE payouts SET status = 'PROCESS', process_after = now() + $2::int * interval '1 millisecond', updated_at = now() WHERE id = $1`,
+        [id, this.config.sandboxProcessingDelayMs],
+      );
+      return adminPayoutView({ ...row, status: 'PROCESS' }, this.config.tz);
+    });
+  }
+
+  /** Operator: MODERATING -> DECLINED, the money back to available, the webhook enqueued. */
+  async decline(id: string, reason?: string) {
+    return withPgTx(this.db.pool, async (c) => {
+      const row = await this.lockPayout(c, id);
+      await this.finalize(c, row, 'DECLINED', reason ?? 'declined by the operator');
+      return adminPayoutView({ ...row, status: 'DECLINED' }, this.config.tz);
+    });
+  }
+
+  /** Operator list, newest first, optionally by status and merchant. */
+  async list(filter: { status?: string; merchantId?: string; limit?: number }) {
+    const where: string[] = [];
+    const values: unknown[] = [];
+    if (filter.status) { values.push(filter.status); where.push(`status = $${values.length}::"PayoutStatus"`); }
+    if (filter.merchantId) { values.push(filter.merchantId); where.push(`merchant_id = $${values.length}`); }
+    values.push(filter.limit ?? 100);
+    const r = await this.db.pool.query<PayoutRow>(
+      `SELECT ${PAYOUT_COLUMNS} FROM payouts ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
+        ORDER BY created_at DESC, id DESC LIMIT $${values.length}`, values,
+    );
+    return r.rows.map((x) => adminPayoutView(x, this.config.tz));
+  }
+
+  private async lockPayout(c: Queryable, id: string): Promise<PayoutRow> {
+    const r = await c.query<PayoutRow>(`SELECT ${PAYOUT_COLUMNS} FROM payouts WHERE id = $1 FOR UPDATE`, [id]);
+    if (!r.rows[0]) throw new NotFoundError('Payout not found.');
+    return r.rows[0];
+  }
+
+  /**
+   * A final status, in the caller's transaction with the payout row locked: SUCCESS debits the
+   * locked amount and the held commission; FAIL, ERROR, DECLINED return both to available. The
+   * payout webhook is enqueued in the same transaction.
+   */
+  private async finalize(c: Queryable, row: PayoutRow, to: 'SUCCESS' | 'FAIL' | 'ERROR' | 'DECLINED', reason: string | null): Promise<void> {
+    assertTransition(row.status, to);
+    await c.query(
+      `UPDATE payouts SET status = $2::"PayoutStatus", failure_reason = $3, finished_at = now(), lease_until = NULL, updated_at = now() WHERE id = $1`,
+      [row.id, to, reason],
+    );
+    const amount = new Decimal(row.amount);
+    const commission = new Decimal(row.commission);
+    const currency = row.currency as 'RUB';
+    if (to === 'SUCCESS') {
+      await post(c, { merchantId: row.merchant_id, currency, kind: 'PAYOUT_DEBIT', refType: 'payout', refId: row.id, locked: amount.neg(), hold: commission.neg() });
+    } else {
+      await post(c, {
+        merchantId: row.merchant_id, currency, kind: 'PAYOUT_RELEASE', refType: 'payout', refId: row.id,
+        available: amount.add(commission), locked: amount.neg(), hold: commission.neg(),
+      });
+    }
+    const m = await c.query<{ payout_webhook_url: string | null }>('SELECT payout_webhook_url FROM merchants WHERE id = $1', [row.merchant_id]);
+    await enqueueEvent(c, {
+      merchantId: row.merchant_id, kind: 'PAYOUT_WEBHOOK', aggregateId: row.id,
+      url: m.rows[0]?.payout_webhook_url ?? null, fields: payoutWebhookFields(row, to),
+    });
+  }
+
+  /**
+   * One pass of the payout worker: claim due PROCESS payouts (SKIP LOCKED + a lease, so any
+   * number of workers share the work), ask the provider outside any transaction, then finalise
+   * each one only if it is still PROCESS. Returns how many were finalised.
+   */
+  async processDue(batch = 50): Promise<number> {
+    const claimed = await this.db.pool.query<PayoutRow>(
+      `UPDATE payouts SET lease_until = now() + $2::int * interval '1 second', updated_at = now()
+        WHERE id IN (SELECT id FROM payouts
+                      WHERE status = 'PROCESS' AND process_after <= now() AND (lease_until IS NULL OR lease_until < now())
+                      ORDER BY process_after LIMIT $1 FOR UPDATE SKIP LOCKED)
+        RETURNING ${PAYOUT_COLUMNS}`,
+      [batch, LEASE_SECONDS],
+    );
+    let done = 0;
+    for (const row of claimed.rows) {
+      let result: ProviderResult;
+      let account: string | null = null;
+      try {
+        account = decrypt(this.config.tokenEncryptionKey, row.account_enc ?? '');
+      } catch {
+        result = { status: 'ERROR', reason: 'account identifier unreadable' };
+      }
+      if (account !== null) {
+        try {
+          result = await this.provider.send({
+            id: row.id, accountType: row.account_type, account, cardHolder: row.card_holder,
+            bankMemberId: row.bank_member_id, amount: row.amount, currency: row.currency,
+          });
+        } catch {
+          // Unknown outcome: leave it PROCESS; the lease expires and it is asked again.
+          continue;
+        }
+      }
+      const finished = await withPgTx(this.db.pool, async (c) => {
+        const r = await c.query<PayoutRow>(`SELECT ${PAYOUT_COLUMNS} FROM payouts WHERE id = $1 FOR UPDATE`, [row.id]);
+        const cur = r.rows[0];
+        if (!cur || cur.status !== 'PROCESS') return false;
+        await this.finalize(c, cur, result.status, result.reason ?? null);
+        return true;
+      });
+      if (finished) done += 1;
+    }
+    return done;
+  }
+}
+
+/** Splits `amount` into payouts of at most `max` (the remainder last); null past MAX_SPLIT. */
+export function splitAmount(amount: Decimal, max: Decimal): Decimal[] | null {
+  if (amount.div(max).ceil().gt(MAX_SPLIT)) return null;
+  const out: Decimal[] = [];
+  let rest = amount;
+  while (rest.gt(max)) { out.push(max); rest = rest.sub(max); }
+  out.push(rest);
+  return out;
+}

@@ -1,0 +1,83 @@
+import { money8 } from '../../lib/money.js';
+import { formatDateTime } from '../../lib/time.js';
+import type { PayoutWebhookFields } from '../../outbox/events.js';
+
+/** A payout row as the plain-SQL paths read it (NUMERIC as text). */
+export interface PayoutRow {
+  id: string;
+  merchant_id: string;
+  request_id: string;
+  order_id: string | null;
+  kind: 'PERSONAL' | 'REGULAR';
+  status: 'NEW' | 'MODERATING' | 'PROCESS' | 'SUCCESS' | 'FAIL' | 'ERROR' | 'DECLINED';
+  account_type: 'CARD' | 'SBP';
+  account_masked: string;
+  account_enc: string | null;
+  card_holder: string | null;
+  bank_member_id: string | null;
+  amount: string;
+  commission: string;
+  currency: string;
+  is_auto: boolean;
+  created_at: Date;
+}
+
+export const PAYOUT_COLUMNS = `id, merchant_id, request_id, order_id, kind, status, account_type, account_masked,
+  account_enc, card_holder, bank_member_id::text AS bank_member_id, amount::text AS amount,
+  commission::text AS commission, currency, is_auto, created_at`;
+
+/** The spec's Payout object: amounts as 8-decimal strings, the account masked. */
+export interface PayoutView {
+  id: string;
+  status: string;
+  amount: string;
+  commission: string;
+  account_identifier: string;
+  currency: string;
+  created_at: string;
+}
+
+export function payoutView(r: Pick<PayoutRow, 'id' | 'status' | 'amount' | 'commission' | 'account_masked' | 'currency' | 'created_at'>, tz: string): PayoutView {
+  return {
+    id: r.id,
+    status: r.status,
+    amount: money8(r.amount),
+    commission: money8(r.commission),
+    account_identifier: r.account_masked,
+    currency: r.currency,
+    created_at: formatDateTime(r.created_at, tz),
+  };
+}
+
+/** Operator view: the spec's fields plus who and what. */
+export function adminPayoutView(r: PayoutRow, tz: string) {
+  return {
+    ...payoutView(r, tz),
+    merchant_id: r.merchant_id,
+    order_id: r.order_id,
+    kind: r.kind,
+    account_type: r.account_type,
+    request_id: r.request_id,
+  };
+}
+
+/**
+ * The payout webhook (spec part 6). ERROR is sent as FAIL (the spec's webhook knows only
+ * DECLINED, SUCCESS, FAIL); amounts with 8 decimals, exactly the strings signed.
+ */
+export function payoutWebhookFields(r: PayoutRow, status: 'SUCCESS' | 'FAIL' | 'ERROR' | 'DECLINED'): PayoutWebhookFields {
+  return {
+    TrsId: r.id,
+    Amount: money8(r.amount),
+    IsAuto: r.is_auto ? 'true' : 'false',
+    Status: status === 'ERROR' ? 'FAIL' : status,
+    Currency: r.currency,
+    Commission: money8(r.commission),
+    AccountType: r.account_type === 'CARD' ? 'BANK_CARD' : 'SBP',
+    AccountNumber: r.account_masked,
+    BalanceAmount: money8(r.amount),
+    BalanceCommission: money8(r.commission),
+    BalanceCurrency: r.currency,
+    CommissionApplyType: 'sender',
+  };
+}

@@ -1,0 +1,15 @@
+import type { FastifyInstance } from 'fastify';
+import { personalCreateInput } from '../../../domain/payout/payout.input.js';
+import { requestInput } from '../../input.js';
+import { CREATE_ERROR_STATUS, PayoutListSchema } from './schemas.js';
+
+/** POST /api/v1/payout/personal/create: to a stored payout account; may answer several payouts (split). */
+export function personalCreateRoute(app: FastifyInstance): void {
+  app.post('/personal/create', {
+    schema: { tags: ['payout'], summary: 'Payout to a stored payout account', body: personalCreateInput.schema, response: { 200: PayoutListSchema } },
+    config: { subscription: true, errorStatus: CREATE_ERROR_STATUS },
+  }, async (req) => {
+    const data = await app.services.payouts.createPersonal(req.merchant, requestInput(req));
+    return { data, success: true };
+  });
+}
