@@ -8,6 +8,7 @@ import { PayoutAccountService } from './domain/payout-account/payout-account.ser
 import { RateService } from './domain/rate/rate.service.js';
 import { AdjustmentService } from './domain/adjustment/adjustment.service.js';
 import { PaymentService } from './domain/payment/payment.service.js';
+import { PayoutService } from './domain/payout/payout.service.js';
 
 /** Every service class, built once per process; the API, pages, cabinet, CLI and workers share them. */
 export function createServices(config: Config, db: Db) {
@@ -19,7 +20,8 @@ export function createServices(config: Config, db: Db) {
   const rates = new RateService(config, db);
   const adjustments = new AdjustmentService(config, db);
   const payments = new PaymentService(config, db);
-  return { payments, merchants, shops, bills, refunds, payoutAccounts, rates, adjustments };
+  const payouts = new PayoutService(config, db);
+  return { payouts, payments, merchants, shops, bills, refunds, payoutAccounts, rates, adjustments };
 }
 
 export type Services = ReturnType<typeof createServices>;

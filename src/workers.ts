@@ -3,6 +3,7 @@ import type { Config } from './config.js';
 import type { Db } from './db/client.js';
 import type { Services } from './services.js';
 import { startRefundWorker } from './domain/refund/refund.worker.js';
+import { startPayoutWorker } from './domain/payout/payout.worker.js';
 
 export interface WorkerContext { config: Config; db: Db; services: Services; log: FastifyBaseLogger }
 
@@ -13,6 +14,7 @@ export interface Worker { name: string; stop(): Promise<void> }
 export function startWorkers(ctx: WorkerContext): Worker[] {
   const workers: Worker[] = [];
   workers.push(startRefundWorker(ctx));
+  workers.push(startPayoutWorker(ctx));
   void ctx;
   return workers;
 }
