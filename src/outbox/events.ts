@@ -50,7 +50,12 @@ export interface NewEvent {
   kind: OutboxEventKind;
   /** The payment or payout id; with `kind` unique, so a state change enqueues once. */
   aggregateId: string;
-  /** Where to post; null when the merchant has no URL set (the event is then kept, undeliverable, as DEAD). */
+  /**
+   * The URL configured when the event is enqueued; null when none is set: the event is then
+   * kept as DEAD ("no URL configured"), redeliverable once a URL is set. At send time the
+   * worker posts to the owner's CURRENT URL (shop Result URL / payout webhook URL), so a fixed
+   * URL also serves events already waiting for a retry.
+   */
   url: string | null;
   fields: PaymentPostbackFields | PayoutWebhookFields | Record<string, string>;
 }
@@ -61,9 +66,39 @@ export interface NewEvent {
  */
 export async function enqueueEvent(c: Queryable, e: NewEvent): Promise<void> {
   await c.query(
-    `INSERT INTO outbox_events (merchant_id, kind, aggregate_id, url, payload, status)
-     VALUES ($1, $2::"OutboxEventKind", $3, $4, $5::jsonb, $6::"OutboxEventStatus")
+    `INSERT INTO outbox_events (merchant_id, kind, aggregate_id, url, payload, status, last_error)
+     VALUES ($1, $2::"OutboxEventKind", $3, $4, $5::jsonb, $6::"OutboxEventStatus", $7)
      ON CONFLICT (kind, aggregate_id) DO NOTHING`,
-    [e.merchantId, e.kind, e.aggregateId, e.url, JSON.stringify({ fields: e.fields }), e.url ? 'PENDING' : 'DEAD'],
+    [e.merchantId, e.kind, e.aggregateId, e.url || null, JSON.stringify({ fields: e.fields }), e.url ? 'PENDING' : 'DEAD', e.url ? null : NO_URL],
   );
+}
+
+export const NO_URL = 'no URL configured';
+
+/** Field order on the wire, as spec part 6 lists them (JSONB does not keep key order). */
+export const PAYMENT_POSTBACK_ORDER: readonly string[] = ['InvId', 'OutSum', 'Commission', 'Currency', 'CurrencyIn', 'TrsId', 'Status', 'custom'];
+export const PAYOUT_WEBHOOK_ORDER: readonly string[] = [
+  'TrsId', 'Amount', 'IsAuto', 'Status', 'Currency', 'Commission', 'AccountType', 'AccountNumber',
+  'BalanceAmount', 'BalanceCommission', 'BalanceCurrency', 'CommissionApplyType',
+];
+
+/**
+ * The exact application/x-www-form-urlencoded body posted for an event: its fields in the
+ * spec's order (any others after them, by name), then SignatureValue, signed with `token` over
+ * the very strings posted.
+ */
+export function eventBody(kind: OutboxEventKind, fields: Record<string, unknown>, token: string): string {
+  const strings: Record<string, string> = {};
+  for (const [k, v] of Object.entries(fields)) {
+    if (k === 'SignatureValue') continue;
+    strings[k] = v === null || v === undefined ? '' : String(v);
+  }
+  // The signed fields are always posted (empty when absent), so the receiver can check the signature.
+  for (const k of kind === 'PAYOUT_WEBHOOK' ? ['Amount', 'TrsId'] : ['OutSum', 'InvId']) strings[k] ??= '';
+  const order = kind === 'PAYOUT_WEBHOOK' ? PAYOUT_WEBHOOK_ORDER : PAYMENT_POSTBACK_ORDER;
+  const keys = [...order.filter((k) => k in strings), ...Object.keys(strings).filter((k) => !order.includes(k)).sort()];
+  const params = new URLSearchParams();
+  for (const k of keys) params.append(k, strings[k]!);
+  params.append('SignatureValue', signEvent(kind, strings, token));
+  return params.toString();
 }

@@ -1,6 +1,48 @@
+import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
+import { defineInput, requestInput, v } from '../../http/input.js';
 
-/** Operator API: events routes. */
-export default async function eventsAdminRoutes(app: FastifyInstance): Promise<void> {
-  void app;
+const IdParams = Type.Object({ id: Type.String() });
+
+const ListInput = defineInput({
+  status: v.enumOf(['pending', 'delivered', 'dead'] as const),
+  merchant_id: v.string({ max: 64 }),
+  kind: v.enumOf(['PAYMENT_POSTBACK', 'PAYOUT_WEBHOOK', 'TEST_POSTBACK'] as const),
+  before_id: v.string({ max: 20, pattern: /^\d{1,18}$/ }),
+  limit: v.integer({ min: 1, max: 1000 }),
+});
+
+const tags = ['admin'];
+
+/**
+ * Operator API: outbound events (payment postbacks, payout webhooks, test postbacks), with
+ * every delivery attempt; redelivery of one event or of a merchant's dead events; a test
+ * postback to a shop's Result URL.
+ */
+export default async function eventAdminRoutes(app: FastifyInstance): Promise<void> {
+  const { outbox } = app.services;
+
+  app.get('/events', {
+    schema: { tags, summary: 'Events by status and merchant, newest first, each with its attempts', querystring: ListInput.schema },
+  }, async (req) => {
+    const q = ListInput.parse(requestInput(req));
+    const data = await outbox.list({ status: q.status, merchantId: q.merchant_id, kind: q.kind, beforeId: q.before_id, limit: q.limit });
+    return { success: true, data, next_before_id: data.length > 0 && data.length === (q.limit ?? 100) ? data.at(-1)!.id : null };
+  });
+
+  app.get<{ Params: { id: string } }>('/events/:id', {
+    schema: { tags, summary: 'One event with its attempts', params: IdParams },
+  }, async (req) => ({ success: true, ...(await outbox.get(req.params.id)) }));
+
+  app.post<{ Params: { id: string } }>('/events/:id/redeliver', {
+    schema: { tags, summary: 'Send an event again (dead or delivered back to pending, due now)', params: IdParams },
+  }, async (req) => ({ success: true, ...(await outbox.redeliver(req.params.id)) }));
+
+  app.post<{ Params: { id: string } }>('/merchants/:id/events/redeliver-dead', {
+    schema: { tags, summary: "Send every dead event of a merchant again", params: IdParams },
+  }, async (req) => ({ success: true, ...(await outbox.redeliverDead(req.params.id)) }));
+
+  app.post<{ Params: { id: string } }>('/shops/:id/test-postback', {
+    schema: { tags, summary: "Post a signed test postback to the shop's Result URL now, and answer what happened", params: IdParams },
+  }, async (req) => ({ success: true, ...(await outbox.sendTestPostback(null, req.params.id)) }));
 }

@@ -1,0 +1,361 @@
+import { hostname } from 'node:os';
+import { randomBytes } from 'node:crypto';
+import type { Queryable } from '../domain/ledger/ledger.js';
+import type { WorkerContext, Worker } from '../workers.js';
+import type { OutboxEventKind } from '../generated/prisma/enums.js';
+import { eventBody, NO_URL } from './events.js';
+import { sendForm } from './http-sender.js';
+import { decide, type EventDecision } from './retry.js';
+import { assertTransition } from './outbox-event.states.js';
+
+export interface OutboxWorkerOptions {
+  /** Lease owner name; unique per worker. */
+  workerId?: string;
+  /** Deliveries in flight at most. */
+  concurrency?: number;
+  /** How long a claimed event is ours; another worker takes it over after that. */
+  leaseMs?: number;
+  /** Per-attempt HTTP timeout (must stay well under leaseMs). */
+  timeoutMs?: number;
+  /** Sleep when nothing is due. */
+  pollMs?: number;
+  /** The clock (injectable: retry-schedule tests move it instead of waiting). */
+  now?: () => Date;
+  /** Jitter source in [0, 1). */
+  random?: () => number;
+  /** Retry delays (default RETRY_DELAYS_MS, about 24 h); the attempts allowed are one more. */
+  retryDelaysMs?: readonly number[];
+  /** Defaults to config.allowPrivateWebhookUrls. */
+  allowPrivate?: boolean;
+}
+
+/** What delivery needs: the token decryption only, so a service can deliver too (test postback). */
+export type OutboxCtx = Pick<WorkerContext, 'config' | 'db' | 'log'> & { services: { merchants: { decryptToken(enc: string): string } } };
+type Ctx = OutboxCtx;
+
+/** An event claimed under our lease, with what is needed to send it. */
+export interface ClaimedEvent {
+  id: string;
+  merchantId: string;
+  kind: OutboxEventKind;
+  aggregateId: string;
+  fields: Record<string, unknown>;
+  /** Attempts made before this one. */
+  attempts: number;
+  /** The owner's current URL (resolved at send time), null when none is configured. */
+  url: string | null;
+  tokenEnc: string;
+}
+
+/** The outcome of one claimed event, waiting to be written (in bulk). */
+export interface DeliveryResult {
+  eventId: string;
+  decision: EventDecision;
+  lastError: string | null;
+  /** null when nothing was sent (no URL configured). */
+  attempt: {
+    attemptedAt: Date;
+    httpStatus: number | null;
+    latencyMs: number;
+    error: string | null;
+    responseHead: string | null;
+  } | null;
+}
+
+// The URL an event goes to is the one configured NOW: the shop's Result URL for a payment
+// postback, the merchant's payout webhook URL for a payout webhook. Events whose payment or
+// payout row is not found (test postbacks) keep the URL stored at enqueue time.
+const CLAIM_SELECT = `
+  SELECT c.id::text AS id, c.merchant_id, c.kind::text AS kind, c.aggregate_id, c.payload, c.attempts, m.api_token_enc,
+         CASE WHEN c.kind = 'PAYMENT_POSTBACK' AND p.id IS NOT NULL THEN s.result_url
+              WHEN c.kind = 'PAYOUT_WEBHOOK' AND po.id IS NOT NULL THEN m.payout_webhook_url
+              ELSE c.url END AS target_url
+    FROM claimed c
+    JOIN merchants m ON m.id = c.merchant_id
+    LEFT JOIN payments p ON c.kind = 'PAYMENT_POSTBACK' AND p.id = c.aggregate_id
+    LEFT JOIN shops s ON s.id = p.shop_id
+    LEFT JOIN payouts po ON c.kind = 'PAYOUT_WEBHOOK' AND po.id = c.aggregate_id`;
+
+const CLAIM_DUE_SQL = `
+  WITH claimed AS (
+    UPDATE outbox_events e SET lease_owner = $1, lease_until = $3
+     WHERE e.id IN (
+       SELECT id FROM outbox_events
+        WHERE status = 'PENDING' AND next_attempt_at <= $2 AND (lease_until IS NULL OR lease_until <= $2)
+        ORDER BY next_attempt_at
+        LIMIT $4
+        FOR UPDATE SKIP LOCKED)
+    RETURNING e.id, e.merchant_id, e.kind, e.aggregate_id, e.url, e.payload, e.attempts)
+  ${CLAIM_SELECT}`;
+
+const CLAIM_ONE_SQL = `
+  WITH claimed AS (
+    UPDATE outbox_events e SET lease_owner = $1, lease_until = $3
+     WHERE e.id = $4 AND e.status = 'PENDING' AND (e.lease_until IS NULL OR e.lease_until <= $2)
+    RETURNING e.id, e.merchant_id, e.kind, e.aggregate_id, e.url, e.payload, e.attempts)
+  ${CLAIM_SELECT}`;
+
+// One statement writes a whole batch of results: the events (only those whose lease is still
+// ours: a worker that lost its lease cannot finish an event) and every attempt made.
+const RECORD_SQL = `
+  WITH r AS (
+    SELECT * FROM unnest($2::bigint[], $3::text[], $4::timestamptz[], $5::text[], $6::boolean[],
+                         $7::timestamptz[], $8::int[], $9::int[], $10::text[], $11::text[])
+      AS r(id, status, next_at, last_error, attempted, attempted_at, http_status, latency_ms, error, response_head)
+  ), upd AS (
+    UPDATE outbox_events e
+       SET status = r.status::"OutboxEventStatus",
+           attempts = e.attempts + CASE WHEN r.attempted THEN 1 ELSE 0 END,
+           next_attempt_at = COALESCE(r.next_at, e.next_attempt_at),
+           last_error = r.last_error,
+           delivered_at = CASE WHEN r.status = 'DELIVERED' THEN r.attempted_at ELSE e.delivered_at END,
+           lease_owner = NULL, lease_until = NULL
+      FROM r
+     WHERE e.id = r.id AND e.lease_owner = $1
+    RETURNING e.id
+  ), ins AS (
+    INSERT INTO delivery_attempts (event_id, attempted_at, http_status, latency_ms, error, response_head)
+    SELECT id, attempted_at, http_status, latency_ms, error, response_head FROM r WHERE attempted
+  )
+  SELECT count(*)::int AS n FROM upd`;
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/**
+ * Claims due events under a lease, posts them, and writes the results in bulk. Used by the
+ * background loop (startOutboxWorker), by test postbacks (deliverNow), and by tests that drive
+ * it step by step with an injected clock (runOnce).
+ */
+export class OutboxDeliverer {
+  readonly workerId: string;
+  readonly leaseMs: number;
+  readonly timeoutMs: number;
+  readonly now: () => Date;
+  private readonly random: () => number;
+  private readonly allowPrivate: boolean;
+  private readonly delays: readonly number[] | undefined;
+  private readonly tokens = new Map<string, string>();
+
+  constructor(private readonly ctx: Ctx, opts: OutboxWorkerOptions = {}) {
+    this.workerId = opts.workerId ?? `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
+    this.leaseMs = opts.leaseMs ?? 60_000;
+    this.timeoutMs = opts.timeoutMs ?? 10_000;
+    this.now = opts.now ?? (() => new Date());
+    this.random = opts.random ?? Math.random;
+    this.allowPrivate = opts.allowPrivate ?? ctx.config.allowPrivateWebhookUrls;
+    this.delays = opts.retryDelaysMs;
+  }
+
+  /** Claims up to `limit` due events (FOR UPDATE SKIP LOCKED: concurrent workers never share one). */
+  async claim(limit: number, q: Queryable = this.ctx.db.pool): Promise<ClaimedEvent[]> {
+    const now = this.now();
+    const r = await q.query(CLAIM_DUE_SQL, [this.workerId, now, new Date(now.getTime() + this.leaseMs), limit]);
+    return r.rows.map(toClaimed);
+  }
+
+  /** Claims one given event if it is pending and not leased by another worker. */
+  async claimOne(eventId: string): Promise<ClaimedEvent | null> {
+    const now = this.now();
+    const r = await this.ctx.db.pool.query(CLAIM_ONE_SQL, [this.workerId, now, new Date(now.getTime() + this.leaseMs), eventId]);
+    return r.rows[0] ? toClaimed(r.rows[0]) : null;
+  }
+
+  /** Posts one claimed event (never throws) and decides its next state. */
+  async deliver(ev: ClaimedEvent, opts: { retries?: boolean } = {}): Promise<DeliveryResult> {
+    const attemptedAt = this.now();
+    if (!ev.url) return { eventId: ev.id, decision: { status: 'DEAD' }, lastError: NO_URL, attempt: null };
+    let token: string;
+    try {
+      token = this.token(ev.tokenEnc);
+    } catch {
+      // The encryption key changed under the stored token: nothing can be signed; keep it for retry.
+      this.ctx.log.error({ eventId: ev.id, merchantId: ev.merchantId }, 'outbox: cannot decrypt the merchant token');
+      const decision = decide({ kind: 'retryable', reason: 'cannot sign' }, ev.attempts + 1, attemptedAt, this.random, this.delays);
+      return { eventId: ev.id, decision, lastError: 'cannot sign: token not decryptable', attempt: { attemptedAt, httpStatus: null, latencyMs: 0, error: 'cannot sign: token not decryptable', responseHead: null } };
+    }
+    const body = eventBody(ev.kind, ev.fields, token);
+    const r = await sendForm(ev.url, body, { timeoutMs: this.timeoutMs, allowPrivate: this.allowPrivate });
+    let decision = decide(r.outcome, ev.attempts + 1, this.now(), this.random, this.delays);
+    if (decision.status === 'PENDING' && opts.retries === false) decision = { status: 'DEAD' };
+    assertTransition('PENDING', decision.status);
+    const lastError = r.outcome.kind === 'delivered' ? null : (r.error ?? r.outcome.reason);
+    if (r.outcome.kind !== 'delivered') {
+      this.ctx.log.warn({ eventId: ev.id, merchantId: ev.merchantId, kind: ev.kind, attempt: ev.attempts + 1, status: r.httpStatus, error: lastError, next: decision.status }, 'outbox: delivery failed');
+    }
+    return {
+      eventId: ev.id, decision, lastError,
+      attempt: { attemptedAt, httpStatus: r.httpStatus, latencyMs: r.latencyMs, error: r.error, responseHead: r.responseHead },
+    };
+  }
+
+  /** Writes a batch of results in one statement; returns how many events were still ours. */
+  async record(results: DeliveryResult[]): Promise<number> {
+    if (results.length === 0) return 0;
+    const cols = {
+      id: [] as string[], status: [] as string[], next: [] as (Date | null)[], err: [] as (string | null)[],
+      attempted: [] as boolean[], at: [] as Date[], http: [] as (number | null)[], lat: [] as number[],
+      aerr: [] as (string | null)[], head: [] as (string | null)[],
+    };
+    for (const x of results) {
+      cols.id.push(x.eventId);
+      cols.status.push(x.decision.status);
+      cols.next.push(x.decision.status === 'PENDING' ? x.decision.nextAttemptAt : null);
+      cols.err.push(x.lastError);
+      cols.attempted.push(x.attempt !== null);
+      cols.at.push(x.attempt?.attemptedAt ?? this.now());
+      cols.http.push(x.attempt?.httpStatus ?? null);
+      cols.lat.push(x.attempt?.latencyMs ?? 0);
+      cols.aerr.push(x.attempt?.error ?? null);
+      cols.head.push(x.attempt?.responseHead ?? null);
+    }
+    const r = await this.ctx.db.pool.query(RECORD_SQL, [
+      this.workerId, cols.id, cols.status, cols.next, cols.err, cols.attempted, cols.at, cols.http, cols.lat, cols.aerr, cols.head,
+    ]);
+    return r.rows[0].n as number;
+  }
+
+  /** Gives back every lease this worker still holds (graceful stop). */
+  async releaseAll(): Promise<number> {
+    const r = await this.ctx.db.pool.query(
+      `UPDATE outbox_events SET lease_owner = NULL, lease_until = NULL WHERE lease_owner = $1 AND status = 'PENDING'`,
+      [this.workerId],
+    );
+    return r.rowCount ?? 0;
+  }
+
+  /** Gives back the leases of these events (claimed but not sent). */
+  async release(ids: string[]): Promise<number> {
+    if (ids.length === 0) return 0;
+    const r = await this.ctx.db.pool.query(
+      `UPDATE outbox_events SET lease_owner = NULL, lease_until = NULL WHERE id = ANY($2::bigint[]) AND lease_owner = $1`,
+      [this.workerId, ids],
+    );
+    return r.rowCount ?? 0;
+  }
+
+  /** One step: claim up to `limit` due events, post them all concurrently, record the results. */
+  async runOnce(limit = 100): Promise<{ claimed: number; delivered: number; results: DeliveryResult[] }> {
+    const events = await this.claim(limit);
+    const results = await Promise.all(events.map((e) => this.deliver(e)));
+    await this.record(results);
+    return { claimed: events.length, delivered: results.filter((r) => r.decision.status === 'DELIVERED').length, results };
+  }
+
+  private token(enc: string): string {
+    let t = this.tokens.get(enc);
+    if (t === undefined) {
+      t = this.ctx.services.merchants.decryptToken(enc);
+      if (this.tokens.size > 10_000) this.tokens.clear();
+      this.tokens.set(enc, t);
+    }
+    return t;
+  }
+}
+
+function toClaimed(row: Record<string, unknown>): ClaimedEvent {
+  const payload = (row.payload ?? {}) as { fields?: Record<string, unknown> };
+  return {
+    id: row.id as string,
+    merchantId: row.merchant_id as string,
+    kind: row.kind as OutboxEventKind,
+    aggregateId: row.aggregate_id as string,
+    fields: payload.fields ?? {},
+    attempts: row.attempts as number,
+    url: (row.target_url as string | null) || null,
+    tokenEnc: row.api_token_enc as string,
+  };
+}
+
+/**
+ * The outbox delivery loop: keeps up to `concurrency` deliveries in flight, claiming as slots
+ * free up (an event is claimed only when it can be posted at once, so its lease covers its
+ * whole attempt), and writes results in batches. `stop()` stops claiming, lets what is in
+ * flight finish (each attempt is bounded by its timeout), records it, and releases any lease
+ * still held.
+ */
+export function startOutboxWorker(ctx: Ctx, opts: OutboxWorkerOptions = {}): Worker & { deliverer: OutboxDeliverer } {
+  const d = new OutboxDeliverer(ctx, opts);
+  const concurrency = opts.concurrency ?? 64;
+  const pollMs = opts.pollMs ?? 200;
+  const inflight = new Set<Promise<void>>();
+  const buffer: DeliveryResult[] = [];
+  let flushing: Promise<void> | null = null;
+  let stopping = false;
+  let wake: (() => void) | null = null;
+
+  const nap = (ms: number, wakeOnSlot: boolean) => new Promise<void>((resolve) => {
+    const t = setTimeout(() => { wake = null; resolve(); }, ms);
+    wake = () => {
+      if (!wakeOnSlot && !stopping) return;
+      clearTimeout(t); wake = null; resolve();
+    };
+  });
+
+  const flush = (): Promise<void> => {
+    if (flushing) return flushing;
+    flushing = (async () => {
+      while (buffer.length > 0) {
+        const batch = buffer.splice(0, 1000);
+        try {
+          await d.record(batch);
+        } catch (err) {
+          // Database unavailable: keep the results and try again. If this worker dies first,
+          // the leases expire and another worker sends again (at-least-once).
+          ctx.log.error({ err }, 'outbox: cannot record delivery results');
+          buffer.unshift(...batch);
+          await sleep(500);
+        }
+      }
+      flushing = null;
+    })();
+    return flushing;
+  };
+
+  const start = (ev: ClaimedEvent) => {
+    const p: Promise<void> = d.deliver(ev, { retries: ev.kind !== 'TEST_POSTBACK' })
+      .then((r) => { buffer.push(r); void flush(); })
+      .finally(() => { inflight.delete(p); wake?.(); });
+    inflight.add(p);
+  };
+
+  const loop = (async () => {
+    let backlog = false;
+    while (!stopping) {
+      const free = concurrency - inflight.size;
+      // Claim in chunks (one round trip for many events), not one event per freed slot.
+      if (free > 0 && (inflight.size === 0 || free >= Math.max(1, Math.floor(concurrency / 4)))) {
+        let events: ClaimedEvent[] = [];
+        try {
+          events = await d.claim(free);
+        } catch (err) {
+          ctx.log.error({ err }, 'outbox: claim failed');
+          await nap(Math.max(pollMs, 1000), false);
+          continue;
+        }
+        if (stopping) {
+          // Claimed while stopping: not sent; given back at once.
+          await d.release(events.map((e) => e.id)).catch(() => {});
+          break;
+        }
+        for (const e of events) start(e);
+        backlog = events.length === free;
+      }
+      if (stopping) break;
+      // With a backlog, go on as soon as slots free up; otherwise poll.
+      await nap(pollMs, backlog);
+    }
+  })();
+
+  return {
+    name: 'outbox',
+    deliverer: d,
+    async stop() {
+      stopping = true;
+      wake?.();
+      await loop;
+      await Promise.allSettled([...inflight]);
+      await flush();
+      await d.releaseAll().catch((err) => ctx.log.error({ err }, 'outbox: cannot release leases'));
+    },
+  };
+}
