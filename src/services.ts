@@ -1,5 +1,6 @@
 import type { Config } from './config.js';
 import type { Db } from './db/client.js';
+import { OutboxService } from './outbox/outbox.service.js';
 import { MerchantService } from './domain/merchant/merchant.service.js';
 import { ShopService } from './domain/shop/shop.service.js';
 import { BillService } from './domain/bill/bill.service.js';
@@ -21,7 +22,8 @@ export function createServices(config: Config, db: Db) {
   const adjustments = new AdjustmentService(config, db);
   const payments = new PaymentService(config, db);
   const payouts = new PayoutService(config, db);
-  return { payouts, payments, merchants, shops, bills, refunds, payoutAccounts, rates, adjustments };
+  const outbox = new OutboxService(config, db, merchants);
+  return { outbox, payouts, payments, merchants, shops, bills, refunds, payoutAccounts, rates, adjustments };
 }
 
 export type Services = ReturnType<typeof createServices>;

@@ -2,6 +2,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from './config.js';
 import type { Db } from './db/client.js';
 import type { Services } from './services.js';
+import { startOutboxWorker } from './outbox/worker.js';
 import { startRefundWorker } from './domain/refund/refund.worker.js';
 import { startPayoutWorker } from './domain/payout/payout.worker.js';
 
@@ -13,6 +14,7 @@ export interface Worker { name: string; stop(): Promise<void> }
 /** Every background worker of the service (outbox delivery, sandbox processing...). */
 export function startWorkers(ctx: WorkerContext): Worker[] {
   const workers: Worker[] = [];
+  workers.push(startOutboxWorker(ctx));
   workers.push(startRefundWorker(ctx));
   workers.push(startPayoutWorker(ctx));
   void ctx;
