@@ -32,6 +32,7 @@ const FEES = [
 
 const has = (o: Record<string, unknown>, k: string) => Object.prototype.hasOwnProperty.call(o, k);
 const isClear = (x: unknown) => x === null || x === '';
+const given = (x: unknown) => x !== undefined && !isClear(x);
 
 /**
  * PATCH /admin/v1/merchants/{id}: only the keys present change. `null` (or "") clears a limit,
@@ -42,25 +43,25 @@ const isClear = (x: unknown) => x === null || x === '';
 export function parseMerchantPatch(body: Record<string, unknown>): MerchantPatch {
   const errors = new Errors();
   const patch: MerchantPatch = {};
-  if (!isClear(body.status)) {
+  if (given(body.status)) {
     const s = enumField(errors, 'status', body.status, ['active', 'banned'] as const);
     if (s) patch.status = s === 'active' ? 'ACTIVE' : 'BANNED';
   }
-  if (!isClear(body.verified) && body.verified !== undefined) {
+  if (given(body.verified)) {
     const b = boolField(errors, 'verified', body.verified);
     if (b !== undefined) patch.verified = b;
   }
-  if (!isClear(body.subscription) && body.subscription !== undefined) {
+  if (given(body.subscription)) {
     const s = enumField(errors, 'subscription', body.subscription, ['active', 'inactive', 'none'] as const);
     if (s) patch.subscription = s.toUpperCase() as MerchantPatch['subscription'];
   }
   const grants = objectField(errors, 'grants', body.grants);
   if (grants) {
-    if (grants.refunds !== undefined && grants.refunds !== null) {
+    if (given(grants.refunds)) {
       const b = boolField(errors, 'grants.refunds', grants.refunds);
       if (b !== undefined) patch.grantRefunds = b;
     }
-    if (grants.regular_payouts !== undefined && grants.regular_payouts !== null) {
+    if (given(grants.regular_payouts)) {
       const b = boolField(errors, 'grants.regular_payouts', grants.regular_payouts);
       if (b !== undefined) patch.grantRegularPayouts = b;
     }
