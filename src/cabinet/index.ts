@@ -1,6 +1,123 @@
-import type { FastifyInstance } from 'fastify';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import cookie from '@fastify/cookie';
+import view from '@fastify/view';
+import { Eta } from 'eta';
+import { safeEqual } from '../lib/crypto.js';
+import { NotFoundError } from '../http/errors.js';
+import { pickLang, translator } from './i18n.js';
+import { BASE, LOGIN_CSRF_COOKIE, SESSION_COOKIE, formBody, render } from './context.js';
+export { LOGIN_CSRF_COOKIE, SESSION_COOKIE };
+import { SessionStore } from './session.js';
+import type { CabinetRouteOptions } from './context.js';
+import authRoutes from './routes/auth.js';
+import dashboardRoutes from './routes/dashboard.js';
+import billRoutes from './routes/bills.js';
+import paymentRoutes from './routes/payments.js';
+import payoutRoutes from './routes/payouts.js';
+import shopRoutes from './routes/shops.js';
+import webhookRoutes from './routes/webhooks.js';
+import apiRoutes from './routes/api.js';
+import accountRoutes from './routes/accounts.js';
 
-/** Merchant cabinet, /cabinet/*. */
+const VIEWS = fileURLToPath(new URL('./views', import.meta.url));
+const ASSETS = {
+  'app.css': { type: 'text/css; charset=utf-8', body: readFileSync(fileURLToPath(new URL('./assets/app.css', import.meta.url))) },
+  'app.js': { type: 'text/javascript; charset=utf-8', body: readFileSync(fileURLToPath(new URL('./assets/app.js', import.meta.url))) },
+} as const;
+
+// Nothing inline: scripts and styles come from /cabinet/assets only.
+const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
+  "form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+
+
+/** Merchant cabinet, /cabinet/*: server-rendered pages over the same service classes as the API. */
 export default async function cabinetRoutes(app: FastifyInstance): Promise<void> {
-  void app;
+  const secure = app.config.publicBaseUrl.startsWith('https://');
+  const sessions = new SessionStore(app.db);
+  app.decorateRequest('cabinet', null as never);
+
+  await app.register(cookie);
+  await app.register(view, {
+    engine: { eta: new Eta({ views: VIEWS, autoEscape: true, cache: true }) },
+    root: VIEWS,
+    production: true,
+    propertyName: 'cabinetView',
+  });
+
+  const cookieOpts = { path: BASE, httpOnly: true, sameSite: 'lax' as const, secure };
+
+  app.addHook('onRequest', async (req, reply) => {
+    const { lang, fromQuery } = pickLang(req);
+    if (fromQuery) reply.setCookie('cab_lang', lang, { ...cookieOpts, maxAge: 365 * 86400 });
+    req.cabinet = { lang, t: translator(lang), session: null };
+  });
+
+  app.addHook('preHandler', async (req, reply) => {
+    if (req.routeOptions.config.cabinetPublic) return;
+    const s = await sessions.load(req.cookies[SESSION_COOKIE]);
+    if (!s || s.merchant.status === 'BANNED') {
+      if (s) await sessions.destroy(s.id);
+      reply.clearCookie(SESSION_COOKIE, { path: BASE });
+      const next = req.method === 'GET' ? `?next=${encodeURIComponent(req.url)}` : '';
+      return reply.redirect(`${BASE}/login${next}`, 303);
+    }
+    req.cabinet.session = s;
+    if (req.method === 'POST') {
+      const sent = formBody(req)._csrf ?? '';
+      if (!safeEqual(sent, s.csrfToken)) return csrfRefused(req, reply);
+    }
+  });
+
+  app.addHook('onSend', async (_req, reply, payload) => {
+    reply.header('content-security-policy', CSP);
+    reply.header('x-frame-options', 'DENY');
+    reply.header('x-content-type-options', 'nosniff');
+    reply.header('referrer-policy', 'same-origin');
+    if (!String(reply.getHeader('content-type') ?? '').startsWith('text/css') && !String(reply.getHeader('content-type') ?? '').startsWith('text/javascript')) {
+      reply.header('cache-control', 'no-store');
+    }
+    return payload;
+  });
+
+  app.get('/assets/:file', { config: { cabinetPublic: true }, schema: { hide: true } }, async (req, reply) => {
+    const a = ASSETS[(req.params as { file: string }).file as keyof typeof ASSETS];
+    if (!a) throw new NotFoundError();
+    return reply.type(a.type).header('cache-control', 'public, max-age=3600').send(a.body);
+  });
+
+  app.setNotFoundHandler(async (req, reply) => {
+    if (!req.cabinet) req.cabinet = { lang: 'en', t: translator('en'), session: null };
+    return errorPage(req, reply, 404, req.cabinet.t('error.not_found'));
+  });
+  app.setErrorHandler(async (err, req, reply) => {
+    if (!req.cabinet) req.cabinet = { lang: 'en', t: translator('en'), session: null };
+    if (err instanceof NotFoundError) return errorPage(req, reply, 404, req.cabinet.t('error.not_found'));
+    const status = (err as { statusCode?: number }).statusCode;
+    if (typeof status === 'number' && status >= 400 && status < 500) return errorPage(req, reply, status, req.cabinet.t('error.general'));
+    req.log.error({ err }, 'cabinet error');
+    return errorPage(req, reply, 500, req.cabinet.t('error.general'));
+  });
+
+  const opts: CabinetRouteOptions = { sessions, cookieOpts };
+  await app.register(authRoutes, opts);
+  await app.register(dashboardRoutes);
+  await app.register(billRoutes, { prefix: '/bills' });
+  await app.register(paymentRoutes, { prefix: '/payments' });
+  await app.register(payoutRoutes, { prefix: '/payouts' });
+  await app.register(shopRoutes, { prefix: '/shops' });
+  await app.register(webhookRoutes, { prefix: '/webhooks' });
+  await app.register(apiRoutes, { prefix: '/api' });
+  await app.register(accountRoutes, { prefix: '/accounts' });
 }
+
+function errorPage(req: FastifyRequest, reply: FastifyReply, status: number, message: string) {
+  reply.status(status);
+  return render(req, reply, 'error', { status, message });
+}
+
+function csrfRefused(req: FastifyRequest, reply: FastifyReply) {
+  return errorPage(req, reply, 403, req.cabinet.t('csrf.invalid'));
+}
+

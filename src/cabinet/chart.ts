@@ -1,0 +1,48 @@
+import { Decimal } from 'decimal.js';
+
+export interface DayPoint { day: string; total: Decimal }
+
+const esc = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+/**
+ * The 30-day turnover as an inline SVG bar chart, rendered on the server: no script, no CDN,
+ * nothing the CSP has to allow. Each bar carries a <title> (hover/long-press) and the whole
+ * chart a text label for screen readers.
+ */
+export function turnoverSvg(points: DayPoint[], label: string, currency: string): string {
+  const W = 720; const H = 200; const padL = 56; const padB = 24; const padT = 10;
+  const max = points.reduce((m, p) => Decimal.max(m, p.total), new Decimal(0));
+  const scaleMax = max.gt(0) ? niceCeil(max) : new Decimal(1);
+  const plotW = W - padL - 8; const plotH = H - padB - padT;
+  const bw = plotW / points.length;
+  const parts: string[] = [];
+  for (let i = 0; i <= 4; i++) {
+    const v = scaleMax.mul(i).div(4);
+    const y = padT + plotH - (plotH * i) / 4;
+    parts.push(`<line x1="${padL}" x2="${W - 8}" y1="${y.toFixed(1)}" y2="${y.toFixed(1)}" class="grid"/>`);
+    parts.push(`<text x="${padL - 6}" y="${(y + 4).toFixed(1)}" text-anchor="end" class="axis">${esc(short(v))}</text>`);
+  }
+  points.forEach((p, i) => {
+    const h = p.total.gt(0) ? Math.max(1, p.total.div(scaleMax).mul(plotH).toNumber()) : 0;
+    const x = padL + i * bw + bw * 0.15;
+    const y = padT + plotH - h;
+    parts.push(`<rect x="${x.toFixed(1)}" y="${y.toFixed(1)}" width="${(bw * 0.7).toFixed(1)}" height="${h.toFixed(1)}" class="bar" rx="2"><title>${esc(p.day)}: ${esc(p.total.toFixed(2))} ${esc(currency)}</title></rect>`);
+    if (i % 5 === 0 || i === points.length - 1) {
+      parts.push(`<text x="${(padL + i * bw + bw / 2).toFixed(1)}" y="${H - 6}" text-anchor="middle" class="axis">${esc(p.day.slice(5))}</text>`);
+    }
+  });
+  return `<svg class="chart" viewBox="0 0 ${W} ${H}" role="img" aria-label="${esc(label)}" preserveAspectRatio="none">${parts.join('')}</svg>`;
+}
+
+function niceCeil(d: Decimal): Decimal {
+  const exp = Math.floor(Math.log10(d.toNumber()));
+  const base = new Decimal(10).pow(exp);
+  for (const m of [1, 2, 2.5, 5, 10]) if (base.mul(m).gte(d)) return base.mul(m);
+  return base.mul(10);
+}
+
+function short(v: Decimal): string {
+  if (v.gte(1e6)) return `${v.div(1e6).toDecimalPlaces(1).toString()}M`;
+  if (v.gte(1e3)) return `${v.div(1e3).toDecimalPlaces(1).toString()}k`;
+  return v.toDecimalPlaces(2).toString();
+}

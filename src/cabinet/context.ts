@@ -1,0 +1,131 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { Decimal } from 'decimal.js';
+import { formatDateTime } from '../lib/time.js';
+import { money2, money8 } from '../lib/money.js';
+import { DomainError, ValidationError } from '../http/errors.js';
+import { UnsafeUrlError } from '../outbox/url-guard.js';
+import { fieldMessage, translator, type Lang, type T } from './i18n.js';
+import type { CabinetSession } from './session.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    cabinet: CabinetRequest;
+  }
+  interface FastifyContextConfig {
+    /** Cabinet routes reachable without a session (sign-in, assets). */
+    cabinetPublic?: boolean;
+  }
+  interface FastifyReply {
+    cabinetView(page: string, data?: object): Promise<string>;
+  }
+}
+
+export interface CabinetRequest {
+  lang: Lang;
+  t: T;
+  session: CabinetSession | null;
+}
+
+export const BASE = '/cabinet';
+export const SESSION_COOKIE = 'cab_sid';
+export const LOGIN_CSRF_COOKIE = 'cab_pre';
+
+export interface CabinetRouteOptions {
+  sessions: import('./session.js').SessionStore;
+  cookieOpts: { path: string; httpOnly: boolean; sameSite: 'lax'; secure: boolean };
+}
+
+/** Form errors: a message at the top and messages next to fields, in the user's language. */
+export interface FormErrors {
+  top?: string;
+  fields: Record<string, string>;
+}
+
+/**
+ * Turns what a service threw into form errors: DomainError keys become translated messages at
+ * the top (or next to `fieldOf[code]`), ValidationError fields next to their inputs.
+ * Anything else is rethrown (a real bug, answered by the cabinet's error page).
+ */
+export function formErrors(req: FastifyRequest, err: unknown, fieldOf: Record<string, string> = {}): FormErrors {
+  const { t, lang } = req.cabinet;
+  if (err instanceof ValidationError) {
+    const fields: Record<string, string> = {};
+    for (const [k, msgs] of Object.entries(err.errors)) fields[k] = msgs.map((m) => fieldMessage(lang, m)).join(' ');
+    return { top: t('common.fix'), fields };
+  }
+  if (err instanceof DomainError) {
+    const msg = t(`error.${err.code}`);
+    const field = fieldOf[err.code];
+    return field ? { top: t('common.fix'), fields: { [field]: msg } } : { top: msg, fields: {} };
+  }
+  if (err instanceof UnsafeUrlError) return { top: t('common.fix'), fields: { url: t('error.unsafe_url', { reason: err.message }) } };
+  if (err instanceof Error && err.message === 'This action is unauthorized.') return { top: t('error.unauthorized'), fields: {} };
+  throw err;
+}
+
+const esc = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+/** The helpers and common data every cabinet template gets. */
+export function render(req: FastifyRequest, reply: FastifyReply, page: string, data: Record<string, unknown> = {}) {
+  const { t, lang, session } = req.cabinet;
+  const tz = req.server.config.tz;
+  const url = new URL(req.url, 'http://x');
+  const langUrl = (l: Lang) => { const u = new URL(url); u.searchParams.set('lang', l); return u.pathname + u.search; };
+  const okKey = url.searchParams.get('ok');
+  const flash = okKey && /^[a-z]+\.[a-z_]+$/.test(okKey) && t(okKey) !== okKey ? t(okKey) : null;
+  const h = {
+    date: (d: Date | null | undefined) => (d ? formatDateTime(d, tz) : ''),
+    m2: (d: Decimal.Value | null | undefined) => (d === null || d === undefined ? '' : money2(d.toString())),
+    m8: (d: Decimal.Value | null | undefined) => (d === null || d === undefined ? '' : money8(d.toString())),
+    status: (s: string) => t(`status.${s}`),
+    qs: (params: Record<string, unknown>) => {
+      const u = new URLSearchParams();
+      for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== null && v !== '') u.set(k, String(v));
+      const s = u.toString();
+      return s ? `?${s}` : '';
+    },
+  };
+  const ctx: Record<string, unknown> = {
+    base: BASE, t, lang, h, langUrl, flash, path: url.pathname,
+    csrf: session?.csrfToken ?? '', merchant: session?.merchant ?? null,
+    errors: { fields: {} }, values: {}, ...data,
+  };
+  const fe = (ctx.errors as FormErrors).fields ?? {};
+  // Field errors next to their inputs, tied to them for screen readers.
+  Object.assign(h, {
+    err: (name: string) => (fe[name] ? `<p class="field-error" id="err-${esc(name)}">${esc(fe[name]!)}</p>` : ''),
+    aria: (name: string) => (fe[name] ? ` aria-invalid="true" aria-describedby="err-${esc(name)}"` : ''),
+    val: (name: string, dflt = '') => {
+      const v = (ctx.values as Record<string, unknown>)[name];
+      return typeof v === 'string' ? v : dflt;
+    },
+  });
+  reply.type('text/html; charset=utf-8');
+  return reply.cabinetView(page, ctx);
+}
+
+/** Body fields of a cabinet form as strings (forms post urlencoded). */
+export function formBody(req: FastifyRequest): Record<string, string> {
+  const out: Record<string, string> = {};
+  const b = req.body;
+  if (b && typeof b === 'object') {
+    for (const [k, v] of Object.entries(b as Record<string, unknown>)) {
+      if (typeof v === 'string') out[k] = v;
+      else if (typeof v === 'number' || typeof v === 'boolean') out[k] = String(v);
+    }
+  }
+  return out;
+}
+
+export function queryOf(req: FastifyRequest): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries((req.query ?? {}) as Record<string, unknown>)) if (typeof v === 'string') out[k] = v;
+  return out;
+}
+
+/** The signed-in merchant's id (routes behind the session hook only). */
+export function merchantIdOf(req: FastifyRequest): string {
+  const s = req.cabinet.session;
+  if (!s) throw new Error('cabinet route without a session');
+  return s.merchant.id;
+}

@@ -1,0 +1,40 @@
+import type { FastifyRequest } from 'fastify';
+import { parseSearchDate } from '../lib/time.js';
+import { queryOf } from './context.js';
+
+export const PAGE_SIZE = 20;
+
+export interface ListFilters {
+  status?: string;
+  shop_id?: string;
+  from?: string;
+  to?: string;
+  page: number;
+  /** Prisma `createdAt` bounds from the date fields. */
+  createdAt?: { gte?: Date; lt?: Date };
+  errors: Record<string, string>;
+}
+
+/** Filters and page of a cabinet list from its query string; bad dates are shown next to the field. */
+export function listFilters(req: FastifyRequest, statuses: readonly string[]): ListFilters {
+  const q = queryOf(req);
+  const { t } = req.cabinet;
+  const errors: Record<string, string> = {};
+  const tz = req.server.config.tz;
+  const f: ListFilters = { page: Math.min(Math.max(1, Number.parseInt(q.page ?? '1', 10) || 1), 10000), errors };
+  if (q.status && statuses.includes(q.status)) f.status = q.status;
+  if (q.shop_id) f.shop_id = q.shop_id.slice(0, 64);
+  const createdAt: { gte?: Date; lt?: Date } = {};
+  if (q.from) {
+    f.from = q.from.slice(0, 32);
+    const d = parseSearchDate(f.from, tz, 'start');
+    if (d) createdAt.gte = d; else errors.from = t('error.date');
+  }
+  if (q.to) {
+    f.to = q.to.slice(0, 32);
+    const d = parseSearchDate(f.to, tz, 'end');
+    if (d) createdAt.lt = d; else errors.to = t('error.date');
+  }
+  if (createdAt.gte || createdAt.lt) f.createdAt = createdAt;
+  return f;
+}

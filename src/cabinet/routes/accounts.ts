@@ -1,0 +1,31 @@
+import type { FastifyInstance } from 'fastify';
+import { BASE, formBody, formErrors, merchantIdOf, render } from '../context.js';
+
+export default async function accountRoutes(app: FastifyInstance): Promise<void> {
+  const page = async (req: Parameters<typeof render>[0], reply: Parameters<typeof render>[1], data: Record<string, unknown> = {}) => {
+    const merchantId = merchantIdOf(req);
+    const [accounts, banks] = await Promise.all([
+      app.services.payoutAccounts.list(merchantId),
+      app.db.prisma.sbpBank.findMany({ where: { active: true }, orderBy: { name: 'asc' } }),
+    ]);
+    return render(req, reply, 'accounts', { nav: 'accounts', accounts, banks, ...data });
+  };
+
+  app.get('/', { schema: { hide: true } }, async (req, reply) => page(req, reply));
+
+  // Same service (validation, encryption of card numbers) as the operator API.
+  app.post('/', { schema: { hide: true } }, async (req, reply) => {
+    const b = formBody(req);
+    try {
+      await app.services.payoutAccounts.create(merchantIdOf(req), {
+        type: b.type, identifier: b.identifier, cardHolder: b.type === 'card' ? b.card_holder : undefined,
+        bankMemberId: b.type === 'sbp' ? b.bank_member_id : undefined,
+      });
+      return reply.redirect(`${BASE}/accounts?ok=acc.created`, 303);
+    } catch (e) {
+      reply.status(422);
+      // The card number typed is never echoed back into the page.
+      return page(req, reply, { errors: formErrors(req, e), values: { ...b, identifier: b.type === 'sbp' ? b.identifier : '' } });
+    }
+  });
+}

@@ -1,0 +1,61 @@
+import { randomBytes } from 'node:crypto';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { safeEqual } from '../../lib/crypto.js';
+import { BASE, LOGIN_CSRF_COOKIE, SESSION_COOKIE, formBody, queryOf, render, type CabinetRouteOptions } from '../context.js';
+import { LOCK_MINUTES } from '../session.js';
+
+/** Only same-cabinet paths are followed after sign-in (no open redirect). */
+function safeNext(next: string | undefined): string {
+  return next && /^\/cabinet(\/[A-Za-z0-9/_?=&%.-]*)?$/.test(next) && !next.startsWith('//') ? next : BASE;
+}
+
+export default async function authRoutes(app: FastifyInstance, opts: CabinetRouteOptions): Promise<void> {
+  const { sessions, cookieOpts } = opts;
+
+  const loginForm = async (req: FastifyRequest, reply: FastifyReply, data: Record<string, unknown> = {}) => {
+    // Sign-in CSRF: a double-submit token, since there is no session yet.
+    const pre = randomBytes(24).toString('base64url');
+    reply.setCookie(LOGIN_CSRF_COOKIE, pre, { ...cookieOpts, maxAge: 3600 });
+    return render(req, reply, 'login', { csrf: pre, next: safeNext(queryOf(req).next ?? formBody(req).next), ...data });
+  };
+
+  app.get('/login', { config: { cabinetPublic: true }, schema: { hide: true } }, async (req, reply) => {
+    const s = await sessions.load(req.cookies[SESSION_COOKIE]);
+    if (s && s.merchant.status === 'ACTIVE') return reply.redirect(BASE, 303);
+    const q = queryOf(req);
+    const notice = q.bye ? req.cabinet.t('login.signedout') : q.next ? req.cabinet.t('login.expired') : null;
+    return loginForm(req, reply, { notice });
+  });
+
+  app.post('/login', { config: { cabinetPublic: true }, schema: { hide: true } }, async (req, reply) => {
+    const { t } = req.cabinet;
+    const b = formBody(req);
+    const pre = req.cookies[LOGIN_CSRF_COOKIE] ?? '';
+    if (!pre || !safeEqual(b._csrf ?? '', pre)) {
+      reply.status(403);
+      return loginForm(req, reply, { error: t('csrf.invalid'), values: { email: b.email ?? '' } });
+    }
+    const fields: Record<string, string> = {};
+    if (!b.email?.trim()) fields.email = t('error.required');
+    if (!b.password) fields.password = t('error.required');
+    if (Object.keys(fields).length > 0) {
+      reply.status(422);
+      return loginForm(req, reply, { error: t('common.fix'), errors: { fields }, values: { email: b.email ?? '' } });
+    }
+    const r = await sessions.login(b.email!.slice(0, 320), b.password!.slice(0, 200));
+    if (!r.ok) {
+      const error = r.reason === 'locked' ? t('login.locked', { minutes: LOCK_MINUTES }) : r.reason === 'banned' ? t('login.banned') : t('login.invalid');
+      reply.status(r.reason === 'locked' ? 429 : 401);
+      return loginForm(req, reply, { error, values: { email: b.email ?? '' } });
+    }
+    reply.clearCookie(LOGIN_CSRF_COOKIE, { path: BASE });
+    reply.setCookie(SESSION_COOKIE, r.cookie, cookieOpts);
+    return reply.redirect(safeNext(b.next), 303);
+  });
+
+  app.post('/logout', { schema: { hide: true } }, async (req, reply) => {
+    await sessions.destroy(req.cabinet.session!.id);
+    reply.clearCookie(SESSION_COOKIE, { path: BASE });
+    return reply.redirect(`${BASE}/login?bye=1`, 303);
+  });
+}

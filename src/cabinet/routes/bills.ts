@@ -1,0 +1,87 @@
+import type { FastifyInstance } from 'fastify';
+import { NotFoundError } from '../../http/errors.js';
+import { billCreateInput } from '../../http/routes/bill/create.js';
+import { BASE, formBody, formErrors, merchantIdOf, render } from '../context.js';
+import { listFilters, PAGE_SIZE } from '../paging.js';
+
+const STATUSES = ['NEW', 'PROCESS', 'UNDERPAID', 'SUCCESS', 'OVERPAID', 'FAIL'] as const;
+
+export default async function billRoutes(app: FastifyInstance): Promise<void> {
+  app.get('/', { schema: { hide: true } }, async (req, reply) => {
+    const merchantId = merchantIdOf(req);
+    const f = listFilters(req, STATUSES);
+    const where = {
+      merchantId,
+      ...(f.status ? { status: f.status as (typeof STATUSES)[number] } : {}),
+      ...(f.shop_id ? { shopId: f.shop_id } : {}),
+      ...(f.createdAt ? { createdAt: f.createdAt } : {}),
+    };
+    const [rows, shops] = await Promise.all([
+      app.db.prisma.bill.findMany({
+        where, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], skip: (f.page - 1) * PAGE_SIZE, take: PAGE_SIZE + 1,
+        include: { shop: { select: { name: true } } },
+      }),
+      app.services.shops.list(merchantId),
+    ]);
+    return render(req, reply, 'bills', {
+      nav: 'bills', bills: rows.slice(0, PAGE_SIZE), hasNext: rows.length > PAGE_SIZE, f, shops, statuses: STATUSES,
+    });
+  });
+
+  const newForm = async (req: Parameters<typeof render>[0], reply: Parameters<typeof render>[1], data: Record<string, unknown> = {}) => {
+    const shops = await app.services.shops.list(merchantIdOf(req));
+    return render(req, reply, 'bill-new', { nav: 'bills', shops, ...data });
+  };
+
+  app.get('/new', { schema: { hide: true } }, async (req, reply) => newForm(req, reply));
+
+  // Same input rules and the same service as POST /api/v1/bill/create.
+  app.post('/', { schema: { hide: true } }, async (req, reply) => {
+    const b = formBody(req);
+    try {
+      const p = billCreateInput.parse(b);
+      const bill = await app.services.bills.create({ id: merchantIdOf(req) }, {
+        amount: p.amount!, shopId: p.shop_id!, orderId: p.order_id, description: p.description,
+        type: p.type === 'multi' ? 'MULTI' : 'NORMAL', currencyIn: p.currency_in, custom: p.custom,
+        payerPaysCommission: p.payer_pays_commission, name: p.name, paymentMethod: p.payment_method,
+      });
+      return reply.redirect(`${BASE}/bills/${encodeURIComponent(bill.id)}?ok=bills.created`, 303);
+    } catch (e) {
+      const errors = formErrors(req, e, {
+        invalid_amount: 'amount', shop_not_found: 'shop_id', shop_not_enabled: 'shop_id', access_denied: 'shop_id',
+        'rate-not-found': 'currency_in',
+      });
+      reply.status(422);
+      return newForm(req, reply, { errors, values: b });
+    }
+  });
+
+  const showBill = async (req: Parameters<typeof render>[0], reply: Parameters<typeof render>[1], id: string, data: Record<string, unknown> = {}) => {
+    const merchantId = merchantIdOf(req);
+    const bill = await app.db.prisma.bill.findFirst({ where: { id, merchantId }, include: { shop: { select: { name: true } } } });
+    if (!bill) throw new NotFoundError();
+    const payments = await app.db.prisma.payment.findMany({
+      where: { billId: id, merchantId }, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], take: 200,
+    });
+    return render(req, reply, 'bill', {
+      nav: 'bills', bill, payments, pageUrl: app.services.bills.pageUrl(bill.id), qrUrl: app.services.bills.qrUrl(bill.id), ...data,
+    });
+  };
+
+  app.get('/:id', { schema: { hide: true } }, async (req, reply) => showBill(req, reply, (req.params as { id: string }).id));
+
+  // Same service as POST /api/v1/bill/toggle_activity (bill_is_finished etc. shown on the page).
+  app.post('/:id/toggle', { schema: { hide: true } }, async (req, reply) => {
+    const id = (req.params as { id: string }).id;
+    const b = formBody(req);
+    try {
+      await app.services.bills.toggle({ id: merchantIdOf(req) }, { id, active: b.active === '1' });
+      return reply.redirect(`${BASE}/bills/${encodeURIComponent(id)}?ok=bills.toggled`, 303);
+    } catch (e) {
+      const errors = formErrors(req, e);
+      if (errors.top === req.cabinet.t('error.bill_not_found')) throw new NotFoundError();
+      reply.status(422);
+      return showBill(req, reply, id, { errors });
+    }
+  });
+}

@@ -1,0 +1,69 @@
+import type { FastifyInstance } from 'fastify';
+import { NotFoundError } from '../../http/errors.js';
+import { defineInput, v } from '../../http/input.js';
+import { BASE, formBody, formErrors, merchantIdOf, render } from '../context.js';
+import { listFilters, PAGE_SIZE } from '../paging.js';
+
+const STATUSES = ['NEW', 'PROCESS', 'UNDERPAID', 'SUCCESS', 'OVERPAID', 'FAIL'] as const;
+
+// The same fields as POST /api/v1/refund/{full,partial}/create.
+const refundInput = defineInput({ mode: v.enumOf(['full', 'partial'] as const, { required: true }) });
+const partialInput = defineInput({ amount: v.decimal({ required: true }) });
+
+export default async function paymentRoutes(app: FastifyInstance): Promise<void> {
+  app.get('/', { schema: { hide: true } }, async (req, reply) => {
+    const merchantId = merchantIdOf(req);
+    const f = listFilters(req, STATUSES);
+    const where = {
+      merchantId,
+      ...(f.status ? { status: f.status as (typeof STATUSES)[number] } : {}),
+      ...(f.shop_id ? { shopId: f.shop_id } : {}),
+      ...(f.createdAt ? { createdAt: f.createdAt } : {}),
+    };
+    const [rows, shops] = await Promise.all([
+      app.db.prisma.payment.findMany({
+        where, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], skip: (f.page - 1) * PAGE_SIZE, take: PAGE_SIZE + 1,
+        include: { shop: { select: { name: true } } },
+      }),
+      app.services.shops.list(merchantId),
+    ]);
+    return render(req, reply, 'payments', {
+      nav: 'payments', payments: rows.slice(0, PAGE_SIZE), hasNext: rows.length > PAGE_SIZE, f, shops, statuses: STATUSES,
+    });
+  });
+
+  const show = async (req: Parameters<typeof render>[0], reply: Parameters<typeof render>[1], id: string, data: Record<string, unknown> = {}) => {
+    const merchantId = merchantIdOf(req);
+    const payment = await app.db.prisma.payment.findFirst({ where: { id, merchantId }, include: { shop: { select: { name: true } } } });
+    if (!payment) throw new NotFoundError();
+    const refunds = await app.services.refunds.listForPayment(merchantId, id);
+    const refundable = ['SUCCESS', 'UNDERPAID', 'OVERPAID'].includes(payment.status)
+      && payment.accountAmount !== null && payment.accountAmount.gt(payment.refundedAmount);
+    return render(req, reply, 'payment', {
+      nav: 'payments', payment, refunds, refundable, grant: req.cabinet.session!.merchant.grantRefunds, ...data,
+    });
+  };
+
+  app.get('/:id', { schema: { hide: true } }, async (req, reply) => show(req, reply, (req.params as { id: string }).id));
+
+  // Same service (grant, bounds, ledger) as the refund endpoints of the API.
+  app.post('/:id/refund', { schema: { hide: true } }, async (req, reply) => {
+    const id = (req.params as { id: string }).id;
+    const b = formBody(req);
+    const m = req.cabinet.session!.merchant;
+    try {
+      const p = refundInput.parse(b);
+      if (p.mode === 'full') await app.services.refunds.createFull(m, id);
+      else {
+        const amount = partialInput.parse(b).amount!;
+        await app.services.refunds.createPartial(m, id, amount);
+      }
+      return reply.redirect(`${BASE}/payments/${encodeURIComponent(id)}?ok=payments.refund_created`, 303);
+    } catch (e) {
+      const errors = formErrors(req, e, { balance_not_enough: 'amount' });
+      if (errors.fields.payment_id && !errors.fields.amount) { errors.top = errors.fields.payment_id; }
+      reply.status(e instanceof Error && e.message === 'This action is unauthorized.' ? 403 : 422);
+      return show(req, reply, id, { errors, values: b });
+    }
+  });
+}

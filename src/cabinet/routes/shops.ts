@@ -1,0 +1,53 @@
+import type { FastifyInstance } from 'fastify';
+import { defineInput, v } from '../../http/input.js';
+import { BASE, formBody, formErrors, merchantIdOf, render } from '../context.js';
+
+const settingsInput = defineInput({
+  default_currency: v.enumOf(['RUB', 'USD', 'EUR'] as const, { required: true }),
+  result_url: v.string({ max: 2048 }),
+  success_url: v.string({ max: 2048 }),
+  fail_url: v.string({ max: 2048 }),
+});
+
+export default async function shopRoutes(app: FastifyInstance): Promise<void> {
+  app.get('/', { schema: { hide: true } }, async (req, reply) => {
+    const shops = await app.services.shops.list(merchantIdOf(req));
+    return render(req, reply, 'shops', { nav: 'shops', shops });
+  });
+
+  const show = async (req: Parameters<typeof render>[0], reply: Parameters<typeof render>[1], data: Record<string, unknown> = {}) => {
+    // NotFoundError for another merchant's shop: the cabinet answers 404.
+    const shop = await app.services.shops.get(merchantIdOf(req), (req.params as { id: string }).id);
+    return render(req, reply, 'shop', { nav: 'shops', shop, ...data });
+  };
+
+  app.get('/:id', { schema: { hide: true } }, async (req, reply) => show(req, reply));
+
+  // Same service (ownership, the outbound URL guard of DESIGN.md) as the operator API.
+  app.post('/:id', { schema: { hide: true } }, async (req, reply) => {
+    const id = (req.params as { id: string }).id;
+    const b = formBody(req);
+    try {
+      const p = settingsInput.parse(b);
+      await app.services.shops.update(merchantIdOf(req), id, {
+        defaultCurrency: p.default_currency, resultUrl: p.result_url ?? null, successUrl: p.success_url ?? null, failUrl: p.fail_url ?? null,
+      });
+      return reply.redirect(`${BASE}/shops/${encodeURIComponent(id)}?ok=common.saved`, 303);
+    } catch (e) {
+      reply.status(422);
+      return show(req, reply, { errors: formErrors(req, e), values: b });
+    }
+  });
+
+  // One attempt, now, outside any transaction; the receiver's answer is shown.
+  app.post('/:id/test-postback', { schema: { hide: true } }, async (req, reply) => {
+    const id = (req.params as { id: string }).id;
+    try {
+      const r = await app.services.outbox.sendTestPostback(merchantIdOf(req), id);
+      return show(req, reply, { test: r });
+    } catch (e) {
+      reply.status(422);
+      return show(req, reply, { errors: formErrors(req, e) });
+    }
+  });
+}
