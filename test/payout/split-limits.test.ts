@@ -1,0 +1,148 @@
+import { Decimal } from 'decimal.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { splitAmount } from '../../src/domain/payout/payout.service.js';
+import { setupTestApp, type TestApp } from '../helpers/app.js';
+import { balance, booksBalance, card, fund, insertAccount, payoutMerchant, personal, regular, sbp, seedBanks } from './helpers.js';
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await setupTestApp();
+  await seedBanks(t);
+});
+afterAll(async () => { await t.close(); });
+
+const sum = (xs: Array<{ amount: string }>) => xs.reduce((a, x) => a.add(x.amount), new Decimal(0)).toFixed(2);
+
+describe('splitting', () => {
+  it('400000 to a card with max 150000 -> 150000 + 150000 + 100000, in one response', async () => {
+    const m = await payoutMerchant(t);
+    await fund(t, m.merchantId, '400000');
+    const res = await regular(t, m, card('400000'));
+    expect(res.statusCode).toBe(200);
+    const { data, success } = res.json();
+    expect(success).toBe(true);
+    expect(data.map((p: { amount: string }) => p.amount)).toEqual(['150000.00000000', '150000.00000000', '100000.00000000']);
+    expect(new Set(data.map((p: { id: string }) => p.id)).size).toBe(3);
+    for (const p of data) {
+      expect(p).toMatchObject({ status: 'PROCESS', currency: 'RUB', commission: '0.00000000', account_identifier: '424242******4242' });
+      expect(p.created_at).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/);
+    }
+    expect(await balance(t, m.merchantId)).toEqual({ available: '0.00', locked: '400000.00', hold: '0.00' });
+    expect(await booksBalance(t)).toEqual([]);
+  });
+
+  it('the split sum always equals the amount asked, the remainder last', () => {
+    for (const [amount, max] of [['0.01', '150000'], ['150000', '150000'], ['150000.01', '150000'], ['99999999.99', '150000'], ['10', '3.33']]) {
+      const parts = splitAmount(new Decimal(amount!), new Decimal(max!))!;
+      expect(parts.reduce((a, x) => a.add(x), new Decimal(0)).toFixed(2)).toBe(new Decimal(amount!).toFixed(2));
+      for (const p of parts) expect(p.lte(max!) && p.gt(0)).toBe(true);
+    }
+  });
+
+  it('the per-type maximum is the merchant setting: SBP uses payout_max_sbp', async () => {
+    const m = await payoutMerchant(t, { payoutMaxSbp: '1000' });
+    await fund(t, m.merchantId, '2500');
+    const res = await regular(t, m, sbp('2500'));
+    expect(res.statusCode).toBe(200);
+    expect(res.json().data.map((p: { amount: string }) => p.amount)).toEqual(['1000.00000000', '1000.00000000', '500.00000000']);
+  });
+
+  it('personal payouts split by their account type too, each with its own commission', async () => {
+    const m = await payoutMerchant(t, { payoutMaxCard: '100', payoutCardPercent: '1', payoutCardFixed: '0.50' });
+    await fund(t, m.merchantId, '1000');
+    const acc = await insertAccount(t, m.merchantId, { type: 'CARD', identifier: '4242424242424242' });
+    const res = await personal(t, m, { amount: '250', payout_account_id: acc });
+    expect(res.statusCode).toBe(200);
+    const data = res.json().data;
+    expect(sum(data)).toBe('250.00');
+    expect(data.map((p: { commission: string }) => p.commission)).toEqual(['1.50000000', '1.50000000', '1.00000000']);
+    expect(await balance(t, m.merchantId)).toEqual({ available: '746.00', locked: '250.00', hold: '4.00' });
+  });
+
+  it('all or none: a split whose last part the balance cannot cover stores nothing', async () => {
+    const m = await payoutMerchant(t, { payoutMaxCard: '100' });
+    await fund(t, m.merchantId, '250');
+    const res = await regular(t, m, card('250.01'));
+    expect(res.statusCode).toBe(400);
+    expect(res.json().message).toBe('api:error.balance_not_enough');
+    const r = await t.db.pool.query('SELECT count(*)::int AS n FROM payouts WHERE merchant_id = $1', [m.merchantId]);
+    expect(r.rows[0].n).toBe(0);
+    expect(await balance(t, m.merchantId)).toEqual({ available: '250.00', locked: '0.00', hold: '0.00' });
+  });
+
+  it('a split into more than 1000 payouts is refused as invalid_amount', async () => {
+    const m = await payoutMerchant(t, { payoutMaxCard: '1' });
+    await fund(t, m.merchantId, '2000');
+    const res = await regular(t, m, card('1000.01'));
+    expect(res.statusCode).toBe(400);
+    expect(res.json().message).toBe('api:error.invalid_amount');
+  });
+});
+
+describe('limits', () => {
+  it('daily limit: exactly the limit passes, a kopeck more fails', async () => {
+    const m = await payoutMerchant(t, { payoutDailyLimit: '1000' });
+    await fund(t, m.merchantId, '5000');
+    expect((await regular(t, m, card('600'))).statusCode).toBe(200);
+    const over = await regular(t, m, card('400.01'));
+    expect(over.statusCode).toBe(400);
+    expect(over.json().message).toBe('api:error.daily_payout_limit_exceeded');
+    expect((await regular(t, m, card('400'))).statusCode).toBe(200);
+    expect((await regular(t, m, card('0.01'))).json().message).toBe('api:error.daily_payout_limit_exceeded');
+  });
+
+  it('monthly limit: exactly the limit passes, a kopeck more fails', async () => {
+    const m = await payoutMerchant(t, { payoutMonthlyLimit: '300.50' });
+    await fund(t, m.merchantId, '5000');
+    expect((await regular(t, m, card('300.50'))).statusCode).toBe(200);
+    expect((await regular(t, m, card('0.01'))).json().message).toBe('api:error.monthly_payout_limit_exceeded');
+  });
+
+  it('payouts that ended FAIL, ERROR or DECLINED do not count; earlier days count for the month only', async () => {
+    const m = await payoutMerchant(t, { payoutDailyLimit: '100', payoutMonthlyLimit: '150' });
+    await fund(t, m.merchantId, '5000');
+    const first = await regular(t, m, card('100'));
+    expect(first.statusCode).toBe(200);
+    // Mark it failed (as the provider would) and the daily room is back.
+    await t.db.pool.query(`UPDATE payouts SET status = 'FAIL' WHERE id = $1`, [first.json().data[0].id]);
+    const second = await regular(t, m, card('100'));
+    expect(second.statusCode).toBe(200);
+    // Move it to an earlier day of this month when possible: then it only counts monthly.
+    const r = await t.db.pool.query(
+      `UPDATE payouts SET created_at = greatest(date_trunc('month', now() AT TIME ZONE $2) AT TIME ZONE $2, now() - interval '1 day')
+        WHERE id = $1 RETURNING created_at`, [second.json().data[0].id, t.config.tz],
+    );
+    const movedToYesterday = new Date(r.rows[0].created_at).getTime() < Date.now() - 3600_000;
+    const third = await regular(t, m, card('50.01'));
+    expect(third.json().message).toBe(movedToYesterday ? 'api:error.monthly_payout_limit_exceeded' : 'api:error.daily_payout_limit_exceeded');
+    expect((await regular(t, m, card('50'))).statusCode).toBe(movedToYesterday ? 200 : 400);
+  });
+
+  it('concurrent requests cannot pass a limit together: 20 x 100 against a daily limit of 1000 -> 10 accepted', async () => {
+    const m = await payoutMerchant(t, { payoutDailyLimit: '1000' });
+    await fund(t, m.merchantId, '100000');
+    const res = await Promise.all(Array.from({ length: 20 }, () => regular(t, m, card('100'))));
+    expect(res.filter((r) => r.statusCode === 200)).toHaveLength(10);
+    expect(res.filter((r) => r.statusCode === 400).every((r) => r.json().message === 'api:error.daily_payout_limit_exceeded')).toBe(true);
+    const s = await t.db.pool.query(`SELECT sum(amount)::text AS s FROM payouts WHERE merchant_id = $1`, [m.merchantId]);
+    expect(new Decimal(s.rows[0].s).toFixed(2)).toBe('1000.00');
+  });
+});
+
+describe('moderation', () => {
+  it('a payout over the moderation threshold starts MODERATING; at the threshold it is PROCESS', async () => {
+    const m = await payoutMerchant(t, { moderationThreshold: '500' });
+    await fund(t, m.merchantId, '5000');
+    expect((await regular(t, m, card('500'))).json().data[0].status).toBe('PROCESS');
+    expect((await regular(t, m, card('500.01'))).json().data[0].status).toBe('MODERATING');
+  });
+
+  it('a split request over the threshold is moderated as a whole, even when each part is under it', async () => {
+    const m = await payoutMerchant(t, { moderationThreshold: '150', payoutMaxCard: '100' });
+    await fund(t, m.merchantId, '5000');
+    const data = (await regular(t, m, card('200'))).json().data;
+    expect(data.map((p: { status: string }) => p.status)).toEqual(['MODERATING', 'MODERATING']);
+    // Money is locked while the operator decides.
+    expect(await balance(t, m.merchantId)).toEqual({ available: '4800.00', locked: '200.00', hold: '0.00' });
+  });
+});
