@@ -1,0 +1,20 @@
+import { execFileSync } from 'node:child_process';
+import { cpus, totalmem, release } from 'node:os';
+import { adminQuery } from './pg.js';
+
+export interface MachineInfo { cpu_model: string; cores: number; memory_gb: number; kernel: string; node: string; postgres: string; pgbench: string | null }
+
+export async function machineInfo(): Promise<MachineInfo> {
+  const pgv = await adminQuery<{ v: string }>("SELECT current_setting('server_version') AS v").then((r) => r.rows[0]!.v).catch(() => 'unknown');
+  let pgbench: string | null = null;
+  try { pgbench = execFileSync('pgbench', ['--version'], { encoding: 'utf8' }).trim(); } catch { /* not installed */ }
+  return {
+    cpu_model: cpus()[0]?.model ?? 'unknown',
+    cores: cpus().length,
+    memory_gb: Math.round(totalmem() / 2 ** 30 * 10) / 10,
+    kernel: release(),
+    node: process.version,
+    postgres: pgv,
+    pgbench,
+  };
+}

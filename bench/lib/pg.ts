@@ -1,0 +1,48 @@
+import pg from 'pg';
+import { migrate } from '../../src/db/migrate.js';
+
+/** The PostgreSQL server the bench uses: DATABASE_URL's server, else the local one (trust auth). */
+export function adminUrl(): string {
+  const base = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+  const u = new URL(base);
+  u.pathname = '/postgres';
+  return u.toString();
+}
+
+export function urlFor(db: string): string {
+  const u = new URL(adminUrl());
+  u.pathname = `/${db}`;
+  return u.toString();
+}
+
+export async function adminQuery<T extends pg.QueryResultRow = pg.QueryResultRow>(sql: string, params: unknown[] = []): Promise<pg.QueryResult<T>> {
+  const c = new pg.Client({ connectionString: adminUrl() });
+  await c.connect();
+  try { return await c.query<T>(sql, params); } finally { await c.end(); }
+}
+
+/** A database created from scratch and migrated with the project's own migrations. */
+export async function createBenchDatabase(name: string): Promise<string> {
+  await adminQuery(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+  await adminQuery(`CREATE DATABASE "${name}"`);
+  const url = urlFor(name);
+  await migrate(url);
+  return url;
+}
+
+export async function dropBenchDatabase(name: string): Promise<void> {
+  await adminQuery(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`).catch(() => {});
+}
+
+/** Runs `fn` with one short-lived client on `url`. */
+export async function withClient<T>(url: string, fn: (c: pg.Client) => Promise<T>): Promise<T> {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try { return await fn(c); } finally { await c.end(); }
+}
+
+/**
+ * SQL text of `n` base62-shaped 10-character bill ids with a prefix letter (hex digits are a
+ * subset of base62), so seeded bills look like the service's own to any id check.
+ */
+export const seededBillId = (prefix: string, expr: string): string => `'${prefix}' || lpad(to_hex(${expr}), 9, '0')`;

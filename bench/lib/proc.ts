@@ -1,0 +1,92 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+
+export const ROOT = join(import.meta.dirname, '..', '..');
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.unref();
+    s.on('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** Fields of /proc/<pid>/status in kB (VmRSS, VmHWM). */
+export function procStatusKb(pid: number, field: 'VmRSS' | 'VmHWM'): number | null {
+  try {
+    const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Polls VmRSS of a process; `stop()` gives the largest value seen, in MB. */
+export function sampleRss(pid: number, everyMs = 100): { stop(): number } {
+  let max = procStatusKb(pid, 'VmRSS') ?? 0;
+  const t = setInterval(() => { max = Math.max(max, procStatusKb(pid, 'VmRSS') ?? 0); }, everyMs);
+  return { stop() { clearInterval(t); max = Math.max(max, procStatusKb(pid, 'VmRSS') ?? 0); return round1(max / 1024); } };
+}
+
+export const round1 = (x: number): number => Math.round(x * 10) / 10;
+
+export interface Child {
+  name: string;
+  port: number;
+  proc: ChildProcess;
+  pid: number;
+  /** Lifetime peak RSS of the process (VmHWM), MB. */
+  peakRssMb(): number | null;
+  stop(): Promise<void>;
+  stderrTail(): string;
+}
+
+/**
+ * Starts a TypeScript entry point in its own Node process (node --import tsx, so the pid is the
+ * server's own, not a wrapper's) and waits until `readyPath` answers 200.
+ */
+export async function startChild(name: string, entry: string, env: Record<string, string>, opts: { port?: number; readyPath?: string | null; extraArgs?: string[] } = {}): Promise<Child> {
+  const port = opts.port ?? await freePort();
+  const proc = spawn(process.execPath, [...(opts.extraArgs ?? []), '--import', 'tsx', entry], {
+    cwd: ROOT,
+    env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1' },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let err = '';
+  proc.stderr!.on('data', (d: Buffer) => { err = (err + d.toString()).slice(-4000); });
+  let exited = false;
+  const exitP = new Promise<void>((r) => proc.on('exit', () => { exited = true; r(); }));
+  const pid = proc.pid!;
+  const child: Child = {
+    name, port, proc, pid,
+    peakRssMb() { const kb = procStatusKb(pid, 'VmHWM'); return kb === null ? null : round1(kb / 1024); },
+    async stop() {
+      if (exited) return;
+      proc.kill('SIGTERM');
+      const t = setTimeout(() => proc.kill('SIGKILL'), 10_000);
+      await exitP;
+      clearTimeout(t);
+    },
+    stderrTail: () => err,
+  };
+  const readyPath = opts.readyPath === undefined ? '/health' : opts.readyPath;
+  if (readyPath !== null) {
+    const deadline = Date.now() + 90_000;
+    for (;;) {
+      if (exited) throw new Error(`${name} exited during start-up:\n${err}`);
+      try {
+        const r = await fetch(`http://127.0.0.1:${port}${readyPath}`);
+        if (r.ok) break;
+      } catch { /* not listening yet */ }
+      if (Date.now() > deadline) { await child.stop(); throw new Error(`${name} did not become ready:\n${err}`); }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+  return child;
+}

@@ -1,0 +1,148 @@
+import type { LoadResult } from './load.js';
+import type { CeilingResults, PgbenchResult } from '../scenarios/ceilings.js';
+import type { ServiceResults, ServiceScenario } from '../scenarios/service.js';
+import type { OutboxResult } from '../scenarios/outbox.js';
+import type { MachineInfo } from './machine.js';
+
+export interface Target { name: string; target: string; value: number | null; met: boolean | null }
+
+export interface BenchResults {
+  started_at: string;
+  finished_at: string;
+  quick: boolean;
+  duration_s: number;
+  connections: number[];
+  machine: MachineInfo;
+  ceilings: CeilingResults | { unavailable: string };
+  service: ServiceResults | { unavailable: string };
+  outbox: OutboxResult | { unavailable: string };
+  /** Service 2xx req/s over its ceiling's req/s, the worse of the connection counts. */
+  ratios: Record<'bill_create' | 'bill_status' | 'payment' | 'payout', number | null>;
+  ratios_by_connections: Record<string, Record<string, number | null>>;
+  targets: Target[];
+}
+
+/** Which bare handler each service figure is compared with (issue 8). */
+export const CEILING_OF: Record<'bill_create' | 'bill_status' | 'payment' | 'payout', 'insert' | 'select' | 'tx'> = {
+  bill_create: 'insert',
+  bill_status: 'select',
+  payment: 'tx',
+  payout: 'tx',
+};
+
+const isRuns = (x: unknown): x is Record<string, LoadResult> => !!x && typeof x === 'object' && !('unavailable' in x);
+
+export function computeRatios(ceilings: BenchResults['ceilings'], service: BenchResults['service'], connections: number[]) {
+  const ratios = { bill_create: null, bill_status: null, payment: null, payout: null } as BenchResults['ratios'];
+  const byConn: BenchResults['ratios_by_connections'] = {};
+  for (const [name, ceil] of Object.entries(CEILING_OF) as Array<[keyof typeof CEILING_OF, 'insert' | 'select' | 'tx']>) {
+    byConn[name] = {};
+    const s = 'unavailable' in service ? undefined : service[name];
+    const c = 'unavailable' in ceilings ? undefined : ceilings[ceil];
+    for (const n of connections) {
+      const k = `c${n}`;
+      const sv = isRuns(s) ? s[k]?.rps : undefined;
+      const cv = isRuns(c) ? c[k]?.rps : undefined;
+      byConn[name]![k] = sv !== undefined && cv ? Math.round((sv / cv) * 100) / 100 : null;
+    }
+    const vals = Object.values(byConn[name]!).filter((v): v is number => v !== null);
+    ratios[name] = vals.length === connections.length ? Math.min(...vals) : null;
+  }
+  return { ratios, byConn };
+}
+
+export function computeTargets(r: Omit<BenchResults, 'targets'>): Target[] {
+  const t: Target[] = [];
+  const atLeast = (name: string, target: number, value: number | null, fmt = (x: number) => String(x)) =>
+    t.push({ name, target: `>= ${fmt(target)}`, value, met: value === null ? null : value >= target });
+  atLeast('bill_create / bare insert', 0.6, r.ratios.bill_create);
+  atLeast('bill_status / bare select', 0.6, r.ratios.bill_status);
+  atLeast('payment / bare transaction', 0.5, r.ratios.payment);
+  atLeast('payout / bare transaction', 0.5, r.ratios.payout);
+  const maxConn = Math.max(...r.connections);
+  if (!('unavailable' in r.service)) {
+    for (const name of ['bill_create', 'bill_status', 'payment', 'payout', 'merchant_balance'] as ServiceScenario[]) {
+      const s = r.service[name];
+      const v = isRuns(s) ? s[`c${maxConn}`]?.p99_ms ?? null : null;
+      t.push({ name: `${name} p99 at ${maxConn} connections (ms)`, target: '< 25', value: v, met: v === null ? null : v < 25 });
+    }
+    const rss = r.service.peak_rss_mb;
+    t.push({ name: 'service peak RSS (MB)', target: '< 250', value: rss, met: rss === null ? null : rss < 250 });
+  }
+  const o = 'unavailable' in r.outbox ? null : r.outbox.deliveries_per_s;
+  atLeast('outbox deliveries/s', 2000, o);
+  return t;
+}
+
+const f = (x: number | null | undefined, d = 0): string => (x === null || x === undefined ? '–' : x.toFixed(d));
+const yes = (m: boolean | null): string => (m === null ? 'not measured' : m ? 'yes' : '**no**');
+
+export function toMarkdown(r: BenchResults): string {
+  const L: string[] = [];
+  const m = r.machine;
+  L.push(`### Benchmark ${r.started_at}${r.quick ? ' (quick smoke run: 2 s per figure, not a measurement to quote)' : ''}`);
+  L.push('');
+  L.push(`Machine: ${m.cpu_model}, ${m.cores} cores, ${m.memory_gb} GB RAM, Linux ${m.kernel}; Node ${m.node}; PostgreSQL ${m.postgres}. ` +
+    `Load generator autocannon in the same machine, ${r.duration_s} s per figure, after a warm-up; every server in its own process.`);
+  L.push('');
+  L.push('| what | conns | req/s (2xx) | p50 ms | p99 ms | RSS MB | ceiling req/s | ratio |');
+  L.push('|---|---:|---:|---:|---:|---:|---:|---:|');
+  const ceil = 'unavailable' in r.ceilings ? null : r.ceilings;
+  const ceilRow = (label: string, runs: Record<string, LoadResult> | undefined) => {
+    for (const n of r.connections) {
+      const x = runs?.[`c${n}`];
+      L.push(`| ${label} | ${n} | ${f(x?.rps)} | ${f(x?.p50_ms, 1)} | ${f(x?.p99_ms, 1)} | ${f(x?.rss_mb, 0)} | | |`);
+    }
+  };
+  if (ceil) {
+    ceilRow('ceiling: Fastify hello world', ceil.hello);
+    ceilRow('ceiling: bare insert (bill row)', ceil.insert);
+    ceilRow('ceiling: bare primary-key select', ceil.select);
+    ceilRow('ceiling: bare BEGIN/insert/update/COMMIT', ceil.tx);
+    if ('unavailable' in ceil.pgbench_insert) L.push(`| ceiling: pgbench bill insert | | ${ceil.pgbench_insert.unavailable} | | | | | |`);
+    else {
+      for (const n of r.connections) {
+        const x = (ceil.pgbench_insert as Record<string, PgbenchResult>)[`c${n}`];
+        L.push(`| ceiling: PostgreSQL alone (pgbench insert) | ${n} | ${f(x?.tps)} | ${f(x?.p50_ms, 1)} | ${f(x?.p99_ms, 1)} | | | |`);
+      }
+    }
+  } else {
+    L.push(`| ceilings | | ${r.ceilings && 'unavailable' in r.ceilings ? r.ceilings.unavailable : ''} | | | | | |`);
+  }
+  const labels: Record<ServiceScenario, string> = {
+    bill_create: 'service: POST bill/create',
+    bill_status: 'service: GET bill/status',
+    payment: 'service: card payment POST /pay/{id}',
+    payout: 'service: POST payout/personal/create',
+    merchant_balance: 'service: GET merchant/balance',
+  };
+  if ('unavailable' in r.service) L.push(`| service | | ${r.service.unavailable} | | | | | |`);
+  else {
+    for (const name of Object.keys(labels) as ServiceScenario[]) {
+      const s = r.service[name];
+      if (!isRuns(s)) { L.push(`| ${labels[name]} | | unavailable: ${(s as { unavailable: string }).unavailable.replace(/\|/g, '/').replace(/\n/g, ' ')} | | | | | |`); continue; }
+      for (const n of r.connections) {
+        const x = s[`c${n}`];
+        const cname = CEILING_OF[name as keyof typeof CEILING_OF];
+        const c = cname && ceil && isRuns(ceil[cname]) ? (ceil[cname] as Record<string, LoadResult>)[`c${n}`]?.rps : undefined;
+        const ratio = name in CEILING_OF ? r.ratios_by_connections[name]?.[`c${n}`] : null;
+        const bad = x && x.non_2xx + x.errors > 0 ? ` (${x.non_2xx} non-2xx, ${x.errors} errors)` : '';
+        L.push(`| ${labels[name]}${bad} | ${n} | ${f(x?.rps)} | ${f(x?.p50_ms, 1)} | ${f(x?.p99_ms, 1)} | ${f(x?.rss_mb, 0)} | ${f(c)} | ${ratio === null || ratio === undefined ? '' : `${Math.round(ratio * 100)}%`} |`);
+      }
+    }
+  }
+  L.push('');
+  if ('unavailable' in r.outbox) L.push(`Outbox drain: unavailable (${r.outbox.unavailable.replace(/\n/g, ' ')}).`);
+  else {
+    const o = r.outbox;
+    L.push(`Outbox drain: ${o.delivered} of ${o.events} events delivered to a loopback receiver at ${f(o.deliveries_per_s)} deliveries/s ` +
+      `(first to last delivery; ${o.wall_s} s including worker start-up), ${o.dead} dead, ${o.attempts} attempts, worker peak RSS ${f(o.worker_peak_rss_mb)} MB.`);
+  }
+  if (!('unavailable' in r.service)) L.push(`Service peak RSS (VmHWM over the whole run): ${f(r.service.peak_rss_mb)} MB.`);
+  L.push('');
+  L.push('| target | wanted | measured | met |');
+  L.push('|---|---|---:|---|');
+  for (const t of r.targets) L.push(`| ${t.name} | ${t.target} | ${t.value === null ? '–' : t.value} | ${yes(t.met)} |`);
+  L.push('');
+  return L.join('\n');
+}

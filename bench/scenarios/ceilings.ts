@@ -1,0 +1,137 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { load, type LoadResult, type LoadSpec } from '../lib/load.js';
+import { seededBillId, withClient } from '../lib/pg.js';
+import { sampleRss, startChild } from '../lib/proc.js';
+import type { BenchPlan } from '../lib/plan.js';
+
+const run = promisify(execFile);
+
+export type ByConnections<T> = Record<string, T>;
+
+export interface CeilingResults {
+  hello: ByConnections<LoadResult>;
+  insert: ByConnections<LoadResult>;
+  select: ByConnections<LoadResult>;
+  tx: ByConnections<LoadResult>;
+  pgbench_insert: ByConnections<PgbenchResult> | { unavailable: string };
+  peak_rss_mb: Record<string, number | null>;
+}
+
+export interface PgbenchResult { connections: number; duration_s: number; tps: number; p50_ms: number | null; p99_ms: number | null; failed: number }
+
+/** A merchant, a shop and its balances written straight into the ceilings' database. */
+async function seedBare(url: string, selectRows: number): Promise<{ merchantId: string; shopId: string; billIds: string[] }> {
+  return withClient(url, async (c) => {
+    const merchantId = 'benchbaremerchant';
+    const shopId = 'benchbareshop';
+    await c.query(
+      `INSERT INTO merchants (id, name, email, api_token_hash, api_token_enc) VALUES ($1, 'bare', 'bare@bench.test', repeat('0', 64), 'x')`,
+      [merchantId],
+    );
+    await c.query(`INSERT INTO shops (id, merchant_id, name) VALUES ($1, $2, 'bare')`, [shopId, merchantId]);
+    await c.query(
+      `INSERT INTO balances (merchant_id, currency) SELECT $1, cur FROM unnest(ARRAY['RUB','USD','EUR']::"Currency"[]) cur ON CONFLICT DO NOTHING`,
+      [merchantId],
+    );
+    await c.query(
+      `INSERT INTO bills (id, merchant_id, shop_id, amount, currency_in) SELECT ${seededBillId('S', 'n')}, $1, $2, 100.00, 'RUB' FROM generate_series(1, $3) n`,
+      [merchantId, shopId, selectRows],
+    );
+    const r = await c.query<{ id: string }>(`SELECT id FROM bills WHERE merchant_id = $1 AND id LIKE 'S%'`, [merchantId]);
+    await c.query('ANALYZE');
+    return { merchantId, shopId, billIds: r.rows.map((x) => x.id) };
+  });
+}
+
+/** Warm-up, then one measured run per connection count, RSS polled during each. */
+export async function measure(plan: BenchPlan, pid: number, spec: LoadSpec): Promise<ByConnections<LoadResult>> {
+  if (plan.warmupS > 0) await load(spec, 16, plan.warmupS);
+  const out: ByConnections<LoadResult> = {};
+  for (const c of plan.connections) {
+    const rss = sampleRss(pid);
+    const r = await load(spec, c, plan.durationS);
+    r.rss_mb = rss.stop();
+    out[`c${c}`] = r;
+    plan.log(`    ${c} conns: ${r.rps} req/s, p50 ${r.p50_ms} ms, p99 ${r.p99_ms} ms${r.non_2xx + r.errors ? `, ${r.non_2xx} non-2xx, ${r.errors} errors` : ''}`);
+  }
+  return out;
+}
+
+const cycle = <T>(xs: T[]) => { let i = 0; return () => xs[i++ % xs.length]!; };
+
+export async function runCeilings(plan: BenchPlan, url: string): Promise<CeilingResults> {
+  const seed = await seedBare(url, 10_000);
+  const env = { DATABASE_URL: url, BENCH_MERCHANT_ID: seed.merchantId, NODE_ENV: 'production' };
+  const peak: Record<string, number | null> = {};
+  const json = { 'content-type': 'application/json' };
+
+  const bare = async (mode: string, spec: (base: string) => LoadSpec): Promise<ByConnections<LoadResult>> => {
+    plan.log(`  bare ${mode}`);
+    const child = await startChild(`bare-${mode}`, 'bench/servers/bare.ts', { ...env, BARE_MODE: mode });
+    try {
+      return await measure(plan, child.pid, spec(`http://127.0.0.1:${child.port}`));
+    } finally {
+      peak[mode] = child.peakRssMb();
+      await child.stop();
+    }
+  };
+
+  const hello = await bare('hello', (b) => ({ url: `${b}/` }));
+  const insert = await bare('insert', (b) => ({ url: `${b}/bill`, method: 'POST', headers: json, body: JSON.stringify({ amount: '100.00', shop_id: seed.shopId }) }));
+  const nextId = cycle(seed.billIds);
+  const select = await bare('select', (b) => ({ url: `${b}/bill?id=x`, setup: () => ({ path: `/bill?id=${nextId()}` }) }));
+  const tx = await bare('tx', (b) => ({ url: `${b}/tx`, method: 'POST', headers: json, body: JSON.stringify({ amount: '1.00' }) }));
+  plan.log('  pgbench insert');
+  const pgbench_insert = await runPgbench(plan, url, seed.merchantId, seed.shopId);
+  return { hello, insert, select, tx, pgbench_insert, peak_rss_mb: peak };
+}
+
+/** PostgreSQL alone doing the bill insert: pgbench with a custom script, prepared statements. */
+async function runPgbench(plan: BenchPlan, url: string, merchantId: string, shopId: string): Promise<ByConnections<PgbenchResult> | { unavailable: string }> {
+  try {
+    await run('pgbench', ['--version']);
+  } catch {
+    return { unavailable: 'pgbench not installed (apt-get install -y postgresql-client)' };
+  }
+  const u = new URL(url);
+  const dir = mkdtempSync(join(tmpdir(), 'bench-pgbench-'));
+  const script = join(dir, 'bill-insert.sql');
+  writeFileSync(script,
+    `INSERT INTO bills (id, merchant_id, shop_id, amount, currency_in, type) ` +
+    `VALUES (substr(md5(random()::text || clock_timestamp()::text), 1, 20), :merchant, :shop, 100.00, 'RUB', 'NORMAL');\n`);
+  const base = [
+    '-n', '-M', 'prepared', '-f', script, '-D', `merchant=${merchantId}`, '-D', `shop=${shopId}`,
+    '-h', u.hostname, '-p', u.port || '5432', '-U', decodeURIComponent(u.username || 'postgres'),
+  ];
+  const env = { ...process.env, ...(u.password ? { PGPASSWORD: decodeURIComponent(u.password) } : {}) };
+  const out: ByConnections<PgbenchResult> = {};
+  try {
+    for (const c of plan.connections) {
+      const logDir = mkdtempSync(join(dir, `c${c}-`));
+      const args = [...base, '-c', String(c), '-j', '2', '-T', String(plan.durationS), '-l', '--log-prefix', join(logDir, 'pgb'), u.pathname.slice(1)];
+      const r = await run('pgbench', args, { env, cwd: logDir, maxBuffer: 16 * 1024 * 1024 });
+      const tps = /tps = ([\d.]+) \(without initial connection time\)/.exec(r.stdout)?.[1];
+      const failed = Number(/number of failed transactions: (\d+)/.exec(r.stdout)?.[1] ?? 0);
+      const lat: number[] = [];
+      for (const f of readdirSync(logDir)) {
+        for (const line of readFileSync(join(logDir, f), 'utf8').split('\n')) {
+          const us = line.split(' ')[2];
+          if (us) lat.push(Number(us));
+        }
+      }
+      lat.sort((a, b) => a - b);
+      const pct = (p: number) => (lat.length ? Math.round(lat[Math.min(lat.length - 1, Math.floor(lat.length * p))]! / 10) / 100 : null);
+      out[`c${c}`] = { connections: c, duration_s: plan.durationS, tps: Math.round(Number(tps ?? 0)), p50_ms: pct(0.5), p99_ms: pct(0.99), failed };
+      plan.log(`    ${c} clients: ${out[`c${c}`]!.tps} tps, p50 ${out[`c${c}`]!.p50_ms} ms, p99 ${out[`c${c}`]!.p99_ms} ms`);
+    }
+  } catch (e) {
+    return { unavailable: `pgbench failed: ${(e as Error).message.slice(0, 500)}` };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  return out;
+}

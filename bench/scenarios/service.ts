@@ -1,0 +1,142 @@
+import { randomBytes } from 'node:crypto';
+import type { LoadResult } from '../lib/load.js';
+import { seededBillId, withClient } from '../lib/pg.js';
+import { startChild, type Child } from '../lib/proc.js';
+import type { BenchPlan } from '../lib/plan.js';
+import { measure, type ByConnections } from './ceilings.js';
+
+export type ServiceScenario = 'bill_create' | 'bill_status' | 'payment' | 'payout' | 'merchant_balance';
+export type ServiceResults = Record<ServiceScenario, ByConnections<LoadResult> | { unavailable: string }> & { peak_rss_mb: number | null };
+
+/** Env of the service under test: production start-up, workers off, limits far above the load. */
+export function serviceEnv(url: string): Record<string, string> {
+  return {
+    DATABASE_URL: url,
+    ADMIN_API_TOKEN: randomBytes(24).toString('base64url'),
+    TOKEN_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+    RUN_WORKERS: 'false',
+    LOG_LEVEL: 'warn',
+    NODE_ENV: 'production',
+    ALLOW_PRIVATE_WEBHOOK_URLS: 'true',
+    // The limiters still run on every request (their cost is measured); they just never trip.
+    RATE_LIMIT_PER_TOKEN: '1000000000',
+    RATE_LIMIT_PER_IP: '1000000000',
+    PAY_ATTEMPTS_PER_IP: '1000000000',
+  };
+}
+
+export interface Tenant { merchantId: string; token: string; shopId: string; payoutAccountId: string | null }
+
+async function call(base: string, method: string, path: string, auth: string, body?: unknown): Promise<{ status: number; json: any; text: string }> {
+  const r = await fetch(`${base}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${auth}`, accept: 'application/json', ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await r.text();
+  let json: unknown = null;
+  try { json = JSON.parse(text); } catch { /* not JSON */ }
+  return { status: r.status, json, text };
+}
+
+async function admin(base: string, token: string, method: string, path: string, body?: unknown): Promise<any> {
+  const r = await call(base, method, `/admin/v1${path}`, token, body);
+  if (r.status >= 300) throw new Error(`${method} /admin/v1${path} -> ${r.status} ${r.text.slice(0, 300)}`);
+  return r.json;
+}
+
+/** A verified merchant with a shop, a card payout account and a large RUB balance, through the operator API. */
+export async function setupTenant(base: string, adminToken: string, receiverUrl: string): Promise<Tenant> {
+  const m = await admin(base, adminToken, 'POST', '/merchants', { name: 'Bench merchant', email: `bench-${Date.now()}@bench.test` });
+  const merchantId: string = m.id;
+  await admin(base, adminToken, 'PATCH', `/merchants/${merchantId}`, { verified: true, grants: { refunds: true, regular_payouts: true } });
+  const shop = await admin(base, adminToken, 'POST', `/merchants/${merchantId}/shops`, {
+    name: 'Bench shop', result_url: `${receiverUrl}/result`, success_url: `${receiverUrl}/success`, fail_url: `${receiverUrl}/fail`,
+  });
+  await admin(base, adminToken, 'PUT', `/merchants/${merchantId}/payout-webhook`, { url: `${receiverUrl}/payouts` }).catch(() => {});
+  let payoutAccountId: string | null = null;
+  try {
+    const acc = await admin(base, adminToken, 'POST', `/merchants/${merchantId}/payout-accounts`, { type: 'card', identifier: '4111111111111111', card_holder: 'BENCH USER' });
+    payoutAccountId = acc.id;
+    await admin(base, adminToken, 'POST', `/merchants/${merchantId}/balance-adjustments`, { currency: 'RUB', amount: '90000000.00', reason: 'bench' });
+  } catch (e) {
+    process.stdout.write(`  (payout setup failed: ${(e as Error).message})\n`);
+  }
+  return { merchantId, token: m.api_token, shopId: shop.id, payoutAccountId };
+}
+
+/** NORMAL bills written straight into the table, one per payment to be made. */
+async function seedBills(url: string, t: Tenant, prefix: string, n: number): Promise<string[]> {
+  return withClient(url, async (c) => {
+    await c.query(
+      `INSERT INTO bills (id, merchant_id, shop_id, amount, currency_in, type) SELECT ${seededBillId(prefix, 'n')}, $1, $2, 100.00, 'RUB', 'NORMAL' FROM generate_series(1, $3) n`,
+      [t.merchantId, t.shopId, n],
+    );
+    await c.query('ANALYZE bills');
+    const r = await c.query<{ id: string }>(`SELECT id FROM bills WHERE merchant_id = $1 AND id LIKE $2 ORDER BY id`, [t.merchantId, `${prefix}%`]);
+    return r.rows.map((x) => x.id);
+  });
+}
+
+/**
+ * The service started like production (src/main.ts), set up through the operator API, exercised
+ * through the merchant API and the payment page. A scenario whose first request fails is
+ * reported unavailable with the answer it got, and the run goes on.
+ */
+export async function runService(plan: BenchPlan, url: string, receiverUrl: string): Promise<ServiceResults> {
+  const env = serviceEnv(url);
+  const child: Child = await startChild('service', 'src/main.ts', env);
+  const base = `http://127.0.0.1:${child.port}`;
+  const results = { peak_rss_mb: null } as ServiceResults;
+  try {
+    const t = await setupTenant(base, env.ADMIN_API_TOKEN!, receiverUrl);
+    const auth = { authorization: `Bearer ${t.token}` };
+    const json = { ...auth, 'content-type': 'application/json', accept: 'application/json' };
+    const counter = { n: 0 };
+    const run = randomBytes(3).toString('hex');
+
+    const scenario = async (name: ServiceScenario, probe: () => Promise<{ status: number; text: string }>, spec: Parameters<typeof measure>[2]) => {
+      plan.log(`  service ${name}`);
+      const p = await probe().catch((e: Error) => ({ status: 0, text: e.message }));
+      if (p.status < 200 || p.status >= 300) {
+        results[name] = { unavailable: `probe answered ${p.status}: ${p.text.slice(0, 200)}` };
+        plan.log(`    unavailable: ${(results[name] as { unavailable: string }).unavailable}`);
+        return;
+      }
+      results[name] = await measure(plan, child.pid, spec);
+    };
+
+    const billBody = JSON.stringify({ amount: '100.00', shop_id: t.shopId });
+    await scenario('bill_create', () => call(base, 'POST', '/api/v1/bill/create', t.token, JSON.parse(billBody)),
+      { url: `${base}/api/v1/bill/create`, method: 'POST', headers: json, body: billBody });
+
+    // bill/status over bills the service made itself, else over seeded ones.
+    let statusIds = await withClient(url, async (c) =>
+      (await c.query<{ id: string }>(`SELECT id FROM bills WHERE merchant_id = $1 LIMIT 20000`, [t.merchantId])).rows.map((x) => x.id));
+    if (statusIds.length === 0) statusIds = await seedBills(url, t, 'T', 20_000);
+    let si = 0;
+    await scenario('bill_status', () => call(base, 'GET', `/api/v1/bill/status?id=${statusIds[0]}`, t.token),
+      { url: `${base}/api/v1/bill/status?id=x`, headers: auth, setup: () => ({ path: `/api/v1/bill/status?id=${statusIds[si++ % statusIds.length]}` }) });
+
+    // One fresh NORMAL bill per payment: 4,000/s is above the bare transaction ceiling here.
+    const payIds = await seedBills(url, t, 'P', 4000 * (plan.warmupS + plan.durationS * plan.connections.length) + 1);
+    let pi = 0;
+    const payBody = JSON.stringify({ method: 'BANK_CARD', card_number: '4242424242424242', card_expiry: '12/30', card_cvc: '123' });
+    const payHeaders = { 'content-type': 'application/json', accept: 'application/json' };
+    await scenario('payment', async () => {
+      const r = await fetch(`${base}/pay/${payIds[pi++]}`, { method: 'POST', headers: payHeaders, body: payBody });
+      return { status: r.status, text: await r.text() };
+    }, { url: `${base}/pay/x`, method: 'POST', headers: payHeaders, body: payBody, setup: () => ({ path: `/pay/${payIds[pi++ % payIds.length]}` }) });
+
+    const payoutBody = (n: number) => JSON.stringify({ amount: '1.00', payout_account_id: t.payoutAccountId, order_id: `bench-${run}-${n}` });
+    await scenario('payout', () => call(base, 'POST', '/api/v1/payout/personal/create', t.token, JSON.parse(payoutBody(counter.n++))),
+      { url: `${base}/api/v1/payout/personal/create`, method: 'POST', headers: json, body: payoutBody(0), setup: () => ({ path: '/api/v1/payout/personal/create', body: payoutBody(counter.n++) }) });
+
+    await scenario('merchant_balance', () => call(base, 'GET', '/api/v1/merchant/balance', t.token),
+      { url: `${base}/api/v1/merchant/balance`, headers: auth });
+  } finally {
+    results.peak_rss_mb = child.peakRssMb();
+    await child.stop();
+  }
+  return results;
+}

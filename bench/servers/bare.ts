@@ -1,0 +1,78 @@
+/**
+ * The ceilings: bare Fastify + node-postgres handlers with no framework logic beyond what the
+ * request needs, one mode per process (BARE_MODE):
+ *   hello   GET  /       hello world, no database
+ *   insert  POST /bill   the single-row insert a bill makes
+ *   select  GET  /bill   a primary-key select of a bill
+ *   tx      POST /tx     BEGIN, ledger insert, balance update, COMMIT
+ * Same pool size as the service (20), JSON in and out.
+ */
+import { randomBytes } from 'node:crypto';
+import Fastify from 'fastify';
+import pg from 'pg';
+
+pg.types.setTypeParser(pg.types.builtins.NUMERIC, (v) => v);
+const mode = process.env.BARE_MODE ?? 'hello';
+const merchantId = process.env.BENCH_MERCHANT_ID ?? '';
+const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 20 });
+pool.on('error', () => {});
+const app = Fastify({ logger: false });
+const id = (n: number): string => randomBytes(n).toString('base64url').slice(0, n);
+
+app.get('/health', async () => ({ status: 'ok' }));
+
+if (mode === 'hello') {
+  app.get('/', async () => ({ hello: 'world' }));
+}
+
+if (mode === 'insert') {
+  app.post('/bill', async (req) => {
+    const b = req.body as { amount: string; shop_id: string };
+    const billId = id(10);
+    await pool.query(
+      `INSERT INTO bills (id, merchant_id, shop_id, amount, currency_in, type) VALUES ($1, $2, $3, $4, 'RUB', 'NORMAL')`,
+      [billId, merchantId, b.shop_id, b.amount],
+    );
+    return { success: 'true', bill_id: billId };
+  });
+}
+
+if (mode === 'select') {
+  app.get('/bill', async (req, reply) => {
+    const q = req.query as { id: string };
+    const r = await pool.query(`SELECT id, status, amount, type, currency_in, created_at FROM bills WHERE id = $1`, [q.id]);
+    const b = r.rows[0];
+    if (!b) return reply.status(422).send({ success: false });
+    return { ...b, success: true };
+  });
+}
+
+if (mode === 'tx') {
+  app.post('/tx', async (req) => {
+    const b = req.body as { amount: string };
+    const c = await pool.connect();
+    try {
+      await c.query('BEGIN');
+      await c.query(
+        `INSERT INTO ledger_entries (merchant_id, currency, kind, ref_type, ref_id, delta_available) VALUES ($1, 'RUB', 'ADJUSTMENT', 'bench', $2, $3)`,
+        [merchantId, id(16), b.amount],
+      );
+      const r = await c.query(
+        `UPDATE balances SET available = available + $3, updated_at = now() WHERE merchant_id = $1 AND currency = $2 RETURNING available`,
+        [merchantId, 'RUB', b.amount],
+      );
+      await c.query('COMMIT');
+      return { success: true, available: r.rows[0].available };
+    } catch (e) {
+      await c.query('ROLLBACK').catch(() => {});
+      throw e;
+    } finally {
+      c.release();
+    }
+  });
+}
+
+await app.listen({ host: '127.0.0.1', port: Number(process.env.PORT) });
+const stop = async () => { await app.close(); await pool.end(); process.exit(0); };
+process.on('SIGTERM', () => void stop());
+process.on('SIGINT', () => void stop());
