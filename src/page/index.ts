@@ -1,6 +1,198 @@
-import type { FastifyInstance } from 'fastify';
+import { randomBytes } from 'node:crypto';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { requestInput } from '../http/input.js';
+import { DomainError } from '../http/errors.js';
+import { isBillFinished } from '../domain/bill/bill.states.js';
+import { parsePayInput, PayValidationError, type PayMethod } from '../domain/payment/pay-input.js';
+import type { PayableBill, Quote } from '../domain/payment/payment.service.js';
+import { AttemptLimiter } from './attempt-limiter.js';
+import { PayCsrf } from './csrf.js';
+import { MESSAGES, pickLang, type Lang } from './i18n.js';
+import { qrSvg } from './qr.js';
+import { infoPage, paymentPage, qrPage, resultPage, type PageCtx } from './render.js';
+
+declare module 'fastify' {
+  interface FastifyReply {
+    /** CSP nonce of this response's inline style and script. */
+    cspNonce: string;
+    /** Extra origin the page's form may post to (the shop's Success/Fail URL). */
+    formActionOrigin: string | null;
+  }
+}
+
+const ATTEMPT_WINDOW_MS = 10 * 60 * 1000;
+const BILL_ID = { type: 'object', properties: { billId: { type: 'string', maxLength: 64 } }, required: ['billId'] } as const;
+
+/** JSON mode: the caller asks for JSON (and not for HTML first) or posts JSON. */
+function wantsJson(req: FastifyRequest): boolean {
+  const accept = String(req.headers.accept ?? '').toLowerCase();
+  const json = accept.indexOf('application/json');
+  const html = accept.indexOf('text/html');
+  if (json >= 0 && (html < 0 || json < html)) return true;
+  return String(req.headers['content-type'] ?? '').toLowerCase().startsWith('application/json');
+}
+
+function originOf(url: string): string | null {
+  try { return new URL(url).origin; } catch { return null; }
+}
 
 /** Hosted payment page /pay/{bill_id} and QR page /pay/{bill_id}/qr. */
 export default async function pageRoutes(app: FastifyInstance): Promise<void> {
-  void app;
+  const { config, services } = app;
+  const csrf = new PayCsrf(config.tokenEncryptionKey);
+  const limiter = new AttemptLimiter(ATTEMPT_WINDOW_MS);
+  // The sandbox acquirer is the only one: the page shows its test hints.
+  const sandbox = true;
+
+  app.decorateReply('cspNonce', '');
+  app.decorateReply('formActionOrigin', null);
+  app.addHook('onRequest', async (_req, reply) => {
+    reply.cspNonce = randomBytes(16).toString('base64');
+  });
+  // Security headers on every /pay response (pages and JSON alike).
+  app.addHook('onSend', async (_req, reply, payload) => {
+    const n = reply.cspNonce;
+    const formAction = ["'self'", reply.formActionOrigin].filter(Boolean).join(' ');
+    reply.header('Content-Security-Policy',
+      `default-src 'none'; style-src 'nonce-${n}'; script-src 'nonce-${n}'; img-src 'self' data:; ` +
+      `form-action ${formAction}; frame-ancestors 'none'; base-uri 'none'`);
+    reply.header('X-Frame-Options', 'DENY');
+    reply.header('X-Content-Type-Options', 'nosniff');
+    reply.header('Referrer-Policy', 'no-referrer');
+    reply.header('Cache-Control', 'no-store');
+    reply.header('Permissions-Policy', 'camera=(), microphone=(), geolocation=(), payment=()');
+    return payload;
+  });
+
+  const ctxOf = (req: FastifyRequest, reply: FastifyReply, langField?: unknown): PageCtx => ({
+    lang: pickLang(req.headers['accept-language'], langField ?? (req.query as Record<string, unknown> | undefined)?.lang),
+    nonce: reply.cspNonce,
+    sandbox,
+  });
+  const html = (reply: FastifyReply, status: number, body: string) =>
+    reply.status(status).type('text/html; charset=utf-8').send(body);
+  const pageUrl = (billId: string) => `${config.publicBaseUrl}/pay/${billId}`;
+
+  const quotesOf = (bill: PayableBill): Partial<Record<PayMethod, Quote>> => {
+    const out: Partial<Record<PayMethod, Quote>> = {};
+    for (const m of ['BANK_CARD', 'SBP'] as const) {
+      if (bill.paymentMethod && bill.paymentMethod !== m) continue;
+      const q = services.payments.quote(bill, m);
+      if (q) out[m] = q;
+    }
+    return out;
+  };
+
+  /** The page for a bill that cannot be paid now, or null when it can. */
+  function refusal(ctx: PageCtx, bill: PayableBill | null, code?: string): { status: number; body: string } | null {
+    const t = MESSAGES[ctx.lang];
+    const shopName = bill?.shopName;
+    if (!bill || code === 'bill_not_found') return { status: 404, body: infoPage(ctx, { title: t.notFoundTitle, text: t.notFoundText, icon: 'info', testId: 'not-found' }) };
+    if (isBillFinished(bill) || code === 'bill_is_finished') return { status: 200, body: infoPage(ctx, { title: t.paidTitle, text: t.paidText, icon: 'ok', shopName, testId: 'paid' }) };
+    if (!bill.active || code === 'bill_inactive') return { status: 403, body: infoPage(ctx, { title: t.inactiveTitle, text: t.inactiveText, icon: 'bad', shopName, testId: 'inactive' }) };
+    if ((bill.type === 'NORMAL' && bill.status === 'PROCESS') || code === 'payment_in_progress') {
+      return { status: code ? 409 : 200, body: infoPage(ctx, { title: t.progressTitle, text: t.progressText, icon: 'wait', shopName, testId: 'in-progress', link: { href: `/pay/${bill.id}`, label: t.backToForm } }) };
+    }
+    if (!bill.rate || code === 'rate-not-found') return { status: 503, body: infoPage(ctx, { title: t.rateTitle, text: t.rateText, icon: 'info', shopName, testId: 'no-rate' }) };
+    return null;
+  }
+
+  async function renderForm(req: FastifyRequest, reply: FastifyReply, ctx: PageCtx, bill: PayableBill, status: number, extra: { errors?: Record<string, never> | PayValidationError['codes']; method?: PayMethod } = {}) {
+    const q = (req.query ?? {}) as Record<string, unknown>;
+    const asked = typeof q.method === 'string' ? q.method.toUpperCase() : undefined;
+    const method = extra.method ?? (asked === 'SBP' || asked === 'BANK_CARD' ? asked : undefined);
+    const body = paymentPage(ctx, {
+      bill,
+      quotes: quotesOf(bill),
+      csrf: csrf.issue(bill.id),
+      qrSvg: await qrSvg(`${pageUrl(bill.id)}?method=SBP`),
+      errors: extra.errors,
+      method,
+      lastFailed: bill.status === 'FAIL',
+    });
+    return html(reply, status, body);
+  }
+
+  app.get<{ Params: { billId: string } }>('/:billId', { schema: { hide: true, params: BILL_ID } }, async (req, reply) => {
+    const ctx = ctxOf(req, reply);
+    const bill = await services.payments.findPayableBill(req.params.billId);
+    const r = refusal(ctx, bill);
+    if (r) return html(reply, r.status, r.body);
+    return renderForm(req, reply, ctx, bill!, 200);
+  });
+
+  app.get<{ Params: { billId: string } }>('/:billId/qr', { schema: { hide: true, params: BILL_ID } }, async (req, reply) => {
+    const ctx = ctxOf(req, reply);
+    const bill = await services.payments.findPayableBill(req.params.billId);
+    const r = refusal(ctx, bill);
+    if (r) return html(reply, r.status, r.body);
+    const url = pageUrl(bill!.id);
+    const qs = quotesOf(bill!);
+    return html(reply, 200, qrPage(ctx, bill!, url, await qrSvg(url), qs[bill!.paymentMethod ?? 'BANK_CARD']));
+  });
+
+  app.post<{ Params: { billId: string } }>('/:billId', {
+    schema: { hide: true, params: BILL_ID },
+    config: { errorStatus: { bill_not_found: 404, bill_inactive: 403, bill_is_finished: 403, payment_in_progress: 409, 'rate-not-found': 403, too_many_attempts: 429 } },
+  }, async (req, reply) => {
+    const json = wantsJson(req);
+    const raw = requestInput(req);
+    const ctx = ctxOf(req, reply, raw.lang);
+    const billId = req.params.billId;
+    const ipKey = `ip:${req.ip}`;
+    const billKey = `bill:${billId}`;
+    const t = MESSAGES[ctx.lang];
+
+    if (limiter.blocked(ipKey, config.payAttemptsPerIp) || limiter.blocked(billKey, config.payAttemptsPerBill)) {
+      reply.header('Retry-After', String(ATTEMPT_WINDOW_MS / 1000));
+      if (json) throw new DomainError('too_many_attempts', 429);
+      return html(reply, 429, infoPage(ctx, { title: t.limitTitle, text: t.limitText, icon: 'wait', testId: 'too-many' }));
+    }
+
+    const bill = await services.payments.findPayableBill(billId);
+    // Refusals by the bill's state come first (checked again under the lock by the service).
+    if (!bill) {
+      if (json) throw new DomainError('bill_not_found', 404);
+      return html(reply, 404, refusal(ctx, null)!.body);
+    }
+    if (json) {
+      if (isBillFinished(bill)) throw new DomainError('bill_is_finished', 403);
+      if (!bill.active) throw new DomainError('bill_inactive', 403);
+    } else {
+      const r = refusal(ctx, bill);
+      if (r && r.status !== 200 && r.status !== 503) return html(reply, r.status, r.body);
+      if (isBillFinished(bill)) return html(reply, 403, r!.body);
+      if (!csrf.verify(billId, raw._csrf)) {
+        limiter.fail(ipKey);
+        return html(reply, 403, infoPage(ctx, { title: t.csrfTitle, text: t.csrfText, icon: 'info', shopName: bill.shopName, testId: 'csrf', link: { href: `/pay/${bill.id}`, label: t.backToForm } }));
+      }
+    }
+
+    let outcome;
+    try {
+      const input = parsePayInput(raw, bill.paymentMethod);
+      outcome = await services.payments.pay(billId, input, { ip: req.ip });
+    } catch (e) {
+      if (e instanceof PayValidationError) {
+        if (e.codes.card_number || e.codes.card_expiry || e.codes.card_cvc) { limiter.fail(ipKey); limiter.fail(billKey); }
+        if (json) throw e;
+        const m = String(raw.method ?? '').toUpperCase();
+        return renderForm(req, reply, ctx, bill, 422, { errors: e.codes, method: m === 'SBP' || m === 'BANK_CARD' ? m : undefined });
+      }
+      if (e instanceof DomainError && !json) {
+        const r = refusal(ctx, bill, e.code);
+        if (r) return html(reply, r.status === 200 ? 403 : r.status, r.body);
+      }
+      throw e;
+    }
+    if (outcome.status === 'FAIL') { limiter.fail(ipKey); limiter.fail(billKey); }
+
+    if (json) {
+      return reply.status(200).send({ payment_id: outcome.paymentId, status: outcome.status, redirect: outcome.redirect });
+    }
+    if (outcome.redirect.url) reply.formActionOrigin = originOf(outcome.redirect.url);
+    return html(reply, 200, resultPage(ctx, bill, outcome));
+  });
 }
+
+export type { Lang };

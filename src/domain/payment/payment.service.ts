@@ -1,0 +1,272 @@
+import { Decimal } from 'decimal.js';
+import type pg from 'pg';
+import type { Config } from '../../config.js';
+import { withPgTx, type Db } from '../../db/client.js';
+import { DomainError } from '../../http/errors.js';
+import { decrypt } from '../../lib/crypto.js';
+import { newId } from '../../lib/ids.js';
+import { maskCard } from '../../lib/card.js';
+import { commissionFor, type MerchantFeeColumns } from '../merchant/fees.js';
+import { post } from '../ledger/ledger.js';
+import { enqueueEvent, paymentSignature, type PaymentPostbackFields } from '../../outbox/events.js';
+import type { Currency, PaymentStatus } from '../../generated/prisma/enums.js';
+import { assertTransition, isBillFinished, type BillStatus, type BillType } from '../bill/bill.states.js';
+import type { Acquirer, ChargeResult } from '../acquirer/acquirer.js';
+import { SandboxAcquirer } from '../acquirer/sandbox-acquirer.js';
+import { assertPaymentTransition, MONEY_RECEIVED_STATUSES } from './payment.states.js';
+import { PayValidationError, type PayInput, type PayMethod } from './pay-input.js';
+
+/** A bill as the payment page and the payment flow see it (with its shop, merchant fees and rate). */
+export interface PayableBill {
+  id: string;
+  merchantId: string;
+  shopId: string;
+  shopName: string;
+  orderId: string | null;
+  name: string | null;
+  description: string | null;
+  custom: string | null;
+  type: BillType;
+  status: BillStatus;
+  /** The bill's own flag, the shop's `enabled` and the merchant's status together. */
+  active: boolean;
+  amount: Decimal;
+  currency: Currency;
+  payerPaysCommission: boolean;
+  paymentMethod: PayMethod | null;
+  successUrl: string | null;
+  failUrl: string | null;
+  resultUrl: string | null;
+  /** RUB per unit of the bill's currency (1 for RUB); null when the operator has no rate. */
+  rate: Decimal | null;
+  fees: MerchantFeeColumns;
+}
+
+/** What the payer owes for a bill with a method. */
+export interface Quote {
+  /** The merchant's fee, in the bill's currency. */
+  commission: Decimal;
+  /** What the payer owes in the bill's currency (amount, plus the fee when the payer pays it). */
+  dueInBillCurrency: Decimal;
+  /** What the payer pays, in RUB (payment.amount). */
+  dueRub: Decimal;
+  rate: Decimal;
+}
+
+export interface RedirectFields { InvId: string; OutSum: string; CurrencyIn: string; custom: string; SignatureValue: string }
+
+export interface PayOutcome {
+  paymentId: string;
+  billId: string;
+  status: PaymentStatus;
+  amountRub: Decimal;
+  amountReceivedRub: Decimal;
+  /** Success URL for money received, Fail URL for a FAIL; null when the shop has none. */
+  redirect: { url: string | null; fields: RedirectFields };
+}
+
+export class BillNotPayableError extends DomainError {}
+
+const BILL_SQL = `
+SELECT b.id, b.merchant_id, b.shop_id, s.name AS shop_name, b.order_id, b.name, b.description, b.custom,
+       b.type::text, b.status::text, (b.active AND s.enabled AND m.status = 'ACTIVE') AS active,
+       b.amount::text, b.currency_in::text AS currency, b.payer_pays_commission, b.payment_method::text,
+       s.success_url, s.fail_url, s.result_url,
+       CASE WHEN b.currency_in = 'RUB' THEN '1' ELSE r.rub_per_unit::text END AS rate,
+       m.payment_card_percent::text, m.payment_card_fixed::text, m.payment_sbp_percent::text, m.payment_sbp_fixed::text
+  FROM bills b
+  JOIN shops s ON s.id = b.shop_id
+  JOIN merchants m ON m.id = b.merchant_id
+  LEFT JOIN fx_rates r ON r.currency = b.currency_in
+ WHERE b.id = $1`;
+
+interface BillRow {
+  id: string; merchant_id: string; shop_id: string; shop_name: string; order_id: string | null; name: string | null;
+  description: string | null; custom: string | null; type: BillType; status: BillStatus; active: boolean; amount: string;
+  currency: Currency; payer_pays_commission: boolean; payment_method: PayMethod | null; success_url: string | null;
+  fail_url: string | null; result_url: string | null; rate: string | null; payment_card_percent: string | null;
+  payment_card_fixed: string | null; payment_sbp_percent: string | null; payment_sbp_fixed: string | null;
+}
+
+const toBill = (r: BillRow): PayableBill => ({
+  id: r.id, merchantId: r.merchant_id, shopId: r.shop_id, shopName: r.shop_name, orderId: r.order_id, name: r.name,
+  description: r.description, custom: r.custom, type: r.type, status: r.status, active: r.active,
+  amount: new Decimal(r.amount), currency: r.currency, payerPaysCommission: r.payer_pays_commission,
+  paymentMethod: r.payment_method, successUrl: r.success_url, failUrl: r.fail_url, resultUrl: r.result_url,
+  rate: r.rate === null ? null : new Decimal(r.rate),
+  fees: {
+    paymentCardPercent: r.payment_card_percent, paymentCardFixed: r.payment_card_fixed,
+    paymentSbpPercent: r.payment_sbp_percent, paymentSbpFixed: r.payment_sbp_fixed,
+    payoutCardPercent: null, payoutCardFixed: null, payoutSbpPercent: null, payoutSbpFixed: null,
+  },
+});
+
+const round2 = (d: Decimal): Decimal => d.toDecimalPlaces(2, Decimal.ROUND_HALF_UP);
+
+/** Status by what arrived against what was due (DESIGN "States"). */
+export function statusFor(received: Decimal, due: Decimal): 'SUCCESS' | 'UNDERPAID' | 'OVERPAID' {
+  return received.eq(due) ? 'SUCCESS' : received.lt(due) ? 'UNDERPAID' : 'OVERPAID';
+}
+
+/**
+ * The money of a finished payment, in the bill's currency (formulas in docs/decisions.md):
+ * what arrived is scaled from RUB back to the bill's currency by the share of the amount due,
+ * the fee by the same share, and the merchant is credited what arrived minus its fee share.
+ */
+export function settle(q: Quote, receivedRub: Decimal): { receivedInBillCurrency: Decimal; commission: Decimal; accountAmount: Decimal } {
+  if (receivedRub.lte(0)) return { receivedInBillCurrency: new Decimal(0), commission: new Decimal(0), accountAmount: new Decimal(0) };
+  const exact = receivedRub.eq(q.dueRub);
+  const share = receivedRub.div(q.dueRub);
+  const receivedInBillCurrency = exact ? q.dueInBillCurrency : round2(q.dueInBillCurrency.mul(share));
+  const fee = exact ? q.commission : round2(q.commission.mul(share));
+  const commission = Decimal.min(fee, receivedInBillCurrency);
+  return { receivedInBillCurrency, commission, accountAmount: receivedInBillCurrency.sub(commission) };
+}
+
+/**
+ * The payer side of a bill: quotes, the payment flow through the acquirer, the final
+ * transaction (payment, bill, ledger, outbox). Used by the hosted page and the cabinet.
+ */
+export class PaymentService {
+  constructor(
+    private readonly config: Config,
+    private readonly db: Db,
+    private readonly acquirer: Acquirer = new SandboxAcquirer(),
+  ) {}
+
+  /** The bill for the payment page; null when there is no such bill. */
+  async findPayableBill(billId: string): Promise<PayableBill | null> {
+    if (!/^[A-Za-z0-9]{1,64}$/.test(billId)) return null;
+    const r = await this.db.pool.query<BillRow>(BILL_SQL, [billId]);
+    return r.rows[0] ? toBill(r.rows[0]) : null;
+  }
+
+  /** What the payer owes with `method`; null when the bill's currency has no rate. */
+  quote(bill: PayableBill, method: PayMethod): Quote | null {
+    if (!bill.rate) return null;
+    const commission = commissionFor(this.config, bill.fees, method === 'SBP' ? 'payment_sbp' : 'payment_card', bill.amount);
+    const dueInBillCurrency = bill.payerPaysCommission ? bill.amount.add(commission) : bill.amount;
+    return { commission, dueInBillCurrency, dueRub: round2(dueInBillCurrency.mul(bill.rate)), rate: bill.rate };
+  }
+
+  /**
+   * Pays a bill: tx1 locks the bill, checks it and opens the payment (payment PROCESS, NORMAL
+   * bill -> PROCESS); the acquirer runs outside any transaction; tx2 makes both final, credits
+   * the ledger and writes the postback row. A NORMAL bill thus has at most one running payment
+   * and at most one that receives money.
+   */
+  async pay(billId: string, input: PayInput, ctx: { ip?: string } = {}): Promise<PayOutcome> {
+    const opened = await withPgTx(this.db.pool, (c) => this.open(c, billId, input, ctx.ip ?? null));
+    let result: ChargeResult;
+    try {
+      result = await this.acquirer.charge({
+        paymentId: opened.paymentId, method: input.method, amountDue: opened.quote.dueRub, card: input.card, sbpAmount: input.sbpAmount,
+      });
+    } catch {
+      // The acquirer did not answer: nothing was taken as far as we know; the payer may retry.
+      result = { outcome: 'DECLINED', reason: 'acquirer_error', reference: '' };
+    }
+    return withPgTx(this.db.pool, (c) => this.finish(c, opened.bill, opened.paymentId, opened.quote, result));
+  }
+
+  private async open(c: pg.PoolClient, billId: string, input: PayInput, ip: string | null) {
+    if (!/^[A-Za-z0-9]{1,64}$/.test(billId)) throw new DomainError('bill_not_found', 404);
+    const r = await c.query<BillRow>(`${BILL_SQL} FOR NO KEY UPDATE OF b`, [billId]);
+    if (!r.rows[0]) throw new DomainError('bill_not_found', 404);
+    const bill = toBill(r.rows[0]);
+    if (isBillFinished(bill)) throw new DomainError('bill_is_finished', 403);
+    if (!bill.active) throw new DomainError('bill_inactive', 403);
+    if (bill.type === 'NORMAL' && bill.status === 'PROCESS') throw new DomainError('payment_in_progress', 409);
+    if (bill.paymentMethod && bill.paymentMethod !== input.method) {
+      throw new PayValidationError({ method: 'method_not_allowed' });
+    }
+    const quote = this.quote(bill, input.method);
+    if (!quote) throw new DomainError('rate-not-found', 403);
+    // A MULTI bill already in PROCESS (another payment running) stays there.
+    const billToProcess = bill.status !== 'PROCESS';
+    if (billToProcess) assertTransition(bill.status, 'PROCESS', bill.type);
+    assertPaymentTransition('NEW', 'PROCESS');
+
+    const paymentId = newId();
+    // The payment is opened and handed to the acquirer in one step: it is written as PROCESS.
+    // clock_timestamp(): payments of a MULTI bill are ordered as they took the bill lock.
+    await c.query(
+      `WITH p AS (
+         INSERT INTO payments (id, bill_id, merchant_id, shop_id, status, method, amount, currency_in, bill_currency, rate,
+                               commission, account_currency, from_card, payer_ip, created_at, updated_at)
+         VALUES ($1, $2, $3, $4, 'PROCESS', $5::"PaymentMethod", $6, 'RUB', $7::"Currency", $8, $9, $7::"Currency", $10, $11,
+                 clock_timestamp(), clock_timestamp())
+         RETURNING id)
+       UPDATE bills SET status = 'PROCESS', updated_at = now() WHERE id = $2 AND $12::boolean`,
+      [paymentId, bill.id, bill.merchantId, bill.shopId, input.method, quote.dueRub.toFixed(2), bill.currency,
+        bill.currency === 'RUB' ? null : quote.rate.toFixed(), quote.commission.toFixed(2), input.card ? maskCard(input.card.number) : null, ip, billToProcess],
+    );
+    return { bill, paymentId, quote };
+  }
+
+  private async finish(c: pg.PoolClient, bill: PayableBill, paymentId: string, q: Quote, result: ChargeResult): Promise<PayOutcome> {
+    const receivedRub = result.outcome === 'PAID' ? round2(result.amountReceived) : new Decimal(0);
+    const status: PaymentStatus = result.outcome === 'PAID' && receivedRub.gt(0) ? statusFor(receivedRub, q.dueRub) : 'FAIL';
+    assertPaymentTransition('PROCESS', status);
+    assertTransition('PROCESS', status as BillStatus, bill.type);
+    const s = settle(q, status === 'FAIL' ? new Decimal(0) : receivedRub);
+
+    // One round trip: the payment PROCESS -> final (row count checked), the bill PROCESS -> final
+    // when this is its latest payment, and the merchant's token for the redirect signature.
+    const r = await c.query<{ p: number; b: number; tok: string }>(
+      `WITH p AS (
+         UPDATE payments SET status = $2::text::"PaymentStatus", amount_received = $3, commission = $4, account_amount = $5,
+                acquirer_ref = $6, failure_reason = $7, finished_at = now(), updated_at = now()
+          WHERE id = $1 AND status = 'PROCESS'
+         RETURNING bill_id, created_at, id),
+       b AS (
+         UPDATE bills SET status = $2::text::"BillStatus", updated_at = now()
+           FROM p
+          WHERE bills.id = p.bill_id AND bills.status = 'PROCESS'
+            AND NOT EXISTS (SELECT 1 FROM payments q WHERE q.bill_id = p.bill_id AND (q.created_at, q.id) > (p.created_at, p.id))
+         RETURNING bills.id)
+       SELECT (SELECT count(*) FROM p)::int AS p, (SELECT count(*) FROM b)::int AS b,
+              (SELECT api_token_enc FROM merchants WHERE id = $8) AS tok`,
+      [paymentId, status, receivedRub.toFixed(2), s.commission.toFixed(2), s.accountAmount.toFixed(8), result.reference || null,
+        result.outcome === 'DECLINED' ? result.reason : null, bill.merchantId],
+    );
+    const row = r.rows[0]!;
+    if (row.p !== 1) throw new Error(`payment ${paymentId} was not in PROCESS`);
+    if (bill.type === 'NORMAL' && row.b !== 1) throw new Error(`NORMAL bill ${bill.id} was not in PROCESS`);
+
+    if (s.accountAmount.gt(0)) {
+      await post(c, {
+        merchantId: bill.merchantId, currency: bill.currency, kind: 'PAYMENT_CREDIT', refType: 'payment', refId: paymentId,
+        available: s.accountAmount,
+      });
+    }
+    const fields: PaymentPostbackFields = {
+      InvId: bill.orderId ?? '',
+      OutSum: s.receivedInBillCurrency.toFixed(2),
+      Commission: s.commission.toFixed(2),
+      Currency: bill.currency,
+      CurrencyIn: 'RUB',
+      TrsId: paymentId,
+      Status: status as PaymentPostbackFields['Status'],
+      custom: bill.custom ?? '',
+    };
+    await enqueueEvent(c, { merchantId: bill.merchantId, kind: 'PAYMENT_POSTBACK', aggregateId: paymentId, url: bill.resultUrl, fields });
+
+    const token = decrypt(this.config.tokenEncryptionKey, row.tok);
+    const received = MONEY_RECEIVED_STATUSES.includes(status);
+    return {
+      paymentId,
+      billId: bill.id,
+      status,
+      amountRub: q.dueRub,
+      amountReceivedRub: receivedRub,
+      redirect: {
+        url: received ? bill.successUrl : bill.failUrl,
+        fields: {
+          InvId: fields.InvId, OutSum: fields.OutSum, CurrencyIn: fields.CurrencyIn, custom: fields.custom,
+          SignatureValue: paymentSignature(fields, token),
+        },
+      },
+    };
+  }
+}

@@ -1,0 +1,170 @@
+import type { PayFieldCode } from '../domain/payment/pay-input.js';
+
+export type Lang = 'ru' | 'en';
+
+/**
+ * The page language: `?lang=` when given, else the first of ru/en in Accept-Language by
+ * q-value; English by default.
+ */
+export function pickLang(acceptLanguage: string | undefined, override?: unknown): Lang {
+  if (override === 'ru' || override === 'en') return override;
+  const ranked = (acceptLanguage ?? '')
+    .split(',')
+    .map((part, i) => {
+      const [tag, ...params] = part.trim().toLowerCase().split(';');
+      const q = params.map((p) => /^\s*q=([\d.]+)\s*$/.exec(p)).find(Boolean);
+      return { tag: tag ?? '', q: q ? Number(q[1]) : 1, i };
+    })
+    .filter((x) => x.q > 0)
+    .sort((a, b) => b.q - a.q || a.i - b.i);
+  for (const { tag } of ranked) {
+    if (tag === 'ru' || tag.startsWith('ru-')) return 'ru';
+    if (tag === 'en' || tag.startsWith('en-')) return 'en';
+  }
+  return 'en';
+}
+
+const en = {
+  title: 'Payment',
+  payTo: 'Payment to',
+  amount: 'Amount',
+  toPay: 'To pay',
+  inRub: 'Charged in roubles',
+  rate: 'Rate',
+  commission: 'Service fee',
+  total: 'Total',
+  method: 'Payment method',
+  card: 'Bank card',
+  sbp: 'SBP (Faster Payments)',
+  cardNumber: 'Card number',
+  cardExpiry: 'Expiry (MM/YY)',
+  cardCvc: 'CVC',
+  payCard: 'Pay',
+  sbpHint: 'Scan the QR code with your bank app, then confirm the payment.',
+  sbpConfirm: 'I have paid, confirm',
+  sandbox: 'Sandbox',
+  sandboxAmount: 'Amount sent (RUB), to test underpaid or overpaid',
+  sandboxCards: 'Test cards: 4242 4242 4242 4242 pays, 4000 0000 0000 0002 is declined.',
+  secure: 'Card data is sent over an encrypted connection and is never stored.',
+  notFoundTitle: 'Bill not found',
+  notFoundText: 'There is no bill at this address. Check the link you were given.',
+  inactiveTitle: 'This bill is not active',
+  inactiveText: 'The shop has switched this bill off; it accepts no payment. Contact the shop.',
+  paidTitle: 'This bill is already paid',
+  paidText: 'A payment for this bill has been received. There is nothing more to pay.',
+  progressTitle: 'Payment in progress',
+  progressText: 'A payment for this bill is being processed. Refresh this page in a moment.',
+  rateTitle: 'Payment temporarily unavailable',
+  rateText: 'The exchange rate for this currency is not set. Try again later or contact the shop.',
+  limitTitle: 'Too many attempts',
+  limitText: 'There were too many unsuccessful attempts. Wait a few minutes and try again.',
+  csrfTitle: 'The form has expired',
+  csrfText: 'For your security the payment form expires. Open the payment page again.',
+  backToForm: 'Back to the payment page',
+  successTitle: 'Payment received',
+  underpaidTitle: 'Payment received: less than due',
+  overpaidTitle: 'Payment received: more than due',
+  failTitle: 'Payment failed',
+  failText: 'The payment was declined. No money was taken. You can try again.',
+  paidAmount: 'Amount received',
+  paymentId: 'Payment',
+  returnToShop: 'Return to the shop',
+  redirecting: 'Returning you to the shop…',
+  tryAgain: 'Try again',
+  lastFailed: 'The previous attempt did not go through. You can try again.',
+  formErrors: 'Please correct the fields marked below.',
+  scanToPay: 'Scan to pay',
+  openPage: 'Open the payment page',
+  qrTitle: 'QR code for payment',
+  language: 'Русский',
+} as const;
+
+type Messages = { [K in keyof typeof en]: string };
+
+const ru: Messages = {
+  title: 'Оплата',
+  payTo: 'Оплата в пользу',
+  amount: 'Сумма',
+  toPay: 'К оплате',
+  inRub: 'Списывается в рублях',
+  rate: 'Курс',
+  commission: 'Комиссия сервиса',
+  total: 'Итого',
+  method: 'Способ оплаты',
+  card: 'Банковская карта',
+  sbp: 'СБП',
+  cardNumber: 'Номер карты',
+  cardExpiry: 'Срок действия (ММ/ГГ)',
+  cardCvc: 'CVC',
+  payCard: 'Оплатить',
+  sbpHint: 'Отсканируйте QR-код в приложении банка и подтвердите оплату.',
+  sbpConfirm: 'Я оплатил, подтвердить',
+  sandbox: 'Тестовый режим',
+  sandboxAmount: 'Отправленная сумма (RUB), для проверки недоплаты или переплаты',
+  sandboxCards: 'Тестовые карты: 4242 4242 4242 4242 проходит, 4000 0000 0000 0002 отклоняется.',
+  secure: 'Данные карты передаются по защищённому соединению и не сохраняются.',
+  notFoundTitle: 'Счёт не найден',
+  notFoundText: 'По этому адресу счёта нет. Проверьте полученную ссылку.',
+  inactiveTitle: 'Счёт не активен',
+  inactiveText: 'Магазин отключил этот счёт, оплата по нему не принимается. Свяжитесь с магазином.',
+  paidTitle: 'Счёт уже оплачен',
+  paidText: 'Оплата по этому счёту получена. Больше ничего платить не нужно.',
+  progressTitle: 'Платёж обрабатывается',
+  progressText: 'Платёж по этому счёту сейчас обрабатывается. Обновите страницу через минуту.',
+  rateTitle: 'Оплата временно недоступна',
+  rateText: 'Курс для этой валюты не задан. Попробуйте позже или свяжитесь с магазином.',
+  limitTitle: 'Слишком много попыток',
+  limitText: 'Было слишком много неудачных попыток. Подождите несколько минут и попробуйте снова.',
+  csrfTitle: 'Форма устарела',
+  csrfText: 'Для вашей безопасности форма оплаты действует ограниченное время. Откройте страницу оплаты снова.',
+  backToForm: 'Вернуться к оплате',
+  successTitle: 'Оплата получена',
+  underpaidTitle: 'Оплата получена: меньше суммы счёта',
+  overpaidTitle: 'Оплата получена: больше суммы счёта',
+  failTitle: 'Оплата не прошла',
+  failText: 'Платёж отклонён. Деньги не списаны. Можно попробовать снова.',
+  paidAmount: 'Получено',
+  paymentId: 'Платёж',
+  returnToShop: 'Вернуться в магазин',
+  redirecting: 'Возвращаем вас в магазин…',
+  tryAgain: 'Попробовать снова',
+  lastFailed: 'Предыдущая попытка не прошла. Можно попробовать снова.',
+  formErrors: 'Исправьте отмеченные ниже поля.',
+  scanToPay: 'Отсканируйте для оплаты',
+  openPage: 'Открыть страницу оплаты',
+  qrTitle: 'QR-код для оплаты',
+  language: 'English',
+};
+
+export const MESSAGES: Record<Lang, Messages> = { en, ru };
+
+const fieldEn: Record<PayFieldCode, string> = {
+  method_required: 'Choose a payment method.',
+  method_invalid: 'Choose a payment method.',
+  method_not_allowed: 'This bill cannot be paid with this method.',
+  card_number_required: 'Enter the card number.',
+  card_number_invalid: 'Check the card number.',
+  card_expiry_required: 'Enter the expiry date.',
+  card_expiry_invalid: 'Enter the expiry date as MM/YY.',
+  card_expiry_past: 'This card has expired.',
+  card_cvc_required: 'Enter the 3-digit code.',
+  card_cvc_invalid: 'The code is 3 digits.',
+  amount_invalid: 'Enter an amount such as 100.00.',
+};
+
+const fieldRu: Record<PayFieldCode, string> = {
+  method_required: 'Выберите способ оплаты.',
+  method_invalid: 'Выберите способ оплаты.',
+  method_not_allowed: 'Этот счёт нельзя оплатить этим способом.',
+  card_number_required: 'Введите номер карты.',
+  card_number_invalid: 'Проверьте номер карты.',
+  card_expiry_required: 'Введите срок действия.',
+  card_expiry_invalid: 'Введите срок действия в виде ММ/ГГ.',
+  card_expiry_past: 'Срок действия карты истёк.',
+  card_cvc_required: 'Введите 3-значный код.',
+  card_cvc_invalid: 'Код состоит из 3 цифр.',
+  amount_invalid: 'Введите сумму, например 100.00.',
+};
+
+export const FIELD_MESSAGES: Record<Lang, Record<PayFieldCode, string>> = { en: fieldEn, ru: fieldRu };
+export type { Messages };

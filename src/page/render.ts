@@ -1,0 +1,251 @@
+import type { Decimal } from 'decimal.js';
+import type { PayableBill, PayOutcome, Quote } from '../domain/payment/payment.service.js';
+import type { PayFieldCode, PayMethod } from '../domain/payment/pay-input.js';
+import { FIELD_MESSAGES, MESSAGES, type Lang, type Messages } from './i18n.js';
+import { PAGE_CSS } from './styles.js';
+import { PAGE_JS } from './script.js';
+
+/** Escapes text and attribute values (every value that reaches HTML goes through it). */
+export function esc(v: unknown): string {
+  return String(v ?? '').replace(/[&<>"'`=]/g, (ch) => `&#${ch.charCodeAt(0)};`);
+}
+
+const money = (d: Decimal): string => d.toFixed(2);
+
+export interface PageCtx { lang: Lang; nonce: string; sandbox: boolean }
+
+function layout(ctx: PageCtx, title: string, body: string, opts: { script?: string } = {}): string {
+  return `<!doctype html>
+<html lang="${ctx.lang}">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="robots" content="noindex, nofollow">
+<meta name="referrer" content="no-referrer">
+<title>${esc(title)}</title>
+<style nonce="${esc(ctx.nonce)}">${PAGE_CSS}</style>
+</head>
+<body>
+<main class="wrap">
+${body}
+</main>
+${opts.script ? `<script nonce="${esc(ctx.nonce)}">${opts.script}</script>` : ''}
+</body>
+</html>`;
+}
+
+function merchantHeader(t: Messages, shopName: string, langSwitch: string): string {
+  const initial = (shopName.trim()[0] ?? '•').toUpperCase();
+  return `<header class="merchant">
+  <div class="logo" aria-hidden="true">${esc(initial)}</div>
+  <div class="who"><div class="muted small">${esc(t.payTo)}</div><div class="shop">${esc(shopName)}</div></div>
+  ${langSwitch}
+</header>`;
+}
+
+const langLink = (ctx: PageCtx, path: string): string => {
+  const other = ctx.lang === 'ru' ? 'en' : 'ru';
+  return `<a class="lang" href="${esc(path)}?lang=${other}" hreflang="${other}">${esc(MESSAGES[ctx.lang].language)}</a>`;
+};
+
+const LOCK = '<svg class="ico" viewBox="0 0 24 24" width="14" height="14" aria-hidden="true"><path fill="currentColor" d="M12 2a5 5 0 0 0-5 5v3H6a2 2 0 0 0-2 2v8a2 2 0 0 0 2 2h12a2 2 0 0 0 2-2v-8a2 2 0 0 0-2-2h-1V7a5 5 0 0 0-5-5zm-3 8V7a3 3 0 1 1 6 0v3H9z"/></svg>';
+
+function footer(ctx: PageCtx): string {
+  const t = MESSAGES[ctx.lang];
+  return `<footer class="foot">${LOCK} <span>${esc(t.secure)}</span></footer>`;
+}
+
+export interface FormState {
+  bill: PayableBill;
+  quotes: Partial<Record<PayMethod, Quote>>;
+  csrf: string;
+  qrSvg: string;
+  errors?: Partial<Record<string, PayFieldCode>>;
+  method?: PayMethod;
+  lastFailed?: boolean;
+}
+
+function summary(t: Messages, bill: PayableBill, q: Quote | undefined): string {
+  const rows: string[] = [];
+  if (q && bill.payerPaysCommission && q.commission.gt(0)) {
+    rows.push(`<div class="row"><dt>${esc(t.amount)}</dt><dd>${money(bill.amount)} ${bill.currency}</dd></div>`);
+    rows.push(`<div class="row"><dt>${esc(t.commission)}</dt><dd>${money(q.commission)} ${bill.currency}</dd></div>`);
+  }
+  if (q && bill.currency !== 'RUB') {
+    rows.push(`<div class="row"><dt>${esc(t.rate)}</dt><dd>1 ${bill.currency} = ${q.rate.toFixed(2)} RUB</dd></div>`);
+    rows.push(`<div class="row strong"><dt>${esc(t.inRub)}</dt><dd data-testid="amount-rub">${money(q.dueRub)} RUB</dd></div>`);
+  }
+  const due = q ? q.dueInBillCurrency : bill.amount;
+  return `<section class="summary" aria-labelledby="bill-title">
+  <h1 id="bill-title">${esc(bill.name || t.title)}</h1>
+  ${bill.description ? `<p class="desc">${esc(bill.description)}</p>` : ''}
+  <div class="total"><span class="muted small">${esc(t.toPay)}</span>
+    <div class="sum" data-testid="amount"><span class="num">${money(due)}</span> <span class="cur">${bill.currency}</span></div>
+  </div>
+  ${rows.length ? `<dl class="rows">${rows.join('')}</dl>` : ''}
+</section>`;
+}
+
+function fieldError(ctx: PageCtx, errors: FormState['errors'], field: string): string {
+  const code = errors?.[field];
+  return code ? `<p class="err" id="${field}-err" role="alert">${esc(FIELD_MESSAGES[ctx.lang][code])}</p>` : '';
+}
+
+const invalid = (errors: FormState['errors'], field: string): string =>
+  errors?.[field] ? ` aria-invalid="true" aria-describedby="${field}-err"` : '';
+
+/** The payment form: method choice (CSS tabs, no JavaScript needed), card fields, SBP QR. */
+export function paymentPage(ctx: PageCtx, s: FormState): string {
+  const t = MESSAGES[ctx.lang];
+  const { bill } = s;
+  const methods: PayMethod[] = bill.paymentMethod ? [bill.paymentMethod] : ['BANK_CARD', 'SBP'];
+  const selected: PayMethod = s.method && methods.includes(s.method) ? s.method : methods[0]!;
+  const q = s.quotes[selected];
+  const e = s.errors;
+  const payLabel = (m: PayMethod) => {
+    const qq = s.quotes[m];
+    return qq ? `${money(qq.dueRub)} RUB` : '';
+  };
+
+  const cardPanel = `<div class="panel" id="panel-card">
+  <div class="field">
+    <label for="card_number">${esc(t.cardNumber)}</label>
+    <input id="card_number" name="card_number" type="text" inputmode="numeric" autocomplete="cc-number"
+      placeholder="0000 0000 0000 0000" maxlength="23" pattern="[0-9 \\-]{12,23}" required${invalid(e, 'card_number')}>
+    ${fieldError(ctx, e, 'card_number')}
+  </div>
+  <div class="two">
+    <div class="field">
+      <label for="card_expiry">${esc(t.cardExpiry)}</label>
+      <input id="card_expiry" name="card_expiry" type="text" inputmode="numeric" autocomplete="cc-exp"
+        placeholder="MM/YY" maxlength="7" pattern="(0?[1-9]|1[0-2]) ?/ ?([0-9]{2}|[0-9]{4})" required${invalid(e, 'card_expiry')}>
+      ${fieldError(ctx, e, 'card_expiry')}
+    </div>
+    <div class="field">
+      <label for="card_cvc">${esc(t.cardCvc)}</label>
+      <input id="card_cvc" name="card_cvc" type="password" inputmode="numeric" autocomplete="cc-csc"
+        placeholder="•••" maxlength="3" pattern="[0-9]{3}" required${invalid(e, 'card_cvc')}>
+      ${fieldError(ctx, e, 'card_cvc')}
+    </div>
+  </div>
+  <button class="btn" type="submit" name="method" value="BANK_CARD" data-testid="pay-card">${esc(t.payCard)} ${payLabel('BANK_CARD')}</button>
+  ${ctx.sandbox ? `<p class="hint small">${esc(t.sandboxCards)}</p>` : ''}
+</div>`;
+
+  const sbpPanel = `<div class="panel" id="panel-sbp">
+  <div class="qr-box">${s.qrSvg}</div>
+  <p class="hint">${esc(t.sbpHint)}</p>
+  ${ctx.sandbox ? `<details class="sandbox"${e?.amount ? ' open' : ''}><summary>${esc(t.sandbox)}</summary>
+    <div class="field">
+      <label for="amount">${esc(t.sandboxAmount)}</label>
+      <input id="amount" name="amount" type="text" inputmode="decimal" placeholder="${s.quotes.SBP ? money(s.quotes.SBP.dueRub) : ''}"
+        pattern="[0-9]+([.,][0-9]{1,2})?"${invalid(e, 'amount')}>
+      ${fieldError(ctx, e, 'amount')}
+    </div>
+  </details>` : ''}
+  <button class="btn" type="submit" name="method" value="SBP" formnovalidate data-testid="pay-sbp">${esc(t.sbpConfirm)} ${payLabel('SBP')}</button>
+</div>`;
+
+  let methodBlock: string;
+  if (methods.length === 2) {
+    methodBlock = `<fieldset class="methods">
+  <legend class="muted small">${esc(t.method)}</legend>
+  <input class="tab-input" type="radio" name="tab" id="tab-card" value="BANK_CARD"${selected === 'BANK_CARD' ? ' checked' : ''}>
+  <input class="tab-input" type="radio" name="tab" id="tab-sbp" value="SBP"${selected === 'SBP' ? ' checked' : ''}>
+  <div class="tabs"><label for="tab-card">${esc(t.card)}</label><label for="tab-sbp">${esc(t.sbp)}</label></div>
+  ${cardPanel}
+  ${sbpPanel}
+</fieldset>`;
+  } else {
+    methodBlock = `<div class="methods single"><p class="muted small">${esc(t.method)}: <strong>${esc(methods[0] === 'SBP' ? t.sbp : t.card)}</strong></p>
+  ${methods[0] === 'SBP' ? sbpPanel : cardPanel}</div>`;
+  }
+
+  const body = `${merchantHeader(t, bill.shopName, langLink(ctx, `/pay/${bill.id}`))}
+${summary(t, bill, q)}
+<form class="card" method="post" action="/pay/${esc(bill.id)}" autocomplete="on">
+  <input type="hidden" name="_csrf" value="${esc(s.csrf)}">
+  <input type="hidden" name="lang" value="${ctx.lang}">
+  ${s.lastFailed ? `<p class="notice" role="status">${esc(t.lastFailed)}</p>` : ''}
+  ${e && Object.keys(e).length ? `<p class="notice bad" role="alert">${esc(t.formErrors)}</p>` : ''}
+  ${e?.method ? `<p class="err" role="alert">${esc(FIELD_MESSAGES[ctx.lang][e.method])}</p>` : ''}
+  ${methodBlock}
+</form>
+${footer(ctx)}`;
+  return layout(ctx, `${t.title} — ${bill.shopName}`, body, { script: PAGE_JS });
+}
+
+const ICONS = {
+  ok: '<svg viewBox="0 0 48 48" width="56" height="56" aria-hidden="true"><circle cx="24" cy="24" r="22" fill="#e7f6ee"/><path d="M14 25l7 7 13-15" fill="none" stroke="#1a8d55" stroke-width="4" stroke-linecap="round" stroke-linejoin="round"/></svg>',
+  bad: '<svg viewBox="0 0 48 48" width="56" height="56" aria-hidden="true"><circle cx="24" cy="24" r="22" fill="#fdecec"/><path d="M17 17l14 14M31 17L17 31" fill="none" stroke="#c73636" stroke-width="4" stroke-linecap="round"/></svg>',
+  info: '<svg viewBox="0 0 48 48" width="56" height="56" aria-hidden="true"><circle cx="24" cy="24" r="22" fill="#eef1fb"/><path d="M24 22v12M24 14v1" fill="none" stroke="#3b55c9" stroke-width="4" stroke-linecap="round"/></svg>',
+  wait: '<svg viewBox="0 0 48 48" width="56" height="56" aria-hidden="true"><circle cx="24" cy="24" r="22" fill="#fff5e5"/><path d="M24 13v11l7 5" fill="none" stroke="#c07a00" stroke-width="4" stroke-linecap="round" stroke-linejoin="round"/></svg>',
+} as const;
+
+/** A page that only says something: unknown, inactive or paid bill, limits, expired form. */
+export function infoPage(ctx: PageCtx, o: { title: string; text: string; icon: keyof typeof ICONS; shopName?: string; link?: { href: string; label: string }; testId: string }): string {
+  const t = MESSAGES[ctx.lang];
+  const body = `${o.shopName ? merchantHeader(t, o.shopName, '') : ''}
+<section class="card status" data-testid="${esc(o.testId)}">
+  ${ICONS[o.icon]}
+  <h1>${esc(o.title)}</h1>
+  <p class="muted">${esc(o.text)}</p>
+  ${o.link ? `<a class="btn secondary" href="${esc(o.link.href)}">${esc(o.link.label)}</a>` : ''}
+</section>`;
+  return layout(ctx, o.title, body);
+}
+
+function resultTitle(t: Messages, status: PayOutcome['status']): string {
+  return status === 'SUCCESS' ? t.successTitle : status === 'UNDERPAID' ? t.underpaidTitle : status === 'OVERPAID' ? t.overpaidTitle : t.failTitle;
+}
+
+/**
+ * After a payment: an auto-submitting POST to the shop's Success/Fail URL with a visible button
+ * (works without JavaScript), or a status page when the shop has no such URL.
+ */
+export function resultPage(ctx: PageCtx, bill: PayableBill, out: PayOutcome): string {
+  const t = MESSAGES[ctx.lang];
+  const failed = out.status === 'FAIL';
+  const details = `<dl class="rows">
+    <div class="row"><dt>${esc(t.paymentId)}</dt><dd class="mono">${esc(out.paymentId)}</dd></div>
+    ${failed ? '' : `<div class="row"><dt>${esc(t.paidAmount)}</dt><dd>${money(out.amountReceivedRub)} RUB</dd></div>`}
+  </dl>`;
+  const head = `${merchantHeader(t, bill.shopName, '')}
+<section class="card status" data-testid="result" data-status="${esc(out.status)}">
+  ${failed ? ICONS.bad : ICONS.ok}
+  <h1>${esc(resultTitle(t, out.status))}</h1>
+  ${failed ? `<p class="muted">${esc(t.failText)}</p>` : ''}
+  ${details}`;
+  if (out.redirect.url) {
+    const inputs = Object.entries(out.redirect.fields)
+      .map(([k, v]) => `<input type="hidden" name="${esc(k)}" value="${esc(v)}">`).join('\n    ');
+    const body = `${head}
+  <form id="back" method="post" action="${esc(out.redirect.url)}">
+    ${inputs}
+    <p class="muted small">${esc(t.redirecting)}</p>
+    <button class="btn" type="submit">${esc(t.returnToShop)}</button>
+  </form>
+</section>`;
+    return layout(ctx, resultTitle(t, out.status), body, { script: "document.getElementById('back').submit();" });
+  }
+  const body = `${head}
+  ${failed ? `<a class="btn" href="/pay/${esc(bill.id)}">${esc(t.tryAgain)}</a>` : ''}
+</section>`;
+  return layout(ctx, resultTitle(t, out.status), body);
+}
+
+/** The QR page (`link_url`): a QR code of the payment page. */
+export function qrPage(ctx: PageCtx, bill: PayableBill, pageUrl: string, qrSvg: string, q: Quote | undefined): string {
+  const t = MESSAGES[ctx.lang];
+  const due = q ? q.dueInBillCurrency : bill.amount;
+  const body = `${merchantHeader(t, bill.shopName, langLink(ctx, `/pay/${bill.id}/qr`))}
+<section class="card qr-page">
+  <h1>${esc(bill.name || t.qrTitle)}</h1>
+  ${bill.description ? `<p class="desc">${esc(bill.description)}</p>` : ''}
+  <div class="sum"><span class="num">${money(due)}</span> <span class="cur">${bill.currency}</span></div>
+  <figure class="qr-box big" data-testid="qr">${qrSvg}<figcaption class="muted small">${esc(t.scanToPay)}</figcaption></figure>
+  <a class="btn" href="${esc(pageUrl)}">${esc(t.openPage)}</a>
+</section>
+${footer(ctx)}`;
+  return layout(ctx, `${t.qrTitle} — ${bill.shopName}`, body);
+}

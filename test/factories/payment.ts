@@ -1,0 +1,54 @@
+import { Decimal } from 'decimal.js';
+import type { LightMyRequestResponse } from 'fastify';
+import type { TestApp } from '../helpers/app.js';
+import type { MerchantFixture } from './merchant.js';
+
+export const SUCCESS_CARD = '4242424242424242';
+export const DECLINED_CARD = '4000000000000002';
+/** Pays in the sandbox; refunds of payments made with it FAIL. */
+export const REFUND_FAIL_CARD = '5555555555554444';
+
+export interface BillOptions {
+  amount?: string;
+  type?: 'NORMAL' | 'MULTI';
+  currencyIn?: 'RUB' | 'USD' | 'EUR';
+  orderId?: string;
+  custom?: string;
+  name?: string;
+  description?: string;
+  payerPaysCommission?: boolean;
+  paymentMethod?: 'BANK_CARD' | 'SBP';
+}
+
+/** A bill through the same service as bill/create. */
+export async function createBill(t: TestApp, m: MerchantFixture, o: BillOptions = {}): Promise<string> {
+  const b = await t.app.services.bills.create({ id: m.merchantId }, {
+    amount: new Decimal(o.amount ?? '100.00'), shopId: m.shopId, type: o.type, currencyIn: o.currencyIn, orderId: o.orderId,
+    custom: o.custom, name: o.name, description: o.description, payerPaysCommission: o.payerPaysCommission, paymentMethod: o.paymentMethod,
+  });
+  return b.id;
+}
+
+/** A card form (valid expiry and CVC) for `number`. */
+export const cardForm = (number = SUCCESS_CARD): Record<string, string> => ({
+  method: 'BANK_CARD', card_number: number, card_expiry: '12/39', card_cvc: '123',
+});
+
+/** POST /pay/{billId} in JSON mode, as the sandbox tests and SDKs call it. */
+export function payRequest(t: TestApp, billId: string, form: Record<string, string> = cardForm(), headers: Record<string, string> = {}): Promise<LightMyRequestResponse> {
+  return t.app.inject({
+    method: 'POST', url: `/pay/${billId}`,
+    // urlencoded like a browser form
+    headers: { accept: 'application/json', 'content-type': 'application/x-www-form-urlencoded', ...headers },
+    payload: new URLSearchParams(form).toString(),
+  });
+}
+
+/** Creates a bill and pays it through the payment page; returns the JSON answer. */
+export async function payNewBill(t: TestApp, m: MerchantFixture, bill: BillOptions = {}, form: Record<string, string> = cardForm()): Promise<{ billId: string; paymentId: string; status: string; body: { payment_id: string; status: string; redirect: { url: string | null; fields: Record<string, string> } } }> {
+  const billId = await createBill(t, m, bill);
+  const r = await payRequest(t, billId, form);
+  if (r.statusCode !== 200) throw new Error(`pay ${billId}: ${r.statusCode} ${r.body}`);
+  const body = r.json();
+  return { billId, paymentId: body.payment_id, status: body.status, body };
+}
