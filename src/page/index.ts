@@ -47,7 +47,7 @@ export default async function pageRoutes(app: FastifyInstance): Promise<void> {
   app.decorateReply('cspNonce', '');
   app.decorateReply('formActionOrigin', null);
   app.addHook('onRequest', async (_req, reply) => {
-    reply.cspNonce = randomBytes(16).toString('base64');
+    reply.cspNonce = randomBytes(16).toString('hex');
   });
   // Security headers on every /pay response (pages and JSON alike).
   app.addHook('onSend', async (_req, reply, payload) => {
