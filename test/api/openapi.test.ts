@@ -1,0 +1,43 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { setupTestApp, type TestApp } from '../helpers/app.js';
+import { createMerchant } from '../factories/merchant.js';
+import { createBill } from './support.js';
+
+let t: TestApp;
+beforeAll(async () => { t = await setupTestApp(); });
+afterAll(async () => { await t.close(); });
+
+const ROUTES: [string, string][] = [
+  ['post', '/api/v1/bill/create'], ['post', '/api/v1/bill/toggle_activity'], ['get', '/api/v1/bill/status'],
+  ['get', '/api/v1/bill/search'], ['get', '/api/v1/bill/payments'], ['get', '/api/v1/payment/status'],
+  ['get', '/api/v1/payment/search'], ['get', '/api/v1/merchant/balance'], ['get', '/api/v1/payout/dictionaries/sbp_banks'],
+];
+
+describe('OpenAPI document', () => {
+  it.each(ROUTES)('/docs/json lists %s %s with tags, a summary and a 200 response schema', async (method, path) => {
+    const r = await t.app.inject({ method: 'GET', url: '/docs/json' });
+    expect(r.statusCode).toBe(200);
+    const op = r.json().paths[path]?.[method];
+    expect(op, `${method} ${path}`).toBeDefined();
+    expect(op.tags.length).toBeGreaterThan(0);
+    expect(op.summary).toBeTruthy();
+    expect(op.responses['200']).toBeDefined();
+  });
+
+  it('documents the request fields of bill/create and bill/status', async () => {
+    const doc = (await t.app.inject({ method: 'GET', url: '/docs/json' })).json();
+    const create = doc.paths['/api/v1/bill/create'].post;
+    const props = create.requestBody.content['application/json'].schema.properties;
+    expect(Object.keys(props)).toEqual(expect.arrayContaining(['amount', 'shop_id', 'order_id', 'type', 'currency_in', 'payment_method']));
+    const status = doc.paths['/api/v1/bill/status'].get;
+    expect(status.parameters.map((p: { name: string }) => p.name)).toContain('id');
+  });
+
+  it('responses go through their schema: nothing unlisted leaks (bill/status has no merchant_id or shop_id)', async () => {
+    const m = await createMerchant(t);
+    const id = await createBill(t, m);
+    const body = (await t.app.inject({ method: 'GET', url: `/api/v1/bill/status?id=${id}`, headers: m.auth })).json();
+    expect(body).not.toHaveProperty('merchant_id');
+    expect(body).not.toHaveProperty('shop_id');
+  });
+});
