@@ -182,6 +182,13 @@ describe('refund/status', () => {
     expect(res.json().id).toBe(created.id);
   });
 
+  it('a payment id sent as id answers that payment\'s latest refund', async () => {
+    const m = await grantedMerchant(t);
+    const p = await createPaidPayment(t, m, { amount: '100.00' });
+    const created = (await refundPartial(t, m, p.paymentId, '5')).json();
+    expect((await refundStatus(t, m, { id: p.paymentId })).json()).toEqual(created);
+  });
+
   it('neither payment_id nor id: 422 errors.payment_id', async () => {
     const m = await grantedMerchant(t);
     expect422(await refundStatus(t, m, {}), 'payment_id');

@@ -64,8 +64,11 @@ export class RefundService {
     assertGrant(m);
     if (q.id !== undefined) {
       const r = await findRefund(this.db.pool, m.id, q.id);
-      if (!r || (q.paymentId !== undefined && r.paymentId !== q.paymentId)) throw ValidationError.field('id', REFUND_MESSAGES.refundUnknown);
-      return r;
+      if (r && (q.paymentId === undefined || r.paymentId === q.paymentId)) return r;
+      // Some clients send the payment's id as `id`: ids never collide, so answer its latest refund.
+      const byPayment = !r && q.paymentId === undefined ? await latestRefundOfPayment(this.db.pool, m.id, q.id) : null;
+      if (byPayment) return byPayment;
+      throw ValidationError.field('id', REFUND_MESSAGES.refundUnknown);
     }
     if (q.paymentId === undefined) throw ValidationError.field('payment_id', REFUND_MESSAGES.statusRequired);
     const r = await latestRefundOfPayment(this.db.pool, m.id, q.paymentId);
