@@ -65,4 +65,20 @@ describe('refunds under concurrency', () => {
     expect(await balance(t, m.merchantId)).toEqual({ available: '50.00', locked: '100.00', hold: '0.00' });
     expect(await verifyBalances(t.db.pool)).toEqual([]);
   });
+
+  it('a retried refund with the same Idempotency-Key creates one refund and answers the same one', async () => {
+    const m = await grantedMerchant(t);
+    const p = await createPaidPayment(t, m, { amount: '100.00' });
+    const send = () => t.app.inject({
+      method: 'POST', url: '/api/v1/refund/partial/create', headers: { ...m.auth, 'idempotency-key': `refund-${p.paymentId}` },
+      payload: { payment_id: p.paymentId, amount: '10.00' },
+    });
+    const first = await send();
+    const retry = await send();
+    expect(first.statusCode).toBe(200);
+    expect(retry.statusCode).toBe(200);
+    expect(retry.json().id).toBe(first.json().id);
+    expect(await refundCount(t, p.paymentId)).toBe(1);
+    expect(await refundedAmount(t, p.paymentId)).toBe('10.00');
+  });
 });
