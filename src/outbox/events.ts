@@ -65,6 +65,7 @@ export interface NewEvent {
  * rolls back with the state change that causes it. Nothing is sent here.
  */
 export async function enqueueEvent(c: Queryable, e: NewEvent): Promise<void> {
+  assertFinalStatus(e);
   await c.query(
     `INSERT INTO outbox_events (merchant_id, kind, aggregate_id, url, payload, status, last_error)
      VALUES ($1, $2::"OutboxEventKind", $3, $4, $5::jsonb, $6::"OutboxEventStatus", $7)
@@ -74,6 +75,22 @@ export async function enqueueEvent(c: Queryable, e: NewEvent): Promise<void> {
 }
 
 export const NO_URL = 'no URL configured';
+
+/** Postbacks carry final statuses only (spec part 3): anything else is a bug of the caller. */
+const FINAL_STATUSES: Partial<Record<OutboxEventKind, readonly string[]>> = {
+  PAYMENT_POSTBACK: ['SUCCESS', 'UNDERPAID', 'OVERPAID', 'FAIL'],
+  PAYOUT_WEBHOOK: ['DECLINED', 'SUCCESS', 'FAIL'],
+};
+
+export class NonFinalEventError extends Error {}
+
+function assertFinalStatus(e: NewEvent): void {
+  const allowed = FINAL_STATUSES[e.kind];
+  const status = (e.fields as Record<string, unknown>).Status;
+  if (allowed && !allowed.includes(String(status))) {
+    throw new NonFinalEventError(`${e.kind} for ${e.aggregateId} with non-final Status ${String(status)}`);
+  }
+}
 
 /** Field order on the wire, as spec part 6 lists them (JSONB does not keep key order). */
 export const PAYMENT_POSTBACK_ORDER: readonly string[] = ['InvId', 'OutSum', 'Commission', 'Currency', 'CurrencyIn', 'TrsId', 'Status', 'custom'];

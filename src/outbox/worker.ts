@@ -281,6 +281,7 @@ export function startOutboxWorker(ctx: Ctx, opts: OutboxWorkerOptions = {}): Wor
   const buffer: DeliveryResult[] = [];
   let flushing: Promise<void> | null = null;
   let stopping = false;
+  let stopFailures = 0;
   let wake: (() => void) | null = null;
 
   const nap = (ms: number, wakeOnSlot: boolean) => new Promise<void>((resolve) => {
@@ -302,6 +303,12 @@ export function startOutboxWorker(ctx: Ctx, opts: OutboxWorkerOptions = {}): Wor
           // Database unavailable: keep the results and try again. If this worker dies first,
           // the leases expire and another worker sends again (at-least-once).
           ctx.log.error({ err }, 'outbox: cannot record delivery results');
+          if (stopping && ++stopFailures >= 3) {
+            // Stopping and the database is gone: give up; the leases expire and another
+            // worker sends these again (at-least-once).
+            buffer.length = 0;
+            break;
+          }
           buffer.unshift(...batch);
           await sleep(500);
         }

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { hostname } from 'node:os';
 import pino from 'pino';
 import { withPgTx } from '../../src/db/client.js';
-import { enqueueEvent, NO_URL, paymentSignature, payoutSignature, type PaymentPostbackFields, type PayoutWebhookFields } from '../../src/outbox/events.js';
+import { enqueueEvent, NO_URL, NonFinalEventError, paymentSignature, payoutSignature, type PaymentPostbackFields, type PayoutWebhookFields } from '../../src/outbox/events.js';
 import { OutboxDeliverer, startOutboxWorker, type OutboxWorkerOptions } from '../../src/outbox/worker.js';
 import { MAX_ATTEMPTS, REFUSED_MAX_ATTEMPTS, RETRY_DELAYS_MS } from '../../src/outbox/retry.js';
 import type { OutboxEventKind } from '../../src/generated/prisma/enums.js';
@@ -350,5 +350,23 @@ describe('outbox worker loop', () => {
     const done = await t.db.pool.query(`SELECT count(*)::int AS n FROM outbox_events WHERE id = ANY($1::bigint[]) AND status = 'DELIVERED'`, [ids]);
     expect(done.rows[0].n).toBe(200);
     expect(rx.received).toHaveLength(200);
+  });
+});
+
+describe('enqueue', () => {
+  it('postbacks carry final statuses only: a non-final Status is refused and nothing is written', async () => {
+    await expect(enqueue('PAYMENT_POSTBACK', paymentFields({ Status: 'PROCESS' as never }) as never)).rejects.toThrow(NonFinalEventError);
+    await expect(enqueue('PAYOUT_WEBHOOK', payoutFields({ Status: 'MODERATING' as never }) as never)).rejects.toThrow(NonFinalEventError);
+    const r = await t.db.pool.query(`SELECT count(*)::int AS n FROM outbox_events WHERE payload->'fields'->>'Status' IN ('PROCESS', 'MODERATING')`);
+    expect(r.rows[0].n).toBe(0);
+  });
+
+  it('one event per (kind, aggregate): enqueuing the same payment twice keeps one row', async () => {
+    const f = paymentFields();
+    const a = await enqueue('PAYMENT_POSTBACK', f as never);
+    const b = await enqueue('PAYMENT_POSTBACK', f as never);
+    expect(b).toBe(a);
+    const r = await t.db.pool.query(`SELECT count(*)::int AS n FROM outbox_events WHERE aggregate_id = $1`, [f.TrsId]);
+    expect(r.rows[0].n).toBe(1);
   });
 });
