@@ -45,7 +45,7 @@ describe.each(endpoints)('$name: authentication and merchant state', (e) => {
   });
 
   it('a missing, malformed or wrong token is 401 {"success":false,"message":"Unauthenticated."}', async () => {
-    for (const headers of [{}, { authorization: 'Bearer' }, { authorization: `Basic ${m.token}` }, { authorization: 'Bearer wrong-token' }, { authorization: m.token }]) {
+    for (const headers of [{} as Record<string, string>, { authorization: 'Bearer' }, { authorization: `Basic ${m.token}` }, { authorization: 'Bearer wrong-token' }, { authorization: m.token }]) {
       const r = await call(e, headers);
       expect(r.statusCode).toBe(401);
       expect(r.json()).toEqual({ success: false, message: 'Unauthenticated.' });
