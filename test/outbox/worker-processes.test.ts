@@ -110,15 +110,18 @@ describe('outbox workers as real processes', () => {
     await enqueueMany(n, 'kill');
     // The receiver holds every request open: the first worker is mid-delivery when it dies.
     rx.setMode(() => 'timeout');
-    const victim = await spawnWorker('victim', { LEASE_MS: '1500', TIMEOUT_MS: '30000' });
+    const victim = await spawnWorker('victim', { LEASE_MS: '5000', TIMEOUT_MS: '30000' });
     await waitFor(() => rx.received.length === n, 20_000);
     const leased = await t.db.pool.query(`SELECT lease_owner, lease_until FROM outbox_events WHERE aggregate_id LIKE 'kill-%'`);
     expect(leased.rows.every((r) => r.lease_owner === 'victim')).toBe(true);
     const leaseEnd = Math.max(...leased.rows.map((r) => (r.lease_until as Date).getTime()));
+    // The rescuer runs (and polls) while the victim's leases are still valid: it must wait them out.
+    rx.setMode(() => 'ok');
+    const rescuer = await spawnWorker('rescuer', { LEASE_MS: '5000', TIMEOUT_MS: '1000' });
+    expect(Date.now()).toBeLessThan(leaseEnd);
+    expect(rx.received).toHaveLength(n);
     victim.kill('SIGKILL');
     await exited(victim);
-    rx.setMode(() => 'ok');
-    const rescuer = await spawnWorker('rescuer', { LEASE_MS: '1500', TIMEOUT_MS: '1000' });
     await waitFor(async () => (await statusCounts('kill')).DELIVERED?.n === n, 20_000, 100);
     rescuer.kill('SIGTERM');
     await exited(rescuer);
