@@ -269,3 +269,23 @@ describe('postback without a Result URL', () => {
     expect(r.json().redirect.url).toBeNull();
   });
 });
+
+describe('payments abandoned in PROCESS', () => {
+  it('a NORMAL bill stuck in PROCESS refuses payments (409) until the reaper fails the stale payment; then it can be paid', async () => {
+    const billId = await createBill(t, m, { amount: '33.00' });
+    await t.db.pool.query(`UPDATE bills SET status = 'PROCESS' WHERE id = $1`, [billId]);
+    await t.db.pool.query(
+      `INSERT INTO payments (id, bill_id, merchant_id, shop_id, status, method, amount, bill_currency, account_currency, updated_at, created_at)
+       VALUES ('stuckpayment0001', $1, $2, $3, 'PROCESS', 'SBP', 33, 'RUB', 'RUB', now() - interval '10 minutes', now() - interval '10 minutes')`,
+      [billId, m.merchantId, m.shopId]);
+    const busy = await payRequest(t, billId);
+    expect(busy.statusCode).toBe(409);
+    expect(busy.json().message).toBe('api:error.payment_in_progress');
+    expect(await t.app.services.payments.failStalePayments(60 * 60 * 1000)).toBe(0);
+    expect(await t.app.services.payments.failStalePayments(5 * 60 * 1000)).toBe(1);
+    expect(await payment('stuckpayment0001')).toMatchObject({ status: 'FAIL', amount_received: '0.00' });
+    expect((await billRow(billId)).status).toBe('FAIL');
+    expect((await event('stuckpayment0001')).payload.fields.Status).toBe('FAIL');
+    expect((await payRequest(t, billId)).json().status).toBe('SUCCESS');
+  });
+});

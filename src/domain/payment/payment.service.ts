@@ -169,6 +169,37 @@ export class PaymentService {
     return withPgTx(this.db.pool, (c) => this.finish(c, opened.bill, opened.paymentId, opened.quote, result));
   }
 
+  /**
+   * Payments left in PROCESS by a process that died between the acquirer call and the final
+   * transaction (or whose final transaction failed). The sandbox acquirer answers at once and
+   * keeps nothing, so after `olderThanMs` such a payment is failed (no money was credited);
+   * its NORMAL bill can then be paid again. Returns how many were failed.
+   */
+  async failStalePayments(olderThanMs: number, limit = 100): Promise<number> {
+    const r = await this.db.pool.query<{ id: string; bill_id: string }>(
+      `SELECT id, bill_id FROM payments WHERE status = 'PROCESS' AND updated_at < now() - make_interval(secs => $1::double precision / 1000)
+        ORDER BY updated_at LIMIT $2`,
+      [olderThanMs, limit],
+    );
+    let n = 0;
+    for (const row of r.rows) {
+      const done = await withPgTx(this.db.pool, async (c) => {
+        // Lock the payment; another reaper (or a late final transaction) may have finished it.
+        const p = await c.query<{ status: PaymentStatus; amount: string; commission: string }>(
+          `SELECT status::text, amount::text, commission::text FROM payments WHERE id = $1 FOR UPDATE`, [row.id]);
+        if (p.rows[0]?.status !== 'PROCESS') return false;
+        const b = await c.query<BillRow>(BILL_SQL, [row.bill_id]);
+        const bill = toBill(b.rows[0]!);
+        const due = new Decimal(p.rows[0].amount);
+        const quote: Quote = { commission: new Decimal(p.rows[0].commission), dueInBillCurrency: due, dueRub: due, rate: bill.rate ?? new Decimal(1) };
+        await this.finish(c, bill, row.id, quote, { outcome: 'DECLINED', reason: 'abandoned', reference: '' });
+        return true;
+      });
+      if (done) n += 1;
+    }
+    return n;
+  }
+
   private async open(c: pg.PoolClient, billId: string, input: PayInput, ip: string | null) {
     if (!/^[A-Za-z0-9]{1,64}$/.test(billId)) throw new DomainError('bill_not_found', 404);
     const r = await c.query<BillRow>(`${BILL_SQL} FOR NO KEY UPDATE OF b`, [billId]);
