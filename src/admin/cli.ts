@@ -1,0 +1,327 @@
+/**
+ * `npm run admin -- <verb> ...`: the operator API on the command line, printing JSON.
+ *
+ * The app is built in-process and every verb is dispatched to an /admin/v1 route with
+ * `app.inject` and the operator token, so the CLI runs exactly the code (validation, URL
+ * guard, transactions) the HTTP operator API runs, including routes other areas add.
+ * Exit code: 0 on 2xx, 1 on a 4xx/5xx answer (or ledger drift), 2 on a usage error.
+ */
+import { pathToFileURL } from 'node:url';
+
+type Json = string | number | boolean | null | Json[] | { [k: string]: Json };
+
+export interface Call {
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  /** Relative to /admin/v1. */
+  path: string;
+  body?: Record<string, Json>;
+  query?: Record<string, string>;
+  /** Exit 1 when this says the answer is a failure even with a 2xx (ledger drift). */
+  failed?: (body: Record<string, unknown>) => boolean;
+}
+
+export class UsageError extends Error {}
+
+export interface Parsed { positional: string[]; flags: Record<string, string | true> }
+
+/** `--key value`, `--key=value`, `--flag` (true); anything else is positional. */
+export function parseArgs(argv: string[]): Parsed {
+  const positional: string[] = [];
+  const flags: Record<string, string | true> = {};
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === '--') { positional.push(...argv.slice(i + 1)); break; }
+    if (!a.startsWith('--')) { positional.push(a); continue; }
+    const eq = a.indexOf('=');
+    if (eq > 0) { flags[a.slice(2, eq)] = a.slice(eq + 1); continue; }
+    const next = argv[i + 1];
+    if (next !== undefined && !next.startsWith('--')) { flags[a.slice(2)] = next; i++; } else flags[a.slice(2)] = true;
+  }
+  return { positional, flags };
+}
+
+/** Command-line text to JSON: true/false, null; everything else stays a string (money!). */
+export function cliValue(v: string | true): Json {
+  if (v === true || v === 'true') return true;
+  if (v === 'false') return false;
+  if (v === 'null') return null;
+  return v;
+}
+
+const snake = (k: string) => k.replace(/-/g, '_');
+
+/** Flags to a JSON body: `--payout-daily-limit 5` -> payout_daily_limit; prefixes nest. */
+function flagsBody(flags: Parsed['flags'], nest: Record<string, string> = {}): Record<string, Json> {
+  const body: Record<string, Json> = {};
+  for (const [k, v] of Object.entries(flags)) {
+    if (k === 'help') continue;
+    const prefix = Object.keys(nest).find((p) => k.startsWith(`${p}-`));
+    if (prefix) {
+      const group = nest[prefix]!;
+      const inner = (body[group] ??= {}) as Record<string, Json>;
+      inner[snake(k.slice(prefix.length + 1))] = cliValue(v);
+    } else {
+      body[snake(k)] = cliValue(v);
+    }
+  }
+  return body;
+}
+
+function need(p: Parsed, n: number, usage: string): string[] {
+  if (p.positional.length < n) throw new UsageError(`usage: npm run admin -- ${usage}`);
+  return p.positional.slice(0, n).map((x) => encodeURIComponent(x));
+}
+
+function requireFlags(p: Parsed, names: string[], usage: string): void {
+  const missing = names.filter((n) => p.flags[n] === undefined);
+  if (missing.length > 0) throw new UsageError(`missing --${missing.join(', --')}; usage: npm run admin -- ${usage}`);
+}
+
+interface Verb { usage: string; help: string; build(p: Parsed): Call }
+
+export const VERBS: Record<string, Verb> = {
+  request: {
+    usage: "request METHOD PATH ['{\"json\":\"body\"}']",
+    help: 'Any operator route, e.g. request GET /merchants or request POST /merchants \'{"name":"A","email":"a@b.c"}\'',
+    build(p) {
+      const [method, path, json] = p.positional;
+      if (!method || !path) throw new UsageError(`usage: npm run admin -- ${this.usage}`);
+      const m = method.toUpperCase();
+      if (!['GET', 'POST', 'PUT', 'PATCH', 'DELETE'].includes(m)) throw new UsageError(`unknown method ${method}`);
+      let body: Record<string, Json> | undefined;
+      if (json !== undefined) {
+        try { body = JSON.parse(json) as Record<string, Json>; } catch { throw new UsageError('the body must be JSON'); }
+      }
+      const rel = path.replace(/^\/?(admin\/v1)?\/?/, '/');
+      return { method: m as Call['method'], path: rel, ...(body ? { body } : {}) };
+    },
+  },
+  'merchants:create': {
+    usage: 'merchants:create --name NAME --email EMAIL [--password PASSWORD]',
+    help: 'Create a merchant; prints its id and API token',
+    build(p) {
+      requireFlags(p, ['name', 'email'], this.usage);
+      return { method: 'POST', path: '/merchants', body: flagsBody(p.flags) };
+    },
+  },
+  'merchants:list': {
+    usage: 'merchants:list [--email EMAIL] [--limit N] [--offset N]',
+    help: 'List merchants, newest first',
+    build(p) { return { method: 'GET', path: '/merchants', query: flagsBody(p.flags) as Record<string, string> }; },
+  },
+  'merchants:get': {
+    usage: 'merchants:get MERCHANT_ID',
+    help: 'A merchant with its balances',
+    build(p) { const [id] = need(p, 1, this.usage); return { method: 'GET', path: `/merchants/${id}` }; },
+  },
+  'merchants:update': {
+    usage: 'merchants:update MERCHANT_ID [--status active|banned] [--verified true|false] [--subscription active|inactive|none] ' +
+      '[--grant-refunds B] [--grant-regular-payouts B] [--payout-daily-limit X|null] [--payout-monthly-limit X|null] ' +
+      '[--moderation-threshold X|null] [--payout-max-card X] [--payout-max-sbp X] [--fee-payment-card-percent X|null] [--fee-... ]',
+    help: 'Change merchant settings (fees: --fee-<payment|payout>-<card|sbp>-<percent|fixed>)',
+    build(p) {
+      const [id] = need(p, 1, this.usage);
+      return { method: 'PATCH', path: `/merchants/${id}`, body: flagsBody(p.flags, { grant: 'grants', fee: 'fees' }) };
+    },
+  },
+  'merchants:token': {
+    usage: 'merchants:token MERCHANT_ID',
+    help: 'Refresh the API token (the old one stops working at once)',
+    build(p) { const [id] = need(p, 1, this.usage); return { method: 'POST', path: `/merchants/${id}/token` }; },
+  },
+  'shops:create': {
+    usage: 'shops:create MERCHANT_ID --name NAME [--enabled B] [--default-currency RUB|USD|EUR] [--result-url U] [--success-url U] [--fail-url U]',
+    help: 'Create a shop',
+    build(p) {
+      const [id] = need(p, 1, this.usage);
+      requireFlags(p, ['name'], this.usage);
+      return { method: 'POST', path: `/merchants/${id}/shops`, body: flagsBody(p.flags) };
+    },
+  },
+  'shops:list': {
+    usage: 'shops:list MERCHANT_ID',
+    help: "A merchant's shops",
+    build(p) { const [id] = need(p, 1, this.usage); return { method: 'GET', path: `/merchants/${id}/shops` }; },
+  },
+  'shops:get': {
+    usage: 'shops:get SHOP_ID',
+    help: 'A shop',
+    build(p) { const [id] = need(p, 1, this.usage); return { method: 'GET', path: `/shops/${id}` }; },
+  },
+  'shops:update': {
+    usage: 'shops:update SHOP_ID [--name N] [--enabled B] [--default-currency C] [--result-url U|null] [--success-url U|null] [--fail-url U|null]',
+    help: 'Change shop settings',
+    build(p) { const [id] = need(p, 1, this.usage); return { method: 'PATCH', path: `/shops/${id}`, body: flagsBody(p.flags) }; },
+  },
+  'payout-webhook:set': {
+    usage: 'payout-webhook:set MERCHANT_ID URL|null',
+    help: 'Set or clear (null) the payout webhook URL',
+    build(p) {
+      const [id] = need(p, 1, this.usage);
+      const url = p.positional[1] ?? p.flags.url;
+      if (url === undefined) throw new UsageError(`usage: npm run admin -- ${this.usage}`);
+      return { method: 'PUT', path: `/merchants/${id}/payout-webhook`, body: { url: cliValue(url) } };
+    },
+  },
+  'payout-accounts:create': {
+    usage: 'payout-accounts:create MERCHANT_ID --type card|sbp --identifier CARD_OR_PHONE [--card-holder NAME] [--bank-member-id ID]',
+    help: 'Add a payout account',
+    build(p) {
+      const [id] = need(p, 1, this.usage);
+      requireFlags(p, ['type', 'identifier'], this.usage);
+      return { method: 'POST', path: `/merchants/${id}/payout-accounts`, body: flagsBody(p.flags) };
+    },
+  },
+  'payout-accounts:list': {
+    usage: 'payout-accounts:list MERCHANT_ID',
+    help: "A merchant's payout accounts (masked)",
+    build(p) { const [id] = need(p, 1, this.usage); return { method: 'GET', path: `/merchants/${id}/payout-accounts` }; },
+  },
+  'payout-accounts:ban': {
+    usage: 'payout-accounts:ban ACCOUNT_ID',
+    help: 'Ban a payout account',
+    build(p) { const [id] = need(p, 1, this.usage); return { method: 'PATCH', path: `/payout-accounts/${id}`, body: { status: 'banned' } }; },
+  },
+  'payout-accounts:unban': {
+    usage: 'payout-accounts:unban ACCOUNT_ID',
+    help: 'Unban a payout account',
+    build(p) { const [id] = need(p, 1, this.usage); return { method: 'PATCH', path: `/payout-accounts/${id}`, body: { status: 'active' } }; },
+  },
+  'balance:adjust': {
+    usage: 'balance:adjust MERCHANT_ID --currency RUB|USD|EUR --amount [-]X --reason TEXT',
+    help: 'Credit (positive) or debit (negative) available balance',
+    build(p) {
+      const [id] = need(p, 1, this.usage);
+      requireFlags(p, ['currency', 'amount', 'reason'], this.usage);
+      return { method: 'POST', path: `/merchants/${id}/balance-adjustments`, body: flagsBody(p.flags) };
+    },
+  },
+  'rates:list': {
+    usage: 'rates:list',
+    help: 'Exchange rates',
+    build() { return { method: 'GET', path: '/rates' }; },
+  },
+  'rates:set': {
+    usage: 'rates:set USD|EUR RUB_PER_UNIT',
+    help: 'Set a rate, e.g. rates:set USD 92.5',
+    build(p) {
+      const [cur] = need(p, 2, this.usage);
+      return { method: 'PUT', path: `/rates/${cur}`, body: { rub_per_unit: p.positional[1]! } };
+    },
+  },
+  'rates:delete': {
+    usage: 'rates:delete USD|EUR',
+    help: 'Remove a rate',
+    build(p) { const [cur] = need(p, 1, this.usage); return { method: 'DELETE', path: `/rates/${cur}` }; },
+  },
+  'sbp-banks:list': {
+    usage: 'sbp-banks:list',
+    help: 'Every SBP bank with its active flag',
+    build() { return { method: 'GET', path: '/sbp-banks' }; },
+  },
+  'sbp-banks:set': {
+    usage: 'sbp-banks:set MEMBER_ID --active true|false',
+    help: 'Activate or deactivate an SBP bank',
+    build(p) {
+      const [id] = need(p, 1, this.usage);
+      requireFlags(p, ['active'], this.usage);
+      return { method: 'PATCH', path: `/sbp-banks/${id}`, body: { active: cliValue(p.flags.active!) } };
+    },
+  },
+  'payouts:list': {
+    usage: 'payouts:list [--status MODERATING] [--merchant-id ID] [--limit N]',
+    help: 'Payouts, newest first',
+    build(p) { return { method: 'GET', path: '/payouts', query: flagsBody(p.flags) as Record<string, string> }; },
+  },
+  'payouts:approve': {
+    usage: 'payouts:approve PAYOUT_ID',
+    help: 'Approve a payout waiting for moderation',
+    build(p) { const [id] = need(p, 1, this.usage); return { method: 'POST', path: `/payouts/${id}/approve` }; },
+  },
+  'payouts:decline': {
+    usage: 'payouts:decline PAYOUT_ID [--reason TEXT]',
+    help: 'Decline a payout waiting for moderation (the money returns to available)',
+    build(p) { const [id] = need(p, 1, this.usage); return { method: 'POST', path: `/payouts/${id}/decline`, body: flagsBody(p.flags) }; },
+  },
+  'events:list': {
+    usage: 'events:list [--status pending|delivered|dead] [--merchant-id ID] [--limit N]',
+    help: 'Outbound events with their delivery attempts',
+    build(p) { return { method: 'GET', path: '/events', query: flagsBody(p.flags) as Record<string, string> }; },
+  },
+  'events:redeliver': {
+    usage: 'events:redeliver EVENT_ID',
+    help: 'Send an event again',
+    build(p) { const [id] = need(p, 1, this.usage); return { method: 'POST', path: `/events/${id}/redeliver` }; },
+  },
+  'ledger:verify': {
+    usage: 'ledger:verify',
+    help: 'Check every balance against the sum of its ledger entries (exit 1 on drift)',
+    build() { return { method: 'GET', path: '/ledger/verify', failed: (b) => b.ok !== true }; },
+  },
+};
+
+export function helpText(): string {
+  const lines = ['Operator CLI: npm run admin -- <verb> [args] (prints JSON; exit 1 on an error answer)', '', 'Verbs:'];
+  for (const v of Object.values(VERBS)) lines.push(`  ${v.usage}`, `      ${v.help}`);
+  return `${lines.join('\n')}\n`;
+}
+
+/** Parses argv into one operator API call (or throws UsageError). */
+export function buildCall(argv: string[]): Call | 'help' {
+  const [verb, ...rest] = argv;
+  if (!verb || verb === '--help' || verb === '-h' || verb === 'help') return 'help';
+  const v = VERBS[verb];
+  if (!v) throw new UsageError(`unknown verb "${verb}" (npm run admin -- --help lists them)`);
+  const p = parseArgs(rest);
+  if (p.flags.help) return 'help';
+  return v.build(p);
+}
+
+async function main(argv: string[]): Promise<number> {
+  let call: Call | 'help';
+  try {
+    call = buildCall(argv);
+  } catch (e) {
+    if (e instanceof UsageError) { process.stderr.write(`${e.message}\n`); return 2; }
+    throw e;
+  }
+  if (call === 'help') { process.stdout.write(helpText()); return 0; }
+
+  // Imported here so --help and usage errors need no database.
+  const { boot } = await import('../boot.js');
+  const { createDb } = await import('../db/client.js');
+  const { buildApp } = await import('../app.js');
+  const b = await boot({ migrate: true });
+  const db = createDb(b.databaseUrl, { max: 4 });
+  const app = await buildApp({ config: b.config, db, logger: false });
+  try {
+    await app.ready();
+    const qs = call.query && Object.keys(call.query).length > 0 ? `?${new URLSearchParams(call.query).toString()}` : '';
+    const res = await app.inject({
+      method: call.method,
+      url: `/admin/v1${call.path}${qs}`,
+      headers: { authorization: `Bearer ${b.config.adminApiToken}` },
+      ...(call.body ? { payload: call.body } : {}),
+    });
+    let body: unknown;
+    try { body = res.json(); } catch { body = res.body; }
+    process.stdout.write(`${JSON.stringify(body, null, 2)}\n`);
+    if (res.statusCode >= 400) {
+      process.stderr.write(`error: HTTP ${res.statusCode}\n`);
+      return 1;
+    }
+    if (call.failed && call.failed(body as Record<string, unknown>)) return 1;
+    return 0;
+  } finally {
+    await app.close();
+    await db.close();
+    if (b.embedded) await b.embedded.stop();
+  }
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  main(process.argv.slice(2)).then(
+    (code) => process.exit(code),
+    (e: unknown) => { process.stderr.write(`error: ${(e as Error).message}\n`); process.exit(1); },
+  );
+}

@@ -1,0 +1,118 @@
+import { spawn } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ADMIN_TOKEN, TEST_KEY, setupTestApp, type TestApp } from '../helpers/app.js';
+import { buildCall, parseArgs, UsageError } from '../../src/admin/cli.js';
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await setupTestApp();
+  await t.db.pool.query(`INSERT INTO sbp_banks (member_id, name, name_en, bic) VALUES (990000000301, 'Б', 'B', '1') ON CONFLICT DO NOTHING`);
+});
+afterAll(async () => { await t.close(); });
+
+/** `npm run admin -- ...` as a child process against this file's database. */
+function cli(args: string[]): Promise<{ code: number; out: any; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/admin/cli.ts', ...args], {
+      env: {
+        PATH: process.env.PATH, HOME: process.env.HOME, DATABASE_URL: t.dbUrl, ADMIN_API_TOKEN: ADMIN_TOKEN,
+        TOKEN_ENCRYPTION_KEY: TEST_KEY, LOG_LEVEL: 'silent', ALLOW_PRIVATE_WEBHOOK_URLS: 'false', TZ: 'Europe/Moscow',
+      },
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => { stdout += d; });
+    child.stderr.on('data', (d) => { stderr += d; });
+    child.on('error', reject);
+    child.on('close', (code) => {
+      let out: unknown = stdout;
+      try { out = JSON.parse(stdout); } catch { /* help text */ }
+      resolve({ code: code ?? -1, out, stderr });
+    });
+  });
+}
+
+describe('operator CLI (argument parsing)', () => {
+  it('maps friendly verbs to operator routes, nesting grants and fees and keeping money as strings', () => {
+    expect(buildCall(['merchants:update', 'M1', '--verified', 'true', '--grant-refunds', 'true', '--fee-payment-card-percent', '2.5', '--payout-daily-limit', 'null'])).toEqual({
+      method: 'PATCH', path: '/merchants/M1',
+      body: { verified: true, grants: { refunds: true }, fees: { payment_card_percent: '2.5' }, payout_daily_limit: null },
+    });
+    expect(buildCall(['balance:adjust', 'M1', '--currency', 'RUB', '--amount', '-40.5', '--reason', 'fee'])).toMatchObject({
+      method: 'POST', path: '/merchants/M1/balance-adjustments', body: { currency: 'RUB', amount: '-40.5', reason: 'fee' },
+    });
+    expect(buildCall(['rates:set', 'USD', '92.5'])).toEqual({ method: 'PUT', path: '/rates/USD', body: { rub_per_unit: '92.5' } });
+    expect(buildCall(['request', 'POST', '/admin/v1/merchants', '{"name":"A"}'])).toEqual({ method: 'POST', path: '/merchants', body: { name: 'A' } });
+    expect(buildCall(['events:list', '--status', 'dead'])).toMatchObject({ method: 'GET', path: '/events', query: { status: 'dead' } });
+    expect(buildCall(['payouts:approve', 'P1'])).toMatchObject({ method: 'POST', path: '/payouts/P1/approve' });
+    expect(buildCall(['--help'])).toBe('help');
+    expect(() => buildCall(['nope'])).toThrow(UsageError);
+    expect(() => buildCall(['merchants:create', '--name', 'X'])).toThrow(/--email/);
+    expect(parseArgs(['--a=1', '--b', '--c', 'x', 'pos'])).toEqual({ positional: ['pos'], flags: { a: '1', b: true, c: 'x' } });
+  });
+});
+
+// Each spawn boots the whole app (tsx, migrations check, routes): seconds on a shared 2-core machine.
+describe('operator CLI (child process against the database)', { timeout: 180_000 }, () => {
+  it('--help lists the verbs and exits 0; an unknown verb exits 2', async () => {
+    const h = await cli(['--help']);
+    expect(h.code).toBe(0);
+    for (const verb of ['merchants:create', 'balance:adjust', 'rates:set', 'payouts:approve', 'events:redeliver', 'ledger:verify', 'request']) {
+      expect(h.out).toContain(verb);
+    }
+    expect((await cli(['frobnicate'])).code).toBe(2);
+  });
+
+  it('creates and configures a merchant, adds a payout account and credits its balance, printing JSON', async () => {
+    const c = await cli(['merchants:create', '--name', 'CLI shop', '--email', 'cli@example.test', '--password', 'long-password']);
+    expect(c.code).toBe(0);
+    expect(c.out).toMatchObject({ success: true, email: 'cli@example.test', verified: false });
+    const id = c.out.id as string;
+    expect(c.out.api_token).toBeTruthy();
+
+    const u = await cli(['merchants:update', id, '--verified', 'true', '--grant-regular-payouts', 'true', '--fee-payout-card-percent', '1.5', '--payout-max-card', '50000']);
+    expect(u.code).toBe(0);
+    const row = await t.db.prisma.merchant.findUniqueOrThrow({ where: { id } });
+    expect([row.verified, row.grantRegularPayouts, row.payoutCardPercent?.toString(), row.payoutMaxCard.toString()]).toEqual([true, true, '1.5', '50000']);
+
+    const a = await cli(['payout-accounts:create', id, '--type', 'sbp', '--identifier', '+7 912 000 00 02', '--bank-member-id', '990000000301']);
+    expect(a.code).toBe(0);
+    expect(a.out.identifier_masked).toBe('+79120000002');
+
+    const adj = await cli(['balance:adjust', id, '--currency', 'RUB', '--amount', '250.75', '--reason', 'opening']);
+    expect(adj.code).toBe(0);
+    expect(adj.out.balance.balance_available).toBe('250.75000000');
+  });
+
+  it('exits 1 with the error JSON on a refused request (overdraft, guard, unknown id)', async () => {
+    const m = await t.app.services.merchants.create({ name: 'X', email: 'cli-x@example.test' });
+    const over = await cli(['balance:adjust', m.merchant.id, '--currency', 'RUB', '--amount', '-1', '--reason', 'x']);
+    expect(over.code).toBe(1);
+    expect(over.out).toMatchObject({ success: false, message: 'api:error.balance_not_enough' });
+    const guard = await cli(['payout-webhook:set', m.merchant.id, 'http://127.0.0.1/hook']);
+    expect(guard.code).toBe(1);
+    expect(guard.out.errors.url).toBeDefined();
+    const nf = await cli(['request', 'GET', '/merchants/unknown']);
+    expect(nf.code).toBe(1);
+    expect(nf.stderr).toContain('404');
+  });
+
+  it('rates:set and rates:delete change the operator rate', async () => {
+    expect((await cli(['rates:set', 'EUR', '99.5'])).code).toBe(0);
+    expect((await t.db.prisma.fxRate.findUniqueOrThrow({ where: { currency: 'EUR' } })).rubPerUnit.toString()).toBe('99.5');
+    expect((await cli(['rates:delete', 'EUR'])).code).toBe(0);
+    expect(await t.db.prisma.fxRate.findUnique({ where: { currency: 'EUR' } })).toBeNull();
+  });
+
+  it('ledger:verify exits 0 on balanced books and 1 when a balance drifts from its entries', async () => {
+    const ok = await cli(['ledger:verify']);
+    expect(ok.code).toBe(0);
+    expect(ok.out).toMatchObject({ ok: true, drift: [] });
+    const m = await t.app.services.merchants.create({ name: 'D', email: 'drift@example.test' });
+    await t.db.pool.query(`UPDATE balances SET available = available + 1 WHERE merchant_id = $1 AND currency = 'RUB'`, [m.merchant.id]);
+    const bad = await cli(['ledger:verify']);
+    expect(bad.code).toBe(1);
+    expect(bad.out.drift).toHaveLength(1);
+    expect(bad.out.drift[0].merchant_id).toBe(m.merchant.id);
+  });
+});
