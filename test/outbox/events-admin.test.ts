@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import pino from 'pino';
 import { withPgTx } from '../../src/db/client.js';
-import { enqueueEvent, paymentSignature } from '../../src/outbox/events.js';
+import { enqueueEvent, paymentSignature, payoutSignature } from '../../src/outbox/events.js';
+import { processDuePayouts } from '../../src/domain/payout/payout.worker.js';
+import { card, fund, payoutMerchant, regular } from '../payout/helpers.js';
 import { OutboxDeliverer } from '../../src/outbox/worker.js';
 import { ADMIN_TOKEN, setupTestApp, type TestApp } from '../helpers/app.js';
 import { createMerchant, type MerchantFixture } from '../factories/merchant.js';
@@ -97,6 +99,27 @@ describe('payment postback end to end', () => {
     const ev = r.json().data.find((x: { aggregate_id: string }) => x.aggregate_id === p.paymentId);
     expect(ev).toMatchObject({ status: 'dead', last_error: 'no URL configured', attempts: [] });
     expect(rx.received).toHaveLength(0);
+  });
+});
+
+describe('payout webhook end to end', () => {
+  it("a final payout enqueues its webhook; it is posted, signed, to the merchant's CURRENT payout webhook URL", async () => {
+    const pm = await payoutMerchant(t, { payoutWebhookUrl: `${rx.url}/payout-old` });
+    await fund(t, pm.merchantId, '1000');
+    const created = await regular(t, pm, card('100'));
+    expect(created.statusCode).toBe(200);
+    const payoutId = created.json().data[0].id as string;
+    await processDuePayouts({ services: t.app.services });
+    const ev = await t.db.pool.query(`SELECT status::text AS status FROM outbox_events WHERE kind = 'PAYOUT_WEBHOOK' AND aggregate_id = $1`, [payoutId]);
+    expect(ev.rows[0].status).toBe('PENDING');
+    await t.db.prisma.merchant.update({ where: { id: pm.merchantId }, data: { payoutWebhookUrl: `${rx.url}/payout-new` } });
+    tick();
+    await deliverer().runOnce();
+    const got = rx.received.find((r) => r.fields.TrsId === payoutId)!;
+    expect(got.path).toBe('/payout-new');
+    expect(got.fields).toMatchObject({ Status: 'SUCCESS', IsAuto: 'false', AccountType: 'BANK_CARD' });
+    expect(got.fields.Amount).toMatch(/^\d+\.\d{8}$/);
+    expect(got.fields.SignatureValue).toBe(payoutSignature({ Amount: got.fields.Amount!, TrsId: payoutId }, pm.token));
   });
 });
 
