@@ -113,7 +113,7 @@ describe('sandbox provider and the ledger after each final status', () => {
 
   it('concurrent workers finalise each payout once', async () => {
     const m = await merchantWithHook();
-    const ids = [];
+    const ids: string[] = [];
     for (let i = 0; i < 10; i++) ids.push((await regular(t, m, card('10'))).json().data[0].id);
     const calls: string[] = [];
     const counting: PayoutProvider = { name: 'count', send: async (x) => { calls.push(x.id); return { status: 'SUCCESS' }; } };

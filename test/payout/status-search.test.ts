@@ -121,3 +121,15 @@ describe('card numbers at rest', () => {
     expect(masked.rows.map((x) => x.account_masked).sort()).toEqual(['424242******4242', '555555******4444']);
   });
 });
+
+describe('OpenAPI', () => {
+  it('documents the four payout endpoints with their input fields', async () => {
+    const res = await t.app.inject({ method: 'GET', url: '/docs/json' });
+    expect(res.statusCode).toBe(200);
+    const paths = res.json().paths;
+    for (const p of ['/api/v1/payout/personal/create', '/api/v1/payout/regular/create', '/api/v1/payout/status', '/api/v1/payout/search']) {
+      expect(paths[p]).toBeDefined();
+    }
+    expect(JSON.stringify(paths['/api/v1/payout/regular/create'])).toContain('account_identifier');
+  });
+});
