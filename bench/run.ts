@@ -40,7 +40,7 @@ try {
   const { ratios, byConn } = computeRatios(ceilings, service, plan.connections);
   const partial = {
     started_at: started.toISOString(), finished_at: new Date().toISOString(), quick: plan.quick, duration_s: plan.durationS,
-    connections: plan.connections, machine, ceilings, service, outbox, ratios, ratios_by_connections: byConn,
+    connections: plan.connections, tenants: plan.tenants, machine, ceilings, service, outbox, ratios, ratios_by_connections: byConn,
   };
   out = { ...partial, targets: computeTargets(partial) };
 } finally {

@@ -24,7 +24,7 @@ export interface LoadSpec {
   headers?: Record<string, string>;
   body?: string;
   /** Per-request body/path, e.g. a fresh order_id or the next bill id. */
-  setup?: (req: { path: string; body?: string }) => { path: string; body?: string };
+  setup?: () => { path: string; body?: string; headers?: Record<string, string> };
 }
 
 /**
@@ -42,8 +42,8 @@ export async function load(spec: LoadSpec, connections: number, durationS: numbe
   if (spec.setup) {
     const setup = spec.setup;
     request.setupRequest = (req) => {
-      const r = setup({ path: req.path ?? request.path!, body: req.body as string | undefined });
-      return { ...req, path: r.path, body: r.body ?? req.body };
+      const r = setup();
+      return { ...req, path: r.path, body: r.body ?? req.body, headers: r.headers ?? req.headers };
     };
   }
   const res = await autocannon({

@@ -5,6 +5,8 @@ export interface BenchPlan {
   warmupS: number;
   connections: number[];
   outboxEvents: number;
+  /** Merchants the money paths spread over (BENCH_TENANTS, default 32; 1 = one hot balance row). */
+  tenants: number;
   log(line: string): void;
 }
 
@@ -14,9 +16,10 @@ export function planFromEnv(env = process.env): BenchPlan {
   return {
     quick,
     durationS,
-    warmupS: quick ? 1 : Math.min(3, durationS),
+    warmupS: quick ? 2 : Math.min(5, durationS),
     connections: [16, 64],
     outboxEvents: Number(env.BENCH_OUTBOX_EVENTS ?? 10_000),
+    tenants: Math.max(1, Number(env.BENCH_TENANTS ?? 32)),
     log: (line) => process.stdout.write(`${line}\n`),
   };
 }

@@ -12,6 +12,8 @@ export interface BenchResults {
   quick: boolean;
   duration_s: number;
   connections: number[];
+  /** Merchants the requests spread over (one balance row each). */
+  tenants: number;
   machine: MachineInfo;
   ceilings: CeilingResults | { unavailable: string };
   service: ServiceResults | { unavailable: string };
@@ -83,7 +85,8 @@ export function toMarkdown(r: BenchResults): string {
   L.push(`### Benchmark ${r.started_at}${r.quick ? ' (quick smoke run: 2 s per figure, not a measurement to quote)' : ''}`);
   L.push('');
   L.push(`Machine: ${m.cpu_model}, ${m.cores} cores, ${m.memory_gb} GB RAM, Linux ${m.kernel}; Node ${m.node}; PostgreSQL ${m.postgres}. ` +
-    `Load generator autocannon in the same machine, ${r.duration_s} s per figure, after a warm-up; every server in its own process.`);
+    `Load generator autocannon in the same machine, ${r.duration_s} s per figure, after a warm-up; every server in its own process; ` +
+    `requests spread round-robin over ${r.tenants} merchants (the bare transaction over as many balance rows).`);
   L.push('');
   L.push('| what | conns | req/s (2xx) | p50 ms | p99 ms | RSS MB | ceiling req/s | ratio |');
   L.push('|---|---:|---:|---:|---:|---:|---:|---:|');

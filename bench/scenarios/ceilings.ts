@@ -24,18 +24,20 @@ export interface CeilingResults {
 export interface PgbenchResult { connections: number; duration_s: number; tps: number; p50_ms: number | null; p99_ms: number | null; failed: number }
 
 /** A merchant, a shop and its balances written straight into the ceilings' database. */
-async function seedBare(url: string, selectRows: number): Promise<{ merchantId: string; shopId: string; billIds: string[] }> {
+async function seedBare(url: string, selectRows: number, tenants: number): Promise<{ merchantId: string; shopId: string; billIds: string[]; merchants: string[] }> {
   return withClient(url, async (c) => {
-    const merchantId = 'benchbaremerchant';
+    const merchants = Array.from({ length: tenants }, (_, i) => `benchbare${i}`);
+    const merchantId = merchants[0]!;
     const shopId = 'benchbareshop';
     await c.query(
-      `INSERT INTO merchants (id, name, email, api_token_hash, api_token_enc) VALUES ($1, 'bare', 'bare@bench.test', repeat('0', 64), 'x')`,
-      [merchantId],
+      `INSERT INTO merchants (id, name, email, api_token_hash, api_token_enc)
+       SELECT m, 'bare', m || '@bench.test', lpad(m, 64, '0'), 'x' FROM unnest($1::text[]) m`,
+      [merchants],
     );
     await c.query(`INSERT INTO shops (id, merchant_id, name) VALUES ($1, $2, 'bare')`, [shopId, merchantId]);
     await c.query(
-      `INSERT INTO balances (merchant_id, currency) SELECT $1, cur FROM unnest(ARRAY['RUB','USD','EUR']::"Currency"[]) cur ON CONFLICT DO NOTHING`,
-      [merchantId],
+      `INSERT INTO balances (merchant_id, currency) SELECT m, cur FROM unnest($1::text[]) m, unnest(ARRAY['RUB','USD','EUR']::"Currency"[]) cur ON CONFLICT DO NOTHING`,
+      [merchants],
     );
     await c.query(
       `INSERT INTO bills (id, merchant_id, shop_id, amount, currency_in) SELECT ${seededBillId('S', 'n')}, $1, $2, 100.00, 'RUB' FROM generate_series(1, $3) n`,
@@ -43,13 +45,17 @@ async function seedBare(url: string, selectRows: number): Promise<{ merchantId: 
     );
     const r = await c.query<{ id: string }>(`SELECT id FROM bills WHERE merchant_id = $1 AND id LIKE 'S%'`, [merchantId]);
     await c.query('ANALYZE');
-    return { merchantId, shopId, billIds: r.rows.map((x) => x.id) };
+    return { merchantId, shopId, billIds: r.rows.map((x) => x.id), merchants };
   });
 }
 
-/** Warm-up, then one measured run per connection count, RSS polled during each. */
+/**
+ * Warm-up at the highest connection count (so the pool has opened every connection and both
+ * Node's JIT and PostgreSQL's backend caches are warm: the first seconds run at a fraction of
+ * the steady rate), then one measured run per connection count, RSS polled during each.
+ */
 export async function measure(plan: BenchPlan, pid: number, spec: LoadSpec): Promise<ByConnections<LoadResult>> {
-  if (plan.warmupS > 0) await load(spec, 16, plan.warmupS);
+  if (plan.warmupS > 0) await load(spec, Math.max(...plan.connections), plan.warmupS);
   const out: ByConnections<LoadResult> = {};
   for (const c of plan.connections) {
     const rss = sampleRss(pid);
@@ -64,7 +70,7 @@ export async function measure(plan: BenchPlan, pid: number, spec: LoadSpec): Pro
 const cycle = <T>(xs: T[]) => { let i = 0; return () => xs[i++ % xs.length]!; };
 
 export async function runCeilings(plan: BenchPlan, url: string): Promise<CeilingResults> {
-  const seed = await seedBare(url, 10_000);
+  const seed = await seedBare(url, 10_000, plan.tenants);
   const env = { DATABASE_URL: url, BENCH_MERCHANT_ID: seed.merchantId, NODE_ENV: 'production' };
   const peak: Record<string, number | null> = {};
   const json = { 'content-type': 'application/json' };
@@ -84,7 +90,11 @@ export async function runCeilings(plan: BenchPlan, url: string): Promise<Ceiling
   const insert = await bare('insert', (b) => ({ url: `${b}/bill`, method: 'POST', headers: json, body: JSON.stringify({ amount: '100.00', shop_id: seed.shopId }) }));
   const nextId = cycle(seed.billIds);
   const select = await bare('select', (b) => ({ url: `${b}/bill?id=x`, setup: () => ({ path: `/bill?id=${nextId()}` }) }));
-  const tx = await bare('tx', (b) => ({ url: `${b}/tx`, method: 'POST', headers: json, body: JSON.stringify({ amount: '1.00' }) }));
+  const nextMerchant = cycle(seed.merchants);
+  const tx = await bare('tx', (b) => ({
+    url: `${b}/tx`, method: 'POST', headers: json, body: JSON.stringify({ amount: '1.00' }),
+    setup: () => ({ path: '/tx', body: JSON.stringify({ amount: '1.00', merchant_id: nextMerchant() }) }),
+  }));
   plan.log('  pgbench insert');
   const pgbench_insert = await runPgbench(plan, url, seed.merchantId, seed.shopId);
   return { hello, insert, select, tx, pgbench_insert, peak_rss_mb: peak };

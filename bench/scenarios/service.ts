@@ -47,7 +47,7 @@ async function admin(base: string, token: string, method: string, path: string, 
 
 /** A verified merchant with a shop, a card payout account and a large RUB balance, through the operator API. */
 export async function setupTenant(base: string, adminToken: string, receiverUrl: string): Promise<Tenant> {
-  const m = await admin(base, adminToken, 'POST', '/merchants', { name: 'Bench merchant', email: `bench-${Date.now()}@bench.test` });
+  const m = await admin(base, adminToken, 'POST', '/merchants', { name: 'Bench merchant', email: `bench-${randomBytes(6).toString("hex")}@bench.test` });
   const merchantId: string = m.id;
   await admin(base, adminToken, 'PATCH', `/merchants/${merchantId}`, { verified: true, grants: { refunds: true, regular_payouts: true } });
   const shop = await admin(base, adminToken, 'POST', `/merchants/${merchantId}/shops`, {
@@ -65,23 +65,28 @@ export async function setupTenant(base: string, adminToken: string, receiverUrl:
   return { merchantId, token: m.api_token, shopId: shop.id, payoutAccountId };
 }
 
-/** NORMAL bills written straight into the table, one per payment to be made. */
-async function seedBills(url: string, t: Tenant, prefix: string, n: number): Promise<string[]> {
+/** NORMAL bills written straight into the table, one per payment to be made, round-robin over the tenants. */
+async function seedBills(url: string, ts: Tenant[], prefix: string, n: number): Promise<Array<{ id: string; merchant_id: string }>> {
   return withClient(url, async (c) => {
     await c.query(
-      `INSERT INTO bills (id, merchant_id, shop_id, amount, currency_in, type) SELECT ${seededBillId(prefix, 'n')}, $1, $2, 100.00, 'RUB', 'NORMAL' FROM generate_series(1, $3) n`,
-      [t.merchantId, t.shopId, n],
+      `INSERT INTO bills (id, merchant_id, shop_id, amount, currency_in, type)
+       SELECT ${seededBillId(prefix, 'n')}, ($1::text[])[1 + n % $4], ($2::text[])[1 + n % $4], 100.00, 'RUB', 'NORMAL'
+         FROM generate_series(1, $3) n`,
+      [ts.map((t) => t.merchantId), ts.map((t) => t.shopId), n, ts.length],
     );
     await c.query('ANALYZE bills');
-    const r = await c.query<{ id: string }>(`SELECT id FROM bills WHERE merchant_id = $1 AND id LIKE $2 ORDER BY id`, [t.merchantId, `${prefix}%`]);
-    return r.rows.map((x) => x.id);
+    const r = await c.query<{ id: string; merchant_id: string }>(`SELECT id, merchant_id FROM bills WHERE id LIKE $1 ORDER BY id`, [`${prefix}%`]);
+    return r.rows;
   });
 }
 
+const cycle = <T>(xs: T[]) => { let i = 0; return () => xs[i++ % xs.length]!; };
+
 /**
  * The service started like production (src/main.ts), set up through the operator API, exercised
- * through the merchant API and the payment page. A scenario whose first request fails is
- * reported unavailable with the answer it got, and the run goes on.
+ * through the merchant API and the payment page, requests spread round-robin over the tenants.
+ * A scenario whose first request fails is reported unavailable with the answer it got, and the
+ * run goes on.
  */
 export async function runService(plan: BenchPlan, url: string, receiverUrl: string): Promise<ServiceResults> {
   const env = serviceEnv(url);
@@ -89,10 +94,15 @@ export async function runService(plan: BenchPlan, url: string, receiverUrl: stri
   const base = `http://127.0.0.1:${child.port}`;
   const results = { peak_rss_mb: null } as ServiceResults;
   try {
-    const t = await setupTenant(base, env.ADMIN_API_TOKEN!, receiverUrl);
-    const auth = { authorization: `Bearer ${t.token}` };
-    const json = { ...auth, 'content-type': 'application/json', accept: 'application/json' };
-    const counter = { n: 0 };
+    const tenants: Tenant[] = [];
+    for (let i = 0; i < plan.tenants; i += 4) {
+      const n = Math.min(4, plan.tenants - i);
+      tenants.push(...await Promise.all(Array.from({ length: n }, () => setupTenant(base, env.ADMIN_API_TOKEN!, receiverUrl))));
+    }
+    const byMerchant = new Map(tenants.map((t) => [t.merchantId, t]));
+    const authOf = (t: Tenant) => ({ authorization: `Bearer ${t.token}` });
+    const jsonOf = (t: Tenant) => ({ ...authOf(t), 'content-type': 'application/json', accept: 'application/json' });
+    const t0 = tenants[0]!;
     const run = randomBytes(3).toString('hex');
 
     const scenario = async (name: ServiceScenario, probe: () => Promise<{ status: number; text: string }>, spec: Parameters<typeof measure>[2]) => {
@@ -106,34 +116,45 @@ export async function runService(plan: BenchPlan, url: string, receiverUrl: stri
       results[name] = await measure(plan, child.pid, spec);
     };
 
-    const billBody = JSON.stringify({ amount: '100.00', shop_id: t.shopId });
-    await scenario('bill_create', () => call(base, 'POST', '/api/v1/bill/create', t.token, JSON.parse(billBody)),
-      { url: `${base}/api/v1/bill/create`, method: 'POST', headers: json, body: billBody });
+    const nextTenant = cycle(tenants);
+    const billBody = (t: Tenant) => JSON.stringify({ amount: '100.00', shop_id: t.shopId });
+    await scenario('bill_create', () => call(base, 'POST', '/api/v1/bill/create', t0.token, JSON.parse(billBody(t0))), {
+      url: `${base}/api/v1/bill/create`, method: 'POST', headers: jsonOf(t0), body: billBody(t0),
+      setup: () => { const t = nextTenant(); return { path: '/api/v1/bill/create', body: billBody(t), headers: jsonOf(t) }; },
+    });
 
-    // bill/status over bills the service made itself, else over seeded ones.
-    let statusIds = await withClient(url, async (c) =>
-      (await c.query<{ id: string }>(`SELECT id FROM bills WHERE merchant_id = $1 LIMIT 20000`, [t.merchantId])).rows.map((x) => x.id));
-    if (statusIds.length === 0) statusIds = await seedBills(url, t, 'T', 20_000);
-    let si = 0;
-    await scenario('bill_status', () => call(base, 'GET', `/api/v1/bill/status?id=${statusIds[0]}`, t.token),
-      { url: `${base}/api/v1/bill/status?id=x`, headers: auth, setup: () => ({ path: `/api/v1/bill/status?id=${statusIds[si++ % statusIds.length]}` }) });
+    // bill/status over bills the service made itself (else seeded ones), each asked by its owner.
+    let statusBills = await withClient(url, async (c) =>
+      (await c.query<{ id: string; merchant_id: string }>(`SELECT id, merchant_id FROM bills LIMIT 20000`)).rows);
+    if (statusBills.length === 0) statusBills = await seedBills(url, tenants, 'T', 20_000);
+    const nextStatus = cycle(statusBills);
+    const sb0 = statusBills[0]!;
+    await scenario('bill_status', () => call(base, 'GET', `/api/v1/bill/status?id=${sb0.id}`, byMerchant.get(sb0.merchant_id)!.token), {
+      url: `${base}/api/v1/bill/status?id=${sb0.id}`, headers: authOf(t0),
+      setup: () => { const b = nextStatus(); return { path: `/api/v1/bill/status?id=${b.id}`, headers: authOf(byMerchant.get(b.merchant_id)!) }; },
+    });
 
     // One fresh NORMAL bill per payment: 4,000/s is above the bare transaction ceiling here.
-    const payIds = await seedBills(url, t, 'P', 4000 * (plan.warmupS + plan.durationS * plan.connections.length) + 1);
+    const payBills = await seedBills(url, tenants, 'P', 4000 * (plan.warmupS + plan.durationS * plan.connections.length) + 1);
     let pi = 0;
     const payBody = JSON.stringify({ method: 'BANK_CARD', card_number: '4242424242424242', card_expiry: '12/30', card_cvc: '123' });
     const payHeaders = { 'content-type': 'application/json', accept: 'application/json' };
     await scenario('payment', async () => {
-      const r = await fetch(`${base}/pay/${payIds[pi++]}`, { method: 'POST', headers: payHeaders, body: payBody });
+      const r = await fetch(`${base}/pay/${payBills[pi++]!.id}`, { method: 'POST', headers: payHeaders, body: payBody });
       return { status: r.status, text: await r.text() };
-    }, { url: `${base}/pay/x`, method: 'POST', headers: payHeaders, body: payBody, setup: () => ({ path: `/pay/${payIds[pi++ % payIds.length]}` }) });
+    }, { url: `${base}/pay/x`, method: 'POST', headers: payHeaders, body: payBody, setup: () => ({ path: `/pay/${payBills[pi++ % payBills.length]!.id}` }) });
 
-    const payoutBody = (n: number) => JSON.stringify({ amount: '1.00', payout_account_id: t.payoutAccountId, order_id: `bench-${run}-${n}` });
-    await scenario('payout', () => call(base, 'POST', '/api/v1/payout/personal/create', t.token, JSON.parse(payoutBody(counter.n++))),
-      { url: `${base}/api/v1/payout/personal/create`, method: 'POST', headers: json, body: payoutBody(0), setup: () => ({ path: '/api/v1/payout/personal/create', body: payoutBody(counter.n++) }) });
+    let n = 0;
+    const payoutBody = (t: Tenant) => JSON.stringify({ amount: '1.00', payout_account_id: t.payoutAccountId, order_id: `bench-${run}-${n++}` });
+    await scenario('payout', () => call(base, 'POST', '/api/v1/payout/personal/create', t0.token, JSON.parse(payoutBody(t0))), {
+      url: `${base}/api/v1/payout/personal/create`, method: 'POST', headers: jsonOf(t0), body: payoutBody(t0),
+      setup: () => { const t = nextTenant(); return { path: '/api/v1/payout/personal/create', body: payoutBody(t), headers: jsonOf(t) }; },
+    });
 
-    await scenario('merchant_balance', () => call(base, 'GET', '/api/v1/merchant/balance', t.token),
-      { url: `${base}/api/v1/merchant/balance`, headers: auth });
+    await scenario('merchant_balance', () => call(base, 'GET', '/api/v1/merchant/balance', t0.token), {
+      url: `${base}/api/v1/merchant/balance`, headers: authOf(t0),
+      setup: () => ({ path: '/api/v1/merchant/balance', headers: authOf(nextTenant()) }),
+    });
   } finally {
     results.peak_rss_mb = child.peakRssMb();
     await child.stop();

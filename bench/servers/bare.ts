@@ -14,6 +14,7 @@ import pg from 'pg';
 pg.types.setTypeParser(pg.types.builtins.NUMERIC, (v) => v);
 const mode = process.env.BARE_MODE ?? 'hello';
 const merchantId = process.env.BENCH_MERCHANT_ID ?? '';
+/** The transaction spreads over the merchants it is sent (like the service's money paths). */
 const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 20 });
 pool.on('error', () => {});
 const app = Fastify({ logger: false });
@@ -49,17 +50,18 @@ if (mode === 'select') {
 
 if (mode === 'tx') {
   app.post('/tx', async (req) => {
-    const b = req.body as { amount: string };
+    const b = req.body as { amount: string; merchant_id?: string };
+    const m = b.merchant_id ?? merchantId;
     const c = await pool.connect();
     try {
       await c.query('BEGIN');
       await c.query(
         `INSERT INTO ledger_entries (merchant_id, currency, kind, ref_type, ref_id, delta_available) VALUES ($1, 'RUB', 'ADJUSTMENT', 'bench', $2, $3)`,
-        [merchantId, id(16), b.amount],
+        [m, id(16), b.amount],
       );
       const r = await c.query(
         `UPDATE balances SET available = available + $3, updated_at = now() WHERE merchant_id = $1 AND currency = $2 RETURNING available`,
-        [merchantId, 'RUB', b.amount],
+        [m, 'RUB', b.amount],
       );
       await c.query('COMMIT');
       return { success: true, available: r.rows[0].available };
