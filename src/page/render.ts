@@ -22,6 +22,7 @@ function layout(ctx: PageCtx, title: string, body: string, opts: { script?: stri
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="robots" content="noindex, nofollow">
 <meta name="referrer" content="no-referrer">
+<link rel="icon" href="data:,">
 <title>${esc(title)}</title>
 <style nonce="${esc(ctx.nonce)}">${PAGE_CSS}</style>
 </head>
@@ -143,7 +144,7 @@ export function paymentPage(ctx: PageCtx, s: FormState): string {
       ${fieldError(ctx, e, 'amount')}
     </div>
   </details>` : ''}
-  <button class="btn" type="submit" name="method" value="SBP" formnovalidate data-testid="pay-sbp">${esc(t.sbpConfirm)} ${payLabel('SBP')}</button>
+  <button class="btn" type="submit" name="method" value="SBP" formnovalidate data-testid="pay-sbp">${esc(t.sbpConfirm)}</button>
 </div>`;
 
   let methodBlock: string;

@@ -49,7 +49,7 @@ details.sandbox{margin:14px 0 4px;border:1px dashed var(--line);border-radius:10
 details.sandbox summary{cursor:pointer;font-size:13px;color:var(--muted)}
 details.sandbox .field{margin:10px 0 4px}
 .status{text-align:center}.status h1{margin-top:10px}.status .rows{text-align:left}
-.qr-page{text-align:center}
+.qr-page{text-align:center}.qr-page .sum{margin:6px 0 4px}
 .foot{display:flex;align-items:center;justify-content:center;gap:6px;color:var(--muted);font-size:12px;margin-top:16px;text-align:center}
 @media (min-width:900px){.wrap{padding-top:56px}}
 @media (prefers-color-scheme:dark){:root{--ink:#e8ecf4;--muted:#9aa5b8;--line:#323a4a;--bg:#0f141d;--card:#1a2130}
