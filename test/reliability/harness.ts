@@ -1,0 +1,96 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer, type Server } from 'node:http';
+import { createServer as createNetServer } from 'node:net';
+import { ADMIN_TOKEN, TEST_KEY } from '../helpers/app.js';
+
+/** A free TCP port on 127.0.0.1. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createNetServer();
+    s.listen(0, '127.0.0.1', () => {
+      const p = (s.address() as { port: number }).port;
+      s.close(() => resolve(p));
+    });
+    s.on('error', reject);
+  });
+}
+
+export interface Proc { kind: 'api' | 'worker'; port: number; child: ChildProcess; url: string }
+
+function baseEnv(dbUrl: string, extra: Record<string, string>): NodeJS.ProcessEnv {
+  return {
+    PATH: process.env.PATH, HOME: process.env.HOME, DATABASE_URL: dbUrl, ADMIN_API_TOKEN: ADMIN_TOKEN, TOKEN_ENCRYPTION_KEY: TEST_KEY,
+    LOG_LEVEL: 'error', ALLOW_PRIVATE_WEBHOOK_URLS: 'true', SANDBOX_PROCESSING_DELAY_MS: '50',
+    RATE_LIMIT_PER_TOKEN: '0', RATE_LIMIT_PER_IP: '0', PAY_ATTEMPTS_PER_BILL: '1000000', PAY_ATTEMPTS_PER_IP: '1000000', ...extra,
+  };
+}
+
+/** Starts `npm start` (API only) or `npm run worker` as a real child process. */
+export async function startProc(kind: 'api' | 'worker', dbUrl: string, extra: Record<string, string> = {}, port?: number): Promise<Proc> {
+  const p = port ?? await freePort();
+  const entry = kind === 'api' ? 'src/main.ts' : 'src/worker-main.ts';
+  const env = baseEnv(dbUrl, { PORT: String(p), HOST: '127.0.0.1', RUN_WORKERS: 'false', PUBLIC_BASE_URL: `http://127.0.0.1:${p}`, ...extra });
+  const child = spawn(process.execPath, ['--import', 'tsx', entry], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+  let err = '';
+  child.stderr?.on('data', (d) => { err = (err + d).slice(-4000); });
+  const proc: Proc = { kind, port: p, child, url: `http://127.0.0.1:${p}` };
+  if (kind === 'api') {
+    const until = Date.now() + 30_000;
+    for (;;) {
+      if (child.exitCode !== null) throw new Error(`api exited: ${err}`);
+      try { if ((await fetch(`${proc.url}/health`)).ok) break; } catch { /* not up yet */ }
+      if (Date.now() > until) throw new Error(`api did not start: ${err}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  } else {
+    await new Promise((r) => setTimeout(r, 1500));
+    if (child.exitCode !== null) throw new Error(`worker exited: ${err}`);
+  }
+  return proc;
+}
+
+export function kill(p: Proc, signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {
+  return new Promise((resolve) => {
+    if (p.child.exitCode !== null || p.child.signalCode !== null) return resolve();
+    p.child.once('exit', () => resolve());
+    p.child.kill(signal);
+  });
+}
+
+/** An HTTP receiver on 127.0.0.1 recording every POST; fails `failRate` of them with 500. */
+export async function startReceiver(failRate = 0): Promise<{ url: string; bodies: string[]; close(): Promise<void>; server: Server }> {
+  const bodies: string[] = [];
+  const server = createServer((req, res) => {
+    let b = '';
+    req.on('data', (d) => { b += d; });
+    req.on('end', () => {
+      if (Math.random() < failRate) { res.statusCode = 500; res.end('no'); return; }
+      bodies.push(b);
+      res.end('OK');
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  const port = (server.address() as { port: number }).port;
+  return { url: `http://127.0.0.1:${port}/hook`, bodies, server, close: () => new Promise((r) => server.close(() => r())) };
+}
+
+/** JSON call helper that never throws on HTTP errors (returns status 0 on network errors). */
+export async function call(base: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; json: any }> {
+  try {
+    const r = await fetch(`${base}${path}`, {
+      method,
+      headers: { 'content-type': 'application/json', accept: 'application/json', ...headers },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      signal: AbortSignal.timeout(15_000),
+    });
+    const text = await r.text();
+    let json: unknown = null;
+    try { json = JSON.parse(text); } catch { json = { raw: text.slice(0, 200) }; }
+    return { status: r.status, json };
+  } catch {
+    return { status: 0, json: null };
+  }
+}
+
+export const admin = (base: string, method: string, path: string, body?: unknown) =>
+  call(base, method, `/admin/v1${path}`, body, { authorization: `Bearer ${ADMIN_TOKEN}` });

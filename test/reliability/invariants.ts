@@ -1,0 +1,53 @@
+import pg from 'pg';
+import { verifyBalances } from '../../src/domain/ledger/ledger.js';
+
+/**
+ * The money invariants of docs/reliability.md, checked on a whole database. Returns the
+ * violations found (empty when the books are right).
+ */
+export async function checkInvariants(dbUrl: string, opts: { requireDelivered: boolean }): Promise<string[]> {
+  const c = new pg.Client({ connectionString: dbUrl });
+  await c.connect();
+  const bad: string[] = [];
+  try {
+    const drift = await verifyBalances(c);
+    if (drift.length) bad.push(`balance drift: ${JSON.stringify(drift)}`);
+    const neg = await c.query(`SELECT * FROM balances WHERE available < 0 OR locked < 0 OR hold < 0`);
+    if (neg.rowCount) bad.push(`negative balance: ${JSON.stringify(neg.rows)}`);
+    const over = await c.query(`
+      SELECT p.id, p.refunded_amount, coalesce(sum(r.amount) FILTER (WHERE r.status <> 'FAIL'), 0) AS live
+        FROM payments p LEFT JOIN refunds r ON r.payment_id = p.id
+       GROUP BY p.id
+      HAVING p.refunded_amount <> coalesce(sum(r.amount) FILTER (WHERE r.status <> 'FAIL'), 0)
+          OR p.refunded_amount > coalesce(p.account_amount, 0) + 0.00000001`);
+    if (over.rowCount) bad.push(`refunds above received or out of step: ${JSON.stringify(over.rows.slice(0, 5))}`);
+    const dupOrders = await c.query(`SELECT merchant_id, order_id, count(*) FROM payout_requests WHERE order_id IS NOT NULL GROUP BY 1, 2 HAVING count(*) > 1`);
+    if (dupOrders.rowCount) bad.push(`two payout requests for one order_id: ${JSON.stringify(dupOrders.rows)}`);
+    const paymentEvents = await c.query(`
+      SELECT p.id, count(e.id) AS n FROM payments p
+        LEFT JOIN outbox_events e ON e.kind = 'PAYMENT_POSTBACK' AND e.aggregate_id = p.id
+       WHERE p.status IN ('SUCCESS', 'UNDERPAID', 'OVERPAID', 'FAIL') GROUP BY p.id HAVING count(e.id) <> 1`);
+    if (paymentEvents.rowCount) bad.push(`final payments without exactly one event: ${paymentEvents.rowCount}`);
+    const payoutEvents = await c.query(`
+      SELECT p.id, count(e.id) AS n FROM payouts p
+        LEFT JOIN outbox_events e ON e.kind = 'PAYOUT_WEBHOOK' AND e.aggregate_id = p.id
+       WHERE p.status IN ('SUCCESS', 'FAIL', 'ERROR', 'DECLINED') GROUP BY p.id HAVING count(e.id) <> 1`);
+    if (payoutEvents.rowCount) bad.push(`final payouts without exactly one event: ${payoutEvents.rowCount}`);
+    const credited = await c.query(`
+      SELECT p.id FROM payments p
+       WHERE (p.status IN ('SUCCESS', 'UNDERPAID', 'OVERPAID')) <>
+             EXISTS (SELECT 1 FROM ledger_entries l WHERE l.kind = 'PAYMENT_CREDIT' AND l.ref_id = p.id)`);
+    if (credited.rowCount) bad.push(`payments credited not exactly when they received money: ${credited.rowCount}`);
+    const normalTwice = await c.query(`
+      SELECT b.id FROM bills b JOIN payments p ON p.bill_id = b.id
+       WHERE b.type = 'NORMAL' AND p.status IN ('SUCCESS', 'UNDERPAID', 'OVERPAID') GROUP BY b.id HAVING count(*) > 1`);
+    if (normalTwice.rowCount) bad.push(`NORMAL bills paid twice: ${normalTwice.rowCount}`);
+    if (opts.requireDelivered) {
+      const pending = await c.query(`SELECT status, count(*) FROM outbox_events WHERE status <> 'DELIVERED' AND url IS NOT NULL GROUP BY status`);
+      if (pending.rowCount) bad.push(`events not delivered: ${JSON.stringify(pending.rows)}`);
+    }
+  } finally {
+    await c.end();
+  }
+  return bad;
+}
