@@ -110,7 +110,7 @@ describe('outbox workers as real processes', () => {
     await enqueueMany(n, 'kill');
     // The receiver holds every request open: the first worker is mid-delivery when it dies.
     rx.setMode(() => 'timeout');
-    const victim = await spawnWorker('victim', { LEASE_MS: '5000', TIMEOUT_MS: '30000' });
+    const victim = await spawnWorker('victim', { LEASE_MS: '10000', TIMEOUT_MS: '30000' });
     await waitFor(() => rx.received.length === n, 20_000);
     const leased = await t.db.pool.query(`SELECT lease_owner, lease_until FROM outbox_events WHERE aggregate_id LIKE 'kill-%'`);
     expect(leased.rows.every((r) => r.lease_owner === 'victim')).toBe(true);
