@@ -38,19 +38,35 @@ interface LockedMerchant extends MerchantFeeColumns {
   moderationThreshold: string | null;
   maxCard: string;
   maxSbp: string;
+  accountId: string | null;
+  accountType: 'CARD' | 'SBP' | null;
+  accountStatus: string | null;
+  accountEnc: string | null;
+  accountMasked: string | null;
+  accountHolder: string | null;
+  accountBank: string | null;
+  /** Whether the SBP bank asked for (or the account's bank) is an active member; null: unknown bank. */
+  bankActive: boolean | null;
 }
 
-// FOR NO KEY UPDATE: serialises this merchant's payout requests (limits, order_id) without
-// blocking inserts elsewhere whose foreign keys only take KEY SHARE on the merchant row.
+// FOR NO KEY UPDATE OF m: serialises this merchant's payout requests (limits, order_id) without
+// blocking inserts elsewhere whose foreign keys only take KEY SHARE on the merchant row. The
+// stored payout account ($2) and the SBP bank ($3, else the account's) come in the same round trip.
 const LOCK_MERCHANT_SQL = `
-SELECT status, verified, payout_daily_limit::text AS "dailyLimit", payout_monthly_limit::text AS "monthlyLimit",
-       moderation_threshold::text AS "moderationThreshold", payout_max_card::text AS "maxCard",
-       payout_max_sbp::text AS "maxSbp",
-       payment_card_percent::text AS "paymentCardPercent", payment_card_fixed::text AS "paymentCardFixed",
-       payment_sbp_percent::text AS "paymentSbpPercent", payment_sbp_fixed::text AS "paymentSbpFixed",
-       payout_card_percent::text AS "payoutCardPercent", payout_card_fixed::text AS "payoutCardFixed",
-       payout_sbp_percent::text AS "payoutSbpPercent", payout_sbp_fixed::text AS "payoutSbpFixed"
-  FROM merchants WHERE id = $1 FOR NO KEY UPDATE`;
+SELECT m.status, m.verified, m.payout_daily_limit::text AS "dailyLimit", m.payout_monthly_limit::text AS "monthlyLimit",
+       m.moderation_threshold::text AS "moderationThreshold", m.payout_max_card::text AS "maxCard",
+       m.payout_max_sbp::text AS "maxSbp",
+       m.payment_card_percent::text AS "paymentCardPercent", m.payment_card_fixed::text AS "paymentCardFixed",
+       m.payment_sbp_percent::text AS "paymentSbpPercent", m.payment_sbp_fixed::text AS "paymentSbpFixed",
+       m.payout_card_percent::text AS "payoutCardPercent", m.payout_card_fixed::text AS "payoutCardFixed",
+       m.payout_sbp_percent::text AS "payoutSbpPercent", m.payout_sbp_fixed::text AS "payoutSbpFixed",
+       a.id AS "accountId", a.type AS "accountType", a.status AS "accountStatus", a.identifier_enc AS "accountEnc",
+       a.identifier_masked AS "accountMasked", a.card_holder AS "accountHolder", a.bank_member_id::text AS "accountBank",
+       b.active AS "bankActive"
+  FROM merchants m
+  LEFT JOIN payout_accounts a ON a.id = $2::text AND a.merchant_id = m.id
+  LEFT JOIN sbp_banks b ON b.member_id = coalesce($3::bigint, a.bank_member_id)
+ WHERE m.id = $1 FOR NO KEY UPDATE OF m`;
 
 // Request and its payouts in one round trip. ON CONFLICT DO NOTHING: when the same order_id
 // committed first, nothing is inserted and the caller answers with the winner's payouts.
@@ -83,8 +99,11 @@ interface CreateRequest {
   orderId: string | undefined;
   /** Normalised parameters: the same order_id with other parameters is refused. */
   hashParts: Record<string, string | null>;
-  /** Resolves the destination inside the transaction, after the merchant lock. */
-  resolve(c: Queryable): Promise<Target>;
+  /** The stored payout account and the SBP bank to read with the merchant lock. */
+  accountId: string | null;
+  bankMemberId: string | null;
+  /** Checks the destination (after the order_id replay) from what the lock query read. */
+  resolve(m: LockedMerchant): Target;
 }
 
 /** Personal and regular payouts, their moderation and their processing by the provider. */
@@ -104,26 +123,21 @@ export class PayoutService {
       amount: p.amount!,
       orderId: p.order_id,
       hashParts: { kind: 'personal', amount: p.amount!.toFixed(), account: accountId },
-      resolve: async (c) => {
-        const r = await c.query<{ type: 'CARD' | 'SBP'; status: string; identifier_enc: string | null; identifier_masked: string; card_holder: string | null; bank_member_id: string | null; bank_active: boolean | null }>(
-          `SELECT a.type, a.status, a.identifier_enc, a.identifier_masked, a.card_holder, a.bank_member_id::text AS bank_member_id,
-                  (SELECT b.active FROM sbp_banks b WHERE b.member_id = a.bank_member_id) AS bank_active
-             FROM payout_accounts a WHERE a.id = $1 AND a.merchant_id = $2`,
-          [accountId, merchant.id],
-        );
-        const a = r.rows[0];
-        if (!a) throw new DomainError('payout_account_not_found');
-        if (a.status !== 'ACTIVE') throw new DomainError('payout_account_banned');
-        let enc = a.identifier_enc;
-        if (a.type === 'SBP') {
+      accountId,
+      bankMemberId: null,
+      resolve: (a) => {
+        if (a.accountId === null) throw new DomainError('payout_account_not_found');
+        if (a.accountStatus !== 'ACTIVE') throw new DomainError('payout_account_banned');
+        let enc = a.accountEnc;
+        if (a.accountType === 'SBP') {
           // An SBP account is paid through its bank, which must be an active SBP member.
-          if (a.bank_member_id === null || a.bank_active !== true) throw new DomainError('direction_not_available');
-          enc ??= encrypt(this.config.tokenEncryptionKey, a.identifier_masked);
+          if (a.accountBank === null || a.bankActive !== true) throw new DomainError('direction_not_available');
+          enc ??= encrypt(this.config.tokenEncryptionKey, a.accountMasked!);
         }
         if (enc === null) throw new DomainError('direction_not_available');
         return {
-          kind: 'PERSONAL', accountType: a.type, payoutAccountId: accountId, masked: a.identifier_masked, enc,
-          cardHolder: a.type === 'CARD' ? a.card_holder : null, bankMemberId: a.type === 'SBP' ? a.bank_member_id : null,
+          kind: 'PERSONAL', accountType: a.accountType!, payoutAccountId: accountId, masked: a.accountMasked!, enc,
+          cardHolder: a.accountType === 'CARD' ? a.accountHolder : null, bankMemberId: a.accountType === 'SBP' ? a.accountBank : null,
         };
       },
     });
@@ -141,11 +155,10 @@ export class PayoutService {
         kind: 'regular', amount: p.amount.toFixed(), type: p.accountType, account: p.identifier,
         holder: p.cardHolder, bank: p.bankMemberId,
       },
-      resolve: async (c) => {
-        if (p.accountType === 'SBP') {
-          const r = await c.query<{ active: boolean }>('SELECT active FROM sbp_banks WHERE member_id = $1', [p.bankMemberId]);
-          if (r.rows[0]?.active !== true) throw new DomainError('direction_not_available');
-        }
+      accountId: null,
+      bankMemberId: p.bankMemberId,
+      resolve: (m) => {
+        if (p.accountType === 'SBP' && m.bankActive !== true) throw new DomainError('direction_not_available');
         return {
           kind: 'REGULAR', accountType: p.accountType, payoutAccountId: null, masked: p.masked,
           enc: encrypt(this.config.tokenEncryptionKey, p.identifier), cardHolder: p.cardHolder, bankMemberId: p.bankMemberId,
@@ -165,7 +178,7 @@ export class PayoutService {
     const hash = this.requestHash(req.hashParts);
     const tz = this.config.tz;
     return withPgTx(this.db.pool, async (c) => {
-      const m = (await c.query<LockedMerchant>(LOCK_MERCHANT_SQL, [merchant.id])).rows[0];
+      const m = (await c.query<LockedMerchant>(LOCK_MERCHANT_SQL, [merchant.id, req.accountId, req.bankMemberId])).rows[0];
       if (!m) throw new DomainError('merchant_not_found');
       if (m.status === 'BANNED') throw new DomainError('merchant_banned');
       if (!m.verified) throw new DomainError('merchant_not_verified');
@@ -173,7 +186,7 @@ export class PayoutService {
         const replay = await this.replay(c, merchant.id, req.orderId, hash);
         if (replay) return replay;
       }
-      const target = await req.resolve(c);
+      const target = req.resolve(m);
       const max = new Decimal(target.accountType === 'CARD' ? m.maxCard : m.maxSbp);
       const parts = splitAmount(req.amount, max);
       if (parts === null) throw new DomainError('invalid_amount');
