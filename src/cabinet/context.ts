@@ -2,7 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Decimal } from 'decimal.js';
 import { formatDateTime } from '../lib/time.js';
 import { money2, money8 } from '../lib/money.js';
-import { DomainError, ValidationError } from '../http/errors.js';
+import { DomainError, UnauthorizedActionError, ValidationError } from '../http/errors.js';
 import { UnsafeUrlError } from '../outbox/url-guard.js';
 import { fieldMessage, translator, type Lang, type T } from './i18n.js';
 import type { CabinetSession } from './session.js';
@@ -59,7 +59,7 @@ export function formErrors(req: FastifyRequest, err: unknown, fieldOf: Record<st
     return field ? { top: t('common.fix'), fields: { [field]: msg } } : { top: msg, fields: {} };
   }
   if (err instanceof UnsafeUrlError) return { top: t('common.fix'), fields: { url: t('error.unsafe_url', { reason: err.message }) } };
-  if (err instanceof Error && err.message === 'This action is unauthorized.') return { top: t('error.unauthorized'), fields: {} };
+  if (err instanceof UnauthorizedActionError) return { top: t('error.unauthorized'), fields: {} };
   throw err;
 }
 

@@ -188,7 +188,7 @@ describe('CSRF, headers, language', () => {
     const m = await cabinetMerchant(t);
     const c = await signedIn(t, m);
     const before = await t.db.prisma.merchant.findUniqueOrThrow({ where: { id: m.merchantId } });
-    for (const form of [{}, { _csrf: 'wrong' }]) {
+    for (const form of [{}, { _csrf: 'wrong' }] as Record<string, string>[]) {
       const r = await c.post('/cabinet/api/refresh', form);
       expect(r.statusCode).toBe(403);
       expect(r.body).toContain('The form has expired');

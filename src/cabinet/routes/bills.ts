@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { NotFoundError } from '../../http/errors.js';
+import { assertMerchantUsable } from '../../domain/merchant/merchant-guard.js';
 import { billCreateInput } from '../../http/routes/bill/create.js';
 import { BASE, formBody, formErrors, merchantIdOf, render } from '../context.js';
 import { listFilters, PAGE_SIZE } from '../paging.js';
@@ -39,6 +40,8 @@ export default async function billRoutes(app: FastifyInstance): Promise<void> {
   app.post('/', { schema: { hide: true } }, async (req, reply) => {
     const b = formBody(req);
     try {
+      // The API's auth hook checks the subscription for bill/create; so does the cabinet.
+      assertMerchantUsable(req.cabinet.session!.merchant, { subscription: true });
       const p = billCreateInput.parse(b);
       const bill = await app.services.bills.create({ id: merchantIdOf(req) }, {
         amount: p.amount!, shopId: p.shop_id!, orderId: p.order_id, description: p.description,
@@ -75,6 +78,7 @@ export default async function billRoutes(app: FastifyInstance): Promise<void> {
     const id = (req.params as { id: string }).id;
     const b = formBody(req);
     try {
+      assertMerchantUsable(req.cabinet.session!.merchant, { subscription: true });
       await app.services.bills.toggle({ id: merchantIdOf(req) }, { id, active: b.active === '1' });
       return reply.redirect(`${BASE}/bills/${encodeURIComponent(id)}?ok=bills.toggled`, 303);
     } catch (e) {

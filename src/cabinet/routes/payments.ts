@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { NotFoundError } from '../../http/errors.js';
+import { NotFoundError, UnauthorizedActionError } from '../../http/errors.js';
 import { defineInput, v } from '../../http/input.js';
 import { BASE, formBody, formErrors, merchantIdOf, render } from '../context.js';
 import { listFilters, PAGE_SIZE } from '../paging.js';
@@ -62,7 +62,7 @@ export default async function paymentRoutes(app: FastifyInstance): Promise<void>
     } catch (e) {
       const errors = formErrors(req, e, { balance_not_enough: 'amount' });
       if (errors.fields.payment_id && !errors.fields.amount) { errors.top = errors.fields.payment_id; }
-      reply.status(e instanceof Error && e.message === 'This action is unauthorized.' ? 403 : 422);
+      reply.status(e instanceof UnauthorizedActionError ? 403 : 422);
       return show(req, reply, id, { errors, values: b });
     }
   });
