@@ -31,7 +31,7 @@ export function turnoverSvg(points: DayPoint[], label: string, currency: string)
       parts.push(`<text x="${(padL + i * bw + bw / 2).toFixed(1)}" y="${H - 6}" text-anchor="middle" class="axis">${esc(p.day.slice(5))}</text>`);
     }
   });
-  return `<svg class="chart" viewBox="0 0 ${W} ${H}" role="img" aria-label="${esc(label)}" preserveAspectRatio="none">${parts.join('')}</svg>`;
+  return `<svg class="chart" viewBox="0 0 ${W} ${H}" role="img" aria-label="${esc(label)}">${parts.join('')}</svg>`;
 }
 
 function niceCeil(d: Decimal): Decimal {
