@@ -163,7 +163,6 @@ export default async function pageRoutes(app: FastifyInstance): Promise<void> {
       if (r && r.status !== 200 && r.status !== 503) return html(reply, r.status, r.body);
       if (isBillFinished(bill)) return html(reply, 403, r!.body);
       if (!csrf.verify(billId, raw._csrf)) {
-        limiter.fail(ipKey);
         return html(reply, 403, infoPage(ctx, { title: t.csrfTitle, text: t.csrfText, icon: 'info', shopName: bill.shopName, testId: 'csrf', link: { href: `/pay/${bill.id}`, label: t.backToForm } }));
       }
     }
@@ -174,7 +173,8 @@ export default async function pageRoutes(app: FastifyInstance): Promise<void> {
       outcome = await services.payments.pay(billId, input, { ip: req.ip });
     } catch (e) {
       if (e instanceof PayValidationError) {
-        if (e.codes.card_number || e.codes.card_expiry || e.codes.card_cvc) { limiter.fail(ipKey); limiter.fail(billKey); }
+        // Card testing shows as wrong card numbers and declines; typos in expiry/CVC do not count.
+        if (e.codes.card_number === 'card_number_invalid') { limiter.fail(ipKey); limiter.fail(billKey); }
         if (json) throw e;
         const m = String(raw.method ?? '').toUpperCase();
         return renderForm(req, reply, ctx, bill, 422, { errors: e.codes, method: m === 'SBP' || m === 'BANK_CARD' ? m : undefined });

@@ -135,6 +135,7 @@ export function paymentPage(ctx: PageCtx, s: FormState): string {
 
   const sbpPanel = `<div class="panel" id="panel-sbp">
   <div class="qr-box">${s.qrSvg}</div>
+  ${s.quotes.SBP ? `<p class="sbp-due"><span class="muted">${esc(t.toPay)}:</span> <strong data-testid="sbp-due">${money(s.quotes.SBP.dueRub)} RUB</strong></p>` : ''}
   <p class="hint">${esc(t.sbpHint)}</p>
   ${ctx.sandbox ? `<details class="sandbox"${e?.amount ? ' open' : ''}><summary>${esc(t.sandbox)}</summary>
     <div class="field">

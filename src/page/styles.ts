@@ -41,6 +41,7 @@ input[aria-invalid=true]{border-color:var(--bad)}
 .btn[disabled]{opacity:.7;cursor:progress}
 .btn.secondary{background:#e7ecfd;color:var(--accent)}
 .hint{color:var(--muted);margin:12px 0 0;text-align:center}
+.sbp-due{text-align:center;margin:12px 0 0;font-size:17px}
 .qr-box{display:flex;flex-direction:column;align-items:center;margin:0 auto}
 .qr-box svg{width:200px;height:200px;border:1px solid var(--line);border-radius:12px;padding:8px;background:#fff}
 .qr-box.big svg{width:260px;height:260px}
