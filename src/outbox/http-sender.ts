@@ -72,6 +72,7 @@ export function sendForm(rawUrl: string, body: string, opts: SendOptions): Promi
   const isHttps = url.protocol === 'https:';
   return new Promise<SendResult>((resolve) => {
     let done = false;
+    let timer: NodeJS.Timeout | undefined;
     const finish = (r: Omit<SendResult, 'latencyMs'>) => {
       if (done) return;
       done = true;
@@ -86,40 +87,46 @@ export function sendForm(rawUrl: string, body: string, opts: SendOptions): Promi
       const reason = err.code ? `${err.code}: ${err.message}` : err.message;
       finish({ outcome: { kind: 'retryable', reason }, httpStatus: null, responseHead: null, error: clean(reason) });
     };
-    const req = (isHttps ? https : http).request(url, {
-      method: 'POST',
-      agent: agents[isHttps ? 'https:' : 'http:'],
-      headers: {
-        'content-type': 'application/x-www-form-urlencoded',
-        'content-length': Buffer.byteLength(body),
-        'user-agent': 'payment-service-events/1.0',
-        accept: '*/*',
-      },
-      ...(opts.allowPrivate ? {} : { lookup: guardedLookup }),
-    }, (res) => {
-      const status = res.statusCode ?? 0;
-      const chunks: Buffer[] = [];
-      let size = 0;
-      const answer = () => {
-        const head = Buffer.concat(chunks).subarray(0, cap).toString('utf8');
-        const outcome = classifyStatus(status);
-        finish({ outcome, httpStatus: status, responseHead: clean(head), error: null });
-      };
-      res.on('data', (c: Buffer) => {
-        if (size < cap) chunks.push(c);
-        size += c.length;
-        if (size > cap) {
-          // Enough read: the rest is not waited for; the connection is not reused.
-          answer();
-          res.destroy();
-          req.destroy();
-        }
+    let req: http.ClientRequest;
+    try {
+      req = (isHttps ? https : http).request(url, {
+        method: 'POST',
+        agent: agents[isHttps ? 'https:' : 'http:'],
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          'content-length': Buffer.byteLength(body),
+          'user-agent': 'payment-service-events/1.0',
+          accept: '*/*',
+        },
+        ...(opts.allowPrivate ? {} : { lookup: guardedLookup }),
+      }, (res) => {
+        const status = res.statusCode ?? 0;
+        const chunks: Buffer[] = [];
+        let size = 0;
+        const answer = () => {
+          const head = Buffer.concat(chunks).subarray(0, cap).toString('utf8');
+          const outcome = classifyStatus(status);
+          finish({ outcome, httpStatus: status, responseHead: clean(head), error: null });
+        };
+        res.on('data', (c: Buffer) => {
+          if (size < cap) chunks.push(c);
+          size += c.length;
+          if (size > cap) {
+            // Enough read: the rest is not waited for; the connection is not reused.
+            answer();
+            res.destroy();
+            req.destroy();
+          }
+        });
+        res.on('end', answer);
+        res.on('error', () => answer());
+        res.on('aborted', () => answer());
       });
-      res.on('end', answer);
-      res.on('error', () => answer());
-      res.on('aborted', () => answer());
-    });
-    const timer = setTimeout(() => {
+    } catch (e) {
+      const reason = `cannot send: ${(e as Error).message}`;
+      return finish({ outcome: { kind: 'permanent', reason }, httpStatus: null, responseHead: null, error: clean(reason) });
+    }
+    timer = setTimeout(() => {
       finish({ outcome: { kind: 'retryable', reason: 'timeout' }, httpStatus: null, responseHead: null, error: `timeout after ${opts.timeoutMs} ms` });
       req.destroy();
     }, opts.timeoutMs);

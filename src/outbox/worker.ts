@@ -320,6 +320,11 @@ export function startOutboxWorker(ctx: Ctx, opts: OutboxWorkerOptions = {}): Wor
 
   const start = (ev: ClaimedEvent) => {
     const p: Promise<void> = d.deliver(ev, { retries: ev.kind !== 'TEST_POSTBACK' })
+      .catch((err: unknown): DeliveryResult => {
+        // A bug, not the receiver: keep the event for a later try rather than crash the worker.
+        ctx.log.error({ err, eventId: ev.id }, 'outbox: delivery crashed');
+        return { eventId: ev.id, decision: { status: 'PENDING', nextAttemptAt: new Date(d.now().getTime() + 60_000) }, lastError: `internal error: ${(err as Error).message}`.slice(0, 500), attempt: null };
+      })
       .then((r) => { buffer.push(r); void flush(); })
       .finally(() => { inflight.delete(p); wake?.(); });
     inflight.add(p);
