@@ -9,7 +9,8 @@ import { ADMIN_TOKEN, setupTestApp, type TestApp } from '../helpers/app.js';
 import { createMerchant, type MerchantFixture } from '../factories/merchant.js';
 import { cardForm, createBill, type BillOptions } from '../factories/payment.js';
 import { parsePayInput } from '../../src/domain/payment/pay-input.js';
-import { startReceiver, type Receiver } from './receiver.js';
+import { startReceiver, waitFor, type Receiver } from './receiver.js';
+import { startWorkers, stopWorkers } from '../../src/workers.js';
 
 let t: TestApp;
 let m: MerchantFixture;
@@ -102,6 +103,20 @@ describe('payment postback end to end', () => {
   });
 });
 
+describe('the service workers', () => {
+  it('startWorkers runs the outbox worker: a paid bill reaches the Result URL without any manual step', async () => {
+    const workers = startWorkers({ config: t.config, db: t.db, services: t.app.services, log });
+    try {
+      const p = await payNewBill(t, m, { orderId: 'auto-1' });
+      await waitFor(() => rx.received.some((r) => r.fields.TrsId === p.paymentId), 10_000);
+    } finally {
+      await stopWorkers(workers);
+    }
+    const ev = await t.db.pool.query(`SELECT lease_owner FROM outbox_events WHERE lease_owner IS NOT NULL`);
+    expect(ev.rows).toHaveLength(0);
+  });
+});
+
 describe('payout webhook end to end', () => {
   it("a final payout enqueues its webhook; it is posted, signed, to the merchant's CURRENT payout webhook URL", async () => {
     const pm = await payoutMerchant(t, { payoutWebhookUrl: `${rx.url}/payout-old` });
@@ -180,9 +195,17 @@ describe('operator API: events', () => {
     expect(rx.received[0]!.body).toBe(rx.received[1]!.body);
   });
 
-  it('redeliver of an unknown event is 404', async () => {
+  it('redeliver or read of an unknown event is 404', async () => {
     expect((await post('/admin/v1/events/999999999/redeliver')).statusCode).toBe(404);
     expect((await post('/admin/v1/events/abc/redeliver')).statusCode).toBe(404);
+    expect((await get('/admin/v1/events/999999999')).statusCode).toBe(404);
+  });
+
+  it("a merchant (cabinet) cannot see or redeliver another merchant's event", async () => {
+    const id = await enqueue(m.merchantId, null);
+    await expect(t.app.services.outbox.get(id, other.merchantId)).rejects.toThrow(/Event not found/);
+    await expect(t.app.services.outbox.redeliver(id, other.merchantId)).rejects.toThrow(/Event not found/);
+    expect((await t.app.services.outbox.get(id, m.merchantId)).status).toBe('dead');
   });
 
   it("redelivers every dead event of one merchant, and only that merchant's", async () => {
