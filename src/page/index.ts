@@ -41,8 +41,7 @@ export default async function pageRoutes(app: FastifyInstance): Promise<void> {
   const { config, services } = app;
   const csrf = new PayCsrf(config.tokenEncryptionKey);
   const limiter = new AttemptLimiter(ATTEMPT_WINDOW_MS);
-  // The sandbox acquirer is the only one: the page shows its test hints.
-  const sandbox = true;
+  const sandbox = services.payments.sandbox;
 
   app.decorateReply('cspNonce', '');
   app.decorateReply('formActionOrigin', null);

@@ -134,6 +134,9 @@ export class PaymentService {
     private readonly acquirer: Acquirer = new SandboxAcquirer(),
   ) {}
 
+  /** True while payments run through the sandbox acquirer (the page then shows its test hints). */
+  get sandbox(): boolean { return this.acquirer.name === 'sandbox'; }
+
   /** The bill for the payment page; null when there is no such bill. */
   async findPayableBill(billId: string): Promise<PayableBill | null> {
     if (!/^[A-Za-z0-9]{1,64}$/.test(billId)) return null;

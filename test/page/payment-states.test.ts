@@ -1,0 +1,62 @@
+import { describe, expect, it } from 'vitest';
+import { Decimal } from 'decimal.js';
+import { assertPaymentTransition, canTransitionPayment, IllegalPaymentTransitionError, PAYMENT_TRANSITIONS } from '../../src/domain/payment/payment.states.js';
+import { settle, statusFor } from '../../src/domain/payment/payment.service.js';
+import { parsePayInput, PayValidationError } from '../../src/domain/payment/pay-input.js';
+import { SandboxAcquirer } from '../../src/domain/acquirer/sandbox-acquirer.js';
+
+describe('payment transition table', () => {
+  it('final statuses never change', () => {
+    for (const f of ['SUCCESS', 'UNDERPAID', 'OVERPAID', 'FAIL'] as const) {
+      for (const to of Object.keys(PAYMENT_TRANSITIONS) as Array<keyof typeof PAYMENT_TRANSITIONS>) {
+        expect(canTransitionPayment(f, to)).toBe(false);
+      }
+    }
+  });
+  it('PROCESS goes only to a final status; NEW only to PROCESS or FAIL', () => {
+    expect(PAYMENT_TRANSITIONS.PROCESS).toEqual(['SUCCESS', 'UNDERPAID', 'OVERPAID', 'FAIL']);
+    expect(() => assertPaymentTransition('NEW', 'SUCCESS')).toThrow(IllegalPaymentTransitionError);
+    expect(() => assertPaymentTransition('PROCESS', 'NEW')).toThrow(IllegalPaymentTransitionError);
+  });
+});
+
+describe('amounts', () => {
+  const q = { commission: new Decimal('3.00'), dueInBillCurrency: new Decimal('103.00'), dueRub: new Decimal('9270.00'), rate: new Decimal('90') };
+  it('status by what arrived against what was due', () => {
+    expect(statusFor(new Decimal('10'), new Decimal('10.00'))).toBe('SUCCESS');
+    expect(statusFor(new Decimal('9.99'), new Decimal('10'))).toBe('UNDERPAID');
+    expect(statusFor(new Decimal('10.01'), new Decimal('10'))).toBe('OVERPAID');
+  });
+  it('exact payment: the merchant gets due minus the fee, nothing rounded', () => {
+    expect(settle(q, new Decimal('9270.00'))).toEqual({ receivedInBillCurrency: new Decimal('103.00'), commission: new Decimal('3.00'), accountAmount: new Decimal('100.00') });
+  });
+  it('half paid: everything scales by what arrived', () => {
+    const s = settle(q, new Decimal('4635.00'));
+    expect([s.receivedInBillCurrency.toFixed(2), s.commission.toFixed(2), s.accountAmount.toFixed(2)]).toEqual(['51.50', '1.50', '50.00']);
+  });
+  it('a fee larger than what arrived never makes the credit negative', () => {
+    const s = settle({ ...q, commission: new Decimal('50'), dueInBillCurrency: new Decimal('10'), dueRub: new Decimal('10'), rate: new Decimal(1) }, new Decimal('1'));
+    expect(s.accountAmount.toFixed(2)).toBe('0.00');
+  });
+});
+
+describe('payer form and sandbox acquirer', () => {
+  const now = new Date('2026-11-21T00:00:00Z');
+  it('a card expiring this month is still valid; last month is expired', () => {
+    expect(parsePayInput({ method: 'BANK_CARD', card_number: '4242424242424242', card_expiry: '11/26', card_cvc: '123' }, null, now).card?.expMonth).toBe(11);
+    try {
+      parsePayInput({ method: 'BANK_CARD', card_number: '4242424242424242', card_expiry: '10/26', card_cvc: '123' }, null, now);
+      expect.unreachable();
+    } catch (e) {
+      expect((e as PayValidationError).codes).toEqual({ card_expiry: 'card_expiry_past' });
+    }
+  });
+  it('4000000000000002 is declined, other cards and SBP pay (SBP: the amount sent)', async () => {
+    const a = new SandboxAcquirer();
+    const card = (n: string) => ({ number: n, expMonth: 1, expYear: 2030, cvc: '123' });
+    expect((await a.charge({ paymentId: 'p', method: 'BANK_CARD', amountDue: new Decimal(5), card: card('4000000000000002') })).outcome).toBe('DECLINED');
+    expect((await a.charge({ paymentId: 'p', method: 'BANK_CARD', amountDue: new Decimal(5), card: card('5555555555554444') })).outcome).toBe('PAID');
+    const sbp = await a.charge({ paymentId: 'p', method: 'SBP', amountDue: new Decimal(5), sbpAmount: new Decimal('4.5') });
+    expect(sbp.outcome === 'PAID' && sbp.amountReceived.toFixed(2)).toBe('4.50');
+  });
+});
