@@ -6,6 +6,8 @@
  * guard, transactions) the HTTP operator API runs, including routes other areas add.
  * Exit code: 0 on 2xx, 1 on a 4xx/5xx answer (or ledger drift), 2 on a usage error.
  */
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
 type Json = string | number | boolean | null | Json[] | { [k: string]: Json };
@@ -277,6 +279,37 @@ export function buildCall(argv: string[]): Call | 'help' {
   return v.build(p);
 }
 
+/**
+ * Embedded profile with `npm start` already running: a second embedded PostgreSQL cannot start
+ * on the same data directory, so the CLI joins the running one, with the profile's generated
+ * secrets and its private-URL default. Nothing changes when DATABASE_URL is set.
+ */
+async function joinRunningEmbedded(): Promise<void> {
+  const { readDotEnv } = await import('../config.js');
+  const env = { ...readDotEnv(), ...process.env };
+  if (env.DATABASE_URL) return;
+  const dataDir = env.DATA_DIR || './.data';
+  const secretsFile = join(dataDir, 'secrets.json');
+  if (!existsSync(join(dataDir, 'pg', 'postmaster.pid')) || !existsSync(secretsFile)) return;
+  // The embedded server's fixed password (src/db/embedded.ts); it listens on loopback only.
+  const url = `postgresql://postgres:embedded@127.0.0.1:${env.EMBEDDED_PG_PORT || 54320}/payments`;
+  const pg = (await import('pg')).default;
+  const c = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2000 });
+  try {
+    await c.connect();
+    await c.query('SELECT 1');
+  } catch {
+    return; // not running: boot() starts it
+  } finally {
+    await c.end().catch(() => {});
+  }
+  const secrets = JSON.parse(readFileSync(secretsFile, 'utf8')) as Record<string, string>;
+  process.env.DATABASE_URL = url;
+  process.env.ADMIN_API_TOKEN = env.ADMIN_API_TOKEN || secrets.ADMIN_API_TOKEN;
+  process.env.TOKEN_ENCRYPTION_KEY = env.TOKEN_ENCRYPTION_KEY || secrets.TOKEN_ENCRYPTION_KEY;
+  process.env.ALLOW_PRIVATE_WEBHOOK_URLS = env.ALLOW_PRIVATE_WEBHOOK_URLS || 'true';
+}
+
 async function main(argv: string[]): Promise<number> {
   let call: Call | 'help';
   try {
@@ -291,6 +324,7 @@ async function main(argv: string[]): Promise<number> {
   const { boot } = await import('../boot.js');
   const { createDb } = await import('../db/client.js');
   const { buildApp } = await import('../app.js');
+  await joinRunningEmbedded();
   const b = await boot({ migrate: true });
   const db = createDb(b.databaseUrl, { max: 4 });
   const app = await buildApp({ config: b.config, db, logger: false });
