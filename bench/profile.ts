@@ -1,0 +1,72 @@
+/**
+ * npm run bench:profile -- <scenario> [seconds]: one service scenario under load with
+ * `node --cpu-prof`, then the hottest functions and packages by self time.
+ * Scenarios: bill_create, bill_status, payment, payout, merchant_balance. The .cpuprofile is
+ * kept in bench/profiles/ (open it in Chrome DevTools or speedscope).
+ */
+import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { createBenchDatabase, dropBenchDatabase, seededBillId, withClient } from './lib/pg.js';
+import { load, type LoadSpec } from './lib/load.js';
+import { ROOT, startChild } from './lib/proc.js';
+import { serviceEnv, setupTenant } from './scenarios/service.js';
+
+const scenario = process.argv[2] ?? 'bill_create';
+const seconds = Number(process.argv[3] ?? 5);
+const dir = join(ROOT, 'bench', 'profiles');
+mkdirSync(dir, { recursive: true });
+const before = new Set(readdirSync(dir));
+const dbName = `bench_profile_${Date.now()}`;
+const url = await createBenchDatabase(dbName);
+const env = serviceEnv(url);
+const child = await startChild('service', 'src/main.ts', env, { extraArgs: ['--cpu-prof', `--cpu-prof-dir=${dir}`] });
+const base = `http://127.0.0.1:${child.port}`;
+try {
+  const t = await setupTenant(base, env.ADMIN_API_TOKEN!, 'http://127.0.0.1:9');
+  const auth = { authorization: `Bearer ${t.token}` };
+  const json = { ...auth, 'content-type': 'application/json', accept: 'application/json' };
+  await withClient(url, (c) => c.query(
+    `INSERT INTO bills (id, merchant_id, shop_id, amount, currency_in) SELECT ${seededBillId('P', 'n')}, $1, $2, 100.00, 'RUB' FROM generate_series(1, 50000) n`,
+    [t.merchantId, t.shopId]));
+  let i = 1;
+  let n = 0;
+  const bill = () => `P${(i++).toString(16).padStart(9, '0')}`;
+  const specs: Record<string, LoadSpec> = {
+    bill_create: { url: `${base}/api/v1/bill/create`, method: 'POST', headers: json, body: JSON.stringify({ amount: '100.00', shop_id: t.shopId }) },
+    bill_status: { url: `${base}/api/v1/bill/status?id=x`, headers: auth, setup: () => ({ path: `/api/v1/bill/status?id=${bill()}` }) },
+    payment: {
+      url: `${base}/pay/x`, method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json' },
+      body: JSON.stringify({ method: 'BANK_CARD', card_number: '4242424242424242', card_expiry: '12/30', card_cvc: '123' }),
+      setup: () => ({ path: `/pay/${bill()}` }),
+    },
+    payout: {
+      url: `${base}/api/v1/payout/personal/create`, method: 'POST', headers: json,
+      setup: () => ({ path: '/api/v1/payout/personal/create', body: JSON.stringify({ amount: '1.00', payout_account_id: t.payoutAccountId, order_id: `p-${n++}` }) }),
+    },
+    merchant_balance: { url: `${base}/api/v1/merchant/balance`, headers: auth },
+  };
+  const spec = specs[scenario];
+  if (!spec) throw new Error(`unknown scenario ${scenario}`);
+  const r = await load(spec, 16, seconds);
+  process.stdout.write(`${scenario}: ${r.rps} req/s, p50 ${r.p50_ms} ms, p99 ${r.p99_ms} ms, ${r.non_2xx} non-2xx\n`);
+} finally {
+  await child.stop();
+  await dropBenchDatabase(dbName);
+}
+
+interface Node { id: number; callFrame: { functionName: string; url: string; lineNumber: number }; hitCount: number }
+const file = readdirSync(dir).find((f) => !before.has(f) && f.endsWith('.cpuprofile'));
+if (!file) throw new Error('no profile written');
+const prof = JSON.parse(readFileSync(join(dir, file), 'utf8')) as { nodes: Node[] };
+const total = prof.nodes.reduce((s, x) => s + x.hitCount, 0);
+const byFn = new Map<string, number>();
+const byPkg = new Map<string, number>();
+for (const x of prof.nodes) {
+  const u = x.callFrame.url.replace(/^file:\/\//, '').replace(ROOT, '');
+  const fn = `${x.callFrame.functionName || '(anonymous)'} ${u ? `${u}:${x.callFrame.lineNumber + 1}` : ''}`.trim();
+  byFn.set(fn, (byFn.get(fn) ?? 0) + x.hitCount);
+  const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(u)?.[1] ?? (u.startsWith('/src/') ? u.split('/').slice(0, 3).join('/') : u.startsWith('node:') ? 'node:internal' : (x.callFrame.functionName.startsWith('(') ? x.callFrame.functionName : 'other'));
+  byPkg.set(pkg, (byPkg.get(pkg) ?? 0) + x.hitCount);
+}
+const top = (m: Map<string, number>, k: number) => [...m].sort((a, b) => b[1] - a[1]).slice(0, k).map(([n, h]) => `  ${(100 * h / total).toFixed(1).padStart(5)}%  ${n}`).join('\n');
+process.stdout.write(`profile bench/profiles/${file}\nself time by package:\n${top(byPkg, 15)}\nhottest functions:\n${top(byFn, 25)}\n`);
