@@ -148,38 +148,31 @@ export default async function pageRoutes(app: FastifyInstance): Promise<void> {
       return html(reply, 429, infoPage(ctx, { title: t.limitTitle, text: t.limitText, icon: 'wait', testId: 'too-many' }));
     }
 
-    const bill = await services.payments.findPayableBill(billId);
-    // Refusals by the bill's state come first (checked again under the lock by the service).
-    if (!bill) {
-      if (json) throw new DomainError('bill_not_found', 404);
-      return html(reply, 404, refusal(ctx, null)!.body);
-    }
-    if (json) {
-      if (isBillFinished(bill)) throw new DomainError('bill_is_finished', 403);
-      if (!bill.active) throw new DomainError('bill_inactive', 403);
-    } else {
+    if (!json && !csrf.verify(billId, raw._csrf)) {
+      // Rare path: say what is wrong with the bill first, if anything.
+      const bill = await services.payments.findPayableBill(billId);
       const r = refusal(ctx, bill);
       if (r && r.status !== 200 && r.status !== 503) return html(reply, r.status, r.body);
-      if (isBillFinished(bill)) return html(reply, 403, r!.body);
-      if (!csrf.verify(billId, raw._csrf)) {
-        return html(reply, 403, infoPage(ctx, { title: t.csrfTitle, text: t.csrfText, icon: 'info', shopName: bill.shopName, testId: 'csrf', link: { href: `/pay/${bill.id}`, label: t.backToForm } }));
-      }
+      return html(reply, 403, infoPage(ctx, { title: t.csrfTitle, text: t.csrfText, icon: 'info', shopName: bill!.shopName, testId: 'csrf', link: { href: `/pay/${billId}`, label: t.backToForm } }));
     }
 
     let outcome;
     try {
-      const input = parsePayInput(raw, bill.paymentMethod);
-      outcome = await services.payments.pay(billId, input, { ip: req.ip });
+      // The service checks the bill under its lock (unknown, finished, inactive, in progress),
+      // then parses the form against it (its fixed method), then pays.
+      outcome = await services.payments.pay(billId, (bill) => parsePayInput(raw, bill.paymentMethod), { ip: req.ip });
     } catch (e) {
       if (e instanceof PayValidationError) {
         // Card testing shows as wrong card numbers and declines; typos in expiry/CVC do not count.
         if (e.codes.card_number === 'card_number_invalid') { limiter.fail(ipKey); limiter.fail(billKey); }
         if (json) throw e;
+        const bill = await services.payments.findPayableBill(billId);
+        if (!bill) return html(reply, 404, refusal(ctx, null)!.body);
         const m = String(raw.method ?? '').toUpperCase();
         return renderForm(req, reply, ctx, bill, 422, { errors: e.codes, method: m === 'SBP' || m === 'BANK_CARD' ? m : undefined });
       }
       if (e instanceof DomainError && !json) {
-        const r = refusal(ctx, bill, e.code);
+        const r = refusal(ctx, await services.payments.findPayableBill(billId), e.code);
         if (r) return html(reply, r.status === 200 ? 403 : r.status, r.body);
       }
       throw e;
@@ -190,7 +183,7 @@ export default async function pageRoutes(app: FastifyInstance): Promise<void> {
       return reply.status(200).send({ payment_id: outcome.paymentId, status: outcome.status, redirect: outcome.redirect });
     }
     if (outcome.redirect.url) reply.formActionOrigin = originOf(outcome.redirect.url);
-    return html(reply, 200, resultPage(ctx, bill, outcome));
+    return html(reply, 200, resultPage(ctx, outcome.bill, outcome));
   });
 }
 

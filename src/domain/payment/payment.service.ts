@@ -56,6 +56,7 @@ export interface Quote {
 export interface RedirectFields { InvId: string; OutSum: string; CurrencyIn: string; custom: string; SignatureValue: string }
 
 export interface PayOutcome {
+  bill: PayableBill;
   paymentId: string;
   billId: string;
   status: PaymentStatus;
@@ -158,12 +159,13 @@ export class PaymentService {
    * the ledger and writes the postback row. A NORMAL bill thus has at most one running payment
    * and at most one that receives money.
    */
-  async pay(billId: string, input: PayInput, ctx: { ip?: string } = {}): Promise<PayOutcome> {
+  async pay(billId: string, input: PayInput | ((bill: PayableBill) => PayInput), ctx: { ip?: string } = {}): Promise<PayOutcome> {
     const opened = await withPgTx(this.db.pool, (c) => this.open(c, billId, input, ctx.ip ?? null));
+    const { input: pay } = opened;
     let result: ChargeResult;
     try {
       result = await this.acquirer.charge({
-        paymentId: opened.paymentId, method: input.method, amountDue: opened.quote.dueRub, card: input.card, sbpAmount: input.sbpAmount,
+        paymentId: opened.paymentId, method: pay.method, amountDue: opened.quote.dueRub, card: pay.card, sbpAmount: pay.sbpAmount,
       });
     } catch {
       // The acquirer did not answer: nothing was taken as far as we know; the payer may retry.
@@ -203,7 +205,8 @@ export class PaymentService {
     return n;
   }
 
-  private async open(c: pg.PoolClient, billId: string, input: PayInput, ip: string | null) {
+  /** `input` may be a parser of the raw form, run on the locked bill (its fixed method). */
+  private async open(c: pg.PoolClient, billId: string, rawInput: PayInput | ((bill: PayableBill) => PayInput), ip: string | null) {
     if (!/^[A-Za-z0-9]{1,64}$/.test(billId)) throw new DomainError('bill_not_found', 404);
     const r = await c.query<BillRow>(`${BILL_SQL} FOR NO KEY UPDATE OF b`, [billId]);
     if (!r.rows[0]) throw new DomainError('bill_not_found', 404);
@@ -211,6 +214,7 @@ export class PaymentService {
     if (isBillFinished(bill)) throw new DomainError('bill_is_finished', 403);
     if (!bill.active) throw new DomainError('bill_inactive', 403);
     if (bill.type === 'NORMAL' && bill.status === 'PROCESS') throw new DomainError('payment_in_progress', 409);
+    const input = typeof rawInput === 'function' ? rawInput(bill) : rawInput;
     if (bill.paymentMethod && bill.paymentMethod !== input.method) {
       throw new PayValidationError({ method: 'method_not_allowed' });
     }
@@ -235,7 +239,7 @@ export class PaymentService {
       [paymentId, bill.id, bill.merchantId, bill.shopId, input.method, quote.dueRub.toFixed(2), bill.currency,
         bill.currency === 'RUB' ? null : quote.rate.toFixed(), quote.commission.toFixed(2), input.card ? maskCard(input.card.number) : null, ip, billToProcess],
     );
-    return { bill, paymentId, quote };
+    return { bill, paymentId, quote, input };
   }
 
   private async finish(c: pg.PoolClient, bill: PayableBill, paymentId: string, q: Quote, result: ChargeResult): Promise<PayOutcome> {
@@ -289,6 +293,7 @@ export class PaymentService {
     const token = decrypt(this.config.tokenEncryptionKey, row.tok);
     const received = MONEY_RECEIVED_STATUSES.includes(status);
     return {
+      bill,
       paymentId,
       billId: bill.id,
       status,
