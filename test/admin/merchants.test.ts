@@ -170,6 +170,13 @@ describe('PATCH /admin/v1/merchants/{id}', () => {
     expect((await merchantBalance(t, m.api_token)).body.message).toBe('api:error.merchant_subscription_inactive');
   });
 
+  it('an empty PATCH changes nothing and answers the merchant', async () => {
+    const m = await adminMerchant(t);
+    const r = await admin(t, 'PATCH', `/merchants/${m.id}`, {});
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({ id: m.id, status: 'active', verified: false });
+  });
+
   it('unknown merchant is 404', async () => {
     expect((await admin(t, 'PATCH', '/merchants/unknown', { verified: true })).status).toBe(404);
   });

@@ -79,6 +79,14 @@ describe('PATCH /admin/v1/shops/{id}', () => {
     expect(g.body).toMatchObject({ name: 'S', result_url: PUBLIC });
   });
 
+  it('an empty PATCH changes nothing and answers the shop', async () => {
+    const m = await adminMerchant(t);
+    const s = (await admin(t, 'POST', `/merchants/${m.id}/shops`, { name: 'Same', result_url: PUBLIC })).body;
+    const r = await admin(t, 'PATCH', `/shops/${s.id}`, {});
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({ name: 'Same', result_url: PUBLIC, enabled: true });
+  });
+
   it('unknown shop is 404', async () => {
     expect((await admin(t, 'PATCH', '/shops/unknown', { name: 'X' })).status).toBe(404);
     expect((await admin(t, 'GET', '/shops/unknown')).status).toBe(404);
