@@ -31,8 +31,8 @@ export class PayoutAccountService {
   async create(merchantId: string, input: PayoutAccountInput) {
     const errors: Record<string, string[]> = {};
     const typeRaw = str(input.type)?.toLowerCase();
-    // `bank_card` as the spec's payout account_type spells cards.
-    const type = typeRaw === 'card' || typeRaw === 'bank_card' ? 'CARD' : typeRaw === 'sbp' ? 'SBP' : null;
+    // Also `credit_card` (the regular payout's account_type) and `bank_card` (the webhook's).
+    const type = typeRaw === 'card' || typeRaw === 'credit_card' || typeRaw === 'bank_card' ? 'CARD' : typeRaw === 'sbp' ? 'SBP' : null;
     if (!present(input.type)) errors.type = ['The type field is required.'];
     else if (!type) errors.type = ['The selected type is invalid.'];
     const ident = str(input.identifier);
