@@ -1,8 +1,10 @@
 import { execFileSync } from 'node:child_process';
-import { cpus, totalmem, release } from 'node:os';
+import { cpus, loadavg, totalmem, release } from 'node:os';
 import { adminQuery } from './pg.js';
 
-export interface MachineInfo { cpu_model: string; cores: number; memory_gb: number; kernel: string; node: string; postgres: string; pgbench: string | null }
+export interface MachineInfo { cpu_model: string; cores: number; memory_gb: number; kernel: string; node: string; postgres: string; pgbench: string | null;
+  /** 1-minute load average when the run started: above the core count, other work shared the machine. */
+  load_avg_at_start: number }
 
 export async function machineInfo(): Promise<MachineInfo> {
   const pgv = await adminQuery<{ v: string }>("SELECT current_setting('server_version') AS v").then((r) => r.rows[0]!.v).catch(() => 'unknown');
@@ -16,5 +18,6 @@ export async function machineInfo(): Promise<MachineInfo> {
     node: process.version,
     postgres: pgv,
     pgbench,
+    load_avg_at_start: Math.round(loadavg()[0]! * 100) / 100,
   };
 }

@@ -84,7 +84,8 @@ export function toMarkdown(r: BenchResults): string {
   const m = r.machine;
   L.push(`### Benchmark ${r.started_at}${r.quick ? ' (quick smoke run: 2 s per figure, not a measurement to quote)' : ''}`);
   L.push('');
-  L.push(`Machine: ${m.cpu_model}, ${m.cores} cores, ${m.memory_gb} GB RAM, Linux ${m.kernel}; Node ${m.node}; PostgreSQL ${m.postgres}. ` +
+  L.push(`Machine: ${m.cpu_model}, ${m.cores} cores, ${m.memory_gb} GB RAM, Linux ${m.kernel}; Node ${m.node}; PostgreSQL ${m.postgres}; load average ${m.load_avg_at_start} at the start` +
+    `${m.load_avg_at_start > m.cores ? ' (**the machine was busy with other work: figures are low and noisy**)' : ''}. ` +
     `Load generator autocannon in the same machine, ${r.duration_s} s per figure, after a warm-up; every server in its own process; ` +
     `requests spread round-robin over ${r.tenants} merchants (the bare transaction over as many balance rows).`);
   L.push('');

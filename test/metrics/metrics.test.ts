@@ -65,6 +65,14 @@ describe('request metrics', () => {
     expect(text).toMatch(/http_request_duration_seconds_bucket\{le="0\.025",method="GET",route="\/health",status_code="200"\} \d+/);
   });
 
+  it('sees the merchant API routes too (registered in their own scope before the metrics plugin)', async () => {
+    const series = 'http_requests_total{method="GET",route="/api/v1/bill/status",status_code="401"}';
+    const before = value(await scrape(), series) ?? 0;
+    const r = await t.app.inject({ method: 'GET', url: '/api/v1/bill/status?id=abc' });
+    expect(r.statusCode).toBe(401);
+    expect(value(await scrape(), series)).toBe(before + 1);
+  });
+
   it('labels unmatched URLs as one series and never leaks the raw URL', async () => {
     await t.app.inject({ method: 'GET', url: '/secret-probe-path-1' });
     await t.app.inject({ method: 'GET', url: '/secret-probe-path-2' });
