@@ -85,4 +85,20 @@ describe('merchant lifecycle through the merchant API', () => {
     // 2% of 100 + 10 = 12 held; 100 locked; 888 left.
     expect(b.rows[0]).toEqual({ available: '888.00000000', locked: '100.00000000', hold: '12.00000000' });
   });
+
+  it('over the moderation threshold a payout waits for the operator, who approves or declines it', async () => {
+    const { m, accountId } = await fundedMerchant('1000');
+    await admin(t, 'PATCH', `/merchants/${m.id}`, { verified: true, moderation_threshold: '50' });
+    const a = await api(m.api_token, '/payout/personal/create', { amount: '100', payout_account_id: accountId });
+    const b = await api(m.api_token, '/payout/personal/create', { amount: '200', payout_account_id: accountId });
+    expect([a.body.data[0].status, b.body.data[0].status]).toEqual(['MODERATING', 'MODERATING']);
+    expect((await admin(t, 'POST', `/payouts/${a.body.data[0].id}/approve`)).status).toBe(200);
+    expect((await t.db.prisma.payout.findUniqueOrThrow({ where: { id: a.body.data[0].id } })).status).toBe('PROCESS');
+    expect((await admin(t, 'POST', `/payouts/${b.body.data[0].id}/decline`, { reason: 'suspicious' })).status).toBe(200);
+    expect((await t.db.prisma.payout.findUniqueOrThrow({ where: { id: b.body.data[0].id } })).status).toBe('DECLINED');
+    // Declined money is back; the approved payout stays locked until it finishes.
+    const bal = await t.db.pool.query(`SELECT available::text, locked::text FROM balances WHERE merchant_id = $1 AND currency = 'RUB'`, [m.id]);
+    expect(bal.rows[0]).toEqual({ available: '900.00000000', locked: '100.00000000' });
+    expect(await verifyBalances(t.db.pool)).toEqual([]);
+  });
 });
