@@ -101,4 +101,23 @@ describe('merchant lifecycle through the merchant API', () => {
     expect(bal.rows[0]).toEqual({ available: '900.00000000', locked: '100.00000000' });
     expect(await verifyBalances(t.db.pool)).toEqual([]);
   });
+
+  it('an exchange rate set by the operator allows USD bills, priced to the payer in RUB; deleting it refuses them again', async () => {
+    const m = await adminMerchant(t);
+    const shop = (await admin(t, 'POST', `/merchants/${m.id}/shops`, { name: 'USD shop' })).body;
+    const create = () => api(m.api_token, '/bill/create', { amount: '10', shop_id: shop.id, currency_in: 'USD' });
+    const refused = await create();
+    expect(refused.status).not.toBe(200);
+    expect(refused.body.message).toBe('api:error.rate-not-found');
+    await admin(t, 'PUT', '/rates/USD', { rub_per_unit: '92.5' });
+    const bill = await create();
+    expect(bill.status, JSON.stringify(bill.body)).toBe(200);
+    const billId = String(bill.body.link_page_url).split('/').pop()!;
+    const paid = await t.app.inject({ method: 'POST', url: `/pay/${billId}`, headers: { accept: 'application/json' }, payload: { method: 'SBP' } });
+    expect(paid.statusCode, paid.body).toBe(200);
+    const p = await t.db.prisma.payment.findUniqueOrThrow({ where: { id: paid.json().payment_id } });
+    expect([p.amount.toString(), p.currencyIn, p.billCurrency]).toEqual(['925', 'RUB', 'USD']);
+    await admin(t, 'DELETE', '/rates/USD');
+    expect((await create()).body.message).toBe('api:error.rate-not-found');
+  });
 });
