@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { requestInput } from '../http/input.js';
 import { DomainError } from '../http/errors.js';
 import { isBillFinished } from '../domain/bill/bill.states.js';
-import { parsePayInput, PayValidationError, type PayMethod } from '../domain/payment/pay-input.js';
+import { parsePayInput, PayValidationError, type PayFieldCode, type PayMethod } from '../domain/payment/pay-input.js';
 import type { PayableBill, Quote } from '../domain/payment/payment.service.js';
 import { AttemptLimiter } from './attempt-limiter.js';
 import { PayCsrf } from './csrf.js';
@@ -96,7 +96,7 @@ export default async function pageRoutes(app: FastifyInstance): Promise<void> {
     return null;
   }
 
-  async function renderForm(req: FastifyRequest, reply: FastifyReply, ctx: PageCtx, bill: PayableBill, status: number, extra: { errors?: Record<string, never> | PayValidationError['codes']; method?: PayMethod } = {}) {
+  async function renderForm(req: FastifyRequest, reply: FastifyReply, ctx: PageCtx, bill: PayableBill, status: number, extra: { errors?: Partial<Record<string, PayFieldCode>>; method?: PayMethod } = {}) {
     const q = (req.query ?? {}) as Record<string, unknown>;
     const asked = typeof q.method === 'string' ? q.method.toUpperCase() : undefined;
     const method = extra.method ?? (asked === 'SBP' || asked === 'BANK_CARD' ? asked : undefined);
@@ -107,7 +107,7 @@ export default async function pageRoutes(app: FastifyInstance): Promise<void> {
       qrSvg: await qrSvg(`${pageUrl(bill.id)}?method=SBP`),
       errors: extra.errors,
       method,
-      lastFailed: bill.status === 'FAIL',
+      lastFailed: bill.type === 'NORMAL' && bill.status === 'FAIL',
     });
     return html(reply, status, body);
   }

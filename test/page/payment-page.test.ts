@@ -151,6 +151,11 @@ describe('POST /pay/{bill_id} as a browser form (no JavaScript needed)', () => {
     const r = await postForm(billId, { _csrf: csrfOf(page.body), method: 'BANK_CARD', card_number: DECLINED_CARD, card_expiry: '11/38', card_cvc: '321' });
     expect(r.body).toContain(`action="${FAIL}"`);
     expect(r.body).toContain('data-status="FAIL"');
+    // The NORMAL bill may be paid again; the page says the last attempt failed.
+    const again = await get(`/pay/${billId}`);
+    expect(again.statusCode).toBe(200);
+    expect(again.body).toContain('The previous attempt did not go through');
+    expect(again.body).toContain('id="card_number"');
   });
 
   it('with no Success URL set, a status page', async () => {
