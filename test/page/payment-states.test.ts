@@ -60,3 +60,17 @@ describe('payer form and sandbox acquirer', () => {
     expect(sbp.outcome === 'PAID' && sbp.amountReceived.toFixed(2)).toBe('4.50');
   });
 });
+
+describe('card expiry forms', () => {
+  const now = new Date('2026-11-21T00:00:00Z');
+  const exp = (e: string) => parsePayInput({ method: 'BANK_CARD', card_number: '4242424242424242', card_expiry: e, card_cvc: '123' }, null, now).card;
+  it('accepts MM/YY, M/YY, MM/YYYY and MMYY', () => {
+    expect(exp('12/30')).toMatchObject({ expMonth: 12, expYear: 2030 });
+    expect(exp('1/30')).toMatchObject({ expMonth: 1, expYear: 2030 });
+    expect(exp('03/2031')).toMatchObject({ expMonth: 3, expYear: 2031 });
+    expect(exp('0429')).toMatchObject({ expMonth: 4, expYear: 2029 });
+  });
+  it('refuses month 0 or 13 and other shapes', () => {
+    for (const e of ['00/30', '13/30', '12-30', '123', '12/3']) expect(() => exp(e)).toThrow(PayValidationError);
+  });
+});

@@ -76,7 +76,7 @@ export function parsePayInput(raw: Record<string, unknown>, allowed: PayMethod |
     let expYear = 0;
     if (e === undefined) errors.card_expiry = 'card_expiry_required';
     else {
-      const x = /^(\d{1,2})\s*\/\s*(\d{2}|\d{4})$/.exec(e);
+      const x = /^(\d{1,2})\s*\/\s*(\d{2}|\d{4})$/.exec(e) ?? /^(\d{2})(\d{2})$/.exec(e);
       expMonth = x ? Number(x[1]) : 0;
       expYear = x ? (x[2]!.length === 2 ? 2000 + Number(x[2]) : Number(x[2])) : 0;
       if (!x || expMonth < 1 || expMonth > 12 || expYear > now.getUTCFullYear() + 25) errors.card_expiry = 'card_expiry_invalid';
