@@ -19,7 +19,10 @@ const before = new Set(readdirSync(dir));
 const dbName = `bench_profile_${Date.now()}`;
 const url = await createBenchDatabase(dbName);
 const env = serviceEnv(url);
+const spawnedAt = Date.now();
 const child = await startChild('service', 'src/main.ts', env, { extraArgs: ['--cpu-prof', `--cpu-prof-dir=${dir}`] });
+let loadFrom = 0;
+let loadTo = 0;
 const base = `http://127.0.0.1:${child.port}`;
 try {
   const t = await setupTenant(base, env.ADMIN_API_TOKEN!, 'http://127.0.0.1:9');
@@ -47,7 +50,10 @@ try {
   };
   const spec = specs[scenario];
   if (!spec) throw new Error(`unknown scenario ${scenario}`);
+  await load(spec, 64, 2);
+  loadFrom = Date.now() - spawnedAt;
   const r = await load(spec, 16, seconds);
+  loadTo = Date.now() - spawnedAt;
   process.stdout.write(`${scenario}: ${r.rps} req/s, p50 ${r.p50_ms} ms, p99 ${r.p99_ms} ms, ${r.non_2xx} non-2xx\n`);
 } finally {
   await child.stop();
@@ -55,10 +61,21 @@ try {
 }
 
 interface Node { id: number; callFrame: { functionName: string; url: string; lineNumber: number }; hitCount: number }
+interface Profile { nodes: Node[]; samples: number[]; timeDeltas: number[] }
 const file = readdirSync(dir).find((f) => !before.has(f) && f.endsWith('.cpuprofile'));
 if (!file) throw new Error('no profile written');
-const prof = JSON.parse(readFileSync(join(dir, file), 'utf8')) as { nodes: Node[] };
+const prof = JSON.parse(readFileSync(join(dir, file), 'utf8')) as Profile;
+// Only the samples taken while the measured load ran: start-up (module loading, tsx compiling)
+// and the warm-up are left out. Times are relative to the process start (close enough to spawn).
+const hits = new Map<number, number>();
+let at = 0;
+for (let k = 0; k < prof.samples.length; k++) {
+  at += prof.timeDeltas[k]! / 1000;
+  if (at >= loadFrom && at <= loadTo) hits.set(prof.samples[k]!, (hits.get(prof.samples[k]!) ?? 0) + 1);
+}
+for (const x of prof.nodes) x.hitCount = hits.get(x.id) ?? 0;
 const total = prof.nodes.reduce((s, x) => s + x.hitCount, 0);
+const busy = total - prof.nodes.filter((x) => x.callFrame.functionName === '(idle)').reduce((s, x) => s + x.hitCount, 0);
 const byFn = new Map<string, number>();
 const byPkg = new Map<string, number>();
 for (const x of prof.nodes) {
@@ -69,4 +86,4 @@ for (const x of prof.nodes) {
   byPkg.set(pkg, (byPkg.get(pkg) ?? 0) + x.hitCount);
 }
 const top = (m: Map<string, number>, k: number) => [...m].sort((a, b) => b[1] - a[1]).slice(0, k).map(([n, h]) => `  ${(100 * h / total).toFixed(1).padStart(5)}%  ${n}`).join('\n');
-process.stdout.write(`profile bench/profiles/${file}\nself time by package:\n${top(byPkg, 15)}\nhottest functions:\n${top(byFn, 25)}\n`);
+process.stdout.write(`profile bench/profiles/${file} (${total} samples in the measured window, ${(100 * busy / Math.max(1, total)).toFixed(0)}% busy)\nself time by package:\n${top(byPkg, 15)}\nhottest functions:\n${top(byFn, 25)}\n`);

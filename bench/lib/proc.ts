@@ -5,6 +5,11 @@ import { join } from 'node:path';
 
 export const ROOT = join(import.meta.dirname, '..', '..');
 
+/** Children still running; killed if the bench itself dies or is interrupted, so none linger. */
+const live = new Set<ChildProcess>();
+process.on('exit', () => { for (const p of live) p.kill('SIGKILL'); });
+for (const sig of ['SIGINT', 'SIGTERM'] as const) process.once(sig, () => process.exit(130));
+
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const s = createServer();
@@ -61,7 +66,8 @@ export async function startChild(name: string, entry: string, env: Record<string
   let err = '';
   proc.stderr!.on('data', (d: Buffer) => { err = (err + d.toString()).slice(-4000); });
   let exited = false;
-  const exitP = new Promise<void>((r) => proc.on('exit', () => { exited = true; r(); }));
+  live.add(proc);
+  const exitP = new Promise<void>((r) => proc.on('exit', () => { exited = true; live.delete(proc); r(); }));
   const pid = proc.pid!;
   const child: Child = {
     name, port, proc, pid,
