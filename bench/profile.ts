@@ -52,9 +52,9 @@ try {
   if (!spec) throw new Error(`unknown scenario ${scenario}`);
   await load(spec, 64, 2);
   loadFrom = Date.now() - spawnedAt;
-  const r = await load(spec, 16, seconds);
+  const r = await load(spec, Number(process.env.PROFILE_CONNECTIONS ?? 16), seconds);
   loadTo = Date.now() - spawnedAt;
-  process.stdout.write(`${scenario}: ${r.rps} req/s, p50 ${r.p50_ms} ms, p99 ${r.p99_ms} ms, ${r.non_2xx} non-2xx\n`);
+  process.stdout.write(`${scenario}: ${r.rps} req/s, p50 ${r.p50_ms} ms, p99 ${r.p99_ms} ms, ${r.non_2xx} non-2xx, server peak RSS ${child.peakRssMb()} MB\n`);
 } finally {
   await child.stop();
   await dropBenchDatabase(dbName);

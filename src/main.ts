@@ -1,3 +1,4 @@
+import './runtime-flags.js';
 import { boot } from './boot.js';
 import { buildApp } from './app.js';
 import { createDb } from './db/client.js';

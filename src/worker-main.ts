@@ -1,3 +1,4 @@
+import './runtime-flags.js';
 import pino from 'pino';
 import { boot } from './boot.js';
 import { createDb } from './db/client.js';
