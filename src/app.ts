@@ -45,6 +45,13 @@ export async function buildApp(opts: BuildOptions): Promise<FastifyInstance> {
 
   // Existing clients send JSON bodies on GET too.
   app.addHttpMethod('GET', { hasBody: true, overrideExisting: true });
+  // An empty JSON body (clients that set Content-Type: application/json on every GET) is no body.
+  const jsonParser = app.getDefaultJsonParser('error', 'remove');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
+    if (typeof body === 'string' && body.trim() === '') return done(null, undefined);
+    return jsonParser(req, body as string, done);
+  });
   await app.register(formbody);
   await app.register(multipart, { attachFieldsToBody: 'keyValues', limits: { fileSize: 64 * 1024, files: 1, fields: 100 } });
   // Any other content type: the body is ignored (as the API's original server does), so the

@@ -26,6 +26,10 @@ export interface Config {
   /** Requests per minute per API token and per client IP on /api/v1 (0 disables). */
   rateLimitPerToken: number;
   rateLimitPerIp: number;
+  /** How long a worker holds a claimed event, payout or refund before another may take it. */
+  workerLeaseMs: number;
+  /** A payment still in PROCESS after this long was abandoned by a dead process: the reaper fails it. */
+  paymentStaleMs: number;
   /** How long an Idempotency-Key answer is kept, in hours. */
   idempotencyTtlHours: number;
 }
@@ -112,6 +116,8 @@ export function loadConfig(env: Env = { ...readDotEnv(), ...process.env }, gener
     payAttemptsPerIp: int('PAY_ATTEMPTS_PER_IP', env.PAY_ATTEMPTS_PER_IP, 100, 1),
     rateLimitPerToken: int('RATE_LIMIT_PER_TOKEN', env.RATE_LIMIT_PER_TOKEN, 60000),
     rateLimitPerIp: int('RATE_LIMIT_PER_IP', env.RATE_LIMIT_PER_IP, 120000),
+    workerLeaseMs: int('WORKER_LEASE_MS', env.WORKER_LEASE_MS, 60_000, 1000),
+    paymentStaleMs: int('PAYMENT_STALE_MS', env.PAYMENT_STALE_MS, 300_000, 1000),
     idempotencyTtlHours: int('IDEMPOTENCY_TTL_HOURS', env.IDEMPOTENCY_TTL_HOURS, 24, 1),
     defaultFees: {
       paymentCardPercent: dec('FEE_PAYMENT_CARD_PERCENT', env.FEE_PAYMENT_CARD_PERCENT, '0'),

@@ -15,7 +15,7 @@ export interface Worker { name: string; stop(): Promise<void> }
 /** Every background worker of the service (outbox delivery, sandbox processing...). */
 export function startWorkers(ctx: WorkerContext): Worker[] {
   const workers: Worker[] = [];
-  workers.push(startOutboxWorker(ctx));
+  workers.push(startOutboxWorker(ctx, { leaseMs: ctx.config.workerLeaseMs }));
   workers.push(startRefundWorker(ctx));
   workers.push(startPayoutWorker(ctx));
   workers.push(startPaymentReaper(ctx));

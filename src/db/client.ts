@@ -18,8 +18,12 @@ export interface Db {
 
 export function createDb(url: string, opts: { max?: number } = {}): Db {
   const pool = new pg.Pool({ connectionString: url, max: opts.max ?? 20 });
-  // A dropped server connection must not crash the process; the pool replaces it.
+  // A dropped server connection must not crash the process: idle clients report through the
+  // pool, checked-out ones through their own 'error' event (unhandled, it would kill the
+  // process when PostgreSQL restarts mid-request). The query in flight fails, the pool
+  // discards the client, and the next request gets a fresh connection.
   pool.on('error', () => {});
+  pool.on('connect', (client) => { client.on('error', () => {}); });
   const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
   return {
     pool,

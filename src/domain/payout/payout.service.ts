@@ -28,7 +28,6 @@ export interface PayoutMerchant {
 export const MAX_SPLIT = 1000;
 
 /** How long a worker holds a claimed payout before another worker may take it again. */
-const LEASE_SECONDS = 60;
 
 interface LockedMerchant extends MerchantFeeColumns {
   status: 'ACTIVE' | 'BANNED';
@@ -380,7 +379,7 @@ export class PayoutService {
                       WHERE status = 'PROCESS' AND process_after <= now() AND (lease_until IS NULL OR lease_until < now())
                       ORDER BY process_after LIMIT $1 FOR UPDATE SKIP LOCKED)
         RETURNING ${PAYOUT_COLUMNS}`,
-      [batch, LEASE_SECONDS],
+      [batch, Math.ceil(this.config.workerLeaseMs / 1000)],
     );
     let done = 0;
     for (const row of claimed.rows) {

@@ -23,7 +23,6 @@ export type RefundActor = Pick<AuthMerchant, 'id' | 'grantRefunds'>;
 const RECEIVED: readonly PaymentStatus[] = ['SUCCESS', 'UNDERPAID', 'OVERPAID'];
 
 /** How long a worker holds a claimed refund before another may take it again. */
-const LEASE_MS = 60_000;
 
 export const REFUND_MESSAGES = {
   paymentUnknown: 'The selected payment id is invalid.',
@@ -121,7 +120,7 @@ export class RefundService {
    * transaction, then finishes each in its own transaction. Returns how many were claimed.
    */
   async processDue(limit = 20): Promise<number> {
-    const claimed = await claimDueRefunds(this.db.pool, limit, LEASE_MS);
+    const claimed = await claimDueRefunds(this.db.pool, limit, this.config.workerLeaseMs);
     const errors: unknown[] = [];
     for (const r of claimed) {
       // A refund that fails to finish here keeps its lease and is taken again when it expires;
