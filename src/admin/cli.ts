@@ -255,6 +255,16 @@ export const VERBS: Record<string, Verb> = {
     help: 'Send an event again',
     build(p) { const [id] = need(p, 1, this.usage); return { method: 'POST', path: `/events/${id}/redeliver` }; },
   },
+  'events:redeliver-dead': {
+    usage: 'events:redeliver-dead MERCHANT_ID',
+    help: 'Send every dead event of a merchant again',
+    build(p) { const [id] = need(p, 1, this.usage); return { method: 'POST', path: `/merchants/${id}/events/redeliver-dead` }; },
+  },
+  'shops:test-postback': {
+    usage: 'shops:test-postback SHOP_ID',
+    help: "Send a signed test postback to the shop's Result URL and show the receiver's answer",
+    build(p) { const [id] = need(p, 1, this.usage); return { method: 'POST', path: `/shops/${id}/test-postback` }; },
+  },
   'ledger:verify': {
     usage: 'ledger:verify',
     help: 'Check every balance against the sum of its ledger entries (exit 1 on drift)',

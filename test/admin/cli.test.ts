@@ -42,6 +42,8 @@ describe('operator CLI (argument parsing)', () => {
       method: 'POST', path: '/merchants/M1/balance-adjustments', body: { currency: 'RUB', amount: '-40.5', reason: 'fee' },
     });
     expect(buildCall(['rates:set', 'USD', '92.5'])).toEqual({ method: 'PUT', path: '/rates/USD', body: { rub_per_unit: '92.5' } });
+    expect(buildCall(['events:redeliver-dead', 'M1'])).toEqual({ method: 'POST', path: '/merchants/M1/events/redeliver-dead' });
+    expect(buildCall(['shops:test-postback', 'S1'])).toEqual({ method: 'POST', path: '/shops/S1/test-postback' });
     expect(buildCall(['request', 'POST', '/admin/v1/merchants', '{"name":"A"}'])).toEqual({ method: 'POST', path: '/merchants', body: { name: 'A' } });
     expect(buildCall(['events:list', '--status', 'dead'])).toMatchObject({ method: 'GET', path: '/events', query: { status: 'dead' } });
     expect(buildCall(['payouts:approve', 'P1'])).toMatchObject({ method: 'POST', path: '/payouts/P1/approve' });
