@@ -66,12 +66,14 @@ export interface NewEvent {
  */
 export async function enqueueEvent(c: Queryable, e: NewEvent): Promise<void> {
   assertFinalStatus(e);
-  await c.query(
-    `INSERT INTO outbox_events (merchant_id, kind, aggregate_id, url, payload, status, last_error)
+  // Named: prepared once per connection (on every payment's and payout's money path).
+  await c.query({
+    name: 'outbox_enqueue',
+    text: `INSERT INTO outbox_events (merchant_id, kind, aggregate_id, url, payload, status, last_error)
      VALUES ($1, $2::"OutboxEventKind", $3, $4, $5::jsonb, $6::"OutboxEventStatus", $7)
      ON CONFLICT (kind, aggregate_id) DO NOTHING`,
-    [e.merchantId, e.kind, e.aggregateId, e.url || null, JSON.stringify({ fields: e.fields }), e.url ? 'PENDING' : 'DEAD', e.url ? null : NO_URL],
-  );
+    values: [e.merchantId, e.kind, e.aggregateId, e.url || null, JSON.stringify({ fields: e.fields }), e.url ? 'PENDING' : 'DEAD', e.url ? null : NO_URL],
+  });
 }
 
 export const NO_URL = 'no URL configured';

@@ -68,7 +68,11 @@ export async function post(c: Queryable, p: Posting): Promise<BalanceRow> {
   const [a, l, h] = [p.available ?? zero, p.locked ?? zero, p.hold ?? zero];
   try {
     const deltas = [a.toFixed(), l.toFixed(), h.toFixed()];
-    const r = await c.query<BalanceRow>(POST_SQL, [p.merchantId, p.currency, p.kind, p.refType, p.refId, ...deltas, p.memo ?? null]);
+    // Named: prepared once per connection (every payment, payout and refund posts; the plan of
+    // this CTE is most of its database cost otherwise; docs/performance.md).
+    const r = await c.query<BalanceRow>({
+      name: 'ledger_post', text: POST_SQL, values: [p.merchantId, p.currency, p.kind, p.refType, p.refId, ...deltas, p.memo ?? null],
+    });
     if (r.rows[0]) return r.rows[0];
     // No balance row yet: the entry is in, so create the row and apply the same deltas.
     await c.query(ENSURE_SQL, [p.merchantId, p.currency]);
