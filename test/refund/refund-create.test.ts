@@ -75,13 +75,22 @@ describe('refund/full/create and refund/partial/create', () => {
     expect((await refundPartial(t, m, p.paymentId, '40.00')).statusCode).toBe(200);
   });
 
-  it('refunds are bounded by what the balance received (account_amount), not by what the payer paid', async () => {
+  it('refunds are bounded by what the payment received before commission: the customer gets back what they paid', async () => {
     const m = await grantedMerchant(t);
     const p = await createPaidPayment(t, m, { amount: '100.00', commission: '3.00' });
     await createPaidPayment(t, m, { amount: '1000.00' });
-    expect422(await refundPartial(t, m, p.paymentId, '97.01'), 'amount');
+    expect422(await refundPartial(t, m, p.paymentId, '100.01'), 'amount');
     const full = await refundFull(t, m, p.paymentId);
-    expect(full.json().amount).toBe('97.00');
+    expect(full.json().amount).toBe('100.00');
+  });
+
+  it('the commission is not returned: a full refund needs more than the payment credited, else balance_not_enough', async () => {
+    const m = await grantedMerchant(t);
+    const p = await createPaidPayment(t, m, { amount: '100.00', commission: '3.00' });
+    const r = await refundFull(t, m, p.paymentId);
+    expect(r.statusCode).toBe(400);
+    expect(r.json()).toEqual({ success: false, message: 'api:error.balance_not_enough' });
+    expect((await refundPartial(t, m, p.paymentId, '97.00')).statusCode).toBe(200);
   });
 
   it('a USD payment is refunded in USD from the USD balance, bounded by its USD credit', async () => {

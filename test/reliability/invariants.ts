@@ -19,7 +19,7 @@ export async function checkInvariants(dbUrl: string, opts: { requireDelivered: b
         FROM payments p LEFT JOIN refunds r ON r.payment_id = p.id
        GROUP BY p.id
       HAVING p.refunded_amount <> coalesce(sum(r.amount) FILTER (WHERE r.status <> 'FAIL'), 0)
-          OR p.refunded_amount > coalesce(p.account_amount, 0) + 0.00000001`);
+          OR p.refunded_amount > coalesce(p.account_amount, 0) + p.commission`);
     if (over.rowCount) bad.push(`refunds above received or out of step: ${JSON.stringify(over.rows.slice(0, 5))}`);
     const dupOrders = await c.query(`SELECT merchant_id, order_id, count(*) FROM payout_requests WHERE order_id IS NOT NULL GROUP BY 1, 2 HAVING count(*) > 1`);
     if (dupOrders.rowCount) bad.push(`two payout requests for one order_id: ${JSON.stringify(dupOrders.rows)}`);

@@ -31,16 +31,19 @@ const toRecord = (r: RefundRow): RefundRecord => ({
 /** What a refund needs to know of its payment, read under the payment's row lock. */
 export interface RefundablePayment {
   status: PaymentStatus;
-  /** What the merchant's balance received from the payment, in accountCurrency (null: nothing yet). */
-  accountAmount: Decimal | null;
+  /**
+   * What the payment received, in accountCurrency (the bill's currency), before commission:
+   * account_amount + commission (null: nothing credited).
+   */
+  received: Decimal | null;
   accountCurrency: Currency;
   refundedAmount: Decimal;
 }
 
 /** Locks the merchant's payment (FOR UPDATE): refunds of one payment are serialised on it. */
 export async function lockPayment(c: Queryable, merchantId: string, paymentId: string): Promise<RefundablePayment | null> {
-  const r = await c.query<{ status: PaymentStatus; account_amount: string | null; account_currency: Currency; refunded_amount: string }>(
-    `SELECT status, account_amount::text AS account_amount, account_currency, refunded_amount::text AS refunded_amount
+  const r = await c.query<{ status: PaymentStatus; received: string | null; account_currency: Currency; refunded_amount: string }>(
+    `SELECT status, (account_amount + commission)::text AS received, account_currency, refunded_amount::text AS refunded_amount
        FROM payments WHERE id = $1 AND merchant_id = $2 FOR UPDATE`,
     [paymentId, merchantId],
   );
@@ -48,7 +51,7 @@ export async function lockPayment(c: Queryable, merchantId: string, paymentId: s
   if (!p) return null;
   return {
     status: p.status,
-    accountAmount: p.account_amount === null ? null : new Decimal(p.account_amount),
+    received: p.received === null ? null : new Decimal(p.received),
     accountCurrency: p.account_currency,
     refundedAmount: new Decimal(p.refunded_amount),
   };

@@ -38,7 +38,8 @@ export const REFUND_MESSAGES = {
 /**
  * Refunds of payments (DESIGN.md "Balance"): a refund is in the payment's account currency (the
  * bill's currency, the balance the payment credited) and the refunds of a payment never exceed
- * what that balance received from it (account_amount). Creating one moves its amount from
+ * what it received before commission (account_amount + commission): like a card refund, the
+ * customer gets back what they paid, and the commission is not returned to the merchant. Creating one moves its amount from
  * available to locked; SUCCESS debits locked, FAIL returns it to available and gives the room
  * back on the payment.
  */
@@ -88,11 +89,11 @@ export class RefundService {
     return withPgTx(this.db.pool, async (c) => {
       const p = await lockPayment(c, m.id, paymentId);
       if (!p) throw ValidationError.field('payment_id', REFUND_MESSAGES.paymentUnknown);
-      if (!RECEIVED.includes(p.status) || p.accountAmount === null || p.accountAmount.lte(0)) {
+      if (!RECEIVED.includes(p.status) || p.received === null || p.received.lte(0)) {
         throw ValidationError.field('payment_id', REFUND_MESSAGES.paymentNotPaid);
       }
       // Refunds are in kopecks/cents; a sub-cent remainder of a converted credit stays with the merchant.
-      const left = p.accountAmount.minus(p.refundedAmount).toDecimalPlaces(2, Decimal.ROUND_DOWN);
+      const left = p.received.minus(p.refundedAmount).toDecimalPlaces(2, Decimal.ROUND_DOWN);
       let amount: Decimal;
       if (requested === null) {
         if (left.lte(0)) throw ValidationError.field('payment_id', REFUND_MESSAGES.fullyRefunded);
