@@ -1,0 +1,58 @@
+import { describe, expect, it } from 'vitest';
+import { computeRatios, computeTargets, toMarkdown, type BenchResults } from '../../bench/lib/report.js';
+import type { LoadResult } from '../../bench/lib/load.js';
+
+const run = (rps: number, p99 = 10): LoadResult => ({
+  connections: 0, duration_s: 10, rps, rps_all: rps, p50_ms: 1, p99_ms: p99, max_ms: p99, requests: rps * 10, non_2xx: 0, errors: 0, timeouts: 0,
+});
+const both = (a: number, b: number, p99 = 10) => ({ c16: run(a, p99), c64: run(b, p99) });
+
+const ceilings = {
+  hello: both(30000, 30000), insert: both(8000, 8000), select: both(10000, 12000), tx: both(3000, 4000),
+  pgbench_insert: { unavailable: 'not installed' }, peak_rss_mb: {},
+};
+const service = {
+  bill_create: both(6000, 4000), bill_status: both(7000, 9000, 30), payment: { unavailable: 'probe answered 500' },
+  payout: both(1500, 2400), merchant_balance: both(9000, 9000), peak_rss_mb: 200,
+};
+
+function results(): BenchResults {
+  const { ratios, byConn } = computeRatios(ceilings as never, service as never, [16, 64]);
+  const partial = {
+    started_at: 't', finished_at: 't', quick: false, duration_s: 10, connections: [16, 64], tenants: 32,
+    machine: { cpu_model: 'x', cores: 2, memory_gb: 1, kernel: 'k', node: 'v20', postgres: '15', pgbench: null, load_avg_at_start: 0.1 },
+    ceilings: ceilings as never, service: service as never, outbox: { unavailable: 'no worker' }, ratios, ratios_by_connections: byConn,
+  };
+  return { ...partial, targets: computeTargets(partial) };
+}
+
+describe('bench report', () => {
+  it('compares each service figure with its own ceiling: create/insert, status/select, payout/transaction', () => {
+    const r = results();
+    expect(r.ratios_by_connections.bill_create).toEqual({ c16: 0.75, c64: 0.5 });
+    expect(r.ratios_by_connections.bill_status).toEqual({ c16: 0.7, c64: 0.75 });
+    expect(r.ratios_by_connections.payout).toEqual({ c16: 0.5, c64: 0.6 });
+  });
+
+  it('reports the worse connection count as the ratio, so a target cannot be met by one good figure', () => {
+    const r = results();
+    expect(r.ratios.bill_create).toBe(0.5);
+    expect(r.targets.find((t) => t.name.startsWith('bill_create /'))!.met).toBe(false);
+    expect(r.targets.find((t) => t.name.startsWith('bill_status /'))!.met).toBe(true);
+  });
+
+  it('marks what was not measured as not measured, never as met', () => {
+    const r = results();
+    expect(r.ratios.payment).toBeNull();
+    expect(r.targets.find((t) => t.name.startsWith('payment /'))!.met).toBeNull();
+    expect(r.targets.find((t) => t.name === 'outbox deliveries/s')!.met).toBeNull();
+    expect(toMarkdown(r)).toContain('not measured');
+  });
+
+  it('checks p99 at 64 connections and the service peak RSS against their targets', () => {
+    const r = results();
+    expect(r.targets.find((t) => t.name.startsWith('bill_status p99'))).toMatchObject({ value: 30, met: false });
+    expect(r.targets.find((t) => t.name.startsWith('bill_create p99'))).toMatchObject({ value: 10, met: true });
+    expect(r.targets.find((t) => t.name.startsWith('service peak RSS'))).toMatchObject({ value: 200, met: true });
+  });
+});
