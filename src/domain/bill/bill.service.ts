@@ -51,8 +51,9 @@ export class BillService {
   async create(merchant: { id: string }, input: CreateBillInput): Promise<CreatedBill> {
     if (!isValidAmount(input.amount)) throw new DomainError('invalid_amount');
     const id = newBillId();
-    const r = await this.db.pool.query<CreateOutcome>(
-      `WITH s AS (
+    const r = await this.db.pool.query<CreateOutcome>({
+      name: 'bill_create',
+      text: `WITH s AS (
          SELECT id, merchant_id, enabled, COALESCE($3::"Currency", default_currency) AS currency FROM shops WHERE id = $1
        ), ok AS (
          SELECT s.*, (s.currency = 'RUB' OR EXISTS (SELECT 1 FROM fx_rates r WHERE r.currency = s.currency)) AS has_rate FROM s
@@ -66,12 +67,12 @@ export class BillService {
        SELECT ok.merchant_id AS shop_merchant_id, ok.enabled, ok.currency, ok.has_rate,
               (SELECT created_at FROM ins) AS inserted_at
          FROM ok`,
-      [
+      values: [
         input.shopId, merchant.id, input.currencyIn ?? null, id, input.orderId ?? null, input.name ?? null,
         input.description ?? null, input.custom ?? null, input.type ?? 'NORMAL', input.amount.toFixed(2),
         input.payerPaysCommission ?? false, input.paymentMethod ?? null,
       ],
-    );
+    });
     const o = r.rows[0];
     if (!o) throw new DomainError('shop_not_found');
     if (o.shop_merchant_id !== merchant.id) throw new DomainError('access_denied');
@@ -102,9 +103,9 @@ export class BillService {
 
   /** The merchant's bill, or null (another merchant's bill is not found either). One query. */
   async find(merchant: { id: string }, id: string): Promise<BillRow | null> {
-    const r = await this.db.pool.query<BillRow>(
-      `SELECT ${BILL_COLUMNS} FROM bills WHERE id = $1 AND merchant_id = $2`, [id, merchant.id],
-    );
+    const r = await this.db.pool.query<BillRow>({
+      name: 'bill_find', text: `SELECT ${BILL_COLUMNS} FROM bills WHERE id = $1 AND merchant_id = $2`, values: [id, merchant.id],
+    });
     return r.rows[0] ?? null;
   }
 

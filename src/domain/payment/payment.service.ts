@@ -208,7 +208,7 @@ export class PaymentService {
   /** `input` may be a parser of the raw form, run on the locked bill (its fixed method). */
   private async open(c: pg.PoolClient, billId: string, rawInput: PayInput | ((bill: PayableBill) => PayInput), ip: string | null) {
     if (!/^[A-Za-z0-9]{1,64}$/.test(billId)) throw new DomainError('bill_not_found', 404);
-    const r = await c.query<BillRow>(`${BILL_SQL} FOR NO KEY UPDATE OF b`, [billId]);
+    const r = await c.query<BillRow>({ name: 'pay_lock_bill', text: `${BILL_SQL} FOR NO KEY UPDATE OF b`, values: [billId] });
     if (!r.rows[0]) throw new DomainError('bill_not_found', 404);
     const bill = toBill(r.rows[0]);
     if (isBillFinished(bill)) throw new DomainError('bill_is_finished', 403);
@@ -228,7 +228,7 @@ export class PaymentService {
     const paymentId = newId();
     // The payment is opened and handed to the acquirer in one step: it is written as PROCESS.
     // clock_timestamp(): payments of a MULTI bill are ordered as they took the bill lock.
-    await c.query(
+    await c.query({ name: 'pay_open', text:
       `WITH p AS (
          INSERT INTO payments (id, bill_id, merchant_id, shop_id, status, method, amount, currency_in, bill_currency, rate,
                                commission, account_currency, from_card, payer_ip, created_at, updated_at)
@@ -236,9 +236,9 @@ export class PaymentService {
                  clock_timestamp(), clock_timestamp())
          RETURNING id)
        UPDATE bills SET status = 'PROCESS', updated_at = now() WHERE id = $2 AND $12::boolean`,
-      [paymentId, bill.id, bill.merchantId, bill.shopId, input.method, quote.dueRub.toFixed(2), bill.currency,
+      values: [paymentId, bill.id, bill.merchantId, bill.shopId, input.method, quote.dueRub.toFixed(2), bill.currency,
         bill.currency === 'RUB' ? null : quote.rate.toFixed(), quote.commission.toFixed(2), input.card ? maskCard(input.card.number) : null, ip, billToProcess],
-    );
+    });
     return { bill, paymentId, quote, input };
   }
 
@@ -251,7 +251,7 @@ export class PaymentService {
 
     // One round trip: the payment PROCESS -> final (row count checked), the bill PROCESS -> final
     // when this is its latest payment, and the merchant's token for the redirect signature.
-    const r = await c.query<{ p: number; b: number; tok: string }>(
+    const r = await c.query<{ p: number; b: number; tok: string }>({ name: 'pay_finish', text:
       `WITH p AS (
          UPDATE payments SET status = $2::text::"PaymentStatus", amount_received = $3, commission = $4, account_amount = $5,
                 acquirer_ref = $6, failure_reason = $7, finished_at = now(), updated_at = now()
@@ -265,9 +265,8 @@ export class PaymentService {
          RETURNING bills.id)
        SELECT (SELECT count(*) FROM p)::int AS p, (SELECT count(*) FROM b)::int AS b,
               (SELECT api_token_enc FROM merchants WHERE id = $8) AS tok`,
-      [paymentId, status, receivedRub.toFixed(2), s.commission.toFixed(2), s.accountAmount.toFixed(8), result.reference || null,
-        result.outcome === 'DECLINED' ? result.reason : null, bill.merchantId],
-    );
+      values: [paymentId, status, receivedRub.toFixed(2), s.commission.toFixed(2), s.accountAmount.toFixed(8), result.reference || null,
+        result.outcome === 'DECLINED' ? result.reason : null, bill.merchantId] });
     const row = r.rows[0]!;
     if (row.p !== 1) throw new Error(`payment ${paymentId} was not in PROCESS`);
     if (bill.type === 'NORMAL' && row.b !== 1) throw new Error(`NORMAL bill ${bill.id} was not in PROCESS`);

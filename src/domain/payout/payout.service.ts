@@ -177,7 +177,7 @@ export class PayoutService {
     const hash = this.requestHash(req.hashParts);
     const tz = this.config.tz;
     return withPgTx(this.db.pool, async (c) => {
-      const m = (await c.query<LockedMerchant>(LOCK_MERCHANT_SQL, [merchant.id, req.accountId, req.bankMemberId])).rows[0];
+      const m = (await c.query<LockedMerchant>({ name: 'payout_lock_merchant', text: LOCK_MERCHANT_SQL, values: [merchant.id, req.accountId, req.bankMemberId] })).rows[0];
       if (!m) throw new DomainError('merchant_not_found');
       if (m.status === 'BANNED') throw new DomainError('merchant_banned');
       if (!m.verified) throw new DomainError('merchant_not_verified');
@@ -199,11 +199,11 @@ export class PayoutService {
       const commissions = parts.map((a) => commissionFor(this.config, m, feeKind, a));
       // Ids sorted, so that ordering by id gives the split order back (replays, status by order_id).
       const ids = parts.map(() => newId()).sort();
-      const ins = await c.query<{ id: string; created_at: Date }>(INSERT_SQL, [
+      const ins = await c.query<{ id: string; created_at: Date }>({ name: 'payout_insert', text: INSERT_SQL, values: [
         merchant.id, newId(), req.orderId ?? null, hash, target.kind, status, target.accountType, target.payoutAccountId,
         target.masked, target.enc, target.cardHolder, target.bankMemberId, moderate ? null : this.config.sandboxProcessingDelayMs,
         ids, parts.map((a) => a.toFixed()), commissions.map((x) => x.toFixed()),
-      ]);
+      ] });
       if (ins.rowCount === 0) {
         // The same order_id won meanwhile (only reachable without the merchant lock, kept as the last word).
         const replay = await this.replay(c, merchant.id, req.orderId!, hash);
@@ -227,7 +227,7 @@ export class PayoutService {
   /** The same order_id: same parameters -> the stored payouts; other parameters -> 422. */
   private async replay(c: Queryable, merchantId: string, orderId: string, hash: string): Promise<PayoutView[] | null> {
     const r = await c.query<{ id: string; request_hash: string }>(
-      'SELECT id, request_hash FROM payout_requests WHERE merchant_id = $1 AND order_id = $2', [merchantId, orderId],
+      { name: 'payout_replay', text: 'SELECT id, request_hash FROM payout_requests WHERE merchant_id = $1 AND order_id = $2', values: [merchantId, orderId] },
     );
     const existing = r.rows[0];
     if (!existing) return null;
