@@ -38,3 +38,18 @@ export function listFilters(req: FastifyRequest, statuses: readonly string[]): L
   if (createdAt.gte || createdAt.lt) f.createdAt = createdAt;
   return f;
 }
+
+/** The Prisma `where` of a merchant's bill or payment list under these filters. */
+export function listWhere<S extends string>(merchantId: string, f: ListFilters) {
+  return {
+    merchantId,
+    ...(f.status ? { status: f.status as S } : {}),
+    ...(f.shop_id ? { shopId: f.shop_id } : {}),
+    ...(f.createdAt ? { createdAt: f.createdAt } : {}),
+  };
+}
+
+/** Prisma paging arguments: newest first, one row more than a page to know if there is a next. */
+export const pageArgs = (f: ListFilters) => ({
+  orderBy: [{ createdAt: 'desc' as const }, { id: 'desc' as const }], skip: (f.page - 1) * PAGE_SIZE, take: PAGE_SIZE + 1,
+});

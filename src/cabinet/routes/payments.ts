@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { NotFoundError, UnauthorizedActionError } from '../../http/errors.js';
 import { defineInput, v } from '../../http/input.js';
 import { BASE, formBody, formErrors, merchantIdOf, render } from '../context.js';
-import { listFilters, PAGE_SIZE } from '../paging.js';
+import { listFilters, listWhere, pageArgs, PAGE_SIZE } from '../paging.js';
 
 const STATUSES = ['NEW', 'PROCESS', 'UNDERPAID', 'SUCCESS', 'OVERPAID', 'FAIL'] as const;
 
@@ -14,17 +14,9 @@ export default async function paymentRoutes(app: FastifyInstance): Promise<void>
   app.get('/', { schema: { hide: true } }, async (req, reply) => {
     const merchantId = merchantIdOf(req);
     const f = listFilters(req, STATUSES);
-    const where = {
-      merchantId,
-      ...(f.status ? { status: f.status as (typeof STATUSES)[number] } : {}),
-      ...(f.shop_id ? { shopId: f.shop_id } : {}),
-      ...(f.createdAt ? { createdAt: f.createdAt } : {}),
-    };
+    const where = listWhere<(typeof STATUSES)[number]>(merchantId, f);
     const [rows, shops] = await Promise.all([
-      app.db.prisma.payment.findMany({
-        where, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], skip: (f.page - 1) * PAGE_SIZE, take: PAGE_SIZE + 1,
-        include: { shop: { select: { name: true } } },
-      }),
+      app.db.prisma.payment.findMany({ where, ...pageArgs(f), include: { shop: { select: { name: true } } } }),
       app.services.shops.list(merchantId),
     ]);
     return render(req, reply, 'payments', {

@@ -18,6 +18,10 @@ export async function registerRoutes(app: FastifyInstance): Promise<void> {
   await app.register(async (api) => {
     // Inside this scope every route is rate-limited, requires the merchant's bearer token,
     // and honours Idempotency-Key on POST.
+    // Route schemas here document the API (OpenAPI) and shape responses; input is validated by
+    // requestInput + defineInput from query, JSON, urlencoded or multipart alike (Laravel-style
+    // 422s), so Fastify must not validate requests with them.
+    api.setValidatorCompiler(() => () => true);
     await api.register(apiRateLimit);
     await api.register(merchantAuth);
     await api.register(idempotency);

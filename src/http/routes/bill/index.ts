@@ -7,9 +7,6 @@ import { billPaymentsRoute } from './payments.js';
 
 /** /api/v1/bill/* routes (one file per endpoint beside this one). */
 export default async function billRoutes(app: FastifyInstance): Promise<void> {
-  // The route schemas document the input (OpenAPI); requestInput + defineInput validate it, from
-  // query, JSON, urlencoded or multipart alike, so Fastify must not validate with them.
-  app.setValidatorCompiler(() => () => true);
   billCreateRoute(app);
   billToggleActivityRoute(app);
   billStatusRoute(app);
