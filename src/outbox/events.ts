@@ -65,15 +65,24 @@ export interface NewEvent {
  * rolls back with the state change that causes it. Nothing is sent here.
  */
 export async function enqueueEvent(c: Queryable, e: NewEvent): Promise<void> {
-  assertFinalStatus(e);
   // Named: prepared once per connection (on every payment's and payout's money path).
   await c.query({
     name: 'outbox_enqueue',
     text: `INSERT INTO outbox_events (merchant_id, kind, aggregate_id, url, payload, status, last_error)
      VALUES ($1, $2::"OutboxEventKind", $3, $4, $5::jsonb, $6::"OutboxEventStatus", $7)
      ON CONFLICT (kind, aggregate_id) DO NOTHING`,
-    values: [e.merchantId, e.kind, e.aggregateId, e.url || null, JSON.stringify({ fields: e.fields }), e.url ? 'PENDING' : 'DEAD', e.url ? null : NO_URL],
+    values: eventRow(e),
   });
+}
+
+/**
+ * The column values of an event row, in the order merchant_id, kind, aggregate_id, url,
+ * payload, status, last_error; for callers that write the row inside a larger statement of
+ * their own transaction (the payment's finishing statement). Refuses non-final statuses.
+ */
+export function eventRow(e: NewEvent): [string, OutboxEventKind, string, string | null, string, 'PENDING' | 'DEAD', string | null] {
+  assertFinalStatus(e);
+  return [e.merchantId, e.kind, e.aggregateId, e.url || null, JSON.stringify({ fields: e.fields }), e.url ? 'PENDING' : 'DEAD', e.url ? null : NO_URL];
 }
 
 export const NO_URL = 'no URL configured';

@@ -7,8 +7,7 @@ import { decrypt } from '../../lib/crypto.js';
 import { newId } from '../../lib/ids.js';
 import { maskCard } from '../../lib/card.js';
 import { commissionFor, type MerchantFeeColumns } from '../merchant/fees.js';
-import { post } from '../ledger/ledger.js';
-import { enqueueEvent, paymentSignature, type PaymentPostbackFields } from '../../outbox/events.js';
+import { eventRow, paymentSignature, type PaymentPostbackFields } from '../../outbox/events.js';
 import type { Currency, PaymentStatus } from '../../generated/prisma/enums.js';
 import { assertTransition, isBillFinished, type BillStatus, type BillType } from '../bill/bill.states.js';
 import type { Acquirer, ChargeResult } from '../acquirer/acquirer.js';
@@ -171,7 +170,8 @@ export class PaymentService {
       // The acquirer did not answer: nothing was taken as far as we know; the payer may retry.
       result = { outcome: 'DECLINED', reason: 'acquirer_error', reference: '' };
     }
-    return withPgTx(this.db.pool, (c) => this.finish(c, opened.bill, opened.paymentId, opened.quote, result));
+    // The finishing step is a single atomic statement: no explicit transaction around it.
+    return this.finish(this.db.pool, opened.bill, opened.paymentId, opened.quote, result);
   }
 
   /**
@@ -242,15 +242,33 @@ export class PaymentService {
     return { bill, paymentId, quote, input };
   }
 
-  private async finish(c: pg.PoolClient, bill: PayableBill, paymentId: string, q: Quote, result: ChargeResult): Promise<PayOutcome> {
+  private async finish(c: Pick<pg.Pool, 'query'>, bill: PayableBill, paymentId: string, q: Quote, result: ChargeResult): Promise<PayOutcome> {
     const receivedRub = result.outcome === 'PAID' ? round2(result.amountReceived) : new Decimal(0);
     const status: PaymentStatus = result.outcome === 'PAID' && receivedRub.gt(0) ? statusFor(receivedRub, q.dueRub) : 'FAIL';
     assertPaymentTransition('PROCESS', status);
     assertTransition('PROCESS', status as BillStatus, bill.type);
     const s = settle(q, status === 'FAIL' ? new Decimal(0) : receivedRub);
 
-    // One round trip: the payment PROCESS -> final (row count checked), the bill PROCESS -> final
-    // when this is its latest payment, and the merchant's token for the redirect signature.
+    const fields: PaymentPostbackFields = {
+      InvId: bill.orderId ?? '',
+      OutSum: s.receivedInBillCurrency.toFixed(2),
+      Commission: s.commission.toFixed(2),
+      Currency: bill.currency,
+      CurrencyIn: 'RUB',
+      TrsId: paymentId,
+      Status: status as PaymentPostbackFields['Status'],
+      custom: bill.custom ?? '',
+    };
+    const [, , , eventUrl, eventPayload, eventStatus, eventError] =
+      eventRow({ merchantId: bill.merchantId, kind: 'PAYMENT_POSTBACK', aggregateId: paymentId, url: bill.resultUrl, fields });
+
+    // ONE statement, atomic on its own (no BEGIN/COMMIT round trips): the payment PROCESS ->
+    // final (row count checked), the bill PROCESS -> final when this is its latest payment, the
+    // ledger PAYMENT_CREDIT entry with its balance move (a credit is positive, so an upsert is
+    // safe against the non-negative CHECK), the postback outbox row, and the merchant's token
+    // for the redirect signature. Everything after `p` reads from it, so nothing moves unless
+    // the payment really went PROCESS -> final here; (kind, ref_id) and (kind, aggregate_id)
+    // stay unique as with ledger.post and enqueueEvent.
     const r = await c.query<{ p: number; b: number; tok: string }>({ name: 'pay_finish', text:
       `WITH p AS (
          UPDATE payments SET status = $2::text::"PaymentStatus", amount_received = $3, commission = $4, account_amount = $5,
@@ -262,32 +280,29 @@ export class PaymentService {
            FROM p
           WHERE bills.id = p.bill_id AND bills.status = 'PROCESS'
             AND NOT EXISTS (SELECT 1 FROM payments q WHERE q.bill_id = p.bill_id AND (q.created_at, q.id) > (p.created_at, p.id))
-         RETURNING bills.id)
+         RETURNING bills.id),
+       e AS (
+         INSERT INTO ledger_entries (merchant_id, currency, kind, ref_type, ref_id, delta_available)
+         SELECT $8, $9::"Currency", 'PAYMENT_CREDIT', 'payment', p.id, $5::numeric FROM p WHERE $5::numeric > 0
+         RETURNING merchant_id, currency, delta_available),
+       bal AS (
+         INSERT INTO balances AS bl (merchant_id, currency, available)
+         SELECT merchant_id, currency, delta_available FROM e
+         ON CONFLICT (merchant_id, currency) DO UPDATE SET available = bl.available + EXCLUDED.available, updated_at = now()
+         RETURNING 1),
+       o AS (
+         INSERT INTO outbox_events (merchant_id, kind, aggregate_id, url, payload, status, last_error)
+         SELECT $8, 'PAYMENT_POSTBACK', p.id, $10, $11::jsonb, $12::"OutboxEventStatus", $13 FROM p
+         ON CONFLICT (kind, aggregate_id) DO NOTHING
+         RETURNING 1)
        SELECT (SELECT count(*) FROM p)::int AS p, (SELECT count(*) FROM b)::int AS b,
               (SELECT api_token_enc FROM merchants WHERE id = $8) AS tok`,
       values: [paymentId, status, receivedRub.toFixed(2), s.commission.toFixed(2), s.accountAmount.toFixed(8), result.reference || null,
-        result.outcome === 'DECLINED' ? result.reason : null, bill.merchantId] });
+        result.outcome === 'DECLINED' ? result.reason : null, bill.merchantId, bill.currency,
+        eventUrl, eventPayload, eventStatus, eventError] });
     const row = r.rows[0]!;
     if (row.p !== 1) throw new Error(`payment ${paymentId} was not in PROCESS`);
     if (bill.type === 'NORMAL' && row.b !== 1) throw new Error(`NORMAL bill ${bill.id} was not in PROCESS`);
-
-    if (s.accountAmount.gt(0)) {
-      await post(c, {
-        merchantId: bill.merchantId, currency: bill.currency, kind: 'PAYMENT_CREDIT', refType: 'payment', refId: paymentId,
-        available: s.accountAmount,
-      });
-    }
-    const fields: PaymentPostbackFields = {
-      InvId: bill.orderId ?? '',
-      OutSum: s.receivedInBillCurrency.toFixed(2),
-      Commission: s.commission.toFixed(2),
-      Currency: bill.currency,
-      CurrencyIn: 'RUB',
-      TrsId: paymentId,
-      Status: status as PaymentPostbackFields['Status'],
-      custom: bill.custom ?? '',
-    };
-    await enqueueEvent(c, { merchantId: bill.merchantId, kind: 'PAYMENT_POSTBACK', aggregateId: paymentId, url: bill.resultUrl, fields });
 
     const token = decrypt(this.config.tokenEncryptionKey, row.tok);
     const received = MONEY_RECEIVED_STATUSES.includes(status);
