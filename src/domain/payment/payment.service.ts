@@ -159,7 +159,7 @@ export class PaymentService {
    * and at most one that receives money.
    */
   async pay(billId: string, input: PayInput | ((bill: PayableBill) => PayInput), ctx: { ip?: string } = {}): Promise<PayOutcome> {
-    const opened = await withPgTx(this.db.pool, (c) => this.open(c, billId, input, ctx.ip ?? null));
+    const opened = await this.open(this.db.pool, billId, input, ctx.ip ?? null);
     const { input: pay } = opened;
     let result: ChargeResult;
     try {
@@ -205,15 +205,17 @@ export class PaymentService {
     return n;
   }
 
-  /** `input` may be a parser of the raw form, run on the locked bill (its fixed method). */
-  private async open(c: pg.PoolClient, billId: string, rawInput: PayInput | ((bill: PayableBill) => PayInput), ip: string | null) {
+  /**
+   * Opens the payment: reads the bill, checks it, then ONE atomic statement moves the bill to
+   * PROCESS only if it is still payable (a NORMAL bill NEW or FAIL, a MULTI bill any status, and
+   * active) and inserts the payment from that update, so it takes the bill's row lock and the
+   * check and the change cannot be split by a concurrent payment: of 20 concurrent POSTs on a
+   * NORMAL bill one opens a payment and the others find the bill in PROCESS (409). `input` may
+   * be a parser of the raw form, run on the bill (its fixed method, which never changes).
+   */
+  private async open(c: Pick<pg.Pool, 'query'>, billId: string, rawInput: PayInput | ((bill: PayableBill) => PayInput), ip: string | null) {
     if (!/^[A-Za-z0-9]{1,64}$/.test(billId)) throw new DomainError('bill_not_found', 404);
-    const r = await c.query<BillRow>({ name: 'pay_lock_bill', text: `${BILL_SQL} FOR NO KEY UPDATE OF b`, values: [billId] });
-    if (!r.rows[0]) throw new DomainError('bill_not_found', 404);
-    const bill = toBill(r.rows[0]);
-    if (isBillFinished(bill)) throw new DomainError('bill_is_finished', 403);
-    if (!bill.active) throw new DomainError('bill_inactive', 403);
-    if (bill.type === 'NORMAL' && bill.status === 'PROCESS') throw new DomainError('payment_in_progress', 409);
+    const bill = await this.payableBillOrThrow(c, billId);
     const input = typeof rawInput === 'function' ? rawInput(bill) : rawInput;
     if (bill.paymentMethod && bill.paymentMethod !== input.method) {
       throw new PayValidationError({ method: 'method_not_allowed' });
@@ -221,25 +223,45 @@ export class PaymentService {
     const quote = this.quote(bill, input.method);
     if (!quote) throw new DomainError('rate-not-found', 403);
     // A MULTI bill already in PROCESS (another payment running) stays there.
-    const billToProcess = bill.status !== 'PROCESS';
-    if (billToProcess) assertTransition(bill.status, 'PROCESS', bill.type);
+    if (bill.status !== 'PROCESS') assertTransition(bill.status, 'PROCESS', bill.type);
     assertPaymentTransition('NEW', 'PROCESS');
 
     const paymentId = newId();
     // The payment is opened and handed to the acquirer in one step: it is written as PROCESS.
-    // clock_timestamp(): payments of a MULTI bill are ordered as they took the bill lock.
-    await c.query({ name: 'pay_open', text:
-      `WITH p AS (
-         INSERT INTO payments (id, bill_id, merchant_id, shop_id, status, method, amount, currency_in, bill_currency, rate,
-                               commission, account_currency, from_card, payer_ip, created_at, updated_at)
-         VALUES ($1, $2, $3, $4, 'PROCESS', $5::"PaymentMethod", $6, 'RUB', $7::"Currency", $8, $9, $7::"Currency", $10, $11,
-                 clock_timestamp(), clock_timestamp())
+    // clock_timestamp() is taken after the bill's row lock: payments of a MULTI bill are
+    // ordered as they took it.
+    const r = await c.query({ name: 'pay_open', text:
+      `WITH b AS (
+         UPDATE bills SET status = 'PROCESS', updated_at = now()
+          WHERE id = $2 AND active
+            AND ((type = 'NORMAL' AND status IN ('NEW', 'FAIL')) OR type = 'MULTI')
          RETURNING id)
-       UPDATE bills SET status = 'PROCESS', updated_at = now() WHERE id = $2 AND $12::boolean`,
+       INSERT INTO payments (id, bill_id, merchant_id, shop_id, status, method, amount, currency_in, bill_currency, rate,
+                             commission, account_currency, from_card, payer_ip, created_at, updated_at)
+       SELECT $1, b.id, $3, $4, 'PROCESS', $5::"PaymentMethod", $6, 'RUB', $7::"Currency", $8, $9, $7::"Currency", $10, $11,
+              clock_timestamp(), clock_timestamp()
+         FROM b`,
       values: [paymentId, bill.id, bill.merchantId, bill.shopId, input.method, quote.dueRub.toFixed(2), bill.currency,
-        bill.currency === 'RUB' ? null : quote.rate.toFixed(), quote.commission.toFixed(2), input.card ? maskCard(input.card.number) : null, ip, billToProcess],
+        bill.currency === 'RUB' ? null : quote.rate.toFixed(), quote.commission.toFixed(2), input.card ? maskCard(input.card.number) : null, ip],
     });
+    if (r.rowCount !== 1) {
+      // The bill changed since it was read (another payment opened or finished it, or it was
+      // deactivated): answer with what it is now.
+      await this.payableBillOrThrow(c, billId);
+      throw new DomainError('payment_in_progress', 409);
+    }
     return { bill, paymentId, quote, input };
+  }
+
+  /** The bill, or the refusal a payer gets for it: unknown 404, finished 403, inactive 403, in progress 409. */
+  private async payableBillOrThrow(c: Pick<pg.Pool, 'query'>, billId: string): Promise<PayableBill> {
+    const r = await c.query<BillRow>({ name: 'pay_read_bill', text: BILL_SQL, values: [billId] });
+    if (!r.rows[0]) throw new DomainError('bill_not_found', 404);
+    const bill = toBill(r.rows[0]);
+    if (isBillFinished(bill)) throw new DomainError('bill_is_finished', 403);
+    if (!bill.active) throw new DomainError('bill_inactive', 403);
+    if (bill.type === 'NORMAL' && bill.status === 'PROCESS') throw new DomainError('payment_in_progress', 409);
+    return bill;
   }
 
   private async finish(c: Pick<pg.Pool, 'query'>, bill: PayableBill, paymentId: string, q: Quote, result: ChargeResult): Promise<PayOutcome> {
