@@ -17,6 +17,10 @@ export function freePort(): Promise<number> {
 
 export interface Proc { kind: 'api' | 'worker'; port: number; child: ChildProcess; url: string }
 
+// Whatever a test leaves running (a failed test skips its cleanup) dies with the test process.
+const spawned = new Set<ChildProcess>();
+process.on('exit', () => { for (const c of spawned) c.kill('SIGKILL'); });
+
 function baseEnv(dbUrl: string, extra: Record<string, string>): NodeJS.ProcessEnv {
   return {
     PATH: process.env.PATH, HOME: process.env.HOME, DATABASE_URL: dbUrl, ADMIN_API_TOKEN: ADMIN_TOKEN, TOKEN_ENCRYPTION_KEY: TEST_KEY,
@@ -31,6 +35,8 @@ export async function startProc(kind: 'api' | 'worker', dbUrl: string, extra: Re
   const entry = kind === 'api' ? 'src/main.ts' : 'src/worker-main.ts';
   const env = baseEnv(dbUrl, { PORT: String(p), HOST: '127.0.0.1', RUN_WORKERS: 'false', PUBLIC_BASE_URL: `http://127.0.0.1:${p}`, ...extra });
   const child = spawn(process.execPath, ['--import', 'tsx', entry], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+  spawned.add(child);
+  child.once('exit', () => spawned.delete(child));
   let err = '';
   child.stderr?.on('data', (d) => { err = (err + d).slice(-4000); });
   const proc: Proc = { kind, port: p, child, url: `http://127.0.0.1:${p}` };

@@ -79,11 +79,20 @@ export async function post(c: Queryable, p: Posting): Promise<BalanceRow> {
     const r2 = await c.query<BalanceRow>(APPLY_SQL, [p.merchantId, p.currency, ...deltas]);
     return r2.rows[0]!;
   } catch (e) {
-    const err = e as { code?: string; constraint?: string };
-    if (err.code === '23514' && err.constraint === 'balances_non_negative_check') throw new DomainError('balance_not_enough');
-    if (err.code === '23505' && err.constraint === 'ledger_entries_kind_ref_id_key') throw new DuplicatePostingError(`${p.kind} ${p.refId} already posted`);
-    throw e;
+    throw ledgerError(e, `${p.kind} ${p.refId}`);
   }
+}
+
+/**
+ * The error a failed posting statement means: an overdraft refused by the balances CHECK is
+ * api:error.balance_not_enough, a second entry for one (kind, ref_id) a DuplicatePostingError.
+ * For callers that post inside a larger statement of their own (payout creation).
+ */
+export function ledgerError(e: unknown, what = 'posting'): unknown {
+  const err = e as { code?: string; constraint?: string };
+  if (err.code === '23514' && err.constraint === 'balances_non_negative_check') return new DomainError('balance_not_enough');
+  if (err.code === '23505' && err.constraint === 'ledger_entries_kind_ref_id_key') return new DuplicatePostingError(`${what} already posted`);
+  return e;
 }
 
 /** Drift between each balance and the sum of its entries (empty when the books balance). */

@@ -9,7 +9,7 @@ import { newId } from '../../lib/ids.js';
 import { isValidAmount } from '../../lib/money.js';
 import { startOfDay, startOfMonth } from '../../lib/time.js';
 import { enqueueEvent } from '../../outbox/events.js';
-import { post, type Queryable } from '../ledger/ledger.js';
+import { ledgerError, post, type Queryable } from '../ledger/ledger.js';
 import { commissionFor, type MerchantFeeColumns } from '../merchant/fees.js';
 import { parseRegular, personalCreateInput, statusInput } from './payout.input.js';
 import { assertTransition, NOT_COUNTED_STATUSES } from './payout.states.js';
@@ -46,6 +46,9 @@ interface LockedMerchant extends MerchantFeeColumns {
   accountBank: string | null;
   /** Whether the SBP bank asked for (or the account's bank) is an active member; null: unknown bank. */
   bankActive: boolean | null;
+  /** The request already made with this order_id, if any (replay or 422). */
+  priorRequestId: string | null;
+  priorRequestHash: string | null;
 }
 
 // FOR NO KEY UPDATE OF m: serialises this merchant's payout requests (limits, order_id) without
@@ -61,25 +64,41 @@ SELECT m.status, m.verified, m.payout_daily_limit::text AS "dailyLimit", m.payou
        m.payout_sbp_percent::text AS "payoutSbpPercent", m.payout_sbp_fixed::text AS "payoutSbpFixed",
        a.id AS "accountId", a.type AS "accountType", a.status AS "accountStatus", a.identifier_enc AS "accountEnc",
        a.identifier_masked AS "accountMasked", a.card_holder AS "accountHolder", a.bank_member_id::text AS "accountBank",
-       b.active AS "bankActive"
+       b.active AS "bankActive", pr.id AS "priorRequestId", pr.request_hash AS "priorRequestHash"
   FROM merchants m
   LEFT JOIN payout_accounts a ON a.id = $2::text AND a.merchant_id = m.id
   LEFT JOIN sbp_banks b ON b.member_id = coalesce($3::bigint, a.bank_member_id)
+  LEFT JOIN payout_requests pr ON pr.merchant_id = m.id AND pr.order_id = $4::text
  WHERE m.id = $1 FOR NO KEY UPDATE OF m`;
 
-// Request and its payouts in one round trip. ON CONFLICT DO NOTHING: when the same order_id
-// committed first, nothing is inserted and the caller answers with the winner's payouts.
+// Request, its payouts and their PAYOUT_LOCK ledger entries with the balance move, in one
+// round trip. ON CONFLICT DO NOTHING: when the same order_id committed first, nothing is
+// inserted and the caller answers with the winner's payouts. The balances CHECK refuses an
+// overdraft (the whole statement fails: balance_not_enough); `bal` is 0 only when the
+// merchant has no RUB balance row, which the caller turns into a rollback. One entry per payout,
+// (kind, ref_id) unique, as ledger.post writes them.
 const INSERT_SQL = `
 WITH r AS (
   INSERT INTO payout_requests (id, merchant_id, order_id, request_hash) VALUES ($2, $1, $3, $4)
   ON CONFLICT (merchant_id, order_id) DO NOTHING RETURNING id
+), p AS (
+  INSERT INTO payouts (id, merchant_id, request_id, order_id, kind, status, account_type, payout_account_id,
+                       account_masked, account_enc, card_holder, bank_member_id, amount, commission, currency, process_after)
+  SELECT u.id, $1, r.id, $3, $5::"PayoutKind", $6::"PayoutStatus", $7::"PayoutAccountType", $8, $9, $10, $11, $12::bigint,
+         u.amount::numeric, u.commission::numeric, 'RUB', now() + $13::int * interval '1 millisecond'
+    FROM r, unnest($14::text[], $15::text[], $16::text[]) AS u(id, amount, commission)
+  RETURNING id, created_at, amount, commission
+), e AS (
+  INSERT INTO ledger_entries (merchant_id, currency, kind, ref_type, ref_id, delta_available, delta_locked, delta_hold)
+  SELECT $1, 'RUB', 'PAYOUT_LOCK', 'payout', p.id, -(p.amount + p.commission), p.amount, p.commission FROM p
+  RETURNING delta_available, delta_locked, delta_hold
+), bal AS (
+  UPDATE balances SET available = available + t.a, locked = locked + t.l, hold = hold + t.h, updated_at = now()
+    FROM (SELECT sum(delta_available) AS a, sum(delta_locked) AS l, sum(delta_hold) AS h FROM e HAVING count(*) > 0) t
+   WHERE merchant_id = $1 AND currency = 'RUB'
+  RETURNING 1
 )
-INSERT INTO payouts (id, merchant_id, request_id, order_id, kind, status, account_type, payout_account_id,
-                     account_masked, account_enc, card_holder, bank_member_id, amount, commission, currency, process_after)
-SELECT u.id, $1, r.id, $3, $5::"PayoutKind", $6::"PayoutStatus", $7::"PayoutAccountType", $8, $9, $10, $11, $12::bigint,
-       u.amount::numeric, u.commission::numeric, 'RUB', now() + $13::int * interval '1 millisecond'
-  FROM r, unnest($14::text[], $15::text[], $16::text[]) AS u(id, amount, commission)
-RETURNING id, created_at`;
+SELECT p.id, p.created_at, (SELECT count(*) FROM bal)::int AS bal FROM p`;
 
 /** Where a payout goes, resolved and checked. */
 interface Target {
@@ -177,14 +196,13 @@ export class PayoutService {
     const hash = this.requestHash(req.hashParts);
     const tz = this.config.tz;
     return withPgTx(this.db.pool, async (c) => {
-      const m = (await c.query<LockedMerchant>({ name: 'payout_lock_merchant', text: LOCK_MERCHANT_SQL, values: [merchant.id, req.accountId, req.bankMemberId] })).rows[0];
+      const m = (await c.query<LockedMerchant>({
+        name: 'payout_lock_merchant', text: LOCK_MERCHANT_SQL, values: [merchant.id, req.accountId, req.bankMemberId, req.orderId ?? null],
+      })).rows[0];
       if (!m) throw new DomainError('merchant_not_found');
       if (m.status === 'BANNED') throw new DomainError('merchant_banned');
       if (!m.verified) throw new DomainError('merchant_not_verified');
-      if (req.orderId !== undefined) {
-        const replay = await this.replay(c, merchant.id, req.orderId, hash);
-        if (replay) return replay;
-      }
+      if (m.priorRequestId) return this.replayOf(c, m.priorRequestId, m.priorRequestHash!, hash);
       const target = req.resolve(m);
       const max = new Decimal(target.accountType === 'CARD' ? m.maxCard : m.maxSbp);
       const parts = splitAmount(req.amount, max);
@@ -199,23 +217,18 @@ export class PayoutService {
       const commissions = parts.map((a) => commissionFor(this.config, m, feeKind, a));
       // Ids sorted, so that ordering by id gives the split order back (replays, status by order_id).
       const ids = parts.map(() => newId()).sort();
-      const ins = await c.query<{ id: string; created_at: Date }>({ name: 'payout_insert', text: INSERT_SQL, values: [
+      const ins = await c.query<{ id: string; created_at: Date; bal: number }>({ name: 'payout_insert', text: INSERT_SQL, values: [
         merchant.id, newId(), req.orderId ?? null, hash, target.kind, status, target.accountType, target.payoutAccountId,
         target.masked, target.enc, target.cardHolder, target.bankMemberId, moderate ? null : this.config.sandboxProcessingDelayMs,
         ids, parts.map((a) => a.toFixed()), commissions.map((x) => x.toFixed()),
-      ] });
+      ] }).catch((e) => { throw ledgerError(e, 'payout request'); });
       if (ins.rowCount === 0) {
         // The same order_id won meanwhile (only reachable without the merchant lock, kept as the last word).
         const replay = await this.replay(c, merchant.id, req.orderId!, hash);
         if (replay) return replay;
         throw new Error('payout request vanished after an order_id conflict');
       }
-      for (let i = 0; i < ids.length; i++) {
-        await post(c, {
-          merchantId: merchant.id, currency: 'RUB', kind: 'PAYOUT_LOCK', refType: 'payout', refId: ids[i]!,
-          available: parts[i]!.add(commissions[i]!).neg(), locked: parts[i]!, hold: commissions[i]!,
-        });
-      }
+      if (ins.rows[0]!.bal !== 1) throw new Error(`merchant ${merchant.id} has no RUB balance row`);
       const createdAt = new Map(ins.rows.map((r) => [r.id, r.created_at]));
       return ids.map((id, i) => payoutView({
         id, status, amount: parts[i]!.toFixed(), commission: commissions[i]!.toFixed(), account_masked: target.masked,
@@ -230,11 +243,14 @@ export class PayoutService {
       { name: 'payout_replay', text: 'SELECT id, request_hash FROM payout_requests WHERE merchant_id = $1 AND order_id = $2', values: [merchantId, orderId] },
     );
     const existing = r.rows[0];
-    if (!existing) return null;
-    if (existing.request_hash !== hash) {
+    return existing ? this.replayOf(c, existing.id, existing.request_hash, hash) : null;
+  }
+
+  private async replayOf(c: Queryable, requestId: string, storedHash: string, hash: string): Promise<PayoutView[]> {
+    if (storedHash !== hash) {
       throw ValidationError.field('order_id', 'The order id has already been used with other parameters.');
     }
-    const rows = await c.query<PayoutRow>(`SELECT ${PAYOUT_COLUMNS} FROM payouts WHERE request_id = $1 ORDER BY id COLLATE "C"`, [existing.id]);
+    const rows = await c.query<PayoutRow>(`SELECT ${PAYOUT_COLUMNS} FROM payouts WHERE request_id = $1 ORDER BY id COLLATE "C"`, [requestId]);
     return rows.rows.map((x) => payoutView(x, this.config.tz));
   }
 
