@@ -11,7 +11,8 @@ export async function findAdminUrl(): Promise<string | null> {
     u.pathname = '/postgres';
     candidates.push(u.toString());
   } else {
-    candidates.push('postgresql://postgres@127.0.0.1:5432/postgres');
+    // TEST_LOCAL_PG_URL only exists to exercise the embedded fallback on a machine that has a server.
+    candidates.push(process.env.TEST_LOCAL_PG_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres');
   }
   for (const url of candidates) {
     const c = new pg.Client({ connectionString: url, connectionTimeoutMillis: 3000 });
