@@ -32,7 +32,9 @@ export interface BuildOptions {
 export async function buildApp(opts: BuildOptions): Promise<FastifyInstance> {
   const app = Fastify({
     logger: opts.logger === false ? false : loggerOptions(opts.config.logLevel),
-    trustProxy: true,
+    trustProxy: typeof opts.config.trustProxy === 'number'
+      ? ((n: number) => (_addr: string, hop: number) => hop < n)(opts.config.trustProxy)
+      : opts.config.trustProxy,
     bodyLimit: 1024 * 1024,
     // Bill ids etc. never need long params; refuse absurd URLs early.
     routerOptions: { maxParamLength: 200, ignoreTrailingSlash: true },

@@ -23,6 +23,12 @@ export interface Config {
   /** Payment form attempts per bill and per IP in a 10-minute window. */
   payAttemptsPerBill: number;
   payAttemptsPerIp: number;
+  /**
+   * Which proxies may set X-Forwarded-For (Fastify's trustProxy): false (default: the socket
+   * address is the client), true (any), a hop count, or a comma list of addresses/CIDRs.
+   * Per-IP limits read the client address from it, so trusting everyone lets clients choose it.
+   */
+  trustProxy: boolean | number | string;
   /** Requests per minute per API token and per client IP on /api/v1 (0 disables). */
   rateLimitPerToken: number;
   rateLimitPerIp: number;
@@ -74,6 +80,13 @@ function int(name: string, v: string | undefined, dflt: number, min = 0): number
   return Number(v);
 }
 
+function trustProxyOf(v: string | undefined): boolean | number | string {
+  if (v === undefined || v === '' || /^(0|false|no|off)$/i.test(v)) return false;
+  if (/^(true|yes|on)$/i.test(v)) return true;
+  if (/^\d+$/.test(v)) return Number(v);
+  return v;
+}
+
 function dec(name: string, v: string | undefined, dflt: string): Decimal {
   const s = v === undefined || v === '' ? dflt : v;
   if (!/^\d+(\.\d+)?$/.test(s)) throw new ConfigError(`${name} must be a non-negative decimal, got "${s}"`);
@@ -113,7 +126,8 @@ export function loadConfig(env: Env = { ...readDotEnv(), ...process.env }, gener
     dataDir: env.DATA_DIR || './.data',
     billPaymentsMax: int('BILL_PAYMENTS_MAX', env.BILL_PAYMENTS_MAX, 1000, 1),
     payAttemptsPerBill: int('PAY_ATTEMPTS_PER_BILL', env.PAY_ATTEMPTS_PER_BILL, 30, 1),
-    payAttemptsPerIp: int('PAY_ATTEMPTS_PER_IP', env.PAY_ATTEMPTS_PER_IP, 100, 1),
+    payAttemptsPerIp: int('PAY_ATTEMPTS_PER_IP', env.PAY_ATTEMPTS_PER_IP, 1000, 1),
+    trustProxy: trustProxyOf(env.TRUST_PROXY),
     rateLimitPerToken: int('RATE_LIMIT_PER_TOKEN', env.RATE_LIMIT_PER_TOKEN, 60000),
     rateLimitPerIp: int('RATE_LIMIT_PER_IP', env.RATE_LIMIT_PER_IP, 120000),
     workerLeaseMs: int('WORKER_LEASE_MS', env.WORKER_LEASE_MS, 60_000, 1000),

@@ -8,7 +8,7 @@ import { cardForm, createBill, DECLINED_CARD, payRequest } from '../factories/pa
 let t: TestApp;
 let m: MerchantFixture;
 beforeAll(async () => {
-  t = await setupTestApp({ PAY_ATTEMPTS_PER_BILL: '3', PAY_ATTEMPTS_PER_IP: '6' });
+  t = await setupTestApp({ PAY_ATTEMPTS_PER_BILL: '3', PAY_ATTEMPTS_PER_IP: '6', TRUST_PROXY: 'true' });
   m = await createMerchant(t);
 });
 afterAll(async () => { await t.close(); });
