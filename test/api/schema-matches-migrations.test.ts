@@ -27,6 +27,7 @@ function pgType(type: string, attrs: string, enums: Set<string>): string {
       case 'Char': return `char(${args[0]})`;
       case 'VarChar': return `varchar(${args[0]})`;
       case 'Text': return 'text';
+      case 'Date': return 'date';
       default: return `db.${db[1]}`;
     }
   }

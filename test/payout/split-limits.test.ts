@@ -2,7 +2,8 @@ import { Decimal } from 'decimal.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { splitAmount } from '../../src/domain/payout/payout.service.js';
 import { setupTestApp, type TestApp } from '../helpers/app.js';
-import { balance, booksBalance, card, fund, insertAccount, payoutMerchant, personal, regular, sbp, seedBanks } from './helpers.js';
+import { processDuePayouts } from '../../src/domain/payout/payout.worker.js';
+import { balance, booksBalance, card, FAIL_CARD, fund, insertAccount, payoutMerchant, personal, regular, sbp, seedBanks } from './helpers.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -99,23 +100,39 @@ describe('limits', () => {
   });
 
   it('payouts that ended FAIL, ERROR or DECLINED do not count; earlier days count for the month only', async () => {
-    const m = await payoutMerchant(t, { payoutDailyLimit: '100', payoutMonthlyLimit: '150' });
+    const m = await payoutMerchant(t, { payoutDailyLimit: '100', payoutMonthlyLimit: '150', moderationThreshold: '1000' });
     await fund(t, m.merchantId, '5000');
-    const first = await regular(t, m, card('100'));
-    expect(first.statusCode).toBe(200);
-    // Mark it failed (as the provider would) and the daily room is back.
-    await t.db.pool.query(`UPDATE payouts SET status = 'FAIL' WHERE id = $1`, [first.json().data[0].id]);
+    // FAIL through the sandbox provider (a card ending 0002): the daily room is back.
+    const failed = await regular(t, m, card('100', { account_identifier: FAIL_CARD }));
+    expect(failed.statusCode).toBe(200);
+    expect((await regular(t, m, card('0.01'))).json().message).toBe('api:error.daily_payout_limit_exceeded');
+    await processDuePayouts({ services: t.app.services });
+    const row = await t.db.pool.query(`SELECT status FROM payouts WHERE id = $1`, [failed.json().data[0].id]);
+    expect(row.rows[0].status).toBe('FAIL');
     const second = await regular(t, m, card('100'));
     expect(second.statusCode).toBe(200);
-    // Move it to an earlier day of this month when possible: then it only counts monthly.
-    const r = await t.db.pool.query(
-      `UPDATE payouts SET created_at = greatest(date_trunc('month', now() AT TIME ZONE $2) AT TIME ZONE $2, now() - interval '1 day')
-        WHERE id = $1 RETURNING created_at`, [second.json().data[0].id, t.config.tz],
+    // Move today's usage to an earlier day of this month when there is one: then it only counts monthly.
+    const moved = await t.db.pool.query(
+      `UPDATE payout_usage SET period_start = period_start - 1
+        WHERE merchant_id = $1 AND period = 'D' AND extract(day FROM period_start) > 1 RETURNING 1`, [m.merchantId],
     );
-    const movedToYesterday = new Date(r.rows[0].created_at).getTime() < Date.now() - 3600_000;
+    const movedToYesterday = moved.rowCount === 1;
     const third = await regular(t, m, card('50.01'));
     expect(third.json().message).toBe(movedToYesterday ? 'api:error.monthly_payout_limit_exceeded' : 'api:error.daily_payout_limit_exceeded');
     expect((await regular(t, m, card('50'))).statusCode).toBe(movedToYesterday ? 200 : 400);
+  });
+
+  it('a declined (moderated) payout gives its room back; usage follows every final status', async () => {
+    const m = await payoutMerchant(t, { payoutDailyLimit: '300', moderationThreshold: '150' });
+    await fund(t, m.merchantId, '5000');
+    const moderated = await regular(t, m, card('200'));
+    expect(moderated.json().data[0].status).toBe('MODERATING');
+    expect((await regular(t, m, card('100.01'))).json().message).toBe('api:error.daily_payout_limit_exceeded');
+    await t.app.services.payouts.decline(moderated.json().data[0].id);
+    expect((await regular(t, m, card('100'))).statusCode).toBe(200);
+    await processDuePayouts({ services: t.app.services });
+    const u = await t.db.pool.query(`SELECT period, amount::text FROM payout_usage WHERE merchant_id = $1 ORDER BY period`, [m.merchantId]);
+    expect(u.rows).toEqual([{ period: 'D', amount: '100.00000000' }, { period: 'M', amount: '100.00000000' }]);
   });
 
   it('concurrent requests cannot pass a limit together: 20 x 100 against a daily limit of 1000 -> 10 accepted', async () => {

@@ -42,6 +42,18 @@ export async function checkInvariants(dbUrl: string, opts: { requireDelivered: b
       SELECT b.id FROM bills b JOIN payments p ON p.bill_id = b.id
        WHERE b.type = 'NORMAL' AND p.status IN ('SUCCESS', 'UNDERPAID', 'OVERPAID') GROUP BY b.id HAVING count(*) > 1`);
     if (normalTwice.rowCount) bad.push(`NORMAL bills paid twice: ${normalTwice.rowCount}`);
+    // The payout limit totals equal what they total (processes here run in the default TZ).
+    const usage = await c.query(`
+      WITH want AS (
+        SELECT merchant_id, 'D' AS period, (created_at AT TIME ZONE 'Europe/Moscow')::date AS start, sum(amount) AS amount
+          FROM payouts WHERE status NOT IN ('FAIL', 'ERROR', 'DECLINED') GROUP BY 1, 2, 3
+        UNION ALL
+        SELECT merchant_id, 'M', date_trunc('month', created_at AT TIME ZONE 'Europe/Moscow')::date, sum(amount)
+          FROM payouts WHERE status NOT IN ('FAIL', 'ERROR', 'DECLINED') GROUP BY 1, 2, 3)
+      SELECT * FROM want w FULL JOIN payout_usage u
+        ON u.merchant_id = w.merchant_id AND u.period = w.period AND u.period_start = w.start
+       WHERE coalesce(w.amount, 0) <> coalesce(u.amount, 0)`);
+    if (usage.rowCount) bad.push(`payout_usage out of step: ${JSON.stringify(usage.rows.slice(0, 5))}`);
     if (opts.requireDelivered) {
       const pending = await c.query(`SELECT status, count(*) FROM outbox_events WHERE status <> 'DELIVERED' AND url IS NOT NULL GROUP BY status`);
       if (pending.rowCount) bad.push(`events not delivered: ${JSON.stringify(pending.rows)}`);

@@ -7,12 +7,11 @@ import { keysetSearch, parseSearchParams, type Page } from '../../http/paginatio
 import { decrypt, encrypt } from '../../lib/crypto.js';
 import { newId } from '../../lib/ids.js';
 import { isValidAmount } from '../../lib/money.js';
-import { startOfDay, startOfMonth } from '../../lib/time.js';
 import { enqueueEvent } from '../../outbox/events.js';
 import { ledgerError, post, type Queryable } from '../ledger/ledger.js';
 import { commissionFor, type MerchantFeeColumns } from '../merchant/fees.js';
 import { parseRegular, personalCreateInput, statusInput } from './payout.input.js';
-import { assertTransition, NOT_COUNTED_STATUSES } from './payout.states.js';
+import { assertTransition } from './payout.states.js';
 import { adminPayoutView, PAYOUT_COLUMNS, payoutView, payoutWebhookFields, type PayoutRow, type PayoutView } from './payout.view.js';
 import type { PayoutProvider, ProviderResult } from './payout-provider.js';
 import { SandboxPayoutProvider } from './sandbox-provider.js';
@@ -97,8 +96,42 @@ WITH r AS (
     FROM (SELECT sum(delta_available) AS a, sum(delta_locked) AS l, sum(delta_hold) AS h FROM e HAVING count(*) > 0) t
    WHERE merchant_id = $1 AND currency = 'RUB'
   RETURNING 1
+), usage AS (
+  INSERT INTO payout_usage AS pu (merchant_id, period, period_start, amount)
+  SELECT $1, x.period, x.start, t.total
+    FROM (SELECT sum(amount) AS total FROM p HAVING count(*) > 0) t,
+         (VALUES ('D', (now() AT TIME ZONE $17::text)::date),
+                 ('M', date_trunc('month', now() AT TIME ZONE $17::text)::date)) AS x(period, start)
+  ON CONFLICT (merchant_id, period, period_start) DO UPDATE SET amount = pu.amount + EXCLUDED.amount
+  RETURNING 1
 )
 SELECT p.id, p.created_at, (SELECT count(*) FROM bal)::int AS bal FROM p`;
+
+/**
+ * What counts against the limits today and this month in the service time zone (payouts not
+ * FAIL/ERROR/DECLINED), from the running totals: two rows whatever the merchant's volume. Read
+ * in its own statement AFTER the merchant lock, so its snapshot sees every payout committed by
+ * the requests that held the lock before (a subquery of the locking statement would not).
+ */
+async function usage(c: Queryable, merchantId: string, tz: string): Promise<{ day: string; month: string }> {
+  const r = await c.query<{ day: string; month: string }>({
+    name: 'payout_usage_read',
+    text: `SELECT coalesce(sum(amount) FILTER (WHERE period = 'D'), 0)::text AS day,
+                  coalesce(sum(amount) FILTER (WHERE period = 'M'), 0)::text AS month
+             FROM payout_usage
+            WHERE merchant_id = $1
+              AND ((period = 'D' AND period_start = (now() AT TIME ZONE $2::text)::date)
+                OR (period = 'M' AND period_start = date_trunc('month', now() AT TIME ZONE $2::text)::date))`,
+    values: [merchantId, tz],
+  });
+  return r.rows[0]!;
+}
+
+/** Daily and monthly limits: what is used plus this request. */
+function checkLimits(m: LockedMerchant, amount: Decimal, used: { day: string; month: string }): void {
+  if (m.dailyLimit !== null && amount.add(used.day).gt(m.dailyLimit)) throw new DomainError('daily_payout_limit_exceeded');
+  if (m.monthlyLimit !== null && amount.add(used.month).gt(m.monthlyLimit)) throw new DomainError('monthly_payout_limit_exceeded');
+}
 
 /** Where a payout goes, resolved and checked. */
 interface Target {
@@ -207,7 +240,7 @@ export class PayoutService {
       const max = new Decimal(target.accountType === 'CARD' ? m.maxCard : m.maxSbp);
       const parts = splitAmount(req.amount, max);
       if (parts === null) throw new DomainError('invalid_amount');
-      await this.checkLimits(c, merchant.id, m, req.amount);
+      if (m.dailyLimit !== null || m.monthlyLimit !== null) checkLimits(m, req.amount, await usage(c, merchant.id, tz));
 
       // Moderation looks at the whole request, so splitting cannot slip under the threshold.
       const moderate = m.moderationThreshold !== null && req.amount.gt(m.moderationThreshold);
@@ -220,7 +253,7 @@ export class PayoutService {
       const ins = await c.query<{ id: string; created_at: Date; bal: number }>({ name: 'payout_insert', text: INSERT_SQL, values: [
         merchant.id, newId(), req.orderId ?? null, hash, target.kind, status, target.accountType, target.payoutAccountId,
         target.masked, target.enc, target.cardHolder, target.bankMemberId, moderate ? null : this.config.sandboxProcessingDelayMs,
-        ids, parts.map((a) => a.toFixed()), commissions.map((x) => x.toFixed()),
+        ids, parts.map((a) => a.toFixed()), commissions.map((x) => x.toFixed()), tz,
       ] }).catch((e) => { throw ledgerError(e, 'payout request'); });
       if (ins.rowCount === 0) {
         // The same order_id won meanwhile (only reachable without the merchant lock, kept as the last word).
@@ -252,25 +285,6 @@ export class PayoutService {
     }
     const rows = await c.query<PayoutRow>(`SELECT ${PAYOUT_COLUMNS} FROM payouts WHERE request_id = $1 ORDER BY id COLLATE "C"`, [requestId]);
     return rows.rows.map((x) => payoutView(x, this.config.tz));
-  }
-
-  /** Daily and monthly limits over payouts not FAIL/ERROR/DECLINED, in the service time zone. */
-  private async checkLimits(c: Queryable, merchantId: string, m: LockedMerchant, amount: Decimal): Promise<void> {
-    if (m.dailyLimit === null && m.monthlyLimit === null) return;
-    const now = new Date();
-    const day = startOfDay(now, this.config.tz);
-    const month = startOfMonth(now, this.config.tz);
-    const from = month < day ? month : day;
-    const r = await c.query<{ day: string; month: string }>(
-      `SELECT coalesce(sum(amount) FILTER (WHERE created_at >= $2), 0)::text AS day,
-              coalesce(sum(amount) FILTER (WHERE created_at >= $3), 0)::text AS month
-         FROM payouts
-        WHERE merchant_id = $1 AND created_at >= $4 AND status <> ALL($5::"PayoutStatus"[])`,
-      [merchantId, day, month, from, NOT_COUNTED_STATUSES],
-    );
-    const used = r.rows[0]!;
-    if (m.dailyLimit !== null && amount.add(used.day).gt(m.dailyLimit)) throw new DomainError('daily_payout_limit_exceeded');
-    if (m.monthlyLimit !== null && amount.add(used.month).gt(m.monthlyLimit)) throw new DomainError('monthly_payout_limit_exceeded');
   }
 
   /** HMAC, not a bare hash: the parameters include full card numbers. */
@@ -374,6 +388,16 @@ export class PayoutService {
       await post(c, {
         merchantId: row.merchant_id, currency, kind: 'PAYOUT_RELEASE', refType: 'payout', refId: row.id,
         available: amount.add(commission), locked: amount.neg(), hold: commission.neg(),
+      });
+      // No longer counts against the limits of the day and month it was made in.
+      await c.query({
+        name: 'payout_usage_release',
+        text: `UPDATE payout_usage u SET amount = greatest(u.amount - $2::numeric, 0)
+                 FROM payouts p
+                WHERE p.id = $1 AND u.merchant_id = p.merchant_id
+                  AND ((u.period = 'D' AND u.period_start = (p.created_at AT TIME ZONE $3::text)::date)
+                    OR (u.period = 'M' AND u.period_start = date_trunc('month', p.created_at AT TIME ZONE $3::text)::date))`,
+        values: [row.id, amount.toFixed(), this.config.tz],
       });
     }
     const m = await c.query<{ payout_webhook_url: string | null }>('SELECT payout_webhook_url FROM merchants WHERE id = $1', [row.merchant_id]);
