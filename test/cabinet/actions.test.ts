@@ -96,13 +96,15 @@ describe('bills through the cabinet follow the API rules', () => {
   });
 
   test('an inactive subscription refuses bill creation and toggling, as bill/create does', async () => {
-    const m = await cabinetMerchant(t, { merchant: { subscription: 'INACTIVE' } });
+    const m = await cabinetMerchant(t);
+    // A bill made while the subscription was active, then the subscription lapses.
+    const bill = await createBill(t, m);
+    await t.db.prisma.merchant.update({ where: { id: m.merchantId }, data: { subscription: 'INACTIVE' } });
     const c = await signedIn(t, m);
     const r = await c.submit('/cabinet/bills/new', '/cabinet/bills', { amount: '10', shop_id: m.shopId });
     expect(r.statusCode).toBe(422);
     expect(r.body).toContain('Subscription is not active.');
-    expect(await t.db.prisma.bill.count({ where: { merchantId: m.merchantId } })).toBe(0);
-    const bill = await createBill(t, m);
+    expect(await t.db.prisma.bill.count({ where: { merchantId: m.merchantId } })).toBe(1);
     const tg = await c.submit(`/cabinet/bills/${bill}`, `/cabinet/bills/${bill}/toggle`, { active: '0' });
     expect(tg.statusCode).toBe(422);
     expect((await t.db.prisma.bill.findUniqueOrThrow({ where: { id: bill } })).active).toBe(true);

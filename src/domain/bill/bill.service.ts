@@ -1,7 +1,8 @@
 import type { Decimal } from 'decimal.js';
 import type { Config } from '../../config.js';
 import type { Db } from '../../db/client.js';
-import { DomainError } from '../../http/errors.js';
+import { DomainError, UnauthenticatedError } from '../../http/errors.js';
+import { assertMerchantUsable } from '../merchant/merchant-guard.js';
 import { newBillId } from '../../lib/ids.js';
 import { isValidAmount } from '../../lib/money.js';
 import { BILL_COLUMNS, type BillRow } from '../../http/views/bill.js';
@@ -28,7 +29,10 @@ export interface CreateBillInput {
 export interface CreatedBill { id: string; linkUrl: string; linkPageUrl: string; createdAt: Date }
 
 interface CreateOutcome {
-  shop_merchant_id: string;
+  merchant_id: string;
+  merchant_status: 'ACTIVE' | 'BANNED';
+  merchant_subscription: 'ACTIVE' | 'INACTIVE' | 'NONE';
+  shop_merchant_id: string | null;
   enabled: boolean;
   currency: Currency;
   has_rate: boolean;
@@ -45,37 +49,49 @@ export class BillService {
   qrUrl(id: string): string { return `${this.config.publicBaseUrl}/pay/${id}/qr`; }
 
   /**
-   * Creates a bill. Hot path: one round trip that looks the shop and the rate up and inserts
-   * only when every rule holds; when it did not insert, the same row says which rule failed.
+   * Creates a bill. Hot path: one round trip that finds the merchant (by id, or by API token
+   * hash when the route authenticates in this statement), looks the shop and the rate up and
+   * inserts only when every rule holds; when it did not insert, the same row says which rule
+   * failed. No row: no merchant with that token (401).
    */
-  async create(merchant: { id: string }, input: CreateBillInput): Promise<CreatedBill> {
+  async create(merchant: { id: string } | { tokenHash: string }, input: CreateBillInput): Promise<CreatedBill> {
     if (!isValidAmount(input.amount)) throw new DomainError('invalid_amount');
     const id = newBillId();
+    const byToken = 'tokenHash' in merchant;
     const r = await this.db.pool.query<CreateOutcome>({
-      name: 'bill_create',
-      text: `WITH s AS (
+      name: byToken ? 'bill_create_by_token' : 'bill_create',
+      text: `WITH m AS (
+         SELECT id, status::text, subscription::text FROM merchants WHERE ${byToken ? 'api_token_hash' : 'id'} = $2
+       ), s AS (
          SELECT id, merchant_id, enabled, COALESCE($3::"Currency", default_currency) AS currency FROM shops WHERE id = $1
        ), ok AS (
          SELECT s.*, (s.currency = 'RUB' OR EXISTS (SELECT 1 FROM fx_rates r WHERE r.currency = s.currency)) AS has_rate FROM s
        ), ins AS (
          INSERT INTO bills (id, merchant_id, shop_id, order_id, name, description, custom, type, amount, currency_in,
                             payer_pays_commission, payment_method)
-         SELECT $4, $2, ok.id, $5, $6, $7, $8, $9::"BillType", $10::numeric, ok.currency, $11, $12::"PaymentMethod"
-           FROM ok WHERE ok.merchant_id = $2 AND ok.enabled AND ok.has_rate
+         SELECT $4, m.id, ok.id, $5, $6, $7, $8, $9::"BillType", $10::numeric, ok.currency, $11, $12::"PaymentMethod"
+           FROM ok JOIN m ON ok.merchant_id = m.id
+          WHERE m.status = 'ACTIVE' AND m.subscription = 'ACTIVE' AND ok.enabled AND ok.has_rate
          RETURNING created_at
        )
-       SELECT ok.merchant_id AS shop_merchant_id, ok.enabled, ok.currency, ok.has_rate,
+       SELECT m.id AS merchant_id, m.status AS merchant_status, m.subscription AS merchant_subscription,
+              ok.merchant_id AS shop_merchant_id, ok.enabled, ok.currency, ok.has_rate,
               (SELECT created_at FROM ins) AS inserted_at
-         FROM ok`,
+         FROM m LEFT JOIN ok ON true`,
       values: [
-        input.shopId, merchant.id, input.currencyIn ?? null, id, input.orderId ?? null, input.name ?? null,
+        input.shopId, byToken ? merchant.tokenHash : merchant.id, input.currencyIn ?? null, id, input.orderId ?? null, input.name ?? null,
         input.description ?? null, input.custom ?? null, input.type ?? 'NORMAL', input.amount.toFixed(2),
         input.payerPaysCommission ?? false, input.paymentMethod ?? null,
       ],
     });
     const o = r.rows[0];
-    if (!o) throw new DomainError('shop_not_found');
-    if (o.shop_merchant_id !== merchant.id) throw new DomainError('access_denied');
+    if (!o) {
+      if (byToken) throw new UnauthenticatedError();
+      throw new DomainError('merchant_not_found');
+    }
+    assertMerchantUsable({ status: o.merchant_status, subscription: o.merchant_subscription }, { subscription: true });
+    if (o.shop_merchant_id === null) throw new DomainError('shop_not_found');
+    if (o.shop_merchant_id !== o.merchant_id) throw new DomainError('access_denied');
     if (!o.enabled) throw new DomainError('shop_not_enabled');
     if (!o.has_rate) throw new DomainError('rate-not-found');
     if (!o.inserted_at) throw new Error('bill insert did not happen although every rule held');

@@ -18,7 +18,7 @@ export const AUTH_MERCHANT_COLUMNS = `id, name, status, verified, subscription,
  * The merchant state checks every endpoint runs, in the spec's order of severity.
  * `subscription: false` for endpoints whose spec lists only merchant_banned.
  */
-export function assertMerchantUsable(m: AuthMerchant, opts: { subscription: boolean }): void {
+export function assertMerchantUsable(m: Pick<AuthMerchant, 'status' | 'subscription'>, opts: { subscription: boolean }): void {
   if (m.status === 'BANNED') throw new DomainError('merchant_banned');
   if (!opts.subscription) return;
   if (m.subscription === 'NONE') throw new DomainError('merchant_subscription_not_found');
