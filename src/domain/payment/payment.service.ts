@@ -296,6 +296,9 @@ export class PaymentService {
          UPDATE payments SET status = $2::text::"PaymentStatus", amount_received = $3, commission = $4, account_amount = $5,
                 acquirer_ref = $6, failure_reason = $7, finished_at = now(), updated_at = now()
           WHERE id = $1 AND status = 'PROCESS'
+            -- A NORMAL bill must still be in PROCESS with it: else nothing of this statement
+            -- happens (no credit for a payment whose bill cannot follow it).
+            AND EXISTS (SELECT 1 FROM bills bb WHERE bb.id = payments.bill_id AND (bb.type = 'MULTI' OR bb.status = 'PROCESS'))
          RETURNING bill_id, created_at, id),
        b AS (
          UPDATE bills SET status = $2::text::"BillStatus", updated_at = now()
