@@ -41,7 +41,8 @@ export async function startProc(kind: 'api' | 'worker', dbUrl: string, extra: Re
   child.stderr?.on('data', (d) => { err = (err + d).slice(-4000); });
   const proc: Proc = { kind, port: p, child, url: `http://127.0.0.1:${p}` };
   if (kind === 'api') {
-    const until = Date.now() + 30_000;
+    // Generous: a cold tsx start on a loaded 2-core machine has taken over 30 s.
+    const until = Date.now() + Number(process.env.TEST_PROC_START_MS ?? 90_000);
     for (;;) {
       if (child.exitCode !== null) throw new Error(`api exited: ${err}`);
       try { if ((await fetch(`${proc.url}/health`)).ok) break; } catch { /* not up yet */ }
@@ -55,8 +56,10 @@ export async function startProc(kind: 'api' | 'worker', dbUrl: string, extra: Re
   return proc;
 }
 
-export function kill(p: Proc, signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {
+export function kill(p: Proc | undefined, signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {
   return new Promise((resolve) => {
+    // A beforeAll that failed half-way leaves some processes unset.
+    if (!p) return resolve();
     if (p.child.exitCode !== null || p.child.signalCode !== null) return resolve();
     p.child.once('exit', () => resolve());
     p.child.kill(signal);
