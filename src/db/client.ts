@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { PrismaPg } from '@prisma/adapter-pg';
 import { PrismaClient } from '../generated/prisma/client.js';
-import { parseDatabaseUrl } from './url.js';
+import { clientClassFor, parseDatabaseUrl } from './connect.js';
 
 // NUMERIC comes back as a string (never a float); BIGINT too.
 pg.types.setTypeParser(pg.types.builtins.NUMERIC, (v) => v);
@@ -17,26 +17,9 @@ export interface Db {
   close(): Promise<void>;
 }
 
-/**
- * A client that sends every statement unnamed. The hot paths name their statements so that
- * PostgreSQL plans them once per connection; behind PgBouncer's transaction pooling the next
- * transaction may run on another server connection that never saw the statement, so names are
- * dropped there (one place, every caller unchanged).
- */
-class UnpreparedClient extends pg.Client {
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  override query(config: any, values?: any, callback?: any): any {
-    if (config && typeof config === 'object' && typeof config.name === 'string') {
-      const { name: _name, ...rest } = config;
-      return super.query(rest, values, callback);
-    }
-    return super.query(config, values, callback);
-  }
-}
-
 export function createDb(databaseUrl: string, opts: { max?: number } = {}): Db {
-  const { url, pgbouncer } = parseDatabaseUrl(databaseUrl);
-  const pool = new pg.Pool({ connectionString: url, max: opts.max ?? 20, ...(pgbouncer ? { Client: UnpreparedClient } : {}) });
+  const target = parseDatabaseUrl(databaseUrl);
+  const pool = new pg.Pool({ connectionString: target.url, max: opts.max ?? 20, Client: clientClassFor(target) });
   // A dropped server connection must not crash the process: idle clients report through the
   // pool, checked-out ones through their own 'error' event (unhandled, it would kill the
   // process when PostgreSQL restarts mid-request). The query in flight fails, the pool

@@ -2,7 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
-import { parseDatabaseUrl } from './url.js';
+import { connectClient } from './connect.js';
 
 export const MIGRATIONS_DIR = join(import.meta.dirname, '..', '..', 'prisma', 'migrations');
 /** Any constant; every process that migrates takes this advisory lock first. */
@@ -41,7 +41,7 @@ const CREATE_TABLE = `CREATE TABLE IF NOT EXISTS "_prisma_migrations" (
  * Returns the names applied. Refuses to run when an applied migration's file changed.
  */
 export async function migrate(databaseUrl: string, dir = MIGRATIONS_DIR): Promise<string[]> {
-  const client = new pg.Client({ connectionString: parseDatabaseUrl(databaseUrl).url });
+  const client = connectClient(databaseUrl);
   await client.connect();
   const applied: string[] = [];
   const inLockedTx = async <T>(fn: () => Promise<T>): Promise<T> => {
