@@ -34,7 +34,11 @@ try {
   plan.log('ceilings');
   const ceilings = await createBenchDatabase(dbs.bare).then((url) => runCeilings(plan, url)).catch(failed);
   plan.log('service');
-  const service = await createBenchDatabase(dbs.service).then((url) => runService(plan, url, receiverUrl)).catch(failed);
+  const ceilingMax: Partial<Record<'insert' | 'select' | 'tx', number>> = {};
+  if (!('unavailable' in ceilings)) {
+    for (const k of ['insert', 'select', 'tx'] as const) ceilingMax[k] = Math.max(...Object.values(ceilings[k]).map((x) => x.rps));
+  }
+  const service = await createBenchDatabase(dbs.service).then((url) => runService(plan, url, receiverUrl, ceilingMax)).catch(failed);
   plan.log('outbox drain');
   const outbox = await createBenchDatabase(dbs.outbox).then((url) => runOutbox(plan, url, receiverUrl)).catch(failed);
   const { ratios, byConn } = computeRatios(ceilings, service, plan.connections);

@@ -68,6 +68,10 @@ export function computeTargets(r: Omit<BenchResults, 'targets'>): Target[] {
       const v = isRuns(s) ? s[`c${maxConn}`]?.p99_ms ?? null : null;
       t.push({ name: `${name} p99 at ${maxConn} connections (ms)`, target: '< 25', value: v, met: v === null ? null : v < 25 });
     }
+    for (const name of ['bill_create', 'bill_status', 'payment'] as const) {
+      const v = r.service.open_loop?.[name]?.p50?.p99_ms ?? null;
+      t.push({ name: `${name} open-loop p99 at 50% of its bare ceiling (ms)`, target: '< 10', value: v, met: v === null ? null : v < 10 });
+    }
     const rss = r.service.peak_rss_mb;
     t.push({ name: 'service peak RSS (MB)', target: '< 250', value: rss, met: rss === null ? null : rss < 250 });
   }
@@ -136,6 +140,18 @@ export function toMarkdown(r: BenchResults): string {
     }
   }
   L.push('');
+  if (!('unavailable' in r.service) && r.service.open_loop) {
+    L.push('Open loop (requests due at a fixed rate whatever the answers; latency counted from when each was due):');
+    L.push('');
+    L.push('| what | rate req/s | % of bare ceiling max | 2xx / sent | p50 ms | p99 ms | p99.9 ms | max ms |');
+    L.push('|---|---:|---:|---:|---:|---:|---:|---:|');
+    for (const [name, runs] of Object.entries(r.service.open_loop)) {
+      for (const x of Object.values(runs ?? {})) {
+        L.push(`| ${labels[name as ServiceScenario]} | ${x.rate} | ${x.percent}% of ${x.ceiling_rps} | ${x.ok} / ${x.sent} | ${f(x.p50_ms, 1)} | ${f(x.p99_ms, 1)} | ${f(x.p999_ms, 1)} | ${f(x.max_ms, 1)} |`);
+      }
+    }
+    L.push('');
+  }
   if ('unavailable' in r.outbox) L.push(`Outbox drain: unavailable (${r.outbox.unavailable.replace(/\n/g, ' ')}).`);
   else {
     const o = r.outbox;

@@ -1,12 +1,21 @@
 import { randomBytes } from 'node:crypto';
 import type { LoadResult } from '../lib/load.js';
+import { openLoop, type OpenLoopResult } from '../lib/open-loop.js';
 import { seededBillId, withClient } from '../lib/pg.js';
 import { startChild, type Child } from '../lib/proc.js';
 import type { BenchPlan } from '../lib/plan.js';
 import { measure, type ByConnections } from './ceilings.js';
 
 export type ServiceScenario = 'bill_create' | 'bill_status' | 'payment' | 'payout' | 'merchant_balance';
-export type ServiceResults = Record<ServiceScenario, ByConnections<LoadResult> | { unavailable: string }> & { peak_rss_mb: number | null };
+/** Open-loop runs at fixed rates, keyed `p50` / `p80` (the percent of the bare ceiling's maximum). */
+export type OpenLoopRuns = Record<string, OpenLoopResult & { ceiling_rps: number; percent: number }>;
+export type ServiceResults = Record<ServiceScenario, ByConnections<LoadResult> | { unavailable: string }> & {
+  peak_rss_mb: number | null;
+  open_loop?: Partial<Record<'bill_create' | 'bill_status' | 'payment', OpenLoopRuns>>;
+};
+
+/** The percents of the bare ceiling's maximum at which the open-loop latency is measured. */
+export const OPEN_LOOP_PERCENTS = [50, 80];
 
 /** Env of the service under test: production start-up, workers off, limits far above the load. */
 export function serviceEnv(url: string): Record<string, string> {
@@ -88,7 +97,11 @@ const cycle = <T>(xs: T[]) => { let i = 0; return () => xs[i++ % xs.length]!; };
  * A scenario whose first request fails is reported unavailable with the answer it got, and the
  * run goes on.
  */
-export async function runService(plan: BenchPlan, url: string, receiverUrl: string): Promise<ServiceResults> {
+export async function runService(
+  plan: BenchPlan, url: string, receiverUrl: string,
+  /** The bare ceilings' maximum req/s (insert, select, tx) of this run, for the open-loop rates. */
+  ceilingMax: Partial<Record<'insert' | 'select' | 'tx', number>> = {},
+): Promise<ServiceResults> {
   const env = serviceEnv(url);
   const child: Child = await startChild('service', 'src/main.ts', env);
   const base = `http://127.0.0.1:${child.port}`;
@@ -114,6 +127,17 @@ export async function runService(plan: BenchPlan, url: string, receiverUrl: stri
         return;
       }
       results[name] = await measure(plan, child.pid, spec);
+      const ceil = ({ bill_create: 'insert', bill_status: 'select', payment: 'tx' } as const)[name as 'bill_create'];
+      const max = ceil ? ceilingMax[ceil] : undefined;
+      if (ceil && max) {
+        const runs: OpenLoopRuns = {};
+        for (const percent of OPEN_LOOP_PERCENTS) {
+          const rate = Math.max(1, Math.round((max * percent) / 100));
+          plan.log(`    open loop at ${percent}% of the bare ${ceil} maximum: ${rate} req/s`);
+          runs[`p${percent}`] = { ...await openLoop(spec, rate, plan.durationS), ceiling_rps: max, percent };
+        }
+        (results.open_loop ??= {})[name as 'bill_create' | 'bill_status' | 'payment'] = runs;
+      }
     };
 
     const nextTenant = cycle(tenants);
@@ -135,7 +159,7 @@ export async function runService(plan: BenchPlan, url: string, receiverUrl: stri
     });
 
     // One fresh NORMAL bill per payment: 4,000/s is above the bare transaction ceiling here.
-    const payBills = await seedBills(url, tenants, 'P', 4000 * (plan.warmupS + plan.durationS * plan.connections.length) + 1);
+    const payBills = await seedBills(url, tenants, 'P', 4000 * (plan.warmupS + plan.durationS * (plan.connections.length + 2)) + 1);
     let pi = 0;
     const payBody = JSON.stringify({ method: 'BANK_CARD', card_number: '4242424242424242', card_expiry: '12/30', card_cvc: '123' });
     const payHeaders = { 'content-type': 'application/json', accept: 'application/json' };

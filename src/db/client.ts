@@ -1,6 +1,7 @@
 import pg from 'pg';
 import { PrismaPg } from '@prisma/adapter-pg';
 import { PrismaClient } from '../generated/prisma/client.js';
+import { clientClassFor, parseDatabaseUrl } from './connect.js';
 
 // NUMERIC comes back as a string (never a float); BIGINT too.
 pg.types.setTypeParser(pg.types.builtins.NUMERIC, (v) => v);
@@ -16,8 +17,9 @@ export interface Db {
   close(): Promise<void>;
 }
 
-export function createDb(url: string, opts: { max?: number } = {}): Db {
-  const pool = new pg.Pool({ connectionString: url, max: opts.max ?? 20 });
+export function createDb(databaseUrl: string, opts: { max?: number } = {}): Db {
+  const target = parseDatabaseUrl(databaseUrl);
+  const pool = new pg.Pool({ connectionString: target.url, max: opts.max ?? 20, Client: clientClassFor(target) });
   // A dropped server connection must not crash the process: idle clients report through the
   // pool, checked-out ones through their own 'error' event (unhandled, it would kill the
   // process when PostgreSQL restarts mid-request). The query in flight fails, the pool

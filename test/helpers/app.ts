@@ -19,7 +19,7 @@ export async function createTestDatabase(): Promise<{ url: string; name: string;
   await admin.query(`CREATE DATABASE "${name}" TEMPLATE "${inject('templateDb')}"`);
   await admin.end();
   return {
-    url: withDatabase(adminUrl, name),
+    url: withDatabase(inject('appServerUrl'), name),
     name,
     async drop() {
       const a = new pg.Client({ connectionString: adminUrl });

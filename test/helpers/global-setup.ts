@@ -4,8 +4,10 @@ import pg from 'pg';
 import { listMigrations, migrate } from '../../src/db/migrate.js';
 import { startEmbeddedPostgres, type EmbeddedHandle } from '../../src/db/embedded.js';
 import { findAdminUrl, withDatabase } from './pg-server.js';
+import { startPgBouncer, type PgBouncerHandle } from './pgbouncer.js';
 
 let embedded: EmbeddedHandle | null = null;
+let pgbouncer: PgBouncerHandle | null = null;
 
 function isAlive(pid: number): boolean {
   try { process.kill(pid, 0); return true; } catch (e) { return (e as NodeJS.ErrnoException).code === 'EPERM'; }
@@ -51,9 +53,18 @@ export async function setup({ provide }: { provide: (k: string, v: string) => vo
   }
   provide('adminUrl', adminUrl);
   provide('templateDb', template);
+  // TEST_PGBOUNCER=1: every test database is reached through PgBouncer in transaction pooling
+  // mode (databases are still created and dropped directly).
+  if (process.env.TEST_PGBOUNCER === '1') {
+    pgbouncer = await startPgBouncer(adminUrl);
+    provide('appServerUrl', pgbouncer.via(adminUrl));
+  } else {
+    provide('appServerUrl', adminUrl);
+  }
 }
 
 export async function teardown() {
+  if (pgbouncer) await pgbouncer.stop();
   if (embedded) await embedded.stop();
 }
 
@@ -61,5 +72,7 @@ declare module 'vitest' {
   export interface ProvidedContext {
     adminUrl: string;
     templateDb: string;
+    /** The server URL the service under test connects to: the admin URL, or PgBouncer's. */
+    appServerUrl: string;
   }
 }

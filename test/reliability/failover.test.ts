@@ -1,0 +1,243 @@
+import { randomBytes, randomInt } from 'node:crypto';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { migrate } from '../../src/db/migrate.js';
+import { startFormation, type Formation, type Node } from '../helpers/auto-failover.js';
+import { checkInvariants } from './invariants.js';
+import { admin, call, kill, startProc, startReceiver, type Proc } from './harness.js';
+
+/**
+ * Losing the database machine (DESIGN "Scale and availability"): a pg_auto_failover monitor and
+ * two PostgreSQL nodes with synchronous replication; two API processes and a worker connect with
+ * a host list and a read-write target; payments, payouts and refunds run from concurrent
+ * clients while the primary's keeper and PostgreSQL are killed with SIGKILL. The standby is
+ * promoted, the service finds it by itself, every request answered 2xx is in the database exactly
+ * once, the books balance and every event is delivered. RELIABILITY_PROFILE=full (npm run
+ * test:reliability) loads longer, brings the lost node back as a standby and fails over again.
+ */
+const FULL = process.env.RELIABILITY_PROFILE === 'full';
+const LOAD_BEFORE_MS = FULL ? 30_000 : 6_000;
+const LOAD_AFTER_MS = FULL ? 30_000 : 6_000;
+const CONCURRENCY = 8;
+const ENV = { WORKER_LEASE_MS: '3000', PAYMENT_STALE_MS: '600000', SANDBOX_PROCESSING_DELAY_MS: '50' };
+
+let f: Formation;
+let receiver: Awaited<ReturnType<typeof startReceiver>>;
+let apis: Proc[] = [];
+let worker: Proc;
+
+interface M { id: string; token: string; shopId: string }
+const merchants: M[] = [];
+const as = (m: M) => ({ authorization: `Bearer ${m.token}` });
+
+/** What the service acknowledged with a 2xx: each must be in the database exactly once. */
+const acked = { bills: [] as string[], payments: [] as string[], payouts: [] as string[], refunds: [] as string[] };
+const paid: Array<{ m: M; paymentId: string }> = [];
+/** 2xx answers (when sent, when answered) and failures, for the unavailability window. */
+const oks: Array<{ start: number; end: number }> = [];
+const failures: Array<{ at: number; status: number; body: unknown }> = [];
+
+async function note(r: { status: number; json: unknown }, start: number): Promise<boolean> {
+  const end = Date.now();
+  if (r.status >= 200 && r.status < 300) { oks.push({ start, end }); return true; }
+  failures.push({ at: end, status: r.status, body: r.json });
+  // A client backs off a little before its next request.
+  await new Promise((res) => setTimeout(res, 100));
+  return false;
+}
+
+/** The first 2xx answer to a request sent after `t`. */
+const firstOkAfter = (t: number) => oks.filter((o) => o.start > t).reduce<number | undefined>((a, o) => (a === undefined || o.end < a ? o.end : a), undefined);
+
+const api = () => apis[randomInt(apis.length)]!;
+
+async function payBill(m: M): Promise<void> {
+  const t = Date.now();
+  const bill = await call(api().url, 'POST', '/api/v1/bill/create', { amount: `${randomInt(100, 900)}.00`, shop_id: m.shopId }, as(m));
+  if (!await note(bill, t)) return;
+  acked.bills.push(bill.json.bill_id);
+  const t2 = Date.now();
+  const r = await call(api().url, 'POST', `/pay/${bill.json.bill_id}`, { method: 'BANK_CARD', card_number: '4242424242424242', card_expiry: '12/39', card_cvc: '123' });
+  if (!await note(r, t2)) return;
+  acked.payments.push(r.json.payment_id);
+  if (r.json.status === 'SUCCESS') paid.push({ m, paymentId: r.json.payment_id });
+}
+
+async function payout(m: M): Promise<void> {
+  // A client retries with the same order_id until it gets an answer: never two payouts.
+  const order = `fo-${randomBytes(6).toString('hex')}`;
+  for (let i = 0; i < 200; i++) {
+    const t = Date.now();
+    const r = await call(api().url, 'POST', '/api/v1/payout/regular/create', {
+      amount: '10.00', currency: 'RUB', account_type: 'credit_card', account_identifier: '4242424242424242', card_holder: 'IVAN IVANOV', order_id: order,
+    }, as(m));
+    if (await note(r, t)) { for (const p of r.json.data) acked.payouts.push(p.id); return; }
+    if (r.status > 0 && r.status < 500) return;
+    await new Promise((res) => setTimeout(res, 200));
+  }
+}
+
+async function refund(m: M): Promise<void> {
+  const mine = paid.filter((p) => p.m === m);
+  const p = mine.splice(randomInt(Math.max(1, mine.length)), 1)[0];
+  if (!p) return;
+  paid.splice(paid.indexOf(p), 1);
+  const t = Date.now();
+  const r = await call(api().url, 'POST', '/api/v1/refund/partial/create', { payment_id: p.paymentId, amount: '5.00' }, as(m));
+  if (await note(r, t)) acked.refunds.push(r.json.id);
+}
+
+async function load(untilMs: () => boolean): Promise<void> {
+  const one = async () => {
+    while (!untilMs()) {
+      const m = merchants[randomInt(merchants.length)]!;
+      const roll = randomInt(10);
+      await (roll < 6 ? payBill(m) : roll < 8 ? payout(m) : refund(m));
+    }
+  };
+  await Promise.all(Array.from({ length: CONCURRENCY }, one));
+}
+
+async function setupMerchant(i: number): Promise<M> {
+  const base = apis[0]!.url;
+  const created = await admin(base, 'POST', '/merchants', { name: `Failover ${i}`, email: `failover${i}@example.test` });
+  const id = created.json.id;
+  await admin(base, 'PATCH', `/merchants/${id}`, { verified: true, grants: { refunds: true, regular_payouts: true } });
+  const shop = await admin(base, 'POST', `/merchants/${id}/shops`, { name: `Shop ${i}`, result_url: receiver.url });
+  await admin(base, 'PUT', `/merchants/${id}/payout-webhook`, { url: receiver.url });
+  await admin(base, 'POST', `/merchants/${id}/balance-adjustments`, { currency: 'RUB', amount: '100000', reason: 'failover test funding' });
+  return { id, token: created.json.api_token, shopId: shop.json.id };
+}
+
+async function waitPrimary(not: Node, ms: number): Promise<Node> {
+  const until = Date.now() + ms;
+  for (;;) {
+    const p = await f.primary();
+    if (p && p !== not) return p;
+    if (Date.now() > until) throw new Error(`no promotion: ${JSON.stringify(await f.states().catch((e) => String(e)))}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+/** Kills the primary under load; returns the seconds from the kill to the first 2xx after it. */
+async function failOver(from: Node): Promise<{ to: Node; unavailableS: number; promotedS: number }> {
+  let stop = false;
+  const running = load(() => stop);
+  await new Promise((r) => setTimeout(r, LOAD_BEFORE_MS));
+  const killedAt = Date.now();
+  await f.killNode(from);
+  const to = await waitPrimary(from, 120_000);
+  const promotedAt = Date.now();
+  // Keep the load going until the service has answered 2xx for a while on the new primary.
+  for (;;) {
+    const firstOk = firstOkAfter(killedAt);
+    if (firstOk && Date.now() - firstOk >= LOAD_AFTER_MS) break;
+    if (Date.now() - killedAt > 180_000) break;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  stop = true;
+  await running;
+  const firstOk = firstOkAfter(killedAt);
+  expect(firstOk, 'the service answered 2xx again after the failover').toBeDefined();
+  return { to, unavailableS: (firstOk! - killedAt) / 1000, promotedS: (promotedAt - killedAt) / 1000 };
+}
+
+async function settle(url: string, ms: number): Promise<void> {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    const until = Date.now() + ms;
+    for (;;) {
+      const r = await c.query(`SELECT
+        (SELECT count(*) FROM payouts WHERE status IN ('NEW', 'PROCESS')) +
+        (SELECT count(*) FROM refunds WHERE status IN ('NEW', 'PROCESS')) +
+        (SELECT count(*) FROM outbox_events WHERE status = 'PENDING') AS busy`);
+      if (Number(r.rows[0].busy) === 0 || Date.now() > until) return;
+      await new Promise((res) => setTimeout(res, 250));
+    }
+  } finally {
+    await c.end();
+  }
+}
+
+async function countIn(url: string, table: string, ids: string[]): Promise<number> {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    const r = await c.query(`SELECT count(*)::int AS n FROM ${table} WHERE id = ANY($1)`, [ids]);
+    return r.rows[0].n;
+  } finally {
+    await c.end();
+  }
+}
+
+beforeAll(async () => {
+  f = await startFormation();
+  await migrate(f.serviceUrl);
+  receiver = await startReceiver(0);
+  apis = await Promise.all([startProc('api', f.serviceUrl, ENV), startProc('api', f.serviceUrl, ENV)]);
+  worker = await startProc('worker', f.serviceUrl, ENV);
+  for (let i = 0; i < 2; i++) merchants.push(await setupMerchant(i));
+}, 400_000);
+
+afterAll(async () => {
+  for (const p of apis) await kill(p, 'SIGTERM');
+  await kill(worker, 'SIGTERM');
+  await receiver?.close();
+  await f?.stop();
+}, 60_000);
+
+describe('failover with pg_auto_failover', () => {
+  it('the primary is killed under load: the standby is promoted, the service finds it, nothing acknowledged is lost or doubled, the books balance, every event is delivered', async () => {
+    const rounds: Array<{ from: string; to: string; unavailableS: number; promotedS: number }> = [];
+    const first = f.nodes[0]!;
+    expect(await f.primary()).toBe(first);
+    const r1 = await failOver(first);
+    expect(r1.to).toBe(f.nodes[1]);
+    rounds.push({ from: first.name, to: r1.to.name, unavailableS: r1.unavailableS, promotedS: r1.promotedS });
+    if (FULL) {
+      // The lost machine comes back as a standby of the new primary; then the new primary dies.
+      f.restartNode(first);
+      const until = Date.now() + 180_000;
+      while (!(await f.states()).some((s) => s.name === first.name && s.reported === 'secondary')) {
+        if (Date.now() > until) throw new Error('the old primary did not rejoin');
+        await new Promise((r) => setTimeout(r, 500));
+      }
+      const r2 = await failOver(r1.to);
+      expect(r2.to).toBe(first);
+      rounds.push({ from: r1.to.name, to: r2.to.name, unavailableS: r2.unavailableS, promotedS: r2.promotedS });
+    }
+    const primary = (await f.primary())!;
+    const url = f.nodeUrl(primary);
+    await settle(url, 120_000);
+
+    // Every acknowledged object exactly once (ids are primary keys, so "at most once" holds by
+    // construction; "at least once" is what synchronous replication must keep).
+    expect(acked.bills.length).toBeGreaterThan(0);
+    expect(acked.payouts.length).toBeGreaterThan(0);
+    expect(await countIn(url, 'bills', acked.bills)).toBe(new Set(acked.bills).size);
+    expect(await countIn(url, 'payments', acked.payments)).toBe(new Set(acked.payments).size);
+    expect(await countIn(url, 'payouts', acked.payouts)).toBe(new Set(acked.payouts).size);
+    expect(await countIn(url, 'refunds', acked.refunds)).toBe(new Set(acked.refunds).size);
+    // Failures during the switch were clean: JSON 5xx or a refused connection, never a 4xx for a valid request.
+    for (const x of failures) {
+      expect(x.status === 0 || x.status >= 500, JSON.stringify(x)).toBe(true);
+      if (x.status >= 500) expect((x.body as { success?: boolean })?.success).toBe(false);
+    }
+    expect(await checkInvariants(url, { requireDelivered: true })).toEqual([]);
+    const verify = await admin(apis[0]!.url, 'GET', '/ledger/verify');
+    expect(verify.status).toBe(200);
+    expect(verify.json.ok).toBe(true);
+
+    const result = {
+      profile: FULL ? 'full' : 'short', rounds, acked: Object.fromEntries(Object.entries(acked).map(([k, v]) => [k, v.length])),
+      failed_requests: failures.length,
+      failed_by_status: failures.reduce<Record<string, number>>((a, x) => { a[x.status] = (a[x.status] ?? 0) + 1; return a; }, {}),
+      at: new Date().toISOString(),
+    };
+    mkdirSync('test/artifacts', { recursive: true });
+    writeFileSync(`test/artifacts/failover-${result.profile}.json`, `${JSON.stringify(result, null, 2)}\n`);
+    console.log(`failover: ${JSON.stringify(result)}`);
+  }, FULL ? 900_000 : 400_000);
+});
