@@ -25,7 +25,7 @@ export interface Rig {
   /** One raw HTTP request, exactly these headers (no defaults added but Host/Content-Length). */
   send(method: string, path: string, o?: { headers?: Record<string, string>; body?: string }): Promise<Wire>;
   /** Pays a bill on the hosted page with a card that succeeds and delivers its postback. */
-  payAndDeliver(billId: string): Promise<{ postback: Record<string, string>; redirect: Record<string, string> }>;
+  payAndDeliver(billId: string): Promise<{ postback: Record<string, string>; redirect: Record<string, string>; redirectUrl: string | null }>;
   close(): Promise<void>;
 }
 
@@ -62,7 +62,7 @@ export async function startRig(merchant: Record<string, unknown> = {}): Promise<
     for (let i = 0; i < 5 && receiver.received.length === before; i++) await d.runOnce();
     const got = receiver.received.slice(before).find((x) => x.path === '/result');
     if (!got) throw new Error('no postback delivered');
-    return { postback: got.fields, redirect: r.json().redirect.fields };
+    return { postback: got.fields, redirect: r.json().redirect.fields, redirectUrl: r.json().redirect.url };
   };
 
   return {

@@ -46,6 +46,13 @@ const Payout: PyModel = { id: opt('str'), status: opt('str'), order_id: opt('str
 const Refund: PyModel = { id: opt('str'), status: opt('str'), amount: num(), entity_type: opt('str'), entity_id: opt('str'), created_at: opt('strptime') };
 const Balance: PyModel = { currency: 'str', balance_available: 'int', balance_locked: 'Decimal', balance_hold: 'Decimal' };
 const Links: PyModel = { prev: opt('str'), next: opt('str') };
+const Meta: PyModel = { path: 'str', per_page: 'int', prev_cursor: opt('str'), next_cursor: opt('str') };
+/** SearchedPayments and the other searches: `links: Links` and `meta: Meta` are required, and Links' keys must be present. */
+const searched = (item: PyModel): PyModel => ({ data: [item], links: Links, meta: Meta });
+const expectLinkKeys = (s: Record<string, unknown>) => {
+  expect(s.links).toHaveProperty('prev');
+  expect(s.links).toHaveProperty('next');
+};
 
 describe('LaFTon cardlink', () => {
   it('create_bill: JSON with request_fields as an object of false flags and payment_method "SBP"; success "true" passes _check_response', async () => {
@@ -63,9 +70,8 @@ describe('LaFTon cardlink', () => {
     const p = await createPaidPayment(rig.t, rig.m, { amount: '100.00', commission: '2.00' });
     pyDecode(await get('payment/status', { id: p.paymentId }), Payment);
     const s = await get('payment/search', { shop_id: rig.m.shopId });
-    pyDecode(s, { data: [Payment], links: Links, meta: 'any' });
-    expect(s.links).toHaveProperty('prev');
-    expect(s.links).toHaveProperty('next');
+    pyDecode(s, searched(Payment));
+    expectLinkKeys(s);
   });
 
   it('get_balance: whole balances decode into the int balance_available', async () => {
@@ -78,7 +84,9 @@ describe('LaFTon cardlink', () => {
     await fund(rig.t, rig.m.merchantId, '100');
     const p = (await regular(rig.t, rig.m, card('10'))).json().data[0];
     pyDecode(await get('payout/status', { id: p.id }), Payout);
-    pyDecode(await get('payout/search'), { data: [Payout], links: Links, meta: 'any' });
+    const ps = await get('payout/search');
+    pyDecode(ps, searched(Payout));
+    expectLinkKeys(ps);
   });
 
   it('refund_full and get_refund by id decode Refund', async () => {
@@ -92,10 +100,26 @@ describe('LaFTon cardlink', () => {
     const p = await createPaidPayment(rig.t, rig.m, { amount: '60.00' });
     await post('refund/full/create', { payment_id: p.paymentId });
     const s = await get('refund/search', { payment_id: p.paymentId });
-    pyDecode(s, { data: [Refund], links: Links, meta: 'any' });
+    pyDecode(s, searched(Refund));
+    expectLinkKeys(s);
+  });
+
+  it('bill_payments (id, per_page) decodes SearchedPayments: data plus required links and meta', async () => {
+    const p = await createPaidPayment(rig.t, rig.m, { amount: '15.00' });
+    const s = await get('bill/payments', { id: p.billId, per_page: 10 });
+    pyDecode(s, searched(Payment));
+    expectLinkKeys(s);
+    expect(s.meta).toMatchObject({ per_page: 10 });
   });
 
   it('an error answer raises APIError with the message', async () => {
     await expect(get('bill/status', { id: 'NoSuchBill1' })).rejects.toThrow('api:error.bill_not_found');
+  });
+
+  it('create_bill with ttl 600 and order_id: get_bill answers them (Bill.ttl int, order_id str)', async () => {
+    const r = await post('bill/create', { amount: 5, shop_id: rig.m.shopId, type: 'normal', currency_in: 'RUB', order_id: 'lafton-ttl', ttl: 600 });
+    const st = await get('bill/status', { id: r.bill_id });
+    pyDecode(st, { ...Bill, ttl: 'int', order_id: 'str' });
+    expect(st).toMatchObject({ ttl: 600, order_id: 'lafton-ttl' });
   });
 });

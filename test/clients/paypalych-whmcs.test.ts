@@ -49,4 +49,11 @@ describe('paypalych-whmcs', () => {
     expect(phpRound(rub.balance_available)).toBeGreaterThanOrEqual(1234.57);
     expect(phpRound(rub.balance_locked)).toBe(0);
   });
+
+  it('per-invoice success_url: after paying, the customer is sent back to the invoice page the module gave, not the shop\'s Success URL', async () => {
+    const invoicePage = 'https://whmcs.test/viewinvoice.php?id=1044';
+    const w = await rig.send('POST', '/api/v1/bill/create', { headers: headers(), body: form({ order_id: '1044', amount: '10.00', currency_in: 'RUB', shop_id: rig.m.shopId, type: 'normal', success_url: invoicePage, fail_url: invoicePage }) });
+    const { redirectUrl } = await rig.payAndDeliver(JSON.parse(w.text).bill_id);
+    expect(redirectUrl).toBe(invoicePage);
+  });
 });
