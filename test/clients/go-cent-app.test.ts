@@ -20,10 +20,10 @@ const encode = (params: Record<string, string>): string =>
   new URLSearchParams(Object.keys(params).sort().map((k) => [k, params[k]!])).toString();
 
 /** fmt.Sprintf("%g", f): shortest digits, exponent form from 1e+06 up (and below 1e-4). */
-export function goG(x: number): string {
+function goG(x: number): string {
   if (x === 0) return '0';
   const exp = Math.floor(Math.log10(Math.abs(x)));
-  if (exp < -4 || exp >= 21 || exp >= 6) {
+  if (exp < -4 || exp >= 6) {
     const [mant, e] = x.toExponential().split('e');
     const n = Number(e);
     return `${mant}e${n < 0 ? '-' : '+'}${String(Math.abs(n)).padStart(2, '0')}`;
