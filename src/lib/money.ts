@@ -5,8 +5,21 @@ export const MAX_AMOUNT = new Decimal('99999999.99');
 
 /** Bill and payment amounts on the wire: 2 decimals. */
 export const money2 = (d: Decimal.Value): string => new Decimal(d).toFixed(2);
-/** Balance and payout amounts on the wire: 8 decimals. */
+/** Balances on the wire (and postback/webhook form fields): 8 decimals. */
 export const money8 = (d: Decimal.Value): string => new Decimal(d).toFixed(8);
+
+/**
+ * A JSON-number amount of the API (bills, payments, payouts, refunds: public clients decode them
+ * into float64/float, docs/decisions.md "Public clients"). Converted once, at the wire, after all
+ * arithmetic; the round trip is checked so a value a double cannot hold exactly (never for
+ * decimal(10,2), or 2-decimal payouts below 10^13) fails loudly instead of going out altered.
+ */
+export function moneyNumber(d: Decimal.Value): number {
+  const dec = new Decimal(d);
+  const n = dec.toNumber();
+  if (!Number.isFinite(n) || !new Decimal(n).eq(dec)) throw new Error(`amount ${dec.toString()} has no exact JSON number`);
+  return n;
+}
 
 /** True for a positive amount with at most 2 decimals and at most 99,999,999.99. */
 export function isValidAmount(d: Decimal): boolean {

@@ -124,12 +124,31 @@ describe('GET /api/v1/payout/dictionaries/sbp_banks', () => {
     }
   });
 
+  it('member ids are the ones NSPK publishes (c2bmembers, via eav93/sbp data/banks.json): VTB 110000000005, Metallinvestbank 100000000046', async () => {
+    const data = (await banks()).data as { member_id: number; name: string; name_en: string; bic: number }[];
+    const ids = data.map((b) => b.member_id);
+    expect(data).toContainEqual({ member_id: 110000000005, name: 'Банк ВТБ', name_en: 'VTB Bank', bic: 44525187 });
+    expect(data).toContainEqual({ member_id: 100000000046, name: 'Металлинвестбанк', name_en: 'Metallinvestbank', bic: 44525176 });
+    expect(data).toContainEqual({ member_id: 100000000010, name: 'Банк ПСБ', name_en: 'PSB', bic: 44525555 });
+    expect(data).toContainEqual(expect.objectContaining({ member_id: 100000000273, name_en: 'Ozon Bank' }));
+    expect(data).toContainEqual(expect.objectContaining({ member_id: 100000000150, name_en: 'Yandex Bank' }));
+    // Ids NSPK gives to other banks (or to nobody) are not offered.
+    expect(ids).not.toContain(100000000005);
+    expect(ids).not.toContain(100000000041);
+  });
+
+  it('the wrong ids stay in the table, inactive, so payout accounts that reference them stay valid', async () => {
+    const r = await t.db.pool.query('SELECT member_id::text, active FROM sbp_banks WHERE member_id IN (100000000005, 100000000041) ORDER BY member_id');
+    expect(r.rows).toEqual([{ member_id: '100000000005', active: false }, { member_id: '100000000041', active: false }]);
+  });
+
   it('a bank the operator deactivated is not listed', async () => {
-    await t.db.pool.query('UPDATE sbp_banks SET active = false WHERE member_id = 100000000005');
+    expect((await banks()).data.map((b: { member_id: number }) => b.member_id)).toContain(100000000008);
+    await t.db.pool.query('UPDATE sbp_banks SET active = false WHERE member_id = 100000000008');
     try {
-      expect((await banks()).data.map((b: { member_id: number }) => b.member_id)).not.toContain(100000000005);
+      expect((await banks()).data.map((b: { member_id: number }) => b.member_id)).not.toContain(100000000008);
     } finally {
-      await t.db.pool.query('UPDATE sbp_banks SET active = true WHERE member_id = 100000000005');
+      await t.db.pool.query('UPDATE sbp_banks SET active = true WHERE member_id = 100000000008');
     }
   });
 });

@@ -21,12 +21,12 @@ const setStatus = (id: string, status: string, type?: string) =>
 const activeOf = async (id: string) => (await t.db.pool.query('SELECT active FROM bills WHERE id = $1', [id])).rows[0].active;
 
 describe('GET /api/v1/bill/status', () => {
-  it('answers the bill with its status, amount with 2 decimals, datetime Y-m-d H:i:s and active', async () => {
+  it('answers the bill with its status, amount as a JSON number, datetime Y-m-d H:i:s and active', async () => {
     const id = await createBill(t, m, { amount: '77.5', type: 'multi' });
     const r = await get(`/api/v1/bill/status?id=${id}`);
     expect(r.statusCode, r.body).toBe(200);
     const b = r.json();
-    expect(b).toMatchObject({ id, status: 'NEW', type: 'MULTI', amount: '77.50', currency_in: 'RUB', active: true, success: true });
+    expect(b).toMatchObject({ id, status: 'NEW', type: 'MULTI', amount: 77.5, currency_in: 'RUB', active: true, success: true });
     expect(b.created_at).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/);
     expect(Object.keys(b).sort()).toEqual(['active', 'amount', 'created_at', 'currency_in', 'id', 'status', 'success', 'type']);
   });
@@ -60,7 +60,7 @@ describe('POST /api/v1/bill/toggle_activity', () => {
     const id = await createBill(t, m, { amount: '10' });
     const off = await toggle({ id, active: 0 });
     expect(off.statusCode, off.body).toBe(200);
-    expect(off.json()).toMatchObject({ id, active: false, activity: false, status: 'NEW', amount: '10.00', type: 'NORMAL', currency_in: 'RUB', success: true });
+    expect(off.json()).toMatchObject({ id, active: false, activity: false, status: 'NEW', amount: 10, type: 'NORMAL', currency_in: 'RUB', success: true });
     expect(await activeOf(id)).toBe(false);
     const on = await toggle({ id, active: '1' });
     expect(on.json()).toMatchObject({ active: true, activity: true });
@@ -139,10 +139,10 @@ describe('GET /api/v1/bill/payments', () => {
     expect(body.success).toBe(true);
     expect(body.data.map((p: { id: string }) => p.id)).toEqual([p1, p2]);
     expect(body.data[1]).toMatchObject({
-      id: p2, bill_id: id, status: 'SUCCESS', amount: '100.00', amount_received: '100.00', from_card: '424242******4242',
-      currency_in: 'RUB', commission: '2.50', account_amount: '97.50000000', account_currency_code: 'RUB', refunded_amount: '0.00',
+      id: p2, bill_id: id, status: 'SUCCESS', amount: 100, amount_received: 100, from_card: '424242******4242',
+      currency_in: 'RUB', commission: 2.5, account_amount: 97.5, account_currency_code: 'RUB', refunded_amount: 0,
     });
-    expect(body.data[0]).toMatchObject({ status: 'FAIL', amount_received: '0.00', account_amount: null });
+    expect(body.data[0]).toMatchObject({ status: 'FAIL', amount_received: 0, account_amount: null });
   });
 
   it('a bill without payments answers an empty list', async () => {
@@ -176,7 +176,7 @@ describe('GET /api/v1/payment/status', () => {
     const id = await insertPayment(t, m, billId, { status: 'UNDERPAID', amount: '100', amountReceived: '60', refundedAmount: '10' });
     const r = await get(`/api/v1/payment/status?id=${id}`);
     expect(r.statusCode, r.body).toBe(200);
-    expect(r.json()).toMatchObject({ id, bill_id: billId, status: 'UNDERPAID', amount: '100.00', amount_received: '60.00', refunded_amount: '10.00', success: true });
+    expect(r.json()).toMatchObject({ id, bill_id: billId, status: 'UNDERPAID', amount: 100, amount_received: 60, refunded_amount: 10, success: true });
     expect(r.json().created_at).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/);
   });
 

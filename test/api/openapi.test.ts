@@ -40,4 +40,20 @@ describe('OpenAPI document', () => {
     expect(body).not.toHaveProperty('merchant_id');
     expect(body).not.toHaveProperty('shop_id');
   });
+
+  it('documents client-visible amounts as JSON numbers and balances as strings (docs/decisions.md "Public clients")', async () => {
+    const doc = (await t.app.inject({ method: 'GET', url: '/docs/json' })).json();
+    const schema = (path: string, method = 'get') => doc.paths[path][method].responses['200'].content['application/json'].schema;
+    const props = (s: { properties?: Record<string, unknown>; allOf?: { properties?: Record<string, unknown> }[] }) =>
+      Object.assign({}, s.properties ?? {}, ...(s.allOf ?? []).map((x) => x.properties ?? {})) as Record<string, { type?: string; nullable?: boolean }>;
+    expect(props(schema('/api/v1/bill/status')).amount!.type).toBe('number');
+    const payment = props(schema('/api/v1/payment/status'));
+    for (const f of ['amount', 'amount_received', 'commission', 'refunded_amount']) expect(payment[f]!.type, f).toBe('number');
+    expect(payment.account_amount).toMatchObject({ type: 'number', nullable: true });
+    const payout = props(schema('/api/v1/payout/status'));
+    expect([payout.amount!.type, payout.commission!.type]).toEqual(['number', 'number']);
+    expect(props(schema('/api/v1/refund/status')).amount!.type).toBe('number');
+    const balance = schema('/api/v1/merchant/balance').properties.balances.items.properties;
+    expect(balance.balance_available.type).toBe('string');
+  });
 });

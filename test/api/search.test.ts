@@ -166,7 +166,7 @@ describe('GET /api/v1/payment/search', () => {
     expect(r.statusCode, r.body).toBe(200);
     const body = r.json();
     expect(ids(body)).toEqual([p2, p1]);
-    expect(body.data[0]).toMatchObject({ bill_id: billId, status: 'SUCCESS', amount: '100.00', created_at: '2026-04-01 14:00:00', account_currency_code: 'RUB' });
+    expect(body.data[0]).toMatchObject({ bill_id: billId, status: 'SUCCESS', amount: 100, created_at: '2026-04-01 14:00:00', account_currency_code: 'RUB' });
     expect(body.meta.path).toBe('http://pay.test/api/v1/payment/search');
     const page = (await get('/api/v1/payment/search?start_date=2026-04-01&finish_date=2026-04-01&per_page=1')).json();
     expect(ids(page)).toEqual([p2]);

@@ -20,11 +20,11 @@ describe('a payment made on the page, read back through the merchant API', () =>
     const paymentId = paid.json().payment_id;
 
     const bill = (await api(`/api/v1/bill/status?id=${billId}`)).json();
-    expect(bill).toMatchObject({ id: billId, status: 'SUCCESS', amount: '200.00', type: 'NORMAL', currency_in: 'RUB', success: true });
+    expect(bill).toMatchObject({ id: billId, status: 'SUCCESS', amount: 200, type: 'NORMAL', currency_in: 'RUB', success: true });
 
     const expected = {
-      id: paymentId, bill_id: billId, status: 'SUCCESS', amount: '200.00', amount_received: '200.00',
-      from_card: '424242******4242', currency_in: 'RUB', commission: '5.00', account_amount: '195.00000000', account_currency_code: 'RUB',
+      id: paymentId, bill_id: billId, status: 'SUCCESS', amount: 200, amount_received: 200,
+      from_card: '424242******4242', currency_in: 'RUB', commission: 5, account_amount: 195, account_currency_code: 'RUB',
     };
     const list = (await api(`/api/v1/bill/payments?id=${billId}`)).json();
     expect(list.success).toBe(true);

@@ -37,7 +37,7 @@ describe('sandbox provider and the ledger after each final status', () => {
   it('SUCCESS debits the locked amount and the held commission; the webhook row carries every field', async () => {
     const m = await merchantWithHook();
     const p = (await regular(t, m, card('100'))).json().data[0];
-    expect(p.commission).toBe('3.00000000');
+    expect(p.commission).toBe(3);
     expect(await balance(t, m.merchantId)).toEqual({ available: '897.00', locked: '100.00', hold: '3.00' });
     expect(await process()).toBeGreaterThanOrEqual(1);
     expect(await payoutStatus(p.id)).toBe('SUCCESS');

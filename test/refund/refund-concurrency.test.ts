@@ -33,7 +33,7 @@ describe('refunds under concurrency', () => {
     const results = await Promise.all(Array.from({ length: 20 }, () => refundFull(t, m, p.paymentId)));
     const ok = results.filter((r) => r.statusCode === 200);
     expect(ok).toHaveLength(1);
-    expect(ok[0]!.json().amount).toBe('250.00');
+    expect(ok[0]!.json().amount).toBe(250);
     expect(results.filter((r) => r.statusCode === 422)).toHaveLength(19);
     expect(await refundCount(t, p.paymentId)).toBe(1);
     expect(await balance(t, m.merchantId)).toEqual({ available: '0.00', locked: '250.00', hold: '0.00' });

@@ -19,7 +19,7 @@ describe('refund/full/create and refund/partial/create', () => {
     expect(res.statusCode).toBe(200);
     const body = res.json();
     expect(body).toEqual({
-      id: expect.any(String), status: 'NEW', amount: '100.00', currency: 'RUB', entity_type: 'payment',
+      id: expect.any(String), status: 'NEW', amount: 100, currency: 'RUB', entity_type: 'payment',
       entity_id: p.paymentId, created_at: expect.stringMatching(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/), success: true,
     });
     expect(Object.keys(body).sort()).toEqual(['amount', 'created_at', 'currency', 'entity_id', 'entity_type', 'id', 'status', 'success']);
@@ -30,7 +30,7 @@ describe('refund/full/create and refund/partial/create', () => {
     const p = await createPaidPayment(t, m, { amount: '100.00' });
     const res = await refundPartial(t, m, p.paymentId, '30.50');
     expect(res.statusCode).toBe(200);
-    expect(res.json().amount).toBe('30.50');
+    expect(res.json().amount).toBe(30.5);
     expect(await balance(t, m.merchantId)).toEqual({ available: '69.50', locked: '30.50', hold: '0.00' });
     expect(await refundedAmount(t, p.paymentId)).toBe('30.50');
     const e = await t.db.pool.query(`SELECT kind, delta_available::text, delta_locked::text FROM ledger_entries WHERE ref_id = $1`, [res.json().id]);
@@ -45,7 +45,7 @@ describe('refund/full/create and refund/partial/create', () => {
     expect((await refundPartial(t, m, p.paymentId, 10.25)).statusCode).toBe(200);
     const full = await refundFull(t, m, p.paymentId);
     expect(full.statusCode).toBe(200);
-    expect(full.json().amount).toBe('59.75');
+    expect(full.json().amount).toBe(59.75);
     expect(await refundedAmount(t, p.paymentId)).toBe('100.00');
     expect(await balance(t, m.merchantId)).toEqual({ available: '0.00', locked: '100.00', hold: '0.00' });
   });
@@ -81,7 +81,7 @@ describe('refund/full/create and refund/partial/create', () => {
     await createPaidPayment(t, m, { amount: '1000.00' });
     expect422(await refundPartial(t, m, p.paymentId, '100.01'), 'amount');
     const full = await refundFull(t, m, p.paymentId);
-    expect(full.json().amount).toBe('100.00');
+    expect(full.json().amount).toBe(100);
   });
 
   it('the commission is not returned: a full refund needs more than the payment credited, else balance_not_enough', async () => {
@@ -99,16 +99,16 @@ describe('refund/full/create and refund/partial/create', () => {
     expect422(await refundPartial(t, m, p.paymentId, '10.01'), 'amount');
     const res = await refundPartial(t, m, p.paymentId, '4.00');
     expect(res.statusCode).toBe(200);
-    expect(res.json()).toMatchObject({ amount: '4.00', currency: 'USD' });
+    expect(res.json()).toMatchObject({ amount: 4, currency: 'USD' });
     expect(await balance(t, m.merchantId, 'USD')).toEqual({ available: '6.00', locked: '4.00', hold: '0.00' });
     expect(await balance(t, m.merchantId, 'RUB')).toEqual({ available: '0.00', locked: '0.00', hold: '0.00' });
-    expect((await refundFull(t, m, p.paymentId)).json()).toMatchObject({ amount: '6.00', currency: 'USD' });
+    expect((await refundFull(t, m, p.paymentId)).json()).toMatchObject({ amount: 6, currency: 'USD' });
   });
 
   it('a sub-cent remainder of a converted credit is not refundable: the full refund takes whole cents', async () => {
     const m = await grantedMerchant(t);
     const p = await createPaidPayment(t, m, { amount: '1.08', currency: 'EUR', accountAmount: '1.08108108' });
-    expect((await refundFull(t, m, p.paymentId)).json()).toMatchObject({ amount: '1.08', currency: 'EUR' });
+    expect((await refundFull(t, m, p.paymentId)).json()).toMatchObject({ amount: 1.08, currency: 'EUR' });
     expect422(await refundFull(t, m, p.paymentId), 'payment_id');
   });
 
@@ -144,8 +144,8 @@ describe('refund/full/create and refund/partial/create', () => {
     const m = await grantedMerchant(t);
     const under = await createPaidPayment(t, m, { amount: '100.00', status: 'UNDERPAID', accountAmount: '80' });
     const over = await createPaidPayment(t, m, { amount: '100.00', status: 'OVERPAID', accountAmount: '120' });
-    expect((await refundFull(t, m, under.paymentId)).json().amount).toBe('80.00');
-    expect((await refundFull(t, m, over.paymentId)).json().amount).toBe('120.00');
+    expect((await refundFull(t, m, under.paymentId)).json().amount).toBe(80);
+    expect((await refundFull(t, m, over.paymentId)).json().amount).toBe(120);
   });
 
   it('an unknown payment is 422 errors.payment_id', async () => {
@@ -199,7 +199,7 @@ describe('refund/full/create and refund/partial/create', () => {
     expect(multipart.statusCode).toBe(200);
     const query = await t.app.inject({ method: 'POST', url: `/api/v1/refund/full/create?payment_id=${p.paymentId}`, headers: m.auth });
     expect(query.statusCode).toBe(200);
-    expect(query.json().amount).toBe('85.00');
+    expect(query.json().amount).toBe(85);
   });
 });
 

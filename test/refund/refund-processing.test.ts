@@ -52,7 +52,7 @@ describe('sandbox refund processing', () => {
     await drain();
     expect(await status(created.id)).toBe('SUCCESS');
     const st = await refundStatus(t, m, { id: created.id });
-    expect(st.json()).toMatchObject({ id: created.id, status: 'SUCCESS', amount: '40.00', currency: 'RUB', success: true });
+    expect(st.json()).toMatchObject({ id: created.id, status: 'SUCCESS', amount: 40, currency: 'RUB', success: true });
     expect(await balance(t, m.merchantId)).toEqual({ available: '60.00', locked: '0.00', hold: '0.00' });
     expect(await refundedAmount(t, p.paymentId)).toBe('40.00');
     expect(await entries(created.id)).toEqual(['REFUND_LOCK -40 40', 'REFUND_DEBIT 0 -40']);
@@ -72,7 +72,7 @@ describe('sandbox refund processing', () => {
     expect(await entries(created.id)).toEqual(['REFUND_LOCK -100 100', 'REFUND_RELEASE 100 -100']);
     expect(await verifyBalances(t.db.pool)).toEqual([]);
     // A failed refund gives the room back: the payment can be refunded again.
-    expect((await refundFull(t, m, p.paymentId)).json().amount).toBe('100.00');
+    expect((await refundFull(t, m, p.paymentId)).json().amount).toBe(100);
   });
 
   it('an SBP payment (no card) is refunded successfully', async () => {
@@ -167,7 +167,7 @@ describe('refund/status', () => {
     expect(latest.json()).toEqual(second);
     const byId = await refundStatus(t, m, { id: first.id });
     expect(byId.json()).toEqual(first);
-    expect(byId.json()).toMatchObject({ entity_type: 'payment', entity_id: p.paymentId, amount: '10.00', success: true });
+    expect(byId.json()).toMatchObject({ entity_type: 'payment', entity_id: p.paymentId, amount: 10, success: true });
   });
 
   it('accepts the parameters as a JSON body on GET', async () => {

@@ -1,4 +1,4 @@
-import { money8 } from '../../lib/money.js';
+import { money8, moneyNumber } from '../../lib/money.js';
 import { formatDateTime } from '../../lib/time.js';
 import type { PayoutWebhookFields } from '../../outbox/events.js';
 
@@ -26,12 +26,12 @@ export const PAYOUT_COLUMNS = `id, merchant_id, request_id, order_id, kind, stat
   account_enc, card_holder, bank_member_id::text AS bank_member_id, amount::text AS amount,
   commission::text AS commission, currency, is_auto, created_at`;
 
-/** The spec's Payout object: amounts as 8-decimal strings, the account masked. */
+/** The spec's Payout object: amounts as JSON numbers (go-cent-app decodes them as float64), the account masked. */
 export interface PayoutView {
   id: string;
   status: string;
-  amount: string;
-  commission: string;
+  amount: number;
+  commission: number;
   account_identifier: string;
   currency: string;
   created_at: string;
@@ -41,18 +41,20 @@ export function payoutView(r: Pick<PayoutRow, 'id' | 'status' | 'amount' | 'comm
   return {
     id: r.id,
     status: r.status,
-    amount: money8(r.amount),
-    commission: money8(r.commission),
+    amount: moneyNumber(r.amount),
+    commission: moneyNumber(r.commission),
     account_identifier: r.account_masked,
     currency: r.currency,
     created_at: formatDateTime(r.created_at, tz),
   };
 }
 
-/** Operator view: the spec's fields plus who and what. */
+/** Operator view: the spec's fields plus who and what; amounts stay 8-decimal strings (operator API). */
 export function adminPayoutView(r: PayoutRow, tz: string) {
   return {
     ...payoutView(r, tz),
+    amount: money8(r.amount),
+    commission: money8(r.commission),
     merchant_id: r.merchant_id,
     order_id: r.order_id,
     kind: r.kind,

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { money2 } from '../../lib/money.js';
+import { moneyNumber } from '../../lib/money.js';
 import { formatDateTime } from '../../lib/time.js';
 
 /** A bill row as the views read it (snake_case columns, NUMERIC as string). */
@@ -20,7 +20,7 @@ export interface BillView {
   id: string;
   status: string;
   type: string;
-  amount: string;
+  amount: number;
   currency_in: string;
   created_at: string;
   active: boolean;
@@ -32,7 +32,7 @@ export function billView(b: BillRow, tz: string): BillView {
     id: b.id,
     status: b.status,
     type: b.type,
-    amount: money2(b.amount),
+    amount: moneyNumber(b.amount),
     currency_in: b.currency_in,
     created_at: formatDateTime(b.created_at, tz),
     active: b.active,
@@ -43,7 +43,7 @@ export const BillSchema = Type.Object({
   id: Type.String(),
   status: Type.String({ enum: ['NEW', 'PROCESS', 'UNDERPAID', 'SUCCESS', 'OVERPAID', 'FAIL'] }),
   type: Type.String({ enum: ['NORMAL', 'MULTI'] }),
-  amount: Type.String({ description: 'decimal(10,2), 2 decimals' }),
+  amount: Type.Number({ description: 'decimal(10,2) as a JSON number (100.05, 35400): clients decode it as a float' }),
   currency_in: Type.String({ enum: ['RUB', 'USD', 'EUR'] }),
   created_at: Type.String({ description: 'Y-m-d H:i:s, service time zone' }),
   active: Type.Boolean(),

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { money2, money8 } from '../../lib/money.js';
+import { moneyNumber } from '../../lib/money.js';
 import { formatDateTime } from '../../lib/time.js';
 
 export interface PaymentRow {
@@ -25,51 +25,52 @@ export interface PaymentView {
   id: string;
   bill_id: string;
   status: string;
-  amount: string;
-  amount_received: string;
+  amount: number;
+  amount_received: number;
   from_card: string | null;
   currency_in: string;
   created_at: string;
-  commission: string;
-  account_amount: string | null;
+  commission: number;
+  account_amount: number | null;
   account_currency_code: string;
-  refunded_amount: string;
+  refunded_amount: number;
 }
 
 /**
- * The wire payment: spec fields plus commission, account_amount (what the balance received,
- * 8 decimals like balances; null until credited), account_currency_code and refunded_amount.
+ * The wire payment: spec fields plus commission, account_amount (what the balance received;
+ * null until credited), account_currency_code and refunded_amount. Amounts are JSON numbers.
  */
 export function paymentView(p: PaymentRow, tz: string): PaymentView {
   return {
     id: p.id,
     bill_id: p.bill_id,
     status: p.status,
-    amount: money2(p.amount),
-    amount_received: money2(p.amount_received),
+    amount: moneyNumber(p.amount),
+    amount_received: moneyNumber(p.amount_received),
     from_card: p.from_card,
     currency_in: p.currency_in,
     created_at: formatDateTime(p.created_at, tz),
-    commission: money2(p.commission),
-    account_amount: p.account_amount === null ? null : money8(p.account_amount),
+    commission: moneyNumber(p.commission),
+    account_amount: p.account_amount === null ? null : moneyNumber(p.account_amount),
     account_currency_code: p.account_currency,
-    refunded_amount: money2(p.refunded_amount),
+    refunded_amount: moneyNumber(p.refunded_amount),
   };
 }
 
 const NullableString = Type.Union([Type.String(), Type.Null()]);
+const Amount = (description: string) => Type.Number({ description: `${description}; a JSON number` });
 
 export const PaymentSchema = Type.Object({
   id: Type.String(),
   bill_id: Type.String(),
   status: Type.String({ enum: ['NEW', 'PROCESS', 'UNDERPAID', 'SUCCESS', 'OVERPAID', 'FAIL'] }),
-  amount: Type.String({ description: 'Total payment amount, 2 decimals' }),
-  amount_received: Type.String({ description: '2 decimals' }),
+  amount: Amount('Total payment amount'),
+  amount_received: Amount('Received amount'),
   from_card: NullableString,
   currency_in: Type.String(),
   created_at: Type.String({ description: 'Y-m-d H:i:s, service time zone' }),
-  commission: Type.String({ description: '2 decimals' }),
-  account_amount: NullableString,
+  commission: Amount('Fee'),
+  account_amount: Type.Union([Type.Number(), Type.Null()], { description: 'Credited to the balance, in account_currency_code; null until credited' }),
   account_currency_code: Type.String(),
-  refunded_amount: Type.String({ description: '2 decimals' }),
+  refunded_amount: Amount('Refunded so far'),
 });

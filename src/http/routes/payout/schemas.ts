@@ -1,11 +1,11 @@
 import { Type } from '@sinclair/typebox';
 
-/** The spec's Payout object (amounts as 8-decimal strings). */
+/** The spec's Payout object (amounts as JSON numbers: docs/decisions.md "Public clients"). */
 export const PayoutSchema = Type.Object({
   id: Type.String(),
   status: Type.String({ enum: ['NEW', 'MODERATING', 'PROCESS', 'SUCCESS', 'FAIL', 'ERROR', 'DECLINED'] }),
-  amount: Type.String({ examples: ['1500.00000000'] }),
-  commission: Type.String(),
+  amount: Type.Number({ examples: [1500], description: 'Payout amount; a JSON number' }),
+  commission: Type.Number({ examples: [15.5], description: 'Fees; a JSON number' }),
   account_identifier: Type.String({ description: 'Masked card (first 6, stars, last 4) or the +7 phone' }),
   currency: Type.String({ enum: ['RUB'] }),
   created_at: Type.String({ description: 'Y-m-d H:i:s, service time zone' }),

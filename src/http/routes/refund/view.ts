@@ -1,13 +1,13 @@
 import { Type } from '@sinclair/typebox';
 import type { RefundRecord } from '../../../domain/refund/refund.service.js';
-import { money2 } from '../../../lib/money.js';
+import { moneyNumber } from '../../../lib/money.js';
 import { formatDateTime } from '../../../lib/time.js';
 
 /** The spec's Refund fields. */
 export const RefundSchema = Type.Object({
   id: Type.String(),
   status: Type.String({ enum: ['NEW', 'PROCESS', 'SUCCESS', 'FAIL'] }),
-  amount: Type.String({ description: 'Refund amount, 2 decimals, in `currency`' }),
+  amount: Type.Number({ description: 'Refund amount in `currency`; a JSON number' }),
   currency: Type.String({ enum: ['RUB', 'USD', 'EUR'] }),
   entity_type: Type.Literal('payment'),
   entity_id: Type.String({ description: 'ID of the refunded payment' }),
@@ -19,7 +19,7 @@ export function refundView(r: RefundRecord, tz: string) {
   return {
     id: r.id,
     status: r.status,
-    amount: money2(r.amount),
+    amount: moneyNumber(r.amount),
     currency: r.currency,
     entity_type: 'payment' as const,
     entity_id: r.paymentId,
