@@ -18,6 +18,8 @@ import {
  * [6] https://yookassa.ru/developers/payouts/scenario-extensions/recipient-check (reason recipient_check_failed)
  * [7] yoomoney/yookassa-sdk-php lib/Client.php and yookassa-sdk-python (request shapes: confirmation
  *     {type: redirect, return_url}, capture, payment_method_data, payout_destination_data.card.number)
+ * [9] the error body {type: "error", id, code, description, parameter}: a real answer quoted in a
+ *     public Java DTO (ErrorYooKassaResponse) and SijyKijy/YooKassa-Prototype Models/Error.cs
  * [8] an answer example on [2]: {"id":"29f31de9-000f-5000-a000-...","status":"pending","amount":{"value":"2.00","currency":"RUB"},
  *     "recipient":{"account_id","gateway_id"},...} and a real answer quoted on pravtreba.ru
  *     (confirmation {type: redirect, confirmation_url}, test, paid, refundable, metadata)
@@ -247,7 +249,7 @@ export class YooKassaEmulator {
     return this.error(401, 'invalid_credentials', 'Error in shopId or secret key. Check their validity. You can reissue the key in the Merchant Profile', 'Authorization');
   }
 
-  /** [2]: the error body is {type: "error", id, code, description, parameter?}. */
+  /** [2][9]: the error body is {type: "error", id, code, description, parameter?}. */
   private error(status: number, code: string, description: string, parameter?: string): Answer {
     return json(status, { type: 'error', id: uuidLike('0000'), code, description, ...(parameter ? { parameter } : {}) });
   }
