@@ -249,6 +249,18 @@ describe('YooKassa emulator: payouts', () => {
     expect(events.filter((e) => e.object.id === card.body.id).map((e) => e.event)).toEqual(['payout.succeeded']);
   });
 
+  it('a payout repeated with the same Idempotence-Key (its first answer lost) is made once', async () => {
+    const before = emu.payouts.size;
+    const body = { amount: { value: '15.00', currency: 'RUB' }, payout_destination_data: { type: 'sbp', phone: '79000000001', bank_id: '100000000004' } };
+    const key = randomUUID();
+    emu.misbehave({ op: 'payouts.create', timeoutAfterApply: 'drop' });
+    await expect(payout(body, key)).rejects.toThrow();
+    const again = await payout(body, key);
+    expect(again.status).toBe(200);
+    expect(emu.payouts.size).toBe(before + 1);
+    expect(emu.payouts.has(again.body.id)).toBe(true);
+  });
+
   it('refuses a bad card number, a bad phone, an unknown SBP bank and an amount above 500 000', async () => {
     for (const d of [
       { type: 'bank_card', card: { number: '1234' } },
