@@ -200,7 +200,8 @@ export class YooKassaEmulator {
       const seen = this.idem.get(scope);
       if (seen) {
         if (seen.hash === hash) return seen.answer;
-        // [1]: the same key with other data is an error (HTTP 400 invalid_request).
+        // [1] promises the original result only for the same parameters; EMULATOR (unconfirmed):
+        // another body under the same key is 400 invalid_request.
         return this.error(400, 'invalid_request', 'Idempotence key duplicated. The request with this key was made with other parameters', 'Idempotence-Key');
       }
       let body: Record<string, unknown>;
