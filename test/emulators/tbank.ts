@@ -1,0 +1,513 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import QRCode from 'qrcode';
+import {
+  EmulatorServer, MisbehaviourQueue, Notifier, escapeHtml, hex, html, isNotificationSwitch, json, maskPan, parseForm, redirect,
+  type Answer, type Misbehaviour, type Req,
+} from './common.js';
+
+/**
+ * An emulator of T-Bank (Tinkoff) internet acquiring API v2, written from the public
+ * documentation and SDKs. Sources, cited as [n] next to each rule:
+ * [1] developer.tbank.ru/eacq/intro/developer/token: Token = SHA-256 (UTF-8, lower-case hex) of the
+ *     values of the root scalar parameters plus Password, sorted by key; nested objects (DATA,
+ *     Receipt, Shops) and Token itself left out; booleans as "true"/"false". Worked example:
+ *     Amount 19200, Description "Подарочная карта на 1000 рублей", OrderId "00000",
+ *     Password "11111111111111", TerminalKey "MerchantTerminalKey" -> 72dd466f...426db2.
+ *     The same algorithm in kravetsone/t-kassa-api src/utils.ts (generateSignature) and vectors
+ *     in ai-iskuzhin/TBankAcquiringNet tests (TBankPaymentsClientTests.cs).
+ * [2] developer.tbank.ru/eacq/api/init, get-state, cancel, confirm, check-order, get-qr, sbp-pay-test
+ *     (fields and answers; Cancel: NEW -> CANCELED, AUTHORIZED -> REVERSED, CONFIRMED ->
+ *     REFUNDED | PARTIAL_REFUNDED; ExternalRequestId is Cancel's idempotency key; GetQr DataType
+ *     PAYLOAD (payload) | IMAGE (SVG), default PAYLOAD; SbpPayTest IsDeadlineExpired / IsRejected,
+ *     not both).
+ * [3] developer.tbank.ru/eacq/intro/developer/operation-statuses (NEW, FORM_SHOWED, AUTHORIZING,
+ *     3DS_CHECKING, 3DS_CHECKED, AUTHORIZED, CONFIRMING, CONFIRMED, REVERSING, PARTIAL_REVERSED,
+ *     REVERSED, REFUNDING, PARTIAL_REFUNDED, REFUNDED, CANCELED, DEADLINE_EXPIRED, AUTH_FAIL, REJECTED)
+ * [4] developer.tbank.ru/eacq/intro/developer/notification: POST JSON to NotificationURL (from
+ *     Init or the terminal), fields TerminalKey, OrderId, Success, Status, PaymentId, ErrorCode,
+ *     Amount, CardId, Pan, ExpDate, Token; answer HTTP 200 with the body "OK", otherwise
+ *     repeated (hourly for 24 h, then daily for a month).
+ * [5] developer.tbank.ru/eacq/intro/errors/error-codes: answers are HTTP 200 with
+ *     {Success: false, ErrorCode (a string), Message, Details}; 8 "Неверный статус транзакции",
+ *     101 3-D Secure failed, 204 wrong Token ("Неверный токен. Проверьте пару TerminalKey/SecretKey."),
+ *     331 wrong terminal, 1051 insufficient funds on the card. 9999 "Неверные параметры." is the
+ *     generic code in older SDK docstrings (e.g. the Python tinkoff acquiring clients).
+ * [6] developer.tbank.ru/eacq/scenarios/payments/PCI_DSS/sbp: SBP is one-stage only, at least
+ *     10 RUB; after the QR: CONFIRMED (payer sent to SuccessURL) | REJECTED | DEADLINE_EXPIRED.
+ * [7] test cards quoted by T-Bank's SDK examples (tinkoff acquiring Flutter/Dart SDK examples):
+ *     4300 0000 0000 0777 pays without 3-D Secure, 5411 4200 0000 0002 asks for 3-D Secure.
+ * [8] a real notification quoted in a public repository: {"TerminalKey","OrderId","Success":true,
+ *     "Status":"CONFIRMED","PaymentId":3372975894,"ErrorCode":"0","Amount":150,"CardId":357089169,
+ *     "Pan":"528041******0988","ExpDate":"1029","Token":...} (PaymentId and CardId as numbers).
+ * Anything marked EMULATOR is this emulator's own choice where the documentation is silent.
+ */
+
+export type TbStatus =
+  | 'NEW' | 'FORM_SHOWED' | 'AUTHORIZING' | '3DS_CHECKING' | 'AUTHORIZED' | 'CONFIRMING' | 'CONFIRMED'
+  | 'REVERSING' | 'PARTIAL_REVERSED' | 'REVERSED' | 'REFUNDING' | 'PARTIAL_REFUNDED' | 'REFUNDED'
+  | 'REJECTED' | 'AUTH_FAIL' | 'DEADLINE_EXPIRED' | 'CANCELED';
+
+export interface TbPayment {
+  PaymentId: string;
+  OrderId: string;
+  /** What is held or charged now, in kopecks (lowered by Confirm with a smaller amount and by Cancel). */
+  Amount: number;
+  OriginalAmount: number;
+  Status: TbStatus;
+  PayType: 'O' | 'T';
+  Description?: string;
+  ErrorCode: string;
+  Message?: string;
+  SuccessURL?: string;
+  FailURL?: string;
+  NotificationURL?: string;
+  DueAt: number;
+  Data?: Record<string, unknown>;
+  card?: { pan: string; cardId: number };
+  sbp: boolean;
+  formCode: string;
+  history: TbStatus[];
+}
+
+/** EMULATOR card table: [7]'s two test cards plus our sandbox's numbers, so one table serves both. */
+export const TB_CARDS: Record<string, { outcome: 'success' | '3ds' | 'decline'; errorCode?: string; message?: string }> = {
+  '4300000000000777': { outcome: 'success' },
+  '4242424242424242': { outcome: 'success' },
+  '5411420000000002': { outcome: '3ds' },
+  '4000002760003184': { outcome: '3ds' },
+  '4000000000000002': { outcome: 'decline', errorCode: '1001', message: 'Свяжитесь с банком' },
+  '4000000000009995': { outcome: 'decline', errorCode: '1051', message: 'Недостаточно средств на карте' },
+};
+
+export interface TBankOptions {
+  notifyUrl?: string;
+  terminalKey?: string;
+  password?: string;
+  /** The terminal's default PayType when Init sends none [2] (EMULATOR default: one-stage). */
+  defaultPayType?: 'O' | 'T';
+  retryBaseMs?: number;
+  maxAttempts?: number;
+}
+
+export type TbPayerAction = 'pay' | 'decline' | '3ds-confirm' | '3ds-fail' | 'sbp-confirm' | 'sbp-reject' | 'expire';
+
+/** [1]: the Token of a request or a notification. */
+export function tbankToken(params: Record<string, unknown>, password: string): string {
+  const flat: [string, string][] = Object.entries(params)
+    .filter(([k, v]) => k !== 'Token' && v !== undefined && v !== null && typeof v !== 'object')
+    .map(([k, v]) => [k, String(v)]);
+  flat.push(['Password', password]);
+  flat.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return createHash('sha256').update(flat.map(([, v]) => v).join(''), 'utf8').digest('hex');
+}
+
+export class TBankEmulator {
+  readonly payments = new Map<string, TbPayment>();
+  readonly requests: { op: string; errorCode?: string; status: number }[] = [];
+  readonly terminalKey: string;
+  readonly password: string;
+  notifyUrl?: string;
+  readonly notifier: Notifier;
+  private readonly http: EmulatorServer;
+  private readonly mis = new MisbehaviourQueue();
+  private readonly opts: TBankOptions;
+  private readonly cancels = new Map<string, { hash: string; answer: Answer }>();
+  private nextId = 3_000_000_000 + Math.floor(Math.random() * 1_000_000);
+  private nextCardId = 350_000_000;
+
+  private constructor(opts: TBankOptions) {
+    this.opts = opts;
+    this.terminalKey = opts.terminalKey ?? '1234567890DEMO';
+    this.password = opts.password ?? 'emulator-password';
+    this.notifyUrl = opts.notifyUrl;
+    // [4]: delivered again until the answer is HTTP 200 with exactly "OK".
+    this.notifier = new Notifier({ accepts: (s, t) => s === 200 && t === 'OK', retryBaseMs: opts.retryBaseMs, maxAttempts: opts.maxAttempts });
+    this.http = new EmulatorServer((r) => this.route(r));
+  }
+
+  static async start(opts: TBankOptions = {}) {
+    const e = new TBankEmulator(opts);
+    await e.http.start();
+    return e;
+  }
+
+  get baseUrl() { return this.http.baseUrl; }
+  /** What a connector puts in settings.base_url (production: https://securepay.tinkoff.ru/v2). */
+  get apiUrl() { return `${this.http.baseUrl}/v2`; }
+
+  async stop() {
+    this.notifier.stop();
+    await this.http.stop();
+  }
+
+  misbehave(m: Misbehaviour) {
+    if (isNotificationSwitch(m)) this.notifier.set(m); else this.mis.add(m);
+  }
+
+  clearMisbehaviour() { this.mis.clear(); this.notifier.mode = 'normal'; }
+
+  flushNotifications() { this.notifier.flushNotifications(); }
+
+  idle() { return this.notifier.idle(); }
+
+  /** Signs a request body as a client must ([1]); for tests that speak the API directly. */
+  sign<T extends Record<string, unknown>>(body: T): T & { Token: string } {
+    return { ...body, Token: tbankToken(body, this.password) };
+  }
+
+  // ---------------------------------------------------------------- routing
+
+  private async route(r: Req): Promise<Answer | null> {
+    if (r.path.startsWith('/new/') || r.path.startsWith('/acs/') || r.path.startsWith('/sbp/')) return this.page(r);
+    const m = /^\/v2\/([A-Za-z]+)$/.exec(r.path);
+    if (!m || r.method !== 'POST') return { status: 404, body: 'Not Found', contentType: 'text/plain' };
+    const op = m[1]!;
+    const a = await this.api(op, r);
+    if (a) {
+      let code: string | undefined;
+      try { code = (JSON.parse(a.body) as { ErrorCode?: string }).ErrorCode; } catch { /* a 5xx page */ }
+      this.requests.push({ op, errorCode: code, status: a.status });
+    }
+    return a;
+  }
+
+  /** [5]: failures are HTTP 200 with Success false and a string ErrorCode. */
+  private fail(code: string, message: string, details = '', extra: Record<string, unknown> = {}): Answer {
+    return json(200, { Success: false, ErrorCode: code, Message: message, Details: details, ...extra });
+  }
+
+  private async api(op: string, r: Req): Promise<Answer | null> {
+    let b: Record<string, unknown>;
+    try {
+      const parsed: unknown = JSON.parse(r.raw || 'null');
+      if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error('not an object');
+      b = parsed as Record<string, unknown>;
+    } catch {
+      return this.fail('9999', 'Неверные параметры.', 'Тело запроса не является JSON-объектом');
+    }
+    if (b.TerminalKey !== this.terminalKey) return this.fail('331', 'Неверный терминал', 'Терминал не найден');
+    // [1][5]: the Token is checked before anything else is looked at.
+    const expected = tbankToken(b, this.password);
+    const got = typeof b.Token === 'string' ? b.Token : '';
+    if (got.length !== expected.length || !timingSafeEqual(Buffer.from(got), Buffer.from(expected))) {
+      return this.fail('204', 'Неверные параметры.', 'Неверный токен. Проверьте пару TerminalKey/SecretKey.');
+    }
+    const handler = ({
+      Init: () => this.init(b),
+      GetState: () => this.getState(b),
+      Confirm: () => this.confirm(b),
+      Cancel: () => this.cancel(b),
+      GetQr: () => this.getQr(b),
+      SbpPayTest: () => this.sbpPayTest(b),
+      CheckOrder: () => this.checkOrder(b),
+    } as Record<string, () => Answer | Promise<Answer>>)[op];
+    if (!handler) return this.fail('9999', 'Неверные параметры.', `Метод ${op} не поддерживается эмулятором`);
+    const m = this.mis.take(op);
+    return this.http.guarded(r, m, (s) => ({ status: s, body: `<html><body><h1>${s}</h1></body></html>`, contentType: 'text/html' }), handler);
+  }
+
+  private payment(b: Record<string, unknown>): TbPayment | Answer {
+    const id = b.PaymentId;
+    if ((typeof id !== 'string' && typeof id !== 'number') || String(id) === '') return this.fail('9999', 'Неверные параметры.', 'Поле PaymentId не должно быть пустым');
+    const p = this.payments.get(String(id));
+    // EMULATOR: the code for an unknown PaymentId is not in [5]; 9999 with a detail.
+    return p ?? this.fail('9999', 'Неверные параметры.', `Платеж ${String(id)} не найден`);
+  }
+
+  private amountParam(v: unknown, required: boolean): number | Answer | undefined {
+    if (v === undefined && !required) return undefined;
+    // [2]: Amount is a Number in kopecks ("3 руб. 12 коп. — это число 312").
+    if (typeof v !== 'number' || !Number.isSafeInteger(v) || v <= 0) return this.fail('9999', 'Неверные параметры.', 'Поле Amount должно быть целым положительным числом копеек');
+    return v;
+  }
+
+  // ---------------------------------------------------------------- operations
+
+  private init(b: Record<string, unknown>): Answer {
+    const amount = this.amountParam(b.Amount, true);
+    if (typeof amount !== 'number') return amount as Answer;
+    if (typeof b.OrderId !== 'string' || b.OrderId === '' || b.OrderId.length > 50) return this.fail('9999', 'Неверные параметры.', 'Поле OrderId должно быть строкой от 1 до 50 символов');
+    if (b.Description !== undefined && (typeof b.Description !== 'string' || b.Description.length > 250)) return this.fail('9999', 'Неверные параметры.', 'Поле Description слишком длинное');
+    if (b.PayType !== undefined && b.PayType !== 'O' && b.PayType !== 'T') return this.fail('9999', 'Неверные параметры.', 'Поле PayType: O или T');
+    for (const k of ['SuccessURL', 'FailURL', 'NotificationURL'] as const) {
+      if (b[k] !== undefined && (typeof b[k] !== 'string' || !/^https?:\/\//.test(b[k]))) return this.fail('9999', 'Неверные параметры.', `Поле ${k} должно быть URL`);
+    }
+    let due = Date.now() + 24 * 3600_000; // [2]: RedirectDueDate defaults to 24 hours.
+    if (b.RedirectDueDate !== undefined) {
+      const t = typeof b.RedirectDueDate === 'string' ? Date.parse(b.RedirectDueDate) : NaN;
+      if (Number.isNaN(t)) return this.fail('9999', 'Неверные параметры.', 'Поле RedirectDueDate: дата в формате ISO 8601');
+      due = t;
+    }
+    const id = String(this.nextId++);
+    const p: TbPayment = {
+      PaymentId: id, OrderId: b.OrderId, Amount: amount, OriginalAmount: amount, Status: 'NEW',
+      PayType: (b.PayType as 'O' | 'T' | undefined) ?? this.opts.defaultPayType ?? 'O',
+      Description: b.Description as string | undefined, ErrorCode: '0',
+      SuccessURL: b.SuccessURL as string | undefined, FailURL: b.FailURL as string | undefined,
+      NotificationURL: b.NotificationURL as string | undefined, DueAt: due,
+      Data: b.DATA && typeof b.DATA === 'object' ? b.DATA as Record<string, unknown> : undefined,
+      sbp: false, formCode: hex(6), history: ['NEW'],
+    };
+    // [2]: Init does not deduplicate by OrderId; CheckOrder lists every payment of an order.
+    this.payments.set(id, p);
+    return json(200, {
+      Success: true, ErrorCode: '0', TerminalKey: this.terminalKey, Status: p.Status, PaymentId: id,
+      OrderId: p.OrderId, Amount: p.Amount, PaymentURL: `${this.baseUrl}/new/${p.formCode}`,
+    });
+  }
+
+  private getState(b: Record<string, unknown>): Answer {
+    const p = this.payment(b);
+    if ('status' in p) return p;
+    this.expireIfDue(p);
+    return json(200, {
+      Success: true, ErrorCode: '0', Message: 'OK', TerminalKey: this.terminalKey, Status: p.Status,
+      PaymentId: p.PaymentId, OrderId: p.OrderId, Amount: p.Amount,
+    });
+  }
+
+  private confirm(b: Record<string, unknown>): Answer {
+    const p = this.payment(b);
+    if ('status' in p) return p;
+    const amount = this.amountParam(b.Amount, false);
+    if (amount !== undefined && typeof amount !== 'number') return amount;
+    // [2]: Confirm finishes a two-stage payment held in AUTHORIZED.
+    if (p.Status !== 'AUTHORIZED' && p.Status !== 'PARTIAL_REVERSED') return this.fail('8', 'Неверный статус транзакции', `Платеж в статусе ${p.Status}`);
+    if (amount !== undefined && amount > p.Amount) return this.fail('9999', 'Неверные параметры.', 'Сумма подтверждения больше суммы авторизации');
+    if (amount !== undefined) p.Amount = amount;
+    this.move(p, 'CONFIRMING');
+    this.move(p, 'CONFIRMED', true);
+    return json(200, { Success: true, ErrorCode: '0', TerminalKey: this.terminalKey, Status: p.Status, PaymentId: p.PaymentId, OrderId: p.OrderId, Amount: p.Amount });
+  }
+
+  private cancel(b: Record<string, unknown>): Answer {
+    // [2]: ExternalRequestId makes a Cancel idempotent: the same one answers the same.
+    const ext = typeof b.ExternalRequestId === 'string' ? b.ExternalRequestId : undefined;
+    const hash = createHash('sha256').update(`${String(b.PaymentId)}:${String(b.Amount)}`).digest('hex');
+    if (ext) {
+      const seen = this.cancels.get(ext);
+      if (seen && seen.hash === hash) return seen.answer;
+      if (seen) return this.fail('9999', 'Неверные параметры.', 'ExternalRequestId уже использован для другой операции');
+    }
+    const a = this.cancelInner(b);
+    if (ext && (JSON.parse(a.body) as { Success: boolean }).Success) this.cancels.set(ext, { hash, answer: a });
+    return a;
+  }
+
+  private cancelInner(b: Record<string, unknown>): Answer {
+    const p = this.payment(b);
+    if ('status' in p) return p;
+    const amount = this.amountParam(b.Amount, false);
+    if (amount !== undefined && typeof amount !== 'number') return amount;
+    this.expireIfDue(p);
+    const before = p.Amount;
+    const ok = (status: TbStatus) => json(200, {
+      Success: true, ErrorCode: '0', TerminalKey: this.terminalKey, Status: status, PaymentId: p.PaymentId, OrderId: p.OrderId,
+      OriginalAmount: before, NewAmount: p.Amount, ...(b.ExternalRequestId ? { ExternalRequestId: b.ExternalRequestId } : {}),
+    });
+    if (p.Status === 'NEW' || p.Status === 'FORM_SHOWED') {
+      p.Amount = 0;
+      this.move(p, 'CANCELED', true);
+      return ok('CANCELED');
+    }
+    const authorized = p.Status === 'AUTHORIZED' || p.Status === 'PARTIAL_REVERSED';
+    const confirmed = p.Status === 'CONFIRMED' || p.Status === 'PARTIAL_REFUNDED';
+    if (!authorized && !confirmed) return this.fail('8', 'Неверный статус транзакции', `Платеж в статусе ${p.Status} нельзя отменить`);
+    const take = amount ?? p.Amount;
+    // Refunds never exceed what is left of the payment.
+    if (take > p.Amount) return this.fail('9999', 'Неверные параметры.', 'Сумма отмены больше остатка платежа');
+    p.Amount -= take;
+    if (authorized) {
+      this.move(p, 'REVERSING');
+      this.move(p, p.Amount === 0 ? 'REVERSED' : 'PARTIAL_REVERSED', true);
+    } else {
+      this.move(p, 'REFUNDING');
+      this.move(p, p.Amount === 0 ? 'REFUNDED' : 'PARTIAL_REFUNDED', true);
+    }
+    return ok(p.Status);
+  }
+
+  private async getQr(b: Record<string, unknown>): Promise<Answer> {
+    const p = this.payment(b);
+    if ('status' in p) return p;
+    const type = b.DataType ?? 'PAYLOAD';
+    if (type !== 'PAYLOAD' && type !== 'IMAGE') return this.fail('9999', 'Неверные параметры.', 'DataType: PAYLOAD или IMAGE');
+    // [6]: SBP takes one-stage payments of at least 10 RUB (EMULATOR: code 3016 is unconfirmed).
+    if (p.PayType !== 'O') return this.fail('3001', 'Оплата через СБП недоступна', 'СБП: только одностадийная оплата');
+    if (p.OriginalAmount < 1000) return this.fail('3016', 'Неверная сумма', 'Сумма оплаты через СБП от 10 рублей');
+    if (p.Status !== 'NEW' && p.Status !== 'FORM_SHOWED') return this.fail('8', 'Неверный статус транзакции', `Платеж в статусе ${p.Status}`);
+    p.sbp = true;
+    if (p.Status === 'NEW') this.move(p, 'FORM_SHOWED');
+    // EMULATOR: the payload is a link to the emulator's stand-in bank page (real: https://qr.nspk.ru/...).
+    const payload = `${this.baseUrl}/sbp/${p.PaymentId}`;
+    const data = type === 'IMAGE' ? await QRCode.toString(payload, { type: 'svg' }) : payload;
+    return json(200, { TerminalKey: this.terminalKey, OrderId: p.OrderId, Success: true, Data: data, PaymentId: Number(p.PaymentId), ErrorCode: '0', Message: 'OK', RequestKey: hex(16) });
+  }
+
+  private sbpPayTest(b: Record<string, unknown>): Answer {
+    const p = this.payment(b);
+    if ('status' in p) return p;
+    if (b.IsDeadlineExpired === true && b.IsRejected === true) return this.fail('9999', 'Неверные параметры.', 'IsDeadlineExpired и IsRejected не могут использоваться одновременно');
+    if (!p.sbp || p.Status !== 'FORM_SHOWED') return this.fail('8', 'Неверный статус транзакции', 'Сначала вызовите GetQr');
+    this.payerAction(p.PaymentId, b.IsDeadlineExpired === true ? 'expire' : b.IsRejected === true ? 'sbp-reject' : 'sbp-confirm');
+    return json(200, { Success: true, ErrorCode: '0', Message: 'OK', Details: '0' });
+  }
+
+  private checkOrder(b: Record<string, unknown>): Answer {
+    if (typeof b.OrderId !== 'string' || b.OrderId === '') return this.fail('9999', 'Неверные параметры.', 'Поле OrderId не должно быть пустым');
+    const list = [...this.payments.values()].filter((p) => p.OrderId === b.OrderId);
+    for (const p of list) this.expireIfDue(p);
+    return json(200, {
+      TerminalKey: this.terminalKey, OrderId: b.OrderId, Success: true, ErrorCode: '0', Message: 'OK', Details: 'None',
+      // [2]: inside Payments[] ErrorCode is a number, outside a string.
+      Payments: list.map((p) => ({ PaymentId: p.PaymentId, Amount: p.Amount, Status: p.Status, RRN: String(Number(p.PaymentId) % 1e8), Success: p.ErrorCode === '0', ErrorCode: Number(p.ErrorCode), Message: p.Message ?? 'None' })),
+    });
+  }
+
+  // ---------------------------------------------------------------- state and notifications
+
+  private move(p: TbPayment, s: TbStatus, notify = false) {
+    p.Status = s;
+    p.history.push(s);
+    if (notify) this.emit(p);
+  }
+
+  private expireIfDue(p: TbPayment) {
+    if ((p.Status === 'NEW' || p.Status === 'FORM_SHOWED') && Date.now() > p.DueAt) this.move(p, 'DEADLINE_EXPIRED', true);
+  }
+
+  /** [4][8]: the notification body, signed with the terminal's password. */
+  private notificationBody(p: TbPayment, password = this.password): Record<string, unknown> {
+    const body: Record<string, unknown> = {
+      TerminalKey: this.terminalKey, OrderId: p.OrderId, Success: p.ErrorCode === '0',
+      Status: p.Status, PaymentId: Number(p.PaymentId), ErrorCode: p.ErrorCode, Amount: p.Amount,
+    };
+    if (p.card) Object.assign(body, { CardId: p.card.cardId, Pan: maskPan(p.card.pan), ExpDate: '1230' });
+    if (p.Data) body.Data = p.Data;
+    body.Token = tbankToken(body, password);
+    return body;
+  }
+
+  private emit(p: TbPayment) {
+    this.notifier.notify(p.NotificationURL ?? this.notifyUrl, this.notificationBody(p));
+  }
+
+  /**
+   * Posts a notification the service must not believe, once, and returns the receiver's answer:
+   * 'wrong-token' is signed with another password; 'tampered' is signed right and then has its
+   * Amount raised.
+   */
+  async forgeNotification(paymentId: string, kind: 'wrong-token' | 'tampered' = 'wrong-token', status: TbStatus = 'CONFIRMED') {
+    const p = this.payments.get(paymentId);
+    if (!p) throw new Error(`unknown payment ${paymentId}`);
+    const url = p.NotificationURL ?? this.notifyUrl;
+    if (!url) throw new Error('no notification URL');
+    const fake = { ...p, Status: status, ErrorCode: '0' };
+    const body = this.notificationBody(fake, kind === 'wrong-token' ? 'not-the-password' : this.password);
+    if (kind === 'tampered') body.Amount = Number(body.Amount) * 10;
+    return this.notifier.postOnce(url, body);
+  }
+
+  // ---------------------------------------------------------------- the payer
+
+  payerAction(id: string, action: TbPayerAction, opts: { card?: string } = {}): TbPayment {
+    const p = this.payments.get(id);
+    if (!p) throw new Error(`unknown payment ${id}`);
+    if (action === 'expire') {
+      if (p.Status !== 'NEW' && p.Status !== 'FORM_SHOWED' && p.Status !== '3DS_CHECKING') throw new Error(`payment ${id} is ${p.Status}`);
+      this.move(p, 'DEADLINE_EXPIRED', true);
+      return p;
+    }
+    if (action === '3ds-confirm' || action === '3ds-fail') {
+      if (p.Status !== '3DS_CHECKING') throw new Error(`payment ${id} is not in 3DS_CHECKING`);
+      if (action === '3ds-fail') {
+        // [3][5]: AUTH_FAIL "did not pass 3-D Secure", ErrorCode 101.
+        p.ErrorCode = '101';
+        p.Message = 'Не пройдена идентификация 3DS';
+        this.move(p, 'AUTH_FAIL', true);
+      } else {
+        this.authorize(p);
+      }
+      return p;
+    }
+    if (p.Status !== 'NEW' && p.Status !== 'FORM_SHOWED') throw new Error(`payment ${id} is ${p.Status}, the payer can no longer act`);
+    if (action === 'sbp-confirm' || action === 'sbp-reject') {
+      if (p.PayType !== 'O') throw new Error('SBP is one-stage only');
+      p.sbp = true;
+      // EMULATOR: the ErrorCode of a payer's bank refusing an SBP payment is not in [5].
+      if (action === 'sbp-reject') { p.ErrorCode = '3019'; p.Message = 'Отказ банка'; this.move(p, 'REJECTED', true); return p; }
+      // [6]: SBP goes straight to CONFIRMED (no AUTHORIZED step).
+      this.move(p, 'CONFIRMED', true);
+      return p;
+    }
+    const card = (opts.card ?? '4300000000000777').replace(/\s+/g, '');
+    p.card = { pan: card, cardId: this.nextCardId++ };
+    if (p.Status === 'NEW') this.move(p, 'FORM_SHOWED');
+    this.move(p, 'AUTHORIZING');
+    const rule = action === 'decline' ? { outcome: 'decline' as const, errorCode: '1001', message: 'Свяжитесь с банком' } : TB_CARDS[card] ?? { outcome: 'success' as const };
+    if (rule.outcome === 'decline') {
+      p.ErrorCode = rule.errorCode ?? '1001';
+      p.Message = rule.message;
+      this.move(p, 'REJECTED', true);
+    } else if (rule.outcome === '3ds') {
+      this.move(p, '3DS_CHECKING');
+    } else {
+      this.authorize(p);
+    }
+    return p;
+  }
+
+  private authorize(p: TbPayment) {
+    this.move(p, 'AUTHORIZED', true);
+    if (p.PayType === 'O') {
+      // One-stage: the bank confirms by itself; both AUTHORIZED and CONFIRMED are notified [4].
+      this.move(p, 'CONFIRMING');
+      this.move(p, 'CONFIRMED', true);
+    }
+  }
+
+  // ---------------------------------------------------------------- hosted pages
+
+  private async page(r: Req): Promise<Answer> {
+    const [, kind, ref, step] = r.path.split('/');
+    const p = kind === 'new' ? [...this.payments.values()].find((x) => x.formCode === ref) : this.payments.get(ref ?? '');
+    if (!p) return html('<h1>Платеж не найден</h1>', 404);
+    const form = parseForm(r.raw);
+    this.expireIfDue(p);
+    const done = () => {
+      const success = p.Status === 'CONFIRMED' || p.Status === 'AUTHORIZED';
+      const to = success ? p.SuccessURL : p.FailURL;
+      return to ? redirect(to) : html(doc('Результат', `<p id="status">${p.Status}</p>`));
+    };
+    try {
+      if (kind === 'sbp') {
+        // The emulator's stand-in for the payer's bank app opened from the QR code.
+        if (r.method === 'POST') { this.payerAction(p.PaymentId, form.action === 'reject' ? 'sbp-reject' : 'sbp-confirm'); return done(); }
+        return html(doc(`СБП: ${rub(p.Amount)}`, p.Status === 'FORM_SHOWED' || p.Status === 'NEW'
+          ? '<form method="post"><button name="action" value="confirm" id="confirm">Оплатить</button><button name="action" value="reject" id="reject">Отказаться</button></form>'
+          : `<p id="status">${p.Status}</p>`));
+      }
+      if (kind === 'acs') {
+        if (r.method === 'POST') { this.payerAction(p.PaymentId, form.result === 'fail' ? '3ds-fail' : '3ds-confirm'); return done(); }
+        return html(doc('3-D Secure', `<form method="post"><button name="result" value="confirm" id="confirm">Подтвердить</button><button name="result" value="fail" id="fail">Ошибка</button></form>`));
+      }
+      if (r.method === 'POST' && step === 'pay') {
+        this.payerAction(p.PaymentId, 'pay', { card: form.card });
+        if (p.Status === '3DS_CHECKING') return redirect(`${this.baseUrl}/acs/${p.PaymentId}`);
+        return done();
+      }
+    } catch (e) {
+      return html(doc('Ошибка', `<p>${escapeHtml((e as Error).message)}</p>`), 409);
+    }
+    if (p.Status !== 'NEW' && p.Status !== 'FORM_SHOWED') return done();
+    // [3]: FORM_SHOWED once the payer's browser has loaded the form.
+    if (p.Status === 'NEW') this.move(p, 'FORM_SHOWED');
+    return html(doc(`Оплата ${rub(p.Amount)}`, `<p>${escapeHtml(p.Description ?? '')}</p><form method="post" action="/new/${p.formCode}/pay"><input name="card" id="card" autocomplete="cc-number" placeholder="Номер карты"><button id="pay">Оплатить</button></form>${p.PayType === 'O' ? `<p><a id="sbp" href="/sbp/${p.PaymentId}">Оплатить через СБП</a></p>` : ''}`));
+  }
+}
+
+function rub(kopecks: number) { return `${Math.floor(kopecks / 100)}.${String(kopecks % 100).padStart(2, '0')} ₽`; }
+
+function doc(title: string, body: string) {
+  return `<!doctype html><html><head><meta charset="utf-8"><title>${escapeHtml(title)}</title></head><body><h1>${escapeHtml(title)}</h1>${body}</body></html>`;
+}
