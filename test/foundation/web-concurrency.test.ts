@@ -21,6 +21,9 @@ describe('WEB_CONCURRENCY (node:cluster)', () => {
     it(`WEB_CONCURRENCY=2: two API processes serve, the workers run once in the primary; ${how} stops all with exit 0 and nothing logged at warn or above`, async () => {
       const svc = await startService(['--import', 'tsx', 'src/main.ts'], databaseEnv(db.url, { WEB_CONCURRENCY: '2' }), { timeoutMs: 120_000 });
       const primary = svc.child.pid!;
+      // /ready answers once the first API process listens; the primary logs when all do.
+      const until = Date.now() + 120_000;
+      while (!svc.lines().some((l) => l.includes('API processes listening')) && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
       for (let i = 0; i < 30; i++) expect(await getFresh(`${svc.url}/health`)).toBe(200);
       const lines = svc.lines();
       const servers = pidsOf(lines, 'request completed');
