@@ -17,10 +17,24 @@ function dataDir(): string {
 }
 
 describe('a clean stop (Ctrl-C, docker stop)', () => {
-  it('embedded profile: Ctrl-C (SIGINT to the whole process group) stops workers, pool, then PostgreSQL; exit 0, nothing logged at warn or above', async () => {
+  it('embedded profile: the banner\'s curl creates a bill; Ctrl-C (SIGINT to the whole process group) stops workers, pool, then PostgreSQL; exit 0, nothing logged at warn or above', async () => {
     const dir = dataDir();
     const svc = await startService(['--import', 'tsx', 'src/main.ts'], { DATA_DIR: dir, EMBEDDED_PG_PORT: String(await freePort()) }, { timeoutMs: 90_000 });
     const pgPid = Number(readFileSync(join(dir, 'pg', 'postmaster.pid'), 'utf8').split('\n')[0]);
+    // The start banner says what to do next, and its curl works as printed.
+    for (let i = 0; i < 100 && !svc.lines().some((l) => l.includes('Stop with Ctrl-C')); i++) await new Promise((r) => setTimeout(r, 100));
+    const banner = svc.lines().join('\n');
+    const curl = /curl -H "Authorization: Bearer (\S+)" \\\n\s+-d amount=100 -d shop_id=(\S+) (\S+\/api\/v1\/bill\/create)/.exec(banner);
+    expect(curl, banner).not.toBeNull();
+    expect(banner).toContain('4242 4242 4242 4242');
+    expect(banner).toContain(`${svc.url}/cabinet`);
+    expect(banner).toMatch(/sign in as demo@example\.com \/ demo-password/);
+    const bill = await fetch(curl![3]!, {
+      method: 'POST', headers: { authorization: `Bearer ${curl![1]}`, 'content-type': 'application/x-www-form-urlencoded' },
+      body: `amount=100&shop_id=${curl![2]}`,
+    });
+    expect(bill.status).toBe(200);
+    expect(((await bill.json()) as { link_page_url: string }).link_page_url).toMatch(/\/pay\/\w+$/);
     expect(isAlive(pgPid)).toBe(true);
     // The workers have polled (and hold pool connections) by now.
     await new Promise((r) => setTimeout(r, 1500));
