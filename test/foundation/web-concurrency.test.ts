@@ -1,5 +1,6 @@
 import { get } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.js';
 import { createTestDatabase } from '../helpers/app.js';
 import { complaints, databaseEnv, isAlive, startService } from '../helpers/service-process.js';
 
@@ -17,6 +18,13 @@ const pidsOf = (lines: string[], msg: string) => new Set(lines.flatMap((l) => {
 }));
 
 describe('WEB_CONCURRENCY (node:cluster)', () => {
+  it('defaults to one process; anything but an integer >= 1 stops start-up naming the setting', () => {
+    const base = { ADMIN_API_TOKEN: 'x'.repeat(32), TOKEN_ENCRYPTION_KEY: Buffer.alloc(32, 1).toString('base64') };
+    expect(loadConfig(base).webConcurrency).toBe(1);
+    expect(loadConfig({ ...base, WEB_CONCURRENCY: '4' }).webConcurrency).toBe(4);
+    for (const bad of ['0', '-1', 'two', '1.5']) expect(() => loadConfig({ ...base, WEB_CONCURRENCY: bad })).toThrow(/WEB_CONCURRENCY must be an integer >= 1/);
+  });
+
   for (const how of ['SIGTERM to the primary (docker stop)', 'SIGINT to the process group (Ctrl-C)'] as const) {
     it(`WEB_CONCURRENCY=2: two API processes serve, the workers run once in the primary; ${how} stops all with exit 0 and nothing logged at warn or above`, async () => {
       const svc = await startService(['--import', 'tsx', 'src/main.ts'], databaseEnv(db.url, { WEB_CONCURRENCY: '2' }), { timeoutMs: 120_000 });
