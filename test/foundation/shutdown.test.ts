@@ -6,7 +6,13 @@ import { createTestDatabase } from '../helpers/app.js';
 import { complaints, databaseEnv, freePort, isAlive, startService } from '../helpers/service-process.js';
 
 const dirs: string[] = [];
-afterAll(() => { for (const d of dirs) rmSync(d, { recursive: true, force: true }); });
+const postmasters: number[] = [];
+afterAll(async () => {
+  // A failed test may leave its PostgreSQL running (it has a process group of its own).
+  for (const pid of postmasters) if (isAlive(pid)) process.kill(pid, 'SIGINT');
+  for (let i = 0; i < 50 && postmasters.some(isAlive); i++) await new Promise((r) => setTimeout(r, 100));
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
 
 /** A DATA_DIR the embedded PostgreSQL's `postgres` user can reach when the tests run as root. */
 function dataDir(): string {
@@ -35,6 +41,7 @@ describe('a clean stop (Ctrl-C, docker stop)', () => {
     });
     expect(bill.status).toBe(200);
     expect(((await bill.json()) as { link_page_url: string }).link_page_url).toMatch(/\/pay\/\w+$/);
+    postmasters.push(pgPid);
     expect(isAlive(pgPid)).toBe(true);
     // The workers have polled (and hold pool connections) by now.
     await new Promise((r) => setTimeout(r, 1500));
