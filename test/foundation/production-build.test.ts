@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_TOKEN, createTestDatabase } from '../helpers/app.js';
 import { ensureBuilt } from '../helpers/build.js';
-import { complaints, databaseEnv, startService, type ServiceProcess } from '../helpers/service-process.js';
+import { complaints, databaseEnv, killAll, startService, type ServiceProcess } from '../helpers/service-process.js';
 
 let db: Awaited<ReturnType<typeof createTestDatabase>>;
 let svc: ServiceProcess;
@@ -19,7 +19,7 @@ beforeAll(async () => {
 }, 600_000);
 
 afterAll(async () => {
-  if (svc && svc.child.exitCode === null) { svc.child.kill('SIGTERM'); await svc.exited; }
+  killAll();
   await db?.drop();
   rmSync(tmp, { recursive: true, force: true });
 });

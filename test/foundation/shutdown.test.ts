@@ -3,11 +3,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createTestDatabase } from '../helpers/app.js';
-import { complaints, databaseEnv, freePort, isAlive, startService } from '../helpers/service-process.js';
+import { complaints, databaseEnv, freePort, isAlive, killAll, startService } from '../helpers/service-process.js';
 
 const dirs: string[] = [];
 const postmasters: number[] = [];
 afterAll(async () => {
+  killAll();
   // A failed test may leave its PostgreSQL running (it has a process group of its own).
   for (const pid of postmasters) if (isAlive(pid)) process.kill(pid, 'SIGINT');
   for (let i = 0; i < 50 && postmasters.some(isAlive); i++) await new Promise((r) => setTimeout(r, 100));

@@ -2,11 +2,11 @@ import { get } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { createTestDatabase } from '../helpers/app.js';
-import { complaints, databaseEnv, isAlive, startService } from '../helpers/service-process.js';
+import { complaints, databaseEnv, isAlive, killAll, startService } from '../helpers/service-process.js';
 
 let db: Awaited<ReturnType<typeof createTestDatabase>>;
 beforeAll(async () => { db = await createTestDatabase(); });
-afterAll(async () => { await db.drop(); });
+afterAll(async () => { killAll(); await db.drop(); });
 
 /** GET on a connection of its own (the cluster hands out connections, not requests). */
 const getFresh = (url: string) => new Promise<number>((resolve, reject) => {

@@ -26,8 +26,17 @@ export interface ServiceProcess {
 }
 
 const running = new Set<ChildProcess>();
-// A failed test skips its cleanup: whatever it started dies with the test process.
-process.on('exit', () => { for (const c of running) try { process.kill(-c.pid!, 'SIGKILL'); } catch { /* gone */ } });
+
+/**
+ * Kills (SIGKILL, whole process group) every service a test file started and did not stop:
+ * call it in afterAll, since a failed assertion skips the test's own stop, and vitest's
+ * workers do not always run 'exit' handlers.
+ */
+export function killAll(): void {
+  for (const c of running) try { process.kill(-c.pid!, 'SIGKILL'); } catch { /* gone */ }
+  running.clear();
+}
+process.on('exit', killAll);
 
 /**
  * Starts the real service (`node <args>`) in a process group of its own, as a shell starts a
