@@ -1,34 +1,40 @@
 # syntax=docker/dockerfile:1
-# Payment service: API, payment pages, cabinet, operator API (npm start) and workers
-# (npm run worker) from one image. PostgreSQL is external (DATABASE_URL).
+# Payment service: API, payment pages, cabinet, operator API (node dist/main.js) and workers
+# (node dist/worker-main.js) from one image, compiled JavaScript only (no TypeScript loader).
+# PostgreSQL is external (DATABASE_URL). WEB_CONCURRENCY=N runs N API processes.
 
-# ---- build: install every dependency and generate the Prisma client ----
+# ---- build: install every dependency, generate the Prisma client, compile to dist/ ----
 FROM node:22-bookworm-slim AS build
 WORKDIR /app
 # prisma generate needs no schema engine: point it at a dummy file (see DESIGN.md "Stack").
 ENV PRISMA_SCHEMA_ENGINE_BINARY=/app/prisma/.dummy-engine
-COPY package.json package-lock.json prisma.config.ts tsconfig.json ./
+COPY package.json package-lock.json prisma.config.ts tsconfig.json tsconfig.build.json ./
 COPY prisma ./prisma
 RUN touch prisma/.dummy-engine \
  && npm ci --no-audit --no-fund \
  && npm run generate
+COPY scripts ./scripts
 COPY src ./src
-# Runtime needs only production dependencies (tsx runs the TypeScript sources).
-RUN npm prune --omit=dev --no-audit --no-fund
+RUN npm run build \
+ && npm prune --omit=dev --no-audit --no-fund
 
-# ---- runtime ----
+# ---- runtime: production dependencies, dist/ and the migrations (read from prisma/migrations) ----
+# NODE_COMPILE_CACHE (Node >= 22.1): V8 keeps the compiled code of every module on disk, so a
+# restart and each WEB_CONCURRENCY process skip most of the compiling (docs/performance.md).
 FROM node:22-bookworm-slim AS runtime
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
-    PORT=3000
+    PORT=3000 \
+    LOG_FORMAT=json \
+    NODE_COMPILE_CACHE=/tmp/node-compile-cache
 WORKDIR /app
-COPY --from=build --chown=node:node /app/package.json /app/package-lock.json /app/tsconfig.json ./
+COPY --from=build --chown=node:node /app/package.json /app/package-lock.json ./
 COPY --from=build --chown=node:node /app/node_modules ./node_modules
 COPY --from=build --chown=node:node /app/prisma ./prisma
-COPY --from=build --chown=node:node /app/src ./src
+COPY --from=build --chown=node:node /app/dist ./dist
 USER node
 EXPOSE 3000
 HEALTHCHECK --interval=15s --timeout=3s --start-period=30s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 3000) + '/health').then(r => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
-# `npm start` without npm in between, so SIGTERM reaches the process (graceful shutdown).
-CMD ["node", "--import", "tsx", "src/main.ts"]
+# `npm run start:prod` without npm in between, so SIGTERM reaches the process (graceful shutdown).
+CMD ["node", "dist/main.js"]

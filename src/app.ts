@@ -11,6 +11,7 @@ import { errorHandler } from './plugins/error-handler.js';
 import { loggerOptions } from './logger.js';
 import { migrationsCurrent } from './db/migrate.js';
 import { registerRoutes } from './http/routes/index.js';
+import { registerFavicon } from './http/favicon.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -31,7 +32,7 @@ export interface BuildOptions {
 /** The whole HTTP service: plugins, then routes, then the error handler (see STYLE.md). */
 export async function buildApp(opts: BuildOptions): Promise<FastifyInstance> {
   const app = Fastify({
-    logger: opts.logger === false ? false : loggerOptions(opts.config.logLevel),
+    logger: opts.logger === false ? false : loggerOptions(opts.config.logLevel, opts.config.logFormat),
     trustProxy: typeof opts.config.trustProxy === 'number'
       ? ((n: number) => (_addr: string, hop: number) => hop < n)(opts.config.trustProxy)
       : opts.config.trustProxy,
@@ -77,6 +78,7 @@ export async function buildApp(opts: BuildOptions): Promise<FastifyInstance> {
   await app.register(swaggerUi, { routePrefix: '/docs' });
 
   app.get('/health', { schema: { hide: true } }, async () => ({ status: 'ok' }));
+  registerFavicon(app);
   app.get('/ready', { schema: { hide: true } }, async (_req, reply) => {
     const ok = await migrationsCurrent(app.db.pool);
     return reply.status(ok ? 200 : 503).send({ status: ok ? 'ready' : 'not ready' });

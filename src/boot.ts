@@ -24,8 +24,9 @@ function devSecrets(dataDir: string): { ADMIN_API_TOKEN: string; TOKEN_ENCRYPTIO
 /**
  * Reads the config; with no DATABASE_URL starts embedded PostgreSQL under DATA_DIR (./.data);
  * applies pending migrations. A missing setting exits with one line naming it.
+ * `databaseUrl`: a cluster worker's, handed down by the primary that started the database.
  */
-export async function boot(opts: { migrate: boolean } = { migrate: true }): Promise<Booted> {
+export async function boot(opts: { migrate?: boolean; databaseUrl?: string } = {}): Promise<Booted> {
   const env = { ...readDotEnv(), ...process.env };
   let embedded: EmbeddedHandle | null = null;
   let config: Config;
@@ -44,7 +45,7 @@ export async function boot(opts: { migrate: boolean } = { migrate: true }): Prom
     }
     throw e;
   }
-  let databaseUrl = config.databaseUrl;
+  let databaseUrl = opts.databaseUrl ?? config.databaseUrl;
   if (!databaseUrl) {
     const port = Number(env.EMBEDDED_PG_PORT || 54320);
     embedded = await startEmbeddedPostgres({ dir: join(config.dataDir, 'pg'), port });
@@ -55,6 +56,6 @@ export async function boot(opts: { migrate: boolean } = { migrate: true }): Prom
     await admin.end();
     databaseUrl = embedded.url('payments');
   }
-  if (opts.migrate) await migrate(databaseUrl);
+  if (opts.migrate ?? true) await migrate(databaseUrl);
   return { config, databaseUrl, embedded };
 }

@@ -12,6 +12,10 @@ export interface Config {
   tokenEncryptionKey: Buffer;
   tz: string;
   logLevel: string;
+  /** `json` (one JSON line per entry), `pretty` (readable lines), `auto`: pretty on a terminal. */
+  logFormat: 'auto' | 'json' | 'pretty';
+  /** API processes (node:cluster) `npm start` runs; the job workers run once, in the primary. */
+  webConcurrency: number;
   allowPrivateWebhookUrls: boolean;
   sandboxProcessingDelayMs: number;
   runWorkers: boolean;
@@ -87,6 +91,12 @@ function trustProxyOf(v: string | undefined): boolean | number | string {
   return v;
 }
 
+function logFormatOf(v: string | undefined): Config['logFormat'] {
+  if (v === undefined || v === '') return 'auto';
+  if (v === 'auto' || v === 'json' || v === 'pretty') return v;
+  throw new ConfigError(`LOG_FORMAT must be auto, json or pretty, got "${v}"`);
+}
+
 function dec(name: string, v: string | undefined, dflt: string): Decimal {
   const s = v === undefined || v === '' ? dflt : v;
   if (!/^\d+(\.\d+)?$/.test(s)) throw new ConfigError(`${name} must be a non-negative decimal, got "${s}"`);
@@ -119,6 +129,8 @@ export function loadConfig(env: Env = { ...readDotEnv(), ...process.env }, gener
     tokenEncryptionKey: key,
     tz: env.TZ || 'Europe/Moscow',
     logLevel: env.LOG_LEVEL || 'info',
+    logFormat: logFormatOf(env.LOG_FORMAT),
+    webConcurrency: int('WEB_CONCURRENCY', env.WEB_CONCURRENCY, 1, 1),
     // Default true only in the sandbox/dev profile (embedded database).
     allowPrivateWebhookUrls: bool('ALLOW_PRIVATE_WEBHOOK_URLS', env.ALLOW_PRIVATE_WEBHOOK_URLS, databaseUrl === undefined),
     sandboxProcessingDelayMs: int('SANDBOX_PROCESSING_DELAY_MS', env.SANDBOX_PROCESSING_DELAY_MS, 1000),

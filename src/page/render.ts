@@ -22,7 +22,7 @@ function layout(ctx: PageCtx, title: string, body: string, opts: { script?: stri
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="robots" content="noindex, nofollow">
 <meta name="referrer" content="no-referrer">
-<link rel="icon" href="data:,">
+<link rel="icon" href="/favicon.ico">
 <title>${esc(title)}</title>
 <style nonce="${esc(ctx.nonce)}">${PAGE_CSS}</style>
 </head>

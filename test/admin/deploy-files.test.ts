@@ -14,16 +14,30 @@ describe('deployment files (no Docker engine here: checked by reading)', () => {
     for (const k of keys) expect(example, k).toMatch(new RegExp(`^${k}=`, 'm'));
   });
 
-  it('Dockerfile: multi-stage on the Node LTS image, generated client, non-root, health check, npm start equivalent', () => {
+  it('Dockerfile: multi-stage on the Node LTS image; the build stage compiles, the runtime runs dist/ with plain node, non-root, health check', () => {
     const d = read('Dockerfile');
     expect(d.match(/^FROM node:22-bookworm-slim AS \w+/gm)).toHaveLength(2);
-    expect(d).toMatch(/npm ci/);
-    expect(d).toMatch(/npm run generate/);
-    expect(d).toMatch(/^USER node$/m);
-    expect(d).toMatch(/^HEALTHCHECK .*\n?.*\/health/m);
-    expect(d).toMatch(/^CMD \["node", "--import", "tsx", "src\/main.ts"\]$/m);
-    const start = JSON.parse(read('package.json')).scripts.start as string;
-    expect(start).toBe('tsx src/main.ts');
+    const [build, runtime] = d.split(/^FROM .* AS runtime$/m) as [string, string];
+    expect(build).toMatch(/npm ci/);
+    expect(build).toMatch(/npm run generate/);
+    expect(build).toMatch(/npm run build/);
+    expect(build).toMatch(/npm prune --omit=dev/);
+    // Everything the build script and tsc read is in the build context it copies.
+    for (const f of ['tsconfig.json', 'tsconfig.build.json', 'scripts', 'src', 'prisma']) expect(build).toContain(f);
+    // The runtime gets compiled code and the migrations (read from prisma/migrations), no sources.
+    expect(runtime).toMatch(/COPY --from=build .*\/app\/dist \.\/dist/);
+    expect(runtime).toMatch(/COPY --from=build .*\/app\/prisma \.\/prisma/);
+    expect(runtime).not.toMatch(/\/app\/src|tsx/);
+    expect(runtime).toMatch(/^USER node$/m);
+    expect(runtime).toMatch(/^HEALTHCHECK .*\n?.*\/health/m);
+    expect(runtime).toMatch(/^CMD \["node", "dist\/main.js"\]$/m);
+    const scripts = JSON.parse(read('package.json')).scripts as Record<string, string>;
+    // The image runs what `npm run start:prod` runs; `npm start` stays the newcomer's (tsx).
+    expect(scripts['start:prod']).toBe('node dist/main.js');
+    expect(scripts['worker:prod']).toBe('node dist/worker-main.js');
+    expect(scripts.start).toBe('tsx src/main.ts');
+    expect(scripts.build).toBe('node scripts/build.mjs');
+    expect(read('scripts/build.mjs')).toContain('tsconfig.build.json');
   });
 
   it('docker-compose: postgres 16 with a volume and health check; api serving only; worker; both wait for a healthy db', () => {
@@ -32,7 +46,8 @@ describe('deployment files (no Docker engine here: checked by reading)', () => {
     expect(c).toMatch(/pgdata:\/var\/lib\/postgresql\/data/);
     expect(c).toMatch(/pg_isready/);
     expect(c).toMatch(/RUN_WORKERS: "false"/);
-    expect(c).toMatch(/command: \["npm", "run", "worker"\]/);
+    expect(c).toMatch(/command: \["node", "dist\/worker-main.js"\]/);
+    expect(c).not.toMatch(/tsx|npm run admin /);
     expect(c.match(/condition: service_healthy/g)).toHaveLength(2);
   });
 });

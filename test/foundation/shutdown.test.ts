@@ -1,0 +1,71 @@
+import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createTestDatabase } from '../helpers/app.js';
+import { complaints, databaseEnv, freePort, isAlive, killAll, startService } from '../helpers/service-process.js';
+
+const dirs: string[] = [];
+const postmasters: number[] = [];
+afterAll(async () => {
+  killAll();
+  // A failed test may leave its PostgreSQL running (it has a process group of its own).
+  for (const pid of postmasters) if (isAlive(pid)) process.kill(pid, 'SIGINT');
+  for (let i = 0; i < 50 && postmasters.some(isAlive); i++) await new Promise((r) => setTimeout(r, 100));
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+/** A DATA_DIR the embedded PostgreSQL's `postgres` user can reach when the tests run as root. */
+function dataDir(): string {
+  const d = mkdtempSync(join(tmpdir(), 'pay-stop-'));
+  chmodSync(d, 0o755);
+  dirs.push(d);
+  return d;
+}
+
+describe('a clean stop (Ctrl-C, docker stop)', () => {
+  it('embedded profile: the banner\'s curl creates a bill; Ctrl-C (SIGINT to the whole process group) stops workers, pool, then PostgreSQL; exit 0, nothing logged at warn or above', async () => {
+    const dir = dataDir();
+    const svc = await startService(['--import', 'tsx', 'src/main.ts'], { DATA_DIR: dir, EMBEDDED_PG_PORT: String(await freePort()) }, { timeoutMs: 90_000 });
+    const pgPid = Number(readFileSync(join(dir, 'pg', 'postmaster.pid'), 'utf8').split('\n')[0]);
+    // The start banner says what to do next, and its curl works as printed.
+    for (let i = 0; i < 100 && !svc.lines().some((l) => l.includes('Stop with Ctrl-C')); i++) await new Promise((r) => setTimeout(r, 100));
+    const banner = svc.lines().join('\n');
+    const curl = /curl -H "Authorization: Bearer (\S+)" \\\n\s+-d amount=100 -d shop_id=(\S+) (\S+\/api\/v1\/bill\/create)/.exec(banner);
+    expect(curl, banner).not.toBeNull();
+    expect(banner).toContain('4242 4242 4242 4242');
+    expect(banner).toContain(`${svc.url}/cabinet`);
+    expect(banner).toMatch(/sign in as demo@example\.com \/ demo-password/);
+    const bill = await fetch(curl![3]!, {
+      method: 'POST', headers: { authorization: `Bearer ${curl![1]}`, 'content-type': 'application/x-www-form-urlencoded' },
+      body: `amount=100&shop_id=${curl![2]}`,
+    });
+    expect(bill.status).toBe(200);
+    expect(((await bill.json()) as { link_page_url: string }).link_page_url).toMatch(/\/pay\/\w+$/);
+    postmasters.push(pgPid);
+    expect(isAlive(pgPid)).toBe(true);
+    // The workers have polled (and hold pool connections) by now.
+    await new Promise((r) => setTimeout(r, 1500));
+    svc.interrupt('SIGINT');
+    const { code, signal } = await svc.exited;
+    expect({ code, signal }).toEqual({ code: 0, signal: null });
+    expect(complaints(svc.lines())).toEqual([]);
+    expect(svc.lines().some((l) => l.includes('"shutting down"'))).toBe(true);
+    expect(isAlive(pgPid)).toBe(false);
+  }, 120_000);
+
+  it('DATABASE_URL profile: SIGTERM to the process (docker stop) and SIGINT to the group both exit 0 with nothing logged at warn or above', async () => {
+    const db = await createTestDatabase();
+    try {
+      for (const how of ['SIGTERM', 'SIGINT'] as const) {
+        const svc = await startService(['--import', 'tsx', 'src/main.ts'], databaseEnv(db.url));
+        await new Promise((r) => setTimeout(r, 1000));
+        if (how === 'SIGTERM') svc.child.kill('SIGTERM'); else svc.interrupt('SIGINT');
+        expect(await svc.exited).toEqual({ code: 0, signal: null });
+        expect(complaints(svc.lines())).toEqual([]);
+      }
+    } finally {
+      await db.drop();
+    }
+  }, 120_000);
+});
