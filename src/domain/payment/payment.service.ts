@@ -9,10 +9,11 @@ import { maskCard } from '../../lib/card.js';
 import { commissionFor, type MerchantFeeColumns } from '../merchant/fees.js';
 import { eventRow, paymentSignature, type PaymentPostbackFields } from '../../outbox/events.js';
 import type { Currency, PaymentStatus } from '../../generated/prisma/enums.js';
-import { assertTransition, isBillFinished, type BillStatus, type BillType } from '../bill/bill.states.js';
+import { assertTransition, PAY_REFUSAL_STATUS, PAYABLE_FROM, payRefusal, type BillStatus, type BillType } from '../bill/bill.states.js';
 import type { Acquirer, ChargeResult } from '../acquirer/acquirer.js';
 import { SandboxAcquirer } from '../acquirer/sandbox-acquirer.js';
-import { assertPaymentTransition, MONEY_RECEIVED_STATUSES } from './payment.states.js';
+import { assertPaymentTransition } from './payment.states.js';
+import { isMoneyReceived } from '../statuses.js';
 import { PayValidationError, type PayInput, type PayMethod } from './pay-input.js';
 
 /** A bill as the payment page and the payment flow see it (with its shop, merchant fees and rate). */
@@ -124,6 +125,22 @@ export function settle(q: Quote, receivedRub: Decimal): { receivedInBillCurrency
 }
 
 /**
+ * The quote a payment was opened with, from what the payment row stored (the fees or the rate
+ * may have changed since): `amount` is what the payer owed in RUB, `commission` is in the bill's
+ * currency, and the amount due in the bill's currency is the bill's (plus the fee when the payer
+ * pays it), never the RUB amount.
+ */
+export function storedQuote(bill: Pick<PayableBill, 'amount' | 'payerPaysCommission' | 'rate'>, payment: { amount: string; commission: string; rate: string | null }): Quote {
+  const commission = new Decimal(payment.commission);
+  return {
+    commission,
+    dueInBillCurrency: bill.payerPaysCommission ? bill.amount.add(commission) : bill.amount,
+    dueRub: new Decimal(payment.amount),
+    rate: payment.rate !== null ? new Decimal(payment.rate) : bill.rate ?? new Decimal(1),
+  };
+}
+
+/**
  * The payer side of a bill: quotes, the payment flow through the acquirer, the final
  * transaction (payment, bill, ledger, outbox). Used by the hosted page and the cabinet.
  */
@@ -190,13 +207,12 @@ export class PaymentService {
     for (const row of r.rows) {
       const done = await withPgTx(this.db.pool, async (c) => {
         // Lock the payment; another reaper (or a late final transaction) may have finished it.
-        const p = await c.query<{ status: PaymentStatus; amount: string; commission: string }>(
-          `SELECT status::text, amount::text, commission::text FROM payments WHERE id = $1 FOR UPDATE`, [row.id]);
+        const p = await c.query<{ status: PaymentStatus; amount: string; commission: string; rate: string | null }>(
+          `SELECT status::text, amount::text, commission::text, rate::text FROM payments WHERE id = $1 FOR UPDATE`, [row.id]);
         if (p.rows[0]?.status !== 'PROCESS') return false;
         const b = await c.query<BillRow>(BILL_SQL, [row.bill_id]);
         const bill = toBill(b.rows[0]!);
-        const due = new Decimal(p.rows[0].amount);
-        const quote: Quote = { commission: new Decimal(p.rows[0].commission), dueInBillCurrency: due, dueRub: due, rate: bill.rate ?? new Decimal(1) };
+        const quote = storedQuote(bill, p.rows[0]);
         await this.finish(c, bill, row.id, quote, { outcome: 'DECLINED', reason: 'abandoned', reference: '' });
         return true;
       });
@@ -234,7 +250,7 @@ export class PaymentService {
       `WITH b AS (
          UPDATE bills SET status = 'PROCESS', updated_at = now()
           WHERE id = $2 AND active
-            AND ((type = 'NORMAL' AND status IN ('NEW', 'FAIL')) OR type = 'MULTI')
+            AND status = ANY(CASE WHEN type = 'NORMAL' THEN $12::"BillStatus"[] ELSE $13::"BillStatus"[] END)
          RETURNING id)
        INSERT INTO payments (id, bill_id, merchant_id, shop_id, status, method, amount, currency_in, bill_currency, rate,
                              commission, account_currency, from_card, payer_ip, created_at, updated_at)
@@ -242,7 +258,8 @@ export class PaymentService {
               clock_timestamp(), clock_timestamp()
          FROM b`,
       values: [paymentId, bill.id, bill.merchantId, bill.shopId, input.method, quote.dueRub.toFixed(2), bill.currency,
-        bill.currency === 'RUB' ? null : quote.rate.toFixed(), quote.commission.toFixed(2), input.card ? maskCard(input.card.number) : null, ip],
+        bill.currency === 'RUB' ? null : quote.rate.toFixed(), quote.commission.toFixed(2), input.card ? maskCard(input.card.number) : null, ip,
+        PAYABLE_FROM.NORMAL, PAYABLE_FROM.MULTI],
     });
     if (r.rowCount !== 1) {
       // The bill changed since it was read (another payment opened or finished it, or it was
@@ -258,9 +275,8 @@ export class PaymentService {
     const r = await c.query<BillRow>({ name: 'pay_read_bill', text: BILL_SQL, values: [billId] });
     if (!r.rows[0]) throw new DomainError('bill_not_found', 404);
     const bill = toBill(r.rows[0]);
-    if (isBillFinished(bill)) throw new DomainError('bill_is_finished', 403);
-    if (!bill.active) throw new DomainError('bill_inactive', 403);
-    if (bill.type === 'NORMAL' && bill.status === 'PROCESS') throw new DomainError('payment_in_progress', 409);
+    const refusal = payRefusal(bill);
+    if (refusal) throw new DomainError(refusal, PAY_REFUSAL_STATUS[refusal]);
     return bill;
   }
 
@@ -330,7 +346,7 @@ export class PaymentService {
     if (bill.type === 'NORMAL' && row.b !== 1) throw new Error(`NORMAL bill ${bill.id} was not in PROCESS`);
 
     const token = decrypt(this.config.tokenEncryptionKey, row.tok);
-    const received = MONEY_RECEIVED_STATUSES.includes(status);
+    const received = isMoneyReceived(status);
     return {
       bill,
       paymentId,

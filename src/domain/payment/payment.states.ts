@@ -1,4 +1,7 @@
 import type { PaymentStatus } from '../../generated/prisma/enums.js';
+import { MONEY_RECEIVED_STATUSES } from '../statuses.js';
+
+export { MONEY_RECEIVED_STATUSES };
 
 /**
  * Every payment transition (DESIGN "States"): NEW (payer opened a payment) -> PROCESS (sent to
@@ -13,10 +16,8 @@ export const PAYMENT_TRANSITIONS: Readonly<Record<PaymentStatus, readonly Paymen
   FAIL: [],
 };
 
-export const FINAL_PAYMENT_STATUSES: readonly PaymentStatus[] = ['SUCCESS', 'UNDERPAID', 'OVERPAID', 'FAIL'];
+export const FINAL_PAYMENT_STATUSES: readonly PaymentStatus[] = [...MONEY_RECEIVED_STATUSES, 'FAIL'];
 
-/** Statuses in which money reached the merchant (credited, refundable, redirect to Success URL). */
-export const MONEY_RECEIVED_STATUSES: readonly PaymentStatus[] = ['SUCCESS', 'UNDERPAID', 'OVERPAID'];
 
 export class IllegalPaymentTransitionError extends Error {
   constructor(public readonly from: PaymentStatus, public readonly to: PaymentStatus) {

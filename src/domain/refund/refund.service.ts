@@ -1,7 +1,7 @@
 import { Decimal } from 'decimal.js';
 import type { Config } from '../../config.js';
 import { withPgTx, type Db } from '../../db/client.js';
-import type { PaymentStatus } from '../../generated/prisma/enums.js';
+import { isMoneyReceived } from '../statuses.js';
 import { UnauthorizedActionError, ValidationError } from '../../http/errors.js';
 import { newId } from '../../lib/ids.js';
 import { isValidAmount, money2 } from '../../lib/money.js';
@@ -19,8 +19,6 @@ export type { RefundRecord } from './refund.repository.js';
 /** Who asks for a refund: the API's or the cabinet's merchant. */
 export type RefundActor = Pick<AuthMerchant, 'id' | 'grantRefunds'>;
 
-/** Payment statuses in which the payment received money (DESIGN.md). */
-const RECEIVED: readonly PaymentStatus[] = ['SUCCESS', 'UNDERPAID', 'OVERPAID'];
 
 /** How long a worker holds a claimed refund before another may take it again. */
 
@@ -89,7 +87,7 @@ export class RefundService {
     return withPgTx(this.db.pool, async (c) => {
       const p = await lockPayment(c, m.id, paymentId);
       if (!p) throw ValidationError.field('payment_id', REFUND_MESSAGES.paymentUnknown);
-      if (!RECEIVED.includes(p.status) || p.received === null || p.received.lte(0)) {
+      if (!isMoneyReceived(p.status) || p.received === null || p.received.lte(0)) {
         throw ValidationError.field('payment_id', REFUND_MESSAGES.paymentNotPaid);
       }
       // Refunds are in kopecks/cents; a sub-cent remainder of a converted credit stays with the merchant.
