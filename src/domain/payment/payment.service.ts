@@ -7,6 +7,9 @@ import { decrypt } from '../../lib/crypto.js';
 import { newId } from '../../lib/ids.js';
 import { maskCard } from '../../lib/card.js';
 import { commissionFor, type MerchantFeeColumns } from '../merchant/fees.js';
+import { creditFragment, creditValues } from '../ledger/fragments.js';
+import { ledgerError } from '../ledger/ledger.js';
+import { paymentReceived } from '../ledger/postings.js';
 import { eventRow, paymentSignature, type PaymentPostbackFields } from '../../outbox/events.js';
 import type { Currency, PaymentStatus } from '../../generated/prisma/enums.js';
 import { assertTransition, PAY_REFUSAL_STATUS, PAYABLE_FROM, payRefusal, type BillStatus, type BillType } from '../bill/bill.states.js';
@@ -302,11 +305,18 @@ export class PaymentService {
 
     // ONE statement, atomic on its own (no BEGIN/COMMIT round trips): the payment PROCESS ->
     // final (row count checked), the bill PROCESS -> final when this is its latest payment, the
-    // ledger PAYMENT_CREDIT entry with its balance move (a credit is positive, so an upsert is
-    // safe against the non-negative CHECK), the postback outbox row, and the merchant's token
+    // ledger's PAYMENT_CREDIT transfer with its balance move (the ledger module's creditFragment),
+    // the postback outbox row, and the merchant's token
     // for the redirect signature. Everything after `p` reads from it, so nothing moves unless
     // the payment really went PROCESS -> final here; (kind, ref_id) and (kind, aggregate_id)
     // stay unique as with ledger.post and enqueueEvent.
+    const transfer = isMoneyReceived(status)
+      ? paymentReceived({
+        paymentId, merchantId: bill.merchantId, currency: bill.currency, connector: this.acquirer.name,
+        receivedRub, accountAmount: s.accountAmount, commission: s.commission,
+      })
+      : null;
+    const ledgerValues = creditValues(transfer, { kind: 'PAYMENT_CREDIT', refId: paymentId, merchantId: bill.merchantId, currency: bill.currency });
     const r = await c.query<{ p: number; b: number; tok: string }>({ name: 'pay_finish', text:
       `WITH p AS (
          UPDATE payments SET status = $2::text::"PaymentStatus", amount_received = $3, commission = $4, account_amount = $5,
@@ -322,25 +332,17 @@ export class PaymentService {
           WHERE bills.id = p.bill_id AND bills.status = 'PROCESS'
             AND NOT EXISTS (SELECT 1 FROM payments q WHERE q.bill_id = p.bill_id AND (q.created_at, q.id) > (p.created_at, p.id))
          RETURNING bills.id),
-       e AS (
-         INSERT INTO ledger_entries (merchant_id, currency, kind, ref_type, ref_id, delta_available)
-         SELECT $8, $9::"Currency", 'PAYMENT_CREDIT', 'payment', p.id, $5::numeric FROM p WHERE $5::numeric > 0
-         RETURNING merchant_id, currency, delta_available),
-       bal AS (
-         INSERT INTO balances AS bl (merchant_id, currency, available)
-         SELECT merchant_id, currency, delta_available FROM e
-         ON CONFLICT (merchant_id, currency) DO UPDATE SET available = bl.available + EXCLUDED.available, updated_at = now()
-         RETURNING 1),
+       ${creditFragment('p', 13)},
        o AS (
          INSERT INTO outbox_events (merchant_id, kind, aggregate_id, url, payload, status, last_error)
-         SELECT $8, 'PAYMENT_POSTBACK', p.id, $10, $11::jsonb, $12::"OutboxEventStatus", $13 FROM p
+         SELECT $8, 'PAYMENT_POSTBACK', p.id, $9, $10::jsonb, $11::"OutboxEventStatus", $12 FROM p
          ON CONFLICT (kind, aggregate_id) DO NOTHING
          RETURNING 1)
        SELECT (SELECT count(*) FROM p)::int AS p, (SELECT count(*) FROM b)::int AS b,
               (SELECT api_token_enc FROM merchants WHERE id = $8) AS tok`,
       values: [paymentId, status, receivedRub.toFixed(2), s.commission.toFixed(2), s.accountAmount.toFixed(8), result.reference || null,
-        result.outcome === 'DECLINED' ? result.reason : null, bill.merchantId, bill.currency,
-        eventUrl, eventPayload, eventStatus, eventError] });
+        result.outcome === 'DECLINED' ? result.reason : null, bill.merchantId,
+        eventUrl, eventPayload, eventStatus, eventError, ...ledgerValues] }).catch((e) => { throw ledgerError(e, `payment ${paymentId}`); });
     const row = r.rows[0]!;
     if (row.p !== 1) throw new Error(`payment ${paymentId} was not in PROCESS`);
     if (bill.type === 'NORMAL' && row.b !== 1) throw new Error(`NORMAL bill ${bill.id} was not in PROCESS`);

@@ -8,7 +8,9 @@ import { decrypt, encrypt } from '../../lib/crypto.js';
 import { newId } from '../../lib/ids.js';
 import { isValidAmount } from '../../lib/money.js';
 import { enqueueEvent } from '../../outbox/events.js';
+import { payoutLockFragment, payoutLockValues } from '../ledger/fragments.js';
 import { ledgerError, post, type Queryable } from '../ledger/ledger.js';
+import { payoutReturned, payoutSucceeded } from '../ledger/postings.js';
 import { commissionFor, type MerchantFeeColumns } from '../merchant/fees.js';
 import { parseRegular, personalCreateInput, statusInput } from './payout.input.js';
 import { assertTransition } from './payout.states.js';
@@ -70,12 +72,12 @@ SELECT m.status, m.verified, m.payout_daily_limit::text AS "dailyLimit", m.payou
   LEFT JOIN payout_requests pr ON pr.merchant_id = m.id AND pr.order_id = $4::text
  WHERE m.id = $1 FOR NO KEY UPDATE OF m`;
 
-// Request, its payouts and their PAYOUT_LOCK ledger entries with the balance move, in one
-// round trip. ON CONFLICT DO NOTHING: when the same order_id committed first, nothing is
-// inserted and the caller answers with the winner's payouts. The balances CHECK refuses an
-// overdraft (the whole statement fails: balance_not_enough); `bal` is 0 only when the
-// merchant has no RUB balance row, which the caller turns into a rollback. One entry per payout,
-// (kind, ref_id) unique, as ledger.post writes them.
+// Request, its payouts and their PAYOUT_LOCK ledger transfers with the balance move, in one
+// round trip (the ledger module's payoutLockFragment). ON CONFLICT DO NOTHING: when the same
+// order_id committed first, nothing is inserted and the caller answers with the winner's
+// payouts. The balances CHECK refuses an overdraft (the whole statement fails:
+// balance_not_enough); `bal` is 0 only when the merchant has no RUB balance row, which the
+// caller turns into a rollback. One transfer per payout, applied once (its id is unique).
 const INSERT_SQL = `
 WITH r AS (
   INSERT INTO payout_requests (id, merchant_id, order_id, request_hash) VALUES ($2, $1, $3, $4)
@@ -87,16 +89,7 @@ WITH r AS (
          u.amount::numeric, u.commission::numeric, 'RUB', now() + $13::int * interval '1 millisecond'
     FROM r, unnest($14::text[], $15::text[], $16::text[]) AS u(id, amount, commission)
   RETURNING id, created_at, amount, commission
-), e AS (
-  INSERT INTO ledger_entries (merchant_id, currency, kind, ref_type, ref_id, delta_available, delta_locked, delta_hold)
-  SELECT $1, 'RUB', 'PAYOUT_LOCK', 'payout', p.id, -(p.amount + p.commission), p.amount, p.commission FROM p
-  RETURNING delta_available, delta_locked, delta_hold
-), bal AS (
-  UPDATE balances SET available = available + t.a, locked = locked + t.l, hold = hold + t.h, updated_at = now()
-    FROM (SELECT sum(delta_available) AS a, sum(delta_locked) AS l, sum(delta_hold) AS h FROM e HAVING count(*) > 0) t
-   WHERE merchant_id = $1 AND currency = 'RUB'
-  RETURNING 1
-), usage AS (
+), ${payoutLockFragment('p', '$1', 18)}, usage AS (
   INSERT INTO payout_usage AS pu (merchant_id, period, period_start, amount)
   SELECT $1, x.period, x.start, t.total
     FROM (SELECT sum(amount) AS total FROM p HAVING count(*) > 0) t,
@@ -253,7 +246,7 @@ export class PayoutService {
       const ins = await c.query<{ id: string; created_at: Date; bal: number }>({ name: 'payout_insert', text: INSERT_SQL, values: [
         merchant.id, newId(), req.orderId ?? null, hash, target.kind, status, target.accountType, target.payoutAccountId,
         target.masked, target.enc, target.cardHolder, target.bankMemberId, moderate ? null : this.config.sandboxProcessingDelayMs,
-        ids, parts.map((a) => a.toFixed()), commissions.map((x) => x.toFixed()), tz,
+        ids, parts.map((a) => a.toFixed()), commissions.map((x) => x.toFixed()), tz, ...payoutLockValues(merchant.id, 'RUB'),
       ] }).catch((e) => { throw ledgerError(e, 'payout request'); });
       if (ins.rowCount === 0) {
         // The same order_id won meanwhile (only reachable without the merchant lock, kept as the last word).
@@ -380,15 +373,11 @@ export class PayoutService {
       [row.id, to, reason],
     );
     const amount = new Decimal(row.amount);
-    const commission = new Decimal(row.commission);
-    const currency = row.currency as 'RUB';
+    const money = { payoutId: row.id, merchantId: row.merchant_id, currency: row.currency as 'RUB', amount, commission: new Decimal(row.commission) };
     if (to === 'SUCCESS') {
-      await post(c, { merchantId: row.merchant_id, currency, kind: 'PAYOUT_DEBIT', refType: 'payout', refId: row.id, locked: amount.neg(), hold: commission.neg() });
+      await post(c, payoutSucceeded({ ...money, connector: this.provider.name }));
     } else {
-      await post(c, {
-        merchantId: row.merchant_id, currency, kind: 'PAYOUT_RELEASE', refType: 'payout', refId: row.id,
-        available: amount.add(commission), locked: amount.neg(), hold: commission.neg(),
-      });
+      await post(c, payoutReturned(money));
       // No longer counts against the limits of the day and month it was made in.
       await c.query({
         name: 'payout_usage_release',

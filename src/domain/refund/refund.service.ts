@@ -6,6 +6,7 @@ import { UnauthorizedActionError, ValidationError } from '../../http/errors.js';
 import { newId } from '../../lib/ids.js';
 import { isValidAmount, money2 } from '../../lib/money.js';
 import { post } from '../ledger/ledger.js';
+import { refundCreated, refundReturned, refundSucceeded } from '../ledger/postings.js';
 import type { AuthMerchant } from '../merchant/merchant-guard.js';
 import { SandboxRefundAcquirer, type RefundAcquirer, type RefundOutcome } from './refund-acquirer.js';
 import {
@@ -106,10 +107,7 @@ export class RefundService {
       });
       await addRefunded(c, paymentId, amount);
       // Overdraft: the ledger throws balance_not_enough and withPgTx rolls everything back.
-      await post(c, {
-        merchantId: m.id, currency: p.accountCurrency, kind: 'REFUND_LOCK', refType: 'refund', refId: refund.id,
-        available: amount.neg(), locked: amount, memo: `refund of payment ${paymentId}`,
-      });
+      await post(c, refundCreated({ refundId: refund.id, paymentId, merchantId: m.id, currency: p.accountCurrency, amount }));
       return refund;
     });
   }
@@ -147,13 +145,11 @@ export class RefundService {
       const to = outcome.ok ? 'SUCCESS' : 'FAIL';
       assertTransition(r.status, to);
       await finishRefund(c, id, to, outcome.ok ? null : outcome.reason);
+      const money = { refundId: id, paymentId: r.paymentId, merchantId: r.merchantId, currency: r.currency, amount: r.amount };
       if (outcome.ok) {
-        await post(c, { merchantId: r.merchantId, currency: r.currency, kind: 'REFUND_DEBIT', refType: 'refund', refId: id, locked: r.amount.neg() });
+        await post(c, refundSucceeded(money));
       } else {
-        await post(c, {
-          merchantId: r.merchantId, currency: r.currency, kind: 'REFUND_RELEASE', refType: 'refund', refId: id,
-          locked: r.amount.neg(), available: r.amount,
-        });
+        await post(c, refundReturned(money));
         await addRefunded(c, r.paymentId, r.amount.neg());
       }
     });
