@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { Decimal } from 'decimal.js';
 import type { Config } from '../../config.js';
-import { withPgTx, type Db } from '../../db/client.js';
+import { withPgTx, type Db, type InTx } from '../../db/client.js';
 import { DomainError, NotFoundError, UnauthorizedActionError, ValidationError } from '../../http/errors.js';
 import { keysetSearch, parseSearchParams, type Page } from '../../http/pagination.js';
 import { decrypt, encrypt } from '../../lib/crypto.js';
@@ -148,6 +148,8 @@ interface CreateRequest {
   bankMemberId: string | null;
   /** Checks the destination (after the order_id replay) from what the lock query read. */
   resolve(m: LockedMerchant): Target;
+  /** Runs in the transaction with the answer, before the commit (the Idempotency-Key record). */
+  inTx?: InTx<PayoutView[]>;
 }
 
 /** Personal and regular payouts, their moderation and their processing by the provider. */
@@ -159,7 +161,7 @@ export class PayoutService {
   ) {}
 
   /** payout/personal/create: to a stored payout account of this merchant. */
-  async createPersonal(merchant: PayoutMerchant, input: Record<string, unknown>): Promise<PayoutView[]> {
+  async createPersonal(merchant: PayoutMerchant, input: Record<string, unknown>, inTx?: InTx<PayoutView[]>): Promise<PayoutView[]> {
     const p = personalCreateInput.parse(input);
     const accountId = p.payout_account_id!;
     return this.create(merchant, {
@@ -169,6 +171,7 @@ export class PayoutService {
       hashParts: { kind: 'personal', amount: p.amount!.toFixed(), account: accountId },
       accountId,
       bankMemberId: null,
+      inTx,
       resolve: (a) => {
         if (a.accountId === null) throw new DomainError('payout_account_not_found');
         if (a.accountStatus !== 'ACTIVE') throw new DomainError('payout_account_banned');
@@ -188,7 +191,7 @@ export class PayoutService {
   }
 
   /** payout/regular/create: to a card or an SBP phone; needs the merchant's grant. */
-  async createRegular(merchant: PayoutMerchant, input: Record<string, unknown>): Promise<PayoutView[]> {
+  async createRegular(merchant: PayoutMerchant, input: Record<string, unknown>, inTx?: InTx<PayoutView[]>): Promise<PayoutView[]> {
     if (merchant.grantRegularPayouts !== true) throw new UnauthorizedActionError();
     const p = parseRegular(input);
     return this.create(merchant, {
@@ -201,6 +204,7 @@ export class PayoutService {
       },
       accountId: null,
       bankMemberId: p.bankMemberId,
+      inTx,
       resolve: (m) => {
         if (p.accountType === 'SBP' && m.bankActive !== true) throw new DomainError('direction_not_available');
         return {
@@ -222,45 +226,51 @@ export class PayoutService {
     const hash = this.requestHash(req.hashParts);
     const tz = this.config.tz;
     return withPgTx(this.db.pool, async (c) => {
-      const m = (await c.query<LockedMerchant>({
-        name: 'payout_lock_merchant', text: LOCK_MERCHANT_SQL, values: [merchant.id, req.accountId, req.bankMemberId, req.orderId ?? null],
-      })).rows[0];
-      if (!m) throw new DomainError('merchant_not_found');
-      if (m.status === 'BANNED') throw new DomainError('merchant_banned');
-      if (!m.verified) throw new DomainError('merchant_not_verified');
-      if (m.priorRequestId) return this.replayOf(c, m.priorRequestId, m.priorRequestHash!, hash);
-      const target = req.resolve(m);
-      const max = new Decimal(target.accountType === 'CARD' ? m.maxCard : m.maxSbp);
-      const parts = splitAmount(req.amount, max);
-      if (parts === null) throw new DomainError('invalid_amount');
-      if (m.dailyLimit !== null || m.monthlyLimit !== null) checkLimits(m, req.amount, await usage(c, merchant.id, tz));
-
-      // Moderation looks at the whole request, so splitting cannot slip under the threshold.
-      const moderate = m.moderationThreshold !== null && req.amount.gt(m.moderationThreshold);
-      const status = moderate ? 'MODERATING' : 'PROCESS';
-      assertTransition('NEW', status);
-      const feeKind = target.accountType === 'CARD' ? 'payout_card' : 'payout_sbp';
-      const commissions = parts.map((a) => commissionFor(this.config, m, feeKind, a));
-      // Ids sorted, so that ordering by id gives the split order back (replays, status by order_id).
-      const ids = parts.map(() => newId()).sort();
-      const ins = await c.query<{ id: string; created_at: Date; bal: number }>({ name: 'payout_insert', text: INSERT_SQL, values: [
-        merchant.id, newId(), req.orderId ?? null, hash, target.kind, status, target.accountType, target.payoutAccountId,
-        target.masked, target.enc, target.cardHolder, target.bankMemberId, moderate ? null : this.config.sandboxProcessingDelayMs,
-        ids, parts.map((a) => a.toFixed()), commissions.map((x) => x.toFixed()), tz, ...payoutLockValues(merchant.id, 'RUB'),
-      ] }).catch((e) => { throw ledgerError(e, 'payout request'); });
-      if (ins.rowCount === 0) {
-        // The same order_id won meanwhile (only reachable without the merchant lock, kept as the last word).
-        const replay = await this.replay(c, merchant.id, req.orderId!, hash);
-        if (replay) return replay;
-        throw new Error('payout request vanished after an order_id conflict');
-      }
-      if (ins.rows[0]!.bal !== 1) throw new Error(`merchant ${merchant.id} has no RUB balance row`);
-      const createdAt = new Map(ins.rows.map((r) => [r.id, r.created_at]));
-      return ids.map((id, i) => payoutView({
-        id, status, amount: parts[i]!.toFixed(), commission: commissions[i]!.toFixed(), account_masked: target.masked,
-        currency: 'RUB', created_at: createdAt.get(id)!,
-      }, tz));
+      const views = await this.createIn(c, merchant, req, hash, tz);
+      await req.inTx?.(c, views);
+      return views;
     });
+  }
+
+  private async createIn(c: Queryable, merchant: PayoutMerchant, req: CreateRequest, hash: string, tz: string): Promise<PayoutView[]> {
+    const m = (await c.query<LockedMerchant>({
+      name: 'payout_lock_merchant', text: LOCK_MERCHANT_SQL, values: [merchant.id, req.accountId, req.bankMemberId, req.orderId ?? null],
+    })).rows[0];
+    if (!m) throw new DomainError('merchant_not_found');
+    if (m.status === 'BANNED') throw new DomainError('merchant_banned');
+    if (!m.verified) throw new DomainError('merchant_not_verified');
+    if (m.priorRequestId) return this.replayOf(c, m.priorRequestId, m.priorRequestHash!, hash);
+    const target = req.resolve(m);
+    const max = new Decimal(target.accountType === 'CARD' ? m.maxCard : m.maxSbp);
+    const parts = splitAmount(req.amount, max);
+    if (parts === null) throw new DomainError('invalid_amount');
+    if (m.dailyLimit !== null || m.monthlyLimit !== null) checkLimits(m, req.amount, await usage(c, merchant.id, tz));
+
+    // Moderation looks at the whole request, so splitting cannot slip under the threshold.
+    const moderate = m.moderationThreshold !== null && req.amount.gt(m.moderationThreshold);
+    const status = moderate ? 'MODERATING' : 'PROCESS';
+    assertTransition('NEW', status);
+    const feeKind = target.accountType === 'CARD' ? 'payout_card' : 'payout_sbp';
+    const commissions = parts.map((a) => commissionFor(this.config, m, feeKind, a));
+    // Ids sorted, so that ordering by id gives the split order back (replays, status by order_id).
+    const ids = parts.map(() => newId()).sort();
+    const ins = await c.query<{ id: string; created_at: Date; bal: number }>({ name: 'payout_insert', text: INSERT_SQL, values: [
+      merchant.id, newId(), req.orderId ?? null, hash, target.kind, status, target.accountType, target.payoutAccountId,
+      target.masked, target.enc, target.cardHolder, target.bankMemberId, moderate ? null : this.config.sandboxProcessingDelayMs,
+      ids, parts.map((a) => a.toFixed()), commissions.map((x) => x.toFixed()), tz, ...payoutLockValues(merchant.id, 'RUB'),
+    ] }).catch((e) => { throw ledgerError(e, 'payout request'); });
+    if (ins.rowCount === 0) {
+      // The same order_id won meanwhile (only reachable without the merchant lock, kept as the last word).
+      const replay = await this.replay(c, merchant.id, req.orderId!, hash);
+      if (replay) return replay;
+      throw new Error('payout request vanished after an order_id conflict');
+    }
+    if (ins.rows[0]!.bal !== 1) throw new Error(`merchant ${merchant.id} has no RUB balance row`);
+    const createdAt = new Map(ins.rows.map((r) => [r.id, r.created_at]));
+    return ids.map((id, i) => payoutView({
+      id, status, amount: parts[i]!.toFixed(), commission: commissions[i]!.toFixed(), account_masked: target.masked,
+      currency: 'RUB', created_at: createdAt.get(id)!,
+    }, tz));
   }
 
   /** The same order_id: same parameters -> the stored payouts; other parameters -> 422. */

@@ -1,6 +1,6 @@
 import { Decimal } from 'decimal.js';
 import type { Config } from '../../config.js';
-import { withPgTx, type Db } from '../../db/client.js';
+import { withPgTx, type Db, type InTx } from '../../db/client.js';
 import { isMoneyReceived } from '../statuses.js';
 import { UnauthorizedActionError, ValidationError } from '../../http/errors.js';
 import { newId } from '../../lib/ids.js';
@@ -50,12 +50,12 @@ export class RefundService {
   ) {}
 
   /** Refunds what is left of the payment. */
-  createFull(m: RefundActor, paymentId: string): Promise<RefundRecord> {
-    return this.create(m, paymentId, null);
+  createFull(m: RefundActor, paymentId: string, inTx?: InTx<RefundRecord>): Promise<RefundRecord> {
+    return this.create(m, paymentId, null, inTx);
   }
 
-  createPartial(m: RefundActor, paymentId: string, amount: Decimal): Promise<RefundRecord> {
-    return this.create(m, paymentId, amount);
+  createPartial(m: RefundActor, paymentId: string, amount: Decimal, inTx?: InTx<RefundRecord>): Promise<RefundRecord> {
+    return this.create(m, paymentId, amount, inTx);
   }
 
   /** By `id`, that refund; by `paymentId`, the payment's latest refund (DESIGN.md). */
@@ -80,7 +80,7 @@ export class RefundService {
     return refundsOfPayment(this.db.pool, merchantId, paymentId);
   }
 
-  private async create(m: RefundActor, paymentId: string, requested: Decimal | null): Promise<RefundRecord> {
+  private async create(m: RefundActor, paymentId: string, requested: Decimal | null, inTx?: InTx<RefundRecord>): Promise<RefundRecord> {
     assertGrant(m);
     if (requested !== null && !isValidAmount(requested)) throw ValidationError.field('amount', REFUND_MESSAGES.amountInvalid);
     // Lock, then check, then change: the payment row lock serialises every refund of it, so two
@@ -108,6 +108,7 @@ export class RefundService {
       await addRefunded(c, paymentId, amount);
       // Overdraft: the ledger throws balance_not_enough and withPgTx rolls everything back.
       await post(c, refundCreated({ refundId: refund.id, paymentId, merchantId: m.id, currency: p.accountCurrency, amount }));
+      await inTx?.(c, refund);
       return refund;
     });
   }
