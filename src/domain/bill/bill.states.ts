@@ -1,5 +1,6 @@
 import { DomainError } from '../../http/errors.js';
 import { MONEY_RECEIVED_STATUSES } from '../statuses.js';
+import { sourcesOf as tableSourcesOf } from '../transitions.js';
 
 export type BillStatus = 'NEW' | 'PROCESS' | 'UNDERPAID' | 'SUCCESS' | 'OVERPAID' | 'FAIL';
 export type BillType = 'NORMAL' | 'MULTI';
@@ -55,8 +56,7 @@ export function isBillFinished(bill: { type: BillType; status: BillStatus }): bo
 
 /** The statuses a bill of `type` may be in just before it enters `to` (for conditional UPDATEs). */
 export function sourcesOf(to: BillStatus, type: BillType): BillStatus[] {
-  const table = BILL_TRANSITIONS[type];
-  return (Object.keys(table) as BillStatus[]).filter((s) => table[s].includes(to));
+  return tableSourcesOf(BILL_TRANSITIONS[type], to);
 }
 
 /**

@@ -12,10 +12,12 @@ import { ledgerError } from '../ledger/ledger.js';
 import { paymentReceived } from '../ledger/postings.js';
 import { eventRow, paymentSignature, type PaymentPostbackFields } from '../../outbox/events.js';
 import type { Currency, PaymentStatus } from '../../generated/prisma/enums.js';
-import { assertTransition, PAY_REFUSAL_STATUS, PAYABLE_FROM, payRefusal, type BillStatus, type BillType } from '../bill/bill.states.js';
+import {
+  assertTransition, IllegalBillTransitionError, PAY_REFUSAL_STATUS, PAYABLE_FROM, payRefusal, sourcesOf as billSourcesOf, type BillStatus, type BillType,
+} from '../bill/bill.states.js';
 import type { Acquirer, ChargeResult } from '../acquirer/acquirer.js';
 import { SandboxAcquirer } from '../acquirer/sandbox-acquirer.js';
-import { assertPaymentTransition } from './payment.states.js';
+import { assertPaymentTransition, IllegalPaymentTransitionError, paymentSourcesOf } from './payment.states.js';
 import { isMoneyReceived } from '../statuses.js';
 import { PayValidationError, type PayInput, type PayMethod } from './pay-input.js';
 
@@ -321,15 +323,15 @@ export class PaymentService {
       `WITH p AS (
          UPDATE payments SET status = $2::text::"PaymentStatus", amount_received = $3, commission = $4, account_amount = $5,
                 acquirer_ref = $6, failure_reason = $7, finished_at = now(), updated_at = now()
-          WHERE id = $1 AND status = 'PROCESS'
-            -- A NORMAL bill must still be in PROCESS with it: else nothing of this statement
-            -- happens (no credit for a payment whose bill cannot follow it).
-            AND EXISTS (SELECT 1 FROM bills bb WHERE bb.id = payments.bill_id AND (bb.type = 'MULTI' OR bb.status = 'PROCESS'))
+          WHERE id = $1 AND status = ANY($24::"PaymentStatus"[])
+            -- A NORMAL bill must still be where it can follow the payment (PROCESS): else
+            -- nothing of this statement happens (no credit for a payment whose bill cannot).
+            AND EXISTS (SELECT 1 FROM bills bb WHERE bb.id = payments.bill_id AND (bb.type = 'MULTI' OR bb.status = ANY($25::"BillStatus"[])))
          RETURNING bill_id, created_at, id),
        b AS (
          UPDATE bills SET status = $2::text::"BillStatus", updated_at = now()
            FROM p
-          WHERE bills.id = p.bill_id AND bills.status = 'PROCESS'
+          WHERE bills.id = p.bill_id AND bills.status = ANY($25::"BillStatus"[])
             AND NOT EXISTS (SELECT 1 FROM payments q WHERE q.bill_id = p.bill_id AND (q.created_at, q.id) > (p.created_at, p.id))
          RETURNING bills.id),
        ${creditFragment('p', 13)},
@@ -342,10 +344,18 @@ export class PaymentService {
               (SELECT api_token_enc FROM merchants WHERE id = $8) AS tok`,
       values: [paymentId, status, receivedRub.toFixed(2), s.commission.toFixed(2), s.accountAmount.toFixed(8), result.reference || null,
         result.outcome === 'DECLINED' ? result.reason : null, bill.merchantId,
-        eventUrl, eventPayload, eventStatus, eventError, ...ledgerValues] }).catch((e) => { throw ledgerError(e, `payment ${paymentId}`); });
+        eventUrl, eventPayload, eventStatus, eventError, ...ledgerValues,
+        paymentSourcesOf(status), billSourcesOf(status as BillStatus, bill.type)] }).catch((e) => { throw ledgerError(e, `payment ${paymentId}`); });
     const row = r.rows[0]!;
-    if (row.p !== 1) throw new Error(`payment ${paymentId} was not in PROCESS`);
-    if (bill.type === 'NORMAL' && row.b !== 1) throw new Error(`NORMAL bill ${bill.id} was not in PROCESS`);
+    if (row.p !== 1) {
+      // The table's guard refused it (another finish, the reaper): nothing of the statement happened.
+      const cur = await c.query<{ status: PaymentStatus }>(`SELECT status::text FROM payments WHERE id = $1`, [paymentId]);
+      const bb = await c.query<{ status: BillStatus }>(`SELECT status::text FROM bills WHERE id = $1`, [bill.id]);
+      if (cur.rows[0] && !paymentSourcesOf(status).includes(cur.rows[0].status)) throw new IllegalPaymentTransitionError(cur.rows[0].status, status);
+      throw new IllegalBillTransitionError(bb.rows[0]?.status ?? bill.status, status as BillStatus, bill.type);
+    }
+    // Unreachable while the gate above holds (the NORMAL bill was in a source state).
+    if (bill.type === 'NORMAL' && row.b !== 1) throw new Error(`NORMAL bill ${bill.id} did not follow payment ${paymentId}`);
 
     const token = decrypt(this.config.tokenEncryptionKey, row.tok);
     const received = isMoneyReceived(status);

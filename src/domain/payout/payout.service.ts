@@ -13,7 +13,8 @@ import { ledgerError, post, type Queryable } from '../ledger/ledger.js';
 import { payoutReturned, payoutSucceeded } from '../ledger/postings.js';
 import { commissionFor, type MerchantFeeColumns } from '../merchant/fees.js';
 import { parseRegular, personalCreateInput, statusInput } from './payout.input.js';
-import { assertTransition } from './payout.states.js';
+import { assertTransition, FINAL_PAYOUT_STATUSES, IllegalPayoutTransition, payoutSourcesOf } from './payout.states.js';
+import type { PayoutStatus } from '../../generated/prisma/enums.js';
 import { adminPayoutView, PAYOUT_COLUMNS, payoutView, payoutWebhookFields, type PayoutRow, type PayoutView } from './payout.view.js';
 import type { PayoutProvider, ProviderResult } from './payout-provider.js';
 import { SandboxPayoutProvider } from './sandbox-provider.js';
@@ -334,10 +335,7 @@ export class PayoutService {
     return withPgTx(this.db.pool, async (c) => {
       const row = await this.lockPayout(c, id);
       assertTransition(row.status, 'PROCESS');
-      await c.query(
-        `UPDATE payouts SET status = 'PROCESS', process_after = now() + $2::int * interval '1 millisecond', updated_at = now() WHERE id = $1`,
-        [id, this.config.sandboxProcessingDelayMs],
-      );
+      await transitionPayout(c, id, row.status, 'PROCESS', { processAfterMs: this.config.sandboxProcessingDelayMs });
       return adminPayoutView({ ...row, status: 'PROCESS' }, this.config.tz);
     });
   }
@@ -378,10 +376,7 @@ export class PayoutService {
    */
   private async finalize(c: Queryable, row: PayoutRow, to: 'SUCCESS' | 'FAIL' | 'ERROR' | 'DECLINED', reason: string | null): Promise<void> {
     assertTransition(row.status, to);
-    await c.query(
-      `UPDATE payouts SET status = $2::"PayoutStatus", failure_reason = $3, finished_at = now(), lease_until = NULL, updated_at = now() WHERE id = $1`,
-      [row.id, to, reason],
-    );
+    await transitionPayout(c, row.id, row.status, to, { failureReason: reason });
     const amount = new Decimal(row.amount);
     const money = { payoutId: row.id, merchantId: row.merchant_id, currency: row.currency as 'RUB', amount, commission: new Decimal(row.commission) };
     if (to === 'SUCCESS') {
@@ -451,6 +446,30 @@ export class PayoutService {
     }
     return done;
   }
+}
+
+/**
+ * The one statement that changes a payout's status: conditional on the from-states of the
+ * transition table, row count checked. A payout not in one of them (whatever the caller read
+ * before) is an IllegalPayoutTransition (409) naming its current status, and nothing changes.
+ * A final status also sets finished_at and drops the lease; PROCESS sets when it is due.
+ */
+export async function transitionPayout(
+  c: Queryable, id: string, expected: PayoutStatus, to: PayoutStatus, o: { failureReason?: string | null; processAfterMs?: number } = {},
+): Promise<void> {
+  const final = FINAL_PAYOUT_STATUSES.includes(to);
+  const r = await c.query(
+    `UPDATE payouts SET status = $2::"PayoutStatus", failure_reason = coalesce($4, failure_reason),
+            finished_at = CASE WHEN $5 THEN now() ELSE finished_at END,
+            lease_until = CASE WHEN $5 THEN NULL ELSE lease_until END,
+            process_after = CASE WHEN $6::int IS NULL THEN process_after ELSE now() + $6::int * interval '1 millisecond' END,
+            updated_at = now()
+      WHERE id = $1 AND status = ANY($3::"PayoutStatus"[])`,
+    [id, to, payoutSourcesOf(to), o.failureReason ?? null, final, o.processAfterMs ?? null],
+  );
+  if (r.rowCount === 1) return;
+  const cur = await c.query<{ status: PayoutStatus }>(`SELECT status::text FROM payouts WHERE id = $1`, [id]);
+  throw new IllegalPayoutTransition(cur.rows[0]?.status ?? expected, to);
 }
 
 /** Splits `amount` into payouts of at most `max` (the remainder last); null past MAX_SPLIT. */
