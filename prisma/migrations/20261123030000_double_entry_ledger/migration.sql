@@ -94,7 +94,9 @@ SELECT o."kind"::text || ':' || o."ref_id", x.leg, x.cur::"Currency", x.dr, x.cr
    (9, o."currency"::text, o.m || 'hold', o.m || 'available', CASE WHEN o."kind" = 'PAYOUT_RELEASE' THEN -o."delta_hold" END),
    (10, o."currency"::text, o.m || 'locked', o.op || 'refund_clearing', CASE WHEN o."kind" = 'REFUND_DEBIT' THEN -o."delta_locked" END),
    (11, o."currency"::text, o.op || 'adjustments', o.m || 'available', CASE WHEN o."kind" = 'ADJUSTMENT' AND o."delta_available" > 0 THEN o."delta_available" END),
-   (12, o."currency"::text, o.m || 'available', o.op || 'adjustments', CASE WHEN o."kind" = 'ADJUSTMENT' AND o."delta_available" < 0 THEN -o."delta_available" END)
+   (12, o."currency"::text, o.m || 'available', o.op || 'adjustments', CASE WHEN o."kind" = 'ADJUSTMENT' AND o."delta_available" < 0 THEN -o."delta_available" END),
+   -- A chargeback kind (added by a parallel branch) written one-sided before this migration.
+   (13, o."currency"::text, o.m || 'available', o.op || 'chargebacks', CASE WHEN o."kind"::text = 'CHARGEBACK' AND o."delta_available" < 0 THEN -o."delta_available" END)
  ) AS x(leg, cur, dr, cr, amt)
  WHERE x.amt > 0;
 
