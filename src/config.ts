@@ -42,6 +42,11 @@ export interface Config {
   paymentStaleMs: number;
   /** How long an Idempotency-Key answer is kept, in hours. */
   idempotencyTtlHours: number;
+  /**
+   * Tests only (TEST_CRASH_AFTER_COMMIT=true): the process SIGKILLs itself after a keyed
+   * request's transaction committed and before its answer leaves, to prove a retry finds it.
+   */
+  crashAfterCommit: boolean;
 }
 
 export interface FeeDefaults {
@@ -145,6 +150,7 @@ export function loadConfig(env: Env = { ...readDotEnv(), ...process.env }, gener
     workerLeaseMs: int('WORKER_LEASE_MS', env.WORKER_LEASE_MS, 60_000, 1000),
     paymentStaleMs: int('PAYMENT_STALE_MS', env.PAYMENT_STALE_MS, 300_000, 1000),
     idempotencyTtlHours: int('IDEMPOTENCY_TTL_HOURS', env.IDEMPOTENCY_TTL_HOURS, 24, 1),
+    crashAfterCommit: bool('TEST_CRASH_AFTER_COMMIT', env.TEST_CRASH_AFTER_COMMIT, false),
     defaultFees: {
       paymentCardPercent: dec('FEE_PAYMENT_CARD_PERCENT', env.FEE_PAYMENT_CARD_PERCENT, '0'),
       paymentCardFixed: dec('FEE_PAYMENT_CARD_FIXED', env.FEE_PAYMENT_CARD_FIXED, '0'),

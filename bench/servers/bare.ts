@@ -55,9 +55,14 @@ if (mode === 'tx') {
     const c = await pool.connect();
     try {
       await c.query('BEGIN');
+      // The same table writes as before the double-entry ledger: one ledger insert statement
+      // (a transfer and its entry, in the shape the service writes them).
+      const ref = id(16);
       await c.query(
-        `INSERT INTO ledger_entries (merchant_id, currency, kind, ref_type, ref_id, delta_available) VALUES ($1, 'RUB', 'ADJUSTMENT', 'bench', $2, $3)`,
-        [m, id(16), b.amount],
+        `WITH t AS (INSERT INTO ledger_transfers (id, kind, ref_type, ref_id, merchant_id) VALUES ('ADJUSTMENT:' || $2, 'ADJUSTMENT', 'bench', $2, $1) RETURNING id)
+         INSERT INTO ledger_entries (transfer_id, leg, currency, debit_account, credit_account, amount)
+         SELECT t.id, 1, 'RUB', 'RUB:adjustments', 'RUB:merchant:' || $1 || ':available', $3 FROM t`,
+        [m, ref, b.amount],
       );
       const r = await c.query(
         `UPDATE balances SET available = available + $3, updated_at = now() WHERE merchant_id = $1 AND currency = $2 RETURNING available`,

@@ -4,7 +4,7 @@
  * The app is built in-process and every verb is dispatched to an /admin/v1 route with
  * `app.inject` and the operator token, so the CLI runs exactly the code (validation, URL
  * guard, transactions) the HTTP operator API runs, including routes other areas add.
- * Exit code: 0 on 2xx, 1 on a 4xx/5xx answer (or ledger drift), 2 on a usage error.
+ * Exit code: 0 on 2xx, 1 on a 4xx/5xx answer (or a ledger problem), 2 on a usage error.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -267,8 +267,13 @@ export const VERBS: Record<string, Verb> = {
   },
   'ledger:verify': {
     usage: 'ledger:verify',
-    help: 'Check every balance against the sum of its ledger entries (exit 1 on drift)',
+    help: 'Trial balance per currency, every balance against its ledger entries (exit 1 when anything is wrong)',
     build() { return { method: 'GET', path: '/ledger/verify', failed: (b) => b.ok !== true }; },
+  },
+  'ledger:accounts': {
+    usage: 'ledger:accounts [--currency RUB|USD|EUR] [--merchant_id ID]',
+    help: 'Every ledger account with its debits, credits and balance',
+    build(p) { return { method: 'GET', path: '/ledger/accounts', query: flagsBody(p.flags) as Record<string, string> }; },
   },
 };
 

@@ -37,6 +37,15 @@ export function createDb(databaseUrl: string, opts: { max?: number } = {}): Db {
   };
 }
 
+/** Anything that runs SQL, inside a transaction or not (a pg PoolClient or the pool). */
+export type Queryable = Pick<pg.PoolClient, 'query'>;
+
+/**
+ * A step a caller hands a service to run inside the service's transaction, after the change and
+ * before the commit (e.g. the Idempotency-Key answer, so it commits with what it answers).
+ */
+export type InTx<T> = (c: Queryable, result: T) => Promise<void>;
+
 /** Runs `fn` in one transaction on a pooled client (plain SQL path). */
 export async function withPgTx<T>(pool: pg.Pool, fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
   const c = await pool.connect();

@@ -1,4 +1,5 @@
 import type { Queryable } from '../domain/ledger/ledger.js';
+import { MONEY_RECEIVED_STATUSES } from '../domain/statuses.js';
 import { md5Upper } from '../lib/crypto.js';
 import type { OutboxEventKind } from '../generated/prisma/enums.js';
 
@@ -89,7 +90,7 @@ export const NO_URL = 'no URL configured';
 
 /** Postbacks carry final statuses only (spec part 3): anything else is a bug of the caller. */
 const FINAL_STATUSES: Partial<Record<OutboxEventKind, readonly string[]>> = {
-  PAYMENT_POSTBACK: ['SUCCESS', 'UNDERPAID', 'OVERPAID', 'FAIL'],
+  PAYMENT_POSTBACK: [...MONEY_RECEIVED_STATUSES, 'FAIL'],
   PAYOUT_WEBHOOK: ['DECLINED', 'SUCCESS', 'FAIL'],
 };
 

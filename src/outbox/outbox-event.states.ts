@@ -1,5 +1,6 @@
 import type { OutboxEventStatus } from '../generated/prisma/enums.js';
 import { ConflictError } from '../http/errors.js';
+import { transitionPairs } from '../domain/transitions.js';
 
 /**
  * Every change of an outbox event's status, in one table.
@@ -19,6 +20,9 @@ export function canTransition(from: OutboxEventStatus, to: OutboxEventStatus): b
 export function assertTransition(from: OutboxEventStatus, to: OutboxEventStatus): void {
   if (!canTransition(from, to)) throw new ConflictError(`outbox event cannot go from ${from} to ${to}`);
 }
+
+/** Every allowed (from, to) pair, for the worker's batch statement (unnest in SQL). */
+export const OUTBOX_EVENT_PAIRS = transitionPairs(OUTBOX_EVENT_TRANSITIONS);
 
 /** Statuses from which an event may be put back to PENDING by a redelivery. */
 export const REDELIVERABLE_FROM: readonly OutboxEventStatus[] = (Object.keys(OUTBOX_EVENT_TRANSITIONS) as OutboxEventStatus[])

@@ -10,6 +10,9 @@ import { enqueueEvent, type PaymentPostbackFields } from './events.js';
 import { OutboxDeliverer, type DeliveryResult } from './worker.js';
 import { REDELIVERABLE_FROM } from './outbox-event.states.js';
 
+/** Dead events, as far as the transition table lets them go back to PENDING. */
+const DEAD_REDELIVERABLE = REDELIVERABLE_FROM.filter((s) => s === 'DEAD');
+
 export type EventStatusFilter = 'pending' | 'delivered' | 'dead';
 
 export interface AttemptView {
@@ -107,8 +110,8 @@ export class OutboxService {
     const r = await this.db.pool.query(
       `UPDATE outbox_events
           SET status = 'PENDING', attempts = 0, next_attempt_at = now(), last_error = NULL, lease_owner = NULL, lease_until = NULL
-        WHERE merchant_id = $1 AND status = 'DEAD'`,
-      [merchantId],
+        WHERE merchant_id = $1 AND status = ANY($2::"OutboxEventStatus"[])`,
+      [merchantId, DEAD_REDELIVERABLE],
     );
     return { redelivered: r.rowCount ?? 0 };
   }

@@ -6,7 +6,7 @@ import type { OutboxEventKind } from '../generated/prisma/enums.js';
 import { eventBody, NO_URL } from './events.js';
 import { sendForm } from './http-sender.js';
 import { decide, type EventDecision } from './retry.js';
-import { assertTransition } from './outbox-event.states.js';
+import { assertTransition, OUTBOX_EVENT_PAIRS } from './outbox-event.states.js';
 
 export interface OutboxWorkerOptions {
   /** Lease owner name; unique per worker. */
@@ -112,6 +112,8 @@ const RECORD_SQL = `
            lease_owner = NULL, lease_until = NULL
       FROM r
      WHERE e.id = r.id AND e.lease_owner = $1
+       -- The transition table is the guard: only (current, result) pairs it lists.
+       AND EXISTS (SELECT 1 FROM unnest($12::text[], $13::text[]) AS t(f, tt) WHERE t.f = e.status::text AND t.tt = r.status)
     RETURNING e.id
   ), ins AS (
     INSERT INTO delivery_attempts (event_id, attempted_at, http_status, latency_ms, error, response_head)
@@ -210,6 +212,7 @@ export class OutboxDeliverer {
     }
     const r = await this.ctx.db.pool.query(RECORD_SQL, [
       this.workerId, cols.id, cols.status, cols.next, cols.err, cols.attempted, cols.at, cols.http, cols.lat, cols.aerr, cols.head,
+      ...OUTBOX_EVENT_PAIRS,
     ]);
     return r.rows[0].n as number;
   }

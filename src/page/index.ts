@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { requestInput } from '../http/input.js';
 import { DomainError } from '../http/errors.js';
-import { isBillFinished } from '../domain/bill/bill.states.js';
+import { payRefusal } from '../domain/bill/bill.states.js';
 import { parsePayInput, PayValidationError, type PayFieldCode, type PayMethod } from '../domain/payment/pay-input.js';
 import type { PayableBill, Quote } from '../domain/payment/payment.service.js';
 import { AttemptLimiter } from './attempt-limiter.js';
@@ -87,9 +87,10 @@ export default async function pageRoutes(app: FastifyInstance): Promise<void> {
     const t = MESSAGES[ctx.lang];
     const shopName = bill?.shopName;
     if (!bill || code === 'bill_not_found') return { status: 404, body: infoPage(ctx, { title: t.notFoundTitle, text: t.notFoundText, icon: 'info', testId: 'not-found' }) };
-    if (isBillFinished(bill) || code === 'bill_is_finished') return { status: 200, body: infoPage(ctx, { title: t.paidTitle, text: t.paidText, icon: 'ok', shopName, testId: 'paid' }) };
-    if (!bill.active || code === 'bill_inactive') return { status: 403, body: infoPage(ctx, { title: t.inactiveTitle, text: t.inactiveText, icon: 'bad', shopName, testId: 'inactive' }) };
-    if ((bill.type === 'NORMAL' && bill.status === 'PROCESS') || code === 'payment_in_progress') {
+    const why = payRefusal(bill);
+    if (why === 'bill_is_finished' || code === 'bill_is_finished') return { status: 200, body: infoPage(ctx, { title: t.paidTitle, text: t.paidText, icon: 'ok', shopName, testId: 'paid' }) };
+    if (why === 'bill_inactive' || code === 'bill_inactive') return { status: 403, body: infoPage(ctx, { title: t.inactiveTitle, text: t.inactiveText, icon: 'bad', shopName, testId: 'inactive' }) };
+    if (why === 'payment_in_progress' || code === 'payment_in_progress') {
       return { status: code ? 409 : 200, body: infoPage(ctx, { title: t.progressTitle, text: t.progressText, icon: 'wait', shopName, testId: 'in-progress', link: { href: `/pay/${bill.id}`, label: t.backToForm } }) };
     }
     if (!bill.rate || code === 'rate-not-found') return { status: 503, body: infoPage(ctx, { title: t.rateTitle, text: t.rateText, icon: 'info', shopName, testId: 'no-rate' }) };

@@ -1,5 +1,6 @@
 import fp from 'fastify-plugin';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { InTx } from '../db/client.js';
 import { sha256Hex } from '../lib/crypto.js';
 import { ConflictError, ValidationError } from '../http/errors.js';
 
@@ -7,7 +8,32 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** Set when this request owns an Idempotency-Key row and must store its answer. */
     idempotencyKey: string | null;
+    /** True once the answer was stored inside the business transaction (recordAnswer). */
+    idempotencyRecorded: boolean;
   }
+}
+
+/**
+ * The step a keyed route hands its service: inside the service's transaction it stores the
+ * answer (serialised by the route's response schema, as it will be sent) on the key's row, so
+ * the change and its answer commit together. A process that dies after that commit leaves a
+ * key a retry replays, never a change a retry makes again. Undefined without a key.
+ */
+export function recordAnswer<T>(req: FastifyRequest, reply: FastifyReply, view: (result: T) => unknown): InTx<T> | undefined {
+  const key = req.idempotencyKey;
+  if (!key) return undefined;
+  return async (c, result) => {
+    const body = reply.serialize(view(result));
+    const r = await c.query(
+      `UPDATE idempotency_keys SET response_status = 200, response_body = $3
+        WHERE merchant_id = $1 AND key = $2 AND response_status IS NULL`,
+      [req.merchant.id, key, body],
+    );
+    // The key was taken over meanwhile (this request was presumed dead): its change must not
+    // commit a second time.
+    if (r.rowCount !== 1) throw new ConflictError('A request with this Idempotency-Key is in progress.');
+    req.idempotencyRecorded = true;
+  };
 }
 
 /** A key whose first request died before answering is taken over after this long. */
@@ -26,10 +52,14 @@ function requestHash(req: FastifyRequest): string {
  * (header `Idempotent-Replayed: true`); the same key with another body is a 422; a duplicate
  * arriving while the first is still running is a 409. 5xx answers are not kept, so a retry
  * runs again (the failed request changed nothing: its transaction rolled back).
+ * Endpoints that change money (bill/create, payouts, refunds) store their answer inside their
+ * own transaction (recordAnswer); other answers (refusals, which changed nothing) are stored here
+ * after the fact.
  */
 export const idempotency = fp(
   async (app: FastifyInstance) => {
     app.decorateRequest('idempotencyKey', null);
+    app.decorateRequest('idempotencyRecorded', false);
     const ttlMs = app.config.idempotencyTtlHours * 3600_000;
 
     app.addHook('preHandler', async (req, reply) => {
@@ -79,6 +109,10 @@ export const idempotency = fp(
       const key = req.idempotencyKey;
       if (!key) return payload;
       req.idempotencyKey = null;
+      if (req.idempotencyRecorded) {
+        if (app.config.crashAfterCommit) process.kill(process.pid, 'SIGKILL');
+        return payload;
+      }
       if (reply.statusCode >= 500) {
         await app.db.pool.query('DELETE FROM idempotency_keys WHERE merchant_id = $1 AND key = $2', [req.merchant.id, key]);
       } else {

@@ -109,12 +109,16 @@ describe('operator CLI (child process against the database)', { timeout: 180_000
   it('ledger:verify exits 0 on balanced books and 1 when a balance drifts from its entries', async () => {
     const ok = await cli(['ledger:verify']);
     expect(ok.code).toBe(0);
-    expect(ok.out).toMatchObject({ ok: true, drift: [] });
+    expect(ok.out).toMatchObject({ ok: true, problems: [] });
     const m = await t.app.services.merchants.create({ name: 'D', email: 'drift@example.test' });
     await t.db.pool.query(`UPDATE balances SET available = available + 1 WHERE merchant_id = $1 AND currency = 'RUB'`, [m.merchant.id]);
     const bad = await cli(['ledger:verify']);
     expect(bad.code).toBe(1);
-    expect(bad.out.drift).toHaveLength(1);
-    expect(bad.out.drift[0].merchant_id).toBe(m.merchant.id);
+    expect(bad.out.problems).toHaveLength(1);
+    expect(bad.out.problems[0]).toMatchObject({ type: 'balance_drift', merchant_id: m.merchant.id, currency: 'RUB' });
+    const accounts = await cli(['ledger:accounts', '--currency', 'RUB', '--merchant_id', m.merchant.id]);
+    expect(accounts.code).toBe(0);
+    expect(accounts.out.accounts.map((a: { id: string }) => a.id).sort()).toEqual(
+      ['available', 'hold', 'locked'].map((b) => `RUB:merchant:${m.merchant.id}:${b}`));
   });
 });

@@ -115,7 +115,7 @@ describe('the migrated database matches prisma/schema.prisma', () => {
     expect(schema.columns).toContainEqual({ table: 'bills', column: 'currency_in', type: 'enum:Currency', nullable: false });
     expect(schema.columns).toContainEqual({ table: 'merchants', column: 'api_token_hash', type: 'char(64)', nullable: false });
     expect(schema.indexes.map(key)).toContain('bills(merchant_id,created_at,id)');
-    expect(schema.indexes.map(key)).toContain('ledger_entries(kind,ref_id) UNIQUE');
+    expect(schema.indexes.map(key)).toContain('ledger_entries(transfer_id,leg) PRIMARY');
     expect(schema.indexes.map(key)).toContain('balances(merchant_id,currency) PRIMARY');
   });
 

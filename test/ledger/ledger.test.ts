@@ -35,8 +35,10 @@ describe('ledger', () => {
   });
 
   it('entries are append-only: UPDATE and DELETE are refused by the database', async () => {
-    await expect(t.db.pool.query('UPDATE ledger_entries SET memo = $1', ['x'])).rejects.toThrow(/append-only/);
+    await expect(t.db.pool.query('UPDATE ledger_entries SET amount = amount + 1')).rejects.toThrow(/append-only/);
     await expect(t.db.pool.query('DELETE FROM ledger_entries')).rejects.toThrow(/append-only/);
+    await expect(t.db.pool.query('UPDATE ledger_transfers SET memo = $1', ['x'])).rejects.toThrow(/append-only/);
+    await expect(t.db.pool.query('DELETE FROM ledger_transfers')).rejects.toThrow(/append-only/);
   });
 
   it('concurrent debits never overdraw: 20 debits of 10 against 100.50 -> exactly 10 succeed', async () => {

@@ -60,7 +60,7 @@ describe('money safety under concurrent requests', () => {
     expect(new Set(res.map((r) => r.json().payment_id)).size).toBe(20);
     const pays = await rows(`SELECT id FROM payments WHERE bill_id = $1 AND status = 'SUCCESS'`, [billId]);
     expect(pays.length).toBe(20);
-    const entries = await rows(`SELECT ref_id, count(*)::int AS n FROM ledger_entries WHERE kind = 'PAYMENT_CREDIT' AND merchant_id = $1 GROUP BY ref_id`, [m.merchantId]);
+    const entries = await rows(`SELECT ref_id, count(*)::int AS n FROM ledger_transfers WHERE kind = 'PAYMENT_CREDIT' AND merchant_id = $1 GROUP BY ref_id`, [m.merchantId]);
     expect(entries.length).toBe(20);
     expect(entries.every((e) => e.n === 1)).toBe(true);
     expect(await balance(m.merchantId)).toBe('310.00000000');
@@ -83,7 +83,9 @@ describe('money safety under concurrent requests', () => {
     expect(await verifyBalances(t.db.pool)).toEqual([]);
     const drift = await rows(`
       SELECT b.merchant_id FROM balances b
-      LEFT JOIN (SELECT merchant_id, currency, sum(delta_available) s FROM ledger_entries GROUP BY 1, 2) e USING (merchant_id, currency)
+      LEFT JOIN (SELECT acct, sum(v) s FROM (SELECT credit_account acct, amount v FROM ledger_entries
+                                              UNION ALL SELECT debit_account, -amount FROM ledger_entries) x GROUP BY 1) e
+             ON e.acct = b.currency::text || ':merchant:' || b.merchant_id || ':available'
       WHERE b.available <> coalesce(e.s, 0)`);
     expect(drift).toEqual([]);
   });

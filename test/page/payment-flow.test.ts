@@ -72,7 +72,7 @@ describe('card payment in the sandbox', () => {
     expect(await payment(body.payment_id)).toMatchObject({ status: 'FAIL', amount: '42.00', amount_received: '0.00', commission: '0.00' });
     expect((await billRow(billId)).status).toBe('FAIL');
     expect(await balance(m.merchantId)).toBe(before);
-    expect((await q(`SELECT 1 FROM ledger_entries WHERE ref_id = $1`, [body.payment_id])).length).toBe(0);
+    expect((await q(`SELECT 1 FROM ledger_transfers WHERE ref_id = $1`, [body.payment_id])).length).toBe(0);
     expect((await event(body.payment_id)).payload.fields.Status).toBe('FAIL');
 
     const again = await payRequest(t, billId, cardForm(SUCCESS_CARD));

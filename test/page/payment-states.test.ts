@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { Decimal } from 'decimal.js';
 import { assertPaymentTransition, canTransitionPayment, IllegalPaymentTransitionError, PAYMENT_TRANSITIONS } from '../../src/domain/payment/payment.states.js';
-import { settle, statusFor } from '../../src/domain/payment/payment.service.js';
+import { settle, statusFor, storedQuote } from '../../src/domain/payment/payment.service.js';
 import { parsePayInput, PayValidationError } from '../../src/domain/payment/pay-input.js';
 import { SandboxAcquirer } from '../../src/domain/acquirer/sandbox-acquirer.js';
 
@@ -72,5 +72,16 @@ describe('card expiry forms', () => {
   });
   it('refuses month 0 or 13 and other shapes', () => {
     for (const e of ['00/30', '13/30', '12-30', '123', '12/3']) expect(() => exp(e)).toThrow(PayValidationError);
+  });
+});
+
+describe('the stale-payment reaper quote', () => {
+  it('keeps the amount due in the bill currency (USD), not the RUB amount the payer owed', () => {
+    const bill = { amount: new Decimal('100.00'), payerPaysCommission: true, rate: new Decimal('95') };
+    const q = storedQuote(bill, { amount: '9785.00', commission: '3.00', rate: '95' });
+    expect(q.dueInBillCurrency.toFixed(2)).toBe('103.00');
+    expect(q.dueRub.toFixed(2)).toBe('9785.00');
+    expect(q.rate.toFixed()).toBe('95');
+    expect(storedQuote({ ...bill, payerPaysCommission: false }, { amount: '9500.00', commission: '3.00', rate: '95' }).dueInBillCurrency.toFixed(2)).toBe('100.00');
   });
 });

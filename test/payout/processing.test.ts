@@ -120,7 +120,7 @@ describe('sandbox provider and the ledger after each final status', () => {
     const services = Array.from({ length: 4 }, () => new PayoutService(t.config, t.db, counting));
     await Promise.all(services.map((s) => s.processDue(3)));
     await Promise.all(services.map((s) => s.processDue(50)));
-    const r = await t.db.pool.query(`SELECT count(*)::int AS n FROM ledger_entries WHERE kind = 'PAYOUT_DEBIT' AND ref_id = ANY($1)`, [ids]);
+    const r = await t.db.pool.query(`SELECT count(*)::int AS n FROM ledger_transfers WHERE kind = 'PAYOUT_DEBIT' AND ref_id = ANY($1)`, [ids]);
     expect(r.rows[0].n).toBe(10);
     // The provider was asked once per payout (the claim's lease keeps the other workers off).
     expect(calls.filter((id) => ids.includes(id)).sort()).toEqual([...ids].sort());

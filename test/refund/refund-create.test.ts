@@ -33,8 +33,10 @@ describe('refund/full/create and refund/partial/create', () => {
     expect(res.json().amount).toBe(30.5);
     expect(await balance(t, m.merchantId)).toEqual({ available: '69.50', locked: '30.50', hold: '0.00' });
     expect(await refundedAmount(t, p.paymentId)).toBe('30.50');
-    const e = await t.db.pool.query(`SELECT kind, delta_available::text, delta_locked::text FROM ledger_entries WHERE ref_id = $1`, [res.json().id]);
-    expect(e.rows).toEqual([{ kind: 'REFUND_LOCK', delta_available: '-30.50000000', delta_locked: '30.50000000' }]);
+    const e = await t.db.pool.query(
+      `SELECT t.kind, e.debit_account, e.credit_account, e.amount::text FROM ledger_transfers t JOIN ledger_entries e ON e.transfer_id = t.id WHERE t.ref_id = $1`,
+      [res.json().id]);
+    expect(e.rows).toEqual([{ kind: 'REFUND_LOCK', debit_account: `RUB:merchant:${m.merchantId}:available`, credit_account: `RUB:merchant:${m.merchantId}:locked`, amount: '30.50000000' }]);
     expect(await verifyBalances(t.db.pool)).toEqual([]);
   });
 

@@ -19,8 +19,12 @@ async function status(id: string): Promise<string> {
 }
 
 async function entries(refundId: string) {
+  // Per transfer: what it did to the merchant's available and locked (credits minus debits).
   const r = await t.db.pool.query<{ kind: string; a: string; l: string }>(
-    `SELECT kind, delta_available::text AS a, delta_locked::text AS l FROM ledger_entries WHERE ref_id = $1 ORDER BY id`,
+    `SELECT t.kind,
+            sum(CASE WHEN e.credit_account LIKE '%:available' THEN e.amount WHEN e.debit_account LIKE '%:available' THEN -e.amount ELSE 0 END)::text AS a,
+            sum(CASE WHEN e.credit_account LIKE '%:locked' THEN e.amount WHEN e.debit_account LIKE '%:locked' THEN -e.amount ELSE 0 END)::text AS l
+       FROM ledger_transfers t JOIN ledger_entries e ON e.transfer_id = t.id WHERE t.ref_id = $1 GROUP BY t.id, t.kind, t.created_at ORDER BY t.created_at, t.id`,
     [refundId],
   );
   return r.rows.map((x) => `${x.kind} ${Number(x.a)} ${Number(x.l)}`);
@@ -135,7 +139,7 @@ describe('sandbox refund processing', () => {
       `SELECT status, count(*)::int AS n FROM refunds WHERE id = ANY($1) GROUP BY status ORDER BY status::text`, [ids],
     );
     expect(r.rows).toEqual([{ status: 'FAIL', n: 4 }, { status: 'SUCCESS', n: 8 }]);
-    const e = await t.db.pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM ledger_entries WHERE ref_id = ANY($1)`, [ids]);
+    const e = await t.db.pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM ledger_transfers WHERE ref_id = ANY($1)`, [ids]);
     expect(e.rows[0]!.n).toBe(24);
     expect(await balance(t, m.merchantId)).toEqual({ available: '20.00', locked: '0.00', hold: '0.00' });
     expect(await verifyBalances(t.db.pool)).toEqual([]);

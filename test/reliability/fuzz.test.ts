@@ -100,7 +100,7 @@ async function snapshot(): Promise<string> {
   const r = await t.db.pool.query(`SELECT
     (SELECT count(*) FROM bills) AS bills, (SELECT md5(coalesce(string_agg(id || status || active::text, ',' ORDER BY id), '')) FROM bills) AS bill_state,
     (SELECT count(*) FROM payments) AS payments, (SELECT count(*) FROM payouts) AS payouts, (SELECT count(*) FROM refunds) AS refunds,
-    (SELECT count(*) FROM ledger_entries) AS entries, (SELECT count(*) FROM outbox_events) AS events,
+    (SELECT count(*) FROM ledger_entries) AS entries, (SELECT count(*) FROM ledger_transfers) AS transfers, (SELECT count(*) FROM outbox_events) AS events,
     (SELECT md5(string_agg(available::text || locked::text || hold::text, ',' ORDER BY merchant_id, currency)) FROM balances) AS balances`);
   return JSON.stringify(r.rows[0]);
 }

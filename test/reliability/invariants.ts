@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { verifyBalances } from '../../src/domain/ledger/ledger.js';
+import { verifyLedger } from '../../src/domain/ledger/ledger.js';
 
 /**
  * The money invariants of docs/reliability.md, checked on a whole database. Returns the
@@ -10,8 +10,8 @@ export async function checkInvariants(dbUrl: string, opts: { requireDelivered: b
   await c.connect();
   const bad: string[] = [];
   try {
-    const drift = await verifyBalances(c);
-    if (drift.length) bad.push(`balance drift: ${JSON.stringify(drift)}`);
+    const books = await verifyLedger(c);
+    if (!books.ok) bad.push(`ledger problems: ${JSON.stringify(books.problems.slice(0, 5))}`);
     const neg = await c.query(`SELECT * FROM balances WHERE available < 0 OR locked < 0 OR hold < 0`);
     if (neg.rowCount) bad.push(`negative balance: ${JSON.stringify(neg.rows)}`);
     const over = await c.query(`
@@ -36,7 +36,7 @@ export async function checkInvariants(dbUrl: string, opts: { requireDelivered: b
     const credited = await c.query(`
       SELECT p.id FROM payments p
        WHERE (p.status IN ('SUCCESS', 'UNDERPAID', 'OVERPAID')) <>
-             EXISTS (SELECT 1 FROM ledger_entries l WHERE l.kind = 'PAYMENT_CREDIT' AND l.ref_id = p.id)`);
+             EXISTS (SELECT 1 FROM ledger_transfers l WHERE l.kind = 'PAYMENT_CREDIT' AND l.ref_id = p.id)`);
     if (credited.rowCount) bad.push(`payments credited not exactly when they received money: ${credited.rowCount}`);
     const normalTwice = await c.query(`
       SELECT b.id FROM bills b JOIN payments p ON p.bill_id = b.id

@@ -1,12 +1,22 @@
 import type { FastifyInstance } from 'fastify';
-import { verifyBalances } from '../../domain/ledger/ledger.js';
+import { listAccounts, verifyLedger } from '../../domain/ledger/ledger.js';
+import { ValidationError } from '../../http/errors.js';
 
-/** Operator API: the books check (every balance equals the sum of its ledger entries). */
+const CURRENCIES = ['RUB', 'USD', 'EUR'];
+
+/** Operator API: the books check and the accounts of the double-entry ledger. */
 export default async function ledgerAdminRoutes(app: FastifyInstance): Promise<void> {
   app.get('/ledger/verify', {
-    schema: { tags: ['admin'], summary: 'Balances that drift from the sum of their ledger entries (empty: the books balance)' },
-  }, async () => {
-    const drift = await verifyBalances(app.db.pool);
-    return { success: true, ok: drift.length === 0, drift };
+    schema: { tags: ['admin'], summary: 'Trial balance per currency, every merchant balance against its entries, and what is wrong (ok: nothing)' },
+  }, async () => verifyLedger(app.db.pool));
+
+  app.get('/ledger/accounts', {
+    schema: { tags: ['admin'], summary: 'Every ledger account (optionally of one currency or merchant) with its debits, credits and balance' },
+  }, async (req) => {
+    const q = (req.query ?? {}) as { currency?: unknown; merchant_id?: unknown };
+    const currency = typeof q.currency === 'string' && q.currency !== '' ? q.currency.toUpperCase() : undefined;
+    if (currency !== undefined && !CURRENCIES.includes(currency)) throw ValidationError.field('currency', 'The currency must be RUB, USD or EUR.');
+    const merchantId = typeof q.merchant_id === 'string' && q.merchant_id !== '' ? q.merchant_id : undefined;
+    return { accounts: await listAccounts(app.db.pool, { currency, merchantId }) };
   });
 }

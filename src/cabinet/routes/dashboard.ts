@@ -1,10 +1,10 @@
 import type { FastifyInstance } from 'fastify';
 import { Decimal } from 'decimal.js';
+import { MONEY_RECEIVED_STATUSES } from '../../domain/statuses.js';
 import { formatDateTime } from '../../lib/time.js';
 import { merchantIdOf, render } from '../context.js';
 import { turnoverSvg, type DayPoint } from '../chart.js';
 
-const RECEIVED = ['SUCCESS', 'UNDERPAID', 'OVERPAID'];
 
 export default async function dashboardRoutes(app: FastifyInstance): Promise<void> {
   app.get('/', { schema: { hide: true } }, async (req, reply) => {
@@ -20,7 +20,7 @@ export default async function dashboardRoutes(app: FastifyInstance): Promise<voi
           WHERE merchant_id = $1 AND status = ANY($3::text[]::"PaymentStatus"[])
             AND COALESCE(finished_at, created_at) >= now() - interval '30 days'
           GROUP BY 1`,
-        [merchantId, tz, RECEIVED],
+        [merchantId, tz, MONEY_RECEIVED_STATUSES],
       ),
     ]);
     const byDay = new Map(turnover.rows.map((r) => [r.day, new Decimal(r.total)]));

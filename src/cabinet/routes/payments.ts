@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { isMoneyReceived } from '../../domain/statuses.js';
 import { NotFoundError, UnauthorizedActionError } from '../../http/errors.js';
 import { defineInput, v } from '../../http/input.js';
 import { BASE, formBody, formErrors, merchantIdOf, render } from '../context.js';
@@ -29,7 +30,7 @@ export default async function paymentRoutes(app: FastifyInstance): Promise<void>
     const payment = await app.db.prisma.payment.findFirst({ where: { id, merchantId }, include: { shop: { select: { name: true } } } });
     if (!payment) throw new NotFoundError();
     const refunds = await app.services.refunds.listForPayment(merchantId, id);
-    const refundable = ['SUCCESS', 'UNDERPAID', 'OVERPAID'].includes(payment.status)
+    const refundable = isMoneyReceived(payment.status)
       && payment.accountAmount !== null && payment.accountAmount.gt(payment.refundedAmount);
     return render(req, reply, 'payment', {
       nav: 'payments', payment, refunds, refundable, grant: req.cabinet.session!.merchant.grantRefunds, ...data,

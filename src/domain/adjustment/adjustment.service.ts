@@ -4,6 +4,7 @@ import { withPgTx, type Db } from '../../db/client.js';
 import { newId } from '../../lib/ids.js';
 import { NotFoundError } from '../../http/errors.js';
 import { post, type BalanceRow } from '../ledger/ledger.js';
+import { adjustment } from '../ledger/postings.js';
 import type { Currency } from '../../generated/prisma/enums.js';
 
 export interface AdjustmentInput { currency: Currency; amount: Decimal; reason: string }
@@ -36,10 +37,7 @@ export class AdjustmentService {
          VALUES ($1, $2, $3::"Currency", $4, $5) RETURNING created_at`,
         [id, merchantId, input.currency, input.amount.toFixed(), input.reason],
       );
-      const balance = await post(c, {
-        merchantId, currency: input.currency, kind: 'ADJUSTMENT', refType: 'adjustment', refId: id,
-        available: input.amount, memo: input.reason.slice(0, 500),
-      });
+      const balance = await post(c, adjustment({ adjustmentId: id, merchantId, currency: input.currency, amount: input.amount, memo: input.reason }));
       return { id, merchantId, currency: input.currency, amount: input.amount, reason: input.reason, createdAt: r.rows[0]!.created_at, balance };
     });
   }

@@ -1,6 +1,6 @@
 import type { Decimal } from 'decimal.js';
 import type { Config } from '../../config.js';
-import type { Db } from '../../db/client.js';
+import { withPgTx, type Db, type InTx, type Queryable } from '../../db/client.js';
 import { DomainError, UnauthenticatedError } from '../../http/errors.js';
 import { assertMerchantUsable } from '../merchant/merchant-guard.js';
 import { newBillId } from '../../lib/ids.js';
@@ -54,11 +54,21 @@ export class BillService {
    * inserts only when every rule holds; when it did not insert, the same row says which rule
    * failed. No row: no merchant with that token (401).
    */
-  async create(merchant: { id: string } | { tokenHash: string }, input: CreateBillInput): Promise<CreatedBill> {
+  async create(merchant: { id: string } | { tokenHash: string }, input: CreateBillInput, inTx?: InTx<CreatedBill>): Promise<CreatedBill> {
     if (!isValidAmount(input.amount)) throw new DomainError('invalid_amount');
+    // Without a step to run with it, the create statement is atomic on its own (no BEGIN/COMMIT).
+    if (!inTx) return this.insert(this.db.pool, merchant, input);
+    return withPgTx(this.db.pool, async (c) => {
+      const bill = await this.insert(c, merchant, input);
+      await inTx(c, bill);
+      return bill;
+    });
+  }
+
+  private async insert(c: Queryable, merchant: { id: string } | { tokenHash: string }, input: CreateBillInput): Promise<CreatedBill> {
     const id = newBillId();
     const byToken = 'tokenHash' in merchant;
-    const r = await this.db.pool.query<CreateOutcome>({
+    const r = await c.query<CreateOutcome>({
       name: byToken ? 'bill_create_by_token' : 'bill_create',
       text: `WITH m AS (
          SELECT id, status::text, subscription::text FROM merchants WHERE ${byToken ? 'api_token_hash' : 'id'} = $2

@@ -1,10 +1,12 @@
 import { DomainError } from '../../http/errors.js';
+import { MONEY_RECEIVED_STATUSES } from '../statuses.js';
+import { sourcesOf as tableSourcesOf } from '../transitions.js';
 
 export type BillStatus = 'NEW' | 'PROCESS' | 'UNDERPAID' | 'SUCCESS' | 'OVERPAID' | 'FAIL';
 export type BillType = 'NORMAL' | 'MULTI';
 
-/** Statuses in which a payment has received money. */
-export const PAID_STATUSES: readonly BillStatus[] = ['SUCCESS', 'UNDERPAID', 'OVERPAID'];
+/** Statuses in which a payment has received money (src/domain/statuses.ts). */
+export const PAID_STATUSES: readonly BillStatus[] = MONEY_RECEIVED_STATUSES;
 
 /**
  * Every bill status change, per bill type (DESIGN.md "States").
@@ -50,4 +52,32 @@ export function assertTransition(from: BillStatus, to: BillStatus, type: BillTyp
 /** A NORMAL bill whose payment received money: it never changes again (no toggle, no payment). */
 export function isBillFinished(bill: { type: BillType; status: BillStatus }): boolean {
   return bill.type === 'NORMAL' && PAID_STATUSES.includes(bill.status);
+}
+
+/** The statuses a bill of `type` may be in just before it enters `to` (for conditional UPDATEs). */
+export function sourcesOf(to: BillStatus, type: BillType): BillStatus[] {
+  return tableSourcesOf(BILL_TRANSITIONS[type], to);
+}
+
+/**
+ * The statuses in which a bill of each type accepts a new payment: those it may enter PROCESS
+ * from, and for a MULTI bill PROCESS itself (another payment running; the bill stays there).
+ * The payment-open statement and every refusal (API, page) read this one definition.
+ */
+export const PAYABLE_FROM: Readonly<Record<BillType, readonly BillStatus[]>> = {
+  NORMAL: sourcesOf('PROCESS', 'NORMAL'),
+  MULTI: [...sourcesOf('PROCESS', 'MULTI'), 'PROCESS'],
+};
+
+export type PayRefusal = 'bill_is_finished' | 'bill_inactive' | 'payment_in_progress';
+
+/** The HTTP status of each refusal (the payment page's JSON answers, DESIGN "Sandbox"). */
+export const PAY_REFUSAL_STATUS: Readonly<Record<PayRefusal, number>> = { bill_is_finished: 403, bill_inactive: 403, payment_in_progress: 409 };
+
+/** Why a payment cannot open on this bill now, or null when it can. */
+export function payRefusal(bill: { type: BillType; status: BillStatus; active: boolean }): PayRefusal | null {
+  if (isBillFinished(bill)) return 'bill_is_finished';
+  if (!bill.active) return 'bill_inactive';
+  if (!PAYABLE_FROM[bill.type].includes(bill.status)) return 'payment_in_progress';
+  return null;
 }

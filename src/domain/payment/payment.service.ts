@@ -7,12 +7,18 @@ import { decrypt } from '../../lib/crypto.js';
 import { newId } from '../../lib/ids.js';
 import { maskCard } from '../../lib/card.js';
 import { commissionFor, type MerchantFeeColumns } from '../merchant/fees.js';
+import { creditFragment, creditValues } from '../ledger/fragments.js';
+import { ledgerError } from '../ledger/ledger.js';
+import { paymentReceived } from '../ledger/postings.js';
 import { eventRow, paymentSignature, type PaymentPostbackFields } from '../../outbox/events.js';
 import type { Currency, PaymentStatus } from '../../generated/prisma/enums.js';
-import { assertTransition, isBillFinished, type BillStatus, type BillType } from '../bill/bill.states.js';
+import {
+  assertTransition, IllegalBillTransitionError, PAY_REFUSAL_STATUS, PAYABLE_FROM, payRefusal, sourcesOf as billSourcesOf, type BillStatus, type BillType,
+} from '../bill/bill.states.js';
 import type { Acquirer, ChargeResult } from '../acquirer/acquirer.js';
 import { SandboxAcquirer } from '../acquirer/sandbox-acquirer.js';
-import { assertPaymentTransition, MONEY_RECEIVED_STATUSES } from './payment.states.js';
+import { assertPaymentTransition, IllegalPaymentTransitionError, paymentSourcesOf } from './payment.states.js';
+import { isMoneyReceived } from '../statuses.js';
 import { PayValidationError, type PayInput, type PayMethod } from './pay-input.js';
 
 /** A bill as the payment page and the payment flow see it (with its shop, merchant fees and rate). */
@@ -124,6 +130,22 @@ export function settle(q: Quote, receivedRub: Decimal): { receivedInBillCurrency
 }
 
 /**
+ * The quote a payment was opened with, from what the payment row stored (the fees or the rate
+ * may have changed since): `amount` is what the payer owed in RUB, `commission` is in the bill's
+ * currency, and the amount due in the bill's currency is the bill's (plus the fee when the payer
+ * pays it), never the RUB amount.
+ */
+export function storedQuote(bill: Pick<PayableBill, 'amount' | 'payerPaysCommission' | 'rate'>, payment: { amount: string; commission: string; rate: string | null }): Quote {
+  const commission = new Decimal(payment.commission);
+  return {
+    commission,
+    dueInBillCurrency: bill.payerPaysCommission ? bill.amount.add(commission) : bill.amount,
+    dueRub: new Decimal(payment.amount),
+    rate: payment.rate !== null ? new Decimal(payment.rate) : bill.rate ?? new Decimal(1),
+  };
+}
+
+/**
  * The payer side of a bill: quotes, the payment flow through the acquirer, the final
  * transaction (payment, bill, ledger, outbox). Used by the hosted page and the cabinet.
  */
@@ -190,13 +212,12 @@ export class PaymentService {
     for (const row of r.rows) {
       const done = await withPgTx(this.db.pool, async (c) => {
         // Lock the payment; another reaper (or a late final transaction) may have finished it.
-        const p = await c.query<{ status: PaymentStatus; amount: string; commission: string }>(
-          `SELECT status::text, amount::text, commission::text FROM payments WHERE id = $1 FOR UPDATE`, [row.id]);
+        const p = await c.query<{ status: PaymentStatus; amount: string; commission: string; rate: string | null }>(
+          `SELECT status::text, amount::text, commission::text, rate::text FROM payments WHERE id = $1 FOR UPDATE`, [row.id]);
         if (p.rows[0]?.status !== 'PROCESS') return false;
         const b = await c.query<BillRow>(BILL_SQL, [row.bill_id]);
         const bill = toBill(b.rows[0]!);
-        const due = new Decimal(p.rows[0].amount);
-        const quote: Quote = { commission: new Decimal(p.rows[0].commission), dueInBillCurrency: due, dueRub: due, rate: bill.rate ?? new Decimal(1) };
+        const quote = storedQuote(bill, p.rows[0]);
         await this.finish(c, bill, row.id, quote, { outcome: 'DECLINED', reason: 'abandoned', reference: '' });
         return true;
       });
@@ -234,7 +255,7 @@ export class PaymentService {
       `WITH b AS (
          UPDATE bills SET status = 'PROCESS', updated_at = now()
           WHERE id = $2 AND active
-            AND ((type = 'NORMAL' AND status IN ('NEW', 'FAIL')) OR type = 'MULTI')
+            AND status = ANY(CASE WHEN type = 'NORMAL' THEN $12::"BillStatus"[] ELSE $13::"BillStatus"[] END)
          RETURNING id)
        INSERT INTO payments (id, bill_id, merchant_id, shop_id, status, method, amount, currency_in, bill_currency, rate,
                              commission, account_currency, from_card, payer_ip, created_at, updated_at)
@@ -242,7 +263,8 @@ export class PaymentService {
               clock_timestamp(), clock_timestamp()
          FROM b`,
       values: [paymentId, bill.id, bill.merchantId, bill.shopId, input.method, quote.dueRub.toFixed(2), bill.currency,
-        bill.currency === 'RUB' ? null : quote.rate.toFixed(), quote.commission.toFixed(2), input.card ? maskCard(input.card.number) : null, ip],
+        bill.currency === 'RUB' ? null : quote.rate.toFixed(), quote.commission.toFixed(2), input.card ? maskCard(input.card.number) : null, ip,
+        PAYABLE_FROM.NORMAL, PAYABLE_FROM.MULTI],
     });
     if (r.rowCount !== 1) {
       // The bill changed since it was read (another payment opened or finished it, or it was
@@ -258,9 +280,8 @@ export class PaymentService {
     const r = await c.query<BillRow>({ name: 'pay_read_bill', text: BILL_SQL, values: [billId] });
     if (!r.rows[0]) throw new DomainError('bill_not_found', 404);
     const bill = toBill(r.rows[0]);
-    if (isBillFinished(bill)) throw new DomainError('bill_is_finished', 403);
-    if (!bill.active) throw new DomainError('bill_inactive', 403);
-    if (bill.type === 'NORMAL' && bill.status === 'PROCESS') throw new DomainError('payment_in_progress', 409);
+    const refusal = payRefusal(bill);
+    if (refusal) throw new DomainError(refusal, PAY_REFUSAL_STATUS[refusal]);
     return bill;
   }
 
@@ -286,51 +307,58 @@ export class PaymentService {
 
     // ONE statement, atomic on its own (no BEGIN/COMMIT round trips): the payment PROCESS ->
     // final (row count checked), the bill PROCESS -> final when this is its latest payment, the
-    // ledger PAYMENT_CREDIT entry with its balance move (a credit is positive, so an upsert is
-    // safe against the non-negative CHECK), the postback outbox row, and the merchant's token
+    // ledger's PAYMENT_CREDIT transfer with its balance move (the ledger module's creditFragment),
+    // the postback outbox row, and the merchant's token
     // for the redirect signature. Everything after `p` reads from it, so nothing moves unless
     // the payment really went PROCESS -> final here; (kind, ref_id) and (kind, aggregate_id)
     // stay unique as with ledger.post and enqueueEvent.
+    const transfer = isMoneyReceived(status)
+      ? paymentReceived({
+        paymentId, merchantId: bill.merchantId, currency: bill.currency, connector: this.acquirer.name,
+        receivedRub, accountAmount: s.accountAmount, commission: s.commission,
+      })
+      : null;
+    const ledgerValues = creditValues(transfer, { kind: 'PAYMENT_CREDIT', refId: paymentId, merchantId: bill.merchantId, currency: bill.currency });
     const r = await c.query<{ p: number; b: number; tok: string }>({ name: 'pay_finish', text:
       `WITH p AS (
          UPDATE payments SET status = $2::text::"PaymentStatus", amount_received = $3, commission = $4, account_amount = $5,
                 acquirer_ref = $6, failure_reason = $7, finished_at = now(), updated_at = now()
-          WHERE id = $1 AND status = 'PROCESS'
-            -- A NORMAL bill must still be in PROCESS with it: else nothing of this statement
-            -- happens (no credit for a payment whose bill cannot follow it).
-            AND EXISTS (SELECT 1 FROM bills bb WHERE bb.id = payments.bill_id AND (bb.type = 'MULTI' OR bb.status = 'PROCESS'))
+          WHERE id = $1 AND status = ANY($24::"PaymentStatus"[])
+            -- A NORMAL bill must still be where it can follow the payment (PROCESS): else
+            -- nothing of this statement happens (no credit for a payment whose bill cannot).
+            AND EXISTS (SELECT 1 FROM bills bb WHERE bb.id = payments.bill_id AND (bb.type = 'MULTI' OR bb.status = ANY($25::"BillStatus"[])))
          RETURNING bill_id, created_at, id),
        b AS (
          UPDATE bills SET status = $2::text::"BillStatus", updated_at = now()
            FROM p
-          WHERE bills.id = p.bill_id AND bills.status = 'PROCESS'
+          WHERE bills.id = p.bill_id AND bills.status = ANY($25::"BillStatus"[])
             AND NOT EXISTS (SELECT 1 FROM payments q WHERE q.bill_id = p.bill_id AND (q.created_at, q.id) > (p.created_at, p.id))
          RETURNING bills.id),
-       e AS (
-         INSERT INTO ledger_entries (merchant_id, currency, kind, ref_type, ref_id, delta_available)
-         SELECT $8, $9::"Currency", 'PAYMENT_CREDIT', 'payment', p.id, $5::numeric FROM p WHERE $5::numeric > 0
-         RETURNING merchant_id, currency, delta_available),
-       bal AS (
-         INSERT INTO balances AS bl (merchant_id, currency, available)
-         SELECT merchant_id, currency, delta_available FROM e
-         ON CONFLICT (merchant_id, currency) DO UPDATE SET available = bl.available + EXCLUDED.available, updated_at = now()
-         RETURNING 1),
+       ${creditFragment('p', 13)},
        o AS (
          INSERT INTO outbox_events (merchant_id, kind, aggregate_id, url, payload, status, last_error)
-         SELECT $8, 'PAYMENT_POSTBACK', p.id, $10, $11::jsonb, $12::"OutboxEventStatus", $13 FROM p
+         SELECT $8, 'PAYMENT_POSTBACK', p.id, $9, $10::jsonb, $11::"OutboxEventStatus", $12 FROM p
          ON CONFLICT (kind, aggregate_id) DO NOTHING
          RETURNING 1)
        SELECT (SELECT count(*) FROM p)::int AS p, (SELECT count(*) FROM b)::int AS b,
               (SELECT api_token_enc FROM merchants WHERE id = $8) AS tok`,
       values: [paymentId, status, receivedRub.toFixed(2), s.commission.toFixed(2), s.accountAmount.toFixed(8), result.reference || null,
-        result.outcome === 'DECLINED' ? result.reason : null, bill.merchantId, bill.currency,
-        eventUrl, eventPayload, eventStatus, eventError] });
+        result.outcome === 'DECLINED' ? result.reason : null, bill.merchantId,
+        eventUrl, eventPayload, eventStatus, eventError, ...ledgerValues,
+        paymentSourcesOf(status), billSourcesOf(status as BillStatus, bill.type)] }).catch((e) => { throw ledgerError(e, `payment ${paymentId}`); });
     const row = r.rows[0]!;
-    if (row.p !== 1) throw new Error(`payment ${paymentId} was not in PROCESS`);
-    if (bill.type === 'NORMAL' && row.b !== 1) throw new Error(`NORMAL bill ${bill.id} was not in PROCESS`);
+    if (row.p !== 1) {
+      // The table's guard refused it (another finish, the reaper): nothing of the statement happened.
+      const cur = await c.query<{ status: PaymentStatus }>(`SELECT status::text FROM payments WHERE id = $1`, [paymentId]);
+      const bb = await c.query<{ status: BillStatus }>(`SELECT status::text FROM bills WHERE id = $1`, [bill.id]);
+      if (cur.rows[0] && !paymentSourcesOf(status).includes(cur.rows[0].status)) throw new IllegalPaymentTransitionError(cur.rows[0].status, status);
+      throw new IllegalBillTransitionError(bb.rows[0]?.status ?? bill.status, status as BillStatus, bill.type);
+    }
+    // Unreachable while the gate above holds (the NORMAL bill was in a source state).
+    if (bill.type === 'NORMAL' && row.b !== 1) throw new Error(`NORMAL bill ${bill.id} did not follow payment ${paymentId}`);
 
     const token = decrypt(this.config.tokenEncryptionKey, row.tok);
-    const received = MONEY_RECEIVED_STATUSES.includes(status);
+    const received = isMoneyReceived(status);
     return {
       bill,
       paymentId,

@@ -1,4 +1,9 @@
 import type { PaymentStatus } from '../../generated/prisma/enums.js';
+import { ConflictError } from '../../http/errors.js';
+import { MONEY_RECEIVED_STATUSES } from '../statuses.js';
+import { sourcesOf } from '../transitions.js';
+
+export { MONEY_RECEIVED_STATUSES };
 
 /**
  * Every payment transition (DESIGN "States"): NEW (payer opened a payment) -> PROCESS (sent to
@@ -13,16 +18,18 @@ export const PAYMENT_TRANSITIONS: Readonly<Record<PaymentStatus, readonly Paymen
   FAIL: [],
 };
 
-export const FINAL_PAYMENT_STATUSES: readonly PaymentStatus[] = ['SUCCESS', 'UNDERPAID', 'OVERPAID', 'FAIL'];
+export const FINAL_PAYMENT_STATUSES: readonly PaymentStatus[] = [...MONEY_RECEIVED_STATUSES, 'FAIL'];
 
-/** Statuses in which money reached the merchant (credited, refundable, redirect to Success URL). */
-export const MONEY_RECEIVED_STATUSES: readonly PaymentStatus[] = ['SUCCESS', 'UNDERPAID', 'OVERPAID'];
 
-export class IllegalPaymentTransitionError extends Error {
+/** A payment asked to move where its table does not allow: 409 naming its current status. */
+export class IllegalPaymentTransitionError extends ConflictError {
   constructor(public readonly from: PaymentStatus, public readonly to: PaymentStatus) {
-    super(`payment cannot go from ${from} to ${to}`);
+    super(`Payment is ${from}; it cannot become ${to}.`);
   }
 }
+
+/** The statuses a payment may be in just before it enters `to` (the finish statement's guard). */
+export const paymentSourcesOf = (to: PaymentStatus): PaymentStatus[] => sourcesOf(PAYMENT_TRANSITIONS, to);
 
 export const canTransitionPayment = (from: PaymentStatus, to: PaymentStatus): boolean =>
   PAYMENT_TRANSITIONS[from].includes(to);

@@ -1,17 +1,20 @@
 import { createHmac } from 'node:crypto';
 import { Decimal } from 'decimal.js';
 import type { Config } from '../../config.js';
-import { withPgTx, type Db } from '../../db/client.js';
+import { withPgTx, type Db, type InTx } from '../../db/client.js';
 import { DomainError, NotFoundError, UnauthorizedActionError, ValidationError } from '../../http/errors.js';
 import { keysetSearch, parseSearchParams, type Page } from '../../http/pagination.js';
 import { decrypt, encrypt } from '../../lib/crypto.js';
 import { newId } from '../../lib/ids.js';
 import { isValidAmount } from '../../lib/money.js';
 import { enqueueEvent } from '../../outbox/events.js';
+import { payoutLockFragment, payoutLockValues } from '../ledger/fragments.js';
 import { ledgerError, post, type Queryable } from '../ledger/ledger.js';
+import { payoutReturned, payoutSucceeded } from '../ledger/postings.js';
 import { commissionFor, type MerchantFeeColumns } from '../merchant/fees.js';
 import { parseRegular, personalCreateInput, statusInput } from './payout.input.js';
-import { assertTransition } from './payout.states.js';
+import { assertTransition, FINAL_PAYOUT_STATUSES, IllegalPayoutTransition, payoutSourcesOf } from './payout.states.js';
+import type { PayoutStatus } from '../../generated/prisma/enums.js';
 import { adminPayoutView, PAYOUT_COLUMNS, payoutView, payoutWebhookFields, type PayoutRow, type PayoutView } from './payout.view.js';
 import type { PayoutProvider, ProviderResult } from './payout-provider.js';
 import { SandboxPayoutProvider } from './sandbox-provider.js';
@@ -70,12 +73,12 @@ SELECT m.status, m.verified, m.payout_daily_limit::text AS "dailyLimit", m.payou
   LEFT JOIN payout_requests pr ON pr.merchant_id = m.id AND pr.order_id = $4::text
  WHERE m.id = $1 FOR NO KEY UPDATE OF m`;
 
-// Request, its payouts and their PAYOUT_LOCK ledger entries with the balance move, in one
-// round trip. ON CONFLICT DO NOTHING: when the same order_id committed first, nothing is
-// inserted and the caller answers with the winner's payouts. The balances CHECK refuses an
-// overdraft (the whole statement fails: balance_not_enough); `bal` is 0 only when the
-// merchant has no RUB balance row, which the caller turns into a rollback. One entry per payout,
-// (kind, ref_id) unique, as ledger.post writes them.
+// Request, its payouts and their PAYOUT_LOCK ledger transfers with the balance move, in one
+// round trip (the ledger module's payoutLockFragment). ON CONFLICT DO NOTHING: when the same
+// order_id committed first, nothing is inserted and the caller answers with the winner's
+// payouts. The balances CHECK refuses an overdraft (the whole statement fails:
+// balance_not_enough); `bal` is 0 only when the merchant has no RUB balance row, which the
+// caller turns into a rollback. One transfer per payout, applied once (its id is unique).
 const INSERT_SQL = `
 WITH r AS (
   INSERT INTO payout_requests (id, merchant_id, order_id, request_hash) VALUES ($2, $1, $3, $4)
@@ -87,16 +90,7 @@ WITH r AS (
          u.amount::numeric, u.commission::numeric, 'RUB', now() + $13::int * interval '1 millisecond'
     FROM r, unnest($14::text[], $15::text[], $16::text[]) AS u(id, amount, commission)
   RETURNING id, created_at, amount, commission
-), e AS (
-  INSERT INTO ledger_entries (merchant_id, currency, kind, ref_type, ref_id, delta_available, delta_locked, delta_hold)
-  SELECT $1, 'RUB', 'PAYOUT_LOCK', 'payout', p.id, -(p.amount + p.commission), p.amount, p.commission FROM p
-  RETURNING delta_available, delta_locked, delta_hold
-), bal AS (
-  UPDATE balances SET available = available + t.a, locked = locked + t.l, hold = hold + t.h, updated_at = now()
-    FROM (SELECT sum(delta_available) AS a, sum(delta_locked) AS l, sum(delta_hold) AS h FROM e HAVING count(*) > 0) t
-   WHERE merchant_id = $1 AND currency = 'RUB'
-  RETURNING 1
-), usage AS (
+), ${payoutLockFragment('p', '$1', 18)}, usage AS (
   INSERT INTO payout_usage AS pu (merchant_id, period, period_start, amount)
   SELECT $1, x.period, x.start, t.total
     FROM (SELECT sum(amount) AS total FROM p HAVING count(*) > 0) t,
@@ -155,6 +149,8 @@ interface CreateRequest {
   bankMemberId: string | null;
   /** Checks the destination (after the order_id replay) from what the lock query read. */
   resolve(m: LockedMerchant): Target;
+  /** Runs in the transaction with the answer, before the commit (the Idempotency-Key record). */
+  inTx?: InTx<PayoutView[]>;
 }
 
 /** Personal and regular payouts, their moderation and their processing by the provider. */
@@ -166,7 +162,7 @@ export class PayoutService {
   ) {}
 
   /** payout/personal/create: to a stored payout account of this merchant. */
-  async createPersonal(merchant: PayoutMerchant, input: Record<string, unknown>): Promise<PayoutView[]> {
+  async createPersonal(merchant: PayoutMerchant, input: Record<string, unknown>, inTx?: InTx<PayoutView[]>): Promise<PayoutView[]> {
     const p = personalCreateInput.parse(input);
     const accountId = p.payout_account_id!;
     return this.create(merchant, {
@@ -176,6 +172,7 @@ export class PayoutService {
       hashParts: { kind: 'personal', amount: p.amount!.toFixed(), account: accountId },
       accountId,
       bankMemberId: null,
+      inTx,
       resolve: (a) => {
         if (a.accountId === null) throw new DomainError('payout_account_not_found');
         if (a.accountStatus !== 'ACTIVE') throw new DomainError('payout_account_banned');
@@ -195,7 +192,7 @@ export class PayoutService {
   }
 
   /** payout/regular/create: to a card or an SBP phone; needs the merchant's grant. */
-  async createRegular(merchant: PayoutMerchant, input: Record<string, unknown>): Promise<PayoutView[]> {
+  async createRegular(merchant: PayoutMerchant, input: Record<string, unknown>, inTx?: InTx<PayoutView[]>): Promise<PayoutView[]> {
     if (merchant.grantRegularPayouts !== true) throw new UnauthorizedActionError();
     const p = parseRegular(input);
     return this.create(merchant, {
@@ -208,6 +205,7 @@ export class PayoutService {
       },
       accountId: null,
       bankMemberId: p.bankMemberId,
+      inTx,
       resolve: (m) => {
         if (p.accountType === 'SBP' && m.bankActive !== true) throw new DomainError('direction_not_available');
         return {
@@ -229,45 +227,51 @@ export class PayoutService {
     const hash = this.requestHash(req.hashParts);
     const tz = this.config.tz;
     return withPgTx(this.db.pool, async (c) => {
-      const m = (await c.query<LockedMerchant>({
-        name: 'payout_lock_merchant', text: LOCK_MERCHANT_SQL, values: [merchant.id, req.accountId, req.bankMemberId, req.orderId ?? null],
-      })).rows[0];
-      if (!m) throw new DomainError('merchant_not_found');
-      if (m.status === 'BANNED') throw new DomainError('merchant_banned');
-      if (!m.verified) throw new DomainError('merchant_not_verified');
-      if (m.priorRequestId) return this.replayOf(c, m.priorRequestId, m.priorRequestHash!, hash);
-      const target = req.resolve(m);
-      const max = new Decimal(target.accountType === 'CARD' ? m.maxCard : m.maxSbp);
-      const parts = splitAmount(req.amount, max);
-      if (parts === null) throw new DomainError('invalid_amount');
-      if (m.dailyLimit !== null || m.monthlyLimit !== null) checkLimits(m, req.amount, await usage(c, merchant.id, tz));
-
-      // Moderation looks at the whole request, so splitting cannot slip under the threshold.
-      const moderate = m.moderationThreshold !== null && req.amount.gt(m.moderationThreshold);
-      const status = moderate ? 'MODERATING' : 'PROCESS';
-      assertTransition('NEW', status);
-      const feeKind = target.accountType === 'CARD' ? 'payout_card' : 'payout_sbp';
-      const commissions = parts.map((a) => commissionFor(this.config, m, feeKind, a));
-      // Ids sorted, so that ordering by id gives the split order back (replays, status by order_id).
-      const ids = parts.map(() => newId()).sort();
-      const ins = await c.query<{ id: string; created_at: Date; bal: number }>({ name: 'payout_insert', text: INSERT_SQL, values: [
-        merchant.id, newId(), req.orderId ?? null, hash, target.kind, status, target.accountType, target.payoutAccountId,
-        target.masked, target.enc, target.cardHolder, target.bankMemberId, moderate ? null : this.config.sandboxProcessingDelayMs,
-        ids, parts.map((a) => a.toFixed()), commissions.map((x) => x.toFixed()), tz,
-      ] }).catch((e) => { throw ledgerError(e, 'payout request'); });
-      if (ins.rowCount === 0) {
-        // The same order_id won meanwhile (only reachable without the merchant lock, kept as the last word).
-        const replay = await this.replay(c, merchant.id, req.orderId!, hash);
-        if (replay) return replay;
-        throw new Error('payout request vanished after an order_id conflict');
-      }
-      if (ins.rows[0]!.bal !== 1) throw new Error(`merchant ${merchant.id} has no RUB balance row`);
-      const createdAt = new Map(ins.rows.map((r) => [r.id, r.created_at]));
-      return ids.map((id, i) => payoutView({
-        id, status, amount: parts[i]!.toFixed(), commission: commissions[i]!.toFixed(), account_masked: target.masked,
-        currency: 'RUB', created_at: createdAt.get(id)!,
-      }, tz));
+      const views = await this.createIn(c, merchant, req, hash, tz);
+      await req.inTx?.(c, views);
+      return views;
     });
+  }
+
+  private async createIn(c: Queryable, merchant: PayoutMerchant, req: CreateRequest, hash: string, tz: string): Promise<PayoutView[]> {
+    const m = (await c.query<LockedMerchant>({
+      name: 'payout_lock_merchant', text: LOCK_MERCHANT_SQL, values: [merchant.id, req.accountId, req.bankMemberId, req.orderId ?? null],
+    })).rows[0];
+    if (!m) throw new DomainError('merchant_not_found');
+    if (m.status === 'BANNED') throw new DomainError('merchant_banned');
+    if (!m.verified) throw new DomainError('merchant_not_verified');
+    if (m.priorRequestId) return this.replayOf(c, m.priorRequestId, m.priorRequestHash!, hash);
+    const target = req.resolve(m);
+    const max = new Decimal(target.accountType === 'CARD' ? m.maxCard : m.maxSbp);
+    const parts = splitAmount(req.amount, max);
+    if (parts === null) throw new DomainError('invalid_amount');
+    if (m.dailyLimit !== null || m.monthlyLimit !== null) checkLimits(m, req.amount, await usage(c, merchant.id, tz));
+
+    // Moderation looks at the whole request, so splitting cannot slip under the threshold.
+    const moderate = m.moderationThreshold !== null && req.amount.gt(m.moderationThreshold);
+    const status = moderate ? 'MODERATING' : 'PROCESS';
+    assertTransition('NEW', status);
+    const feeKind = target.accountType === 'CARD' ? 'payout_card' : 'payout_sbp';
+    const commissions = parts.map((a) => commissionFor(this.config, m, feeKind, a));
+    // Ids sorted, so that ordering by id gives the split order back (replays, status by order_id).
+    const ids = parts.map(() => newId()).sort();
+    const ins = await c.query<{ id: string; created_at: Date; bal: number }>({ name: 'payout_insert', text: INSERT_SQL, values: [
+      merchant.id, newId(), req.orderId ?? null, hash, target.kind, status, target.accountType, target.payoutAccountId,
+      target.masked, target.enc, target.cardHolder, target.bankMemberId, moderate ? null : this.config.sandboxProcessingDelayMs,
+      ids, parts.map((a) => a.toFixed()), commissions.map((x) => x.toFixed()), tz, ...payoutLockValues(merchant.id, 'RUB'),
+    ] }).catch((e) => { throw ledgerError(e, 'payout request'); });
+    if (ins.rowCount === 0) {
+      // The same order_id won meanwhile (only reachable without the merchant lock, kept as the last word).
+      const replay = await this.replay(c, merchant.id, req.orderId!, hash);
+      if (replay) return replay;
+      throw new Error('payout request vanished after an order_id conflict');
+    }
+    if (ins.rows[0]!.bal !== 1) throw new Error(`merchant ${merchant.id} has no RUB balance row`);
+    const createdAt = new Map(ins.rows.map((r) => [r.id, r.created_at]));
+    return ids.map((id, i) => payoutView({
+      id, status, amount: parts[i]!.toFixed(), commission: commissions[i]!.toFixed(), account_masked: target.masked,
+      currency: 'RUB', created_at: createdAt.get(id)!,
+    }, tz));
   }
 
   /** The same order_id: same parameters -> the stored payouts; other parameters -> 422. */
@@ -331,10 +335,7 @@ export class PayoutService {
     return withPgTx(this.db.pool, async (c) => {
       const row = await this.lockPayout(c, id);
       assertTransition(row.status, 'PROCESS');
-      await c.query(
-        `UPDATE payouts SET status = 'PROCESS', process_after = now() + $2::int * interval '1 millisecond', updated_at = now() WHERE id = $1`,
-        [id, this.config.sandboxProcessingDelayMs],
-      );
+      await transitionPayout(c, id, row.status, 'PROCESS', { processAfterMs: this.config.sandboxProcessingDelayMs });
       return adminPayoutView({ ...row, status: 'PROCESS' }, this.config.tz);
     });
   }
@@ -375,20 +376,13 @@ export class PayoutService {
    */
   private async finalize(c: Queryable, row: PayoutRow, to: 'SUCCESS' | 'FAIL' | 'ERROR' | 'DECLINED', reason: string | null): Promise<void> {
     assertTransition(row.status, to);
-    await c.query(
-      `UPDATE payouts SET status = $2::"PayoutStatus", failure_reason = $3, finished_at = now(), lease_until = NULL, updated_at = now() WHERE id = $1`,
-      [row.id, to, reason],
-    );
+    await transitionPayout(c, row.id, row.status, to, { failureReason: reason });
     const amount = new Decimal(row.amount);
-    const commission = new Decimal(row.commission);
-    const currency = row.currency as 'RUB';
+    const money = { payoutId: row.id, merchantId: row.merchant_id, currency: row.currency as 'RUB', amount, commission: new Decimal(row.commission) };
     if (to === 'SUCCESS') {
-      await post(c, { merchantId: row.merchant_id, currency, kind: 'PAYOUT_DEBIT', refType: 'payout', refId: row.id, locked: amount.neg(), hold: commission.neg() });
+      await post(c, payoutSucceeded({ ...money, connector: this.provider.name }));
     } else {
-      await post(c, {
-        merchantId: row.merchant_id, currency, kind: 'PAYOUT_RELEASE', refType: 'payout', refId: row.id,
-        available: amount.add(commission), locked: amount.neg(), hold: commission.neg(),
-      });
+      await post(c, payoutReturned(money));
       // No longer counts against the limits of the day and month it was made in.
       await c.query({
         name: 'payout_usage_release',
@@ -452,6 +446,30 @@ export class PayoutService {
     }
     return done;
   }
+}
+
+/**
+ * The one statement that changes a payout's status: conditional on the from-states of the
+ * transition table, row count checked. A payout not in one of them (whatever the caller read
+ * before) is an IllegalPayoutTransition (409) naming its current status, and nothing changes.
+ * A final status also sets finished_at and drops the lease; PROCESS sets when it is due.
+ */
+export async function transitionPayout(
+  c: Queryable, id: string, expected: PayoutStatus, to: PayoutStatus, o: { failureReason?: string | null; processAfterMs?: number } = {},
+): Promise<void> {
+  const final = FINAL_PAYOUT_STATUSES.includes(to);
+  const r = await c.query(
+    `UPDATE payouts SET status = $2::"PayoutStatus", failure_reason = coalesce($4, failure_reason),
+            finished_at = CASE WHEN $5 THEN now() ELSE finished_at END,
+            lease_until = CASE WHEN $5 THEN NULL ELSE lease_until END,
+            process_after = CASE WHEN $6::int IS NULL THEN process_after ELSE now() + $6::int * interval '1 millisecond' END,
+            updated_at = now()
+      WHERE id = $1 AND status = ANY($3::"PayoutStatus"[])`,
+    [id, to, payoutSourcesOf(to), o.failureReason ?? null, final, o.processAfterMs ?? null],
+  );
+  if (r.rowCount === 1) return;
+  const cur = await c.query<{ status: PayoutStatus }>(`SELECT status::text FROM payouts WHERE id = $1`, [id]);
+  throw new IllegalPayoutTransition(cur.rows[0]?.status ?? expected, to);
 }
 
 /** Splits `amount` into payouts of at most `max` (the remainder last); null past MAX_SPLIT. */

@@ -1,5 +1,6 @@
 import { ConflictError } from '../../http/errors.js';
 import type { PayoutStatus } from '../../generated/prisma/enums.js';
+import { sourcesOf } from '../transitions.js';
 
 /**
  * Every payout transition (DESIGN.md "States"). A payout is created NEW and leaves NEW in the
@@ -31,6 +32,9 @@ export class IllegalPayoutTransition extends ConflictError {
     super(`Payout is ${from}; it cannot become ${to}.`);
   }
 }
+
+/** The statuses a payout may be in just before it enters `to` (the conditional UPDATE's guard). */
+export const payoutSourcesOf = (to: PayoutStatus): PayoutStatus[] => sourcesOf(PAYOUT_TRANSITIONS, to);
 
 export function assertTransition(from: PayoutStatus, to: PayoutStatus): void {
   if (!canTransition(from, to)) throw new IllegalPayoutTransition(from, to);

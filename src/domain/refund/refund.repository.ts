@@ -1,7 +1,7 @@
 import { Decimal } from 'decimal.js';
 import type { Currency, PaymentStatus, RefundStatus } from '../../generated/prisma/enums.js';
 import type { Queryable } from '../ledger/ledger.js';
-import { sourcesOf } from './refund.states.js';
+import { IllegalRefundTransitionError, sourcesOf } from './refund.states.js';
 
 /** A refund as the service hands it out (the API view and the cabinet read this). */
 export interface RefundRecord {
@@ -134,10 +134,18 @@ export async function lockRefund(c: Queryable, id: string): Promise<RefundRecord
   return r.rows[0] ? toRecord(r.rows[0]) : null;
 }
 
+/**
+ * A refund's final status, conditional on the transition table's from-states with the row count
+ * checked: a refund no longer in one of them is an IllegalRefundTransitionError (409) naming its
+ * current status, and nothing changes.
+ */
 export async function finishRefund(c: Queryable, id: string, status: RefundStatus, failureReason: string | null): Promise<void> {
-  await c.query(
+  const r = await c.query(
     `UPDATE refunds SET status = $2::"RefundStatus", failure_reason = $3, finished_at = now(), lease_until = NULL, updated_at = now()
-      WHERE id = $1`,
-    [id, status, failureReason],
+      WHERE id = $1 AND status = ANY($4::"RefundStatus"[])`,
+    [id, status, failureReason, sourcesOf(status)],
   );
+  if (r.rowCount === 1) return;
+  const cur = await c.query<{ status: RefundStatus }>(`SELECT status::text FROM refunds WHERE id = $1`, [id]);
+  throw new IllegalRefundTransitionError(cur.rows[0]?.status ?? 'NEW', status);
 }

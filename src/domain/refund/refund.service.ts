@@ -1,11 +1,12 @@
 import { Decimal } from 'decimal.js';
 import type { Config } from '../../config.js';
-import { withPgTx, type Db } from '../../db/client.js';
-import type { PaymentStatus } from '../../generated/prisma/enums.js';
+import { withPgTx, type Db, type InTx } from '../../db/client.js';
+import { isMoneyReceived } from '../statuses.js';
 import { UnauthorizedActionError, ValidationError } from '../../http/errors.js';
 import { newId } from '../../lib/ids.js';
 import { isValidAmount, money2 } from '../../lib/money.js';
 import { post } from '../ledger/ledger.js';
+import { refundCreated, refundReturned, refundSucceeded } from '../ledger/postings.js';
 import type { AuthMerchant } from '../merchant/merchant-guard.js';
 import { SandboxRefundAcquirer, type RefundAcquirer, type RefundOutcome } from './refund-acquirer.js';
 import {
@@ -19,8 +20,6 @@ export type { RefundRecord } from './refund.repository.js';
 /** Who asks for a refund: the API's or the cabinet's merchant. */
 export type RefundActor = Pick<AuthMerchant, 'id' | 'grantRefunds'>;
 
-/** Payment statuses in which the payment received money (DESIGN.md). */
-const RECEIVED: readonly PaymentStatus[] = ['SUCCESS', 'UNDERPAID', 'OVERPAID'];
 
 /** How long a worker holds a claimed refund before another may take it again. */
 
@@ -51,12 +50,12 @@ export class RefundService {
   ) {}
 
   /** Refunds what is left of the payment. */
-  createFull(m: RefundActor, paymentId: string): Promise<RefundRecord> {
-    return this.create(m, paymentId, null);
+  createFull(m: RefundActor, paymentId: string, inTx?: InTx<RefundRecord>): Promise<RefundRecord> {
+    return this.create(m, paymentId, null, inTx);
   }
 
-  createPartial(m: RefundActor, paymentId: string, amount: Decimal): Promise<RefundRecord> {
-    return this.create(m, paymentId, amount);
+  createPartial(m: RefundActor, paymentId: string, amount: Decimal, inTx?: InTx<RefundRecord>): Promise<RefundRecord> {
+    return this.create(m, paymentId, amount, inTx);
   }
 
   /** By `id`, that refund; by `paymentId`, the payment's latest refund (DESIGN.md). */
@@ -81,7 +80,7 @@ export class RefundService {
     return refundsOfPayment(this.db.pool, merchantId, paymentId);
   }
 
-  private async create(m: RefundActor, paymentId: string, requested: Decimal | null): Promise<RefundRecord> {
+  private async create(m: RefundActor, paymentId: string, requested: Decimal | null, inTx?: InTx<RefundRecord>): Promise<RefundRecord> {
     assertGrant(m);
     if (requested !== null && !isValidAmount(requested)) throw ValidationError.field('amount', REFUND_MESSAGES.amountInvalid);
     // Lock, then check, then change: the payment row lock serialises every refund of it, so two
@@ -89,7 +88,7 @@ export class RefundService {
     return withPgTx(this.db.pool, async (c) => {
       const p = await lockPayment(c, m.id, paymentId);
       if (!p) throw ValidationError.field('payment_id', REFUND_MESSAGES.paymentUnknown);
-      if (!RECEIVED.includes(p.status) || p.received === null || p.received.lte(0)) {
+      if (!isMoneyReceived(p.status) || p.received === null || p.received.lte(0)) {
         throw ValidationError.field('payment_id', REFUND_MESSAGES.paymentNotPaid);
       }
       // Refunds are in kopecks/cents; a sub-cent remainder of a converted credit stays with the merchant.
@@ -108,10 +107,8 @@ export class RefundService {
       });
       await addRefunded(c, paymentId, amount);
       // Overdraft: the ledger throws balance_not_enough and withPgTx rolls everything back.
-      await post(c, {
-        merchantId: m.id, currency: p.accountCurrency, kind: 'REFUND_LOCK', refType: 'refund', refId: refund.id,
-        available: amount.neg(), locked: amount, memo: `refund of payment ${paymentId}`,
-      });
+      await post(c, refundCreated({ refundId: refund.id, paymentId, merchantId: m.id, currency: p.accountCurrency, amount }));
+      await inTx?.(c, refund);
       return refund;
     });
   }
@@ -149,13 +146,11 @@ export class RefundService {
       const to = outcome.ok ? 'SUCCESS' : 'FAIL';
       assertTransition(r.status, to);
       await finishRefund(c, id, to, outcome.ok ? null : outcome.reason);
+      const money = { refundId: id, paymentId: r.paymentId, merchantId: r.merchantId, currency: r.currency, amount: r.amount };
       if (outcome.ok) {
-        await post(c, { merchantId: r.merchantId, currency: r.currency, kind: 'REFUND_DEBIT', refType: 'refund', refId: id, locked: r.amount.neg() });
+        await post(c, refundSucceeded(money));
       } else {
-        await post(c, {
-          merchantId: r.merchantId, currency: r.currency, kind: 'REFUND_RELEASE', refType: 'refund', refId: id,
-          locked: r.amount.neg(), available: r.amount,
-        });
+        await post(c, refundReturned(money));
         await addRefunded(c, r.paymentId, r.amount.neg());
       }
     });

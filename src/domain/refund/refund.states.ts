@@ -1,4 +1,6 @@
 import type { RefundStatus } from '../../generated/prisma/enums.js';
+import { ConflictError } from '../../http/errors.js';
+import { sourcesOf as tableSourcesOf } from '../transitions.js';
 
 /**
  * Every refund transition (DESIGN.md): NEW -> PROCESS -> SUCCESS | FAIL; SUCCESS and FAIL are
@@ -15,10 +17,10 @@ export const REFUND_TRANSITIONS: Readonly<Record<RefundStatus, readonly RefundSt
 
 export const FINAL_REFUND_STATUSES: readonly RefundStatus[] = ['SUCCESS', 'FAIL'];
 
-/** An attempted transition the table does not allow (a bug or a lost race, never user input). */
-export class IllegalRefundTransitionError extends Error {
+/** An attempted transition the table does not allow (a lost race, never user input): 409 naming the current status. */
+export class IllegalRefundTransitionError extends ConflictError {
   constructor(public readonly from: RefundStatus, public readonly to: RefundStatus) {
-    super(`refund transition ${from} -> ${to} is not allowed`);
+    super(`Refund is ${from}; it cannot become ${to}.`);
   }
 }
 
@@ -32,5 +34,5 @@ export function assertTransition(from: RefundStatus, to: RefundStatus): void {
 
 /** The statuses a refund may be in just before it enters `to` (used in conditional UPDATEs). */
 export function sourcesOf(to: RefundStatus): RefundStatus[] {
-  return (Object.keys(REFUND_TRANSITIONS) as RefundStatus[]).filter((s) => REFUND_TRANSITIONS[s].includes(to));
+  return tableSourcesOf(REFUND_TRANSITIONS, to);
 }

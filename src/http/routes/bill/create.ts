@@ -3,6 +3,8 @@ import type { FastifyInstance } from 'fastify';
 import { defineInput, requestInput, v } from '../../input.js';
 import { isValidAmount } from '../../../lib/money.js';
 import { ensureMerchant } from '../../../plugins/merchant-auth.js';
+import { recordAnswer } from '../../../plugins/idempotency.js';
+import type { CreatedBill } from '../../../domain/bill/bill.service.js';
 
 export const billCreateInput = defineInput({
   amount: v.decimal({ required: true, description: 'Payment amount: positive, at most 2 decimals, at most 99999999.99' }),
@@ -44,7 +46,7 @@ export function billCreateRoute(app: FastifyInstance): void {
         'rate-not-found': 403,
       },
     },
-  }, async (req) => {
+  }, async (req, reply) => {
     let p;
     try {
       p = billCreateInput.parse(requestInput(req));
@@ -53,7 +55,8 @@ export function billCreateRoute(app: FastifyInstance): void {
       throw e;
     }
     if (!isValidAmount(p.amount!)) await ensureMerchant(app, req);
-    const bill = await app.services.bills.create(req.merchant ?? { tokenHash: req.tokenHash! }, {
+    const view = (bill: CreatedBill) => ({ success: 'true', link_url: bill.linkUrl, link_page_url: bill.linkPageUrl, bill_id: bill.id });
+    return view(await app.services.bills.create(req.merchant ?? { tokenHash: req.tokenHash! }, {
       amount: p.amount!,
       shopId: p.shop_id!,
       orderId: p.order_id,
@@ -64,7 +67,6 @@ export function billCreateRoute(app: FastifyInstance): void {
       payerPaysCommission: p.payer_pays_commission,
       name: p.name,
       paymentMethod: p.payment_method,
-    });
-    return { success: 'true', link_url: bill.linkUrl, link_page_url: bill.linkPageUrl, bill_id: bill.id };
+    }, recordAnswer(req, reply, view)));
   });
 }

@@ -1,5 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { personalCreateInput } from '../../../domain/payout/payout.input.js';
+import type { PayoutView } from '../../../domain/payout/payout.view.js';
+import { recordAnswer } from '../../../plugins/idempotency.js';
 import { requestInput } from '../../input.js';
 import { CREATE_ERROR_STATUS, PayoutListSchema } from './schemas.js';
 
@@ -8,8 +10,8 @@ export function personalCreateRoute(app: FastifyInstance): void {
   app.post('/personal/create', {
     schema: { tags: ['payout'], summary: 'Payout to a stored payout account', body: personalCreateInput.schema, response: { 200: PayoutListSchema } },
     config: { subscription: true, errorStatus: CREATE_ERROR_STATUS },
-  }, async (req) => {
-    const data = await app.services.payouts.createPersonal(req.merchant, requestInput(req));
-    return { data, success: true };
+  }, async (req, reply) => {
+    const view = (data: PayoutView[]) => ({ data, success: true });
+    return view(await app.services.payouts.createPersonal(req.merchant, requestInput(req), recordAnswer(req, reply, view)));
   });
 }

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { assertGrant } from '../../../domain/refund/refund.service.js';
+import { assertGrant, type RefundRecord } from '../../../domain/refund/refund.service.js';
+import { recordAnswer } from '../../../plugins/idempotency.js';
 import { defineInput, requestInput, v } from '../../input.js';
 import { REFUND_ERROR_STATUS, RefundSchema, refundView } from './view.js';
 
@@ -10,10 +11,11 @@ export function refundFullCreateRoute(app: FastifyInstance): void {
   app.post('/full/create', {
     schema: { tags: ['refund'], summary: 'Refund a payment in full (what is left of it)', body: input.schema, response: { 200: RefundSchema } },
     config: { errorStatus: REFUND_ERROR_STATUS },
-  }, async (req) => {
+  }, async (req, reply) => {
     // Authorise before validating (a merchant without the grant learns nothing about its input).
     assertGrant(req.merchant);
     const p = input.parse(requestInput(req));
-    return refundView(await app.services.refunds.createFull(req.merchant, p.payment_id!), app.config.tz);
+    const view = (r: RefundRecord) => refundView(r, app.config.tz);
+    return view(await app.services.refunds.createFull(req.merchant, p.payment_id!, recordAnswer(req, reply, view)));
   });
 }

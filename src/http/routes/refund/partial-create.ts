@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { assertGrant } from '../../../domain/refund/refund.service.js';
+import { assertGrant, type RefundRecord } from '../../../domain/refund/refund.service.js';
+import { recordAnswer } from '../../../plugins/idempotency.js';
 import { defineInput, requestInput, v } from '../../input.js';
 import { REFUND_ERROR_STATUS, RefundSchema, refundView } from './view.js';
 
@@ -13,9 +14,10 @@ export function refundPartialCreateRoute(app: FastifyInstance): void {
   app.post('/partial/create', {
     schema: { tags: ['refund'], summary: 'Refund part of a payment', body: input.schema, response: { 200: RefundSchema } },
     config: { errorStatus: REFUND_ERROR_STATUS },
-  }, async (req) => {
+  }, async (req, reply) => {
     assertGrant(req.merchant);
     const p = input.parse(requestInput(req));
-    return refundView(await app.services.refunds.createPartial(req.merchant, p.payment_id!, p.amount!), app.config.tz);
+    const view = (r: RefundRecord) => refundView(r, app.config.tz);
+    return view(await app.services.refunds.createPartial(req.merchant, p.payment_id!, p.amount!, recordAnswer(req, reply, view)));
   });
 }

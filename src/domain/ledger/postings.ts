@@ -1,0 +1,130 @@
+import { Decimal } from 'decimal.js';
+import type { Currency } from '../../generated/prisma/enums.js';
+import { merchantAccount, operatorAccount } from './accounts.js';
+import type { Leg, Transfer } from './ledger.js';
+
+/**
+ * The transfer of each business event (DESIGN "Balance and ledger"), built in one place. Legs of
+ * zero are left out (a payment without commission has no fee leg).
+ */
+
+const legs = (...all: Array<Leg | null>): Leg[] => all.filter((l): l is Leg => l !== null && l.amount.gt(0));
+const leg = (from: string, to: string, amount: Decimal, currency: Currency): Leg => ({ from, to, amount, currency });
+
+export interface PaymentReceived {
+  paymentId: string;
+  merchantId: string;
+  /** The bill's currency: the merchant's account and the commission are in it. */
+  currency: Currency;
+  /** The acquirer that took the money (its clearing account is debited). */
+  connector: string;
+  /** What the payer paid, in RUB. */
+  receivedRub: Decimal;
+  /** What the merchant is credited (received minus commission), in `currency`. */
+  accountAmount: Decimal;
+  commission: Decimal;
+}
+
+/**
+ * Payment received: the acquirer owes what the payer paid (acquirer_clearing debited), the
+ * merchant's available is credited with it minus the commission, fee_revenue with the
+ * commission. A USD/EUR bill is paid in RUB: the RUB go from acquirer clearing into the RUB fx
+ * account, and the bill currency's fx account pays the merchant and the fee, so each currency
+ * balances on its own and the fx accounts hold the operator's conversion position.
+ */
+export function paymentReceived(p: PaymentReceived): Transfer {
+  const available = merchantAccount(p.merchantId, 'available', p.currency);
+  const fee = operatorAccount('fee_revenue', p.currency);
+  const acquirer = operatorAccount('acquirer_clearing', 'RUB', p.connector);
+  const l = p.currency === 'RUB'
+    ? legs(leg(acquirer, available, p.accountAmount, 'RUB'), leg(acquirer, fee, p.commission, 'RUB'))
+    : legs(
+      leg(acquirer, operatorAccount('fx', 'RUB'), p.receivedRub, 'RUB'),
+      leg(operatorAccount('fx', p.currency), available, p.accountAmount, p.currency),
+      leg(operatorAccount('fx', p.currency), fee, p.commission, p.currency),
+    );
+  return { kind: 'PAYMENT_CREDIT', refType: 'payment', refId: p.paymentId, merchantId: p.merchantId, legs: l };
+}
+
+interface PayoutMoney { payoutId: string; merchantId: string; currency: Currency; amount: Decimal; commission: Decimal }
+
+/** Payout created: amount available -> locked, commission available -> hold (payoutLockFragment on the hot path). */
+export function payoutCreated(p: PayoutMoney): Transfer {
+  const m = (b: 'available' | 'locked' | 'hold') => merchantAccount(p.merchantId, b, p.currency);
+  return {
+    kind: 'PAYOUT_LOCK', refType: 'payout', refId: p.payoutId, merchantId: p.merchantId,
+    legs: legs(leg(m('available'), m('locked'), p.amount, p.currency), leg(m('available'), m('hold'), p.commission, p.currency)),
+  };
+}
+
+/** Payout SUCCESS: locked -> the provider's payout clearing, hold -> fee revenue. */
+export function payoutSucceeded(p: PayoutMoney & { connector: string }): Transfer {
+  const m = (b: 'locked' | 'hold') => merchantAccount(p.merchantId, b, p.currency);
+  return {
+    kind: 'PAYOUT_DEBIT', refType: 'payout', refId: p.payoutId, merchantId: p.merchantId,
+    legs: legs(
+      leg(m('locked'), operatorAccount('payout_clearing', p.currency, p.connector), p.amount, p.currency),
+      leg(m('hold'), operatorAccount('fee_revenue', p.currency), p.commission, p.currency),
+    ),
+  };
+}
+
+/** Payout FAIL, ERROR or DECLINED: locked and hold back to available. */
+export function payoutReturned(p: PayoutMoney): Transfer {
+  const m = (b: 'available' | 'locked' | 'hold') => merchantAccount(p.merchantId, b, p.currency);
+  return {
+    kind: 'PAYOUT_RELEASE', refType: 'payout', refId: p.payoutId, merchantId: p.merchantId,
+    legs: legs(leg(m('locked'), m('available'), p.amount, p.currency), leg(m('hold'), m('available'), p.commission, p.currency)),
+  };
+}
+
+interface RefundMoney { refundId: string; paymentId: string; merchantId: string; currency: Currency; amount: Decimal }
+
+/** Refund created: available -> locked. */
+export function refundCreated(r: RefundMoney): Transfer {
+  const m = (b: 'available' | 'locked') => merchantAccount(r.merchantId, b, r.currency);
+  return {
+    kind: 'REFUND_LOCK', refType: 'refund', refId: r.refundId, merchantId: r.merchantId, memo: `refund of payment ${r.paymentId}`,
+    legs: legs(leg(m('available'), m('locked'), r.amount, r.currency)),
+  };
+}
+
+/** Refund SUCCESS: locked -> refund clearing (owed to the acquirer that returns it to the payer). */
+export function refundSucceeded(r: RefundMoney): Transfer {
+  return {
+    kind: 'REFUND_DEBIT', refType: 'refund', refId: r.refundId, merchantId: r.merchantId,
+    legs: legs(leg(merchantAccount(r.merchantId, 'locked', r.currency), operatorAccount('refund_clearing', r.currency), r.amount, r.currency)),
+  };
+}
+
+/** Refund FAIL: locked back to available. */
+export function refundReturned(r: RefundMoney): Transfer {
+  const m = (b: 'available' | 'locked') => merchantAccount(r.merchantId, b, r.currency);
+  return {
+    kind: 'REFUND_RELEASE', refType: 'refund', refId: r.refundId, merchantId: r.merchantId,
+    legs: legs(leg(m('locked'), m('available'), r.amount, r.currency)),
+  };
+}
+
+/** Operator adjustment: adjustments -> available for a credit, available -> adjustments for a debit. */
+export function adjustment(a: { adjustmentId: string; merchantId: string; currency: Currency; amount: Decimal; memo?: string }): Transfer {
+  const available = merchantAccount(a.merchantId, 'available', a.currency);
+  const adj = operatorAccount('adjustments', a.currency);
+  return {
+    kind: 'ADJUSTMENT', refType: 'adjustment', refId: a.adjustmentId, merchantId: a.merchantId, memo: a.memo,
+    legs: legs(a.amount.gt(0) ? leg(adj, available, a.amount, a.currency) : leg(available, adj, a.amount.neg(), a.currency)),
+  };
+}
+
+/**
+ * A single-merchant movement out of available to an operator account, e.g. a chargeback
+ * (`kind` 'CHARGEBACK', `to` 'chargebacks'): available -> to. The ledger refuses it when
+ * available does not cover it (balance_not_enough).
+ */
+export function outOfAvailable(o: { kind: Transfer['kind']; refType: string; refId: string; merchantId: string; currency: Currency; amount: Decimal; to: 'chargebacks' | 'adjustments' | 'refund_clearing'; memo?: string }): Transfer {
+  return {
+    kind: o.kind, refType: o.refType, refId: o.refId, merchantId: o.merchantId, memo: o.memo,
+    legs: legs(leg(merchantAccount(o.merchantId, 'available', o.currency), operatorAccount(o.to, o.currency), o.amount, o.currency)),
+  };
+}
+
