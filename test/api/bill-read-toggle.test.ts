@@ -28,7 +28,7 @@ describe('GET /api/v1/bill/status', () => {
     const b = r.json();
     expect(b).toMatchObject({ id, status: 'NEW', type: 'MULTI', amount: '77.50', currency_in: 'RUB', active: true, success: true });
     expect(b.created_at).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/);
-    expect(Object.keys(b).sort()).toEqual(['active', 'amount', 'created_at', 'currency_in', 'id', 'status', 'success', 'type']);
+    expect(Object.keys(b).sort()).toEqual(['active', 'amount', 'created_at', 'currency_in', 'expires_at', 'id', 'order_id', 'status', 'success', 'ttl', 'type']);
   });
 
   it('created_at is written in the service time zone (Europe/Moscow, UTC+3)', async () => {

@@ -24,6 +24,15 @@ export interface CreateBillInput {
   payerPaysCommission?: boolean;
   name?: string;
   paymentMethod?: 'BANK_CARD' | 'SBP';
+  /** Seconds the bill takes payments. */
+  ttl?: number;
+  successUrl?: string;
+  failUrl?: string;
+  returnUrl?: string;
+  locale?: 'ru' | 'en';
+  payerEmail?: string;
+  requestFields?: ReadonlyArray<'email' | 'phone' | 'name' | 'comment'>;
+  items?: ReadonlyArray<{ name: string; price: string; quantity: string }>;
 }
 
 export interface CreatedBill { id: string; linkUrl: string; linkPageUrl: string; createdAt: Date }
@@ -68,8 +77,10 @@ export class BillService {
          SELECT s.*, (s.currency = 'RUB' OR EXISTS (SELECT 1 FROM fx_rates r WHERE r.currency = s.currency)) AS has_rate FROM s
        ), ins AS (
          INSERT INTO bills (id, merchant_id, shop_id, order_id, name, description, custom, type, amount, currency_in,
-                            payer_pays_commission, payment_method)
-         SELECT $4, m.id, ok.id, $5, $6, $7, $8, $9::"BillType", $10::numeric, ok.currency, $11, $12::"PaymentMethod"
+                            payer_pays_commission, payment_method, ttl, expires_at, success_url, fail_url, return_url,
+                            locale, payer_email, request_fields, items)
+         SELECT $4, m.id, ok.id, $5, $6, $7, $8, $9::"BillType", $10::numeric, ok.currency, $11, $12::"PaymentMethod",
+                $13::int, now() + $13::int * interval '1 second', $14, $15, $16, $17, $18, $19::jsonb, $20::jsonb
            FROM ok JOIN m ON ok.merchant_id = m.id
           WHERE m.status = 'ACTIVE' AND m.subscription = 'ACTIVE' AND ok.enabled AND ok.has_rate
          RETURNING created_at
@@ -82,6 +93,9 @@ export class BillService {
         input.shopId, byToken ? merchant.tokenHash : merchant.id, input.currencyIn ?? null, id, input.orderId ?? null, input.name ?? null,
         input.description ?? null, input.custom ?? null, input.type ?? 'NORMAL', input.amount.toFixed(2),
         input.payerPaysCommission ?? false, input.paymentMethod ?? null,
+        input.ttl ?? null, input.successUrl ?? null, input.failUrl ?? null, input.returnUrl ?? null, input.locale ?? null,
+        input.payerEmail ?? null, input.requestFields?.length ? JSON.stringify(input.requestFields) : null,
+        input.items?.length ? JSON.stringify(input.items) : null,
       ],
     });
     const o = r.rows[0];

@@ -39,6 +39,14 @@ export interface PayableBill {
   /** RUB per unit of the bill's currency (1 for RUB); null when the operator has no rate. */
   rate: Decimal | null;
   fees: MerchantFeeColumns;
+  /** The bill's ttl has run out: it takes no payment. */
+  expired: boolean;
+  /** The page's "back to shop" link. */
+  returnUrl: string | null;
+  locale: 'ru' | 'en' | null;
+  payerEmail: string | null;
+  requestFields: Array<'email' | 'phone' | 'name' | 'comment'>;
+  items: Array<{ name: string; price: string; quantity: string }>;
 }
 
 /** What the payer owes for a bill with a method. */
@@ -71,7 +79,9 @@ const BILL_SQL = `
 SELECT b.id, b.merchant_id, b.shop_id, s.name AS shop_name, b.order_id, b.name, b.description, b.custom,
        b.type::text, b.status::text, (b.active AND s.enabled AND m.status = 'ACTIVE') AS active,
        b.amount::text, b.currency_in::text AS currency, b.payer_pays_commission, b.payment_method::text,
-       s.success_url, s.fail_url, s.result_url,
+       COALESCE(b.success_url, s.success_url) AS success_url, COALESCE(b.fail_url, s.fail_url) AS fail_url, s.result_url,
+       (b.expires_at IS NOT NULL AND b.expires_at <= now()) AS expired, b.return_url, b.locale, b.payer_email,
+       b.request_fields, b.items,
        CASE WHEN b.currency_in = 'RUB' THEN '1' ELSE r.rub_per_unit::text END AS rate,
        m.payment_card_percent::text, m.payment_card_fixed::text, m.payment_sbp_percent::text, m.payment_sbp_fixed::text
   FROM bills b
@@ -86,6 +96,8 @@ interface BillRow {
   currency: Currency; payer_pays_commission: boolean; payment_method: PayMethod | null; success_url: string | null;
   fail_url: string | null; result_url: string | null; rate: string | null; payment_card_percent: string | null;
   payment_card_fixed: string | null; payment_sbp_percent: string | null; payment_sbp_fixed: string | null;
+  expired: boolean; return_url: string | null; locale: 'ru' | 'en' | null; payer_email: string | null;
+  request_fields: PayableBill['requestFields'] | null; items: PayableBill['items'] | null;
 }
 
 const toBill = (r: BillRow): PayableBill => ({
@@ -99,6 +111,8 @@ const toBill = (r: BillRow): PayableBill => ({
     paymentSbpPercent: r.payment_sbp_percent, paymentSbpFixed: r.payment_sbp_fixed,
     payoutCardPercent: null, payoutCardFixed: null, payoutSbpPercent: null, payoutSbpFixed: null,
   },
+  expired: r.expired, returnUrl: r.return_url, locale: r.locale, payerEmail: r.payer_email,
+  requestFields: r.request_fields ?? [], items: r.items ?? [],
 });
 
 const round2 = (d: Decimal): Decimal => d.toDecimalPlaces(2, Decimal.ROUND_HALF_UP);
@@ -233,16 +247,18 @@ export class PaymentService {
     const r = await c.query({ name: 'pay_open', text:
       `WITH b AS (
          UPDATE bills SET status = 'PROCESS', updated_at = now()
-          WHERE id = $2 AND active
+          WHERE id = $2 AND active AND (expires_at IS NULL OR expires_at > now())
             AND ((type = 'NORMAL' AND status IN ('NEW', 'FAIL')) OR type = 'MULTI')
          RETURNING id)
        INSERT INTO payments (id, bill_id, merchant_id, shop_id, status, method, amount, currency_in, bill_currency, rate,
-                             commission, account_currency, from_card, payer_ip, created_at, updated_at)
+                             commission, account_currency, from_card, payer_ip, payer_email, payer_phone, payer_name, payer_comment,
+                             created_at, updated_at)
        SELECT $1, b.id, $3, $4, 'PROCESS', $5::"PaymentMethod", $6, 'RUB', $7::"Currency", $8, $9, $7::"Currency", $10, $11,
-              clock_timestamp(), clock_timestamp()
+              $12, $13, $14, $15, clock_timestamp(), clock_timestamp()
          FROM b`,
       values: [paymentId, bill.id, bill.merchantId, bill.shopId, input.method, quote.dueRub.toFixed(2), bill.currency,
-        bill.currency === 'RUB' ? null : quote.rate.toFixed(), quote.commission.toFixed(2), input.card ? maskCard(input.card.number) : null, ip],
+        bill.currency === 'RUB' ? null : quote.rate.toFixed(), quote.commission.toFixed(2), input.card ? maskCard(input.card.number) : null, ip,
+        input.payer.email, input.payer.phone, input.payer.name, input.payer.comment],
     });
     if (r.rowCount !== 1) {
       // The bill changed since it was read (another payment opened or finished it, or it was
@@ -253,13 +269,17 @@ export class PaymentService {
     return { bill, paymentId, quote, input };
   }
 
-  /** The bill, or the refusal a payer gets for it: unknown 404, finished 403, inactive 403, in progress 409. */
+  /**
+   * The bill, or the refusal a payer gets for it: unknown 404, finished 403, inactive 403,
+   * expired 403 (api:error.bill_expired), in progress 409.
+   */
   private async payableBillOrThrow(c: Pick<pg.Pool, 'query'>, billId: string): Promise<PayableBill> {
     const r = await c.query<BillRow>({ name: 'pay_read_bill', text: BILL_SQL, values: [billId] });
     if (!r.rows[0]) throw new DomainError('bill_not_found', 404);
     const bill = toBill(r.rows[0]);
     if (isBillFinished(bill)) throw new DomainError('bill_is_finished', 403);
     if (!bill.active) throw new DomainError('bill_inactive', 403);
+    if (bill.expired) throw new DomainError('bill_expired', 403);
     if (bill.type === 'NORMAL' && bill.status === 'PROCESS') throw new DomainError('payment_in_progress', 409);
     return bill;
   }
