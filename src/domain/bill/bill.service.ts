@@ -153,19 +153,16 @@ export class BillService {
   }
 
   /**
-   * A bill's payments, oldest first; more than `billPaymentsMax` of them is
-   * api:error.too_many_payments (the list is read with one row more than the limit).
+   * A bill's payments, oldest first, one cursor page of `params.perPage` (at most
+   * `billPaymentsMax`, else api:error.too_many_payments: asking for more at once than the
+   * service answers in one request is what the key means now that the list is paginated).
    */
-  async payments(merchant: { id: string }, id: string): Promise<PaymentRow[]> {
+  async payments<Out>(merchant: { id: string }, id: string, params: SearchParams, path: string, map: (p: PaymentRow) => Out): Promise<Page<Out>> {
+    if (params.perPage > this.config.billPaymentsMax) throw new DomainError('too_many_payments');
     const bill = await this.find(merchant, id);
     if (!bill) throw new DomainError('bill_not_found');
-    const max = this.config.billPaymentsMax;
-    const r = await this.db.pool.query<PaymentRow>(
-      `SELECT ${PAYMENT_COLUMNS} FROM payments WHERE bill_id = $1 AND merchant_id = $2
-        ORDER BY created_at, id LIMIT $3`,
-      [id, merchant.id, max + 1],
-    );
-    if (r.rows.length > max) throw new DomainError('too_many_payments');
-    return r.rows;
+    return keysetSearch<PaymentRow, Out>(this.db.pool, {
+      table: 'payments', columns: PAYMENT_COLUMNS, merchantId: merchant.id, params, path, map, filters: { bill_id: id }, order: 'asc',
+    });
   }
 }

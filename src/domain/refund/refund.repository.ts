@@ -16,14 +16,15 @@ export interface RefundRecord {
   finishedAt: Date | null;
 }
 
-interface RefundRow {
+export interface RefundRow {
   id: string; merchant_id: string; payment_id: string; status: RefundStatus; amount: string;
   currency: Currency; failure_reason: string | null; created_at: Date; finished_at: Date | null;
 }
 
-const COLUMNS = 'id, merchant_id, payment_id, status, amount::text AS amount, currency, failure_reason, created_at, finished_at';
+/** Columns to SELECT for `RefundRow` (refund/search reads them through the keyset search). */
+export const REFUND_COLUMNS = 'id, merchant_id, payment_id, status, amount::text AS amount, currency, failure_reason, created_at, finished_at';
 
-const toRecord = (r: RefundRow): RefundRecord => ({
+export const toRecord = (r: RefundRow): RefundRecord => ({
   id: r.id, merchantId: r.merchant_id, paymentId: r.payment_id, status: r.status, amount: new Decimal(r.amount),
   currency: r.currency, failureReason: r.failure_reason, createdAt: r.created_at, finishedAt: r.finished_at,
 });
@@ -71,20 +72,20 @@ export async function insertRefund(
   const res = await c.query<RefundRow>(
     `INSERT INTO refunds (id, merchant_id, payment_id, status, amount, currency, process_after, created_at, updated_at)
      VALUES ($1, $2, $3, 'NEW', $4, $5::"Currency", clock_timestamp() + $6 * interval '1 millisecond', clock_timestamp(), clock_timestamp())
-     RETURNING ${COLUMNS}`,
+     RETURNING ${REFUND_COLUMNS}`,
     [r.id, r.merchantId, r.paymentId, r.amount.toFixed(2), r.currency, r.delayMs],
   );
   return toRecord(res.rows[0]!);
 }
 
 export async function findRefund(c: Queryable, merchantId: string, id: string): Promise<RefundRecord | null> {
-  const r = await c.query<RefundRow>(`SELECT ${COLUMNS} FROM refunds WHERE id = $1 AND merchant_id = $2`, [id, merchantId]);
+  const r = await c.query<RefundRow>(`SELECT ${REFUND_COLUMNS} FROM refunds WHERE id = $1 AND merchant_id = $2`, [id, merchantId]);
   return r.rows[0] ? toRecord(r.rows[0]) : null;
 }
 
 export async function latestRefundOfPayment(c: Queryable, merchantId: string, paymentId: string): Promise<RefundRecord | null> {
   const r = await c.query<RefundRow>(
-    `SELECT ${COLUMNS} FROM refunds WHERE payment_id = $1 AND merchant_id = $2 ORDER BY created_at DESC, id DESC LIMIT 1`,
+    `SELECT ${REFUND_COLUMNS} FROM refunds WHERE payment_id = $1 AND merchant_id = $2 ORDER BY created_at DESC, id DESC LIMIT 1`,
     [paymentId, merchantId],
   );
   return r.rows[0] ? toRecord(r.rows[0]) : null;
@@ -92,7 +93,7 @@ export async function latestRefundOfPayment(c: Queryable, merchantId: string, pa
 
 export async function refundsOfPayment(c: Queryable, merchantId: string, paymentId: string): Promise<RefundRecord[]> {
   const r = await c.query<RefundRow>(
-    `SELECT ${COLUMNS} FROM refunds WHERE payment_id = $1 AND merchant_id = $2 ORDER BY created_at DESC, id DESC`,
+    `SELECT ${REFUND_COLUMNS} FROM refunds WHERE payment_id = $1 AND merchant_id = $2 ORDER BY created_at DESC, id DESC`,
     [paymentId, merchantId],
   );
   return r.rows.map(toRecord);
@@ -130,7 +131,7 @@ export async function claimDueRefunds(c: Queryable, limit: number, leaseMs: numb
 
 /** Locks a refund for its final transition. */
 export async function lockRefund(c: Queryable, id: string): Promise<RefundRecord | null> {
-  const r = await c.query<RefundRow>(`SELECT ${COLUMNS} FROM refunds WHERE id = $1 FOR UPDATE`, [id]);
+  const r = await c.query<RefundRow>(`SELECT ${REFUND_COLUMNS} FROM refunds WHERE id = $1 FOR UPDATE`, [id]);
   return r.rows[0] ? toRecord(r.rows[0]) : null;
 }
 
