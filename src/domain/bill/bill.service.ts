@@ -3,6 +3,7 @@ import type { Config } from '../../config.js';
 import type { Db } from '../../db/client.js';
 import { DomainError, UnauthenticatedError } from '../../http/errors.js';
 import { assertMerchantUsable } from '../merchant/merchant-guard.js';
+import { assertIpAllowed } from '../merchant/ip-allowlist.js';
 import { newBillId } from '../../lib/ids.js';
 import { isValidAmount } from '../../lib/money.js';
 import { BILL_COLUMNS, type BillRow } from '../../http/views/bill.js';
@@ -46,6 +47,7 @@ interface CreateOutcome {
   currency: Currency;
   has_rate: boolean;
   inserted_at: Date | null;
+  allowlist: string[] | null;
 }
 
 // Finished NORMAL bills never change; the SQL guards use the same list as bill.states.ts.
@@ -63,14 +65,14 @@ export class BillService {
    * inserts only when every rule holds; when it did not insert, the same row says which rule
    * failed. No row: no merchant with that token (401).
    */
-  async create(merchant: { id: string } | { tokenHash: string }, input: CreateBillInput): Promise<CreatedBill> {
+  async create(merchant: { id: string } | { tokenHash: string; clientIp: string }, input: CreateBillInput): Promise<CreatedBill> {
     if (!isValidAmount(input.amount)) throw new DomainError('invalid_amount');
     const id = newBillId();
     const byToken = 'tokenHash' in merchant;
     const r = await this.db.pool.query<CreateOutcome>({
       name: byToken ? 'bill_create_by_token' : 'bill_create',
       text: `WITH m AS (
-         SELECT id, status::text, subscription::text FROM merchants WHERE ${byToken ? 'api_token_hash' : 'id'} = $2
+         SELECT id, status::text, subscription::text, api_ip_allowlist FROM merchants WHERE ${byToken ? 'api_token_hash' : 'id'} = $2
        ), s AS (
          SELECT id, merchant_id, enabled, COALESCE($3::"Currency", default_currency) AS currency FROM shops WHERE id = $1
        ), ok AS (
@@ -83,11 +85,13 @@ export class BillService {
                 $13::int, now() + $13::int * interval '1 second', $14, $15, $16, $17, $18, $19::jsonb, $20::jsonb
            FROM ok JOIN m ON ok.merchant_id = m.id
           WHERE m.status = 'ACTIVE' AND m.subscription = 'ACTIVE' AND ok.enabled AND ok.has_rate
+            -- Authenticated here by token: a merchant with an IP allow-list is checked first (below).
+            AND (${byToken ? 'm.api_ip_allowlist IS NULL' : 'true'})
          RETURNING created_at
        )
        SELECT m.id AS merchant_id, m.status AS merchant_status, m.subscription AS merchant_subscription,
               ok.merchant_id AS shop_merchant_id, ok.enabled, ok.currency, ok.has_rate,
-              (SELECT created_at FROM ins) AS inserted_at
+              (SELECT created_at FROM ins) AS inserted_at, m.api_ip_allowlist AS allowlist
          FROM m LEFT JOIN ok ON true`,
       values: [
         input.shopId, byToken ? merchant.tokenHash : merchant.id, input.currencyIn ?? null, id, input.orderId ?? null, input.name ?? null,
@@ -102,6 +106,12 @@ export class BillService {
     if (!o) {
       if (byToken) throw new UnauthenticatedError();
       throw new DomainError('merchant_not_found');
+    }
+    if (byToken && o.allowlist !== null) {
+      // Rare path: the merchant restricts its API by address; check it as the auth hook would,
+      // then create as an authenticated merchant.
+      assertIpAllowed({ apiIpAllowlist: o.allowlist }, merchant.clientIp);
+      return this.create({ id: o.merchant_id }, input);
     }
     assertMerchantUsable({ status: o.merchant_status, subscription: o.merchant_subscription }, { subscription: true });
     if (o.shop_merchant_id === null) throw new DomainError('shop_not_found');

@@ -67,7 +67,7 @@ export function billCreateRoute(app: FastifyInstance): void {
       throw e;
     }
     if (!isValidAmount(p.amount!)) await ensureMerchant(app, req);
-    const bill = await app.services.bills.create(req.merchant ?? { tokenHash: req.tokenHash! }, {
+    const bill = await app.services.bills.create(req.merchant ?? { tokenHash: req.tokenHash!, clientIp: req.ip }, {
       amount: p.amount!,
       shopId: p.shop_id!,
       orderId: p.order_id,
