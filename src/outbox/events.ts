@@ -12,6 +12,20 @@ export interface PaymentPostbackFields {
   TrsId: string;
   Status: 'SUCCESS' | 'UNDERPAID' | 'OVERPAID' | 'FAIL';
   custom: string;
+  /** Optional fields the public clients read (api-in-the-wild.md); absent when unknown. */
+  AccountType?: 'BANK_CARD' | 'SBP';
+  /** Masked card (BANK_CARD) or the payer's phone (SBP, when the page asked for it). */
+  AccountNumber?: string;
+  /** What the balance was credited (8 decimals like balances) and in which currency. */
+  BalanceAmount?: string;
+  BalanceCurrency?: string;
+  PayerPhone?: string;
+  PayerEmail?: string;
+  PayerName?: string;
+  PayerComment?: string;
+  /** FAIL only: why. */
+  ErrorCode?: string;
+  ErrorMessage?: string;
 }
 
 /** Fields of a payout webhook (spec part 6), strings exactly as posted. */
@@ -104,7 +118,11 @@ function assertFinalStatus(e: NewEvent): void {
 }
 
 /** Field order on the wire, as spec part 6 lists them (JSONB does not keep key order). */
-export const PAYMENT_POSTBACK_ORDER: readonly string[] = ['InvId', 'OutSum', 'Commission', 'Currency', 'CurrencyIn', 'TrsId', 'Status', 'custom'];
+export const PAYMENT_POSTBACK_ORDER: readonly string[] = [
+  'InvId', 'OutSum', 'Commission', 'Currency', 'CurrencyIn', 'TrsId', 'Status', 'custom',
+  'AccountType', 'AccountNumber', 'BalanceAmount', 'BalanceCurrency', 'PayerPhone', 'PayerEmail', 'PayerName', 'PayerComment',
+  'ErrorCode', 'ErrorMessage',
+];
 export const PAYOUT_WEBHOOK_ORDER: readonly string[] = [
   'TrsId', 'Amount', 'IsAuto', 'Status', 'Currency', 'Commission', 'AccountType', 'AccountNumber',
   'BalanceAmount', 'BalanceCommission', 'BalanceCurrency', 'CommissionApplyType',

@@ -13,7 +13,9 @@ import { assertTransition, isBillFinished, type BillStatus, type BillType } from
 import type { Acquirer, ChargeResult } from '../acquirer/acquirer.js';
 import { SandboxAcquirer } from '../acquirer/sandbox-acquirer.js';
 import { assertPaymentTransition, MONEY_RECEIVED_STATUSES } from './payment.states.js';
-import { PayValidationError, type PayInput, type PayMethod } from './pay-input.js';
+import { PayValidationError, type PayerFields, type PayInput, type PayMethod } from './pay-input.js';
+import { paymentError } from './payment-errors.js';
+import { money8 } from '../../lib/money.js';
 
 /** A bill as the payment page and the payment flow see it (with its shop, merchant fees and rate). */
 export interface PayableBill {
@@ -115,6 +117,34 @@ const toBill = (r: BillRow): PayableBill => ({
   requestFields: r.request_fields ?? [], items: r.items ?? [],
 });
 
+/** How the payment was made, for the postback's optional fields. */
+interface PaidWith { method: PayMethod; fromCard: string | null; payer: PayerFields }
+
+/**
+ * The payment postback's optional fields (api-in-the-wild.md): how it was paid, what the
+ * balance received, the payer's fields when the page asked for them, and for a FAIL why.
+ * Fields with no value are left out (never posted empty); the signature does not cover them.
+ */
+function postbackExtras(paid: PaidWith, status: PaymentStatus, accountAmount: Decimal, currency: Currency, result: ChargeResult): Partial<PaymentPostbackFields> {
+  const out: Partial<PaymentPostbackFields> = {
+    AccountType: paid.method,
+    BalanceAmount: money8(status === 'FAIL' ? 0 : accountAmount),
+    BalanceCurrency: currency,
+  };
+  const account = paid.method === 'BANK_CARD' ? paid.fromCard : paid.payer.phone;
+  if (account) out.AccountNumber = account;
+  if (paid.payer.phone) out.PayerPhone = paid.payer.phone;
+  if (paid.payer.email) out.PayerEmail = paid.payer.email;
+  if (paid.payer.name) out.PayerName = paid.payer.name;
+  if (paid.payer.comment) out.PayerComment = paid.payer.comment;
+  if (status === 'FAIL') {
+    const err = paymentError('FAIL', result.outcome === 'DECLINED' ? result.reason : 'declined');
+    if (err.code) out.ErrorCode = err.code;
+    if (err.message) out.ErrorMessage = err.message;
+  }
+  return out;
+}
+
 const round2 = (d: Decimal): Decimal => d.toDecimalPlaces(2, Decimal.ROUND_HALF_UP);
 
 /** Status by what arrived against what was due (DESIGN "States"). */
@@ -185,7 +215,9 @@ export class PaymentService {
       result = { outcome: 'DECLINED', reason: 'acquirer_error', reference: '' };
     }
     // The finishing step is a single atomic statement: no explicit transaction around it.
-    return this.finish(this.db.pool, opened.bill, opened.paymentId, opened.quote, result);
+    return this.finish(this.db.pool, opened.bill, opened.paymentId, opened.quote, result, {
+      method: pay.method, fromCard: pay.card ? maskCard(pay.card.number) : null, payer: pay.payer,
+    });
   }
 
   /**
@@ -204,14 +236,19 @@ export class PaymentService {
     for (const row of r.rows) {
       const done = await withPgTx(this.db.pool, async (c) => {
         // Lock the payment; another reaper (or a late final transaction) may have finished it.
-        const p = await c.query<{ status: PaymentStatus; amount: string; commission: string }>(
-          `SELECT status::text, amount::text, commission::text FROM payments WHERE id = $1 FOR UPDATE`, [row.id]);
+        const p = await c.query<{ status: PaymentStatus; amount: string; commission: string; method: PayMethod; from_card: string | null; email: string | null; phone: string | null; name: string | null; comment: string | null }>(
+          `SELECT status::text, amount::text, commission::text, method::text, from_card, payer_email AS email, payer_phone AS phone,
+                  payer_name AS name, payer_comment AS comment
+             FROM payments WHERE id = $1 FOR UPDATE`, [row.id]);
         if (p.rows[0]?.status !== 'PROCESS') return false;
         const b = await c.query<BillRow>(BILL_SQL, [row.bill_id]);
         const bill = toBill(b.rows[0]!);
         const due = new Decimal(p.rows[0].amount);
         const quote: Quote = { commission: new Decimal(p.rows[0].commission), dueInBillCurrency: due, dueRub: due, rate: bill.rate ?? new Decimal(1) };
-        await this.finish(c, bill, row.id, quote, { outcome: 'DECLINED', reason: 'abandoned', reference: '' });
+        const x = p.rows[0];
+        await this.finish(c, bill, row.id, quote, { outcome: 'DECLINED', reason: 'abandoned', reference: '' }, {
+          method: x.method, fromCard: x.from_card, payer: { email: x.email, phone: x.phone, name: x.name, comment: x.comment },
+        });
         return true;
       });
       if (done) n += 1;
@@ -284,7 +321,7 @@ export class PaymentService {
     return bill;
   }
 
-  private async finish(c: Pick<pg.Pool, 'query'>, bill: PayableBill, paymentId: string, q: Quote, result: ChargeResult): Promise<PayOutcome> {
+  private async finish(c: Pick<pg.Pool, 'query'>, bill: PayableBill, paymentId: string, q: Quote, result: ChargeResult, paid: PaidWith): Promise<PayOutcome> {
     const receivedRub = result.outcome === 'PAID' ? round2(result.amountReceived) : new Decimal(0);
     const status: PaymentStatus = result.outcome === 'PAID' && receivedRub.gt(0) ? statusFor(receivedRub, q.dueRub) : 'FAIL';
     assertPaymentTransition('PROCESS', status);
@@ -300,6 +337,7 @@ export class PaymentService {
       TrsId: paymentId,
       Status: status as PaymentPostbackFields['Status'],
       custom: bill.custom ?? '',
+      ...postbackExtras(paid, status, s.accountAmount, bill.currency, result),
     };
     const [, , , eventUrl, eventPayload, eventStatus, eventError] =
       eventRow({ merchantId: bill.merchantId, kind: 'PAYMENT_POSTBACK', aggregateId: paymentId, url: bill.resultUrl, fields });
