@@ -5,6 +5,8 @@ import { cardForm, DECLINED_CARD, payRequest } from '../factories/payment.js';
 import { md5Upper } from '../../src/lib/crypto.js';
 import { OutboxDeliverer } from '../../src/outbox/worker.js';
 import { startReceiver, type Receiver } from './receiver.js';
+import { processDueRefunds } from '../../src/domain/refund/refund.worker.js';
+import { REFUND_FAIL_CARD } from '../factories/payment.js';
 
 let t: TestApp;
 let rx: Receiver;
@@ -57,5 +59,34 @@ describe('payment postback: optional fields', () => {
     expect(f.fields).not.toHaveProperty('PayerEmail');
     const s = rx.received.find((x) => x.fields.TrsId === sbp.json().payment_id)!;
     expect(s.fields).toMatchObject({ Status: 'SUCCESS', AccountType: 'SBP', AccountNumber: '+79000001122', PayerPhone: '+79000001122' });
+  });
+});
+
+describe('refund postback', () => {
+  it('a refund reaching SUCCESS or FAIL posts Id, PaymentId, BillId, InvId, Amount, Currency, Status to the Result URL, signed MD5(Amount:Currency:BillId:PaymentId:Id:token)', async () => {
+    const okBill = await bill({ order_id: 'ord-r1' });
+    const ok = (await payRequest(t, okBill)).json();
+    const failBill = await bill({});
+    const bad = (await payRequest(t, failBill, cardForm(REFUND_FAIL_CARD))).json();
+    const r1 = await t.app.inject({ method: 'POST', url: '/api/v1/refund/partial/create', headers: m.auth, payload: { payment_id: ok.payment_id, amount: '50.5' } });
+    const r2 = await t.app.inject({ method: 'POST', url: '/api/v1/refund/full/create', headers: m.auth, payload: { payment_id: bad.payment_id } });
+    expect(r1.statusCode, r1.body).toBe(200);
+    // NEW: nothing is posted for a refund that is not final.
+    const pending = await t.db.pool.query(`SELECT count(*)::int AS n FROM outbox_events WHERE kind = 'REFUND_POSTBACK'`);
+    expect(pending.rows[0].n).toBe(0);
+    await processDueRefunds({ services: t.app.services });
+    await deliver();
+    const got = rx.received.filter((x) => x.path === '/result' && x.fields.PaymentId);
+    const a = got.find((x) => x.fields.Id === r1.json().id)!;
+    expect(a.fields).toEqual({
+      Id: r1.json().id, PaymentId: ok.payment_id, BillId: okBill, InvId: 'ord-r1', Amount: '50.50', Currency: 'RUB', Status: 'SUCCESS',
+      SignatureValue: md5Upper(`50.50:RUB:${okBill}:${ok.payment_id}:${r1.json().id}:${m.token}`),
+    });
+    const b = got.find((x) => x.fields.Id === r2.json().id)!;
+    expect(b.fields).toMatchObject({ Status: 'FAIL', Amount: '250.00', BillId: failBill, InvId: '' });
+    expect(b.fields.SignatureValue).toBe(md5Upper(`250.00:RUB:${failBill}:${bad.payment_id}:${r2.json().id}:${m.token}`));
+    // Written in the refund's final transaction: exactly one per refund.
+    const n = await t.db.pool.query(`SELECT count(*)::int AS n FROM outbox_events WHERE kind = 'REFUND_POSTBACK' AND aggregate_id = ANY($1)`, [[r1.json().id, r2.json().id]]);
+    expect(n.rows[0].n).toBe(2);
   });
 });

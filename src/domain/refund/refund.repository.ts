@@ -142,3 +142,13 @@ export async function finishRefund(c: Queryable, id: string, status: RefundStatu
     [id, status, failureReason],
   );
 }
+
+/** The bill, order id and current shop Result URL of a payment (for refund and chargeback postbacks). */
+export async function paymentShopOf(c: Queryable, paymentId: string): Promise<{ billId: string; orderId: string | null; resultUrl: string | null }> {
+  const r = await c.query<{ bill_id: string; order_id: string | null; result_url: string | null }>(
+    `SELECT p.bill_id, b.order_id, s.result_url FROM payments p JOIN bills b ON b.id = p.bill_id JOIN shops s ON s.id = p.shop_id WHERE p.id = $1`,
+    [paymentId],
+  );
+  const row = r.rows[0]!;
+  return { billId: row.bill_id, orderId: row.order_id, resultUrl: row.result_url };
+}

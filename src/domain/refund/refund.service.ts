@@ -6,10 +6,11 @@ import { UnauthorizedActionError, ValidationError } from '../../http/errors.js';
 import { newId } from '../../lib/ids.js';
 import { isValidAmount, money2 } from '../../lib/money.js';
 import { post } from '../ledger/ledger.js';
+import { enqueueEvent } from '../../outbox/events.js';
 import type { AuthMerchant } from '../merchant/merchant-guard.js';
 import { SandboxRefundAcquirer, type RefundAcquirer, type RefundOutcome } from './refund-acquirer.js';
 import {
-  addRefunded, claimDueRefunds, findRefund, finishRefund, insertRefund, latestRefundOfPayment, lockPayment, lockRefund,
+  addRefunded, claimDueRefunds, paymentShopOf, findRefund, finishRefund, insertRefund, latestRefundOfPayment, lockPayment, lockRefund,
   refundsOfPayment, type ClaimedRefund, type RefundRecord,
 } from './refund.repository.js';
 import { assertTransition } from './refund.states.js';
@@ -158,6 +159,15 @@ export class RefundService {
         });
         await addRefunded(c, r.paymentId, r.amount.neg());
       }
+      // The refund postback commits with the final status (transactional outbox).
+      const shop = await paymentShopOf(c, r.paymentId);
+      await enqueueEvent(c, {
+        merchantId: r.merchantId, kind: 'REFUND_POSTBACK', aggregateId: id, url: shop.resultUrl,
+        fields: {
+          Id: id, PaymentId: r.paymentId, BillId: shop.billId, InvId: shop.orderId ?? '', Amount: money2(r.amount),
+          Currency: r.currency, Status: to,
+        },
+      });
     });
   }
 }
