@@ -39,12 +39,15 @@ export interface RefundablePayment {
   received: Decimal | null;
   accountCurrency: Currency;
   refundedAmount: Decimal;
+  /** What chargebacks took from the payment (refunds may not take it again). */
+  chargebackAmount: Decimal;
 }
 
 /** Locks the merchant's payment (FOR UPDATE): refunds of one payment are serialised on it. */
 export async function lockPayment(c: Queryable, merchantId: string, paymentId: string): Promise<RefundablePayment | null> {
-  const r = await c.query<{ status: PaymentStatus; received: string | null; account_currency: Currency; refunded_amount: string }>(
-    `SELECT status, (account_amount + commission)::text AS received, account_currency, refunded_amount::text AS refunded_amount
+  const r = await c.query<{ status: PaymentStatus; received: string | null; account_currency: Currency; refunded_amount: string; chargeback_amount: string }>(
+    `SELECT status, (account_amount + commission)::text AS received, account_currency, refunded_amount::text AS refunded_amount,
+            chargeback_amount::text AS chargeback_amount
        FROM payments WHERE id = $1 AND merchant_id = $2 FOR UPDATE`,
     [paymentId, merchantId],
   );
@@ -55,6 +58,7 @@ export async function lockPayment(c: Queryable, merchantId: string, paymentId: s
     received: p.received === null ? null : new Decimal(p.received),
     accountCurrency: p.account_currency,
     refundedAmount: new Decimal(p.refunded_amount),
+    chargebackAmount: new Decimal(p.chargeback_amount),
   };
 }
 

@@ -94,7 +94,8 @@ export class RefundService {
         throw ValidationError.field('payment_id', REFUND_MESSAGES.paymentNotPaid);
       }
       // Refunds are in kopecks/cents; a sub-cent remainder of a converted credit stays with the merchant.
-      const left = p.received.minus(p.refundedAmount).toDecimalPlaces(2, Decimal.ROUND_DOWN);
+      // What chargebacks took back is not refundable again.
+      const left = p.received.minus(p.refundedAmount).minus(p.chargebackAmount).toDecimalPlaces(2, Decimal.ROUND_DOWN);
       let amount: Decimal;
       if (requested === null) {
         if (left.lte(0)) throw ValidationError.field('payment_id', REFUND_MESSAGES.fullyRefunded);
