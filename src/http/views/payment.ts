@@ -104,4 +104,11 @@ export const PaymentSchema = Type.Object({
   payer_comment: Type.Union([Type.String(), Type.Null()], { examples: ['Ring twice'] }),
   error_code: Type.Union([Type.String(), Type.Null()], { description: 'Why a FAIL failed; null otherwise', examples: ['card_declined'] }),
   error_message: Type.Union([Type.String(), Type.Null()], { examples: ['The card was declined by the issuer.'] }),
+}, {
+  examples: [{
+    id: '1Ja97ZcnUXyfJn9l', bill_id: 'vEmenaKVep', status: 'FAIL', amount: '100.00', amount_received: '0.00', from_card: '400000******0002',
+    currency_in: 'RUB', created_at: '2026-11-23 18:42:11', commission: '0.00', account_amount: '0.00000000', account_currency_code: 'RUB',
+    refunded_amount: '0.00', account_bank: null, payer_phone: '+79001234567', payer_email: 'buyer@example.com', payer_name: 'Anna',
+    payer_comment: null, error_code: 'card_declined', error_message: 'The card was declined by the issuer.',
+  }],
 });
