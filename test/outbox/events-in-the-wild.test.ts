@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { setupTestApp, type TestApp } from '../helpers/app.js';
+import { ADMIN_TOKEN, setupTestApp, type TestApp } from '../helpers/app.js';
 import { createMerchant, type MerchantFixture } from '../factories/merchant.js';
 import { cardForm, DECLINED_CARD, payRequest } from '../factories/payment.js';
 import { md5Upper } from '../../src/lib/crypto.js';
@@ -88,5 +88,9 @@ describe('refund postback', () => {
     // Written in the refund's final transaction: exactly one per refund.
     const n = await t.db.pool.query(`SELECT count(*)::int AS n FROM outbox_events WHERE kind = 'REFUND_POSTBACK' AND aggregate_id = ANY($1)`, [[r1.json().id, r2.json().id]]);
     expect(n.rows[0].n).toBe(2);
+    // The operator's event list filters by the new kind.
+    const list = await t.app.inject({ method: 'GET', url: '/admin/v1/events?kind=REFUND_POSTBACK', headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+    expect(list.statusCode, list.body).toBe(200);
+    expect(JSON.stringify(list.json())).toContain(r1.json().id);
   });
 });
