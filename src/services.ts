@@ -5,6 +5,7 @@ import { MerchantService } from './domain/merchant/merchant.service.js';
 import { ShopService } from './domain/shop/shop.service.js';
 import { BillService } from './domain/bill/bill.service.js';
 import { RefundService } from './domain/refund/refund.service.js';
+import { ChargebackService } from './domain/chargeback/chargeback.service.js';
 import { PayoutAccountService } from './domain/payout-account/payout-account.service.js';
 import { RateService } from './domain/rate/rate.service.js';
 import { AdjustmentService } from './domain/adjustment/adjustment.service.js';
@@ -20,10 +21,11 @@ export function createServices(config: Config, db: Db) {
   const payoutAccounts = new PayoutAccountService(config, db);
   const rates = new RateService(config, db);
   const adjustments = new AdjustmentService(config, db);
+  const chargebacks = new ChargebackService(config, db);
   const payments = new PaymentService(config, db);
   const payouts = new PayoutService(config, db);
   const outbox = new OutboxService(config, db, merchants);
-  return { outbox, payouts, payments, merchants, shops, bills, refunds, payoutAccounts, rates, adjustments };
+  return { outbox, payouts, payments, merchants, shops, bills, refunds, payoutAccounts, rates, adjustments, chargebacks };
 }
 
 export type Services = ReturnType<typeof createServices>;

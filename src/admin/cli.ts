@@ -198,6 +198,20 @@ export const VERBS: Record<string, Verb> = {
       return { method: 'POST', path: `/merchants/${id}/balance-adjustments`, body: flagsBody(p.flags) };
     },
   },
+  'chargebacks:create': {
+    usage: 'chargebacks:create PAYMENT_ID --amount X --reason TEXT',
+    help: "Record a chargeback against a payment (debits the merchant's available balance, posts to the shop)",
+    build(p) {
+      const [id] = need(p, 1, this.usage);
+      requireFlags(p, ['amount', 'reason'], this.usage);
+      return { method: 'POST', path: `/payments/${id}/chargebacks`, body: flagsBody(p.flags) };
+    },
+  },
+  'chargebacks:list': {
+    usage: 'chargebacks:list PAYMENT_ID',
+    help: "A payment's chargebacks",
+    build(p) { const [id] = need(p, 1, this.usage); return { method: 'GET', path: `/payments/${id}/chargebacks` }; },
+  },
   'rates:list': {
     usage: 'rates:list',
     help: 'Exchange rates',

@@ -1,6 +1,7 @@
 import { Decimal } from 'decimal.js';
 import type { MerchantPatch } from '../domain/merchant/merchant.service.js';
 import { boolField, decimalField, enumField, Errors, objectField, type DecimalRule } from './input.js';
+import { MAX_ALLOWLIST, normaliseEntry } from '../domain/merchant/ip-allowlist.js';
 
 /** Defaults the operator API documents (DESIGN.md): null on a payout maximum restores them. */
 export const DEFAULT_PAYOUT_MAX_CARD = new Decimal('150000');
@@ -87,6 +88,29 @@ export function parseMerchantPatch(body: Record<string, unknown>): MerchantPatch
       if (d) patch[key] = d;
     }
   }
+  if (has(body, 'api_ip_allowlist')) {
+    const list = parseAllowlist(errors, 'api_ip_allowlist', body.api_ip_allowlist);
+    if (list !== undefined) patch.apiIpAllowlist = list;
+  }
   errors.throwIfAny();
   return patch;
+}
+
+/**
+ * An IP allow-list: an array of addresses or CIDRs (IPv4 or IPv6), or a string of them
+ * separated by commas or new lines (the cabinet's textarea); null, "" or [] clears it.
+ * Normalised and deduplicated; each bad entry reported as `<field>.<n>`.
+ */
+export function parseAllowlist(errors: Errors, field: string, raw: unknown): string[] | null | undefined {
+  if (raw === null || raw === '') return null;
+  const items: unknown[] | null = Array.isArray(raw) ? raw : typeof raw === 'string' ? raw.split(/[\s,]+/).filter(Boolean) : null;
+  if (!items) { errors.add(field, `The ${field.replace(/_/g, ' ')} must be a list of IP addresses or CIDR ranges.`); return undefined; }
+  if (items.length > MAX_ALLOWLIST) { errors.add(field, `The ${field.replace(/_/g, ' ')} may not have more than ${MAX_ALLOWLIST} entries.`); return undefined; }
+  const out: string[] = [];
+  items.forEach((item, i) => {
+    const n = typeof item === 'string' ? normaliseEntry(item) : null;
+    if (n === null) errors.add(`${field}.${i}`, `"${String(item).slice(0, 64)}" is not an IP address or a CIDR range.`);
+    else if (!out.includes(n)) out.push(n);
+  });
+  return out.length > 0 ? out : null;
 }

@@ -35,6 +35,7 @@ export function merchantView(config: Config, m: Merchant) {
     payout_max_sbp: d8(m.payoutMaxSbp),
     fees,
     payout_webhook_url: m.payoutWebhookUrl,
+    api_ip_allowlist: (m.apiIpAllowlist as string[] | null) ?? [],
     has_password: m.passwordHash !== null,
     api_token_issued_at: formatDateTime(m.apiTokenIssuedAt, config.tz),
     created_at: formatDateTime(m.createdAt, config.tz),

@@ -2,16 +2,18 @@ import { Decimal } from 'decimal.js';
 import { Type, type TSchema } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import { ValidationError } from './errors.js';
+import { expandBrackets } from './brackets.js';
 
 /**
  * Request input as existing clients send it: query string, JSON (also on GET), urlencoded or
- * multipart, merged (body wins). `null` and absent are the same.
+ * multipart, merged (body wins), bracket keys (`items[0][name]`) nested. `null` and absent
+ * are the same.
  */
 export function requestInput(req: FastifyRequest): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const src of [req.query, req.body]) {
     if (src && typeof src === 'object' && !Array.isArray(src)) {
-      for (const [k, v] of Object.entries(src as Record<string, unknown>)) {
+      for (const [k, v] of Object.entries(expandBrackets(src as Record<string, unknown>))) {
         if (v !== null && v !== undefined) out[k] = v;
       }
     }
@@ -19,7 +21,8 @@ export function requestInput(req: FastifyRequest): Record<string, unknown> {
   return out;
 }
 
-class FieldError extends Error {}
+/** A field's message, collected by `defineInput` into the 422's `errors`. */
+export class FieldError extends Error {}
 
 export interface Rule<T> {
   parse(value: unknown, field: string): T;
@@ -54,6 +57,19 @@ export const v = {
       if (s.length > max) throw new FieldError(`The ${label(f)} may not be greater than ${max} characters.`);
       if (o.min !== undefined && s.length < o.min) throw new FieldError(`The ${label(f)} must be at least ${o.min} characters.`);
       if (o.pattern && !o.pattern.test(s)) throw new FieldError(`The ${label(f)} format is invalid.`);
+      return s;
+    });
+  },
+  /**
+   * A string; a JSON object or array (a bot sends `custom` as `{"user_id":1}`) is kept as its
+   * JSON text, so it comes back as such.
+   */
+  stringOrJson(o: Common & { max?: number } = {}): Rule<string> {
+    const max = o.max ?? 255;
+    return make(!!o.required, Type.Union([Type.String({ maxLength: max }), Type.Object({}, { additionalProperties: true })], { description: o.description }), (raw, f) => {
+      if (typeof raw === 'boolean') throw new FieldError(`The ${label(f)} must be a string.`);
+      const s = raw !== null && typeof raw === 'object' ? JSON.stringify(raw) : String(raw);
+      if (s.length > max) throw new FieldError(`The ${label(f)} may not be greater than ${max} characters.`);
       return s;
     });
   },

@@ -17,8 +17,8 @@ const DEFAULT_WINDOW_MS = 30 * 86400_000;
 
 /** The input every search accepts; spread it into an endpoint's own `defineInput` if it has more. */
 export const searchRules = {
-  start_date: v.string({ max: 19, description: 'YYYY-MM-DD or YYYY-MM-DD HH:MM:SS (service time zone); default: 30 days ago' }),
-  finish_date: v.string({ max: 19, description: 'YYYY-MM-DD or YYYY-MM-DD HH:MM:SS; a date alone covers its whole day; default: now' }),
+  start_date: v.string({ max: 40, description: 'YYYY-MM-DD or YYYY-MM-DD HH:MM:SS[.ffffff] in the service time zone, or ISO 8601 with T and Z/±HH:MM (that instant); default: 30 days ago' }),
+  finish_date: v.string({ max: 40, description: 'Same forms as start_date; a date alone covers its whole day, a time its whole second (with a fraction, its millisecond); default: now' }),
   per_page: v.integer({ min: 1, max: PER_PAGE_MAX, description: `Page size, default ${PER_PAGE_DEFAULT}, at most ${PER_PAGE_MAX}` }),
   cursor: v.string({ max: 512, description: 'Opaque cursor from meta.next_cursor / meta.prev_cursor' }),
   shop_id: v.string({ max: 64, description: 'Only this shop' }),
@@ -68,11 +68,11 @@ export function parseSearchParams(input: Record<string, unknown>, tz: string, no
   let end: Date | null = null;
   if (p.start_date !== undefined) {
     start = parseSearchDate(p.start_date, tz, 'start');
-    if (!start) errors.start_date = ['The start date does not match the format Y-m-d or Y-m-d H:i:s.'];
+    if (!start) errors.start_date = ['The start date does not match the format Y-m-d, Y-m-d H:i:s or Y-m-d H:i:s.u.'];
   }
   if (p.finish_date !== undefined) {
     end = parseSearchDate(p.finish_date, tz, 'end');
-    if (!end) errors.finish_date = ['The finish date does not match the format Y-m-d or Y-m-d H:i:s.'];
+    if (!end) errors.finish_date = ['The finish date does not match the format Y-m-d, Y-m-d H:i:s or Y-m-d H:i:s.u.'];
   }
   let cursor: Cursor | null = null;
   if (p.cursor !== undefined) {
@@ -100,6 +100,17 @@ export function parseSearchParams(input: Record<string, unknown>, tz: string, no
   };
 }
 
+/**
+ * A page request without a date window (a bill's payments): `per_page` (default `perPageDefault`)
+ * and `cursor`; `echo` repeats `keep` (e.g. the bill id) in the page links.
+ */
+export function pageParams(p: { per_page?: number; cursor?: string }, perPageDefault: number, keep: Record<string, string>): SearchParams {
+  const cursor = p.cursor === undefined ? null : decodeCursor(p.cursor);
+  const echo: Record<string, string> = { ...keep };
+  if (p.per_page !== undefined) echo.per_page = String(p.per_page);
+  return { start: new Date(0), end: null, perPage: p.per_page ?? perPageDefault, cursor, shopId: undefined, echo };
+}
+
 export interface Page<T> {
   success: true;
   data: T[];
@@ -119,6 +130,8 @@ export interface KeysetSearch<Row, Out> {
   /** Full URL of the endpoint without query, e.g. `${publicBaseUrl}/api/v1/bill/search`. */
   path: string;
   map(row: Row): Out;
+  /** 'desc' (default, newest first) or 'asc' (oldest first). */
+  order?: 'asc' | 'desc';
 }
 
 /** Full URL of the current endpoint (no query string) under the public base URL. */
@@ -143,12 +156,14 @@ export async function keysetSearch<Row extends { created_at: Date; id: string },
     where.push(`${col} = $${values.length}`);
   }
   const backwards = params.cursor !== null && !params.cursor.next;
+  // A page is read in the listing's order, a previous page in the reverse order (then flipped).
+  const descending = (q.order !== 'asc') !== backwards;
   if (params.cursor) {
     values.push(params.cursor.t, params.cursor.id);
-    const op = backwards ? '>' : '<';
+    const op = descending ? '<' : '>';
     where.push(`(created_at, id) ${op} ($${values.length - 1}, $${values.length})`);
   }
-  const dir = backwards ? 'ASC' : 'DESC';
+  const dir = descending ? 'DESC' : 'ASC';
   values.push(params.perPage + 1);
   const sql = `SELECT ${q.columns} FROM ${q.table} WHERE ${where.join(' AND ')}
     ORDER BY created_at ${dir}, id ${dir} LIMIT $${values.length}`;

@@ -36,12 +36,15 @@ export function zonedToUtc(y: number, mo: number, d: number, h: number, mi: numb
   return new Date(t);
 }
 
-const DATE_RE = /^(\d{4})-(\d{2})-(\d{2})(?:[ T](\d{2}):(\d{2}):(\d{2}))?$/;
+const DATE_RE = /^(\d{4})-(\d{2})-(\d{2})(?:[ T](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?)?(Z|[+-]\d{2}(?::?\d{2})?)?$/i;
 
 /**
- * Parses `YYYY-MM-DD` or `YYYY-MM-DD HH:MM:SS` in `tz`. A date alone covers its whole day:
- * as a start it means 00:00:00, as an end the start of the next day (exclusive).
- * Returns null for anything else, including impossible dates.
+ * Parses a search date: `YYYY-MM-DD`, `YYYY-MM-DD HH:MM[:SS[.ffffff]]`, also with `T` and a
+ * `Z` or `±HH[:MM]` suffix. Without a suffix it is a wall-clock time in `tz`; with one, that
+ * exact instant (a client that documents its datetimes as UTC gets UTC). A date alone covers its
+ * whole day: as a start it means 00:00:00, as an end the start of the next day (exclusive). An
+ * explicit end time includes its whole second, or, with a fraction, its whole millisecond
+ * (rows keep milliseconds). Returns null for anything else, including impossible dates.
  */
 export function parseSearchDate(s: string, tz: string, edge: 'start' | 'end'): Date | null {
   const m = DATE_RE.exec(s.trim());
@@ -49,15 +52,29 @@ export function parseSearchDate(s: string, tz: string, edge: 'start' | 'end'): D
   const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])];
   const probe = new Date(Date.UTC(y, mo - 1, d));
   if (probe.getUTCFullYear() !== y || probe.getUTCMonth() !== mo - 1 || probe.getUTCDate() !== d) return null;
+  const zone = m[8];
+  let offsetMs: number | null = null;
+  if (zone !== undefined) {
+    if (zone.toUpperCase() === 'Z') offsetMs = 0;
+    else {
+      const z = /^([+-])(\d{2}):?(\d{2})?$/.exec(zone)!;
+      const [hh, mm] = [Number(z[2]), Number(z[3] ?? '0')];
+      if (hh > 14 || mm > 59) return null;
+      offsetMs = (z[1] === '-' ? -1 : 1) * (hh * 60 + mm) * 60000;
+    }
+  }
   if (m[4] === undefined) {
     const day = edge === 'start' ? probe : new Date(probe.getTime() + 86400000);
+    if (offsetMs !== null) return new Date(day.getTime() - offsetMs);
     return zonedToUtc(day.getUTCFullYear(), day.getUTCMonth() + 1, day.getUTCDate(), 0, 0, 0, tz);
   }
-  const [h, mi, sec] = [Number(m[4]), Number(m[5]), Number(m[6])];
+  const [h, mi, sec] = [Number(m[4]), Number(m[5]), Number(m[6] ?? '0')];
   if (h > 23 || mi > 59 || sec > 59) return null;
-  const t = zonedToUtc(y, mo, d, h, mi, sec, tz);
-  // An explicit end time includes its whole second.
-  return edge === 'end' ? new Date(t.getTime() + 1000) : t;
+  const ms = m[7] === undefined ? 0 : Number(m[7].padEnd(3, '0').slice(0, 3));
+  const base = offsetMs !== null ? new Date(Date.UTC(y, mo - 1, d, h, mi, sec) - offsetMs) : zonedToUtc(y, mo, d, h, mi, sec, tz);
+  const t = base.getTime() + ms;
+  if (edge === 'start') return new Date(t);
+  return new Date(t + (m[7] === undefined ? (m[6] === undefined ? 60000 : 1000) : 1));
 }
 
 /** Start of the day / month containing `d`, in `tz`. */

@@ -13,6 +13,20 @@ export interface PaymentPostbackFields {
   TrsId: string;
   Status: 'SUCCESS' | 'UNDERPAID' | 'OVERPAID' | 'FAIL';
   custom: string;
+  /** Optional fields the public clients read (api-in-the-wild.md); absent when unknown. */
+  AccountType?: 'BANK_CARD' | 'SBP';
+  /** Masked card (BANK_CARD) or the payer's phone (SBP, when the page asked for it). */
+  AccountNumber?: string;
+  /** What the balance was credited (8 decimals like balances) and in which currency. */
+  BalanceAmount?: string;
+  BalanceCurrency?: string;
+  PayerPhone?: string;
+  PayerEmail?: string;
+  PayerName?: string;
+  PayerComment?: string;
+  /** FAIL only: why. */
+  ErrorCode?: string;
+  ErrorMessage?: string;
 }
 
 /** Fields of a payout webhook (spec part 6), strings exactly as posted. */
@@ -31,6 +45,37 @@ export interface PayoutWebhookFields {
   CommissionApplyType: 'sender' | 'recipient';
 }
 
+/** Fields of a refund postback (to the shop's Result URL when a refund is SUCCESS or FAIL). */
+export interface RefundPostbackFields {
+  Id: string;
+  PaymentId: string;
+  BillId: string;
+  InvId: string;
+  Amount: string;
+  Currency: string;
+  Status: 'SUCCESS' | 'FAIL';
+}
+
+/** Fields of a chargeback postback (to the shop's Result URL when the operator records one). */
+export interface ChargebackPostbackFields {
+  Id: string;
+  PaymentId: string;
+  BillId: string;
+  InvId: string;
+  Amount: string;
+  Currency: string;
+  Reason: string;
+  Status: 'CHARGEBACK';
+}
+
+/** Refund postback: MD5(Amount:Currency:BillId:PaymentId:Id:token), uppercase hex. */
+export const refundSignature = (f: Pick<RefundPostbackFields, 'Amount' | 'Currency' | 'BillId' | 'PaymentId' | 'Id'>, token: string): string =>
+  md5Upper(`${f.Amount}:${f.Currency}:${f.BillId}:${f.PaymentId}:${f.Id}:${token}`);
+
+/** Chargeback postback: MD5(BillId:PaymentId:Id:token), uppercase hex. */
+export const chargebackSignature = (f: Pick<ChargebackPostbackFields, 'BillId' | 'PaymentId' | 'Id'>, token: string): string =>
+  md5Upper(`${f.BillId}:${f.PaymentId}:${f.Id}:${token}`);
+
 /** Payment postback and customer redirect: MD5(OutSum:InvId:token), uppercase hex. */
 export const paymentSignature = (f: { OutSum: string; InvId: string }, token: string): string =>
   md5Upper(`${f.OutSum}:${f.InvId}:${token}`);
@@ -41,10 +86,22 @@ export const payoutSignature = (f: { Amount: string; TrsId: string }, token: str
 
 /** The SignatureValue of an event's fields, by its kind (computed at send time). */
 export function signEvent(kind: OutboxEventKind, fields: Record<string, string>, token: string): string {
-  return kind === 'PAYOUT_WEBHOOK'
-    ? payoutSignature(fields as unknown as PayoutWebhookFields, token)
-    : paymentSignature(fields as unknown as PaymentPostbackFields, token);
+  switch (kind) {
+    case 'PAYOUT_WEBHOOK': return payoutSignature(fields as unknown as PayoutWebhookFields, token);
+    case 'REFUND_POSTBACK': return refundSignature(fields as unknown as RefundPostbackFields, token);
+    case 'CHARGEBACK_POSTBACK': return chargebackSignature(fields as unknown as ChargebackPostbackFields, token);
+    default: return paymentSignature(fields as unknown as PaymentPostbackFields, token);
+  }
 }
+
+/** The fields each kind's signature covers (always posted, empty when absent). */
+const SIGNED: Record<OutboxEventKind, readonly string[]> = {
+  PAYMENT_POSTBACK: ['OutSum', 'InvId'],
+  TEST_POSTBACK: ['OutSum', 'InvId'],
+  PAYOUT_WEBHOOK: ['Amount', 'TrsId'],
+  REFUND_POSTBACK: ['Amount', 'Currency', 'BillId', 'PaymentId', 'Id'],
+  CHARGEBACK_POSTBACK: ['BillId', 'PaymentId', 'Id'],
+};
 
 export interface NewEvent {
   merchantId: string;
@@ -58,7 +115,7 @@ export interface NewEvent {
    * URL also serves events already waiting for a retry.
    */
   url: string | null;
-  fields: PaymentPostbackFields | PayoutWebhookFields | Record<string, string>;
+  fields: PaymentPostbackFields | PayoutWebhookFields | RefundPostbackFields | ChargebackPostbackFields | Record<string, string>;
 }
 
 /**
@@ -92,6 +149,8 @@ export const NO_URL = 'no URL configured';
 const FINAL_STATUSES: Partial<Record<OutboxEventKind, readonly string[]>> = {
   PAYMENT_POSTBACK: [...MONEY_RECEIVED_STATUSES, 'FAIL'],
   PAYOUT_WEBHOOK: ['DECLINED', 'SUCCESS', 'FAIL'],
+  REFUND_POSTBACK: ['SUCCESS', 'FAIL'],
+  CHARGEBACK_POSTBACK: ['CHARGEBACK'],
 };
 
 export class NonFinalEventError extends Error {}
@@ -105,11 +164,24 @@ function assertFinalStatus(e: NewEvent): void {
 }
 
 /** Field order on the wire, as spec part 6 lists them (JSONB does not keep key order). */
-export const PAYMENT_POSTBACK_ORDER: readonly string[] = ['InvId', 'OutSum', 'Commission', 'Currency', 'CurrencyIn', 'TrsId', 'Status', 'custom'];
+export const PAYMENT_POSTBACK_ORDER: readonly string[] = [
+  'InvId', 'OutSum', 'Commission', 'Currency', 'CurrencyIn', 'TrsId', 'Status', 'custom',
+  'AccountType', 'AccountNumber', 'BalanceAmount', 'BalanceCurrency', 'PayerPhone', 'PayerEmail', 'PayerName', 'PayerComment',
+  'ErrorCode', 'ErrorMessage',
+];
 export const PAYOUT_WEBHOOK_ORDER: readonly string[] = [
   'TrsId', 'Amount', 'IsAuto', 'Status', 'Currency', 'Commission', 'AccountType', 'AccountNumber',
   'BalanceAmount', 'BalanceCommission', 'BalanceCurrency', 'CommissionApplyType',
 ];
+export const REFUND_POSTBACK_ORDER: readonly string[] = ['Id', 'PaymentId', 'BillId', 'InvId', 'Amount', 'Currency', 'Status'];
+export const CHARGEBACK_POSTBACK_ORDER: readonly string[] = ['Id', 'PaymentId', 'BillId', 'InvId', 'Amount', 'Currency', 'Reason', 'Status'];
+const ORDER: Record<OutboxEventKind, readonly string[]> = {
+  PAYMENT_POSTBACK: PAYMENT_POSTBACK_ORDER,
+  TEST_POSTBACK: PAYMENT_POSTBACK_ORDER,
+  PAYOUT_WEBHOOK: PAYOUT_WEBHOOK_ORDER,
+  REFUND_POSTBACK: REFUND_POSTBACK_ORDER,
+  CHARGEBACK_POSTBACK: CHARGEBACK_POSTBACK_ORDER,
+};
 
 /**
  * The exact application/x-www-form-urlencoded body posted for an event: its fields in the
@@ -123,8 +195,8 @@ export function eventBody(kind: OutboxEventKind, fields: Record<string, unknown>
     strings[k] = v === null || v === undefined ? '' : String(v);
   }
   // The signed fields are always posted (empty when absent), so the receiver can check the signature.
-  for (const k of kind === 'PAYOUT_WEBHOOK' ? ['Amount', 'TrsId'] : ['OutSum', 'InvId']) strings[k] ??= '';
-  const order = kind === 'PAYOUT_WEBHOOK' ? PAYOUT_WEBHOOK_ORDER : PAYMENT_POSTBACK_ORDER;
+  for (const k of SIGNED[kind]) strings[k] ??= '';
+  const order = ORDER[kind];
   const keys = [...order.filter((k) => k in strings), ...Object.keys(strings).filter((k) => !order.includes(k)).sort()];
   const params = new URLSearchParams();
   for (const k of keys) params.append(k, strings[k]!);

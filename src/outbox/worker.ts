@@ -63,18 +63,24 @@ export interface DeliveryResult {
 }
 
 // The URL an event goes to is the one configured NOW: the shop's Result URL for a payment
-// postback, the merchant's payout webhook URL for a payout webhook. Events whose payment or
+// postback, the merchant's payout webhook URL for a payout webhook, the payment's shop's
+// Result URL for a refund or chargeback postback. Events whose payment or
 // payout row is not found (test postbacks) keep the URL stored at enqueue time.
 const CLAIM_SELECT = `
   SELECT c.id::text AS id, c.merchant_id, c.kind::text AS kind, c.aggregate_id, c.payload, c.attempts, m.api_token_enc,
          CASE WHEN c.kind = 'PAYMENT_POSTBACK' AND p.id IS NOT NULL THEN s.result_url
               WHEN c.kind = 'PAYOUT_WEBHOOK' AND po.id IS NOT NULL THEN m.payout_webhook_url
+              WHEN c.kind IN ('REFUND_POSTBACK', 'CHARGEBACK_POSTBACK') AND s2.id IS NOT NULL THEN s2.result_url
               ELSE c.url END AS target_url
     FROM claimed c
     JOIN merchants m ON m.id = c.merchant_id
     LEFT JOIN payments p ON c.kind = 'PAYMENT_POSTBACK' AND p.id = c.aggregate_id
     LEFT JOIN shops s ON s.id = p.shop_id
-    LEFT JOIN payouts po ON c.kind = 'PAYOUT_WEBHOOK' AND po.id = c.aggregate_id`;
+    LEFT JOIN payouts po ON c.kind = 'PAYOUT_WEBHOOK' AND po.id = c.aggregate_id
+    LEFT JOIN refunds rf ON c.kind = 'REFUND_POSTBACK' AND rf.id = c.aggregate_id
+    LEFT JOIN chargebacks cb ON c.kind = 'CHARGEBACK_POSTBACK' AND cb.id = c.aggregate_id
+    LEFT JOIN payments p2 ON p2.id = COALESCE(rf.payment_id, cb.payment_id)
+    LEFT JOIN shops s2 ON s2.id = p2.shop_id`;
 
 const CLAIM_DUE_SQL = `
   WITH claimed AS (

@@ -77,6 +77,15 @@ const en = {
   openPage: 'Open the payment page',
   qrTitle: 'QR code for payment',
   language: 'Русский',
+  expiredTitle: 'This bill has expired',
+  expiredText: 'The time to pay this bill is over; it accepts no payment. Contact the shop for a new one.',
+  backToShop: 'Back to the shop',
+  items: 'Order',
+  payerDetails: 'Your details',
+  payerEmail: 'E-mail',
+  payerPhone: 'Phone',
+  payerName: 'Name',
+  payerComment: 'Comment',
 } as const;
 
 type Messages = { [K in keyof typeof en]: string };
@@ -134,6 +143,15 @@ const ru: Messages = {
   openPage: 'Открыть страницу оплаты',
   qrTitle: 'QR-код для оплаты',
   language: 'English',
+  expiredTitle: 'Срок оплаты счёта истёк',
+  expiredText: 'Время на оплату этого счёта вышло, оплата по нему не принимается. Обратитесь в магазин за новым счётом.',
+  backToShop: 'Вернуться в магазин',
+  items: 'Состав заказа',
+  payerDetails: 'Ваши данные',
+  payerEmail: 'E-mail',
+  payerPhone: 'Телефон',
+  payerName: 'Имя',
+  payerComment: 'Комментарий',
 };
 
 export const MESSAGES: Record<Lang, Messages> = { en, ru };
@@ -150,6 +168,14 @@ const fieldEn: Record<PayFieldCode, string> = {
   card_cvc_required: 'Enter the 3-digit code.',
   card_cvc_invalid: 'The code is 3 digits.',
   amount_invalid: 'Enter an amount such as 100.00.',
+  payer_email_required: 'Enter your e-mail.',
+  payer_email_invalid: 'Check the e-mail address.',
+  payer_phone_required: 'Enter your phone number.',
+  payer_phone_invalid: 'Enter the phone number with its code, 10 to 15 digits.',
+  payer_name_required: 'Enter your name.',
+  payer_name_invalid: 'The name is too long.',
+  payer_comment_required: 'Enter a comment.',
+  payer_comment_invalid: 'The comment is too long.',
 };
 
 const fieldRu: Record<PayFieldCode, string> = {
@@ -164,6 +190,14 @@ const fieldRu: Record<PayFieldCode, string> = {
   card_cvc_required: 'Введите 3-значный код.',
   card_cvc_invalid: 'Код состоит из 3 цифр.',
   amount_invalid: 'Введите сумму, например 100.00.',
+  payer_email_required: 'Введите e-mail.',
+  payer_email_invalid: 'Проверьте адрес e-mail.',
+  payer_phone_required: 'Введите номер телефона.',
+  payer_phone_invalid: 'Введите номер с кодом, от 10 до 15 цифр.',
+  payer_name_required: 'Введите имя.',
+  payer_name_invalid: 'Имя слишком длинное.',
+  payer_comment_required: 'Введите комментарий.',
+  payer_comment_invalid: 'Комментарий слишком длинный.',
 };
 
 export const FIELD_MESSAGES: Record<Lang, Record<PayFieldCode, string>> = { en: fieldEn, ru: fieldRu };

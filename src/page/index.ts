@@ -63,8 +63,9 @@ export default async function pageRoutes(app: FastifyInstance): Promise<void> {
     return payload;
   });
 
-  const ctxOf = (req: FastifyRequest, reply: FastifyReply, langField?: unknown): PageCtx => ({
-    lang: pickLang(req.headers['accept-language'], langField ?? (req.query as Record<string, unknown> | undefined)?.lang),
+  // The language: ?lang= (or the form's lang), else the bill's locale, else Accept-Language.
+  const ctxOf = (req: FastifyRequest, reply: FastifyReply, langField?: unknown, bill?: PayableBill | null): PageCtx => ({
+    lang: pickLang(req.headers['accept-language'], langField ?? (req.query as Record<string, unknown> | undefined)?.lang ?? bill?.locale),
     nonce: reply.cspNonce,
     sandbox,
   });
@@ -89,7 +90,9 @@ export default async function pageRoutes(app: FastifyInstance): Promise<void> {
     if (!bill || code === 'bill_not_found') return { status: 404, body: infoPage(ctx, { title: t.notFoundTitle, text: t.notFoundText, icon: 'info', testId: 'not-found' }) };
     const why = payRefusal(bill);
     if (why === 'bill_is_finished' || code === 'bill_is_finished') return { status: 200, body: infoPage(ctx, { title: t.paidTitle, text: t.paidText, icon: 'ok', shopName, testId: 'paid' }) };
-    if (why === 'bill_inactive' || code === 'bill_inactive') return { status: 403, body: infoPage(ctx, { title: t.inactiveTitle, text: t.inactiveText, icon: 'bad', shopName, testId: 'inactive' }) };
+    const back = bill.returnUrl ? { href: bill.returnUrl, label: t.backToShop } : undefined;
+    if (why === 'bill_inactive' || code === 'bill_inactive') return { status: 403, body: infoPage(ctx, { title: t.inactiveTitle, text: t.inactiveText, icon: 'bad', shopName, testId: 'inactive', link: back }) };
+    if (why === 'bill_expired' || code === 'bill_expired') return { status: 403, body: infoPage(ctx, { title: t.expiredTitle, text: t.expiredText, icon: 'wait', shopName, testId: 'expired', link: back }) };
     if (why === 'payment_in_progress' || code === 'payment_in_progress') {
       return { status: code ? 409 : 200, body: infoPage(ctx, { title: t.progressTitle, text: t.progressText, icon: 'wait', shopName, testId: 'in-progress', link: { href: `/pay/${bill.id}`, label: t.backToForm } }) };
     }
@@ -97,7 +100,7 @@ export default async function pageRoutes(app: FastifyInstance): Promise<void> {
     return null;
   }
 
-  async function renderForm(req: FastifyRequest, reply: FastifyReply, ctx: PageCtx, bill: PayableBill, status: number, extra: { errors?: Partial<Record<string, PayFieldCode>>; method?: PayMethod } = {}) {
+  async function renderForm(req: FastifyRequest, reply: FastifyReply, ctx: PageCtx, bill: PayableBill, status: number, extra: { errors?: Partial<Record<string, PayFieldCode>>; method?: PayMethod; payer?: Record<string, unknown> } = {}) {
     const q = (req.query ?? {}) as Record<string, unknown>;
     const asked = typeof q.method === 'string' ? q.method.toUpperCase() : undefined;
     const method = extra.method ?? (asked === 'SBP' || asked === 'BANK_CARD' ? asked : undefined);
@@ -109,21 +112,22 @@ export default async function pageRoutes(app: FastifyInstance): Promise<void> {
       errors: extra.errors,
       method,
       lastFailed: bill.type === 'NORMAL' && bill.status === 'FAIL',
+      payer: extra.payer,
     });
     return html(reply, status, body);
   }
 
   app.get<{ Params: { billId: string } }>('/:billId', { schema: { hide: true, params: BILL_ID } }, async (req, reply) => {
-    const ctx = ctxOf(req, reply);
     const bill = await services.payments.findPayableBill(req.params.billId);
+    const ctx = ctxOf(req, reply, undefined, bill);
     const r = refusal(ctx, bill);
     if (r) return html(reply, r.status, r.body);
     return renderForm(req, reply, ctx, bill!, 200);
   });
 
   app.get<{ Params: { billId: string } }>('/:billId/qr', { schema: { hide: true, params: BILL_ID } }, async (req, reply) => {
-    const ctx = ctxOf(req, reply);
     const bill = await services.payments.findPayableBill(req.params.billId);
+    const ctx = ctxOf(req, reply, undefined, bill);
     const r = refusal(ctx, bill);
     if (r) return html(reply, r.status, r.body);
     const url = pageUrl(bill!.id);
@@ -133,7 +137,7 @@ export default async function pageRoutes(app: FastifyInstance): Promise<void> {
 
   app.post<{ Params: { billId: string } }>('/:billId', {
     schema: { hide: true, params: BILL_ID },
-    config: { errorStatus: { bill_not_found: 404, bill_inactive: 403, bill_is_finished: 403, payment_in_progress: 409, 'rate-not-found': 403, too_many_attempts: 429 } },
+    config: { errorStatus: { bill_not_found: 404, bill_inactive: 403, bill_expired: 403, bill_is_finished: 403, payment_in_progress: 409, 'rate-not-found': 403, too_many_attempts: 429 } },
   }, async (req, reply) => {
     const json = wantsJson(req);
     const raw = requestInput(req);
@@ -161,7 +165,7 @@ export default async function pageRoutes(app: FastifyInstance): Promise<void> {
     try {
       // The service checks the bill under its lock (unknown, finished, inactive, in progress),
       // then parses the form against it (its fixed method), then pays.
-      outcome = await services.payments.pay(billId, (bill) => parsePayInput(raw, bill.paymentMethod), { ip: req.ip });
+      outcome = await services.payments.pay(billId, (bill) => parsePayInput(raw, bill.paymentMethod, new Date(), bill), { ip: req.ip });
     } catch (e) {
       if (e instanceof PayValidationError) {
         // Card testing shows as wrong card numbers and declines; typos in expiry/CVC do not count.
@@ -170,7 +174,7 @@ export default async function pageRoutes(app: FastifyInstance): Promise<void> {
         const bill = await services.payments.findPayableBill(billId);
         if (!bill) return html(reply, 404, refusal(ctx, null)!.body);
         const m = String(raw.method ?? '').toUpperCase();
-        return renderForm(req, reply, ctx, bill, 422, { errors: e.codes, method: m === 'SBP' || m === 'BANK_CARD' ? m : undefined });
+        return renderForm(req, reply, ctx, bill, 422, { errors: e.codes, method: m === 'SBP' || m === 'BANK_CARD' ? m : undefined, payer: raw });
       }
       if (e instanceof DomainError && !json) {
         const r = refusal(ctx, await services.payments.findPayableBill(billId), e.code);

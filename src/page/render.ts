@@ -1,4 +1,4 @@
-import type { Decimal } from 'decimal.js';
+import { Decimal } from 'decimal.js';
 import type { PayableBill, PayOutcome, Quote } from '../domain/payment/payment.service.js';
 import type { PayFieldCode, PayMethod } from '../domain/payment/pay-input.js';
 import { FIELD_MESSAGES, MESSAGES, type Lang, type Messages } from './i18n.js';
@@ -64,6 +64,8 @@ export interface FormState {
   errors?: Partial<Record<string, PayFieldCode>>;
   method?: PayMethod;
   lastFailed?: boolean;
+  /** What the payer typed before a 422 (payer_* fields are shown back). */
+  payer?: Record<string, unknown>;
 }
 
 function summary(t: Messages, bill: PayableBill, q: Quote | undefined): string {
@@ -80,11 +82,60 @@ function summary(t: Messages, bill: PayableBill, q: Quote | undefined): string {
   return `<section class="summary" aria-labelledby="bill-title">
   <h1 id="bill-title">${esc(bill.name || t.title)}</h1>
   ${bill.description ? `<p class="desc">${esc(bill.description)}</p>` : ''}
+  ${itemList(t, bill)}
   <div class="total"><span class="muted small">${esc(t.toPay)}</span>
     <div class="sum" data-testid="amount"><span class="num">${money(due)}</span> <span class="cur">${bill.currency}</span></div>
   </div>
   ${rows.length ? `<dl class="rows">${rows.join('')}</dl>` : ''}
 </section>`;
+}
+
+/** The cart lines sent at bill/create: name, quantity x price, line total. */
+function itemList(t: Messages, bill: PayableBill): string {
+  if (bill.items.length === 0) return '';
+  const lines = bill.items.map((it) => {
+    const qty = new Decimal(it.quantity);
+    const total = new Decimal(it.price).mul(qty);
+    return `<li class="item"><span class="item-name">${esc(it.name)}<span class="muted small"> ${esc(qty.toFixed())} × ${esc(money(new Decimal(it.price)))}</span></span>` +
+      `<span class="item-sum">${money(total)} ${bill.currency}</span></li>`;
+  }).join('');
+  return `<ul class="items" aria-label="${esc(t.items)}" data-testid="items">${lines}</ul>`;
+}
+
+const PAYER_INPUTS = {
+  email: { type: 'email', autocomplete: 'email', inputmode: 'email', max: 255 },
+  phone: { type: 'tel', autocomplete: 'tel', inputmode: 'tel', max: 32 },
+  name: { type: 'text', autocomplete: 'name', inputmode: 'text', max: 255 },
+  comment: { type: 'text', autocomplete: 'off', inputmode: 'text', max: 1000 },
+} as const;
+
+/** The payer fields the bill asked for (required), and the e-mail it prefills. */
+function payerBlock(ctx: PageCtx, s: FormState): string {
+  const t = MESSAGES[ctx.lang];
+  const { bill } = s;
+  const fields = (['email', 'phone', 'name', 'comment'] as const)
+    .filter((f) => bill.requestFields.includes(f) || (f === 'email' && bill.payerEmail !== null));
+  if (fields.length === 0) return '';
+  const label = { email: t.payerEmail, phone: t.payerPhone, name: t.payerName, comment: t.payerComment };
+  const inputs = fields.map((f) => {
+    const name = `payer_${f}`;
+    const o = PAYER_INPUTS[f];
+    const typed = s.payer?.[name];
+    const value = typeof typed === 'string' ? typed : f === 'email' ? bill.payerEmail ?? '' : '';
+    const required = bill.requestFields.includes(f) ? ' required' : '';
+    const control = f === 'comment'
+      ? `<textarea id="${name}" name="${name}" maxlength="${o.max}" rows="2"${required}${invalid(s.errors, name)}>${esc(value)}</textarea>`
+      : `<input id="${name}" name="${name}" type="${o.type}" inputmode="${o.inputmode}" autocomplete="${o.autocomplete}" maxlength="${o.max}" value="${esc(value)}"${required}${invalid(s.errors, name)}>`;
+    return `<div class="field"><label for="${name}">${esc(label[f])}</label>${control}${fieldError(ctx, s.errors, name)}</div>`;
+  }).join('\n  ');
+  return `<fieldset class="payer" data-testid="payer-fields"><legend class="muted small">${esc(t.payerDetails)}</legend>
+  ${inputs}
+</fieldset>`;
+}
+
+/** The bill's "back to shop" link (bill/create return_url). */
+function backLink(t: Messages, bill: PayableBill): string {
+  return bill.returnUrl ? `<a class="back" href="${esc(bill.returnUrl)}" rel="noopener" data-testid="return-url">← ${esc(t.backToShop)}</a>` : '';
 }
 
 function fieldError(ctx: PageCtx, errors: FormState['errors'], field: string): string {
@@ -171,8 +222,10 @@ ${summary(t, bill, q)}
   ${s.lastFailed ? `<p class="notice" role="status">${esc(t.lastFailed)}</p>` : ''}
   ${e && Object.keys(e).length ? `<p class="notice bad" role="alert">${esc(t.formErrors)}</p>` : ''}
   ${e?.method ? `<p class="err" role="alert">${esc(FIELD_MESSAGES[ctx.lang][e.method])}</p>` : ''}
+  ${payerBlock(ctx, s)}
   ${methodBlock}
 </form>
+${backLink(t, bill)}
 ${footer(ctx)}`;
   return layout(ctx, `${t.title} — ${bill.shopName}`, body, { script: PAGE_JS });
 }
@@ -232,7 +285,8 @@ export function resultPage(ctx: PageCtx, bill: PayableBill, out: PayOutcome): st
   }
   const body = `${head}
   ${failed ? `<a class="btn" href="/pay/${esc(bill.id)}">${esc(t.tryAgain)}</a>` : ''}
-</section>`;
+</section>
+${backLink(t, bill)}`;
   return layout(ctx, resultTitle(t, out.status), body);
 }
 

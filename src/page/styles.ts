@@ -51,8 +51,16 @@ details.sandbox summary{cursor:pointer;font-size:13px;color:var(--muted)}
 details.sandbox .field{margin:10px 0 4px}
 .status{text-align:center}.status h1{margin-top:10px}.status .rows{text-align:left}
 .qr-page{text-align:center}.qr-page .sum{margin:6px 0 4px}
+.items{list-style:none;margin:12px 0 0;padding:10px 0 0;border-top:1px dashed var(--line)}
+.item{display:flex;justify-content:space-between;gap:12px;padding:4px 0}.item-name{min-width:0;word-wrap:break-word}.item-name .small{white-space:nowrap}
+.item-sum{white-space:nowrap;font-variant-numeric:tabular-nums}
+fieldset.payer{border:0;margin:0 0 8px;padding:0 0 6px;min-width:0;border-bottom:1px solid var(--line)}
+input[type=email],input[type=tel],textarea{width:100%;font:inherit;font-size:17px;padding:12px 14px;border:1px solid var(--line);border-radius:10px;background:#fff;color:var(--ink)}
+textarea{resize:vertical}textarea[aria-invalid=true]{border-color:var(--bad)}
+.back{display:block;text-align:center;margin-top:14px;color:var(--accent);text-decoration:none;font-weight:600}
+.back:hover,.back:focus-visible{text-decoration:underline}
 .foot{display:flex;align-items:center;justify-content:center;gap:6px;color:var(--muted);font-size:12px;margin-top:16px;text-align:center}
 @media (min-width:900px){.wrap{padding-top:56px}}
 @media (prefers-color-scheme:dark){:root{--ink:#e8ecf4;--muted:#9aa5b8;--line:#323a4a;--bg:#0f141d;--card:#1a2130}
- input[type=text],input[type=password]{background:#121826;color:var(--ink)}.tabs{background:#121826}.notice{background:#20294a}.btn.secondary{background:#20294a;color:#b8c6ff}.qr-box svg{background:#fff}}
+ input[type=text],input[type=password],input[type=email],input[type=tel],textarea{background:#121826;color:var(--ink)}.tabs{background:#121826}.notice{background:#20294a}.btn.secondary{background:#20294a;color:#b8c6ff}.qr-box svg{background:#fff}}
 `;

@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { sha256Hex } from '../lib/crypto.js';
 import { UnauthenticatedError } from '../http/errors.js';
 import { AUTH_MERCHANT_COLUMNS, assertMerchantUsable, type AuthMerchant } from '../domain/merchant/merchant-guard.js';
+import { assertIpAllowed } from '../domain/merchant/ip-allowlist.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -32,7 +33,10 @@ export function bearerTokenHash(req: FastifyRequest): string {
   return sha256Hex(m[1]!);
 }
 
-/** Resolves `Authorization: Bearer <token>` to a merchant, or 401. */
+/**
+ * Resolves `Authorization: Bearer <token>` to a merchant, or 401; then the merchant's IP
+ * allow-list (403 api:error.ip_access_denied) on the client address as TRUST_PROXY defines it.
+ */
 export async function authenticateMerchant(app: FastifyInstance, req: FastifyRequest): Promise<AuthMerchant> {
   // Named: prepared once per pooled connection, so PostgreSQL skips parse and plan on every
   // request after the first (docs/performance.md).
@@ -43,6 +47,7 @@ export async function authenticateMerchant(app: FastifyInstance, req: FastifyReq
   });
   const merchant = r.rows[0];
   if (!merchant) throw new UnauthenticatedError();
+  assertIpAllowed(merchant, req.ip);
   return merchant;
 }
 

@@ -28,7 +28,7 @@ describe('GET /api/v1/bill/status', () => {
     const b = r.json();
     expect(b).toMatchObject({ id, status: 'NEW', type: 'MULTI', amount: 77.5, currency_in: 'RUB', active: true, success: true });
     expect(b.created_at).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/);
-    expect(Object.keys(b).sort()).toEqual(['active', 'amount', 'created_at', 'currency_in', 'id', 'status', 'success', 'type']);
+    expect(Object.keys(b).sort()).toEqual(['active', 'amount', 'created_at', 'currency_in', 'expires_at', 'id', 'order_id', 'status', 'success', 'ttl', 'type']);
   });
 
   it('created_at is written in the service time zone (Europe/Moscow, UTC+3)', async () => {
@@ -147,15 +147,29 @@ describe('GET /api/v1/bill/payments', () => {
 
   it('a bill without payments answers an empty list', async () => {
     const id = await createBill(t, m);
-    expect((await get(`/api/v1/bill/payments?id=${id}`)).json()).toEqual({ data: [], success: true });
+    expect((await get(`/api/v1/bill/payments?id=${id}`)).json()).toEqual({
+      data: [], success: true, links: { prev: null, next: null },
+      meta: { path: 'http://pay.test/api/v1/bill/payments', per_page: 5, next_cursor: null, prev_cursor: null },
+    });
   });
 
-  it('more payments than BILL_PAYMENTS_MAX is 400 api:error.too_many_payments; exactly the max is listed', async () => {
+  it('per_page above BILL_PAYMENTS_MAX is 400 api:error.too_many_payments; more payments than the max are paged, oldest first', async () => {
     const id = await createBill(t, m, { type: 'multi' });
-    for (let i = 0; i < 5; i++) await insertPayment(t, m, id);
-    expect((await get(`/api/v1/bill/payments?id=${id}`)).json().data).toHaveLength(5);
-    await insertPayment(t, m, id);
-    expectKeyed(await get(`/api/v1/bill/payments?id=${id}`), 400, 'too_many_payments');
+    const ids: string[] = [];
+    for (let i = 0; i < 6; i++) ids.push(await insertPayment(t, m, id, { createdAt: new Date(Date.now() - (10 - i) * 1000) }));
+    expectKeyed(await get(`/api/v1/bill/payments?id=${id}&per_page=6`), 400, 'too_many_payments');
+    const first = (await get(`/api/v1/bill/payments?id=${id}`)).json();
+    expect(first.data.map((p: { id: string }) => p.id)).toEqual(ids.slice(0, 5));
+    expect(first.meta.per_page).toBe(5);
+    expect(first.links.next).toContain(`id=${id}`);
+    const second = (await get(`/api/v1/bill/payments?id=${id}&cursor=${first.meta.next_cursor}`)).json();
+    expect(second.data.map((p: { id: string }) => p.id)).toEqual(ids.slice(5));
+    expect(second.links.next).toBeNull();
+    const back = (await get(`/api/v1/bill/payments?id=${id}&cursor=${second.meta.prev_cursor}`)).json();
+    expect(back.data.map((p: { id: string }) => p.id)).toEqual(ids.slice(0, 5));
+    const small = (await get(`/api/v1/bill/payments?id=${id}&per_page=2&cursor=${first.meta.next_cursor}`)).json();
+    expect(small.data).toHaveLength(1);
+    expect422(await get(`/api/v1/bill/payments?id=${id}&cursor=garbage!`), 'cursor');
   });
 
   it("an unknown bill, or merchant B asking for A's bill, is 403 api:error.bill_not_found", async () => {

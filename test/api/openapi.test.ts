@@ -11,6 +11,7 @@ const ROUTES: [string, string][] = [
   ['post', '/api/v1/bill/create'], ['post', '/api/v1/bill/toggle_activity'], ['get', '/api/v1/bill/status'],
   ['get', '/api/v1/bill/search'], ['get', '/api/v1/bill/payments'], ['get', '/api/v1/payment/status'],
   ['get', '/api/v1/payment/search'], ['get', '/api/v1/merchant/balance'], ['get', '/api/v1/payout/dictionaries/sbp_banks'],
+  ['get', '/api/v1/refund/search'],
 ];
 
 describe('OpenAPI document', () => {
@@ -55,5 +56,26 @@ describe('OpenAPI document', () => {
     expect(props(schema('/api/v1/refund/status')).amount!.type).toBe('number');
     const balance = schema('/api/v1/merchant/balance').properties.balances.items.properties;
     expect(balance.balance_available.type).toBe('string');
+  });
+
+  it('documents what the public clients send and read (issue 12): bill/create extras, payment and bill fields, paginated bill/payments, refund/search, chargebacks, the IP allow-list', async () => {
+    const doc = (await t.app.inject({ method: 'GET', url: '/docs/json' })).json();
+    const create = doc.paths['/api/v1/bill/create'].post.requestBody.content['application/json'].schema.properties;
+    expect(Object.keys(create)).toEqual(expect.arrayContaining(['ttl', 'success_url', 'fail_url', 'return_url', 'locale', 'payer_email', 'request_fields', 'items', 'custom']));
+    expect(create.items.example[0]).toMatchObject({ name: 'Wool scarf' });
+    expect(create.request_fields.example).toEqual(['email', 'phone']);
+    const status = doc.paths['/api/v1/payment/status'].get;
+    expect(status.parameters.map((p: { name: string }) => p.name)).toEqual(expect.arrayContaining(['id', 'refunds', 'chargeback']));
+    const payment = status.responses['200'].content['application/json'].schema.properties;
+    expect(Object.keys(payment)).toEqual(expect.arrayContaining(['account_bank', 'payer_phone', 'payer_email', 'payer_name', 'payer_comment', 'error_code', 'error_message', 'refunds', 'chargeback']));
+    const bill = doc.paths['/api/v1/bill/status'].get.responses['200'].content['application/json'].schema.properties;
+    expect(Object.keys(bill)).toEqual(expect.arrayContaining(['order_id', 'ttl', 'expires_at']));
+    const payments = doc.paths['/api/v1/bill/payments'].get;
+    expect(Object.keys(payments.responses['200'].content['application/json'].schema.properties)).toEqual(expect.arrayContaining(['links', 'meta']));
+    expect(payments.parameters.map((p: { name: string }) => p.name)).toEqual(expect.arrayContaining(['per_page', 'cursor']));
+    expect(doc.paths['/api/v1/refund/search'].get.parameters.map((p: { name: string }) => p.name)).toEqual(expect.arrayContaining(['payment_id', 'start_date', 'cursor']));
+    expect(doc.paths['/api/v1/payout/status'].get.parameters.map((p: { name: string }) => p.name)).toContain('payout_id');
+    expect(doc.paths['/admin/v1/payments/{id}/chargebacks'].post.responses['201']).toBeDefined();
+    expect(doc.paths['/admin/v1/merchants/{id}'].patch.requestBody.content['application/json'].schema.properties.api_ip_allowlist).toBeDefined();
   });
 });

@@ -54,7 +54,7 @@ describe('bill/search dates', () => {
     expect(body.success).toBe(true);
     expect(body.links).toEqual({ prev: null, next: null });
     expect(body.meta).toEqual({ path: 'http://pay.test/api/v1/bill/search', per_page: 15, next_cursor: null, prev_cursor: null });
-    expect(Object.keys(body.data[0]).sort()).toEqual(['active', 'amount', 'created_at', 'currency_in', 'id', 'status', 'type']);
+    expect(Object.keys(body.data[0]).sort()).toEqual(['active', 'amount', 'created_at', 'currency_in', 'expires_at', 'id', 'order_id', 'status', 'ttl', 'type']);
     expect(body.data[0].created_at).toBe('2026-03-03 00:00:00');
   });
 

@@ -186,4 +186,47 @@ describe('payment page in Chromium', () => {
     await page.screenshot({ path: `${ART}/qr-desktop.png`, fullPage: true });
     await ctx.close();
   });
+  /** A bill made through bill/create with the extras the public clients send (issue 12). */
+  async function extrasBill(extra: Record<string, unknown>): Promise<string> {
+    const r = await t.app.inject({ method: 'POST', url: '/api/v1/bill/create', headers: m.auth, payload: { amount: '1490.00', shop_id: m.shopId, name: 'Order #77', ...extra } });
+    expect(r.statusCode, r.body).toBe(200);
+    return r.json().bill_id as string;
+  }
+
+  for (const [label, viewport] of [['phone', PHONE], ['desktop', DESKTOP]] as const) {
+    it(`items, requested payer fields, prefilled e-mail and the back-to-shop link (${label}); the payer fills them and pays`, async () => {
+      const billId = await extrasBill({
+        locale: 'ru', payer_email: 'anna@example.test', request_fields: ['email', 'phone', 'name'], return_url: `${receiverBase}/cart`,
+        items: [{ name: 'Шарф шерстяной, тёмно-синий', price: '1290.00', quantity: 1 }, { name: 'Доставка курьером', price: '100', quantity: 2 }],
+      });
+      const { ctx, page } = await open(viewport);
+      await page.goto(`${base}/pay/${billId}`);
+      expect(await page.locator('html').getAttribute('lang')).toBe('ru');
+      expect(await page.getByTestId('items').locator('li').count()).toBe(2);
+      expect(await page.getByLabel('E-mail').inputValue()).toBe('anna@example.test');
+      expect(await page.getByTestId('return-url').getAttribute('href')).toBe(`${receiverBase}/cart`);
+      await page.screenshot({ path: `${ART}/pay-${label}-extras.png`, fullPage: true });
+      await fillCard(page, SUCCESS_CARD);
+      // The browser itself refuses the form while a required payer field is empty.
+      await page.getByTestId('pay-card').click();
+      expect(page.url()).toBe(`${base}/pay/${billId}`);
+      await page.getByLabel('Телефон').fill('+7 900 123-45-67');
+      await page.getByLabel('Имя').fill('Анна');
+      await Promise.all([page.waitForURL(`${receiverBase}/success`), page.getByTestId('pay-card').click()]);
+      const row = (await t.db.pool.query('SELECT payer_email, payer_phone, payer_name FROM payments WHERE bill_id = $1', [billId])).rows[0];
+      expect(row).toEqual({ payer_email: 'anna@example.test', payer_phone: '+79001234567', payer_name: 'Анна' });
+      await ctx.close();
+    });
+  }
+
+  it('an expired bill says so (phone)', async () => {
+    const billId = await extrasBill({ ttl: 60, return_url: `${receiverBase}/cart` });
+    await t.db.pool.query(`UPDATE bills SET expires_at = now() - interval '1 second' WHERE id = $1`, [billId]);
+    const { ctx, page } = await open(PHONE);
+    await page.goto(`${base}/pay/${billId}`);
+    expect(await page.getByRole('heading').textContent()).toBe('This bill has expired');
+    expect(await page.locator('form').count()).toBe(0);
+    await page.screenshot({ path: `${ART}/pay-phone-expired.png`, fullPage: true });
+    await ctx.close();
+  });
 });

@@ -47,7 +47,10 @@ describe('card payment in the sandbox', () => {
     const e = await event(body.payment_id);
     expect(e.url).toBe(SHOP_URLS.resultUrl);
     expect(e.status).toBe('PENDING');
-    expect(e.payload.fields).toEqual({ InvId: 'order-1', OutSum: '150.00', Commission: '0.00', Currency: 'RUB', CurrencyIn: 'RUB', TrsId: body.payment_id, Status: 'SUCCESS', custom: 'c-1' });
+    expect(e.payload.fields).toEqual({
+      InvId: 'order-1', OutSum: '150.00', Commission: '0.00', Currency: 'RUB', CurrencyIn: 'RUB', TrsId: body.payment_id, Status: 'SUCCESS', custom: 'c-1',
+      AccountType: 'BANK_CARD', AccountNumber: '424242******4242', BalanceAmount: '150.00000000', BalanceCurrency: 'RUB',
+    });
     expect(await verifyBalances(t.db.pool)).toEqual([]);
   });
 

@@ -88,7 +88,7 @@ describe('payments', () => {
     } as Acquirer;
     const svc = new PaymentService(t.config, t.db, racing);
     const before = await one(`SELECT available::text FROM balances WHERE merchant_id = $1 AND currency = 'RUB'`, [m.merchantId]);
-    const err = await svc.pay(billId, { method: 'SBP' }).catch((e) => e);
+    const err = await svc.pay(billId, { method: 'SBP', payer: { email: null, phone: null, name: null, comment: null } }).catch((e) => e);
     expect(err).toBeInstanceOf(IllegalPaymentTransitionError);
     expect(err).toBeInstanceOf(ConflictError);
     expect(err.message).toBe('Payment is FAIL; it cannot become SUCCESS.');

@@ -96,7 +96,7 @@ SELECT o."kind"::text || ':' || o."ref_id", x.leg, x.cur::"Currency", x.dr, x.cr
    (11, o."currency"::text, o.op || 'adjustments', o.m || 'available', CASE WHEN o."kind" = 'ADJUSTMENT' AND o."delta_available" > 0 THEN o."delta_available" END),
    (12, o."currency"::text, o.m || 'available', o.op || 'adjustments', CASE WHEN o."kind" = 'ADJUSTMENT' AND o."delta_available" < 0 THEN -o."delta_available" END),
    -- A chargeback kind (added by a parallel branch) written one-sided before this migration.
-   (13, o."currency"::text, o.m || 'available', o.op || 'chargebacks', CASE WHEN o."kind"::text = 'CHARGEBACK' AND o."delta_available" < 0 THEN -o."delta_available" END)
+   (13, o."currency"::text, o.m || 'available', o.op || 'chargebacks', CASE WHEN o."kind"::text = 'CHARGEBACK_DEBIT' AND o."delta_available" < 0 THEN -o."delta_available" END)
  ) AS x(leg, cur, dr, cr, amt)
  WHERE x.amt > 0;
 

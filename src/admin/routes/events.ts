@@ -7,7 +7,7 @@ const IdParams = Type.Object({ id: Type.String() });
 const ListInput = defineInput({
   status: v.enumOf(['pending', 'delivered', 'dead'] as const),
   merchant_id: v.string({ max: 64 }),
-  kind: v.enumOf(['PAYMENT_POSTBACK', 'PAYOUT_WEBHOOK', 'TEST_POSTBACK'] as const),
+  kind: v.enumOf(['PAYMENT_POSTBACK', 'PAYOUT_WEBHOOK', 'TEST_POSTBACK', 'REFUND_POSTBACK', 'CHARGEBACK_POSTBACK'] as const),
   before_id: v.string({ max: 20, pattern: /^\d{1,18}$/ }),
   limit: v.integer({ min: 1, max: 1000 }),
 });

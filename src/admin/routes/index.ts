@@ -9,6 +9,7 @@ import sbpBankAdminRoutes from './sbp-banks.js';
 import ledgerAdminRoutes from './ledger.js';
 import payoutAdminRoutes from './payouts.js';
 import eventAdminRoutes from './events.js';
+import chargebackAdminRoutes from './chargebacks.js';
 
 /** Operator API, /admin/v1/* (bearer ADMIN_API_TOKEN). */
 export default async function adminRoutes(app: FastifyInstance): Promise<void> {
@@ -29,4 +30,5 @@ export default async function adminRoutes(app: FastifyInstance): Promise<void> {
   // every operator route sits behind the same admin auth hook (installed above this line).
   await app.register(payoutAdminRoutes);
   await app.register(eventAdminRoutes);
+  await app.register(chargebackAdminRoutes);
 }

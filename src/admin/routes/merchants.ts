@@ -32,6 +32,10 @@ const PatchSchema = Type.Object({
   moderation_threshold: Type.Optional(DecStr),
   payout_max_card: Type.Optional(DecStr),
   payout_max_sbp: Type.Optional(DecStr),
+  api_ip_allowlist: Type.Optional(Type.Union([Type.Array(Type.String()), Type.Null()], {
+    description: 'Addresses or CIDRs (IPv4/IPv6) the merchant API accepts this merchant\'s token from; null or [] allows any',
+    examples: [['203.0.113.7', '198.51.100.0/24', '2001:db8::/32']],
+  })),
   fees: Type.Optional(Type.Object(Object.fromEntries(
     ['payment_card', 'payment_sbp', 'payout_card', 'payout_sbp'].flatMap((k) => [[`${k}_percent`, Type.Optional(DecStr)], [`${k}_fixed`, Type.Optional(DecStr)]]),
   ))),
@@ -80,7 +84,7 @@ export default async function merchantAdminRoutes(app: FastifyInstance): Promise
   });
 
   app.patch<{ Params: { id: string } }>('/merchants/:id', {
-    schema: { tags, summary: 'Change status, verification, subscription, grants, payout limits and fees', params: IdParams, body: PatchSchema },
+    schema: { tags, summary: 'Change status, verification, subscription, grants, payout limits, fees and the API IP allow-list', params: IdParams, body: PatchSchema },
   }, async (req) => {
     await load(req.params.id);
     const patch = parseMerchantPatch(bodyObject(req));

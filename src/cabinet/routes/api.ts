@@ -1,13 +1,33 @@
 import type { FastifyInstance } from 'fastify';
-import { merchantIdOf, render } from '../context.js';
+import { BASE, formBody, formErrors, merchantIdOf, render } from '../context.js';
+import { Errors } from '../../admin/input.js';
+import { parseAllowlist } from '../../admin/merchant-patch.js';
+import { ValidationError } from '../../http/errors.js';
 
 export default async function apiRoutes(app: FastifyInstance): Promise<void> {
   const page = async (req: Parameters<typeof render>[0], reply: Parameters<typeof render>[1], data: Record<string, unknown> = {}) => {
     const m = await app.services.merchants.get(merchantIdOf(req));
-    return render(req, reply, 'api', { nav: 'api', issuedAt: m.apiTokenIssuedAt, apiBase: `${app.config.publicBaseUrl}/api/v1`, ...data });
+    const allowlist = ((m.apiIpAllowlist as string[] | null) ?? []).join('\n');
+    return render(req, reply, 'api', { nav: 'api', issuedAt: m.apiTokenIssuedAt, apiBase: `${app.config.publicBaseUrl}/api/v1`, allowlist, ...data });
   };
 
   app.get('/', { schema: { hide: true } }, async (req, reply) => page(req, reply));
+
+  // The IP allow-list, one address or CIDR per line; validated by the operator API's parser.
+  app.post('/allowlist', { schema: { hide: true } }, async (req, reply) => {
+    const b = formBody(req);
+    const raw = (b.api_ip_allowlist ?? '').slice(0, 8192);
+    const errors = new Errors();
+    const list = parseAllowlist(errors, 'api_ip_allowlist', raw.trim());
+    if (!errors.empty) {
+      // One message under the textarea, naming each bad line.
+      const e = new ValidationError({ api_ip_allowlist: Object.values(errors.map).flat() });
+      reply.status(422);
+      return page(req, reply, { errors: formErrors(req, e), values: b });
+    }
+    await app.services.merchants.update(merchantIdOf(req), { apiIpAllowlist: list ?? null });
+    return reply.redirect(`${BASE}/api?ok=common.saved`, 303);
+  });
 
   // A confirmation step that works without JavaScript.
   app.get('/refresh', { schema: { hide: true } }, async (req, reply) => render(req, reply, 'api-confirm', { nav: 'api' }));

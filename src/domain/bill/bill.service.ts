@@ -3,6 +3,7 @@ import type { Config } from '../../config.js';
 import { withPgTx, type Db, type InTx, type Queryable } from '../../db/client.js';
 import { DomainError, UnauthenticatedError } from '../../http/errors.js';
 import { assertMerchantUsable } from '../merchant/merchant-guard.js';
+import { assertIpAllowed } from '../merchant/ip-allowlist.js';
 import { newBillId } from '../../lib/ids.js';
 import { isValidAmount } from '../../lib/money.js';
 import { BILL_COLUMNS, type BillRow } from '../../http/views/bill.js';
@@ -24,6 +25,15 @@ export interface CreateBillInput {
   payerPaysCommission?: boolean;
   name?: string;
   paymentMethod?: 'BANK_CARD' | 'SBP';
+  /** Seconds the bill takes payments. */
+  ttl?: number;
+  successUrl?: string;
+  failUrl?: string;
+  returnUrl?: string;
+  locale?: 'ru' | 'en';
+  payerEmail?: string;
+  requestFields?: ReadonlyArray<'email' | 'phone' | 'name' | 'comment'>;
+  items?: ReadonlyArray<{ name: string; price: string; quantity: string }>;
 }
 
 export interface CreatedBill { id: string; linkUrl: string; linkPageUrl: string; createdAt: Date }
@@ -37,6 +47,7 @@ interface CreateOutcome {
   currency: Currency;
   has_rate: boolean;
   inserted_at: Date | null;
+  allowlist: string[] | null;
 }
 
 // Finished NORMAL bills never change; the SQL guards use the same list as bill.states.ts.
@@ -54,7 +65,7 @@ export class BillService {
    * inserts only when every rule holds; when it did not insert, the same row says which rule
    * failed. No row: no merchant with that token (401).
    */
-  async create(merchant: { id: string } | { tokenHash: string }, input: CreateBillInput, inTx?: InTx<CreatedBill>): Promise<CreatedBill> {
+  async create(merchant: { id: string } | { tokenHash: string; clientIp: string }, input: CreateBillInput, inTx?: InTx<CreatedBill>): Promise<CreatedBill> {
     if (!isValidAmount(input.amount)) throw new DomainError('invalid_amount');
     // Without a step to run with it, the create statement is atomic on its own (no BEGIN/COMMIT).
     if (!inTx) return this.insert(this.db.pool, merchant, input);
@@ -65,39 +76,52 @@ export class BillService {
     });
   }
 
-  private async insert(c: Queryable, merchant: { id: string } | { tokenHash: string }, input: CreateBillInput): Promise<CreatedBill> {
+  private async insert(c: Queryable, merchant: { id: string } | { tokenHash: string; clientIp: string }, input: CreateBillInput): Promise<CreatedBill> {
     const id = newBillId();
     const byToken = 'tokenHash' in merchant;
     const r = await c.query<CreateOutcome>({
       name: byToken ? 'bill_create_by_token' : 'bill_create',
       text: `WITH m AS (
-         SELECT id, status::text, subscription::text FROM merchants WHERE ${byToken ? 'api_token_hash' : 'id'} = $2
+         SELECT id, status::text, subscription::text, api_ip_allowlist FROM merchants WHERE ${byToken ? 'api_token_hash' : 'id'} = $2
        ), s AS (
          SELECT id, merchant_id, enabled, COALESCE($3::"Currency", default_currency) AS currency FROM shops WHERE id = $1
        ), ok AS (
          SELECT s.*, (s.currency = 'RUB' OR EXISTS (SELECT 1 FROM fx_rates r WHERE r.currency = s.currency)) AS has_rate FROM s
        ), ins AS (
          INSERT INTO bills (id, merchant_id, shop_id, order_id, name, description, custom, type, amount, currency_in,
-                            payer_pays_commission, payment_method)
-         SELECT $4, m.id, ok.id, $5, $6, $7, $8, $9::"BillType", $10::numeric, ok.currency, $11, $12::"PaymentMethod"
+                            payer_pays_commission, payment_method, ttl, expires_at, success_url, fail_url, return_url,
+                            locale, payer_email, request_fields, items)
+         SELECT $4, m.id, ok.id, $5, $6, $7, $8, $9::"BillType", $10::numeric, ok.currency, $11, $12::"PaymentMethod",
+                $13::int, now() + $13::int * interval '1 second', $14, $15, $16, $17, $18, $19::jsonb, $20::jsonb
            FROM ok JOIN m ON ok.merchant_id = m.id
           WHERE m.status = 'ACTIVE' AND m.subscription = 'ACTIVE' AND ok.enabled AND ok.has_rate
+            -- Authenticated here by token: a merchant with an IP allow-list is checked first (below).
+            AND (${byToken ? 'm.api_ip_allowlist IS NULL' : 'true'})
          RETURNING created_at
        )
        SELECT m.id AS merchant_id, m.status AS merchant_status, m.subscription AS merchant_subscription,
               ok.merchant_id AS shop_merchant_id, ok.enabled, ok.currency, ok.has_rate,
-              (SELECT created_at FROM ins) AS inserted_at
+              (SELECT created_at FROM ins) AS inserted_at, m.api_ip_allowlist AS allowlist
          FROM m LEFT JOIN ok ON true`,
       values: [
         input.shopId, byToken ? merchant.tokenHash : merchant.id, input.currencyIn ?? null, id, input.orderId ?? null, input.name ?? null,
         input.description ?? null, input.custom ?? null, input.type ?? 'NORMAL', input.amount.toFixed(2),
         input.payerPaysCommission ?? false, input.paymentMethod ?? null,
+        input.ttl ?? null, input.successUrl ?? null, input.failUrl ?? null, input.returnUrl ?? null, input.locale ?? null,
+        input.payerEmail ?? null, input.requestFields?.length ? JSON.stringify(input.requestFields) : null,
+        input.items?.length ? JSON.stringify(input.items) : null,
       ],
     });
     const o = r.rows[0];
     if (!o) {
       if (byToken) throw new UnauthenticatedError();
       throw new DomainError('merchant_not_found');
+    }
+    if (byToken && o.allowlist !== null) {
+      // Rare path: the merchant restricts its API by address; check it as the auth hook would,
+      // then create as an authenticated merchant.
+      assertIpAllowed({ apiIpAllowlist: o.allowlist }, merchant.clientIp);
+      return this.insert(c, { id: o.merchant_id }, input);
     }
     assertMerchantUsable({ status: o.merchant_status, subscription: o.merchant_subscription }, { subscription: true });
     if (o.shop_merchant_id === null) throw new DomainError('shop_not_found');
@@ -149,19 +173,16 @@ export class BillService {
   }
 
   /**
-   * A bill's payments, oldest first; more than `billPaymentsMax` of them is
-   * api:error.too_many_payments (the list is read with one row more than the limit).
+   * A bill's payments, oldest first, one cursor page of `params.perPage` (at most
+   * `billPaymentsMax`, else api:error.too_many_payments: asking for more at once than the
+   * service answers in one request is what the key means now that the list is paginated).
    */
-  async payments(merchant: { id: string }, id: string): Promise<PaymentRow[]> {
+  async payments<Out>(merchant: { id: string }, id: string, params: SearchParams, path: string, map: (p: PaymentRow) => Out): Promise<Page<Out>> {
+    if (params.perPage > this.config.billPaymentsMax) throw new DomainError('too_many_payments');
     const bill = await this.find(merchant, id);
     if (!bill) throw new DomainError('bill_not_found');
-    const max = this.config.billPaymentsMax;
-    const r = await this.db.pool.query<PaymentRow>(
-      `SELECT ${PAYMENT_COLUMNS} FROM payments WHERE bill_id = $1 AND merchant_id = $2
-        ORDER BY created_at, id LIMIT $3`,
-      [id, merchant.id, max + 1],
-    );
-    if (r.rows.length > max) throw new DomainError('too_many_payments');
-    return r.rows;
+    return keysetSearch<PaymentRow, Out>(this.db.pool, {
+      table: 'payments', columns: PAYMENT_COLUMNS, merchantId: merchant.id, params, path, map, filters: { bill_id: id }, order: 'asc',
+    });
   }
 }

@@ -69,15 +69,17 @@ export const PAYABLE_FROM: Readonly<Record<BillType, readonly BillStatus[]>> = {
   MULTI: [...sourcesOf('PROCESS', 'MULTI'), 'PROCESS'],
 };
 
-export type PayRefusal = 'bill_is_finished' | 'bill_inactive' | 'payment_in_progress';
+export type PayRefusal = 'bill_is_finished' | 'bill_inactive' | 'bill_expired' | 'payment_in_progress';
 
 /** The HTTP status of each refusal (the payment page's JSON answers, DESIGN "Sandbox"). */
-export const PAY_REFUSAL_STATUS: Readonly<Record<PayRefusal, number>> = { bill_is_finished: 403, bill_inactive: 403, payment_in_progress: 409 };
+export const PAY_REFUSAL_STATUS: Readonly<Record<PayRefusal, number>> = { bill_is_finished: 403, bill_inactive: 403, bill_expired: 403, payment_in_progress: 409 };
 
 /** Why a payment cannot open on this bill now, or null when it can. */
-export function payRefusal(bill: { type: BillType; status: BillStatus; active: boolean }): PayRefusal | null {
+export function payRefusal(bill: { type: BillType; status: BillStatus; active: boolean; expired?: boolean }): PayRefusal | null {
   if (isBillFinished(bill)) return 'bill_is_finished';
   if (!bill.active) return 'bill_inactive';
+  // Past its ttl (api-in-the-wild: "an expired bill takes no payment").
+  if (bill.expired) return 'bill_expired';
   if (!PAYABLE_FROM[bill.type].includes(bill.status)) return 'payment_in_progress';
   return null;
 }

@@ -57,7 +57,7 @@ const COUNTERPART: Partial<Record<string, OperatorKind | Partial<Record<Merchant
   PAYOUT_DEBIT: { locked: 'payout_clearing', hold: 'fee_revenue' },
   REFUND_DEBIT: 'refund_clearing',
   ADJUSTMENT: 'adjustments',
-  CHARGEBACK: 'chargebacks',
+  CHARGEBACK_DEBIT: 'chargebacks',
 };
 
 export const transferId = (kind: string, refId: string): string => `${kind}:${refId}`;

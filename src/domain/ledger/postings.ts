@@ -118,7 +118,7 @@ export function adjustment(a: { adjustmentId: string; merchantId: string; curren
 
 /**
  * A single-merchant movement out of available to an operator account, e.g. a chargeback
- * (`kind` 'CHARGEBACK', `to` 'chargebacks'): available -> to. The ledger refuses it when
+ * (`kind` 'CHARGEBACK_DEBIT', `to` 'chargebacks'): available -> to. The ledger refuses it when
  * available does not cover it (balance_not_enough).
  */
 export function outOfAvailable(o: { kind: Transfer['kind']; refType: string; refId: string; merchantId: string; currency: Currency; amount: Decimal; to: 'chargebacks' | 'adjustments' | 'refund_clearing'; memo?: string }): Transfer {

@@ -9,10 +9,12 @@ export interface AuthMerchant {
   subscription: 'ACTIVE' | 'INACTIVE' | 'NONE';
   grantRefunds: boolean;
   grantRegularPayouts: boolean;
+  /** Addresses/CIDRs the API accepts this merchant from; null: any. */
+  apiIpAllowlist: string[] | null;
 }
 
 export const AUTH_MERCHANT_COLUMNS = `id, name, status, verified, subscription,
-  grant_refunds AS "grantRefunds", grant_regular_payouts AS "grantRegularPayouts"`;
+  grant_refunds AS "grantRefunds", grant_regular_payouts AS "grantRegularPayouts", api_ip_allowlist AS "apiIpAllowlist"`;
 
 /**
  * The merchant state checks every endpoint runs, in the spec's order of severity.

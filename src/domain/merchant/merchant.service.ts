@@ -28,6 +28,8 @@ export interface MerchantPatch {
   payoutCardPercent?: Decimal | null; payoutCardFixed?: Decimal | null;
   payoutSbpPercent?: Decimal | null; payoutSbpFixed?: Decimal | null;
   payoutWebhookUrl?: string | null;
+  /** Normalised addresses/CIDRs; null (or empty) lifts the restriction. */
+  apiIpAllowlist?: string[] | null;
 }
 
 const isUniqueViolation = (e: unknown): boolean => {
@@ -114,8 +116,15 @@ export class MerchantService {
   /** Operator settings (status, verification, subscription, grants, limits, fees). */
   async update(merchantId: string, patch: MerchantPatch) {
     try {
+      const { apiIpAllowlist, ...rest } = patch;
+      if (apiIpAllowlist !== undefined) {
+        // Written as SQL: a JSON null through Prisma needs its DbNull marker. [] is stored as
+        // NULL, so "no restriction" has one form (the bill/create statement tests IS NULL).
+        await this.db.pool.query('UPDATE merchants SET api_ip_allowlist = $2::jsonb, updated_at = now() WHERE id = $1',
+          [merchantId, apiIpAllowlist && apiIpAllowlist.length > 0 ? JSON.stringify(apiIpAllowlist) : null]);
+      }
       // Decimals as exact strings: Prisma bundles its own decimal.js.
-      const data = Object.fromEntries(Object.entries(patch).map(([k, val]) => [k, val instanceof DecimalJs ? val.toFixed() : val]));
+      const data = Object.fromEntries(Object.entries(rest).map(([k, val]) => [k, val instanceof DecimalJs ? val.toFixed() : val]));
       return await this.db.prisma.merchant.update({ where: { id: merchantId }, data });
     } catch (e) {
       if (isRecordNotFound(e)) throw new NotFoundError('Merchant not found.');

@@ -12,6 +12,16 @@ export interface PayInput {
   card?: CardData;
   /** Sandbox SBP: what the payer sends (UNDERPAID / OVERPAID). */
   sbpAmount?: Decimal;
+  /** What the payer typed in the fields the bill asked for (or its prefilled e-mail). */
+  payer: PayerFields;
+}
+
+export interface PayerFields { email: string | null; phone: string | null; name: string | null; comment: string | null }
+
+/** What the bill asks of the payer: `requestFields` are required; `payerEmail` prefills the e-mail. */
+export interface PayerAsk {
+  requestFields: ReadonlyArray<'email' | 'phone' | 'name' | 'comment'>;
+  payerEmail: string | null;
 }
 
 /** Field error codes; the page translates them, the JSON answer uses the English text. */
@@ -27,6 +37,14 @@ export const PAY_FIELD_MESSAGES = {
   card_cvc_required: 'The card cvc field is required.',
   card_cvc_invalid: 'The card cvc must be 3 digits.',
   amount_invalid: 'The amount must be a positive number with at most 2 decimals.',
+  payer_email_required: 'The payer email field is required.',
+  payer_email_invalid: 'The payer email must be a valid email address.',
+  payer_phone_required: 'The payer phone field is required.',
+  payer_phone_invalid: 'The payer phone must be a phone number of 10 to 15 digits.',
+  payer_name_required: 'The payer name field is required.',
+  payer_name_invalid: 'The payer name may not be greater than 255 characters.',
+  payer_comment_required: 'The payer comment field is required.',
+  payer_comment_invalid: 'The payer comment may not be greater than 1000 characters.',
 } as const;
 
 export type PayFieldCode = keyof typeof PAY_FIELD_MESSAGES;
@@ -49,8 +67,9 @@ const str = (v: unknown): string | undefined => {
  * Parses the payer form against the bill: `allowed` is the bill's fixed method (null: both).
  * Every bad field is reported at once (422); `now` decides whether an expiry is in the past.
  */
-export function parsePayInput(raw: Record<string, unknown>, allowed: PayMethod | null, now = new Date()): PayInput {
+export function parsePayInput(raw: Record<string, unknown>, allowed: PayMethod | null, now = new Date(), ask: PayerAsk = NO_ASK): PayInput {
   const errors: Record<string, PayFieldCode> = {};
+  const payer = parsePayer(raw, ask, errors);
   const m = str(raw.method)?.toUpperCase();
   let method: PayMethod | undefined;
   if (m === undefined) {
@@ -98,5 +117,41 @@ export function parsePayInput(raw: Record<string, unknown>, allowed: PayMethod |
     }
   }
   if (Object.keys(errors).length > 0) throw new PayValidationError(errors);
-  return { method: method!, card, sbpAmount };
+  return { method: method!, card, sbpAmount, payer };
+}
+
+const NO_ASK: PayerAsk = { requestFields: [], payerEmail: null };
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+
+/**
+ * The payer fields (`payer_email`, `payer_phone`, `payer_name`, `payer_comment`): required
+ * when the bill asked for them, checked when sent, ignored otherwise (a bill that asked for
+ * nothing stores nothing but its prefilled e-mail).
+ */
+function parsePayer(raw: Record<string, unknown>, ask: PayerAsk, errors: Record<string, PayFieldCode>): PayerFields {
+  const out: PayerFields = { email: null, phone: null, name: null, comment: null };
+  const wants = (f: keyof PayerFields) => ask.requestFields.includes(f);
+  const take = (f: keyof PayerFields, check: (s: string) => string | null) => {
+    const field = `payer_${f}`;
+    const v = str(raw[field]);
+    if (v === undefined) {
+      if (wants(f)) errors[field] = `${field}_required` as PayFieldCode;
+      return;
+    }
+    const ok = v === '\u0000' ? null : check(v);
+    if (ok === null) errors[field] = `${field}_invalid` as PayFieldCode;
+    else out[f] = ok;
+  };
+  if (wants('email') || ask.payerEmail !== null) take('email', (s) => (s.length <= 255 && EMAIL.test(s) ? s : null));
+  if (wants('phone')) {
+    take('phone', (s) => {
+      const digits = s.replace(/[\s()+-]/g, '');
+      return /^\d{10,15}$/.test(digits) ? `+${digits.length === 10 ? `7${digits}` : digits.replace(/^8(\d{10})$/, '7$1')}` : null;
+    });
+  }
+  if (wants('name')) take('name', (s) => (s.length <= 255 ? s : null));
+  if (wants('comment')) take('comment', (s) => (s.length <= 1000 ? s : null));
+  // The bill's own e-mail when the payer left the (optional) field empty.
+  out.email ??= ask.payerEmail;
+  return out;
 }

@@ -19,7 +19,9 @@ import type { Acquirer, ChargeResult } from '../acquirer/acquirer.js';
 import { SandboxAcquirer } from '../acquirer/sandbox-acquirer.js';
 import { assertPaymentTransition, IllegalPaymentTransitionError, paymentSourcesOf } from './payment.states.js';
 import { isMoneyReceived } from '../statuses.js';
-import { PayValidationError, type PayInput, type PayMethod } from './pay-input.js';
+import { PayValidationError, type PayerFields, type PayInput, type PayMethod } from './pay-input.js';
+import { paymentError } from './payment-errors.js';
+import { money8 } from '../../lib/money.js';
 
 /** A bill as the payment page and the payment flow see it (with its shop, merchant fees and rate). */
 export interface PayableBill {
@@ -45,6 +47,14 @@ export interface PayableBill {
   /** RUB per unit of the bill's currency (1 for RUB); null when the operator has no rate. */
   rate: Decimal | null;
   fees: MerchantFeeColumns;
+  /** The bill's ttl has run out: it takes no payment. */
+  expired: boolean;
+  /** The page's "back to shop" link. */
+  returnUrl: string | null;
+  locale: 'ru' | 'en' | null;
+  payerEmail: string | null;
+  requestFields: Array<'email' | 'phone' | 'name' | 'comment'>;
+  items: Array<{ name: string; price: string; quantity: string }>;
 }
 
 /** What the payer owes for a bill with a method. */
@@ -77,7 +87,9 @@ const BILL_SQL = `
 SELECT b.id, b.merchant_id, b.shop_id, s.name AS shop_name, b.order_id, b.name, b.description, b.custom,
        b.type::text, b.status::text, (b.active AND s.enabled AND m.status = 'ACTIVE') AS active,
        b.amount::text, b.currency_in::text AS currency, b.payer_pays_commission, b.payment_method::text,
-       s.success_url, s.fail_url, s.result_url,
+       COALESCE(b.success_url, s.success_url) AS success_url, COALESCE(b.fail_url, s.fail_url) AS fail_url, s.result_url,
+       (b.expires_at IS NOT NULL AND b.expires_at <= now()) AS expired, b.return_url, b.locale, b.payer_email,
+       b.request_fields, b.items,
        CASE WHEN b.currency_in = 'RUB' THEN '1' ELSE r.rub_per_unit::text END AS rate,
        m.payment_card_percent::text, m.payment_card_fixed::text, m.payment_sbp_percent::text, m.payment_sbp_fixed::text
   FROM bills b
@@ -92,6 +104,8 @@ interface BillRow {
   currency: Currency; payer_pays_commission: boolean; payment_method: PayMethod | null; success_url: string | null;
   fail_url: string | null; result_url: string | null; rate: string | null; payment_card_percent: string | null;
   payment_card_fixed: string | null; payment_sbp_percent: string | null; payment_sbp_fixed: string | null;
+  expired: boolean; return_url: string | null; locale: 'ru' | 'en' | null; payer_email: string | null;
+  request_fields: PayableBill['requestFields'] | null; items: PayableBill['items'] | null;
 }
 
 const toBill = (r: BillRow): PayableBill => ({
@@ -105,7 +119,37 @@ const toBill = (r: BillRow): PayableBill => ({
     paymentSbpPercent: r.payment_sbp_percent, paymentSbpFixed: r.payment_sbp_fixed,
     payoutCardPercent: null, payoutCardFixed: null, payoutSbpPercent: null, payoutSbpFixed: null,
   },
+  expired: r.expired, returnUrl: r.return_url, locale: r.locale, payerEmail: r.payer_email,
+  requestFields: r.request_fields ?? [], items: r.items ?? [],
 });
+
+/** How the payment was made, for the postback's optional fields. */
+interface PaidWith { method: PayMethod; fromCard: string | null; payer: PayerFields }
+
+/**
+ * The payment postback's optional fields (api-in-the-wild.md): how it was paid, what the
+ * balance received, the payer's fields when the page asked for them, and for a FAIL why.
+ * Fields with no value are left out (never posted empty); the signature does not cover them.
+ */
+function postbackExtras(paid: PaidWith, status: PaymentStatus, accountAmount: Decimal, currency: Currency, result: ChargeResult): Partial<PaymentPostbackFields> {
+  const out: Partial<PaymentPostbackFields> = {
+    AccountType: paid.method,
+    BalanceAmount: money8(status === 'FAIL' ? 0 : accountAmount),
+    BalanceCurrency: currency,
+  };
+  const account = paid.method === 'BANK_CARD' ? paid.fromCard : paid.payer.phone;
+  if (account) out.AccountNumber = account;
+  if (paid.payer.phone) out.PayerPhone = paid.payer.phone;
+  if (paid.payer.email) out.PayerEmail = paid.payer.email;
+  if (paid.payer.name) out.PayerName = paid.payer.name;
+  if (paid.payer.comment) out.PayerComment = paid.payer.comment;
+  if (status === 'FAIL') {
+    const err = paymentError('FAIL', result.outcome === 'DECLINED' ? result.reason : 'declined');
+    if (err.code) out.ErrorCode = err.code;
+    if (err.message) out.ErrorMessage = err.message;
+  }
+  return out;
+}
 
 const round2 = (d: Decimal): Decimal => d.toDecimalPlaces(2, Decimal.ROUND_HALF_UP);
 
@@ -193,7 +237,9 @@ export class PaymentService {
       result = { outcome: 'DECLINED', reason: 'acquirer_error', reference: '' };
     }
     // The finishing step is a single atomic statement: no explicit transaction around it.
-    return this.finish(this.db.pool, opened.bill, opened.paymentId, opened.quote, result);
+    return this.finish(this.db.pool, opened.bill, opened.paymentId, opened.quote, result, {
+      method: pay.method, fromCard: pay.card ? maskCard(pay.card.number) : null, payer: pay.payer,
+    });
   }
 
   /**
@@ -212,13 +258,18 @@ export class PaymentService {
     for (const row of r.rows) {
       const done = await withPgTx(this.db.pool, async (c) => {
         // Lock the payment; another reaper (or a late final transaction) may have finished it.
-        const p = await c.query<{ status: PaymentStatus; amount: string; commission: string; rate: string | null }>(
-          `SELECT status::text, amount::text, commission::text, rate::text FROM payments WHERE id = $1 FOR UPDATE`, [row.id]);
+        const p = await c.query<{ status: PaymentStatus; amount: string; commission: string; rate: string | null; method: PayMethod; from_card: string | null; email: string | null; phone: string | null; name: string | null; comment: string | null }>(
+          `SELECT status::text, amount::text, commission::text, rate::text, method::text, from_card, payer_email AS email, payer_phone AS phone,
+                  payer_name AS name, payer_comment AS comment
+             FROM payments WHERE id = $1 FOR UPDATE`, [row.id]);
         if (p.rows[0]?.status !== 'PROCESS') return false;
         const b = await c.query<BillRow>(BILL_SQL, [row.bill_id]);
         const bill = toBill(b.rows[0]!);
         const quote = storedQuote(bill, p.rows[0]);
-        await this.finish(c, bill, row.id, quote, { outcome: 'DECLINED', reason: 'abandoned', reference: '' });
+        const x = p.rows[0];
+        await this.finish(c, bill, row.id, quote, { outcome: 'DECLINED', reason: 'abandoned', reference: '' }, {
+          method: x.method, fromCard: x.from_card, payer: { email: x.email, phone: x.phone, name: x.name, comment: x.comment },
+        });
         return true;
       });
       if (done) n += 1;
@@ -254,17 +305,18 @@ export class PaymentService {
     const r = await c.query({ name: 'pay_open', text:
       `WITH b AS (
          UPDATE bills SET status = 'PROCESS', updated_at = now()
-          WHERE id = $2 AND active
-            AND status = ANY(CASE WHEN type = 'NORMAL' THEN $12::"BillStatus"[] ELSE $13::"BillStatus"[] END)
+          WHERE id = $2 AND active AND (expires_at IS NULL OR expires_at > now())
+            AND status = ANY(CASE WHEN type = 'NORMAL' THEN $16::"BillStatus"[] ELSE $17::"BillStatus"[] END)
          RETURNING id)
        INSERT INTO payments (id, bill_id, merchant_id, shop_id, status, method, amount, currency_in, bill_currency, rate,
-                             commission, account_currency, from_card, payer_ip, created_at, updated_at)
+                             commission, account_currency, from_card, payer_ip, payer_email, payer_phone, payer_name, payer_comment,
+                             created_at, updated_at)
        SELECT $1, b.id, $3, $4, 'PROCESS', $5::"PaymentMethod", $6, 'RUB', $7::"Currency", $8, $9, $7::"Currency", $10, $11,
-              clock_timestamp(), clock_timestamp()
+              $12, $13, $14, $15, clock_timestamp(), clock_timestamp()
          FROM b`,
       values: [paymentId, bill.id, bill.merchantId, bill.shopId, input.method, quote.dueRub.toFixed(2), bill.currency,
         bill.currency === 'RUB' ? null : quote.rate.toFixed(), quote.commission.toFixed(2), input.card ? maskCard(input.card.number) : null, ip,
-        PAYABLE_FROM.NORMAL, PAYABLE_FROM.MULTI],
+        input.payer.email, input.payer.phone, input.payer.name, input.payer.comment, PAYABLE_FROM.NORMAL, PAYABLE_FROM.MULTI],
     });
     if (r.rowCount !== 1) {
       // The bill changed since it was read (another payment opened or finished it, or it was
@@ -275,7 +327,10 @@ export class PaymentService {
     return { bill, paymentId, quote, input };
   }
 
-  /** The bill, or the refusal a payer gets for it: unknown 404, finished 403, inactive 403, in progress 409. */
+  /**
+   * The bill, or the refusal a payer gets for it: unknown 404, finished 403, inactive 403,
+   * expired 403 (api:error.bill_expired), in progress 409.
+   */
   private async payableBillOrThrow(c: Pick<pg.Pool, 'query'>, billId: string): Promise<PayableBill> {
     const r = await c.query<BillRow>({ name: 'pay_read_bill', text: BILL_SQL, values: [billId] });
     if (!r.rows[0]) throw new DomainError('bill_not_found', 404);
@@ -285,7 +340,7 @@ export class PaymentService {
     return bill;
   }
 
-  private async finish(c: Pick<pg.Pool, 'query'>, bill: PayableBill, paymentId: string, q: Quote, result: ChargeResult): Promise<PayOutcome> {
+  private async finish(c: Pick<pg.Pool, 'query'>, bill: PayableBill, paymentId: string, q: Quote, result: ChargeResult, paid: PaidWith): Promise<PayOutcome> {
     const receivedRub = result.outcome === 'PAID' ? round2(result.amountReceived) : new Decimal(0);
     const status: PaymentStatus = result.outcome === 'PAID' && receivedRub.gt(0) ? statusFor(receivedRub, q.dueRub) : 'FAIL';
     assertPaymentTransition('PROCESS', status);
@@ -301,6 +356,7 @@ export class PaymentService {
       TrsId: paymentId,
       Status: status as PaymentPostbackFields['Status'],
       custom: bill.custom ?? '',
+      ...postbackExtras(paid, status, s.accountAmount, bill.currency, result),
     };
     const [, , , eventUrl, eventPayload, eventStatus, eventError] =
       eventRow({ merchantId: bill.merchantId, kind: 'PAYMENT_POSTBACK', aggregateId: paymentId, url: bill.resultUrl, fields });

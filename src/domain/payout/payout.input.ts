@@ -22,6 +22,7 @@ export const regularCreateInput = defineInput({
 export const statusInput = defineInput({
   id: v.string({ max: 64, description: 'Payout id; required when order_id is absent' }),
   order_id: v.string({ max: 255, description: 'Order id; required when id is absent' }),
+  payout_id: v.string({ max: 64, description: 'Alias of id (some clients send this name); id wins when both are sent' }),
 });
 
 /** Validated regular payout request; the identifier normalised (card digits or +7XXXXXXXXXX). */

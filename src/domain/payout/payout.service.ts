@@ -299,6 +299,7 @@ export class PayoutService {
   /** payout/status by id, or by order_id (a split request answers its first payout). */
   async status(merchantId: string, input: Record<string, unknown>): Promise<PayoutView> {
     const p = statusInput.parse(input);
+    p.id ??= p.payout_id;
     if (p.id === undefined && p.order_id === undefined) {
       throw new ValidationError({
         id: ['The id field is required when order id is not present.'],

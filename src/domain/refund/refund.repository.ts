@@ -16,14 +16,15 @@ export interface RefundRecord {
   finishedAt: Date | null;
 }
 
-interface RefundRow {
+export interface RefundRow {
   id: string; merchant_id: string; payment_id: string; status: RefundStatus; amount: string;
   currency: Currency; failure_reason: string | null; created_at: Date; finished_at: Date | null;
 }
 
-const COLUMNS = 'id, merchant_id, payment_id, status, amount::text AS amount, currency, failure_reason, created_at, finished_at';
+/** Columns to SELECT for `RefundRow` (refund/search reads them through the keyset search). */
+export const REFUND_COLUMNS = 'id, merchant_id, payment_id, status, amount::text AS amount, currency, failure_reason, created_at, finished_at';
 
-const toRecord = (r: RefundRow): RefundRecord => ({
+export const toRecord = (r: RefundRow): RefundRecord => ({
   id: r.id, merchantId: r.merchant_id, paymentId: r.payment_id, status: r.status, amount: new Decimal(r.amount),
   currency: r.currency, failureReason: r.failure_reason, createdAt: r.created_at, finishedAt: r.finished_at,
 });
@@ -38,12 +39,15 @@ export interface RefundablePayment {
   received: Decimal | null;
   accountCurrency: Currency;
   refundedAmount: Decimal;
+  /** What chargebacks took from the payment (refunds may not take it again). */
+  chargebackAmount: Decimal;
 }
 
 /** Locks the merchant's payment (FOR UPDATE): refunds of one payment are serialised on it. */
 export async function lockPayment(c: Queryable, merchantId: string, paymentId: string): Promise<RefundablePayment | null> {
-  const r = await c.query<{ status: PaymentStatus; received: string | null; account_currency: Currency; refunded_amount: string }>(
-    `SELECT status, (account_amount + commission)::text AS received, account_currency, refunded_amount::text AS refunded_amount
+  const r = await c.query<{ status: PaymentStatus; received: string | null; account_currency: Currency; refunded_amount: string; chargeback_amount: string }>(
+    `SELECT status, (account_amount + commission)::text AS received, account_currency, refunded_amount::text AS refunded_amount,
+            chargeback_amount::text AS chargeback_amount
        FROM payments WHERE id = $1 AND merchant_id = $2 FOR UPDATE`,
     [paymentId, merchantId],
   );
@@ -54,6 +58,7 @@ export async function lockPayment(c: Queryable, merchantId: string, paymentId: s
     received: p.received === null ? null : new Decimal(p.received),
     accountCurrency: p.account_currency,
     refundedAmount: new Decimal(p.refunded_amount),
+    chargebackAmount: new Decimal(p.chargeback_amount),
   };
 }
 
@@ -71,20 +76,20 @@ export async function insertRefund(
   const res = await c.query<RefundRow>(
     `INSERT INTO refunds (id, merchant_id, payment_id, status, amount, currency, process_after, created_at, updated_at)
      VALUES ($1, $2, $3, 'NEW', $4, $5::"Currency", clock_timestamp() + $6 * interval '1 millisecond', clock_timestamp(), clock_timestamp())
-     RETURNING ${COLUMNS}`,
+     RETURNING ${REFUND_COLUMNS}`,
     [r.id, r.merchantId, r.paymentId, r.amount.toFixed(2), r.currency, r.delayMs],
   );
   return toRecord(res.rows[0]!);
 }
 
 export async function findRefund(c: Queryable, merchantId: string, id: string): Promise<RefundRecord | null> {
-  const r = await c.query<RefundRow>(`SELECT ${COLUMNS} FROM refunds WHERE id = $1 AND merchant_id = $2`, [id, merchantId]);
+  const r = await c.query<RefundRow>(`SELECT ${REFUND_COLUMNS} FROM refunds WHERE id = $1 AND merchant_id = $2`, [id, merchantId]);
   return r.rows[0] ? toRecord(r.rows[0]) : null;
 }
 
 export async function latestRefundOfPayment(c: Queryable, merchantId: string, paymentId: string): Promise<RefundRecord | null> {
   const r = await c.query<RefundRow>(
-    `SELECT ${COLUMNS} FROM refunds WHERE payment_id = $1 AND merchant_id = $2 ORDER BY created_at DESC, id DESC LIMIT 1`,
+    `SELECT ${REFUND_COLUMNS} FROM refunds WHERE payment_id = $1 AND merchant_id = $2 ORDER BY created_at DESC, id DESC LIMIT 1`,
     [paymentId, merchantId],
   );
   return r.rows[0] ? toRecord(r.rows[0]) : null;
@@ -92,7 +97,7 @@ export async function latestRefundOfPayment(c: Queryable, merchantId: string, pa
 
 export async function refundsOfPayment(c: Queryable, merchantId: string, paymentId: string): Promise<RefundRecord[]> {
   const r = await c.query<RefundRow>(
-    `SELECT ${COLUMNS} FROM refunds WHERE payment_id = $1 AND merchant_id = $2 ORDER BY created_at DESC, id DESC`,
+    `SELECT ${REFUND_COLUMNS} FROM refunds WHERE payment_id = $1 AND merchant_id = $2 ORDER BY created_at DESC, id DESC`,
     [paymentId, merchantId],
   );
   return r.rows.map(toRecord);
@@ -130,7 +135,7 @@ export async function claimDueRefunds(c: Queryable, limit: number, leaseMs: numb
 
 /** Locks a refund for its final transition. */
 export async function lockRefund(c: Queryable, id: string): Promise<RefundRecord | null> {
-  const r = await c.query<RefundRow>(`SELECT ${COLUMNS} FROM refunds WHERE id = $1 FOR UPDATE`, [id]);
+  const r = await c.query<RefundRow>(`SELECT ${REFUND_COLUMNS} FROM refunds WHERE id = $1 FOR UPDATE`, [id]);
   return r.rows[0] ? toRecord(r.rows[0]) : null;
 }
 
@@ -148,4 +153,14 @@ export async function finishRefund(c: Queryable, id: string, status: RefundStatu
   if (r.rowCount === 1) return;
   const cur = await c.query<{ status: RefundStatus }>(`SELECT status::text FROM refunds WHERE id = $1`, [id]);
   throw new IllegalRefundTransitionError(cur.rows[0]?.status ?? 'NEW', status);
+}
+
+/** The bill, order id and current shop Result URL of a payment (for refund and chargeback postbacks). */
+export async function paymentShopOf(c: Queryable, paymentId: string): Promise<{ billId: string; orderId: string | null; resultUrl: string | null }> {
+  const r = await c.query<{ bill_id: string; order_id: string | null; result_url: string | null }>(
+    `SELECT p.bill_id, b.order_id, s.result_url FROM payments p JOIN bills b ON b.id = p.bill_id JOIN shops s ON s.id = p.shop_id WHERE p.id = $1`,
+    [paymentId],
+  );
+  const row = r.rows[0]!;
+  return { billId: row.bill_id, orderId: row.order_id, resultUrl: row.result_url };
 }

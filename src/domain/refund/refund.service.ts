@@ -7,10 +7,11 @@ import { newId } from '../../lib/ids.js';
 import { isValidAmount, money2 } from '../../lib/money.js';
 import { post } from '../ledger/ledger.js';
 import { refundCreated, refundReturned, refundSucceeded } from '../ledger/postings.js';
+import { enqueueEvent } from '../../outbox/events.js';
 import type { AuthMerchant } from '../merchant/merchant-guard.js';
 import { SandboxRefundAcquirer, type RefundAcquirer, type RefundOutcome } from './refund-acquirer.js';
 import {
-  addRefunded, claimDueRefunds, findRefund, finishRefund, insertRefund, latestRefundOfPayment, lockPayment, lockRefund,
+  addRefunded, claimDueRefunds, paymentShopOf, findRefund, finishRefund, insertRefund, latestRefundOfPayment, lockPayment, lockRefund,
   refundsOfPayment, type ClaimedRefund, type RefundRecord,
 } from './refund.repository.js';
 import { assertTransition } from './refund.states.js';
@@ -92,7 +93,8 @@ export class RefundService {
         throw ValidationError.field('payment_id', REFUND_MESSAGES.paymentNotPaid);
       }
       // Refunds are in kopecks/cents; a sub-cent remainder of a converted credit stays with the merchant.
-      const left = p.received.minus(p.refundedAmount).toDecimalPlaces(2, Decimal.ROUND_DOWN);
+      // What chargebacks took back is not refundable again.
+      const left = p.received.minus(p.refundedAmount).minus(p.chargebackAmount).toDecimalPlaces(2, Decimal.ROUND_DOWN);
       let amount: Decimal;
       if (requested === null) {
         if (left.lte(0)) throw ValidationError.field('payment_id', REFUND_MESSAGES.fullyRefunded);
@@ -153,6 +155,15 @@ export class RefundService {
         await post(c, refundReturned(money));
         await addRefunded(c, r.paymentId, r.amount.neg());
       }
+      // The refund postback commits with the final status (transactional outbox).
+      const shop = await paymentShopOf(c, r.paymentId);
+      await enqueueEvent(c, {
+        merchantId: r.merchantId, kind: 'REFUND_POSTBACK', aggregateId: id, url: shop.resultUrl,
+        fields: {
+          Id: id, PaymentId: r.paymentId, BillId: shop.billId, InvId: shop.orderId ?? '', Amount: money2(r.amount),
+          Currency: r.currency, Status: to,
+        },
+      });
     });
   }
 }

@@ -11,10 +11,13 @@ export interface BillRow {
   currency_in: string;
   active: boolean;
   created_at: Date;
+  order_id: string | null;
+  ttl: number | null;
+  expires_at: Date | null;
 }
 
 /** Columns to SELECT for `BillRow`. */
-export const BILL_COLUMNS = 'id, status, type, amount, currency_in, active, created_at';
+export const BILL_COLUMNS = 'id, status, type, amount, currency_in, active, created_at, order_id, ttl, expires_at';
 
 export interface BillView {
   id: string;
@@ -24,9 +27,15 @@ export interface BillView {
   currency_in: string;
   created_at: string;
   active: boolean;
+  order_id: string | null;
+  ttl: number | null;
+  expires_at: string | null;
 }
 
-/** The wire bill: spec fields plus `active` (DESIGN: responses are a superset). */
+/**
+ * The wire bill: spec fields plus `active`, `order_id`, `ttl` (as sent at creation) and
+ * `expires_at` (DESIGN: responses are a superset).
+ */
 export function billView(b: BillRow, tz: string): BillView {
   return {
     id: b.id,
@@ -36,6 +45,9 @@ export function billView(b: BillRow, tz: string): BillView {
     currency_in: b.currency_in,
     created_at: formatDateTime(b.created_at, tz),
     active: b.active,
+    order_id: b.order_id,
+    ttl: b.ttl,
+    expires_at: b.expires_at === null ? null : formatDateTime(b.expires_at, tz),
   };
 }
 
@@ -47,4 +59,7 @@ export const BillSchema = Type.Object({
   currency_in: Type.String({ enum: ['RUB', 'USD', 'EUR'] }),
   created_at: Type.String({ description: 'Y-m-d H:i:s, service time zone' }),
   active: Type.Boolean(),
-});
+  order_id: Type.Union([Type.String(), Type.Null()], { description: 'As sent at bill/create', examples: ['ord-42'] }),
+  ttl: Type.Union([Type.Integer(), Type.Null()], { description: 'Seconds the bill lives, as sent at bill/create; null: no limit', examples: [3600] }),
+  expires_at: Type.Union([Type.String(), Type.Null()], { description: 'Y-m-d H:i:s: after it the bill takes no payment; null: never', examples: ['2026-11-23 19:30:00'] }),
+}, { examples: [{ id: 'Ab12Cd34Ef', status: 'NEW', type: 'NORMAL', amount: '100.00', currency_in: 'RUB', created_at: '2026-11-23 18:30:00', active: true, order_id: 'ord-42', ttl: 3600, expires_at: '2026-11-23 19:30:00' }] });

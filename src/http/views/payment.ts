@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { moneyNumber } from '../../lib/money.js';
 import { formatDateTime } from '../../lib/time.js';
+import { paymentError } from '../../domain/payment/payment-errors.js';
 
 export interface PaymentRow {
   id: string;
@@ -15,11 +16,17 @@ export interface PaymentRow {
   account_amount: string | null;
   account_currency: string;
   refunded_amount: string;
+  payer_email: string | null;
+  payer_phone: string | null;
+  payer_name: string | null;
+  payer_comment: string | null;
+  failure_reason: string | null;
 }
 
 /** Columns to SELECT for `PaymentRow`. */
 export const PAYMENT_COLUMNS = `id, bill_id, status, amount, amount_received, from_card, currency_in, created_at,
-  commission, account_amount, account_currency, refunded_amount`;
+  commission, account_amount, account_currency, refunded_amount, payer_email, payer_phone, payer_name, payer_comment,
+  failure_reason`;
 
 export interface PaymentView {
   id: string;
@@ -34,13 +41,24 @@ export interface PaymentView {
   account_amount: number | null;
   account_currency_code: string;
   refunded_amount: number;
+  account_bank: string | null;
+  payer_phone: string | null;
+  payer_email: string | null;
+  payer_name: string | null;
+  payer_comment: string | null;
+  error_code: string | null;
+  error_message: string | null;
 }
 
 /**
  * The wire payment: spec fields plus commission, account_amount (what the balance received;
- * null until credited), account_currency_code and refunded_amount. Amounts are JSON numbers.
+ * null until credited), account_currency_code, refunded_amount, and the fields the public
+ * clients read (null when absent): account_bank (the payer's bank; the sandbox acquirer does not
+ * report one), payer_* (what the page asked the payer), error_code and error_message (why a FAIL
+ * failed). Amounts are JSON numbers.
  */
 export function paymentView(p: PaymentRow, tz: string): PaymentView {
+  const err = paymentError(p.status, p.failure_reason);
   return {
     id: p.id,
     bill_id: p.bill_id,
@@ -54,6 +72,13 @@ export function paymentView(p: PaymentRow, tz: string): PaymentView {
     account_amount: p.account_amount === null ? null : moneyNumber(p.account_amount),
     account_currency_code: p.account_currency,
     refunded_amount: moneyNumber(p.refunded_amount),
+    account_bank: null,
+    payer_phone: p.payer_phone,
+    payer_email: p.payer_email,
+    payer_name: p.payer_name,
+    payer_comment: p.payer_comment,
+    error_code: err.code,
+    error_message: err.message,
   };
 }
 
@@ -73,4 +98,18 @@ export const PaymentSchema = Type.Object({
   account_amount: Type.Union([Type.Number(), Type.Null()], { description: 'Credited to the balance, in account_currency_code; null until credited' }),
   account_currency_code: Type.String(),
   refunded_amount: Amount('Refunded so far'),
+  account_bank: Type.Union([Type.String(), Type.Null()], { description: "The payer's bank when the acquirer reports it (null in the sandbox)" }),
+  payer_phone: Type.Union([Type.String(), Type.Null()], { description: 'Asked on the page (request_fields), E.164', examples: ['+79001234567'] }),
+  payer_email: Type.Union([Type.String(), Type.Null()], { description: 'Asked on the page, or the bill\'s payer_email', examples: ['buyer@example.com'] }),
+  payer_name: Type.Union([Type.String(), Type.Null()], { examples: ['Anna'] }),
+  payer_comment: Type.Union([Type.String(), Type.Null()], { examples: ['Ring twice'] }),
+  error_code: Type.Union([Type.String(), Type.Null()], { description: 'Why a FAIL failed; null otherwise', examples: ['card_declined'] }),
+  error_message: Type.Union([Type.String(), Type.Null()], { examples: ['The card was declined by the issuer.'] }),
+}, {
+  examples: [{
+    id: '1Ja97ZcnUXyfJn9l', bill_id: 'vEmenaKVep', status: 'FAIL', amount: 100, amount_received: 0, from_card: '400000******0002',
+    currency_in: 'RUB', created_at: '2026-11-23 18:42:11', commission: 0, account_amount: 0, account_currency_code: 'RUB',
+    refunded_amount: 0, account_bank: null, payer_phone: '+79001234567', payer_email: 'buyer@example.com', payer_name: 'Anna',
+    payer_comment: null, error_code: 'card_declined', error_message: 'The card was declined by the issuer.',
+  }],
 });

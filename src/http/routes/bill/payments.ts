@@ -1,24 +1,28 @@
-import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { defineInput, requestInput, v } from '../../input.js';
+import { endpointUrl, pageParams, pageSchema } from '../../pagination.js';
 import { PaymentSchema, paymentView } from '../../views/payment.js';
 
-const input = defineInput({ id: v.string({ required: true, max: 64, description: 'Bill ID' }) });
+const input = defineInput({
+  id: v.string({ required: true, max: 64, description: 'Bill ID' }),
+  per_page: v.integer({ min: 1, description: 'Page size; default and most: BILL_PAYMENTS_MAX (1000); more is 400 api:error.too_many_payments' }),
+  cursor: v.string({ max: 512, description: 'Opaque cursor from meta.next_cursor / meta.prev_cursor' }),
+});
 
 /** GET /api/v1/bill/payments */
 export function billPaymentsRoute(app: FastifyInstance): void {
   app.get('/payments', {
     schema: {
       tags: ['bill'],
-      summary: "A bill's payments, oldest first",
+      summary: "A bill's payments, oldest first, cursor-paginated (data, links, meta)",
       querystring: input.schema,
-      response: { 200: Type.Object({ data: Type.Array(PaymentSchema), success: Type.Boolean() }) },
+      response: { 200: pageSchema(PaymentSchema) },
     },
     config: { errorStatus: { too_many_payments: 400, merchant_not_found: 403, merchant_banned: 403, bill_not_found: 403 } },
   }, async (req) => {
     const p = input.parse(requestInput(req));
-    const rows = await app.services.bills.payments(req.merchant, p.id!);
+    const params = pageParams(p, app.config.billPaymentsMax, { id: p.id! });
     const tz = app.config.tz;
-    return { data: rows.map((r) => paymentView(r, tz)), success: true };
+    return app.services.bills.payments(req.merchant, p.id!, params, endpointUrl(req, app.config.publicBaseUrl), (r) => paymentView(r, tz));
   });
 }

@@ -13,7 +13,7 @@ export const RefundSchema = Type.Object({
   entity_id: Type.String({ description: 'ID of the refunded payment' }),
   created_at: Type.String({ description: 'Y-m-d H:i:s in the service time zone' }),
   success: Type.Boolean(),
-});
+}, { examples: [{ id: 'R7kq2LmZ9xPa3sDf', status: 'SUCCESS', amount: '50.50', currency: 'RUB', entity_type: 'payment', entity_id: '1Ja97ZcnUXyfJn9l', created_at: '2026-11-23 18:45:02', success: true }] });
 
 export function refundView(r: RefundRecord, tz: string) {
   return {
