@@ -31,7 +31,7 @@ describe('payment/status with refunds=1 and chargeback=1', () => {
     const full = (await get(`/api/v1/payment/status?id=${p.paymentId}&refunds=1&chargeback=true`)).json();
     expect(full.refunds.map((x: { id: string }) => x.id)).toEqual([r2.id, r1.id]);
     expect(full.refunds[1]).toEqual({
-      id: r1.id, status: 'SUCCESS', amount: '10.00', currency: 'RUB', entity_type: 'payment', entity_id: p.paymentId,
+      id: r1.id, status: 'SUCCESS', amount: 10, currency: 'RUB', entity_type: 'payment', entity_id: p.paymentId,
       created_at: expect.stringMatching(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/),
     });
     expect(full.chargeback).toEqual([]);
@@ -62,7 +62,7 @@ describe('refund/status by refund id', () => {
     const first = (await refundPartial(t, m, p.paymentId, '1.00')).json();
     await refundPartial(t, m, p.paymentId, '2.00');
     const r = (await get(`/api/v1/refund/status?id=${first.id}`)).json();
-    expect(r).toMatchObject({ id: first.id, amount: '1.00' });
+    expect(r).toMatchObject({ id: first.id, amount: 1 });
   });
 });
 
