@@ -10,6 +10,7 @@ import { pickLang, translator } from './i18n.js';
 import { BASE, LOGIN_CSRF_COOKIE, SESSION_COOKIE, formBody, render } from './context.js';
 export { LOGIN_CSRF_COOKIE, SESSION_COOKIE };
 import { SessionStore } from './session.js';
+import { SIGN_IN_LIMITS } from './sign-in-guard.js';
 import type { CabinetRouteOptions } from './context.js';
 import authRoutes from './routes/auth.js';
 import dashboardRoutes from './routes/dashboard.js';
@@ -100,7 +101,10 @@ export default async function cabinetRoutes(app: FastifyInstance): Promise<void>
     return errorPage(req, reply, 500, req.cabinet.t('error.general'));
   });
 
-  const opts: CabinetRouteOptions = { sessions, cookieOpts };
+  const opts: CabinetRouteOptions = {
+    sessions, cookieOpts,
+    signInLimits: { ...SIGN_IN_LIMITS, perAddress: app.config.loginAttemptsPerIp, perAccount: app.config.loginFailuresPerAccount },
+  };
   await app.register(authRoutes, opts);
   await app.register(dashboardRoutes);
   await app.register(billRoutes, { prefix: '/bills' });
