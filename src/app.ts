@@ -34,7 +34,7 @@ export interface BuildOptions {
 /** The whole HTTP service: plugins, then routes, then the error handler (see STYLE.md). */
 export async function buildApp(opts: BuildOptions): Promise<FastifyInstance> {
   const app = Fastify({
-    logger: opts.logger === false ? false : { ...loggerOptions(opts.config.logLevel), ...(opts.logStream ? { stream: opts.logStream } : {}) },
+    logger: opts.logger === false ? false : { ...loggerOptions(opts.config.logLevel, [opts.config.adminApiToken, opts.config.tokenEncryptionKey.toString('base64')]), ...(opts.logStream ? { stream: opts.logStream } : {}) },
     trustProxy: typeof opts.config.trustProxy === 'number'
       ? ((n: number) => (_addr: string, hop: number) => hop < n)(opts.config.trustProxy)
       : opts.config.trustProxy,

@@ -9,7 +9,7 @@ import { startWorkers, stopWorkers } from './workers.js';
 // npm run worker: only the background workers (any number of these may run at once).
 const b = await boot();
 const db = createDb(b.databaseUrl, { max: 10 });
-const log = pino(loggerOptions(b.config.logLevel));
+const log = pino(loggerOptions(b.config.logLevel, [b.config.adminApiToken, b.config.tokenEncryptionKey.toString('base64')]));
 const workers = startWorkers({ config: b.config, db, services: createServices(b.config, db), log });
 log.info({ workers: workers.map((w) => w.name) }, 'workers started');
 let stopping = false;
