@@ -3,11 +3,12 @@ import { Decimal } from 'decimal.js';
 /**
  * Longest number text and largest exponent accepted from outside. The widest real value is
  * `-999999999999.99999999` (22 characters); anything near these bounds is already refused by
- * the range rules, so they only cut off texts whose arithmetic or formatting would cost
- * seconds or the whole heap (`1e600000000`, thousands of digits).
+ * the range rules (`1e309` keeps its endpoint's invalid_amount), and formatting a number of a
+ * thousand digits costs microseconds, so they only cut off texts whose arithmetic or formatting
+ * would cost seconds or the whole heap (`1e600000000`, thousands of digits).
  */
-export const MAX_NUMBER_CHARS = 50;
-export const MAX_NUMBER_EXPONENT = 50;
+export const MAX_NUMBER_CHARS = 100;
+export const MAX_NUMBER_EXPONENT = 1000;
 
 const NUMERIC = /^[+-]?(\d+\.?\d*|\.\d+)(?:[eE]([+-]?\d+))?$/;
 
