@@ -8,7 +8,8 @@ import type { Config } from './config.js';
 import type { Db } from './db/client.js';
 import { createServices, type Services } from './services.js';
 import { errorHandler } from './plugins/error-handler.js';
-import { loggerOptions } from './logger.js';
+import { jsonDepthExceeds, refuseNulBytes } from './plugins/bad-input.js';
+import { configSecrets, loggerOptions } from './logger.js';
 import { migrationsCurrent } from './db/migrate.js';
 import { registerRoutes } from './http/routes/index.js';
 import { registerFavicon } from './http/favicon.js';
@@ -26,13 +27,15 @@ export interface BuildOptions {
   db: Db;
   /** false in tests that do not want logs. */
   logger?: boolean;
+  /** Where logs go (default stdout); tests capture them here. */
+  logStream?: { write(line: string): void };
   services?: Services;
 }
 
 /** The whole HTTP service: plugins, then routes, then the error handler (see STYLE.md). */
 export async function buildApp(opts: BuildOptions): Promise<FastifyInstance> {
   const app = Fastify({
-    logger: opts.logger === false ? false : loggerOptions(opts.config.logLevel, opts.config.logFormat),
+    logger: opts.logger === false ? false : { ...loggerOptions(opts.config.logLevel, { format: opts.config.logFormat, secrets: configSecrets(opts.config) }), ...(opts.logStream ? { stream: opts.logStream } : {}) },
     trustProxy: typeof opts.config.trustProxy === 'number'
       ? ((n: number) => (_addr: string, hop: number) => hop < n)(opts.config.trustProxy)
       : opts.config.trustProxy,
@@ -53,10 +56,17 @@ export async function buildApp(opts: BuildOptions): Promise<FastifyInstance> {
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
     if (typeof body === 'string' && body.trim() === '') return done(null, undefined);
-    return jsonParser(req, body as string, done);
+    return jsonParser(req, body as string, (err, value) => {
+      if (err) return done(err, undefined);
+      // A deeply nested body would overflow the stack of whatever walks it (the idempotency hash).
+      if (jsonDepthExceeds(value)) return done(Object.assign(new Error('JSON nested too deeply'), { statusCode: 400 }), undefined);
+      return done(null, value);
+    });
   });
   await app.register(formbody);
   await app.register(multipart, { attachFieldsToBody: 'keyValues', limits: { fileSize: 64 * 1024, files: 1, fields: 100 } });
+  // After the body parsers (multipart parses in its own preValidation hook, registered first).
+  app.addHook('preValidation', refuseNulBytes);
   // Any other content type: the body is ignored (as the API's original server does), so the
   // request fails validation with a 422 naming the missing fields, never a 415 or 500.
   app.addContentTypeParser('*', (_req, payload, done) => {

@@ -27,6 +27,9 @@ export interface Config {
   /** Payment form attempts per bill and per IP in a 10-minute window. */
   payAttemptsPerBill: number;
   payAttemptsPerIp: number;
+  /** Cabinet sign-in: attempts per client address in 10 minutes; wrong passwords per email in an hour (see SignInGuard). */
+  loginAttemptsPerIp: number;
+  loginFailuresPerAccount: number;
   /**
    * Which proxies may set X-Forwarded-For (Fastify's trustProxy): false (default: the socket
    * address is the client), true (any), a hop count, or a comma list of addresses/CIDRs.
@@ -144,6 +147,8 @@ export function loadConfig(env: Env = { ...readDotEnv(), ...process.env }, gener
     billPaymentsMax: int('BILL_PAYMENTS_MAX', env.BILL_PAYMENTS_MAX, 1000, 1),
     payAttemptsPerBill: int('PAY_ATTEMPTS_PER_BILL', env.PAY_ATTEMPTS_PER_BILL, 30, 1),
     payAttemptsPerIp: int('PAY_ATTEMPTS_PER_IP', env.PAY_ATTEMPTS_PER_IP, 1000, 1),
+    loginAttemptsPerIp: int('LOGIN_ATTEMPTS_PER_IP', env.LOGIN_ATTEMPTS_PER_IP, 30, 1),
+    loginFailuresPerAccount: int('LOGIN_FAILURES_PER_ACCOUNT', env.LOGIN_FAILURES_PER_ACCOUNT, 100, 1),
     trustProxy: trustProxyOf(env.TRUST_PROXY),
     rateLimitPerToken: int('RATE_LIMIT_PER_TOKEN', env.RATE_LIMIT_PER_TOKEN, 60000),
     rateLimitPerIp: int('RATE_LIMIT_PER_IP', env.RATE_LIMIT_PER_IP, 120000),

@@ -33,6 +33,7 @@ export const LOGIN_CSRF_COOKIE = 'cab_pre';
 export interface CabinetRouteOptions {
   sessions: import('./session.js').SessionStore;
   cookieOpts: { path: string; httpOnly: boolean; sameSite: 'lax'; secure: boolean };
+  signInLimits: import('./sign-in-guard.js').SignInLimits;
 }
 
 /** Form errors: a message at the top and messages next to fields, in the user's language. */

@@ -5,11 +5,13 @@ import cookie from '@fastify/cookie';
 import view from '@fastify/view';
 import { Eta } from 'eta';
 import { safeEqual } from '../lib/crypto.js';
-import { NotFoundError } from '../http/errors.js';
+import { NotFoundError, ValidationError } from '../http/errors.js';
+import { isMalformedBody } from '../plugins/bad-input.js';
 import { pickLang, translator } from './i18n.js';
 import { BASE, LOGIN_CSRF_COOKIE, SESSION_COOKIE, formBody, render } from './context.js';
 export { LOGIN_CSRF_COOKIE, SESSION_COOKIE };
 import { SessionStore } from './session.js';
+import { SIGN_IN_LIMITS } from './sign-in-guard.js';
 import type { CabinetRouteOptions } from './context.js';
 import authRoutes from './routes/auth.js';
 import dashboardRoutes from './routes/dashboard.js';
@@ -94,13 +96,17 @@ export default async function cabinetRoutes(app: FastifyInstance): Promise<void>
   app.setErrorHandler(async (err, req, reply) => {
     if (!req.cabinet) req.cabinet = { lang: 'en', t: translator('en'), session: null };
     if (err instanceof NotFoundError) return errorPage(req, reply, 404, req.cabinet.t('error.not_found'));
+    if (err instanceof ValidationError || isMalformedBody(err, req)) return errorPage(req, reply, 422, req.cabinet.t('error.general'));
     const status = (err as { statusCode?: number }).statusCode;
     if (typeof status === 'number' && status >= 400 && status < 500) return errorPage(req, reply, status, req.cabinet.t('error.general'));
     req.log.error({ err }, 'cabinet error');
     return errorPage(req, reply, 500, req.cabinet.t('error.general'));
   });
 
-  const opts: CabinetRouteOptions = { sessions, cookieOpts };
+  const opts: CabinetRouteOptions = {
+    sessions, cookieOpts,
+    signInLimits: { ...SIGN_IN_LIMITS, perAddress: app.config.loginAttemptsPerIp, perAccount: app.config.loginFailuresPerAccount },
+  };
   await app.register(authRoutes, opts);
   await app.register(dashboardRoutes);
   await app.register(billRoutes, { prefix: '/bills' });

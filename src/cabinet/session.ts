@@ -1,11 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import bcrypt from 'bcryptjs';
+import bcrypt from 'bcrypt';
 import type { Db } from '../db/client.js';
 import { sha256Hex } from '../lib/crypto.js';
 
-/** Failed sign-ins in a row that lock the account, and for how long. */
-export const MAX_FAILED_LOGINS = 5;
-export const LOCK_MINUTES = 15;
 /** Absolute session lifetime. */
 export const SESSION_HOURS = 12;
 
@@ -28,11 +25,14 @@ export interface CabinetSession {
 
 export type LoginResult =
   | { ok: true; cookie: string; merchantId: string }
-  | { ok: false; reason: 'invalid' | 'locked' | 'banned' };
+  | { ok: false; reason: 'invalid' | 'banned' };
 
 // Compared against when the email is unknown, so both paths cost one bcrypt round (cost 10,
-// as real hashes). A literal: hashing it at import cost ~0.1-0.6 s of every start-up.
-const DUMMY_HASH = '$2b$10$dYCeCMPMgFdQVVXEFD6JlORdjmqOKtlqdiHSc.nW.BZ2V.Lot19ZG';
+// as setPassword hashes).
+const DUMMY_HASH = '$2b$10$nt/TIRtjht75GB/QggmbV.ZV0LK3TpsMrFYO6y0VHaqdmiIfWwEra';
+
+/** bcrypt in the libuv thread pool (the native `bcrypt` package): sign-ins never stall the event loop. */
+const passwordMatches = (password: string, hash: string): Promise<boolean> => bcrypt.compare(password, hash).catch(() => false);
 
 const MERCHANT_COLS = `m.id, m.name, m.email, m.status, m.verified, m.subscription,
   m.grant_refunds AS "grantRefunds", m.grant_regular_payouts AS "grantRegularPayouts"`;
@@ -42,41 +42,18 @@ export class SessionStore {
   constructor(private readonly db: Db) {}
 
   /**
-   * Checks the password; a locked account is refused without looking at it. Failures are
-   * counted with one atomic UPDATE, so concurrent guesses are all counted; the success path
-   * resets the counter only if the account is not (or no longer) locked, re-checked in the
-   * same statement, so a guess racing the lock cannot slip through.
+   * Checks the password (who may try at all is the SignInGuard's business, before this). An
+   * unknown email costs the same bcrypt round as a known one; a banned merchant is told so only
+   * after the right password.
    */
   async login(email: string, password: string): Promise<LoginResult> {
-    const r = await this.db.pool.query<{ id: string; password_hash: string | null; status: string; locked: boolean }>(
-      `SELECT id, password_hash, status, (locked_until IS NOT NULL AND locked_until > now()) AS locked
-         FROM merchants WHERE email = $1`,
+    const r = await this.db.pool.query<{ id: string; password_hash: string | null; status: string }>(
+      'SELECT id, password_hash, status FROM merchants WHERE email = $1',
       [email.trim().toLowerCase()],
     );
     const m = r.rows[0];
-    if (!m || !m.password_hash) {
-      await bcrypt.compare(password, DUMMY_HASH);
-      return { ok: false, reason: 'invalid' };
-    }
-    if (m.locked) return { ok: false, reason: 'locked' };
-    const good = await bcrypt.compare(password, m.password_hash);
-    if (!good) {
-      const u = await this.db.pool.query<{ locked: boolean }>(
-        `UPDATE merchants SET
-           failed_login_count = CASE WHEN failed_login_count + 1 >= $2 THEN 0 ELSE failed_login_count + 1 END,
-           locked_until = CASE WHEN failed_login_count + 1 >= $2 THEN now() + make_interval(mins => $3) ELSE locked_until END
-         WHERE id = $1
-         RETURNING (locked_until IS NOT NULL AND locked_until > now()) AS locked`,
-        [m.id, MAX_FAILED_LOGINS, LOCK_MINUTES],
-      );
-      return { ok: false, reason: u.rows[0]?.locked ? 'locked' : 'invalid' };
-    }
-    const u = await this.db.pool.query(
-      `UPDATE merchants SET failed_login_count = 0, locked_until = NULL
-        WHERE id = $1 AND (locked_until IS NULL OR locked_until <= now())`,
-      [m.id],
-    );
-    if (u.rowCount !== 1) return { ok: false, reason: 'locked' };
+    const good = await passwordMatches(password, m?.password_hash ?? DUMMY_HASH);
+    if (!m || !m.password_hash || !good) return { ok: false, reason: 'invalid' };
     if (m.status === 'BANNED') return { ok: false, reason: 'banned' };
     const cookie = await this.create(m.id);
     return { ok: true, cookie, merchantId: m.id };

@@ -1,8 +1,9 @@
-import { Decimal } from 'decimal.js';
+import type { Decimal } from 'decimal.js';
 import { Type, type TSchema } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import { ValidationError } from './errors.js';
 import { expandBrackets } from './brackets.js';
+import { boundedDecimal } from '../lib/decimal-text.js';
 
 /**
  * Request input as existing clients send it: query string, JSON (also on GET), urlencoded or
@@ -45,8 +46,6 @@ function make<T>(required: boolean, schema: TSchema, parse: (v: unknown, field: 
 
 interface Common { required?: boolean; description?: string }
 
-const NUMERIC = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
-
 export const v = {
   string(o: Common & { max?: number; min?: number; pattern?: RegExp } = {}): Rule<string> {
     const max = o.max ?? 255;
@@ -77,10 +76,10 @@ export const v = {
   decimal(o: Common = {}): Rule<Decimal> {
     return make(!!o.required, Type.Union([Type.String(), Type.Number()], { description: o.description }), (raw, f) => {
       const x = scalar(raw, f);
-      const s = typeof x === 'number' ? (Number.isFinite(x) ? String(x) : 'x') : typeof x === 'string' ? x.trim() : 'x';
-      if (!NUMERIC.test(s)) throw new FieldError(`The ${label(f)} must be a number.`);
-      const d = new Decimal(s);
-      if (!d.isFinite()) throw new FieldError(`The ${label(f)} must be a number.`);
+      // Bounded on the text before any arithmetic: `1e600000000` would exhaust the heap when formatted.
+      const s = typeof x === 'number' ? (Number.isFinite(x) ? String(x) : 'x') : typeof x === 'string' && x.length <= 1000 ? x.trim() : 'x';
+      const d = boundedDecimal(s);
+      if (d === null) throw new FieldError(`The ${label(f)} must be a number.`);
       return d;
     });
   },

@@ -1,26 +1,32 @@
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
+import ipaddr from 'ipaddr.js';
 
 export class UnsafeUrlError extends Error {}
 
-/** Loopback, private, link-local, CGNAT, multicast, unspecified and similar ranges. */
-export function isPrivateAddress(ip: string): boolean {
-  const v = isIP(ip);
-  if (v === 4) {
-    const [a, b] = ip.split('.').map(Number) as [number, number];
-    return a === 0 || a === 10 || a === 127 || (a === 100 && b >= 64 && b <= 127) || (a === 169 && b === 254) ||
-      (a === 172 && b >= 16 && b <= 31) || (a === 192 && b === 168) || (a === 192 && b === 0) ||
-      (a === 198 && (b === 18 || b === 19)) || a >= 224;
+// The IPv6 global unicast block (2000::/3); everything outside it (IPv4-compatible ::/96,
+// ::ffff:0:0:0/96, site-local fec0::/10, unique-local, link-local...) is never a receiver.
+const GLOBAL_V6 = ipaddr.IPv6.parse('2000::');
+
+/**
+ * True only for a global unicast address, as ipaddr.js classifies it (every special-purpose
+ * range of IPv4 and IPv6). An IPv4-mapped IPv6 address is the IPv4 address it maps to (the
+ * socket connects to that); NAT64, 6to4 and Teredo addresses embed an IPv4 address a gateway
+ * would forward to, so they are refused whatever they embed. Anything unparsable is refused.
+ */
+export function isGlobalUnicast(ip: string): boolean {
+  let a: ipaddr.IPv4 | ipaddr.IPv6;
+  try { a = ipaddr.parse(ip); } catch { return false; }
+  if (a.kind() === 'ipv6') {
+    const v6 = a as ipaddr.IPv6;
+    if (v6.isIPv4MappedAddress()) return isGlobalUnicast(v6.toIPv4Address().toString());
+    return v6.range() === 'unicast' && v6.match(GLOBAL_V6, 3);
   }
-  if (v === 6) {
-    const s = ip.toLowerCase();
-    if (s === '::' || s === '::1') return true;
-    const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(s);
-    if (mapped) return isPrivateAddress(mapped[1]!);
-    return /^(fc|fd|fe8|fe9|fea|feb|ff)/.test(s);
-  }
-  return true;
+  return a.range() === 'unicast';
 }
+
+/** Anything that is not a global unicast address (see isGlobalUnicast). */
+export const isPrivateAddress = (ip: string): boolean => !isGlobalUnicast(ip);
 
 /** http(s) only, with a host; no credentials in the URL. Throws UnsafeUrlError. */
 export function checkUrlShape(raw: string): URL {

@@ -13,6 +13,8 @@ export interface OutboxWorkerOptions {
   workerId?: string;
   /** Deliveries in flight at most. */
   concurrency?: number;
+  /** Deliveries in flight at most for one merchant (default half of concurrency), so one slow receiver cannot hold every slot. */
+  perMerchant?: number;
   /** How long a claimed event is ours; another worker takes it over after that. */
   leaseMs?: number;
   /** Per-attempt HTTP timeout (must stay well under leaseMs). */
@@ -82,14 +84,26 @@ const CLAIM_SELECT = `
     LEFT JOIN payments p2 ON p2.id = COALESCE(rf.payment_id, cb.payment_id)
     LEFT JOIN shops s2 ON s2.id = p2.shop_id`;
 
+// Due events oldest first, but at most $6 per merchant counting those already in flight
+// ($5: [merchant_id, in flight] pairs as JSON), so a merchant with a large backlog or a
+// receiver that never answers cannot take every slot from the others.
 const CLAIM_DUE_SQL = `
   WITH claimed AS (
     UPDATE outbox_events e SET lease_owner = $1, lease_until = $3
      WHERE e.id IN (
        SELECT id FROM outbox_events
-        WHERE status = 'PENDING' AND next_attempt_at <= $2 AND (lease_until IS NULL OR lease_until <= $2)
-        ORDER BY next_attempt_at
-        LIMIT $4
+        WHERE id IN (
+          SELECT r.id FROM (
+            SELECT d.id, d.merchant_id, d.next_attempt_at,
+                   row_number() OVER (PARTITION BY d.merchant_id ORDER BY d.next_attempt_at, d.id) AS rn
+              FROM outbox_events d
+             WHERE d.status = 'PENDING' AND d.next_attempt_at <= $2 AND (d.lease_until IS NULL OR d.lease_until <= $2)) r
+          LEFT JOIN jsonb_to_recordset($5::jsonb) AS b(m text, n int) ON b.m = r.merchant_id
+           WHERE r.rn <= $6 - coalesce(b.n, 0)
+           ORDER BY r.next_attempt_at
+           LIMIT $4)
+          -- Checked again on the locked row: another worker may have claimed it meanwhile.
+          AND status = 'PENDING' AND next_attempt_at <= $2 AND (lease_until IS NULL OR lease_until <= $2)
         FOR UPDATE SKIP LOCKED)
     RETURNING e.id, e.merchant_id, e.kind, e.aggregate_id, e.url, e.payload, e.attempts)
   ${CLAIM_SELECT}`;
@@ -143,6 +157,8 @@ export class OutboxDeliverer {
   private readonly allowPrivate: boolean;
   private readonly delays: readonly number[] | undefined;
   private readonly tokens = new Map<string, string>();
+  /** Timeouts in a row per receiver (URL origin); reset by any answer. */
+  private readonly timeouts = new Map<string, number>();
 
   constructor(private readonly ctx: Ctx, opts: OutboxWorkerOptions = {}) {
     this.workerId = opts.workerId ?? `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
@@ -154,10 +170,14 @@ export class OutboxDeliverer {
     this.delays = opts.retryDelaysMs;
   }
 
-  /** Claims up to `limit` due events (FOR UPDATE SKIP LOCKED: concurrent workers never share one). */
-  async claim(limit: number, q: Queryable = this.ctx.db.pool): Promise<ClaimedEvent[]> {
+  /**
+   * Claims up to `limit` due events (FOR UPDATE SKIP LOCKED: concurrent workers never share
+   * one), at most `perMerchant` per merchant counting `busy` (its deliveries in flight).
+   */
+  async claim(limit: number, q: Queryable = this.ctx.db.pool, perMerchant = limit, busy: ReadonlyMap<string, number> = new Map()): Promise<ClaimedEvent[]> {
     const now = this.now();
-    const r = await q.query(CLAIM_DUE_SQL, [this.workerId, now, new Date(now.getTime() + this.leaseMs), limit]);
+    const inFlight = JSON.stringify([...busy].map(([m, n]) => ({ m, n })));
+    const r = await q.query(CLAIM_DUE_SQL, [this.workerId, now, new Date(now.getTime() + this.leaseMs), limit, inFlight, perMerchant]);
     return r.rows.map(toClaimed);
   }
 
@@ -182,7 +202,18 @@ export class OutboxDeliverer {
       return { eventId: ev.id, decision, lastError: 'cannot sign: token not decryptable', attempt: { attemptedAt, httpStatus: null, latencyMs: 0, error: 'cannot sign: token not decryptable', responseHead: null } };
     }
     const body = eventBody(ev.kind, ev.fields, token);
-    const r = await sendForm(ev.url, body, { timeoutMs: this.timeoutMs, allowPrivate: this.allowPrivate });
+    const origin = originOf(ev.url);
+    // A receiver that keeps timing out gets a fifth of the timeout (at least 1 s) until it
+    // answers again: its events still go out, but hold their slots for less.
+    const slow = (this.timeouts.get(origin) ?? 0) >= SLOW_AFTER_TIMEOUTS;
+    const timeoutMs = slow ? Math.max(1000, Math.floor(this.timeoutMs / 5)) : this.timeoutMs;
+    const r = await sendForm(ev.url, body, { timeoutMs, allowPrivate: this.allowPrivate });
+    if (r.outcome.kind === 'retryable' && r.outcome.reason === 'timeout') {
+      if (this.timeouts.size > 10_000) this.timeouts.clear();
+      this.timeouts.set(origin, (this.timeouts.get(origin) ?? 0) + 1);
+    } else if (r.httpStatus !== null) {
+      this.timeouts.delete(origin);
+    }
     let decision = decide(r.outcome, ev.attempts + 1, this.now(), this.random, this.delays);
     if (decision.status === 'PENDING' && opts.retries === false) decision = { status: 'DEAD' };
     assertTransition('PENDING', decision.status);
@@ -261,6 +292,13 @@ export class OutboxDeliverer {
   }
 }
 
+/** Timeouts in a row after which a receiver gets the shorter timeout. */
+const SLOW_AFTER_TIMEOUTS = 2;
+
+const originOf = (url: string): string => {
+  try { return new URL(url).origin; } catch { return url; }
+};
+
 function toClaimed(row: Record<string, unknown>): ClaimedEvent {
   const payload = (row.payload ?? {}) as { fields?: Record<string, unknown> };
   return {
@@ -285,8 +323,10 @@ function toClaimed(row: Record<string, unknown>): ClaimedEvent {
 export function startOutboxWorker(ctx: Ctx, opts: OutboxWorkerOptions = {}): Worker & { deliverer: OutboxDeliverer } {
   const d = new OutboxDeliverer(ctx, opts);
   const concurrency = opts.concurrency ?? 64;
+  const perMerchant = opts.perMerchant ?? Math.max(1, Math.ceil(concurrency / 2));
   const pollMs = opts.pollMs ?? 200;
   const inflight = new Set<Promise<void>>();
+  const busy = new Map<string, number>();
   const buffer: DeliveryResult[] = [];
   let flushing: Promise<void> | null = null;
   let stopping = false;
@@ -335,8 +375,14 @@ export function startOutboxWorker(ctx: Ctx, opts: OutboxWorkerOptions = {}): Wor
         return { eventId: ev.id, decision: { status: 'PENDING', nextAttemptAt: new Date(d.now().getTime() + 60_000) }, lastError: `internal error: ${(err as Error).message}`.slice(0, 500), attempt: null };
       })
       .then((r) => { buffer.push(r); void flush(); })
-      .finally(() => { inflight.delete(p); wake?.(); });
+      .finally(() => {
+        inflight.delete(p);
+        const n = (busy.get(ev.merchantId) ?? 1) - 1;
+        if (n > 0) busy.set(ev.merchantId, n); else busy.delete(ev.merchantId);
+        wake?.();
+      });
     inflight.add(p);
+    busy.set(ev.merchantId, (busy.get(ev.merchantId) ?? 0) + 1);
   };
 
   const loop = (async () => {
@@ -347,7 +393,7 @@ export function startOutboxWorker(ctx: Ctx, opts: OutboxWorkerOptions = {}): Wor
       if (free > 0 && (inflight.size === 0 || free >= Math.max(1, Math.floor(concurrency / 4)))) {
         let events: ClaimedEvent[] = [];
         try {
-          events = await d.claim(free);
+          events = await d.claim(free, undefined, perMerchant, busy);
         } catch (err) {
           ctx.log.error({ err }, 'outbox: claim failed');
           await nap(Math.max(pollMs, 1000), false);

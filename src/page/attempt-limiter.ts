@@ -37,5 +37,20 @@ export class AttemptLimiter {
     list.push(now);
   }
 
+  /** Attempts of `key` in the window. */
+  count(key: string, now = Date.now()): number {
+    return this.live(key, now).length;
+  }
+
+  /** Takes back the latest attempt of `key` (it turned out not to be a failure). */
+  undo(key: string): void {
+    const list = this.hits.get(key);
+    list?.pop();
+    if (list && list.length === 0) this.hits.delete(key);
+  }
+
+  /** Forgets every attempt of `key`. */
+  reset(key: string): void { this.hits.delete(key); }
+
   clear(): void { this.hits.clear(); }
 }

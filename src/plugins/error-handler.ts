@@ -1,6 +1,7 @@
 import fp from 'fastify-plugin';
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { TooManyRequestsError } from './rate-limit.js';
+import { isMalformedBody } from './bad-input.js';
 import {
   ConflictError, DomainError, NotFoundError, UnauthenticatedError, UnauthorizedActionError, ValidationError,
 } from '../http/errors.js';
@@ -34,6 +35,7 @@ export const errorHandler = fp(
       if (err instanceof NotFoundError) return reply.status(404).send({ success: false, message: err.message });
       if (err instanceof TooManyRequestsError) return reply.status(429).send({ success: false, message: err.message });
       if (err instanceof ConflictError) return reply.status(409).send({ success: false, message: err.message });
+      if (isMalformedBody(err, req)) return reply.status(422).send({ success: false, message: 'The given data was invalid.', errors: {} });
       const pgCode = (err as { code?: string }).code;
       if (pgCode && PG_CLIENT_ERRORS.has(pgCode)) {
         req.log.warn({ pgCode, msg: err.message }, 'database refused input');

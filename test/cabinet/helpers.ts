@@ -7,7 +7,8 @@ export const PASSWORD = 'correct horse battery staple';
 /** A tiny cookie jar over app.inject, as a browser would keep cookies for /cabinet. */
 export class CabinetClient {
   cookies = new Map<string, string>();
-  constructor(private readonly t: TestApp) {}
+  /** `ip`: the client address the app sees (several clients, several addresses). */
+  constructor(private readonly t: TestApp, readonly ip?: string) {}
 
   private header(): string {
     return [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
@@ -21,14 +22,14 @@ export class CabinetClient {
   }
 
   async get(url: string, headers: Record<string, string> = {}): Promise<LightMyRequestResponse> {
-    const res = await this.t.app.inject({ method: 'GET', url, headers: { cookie: this.header(), ...headers } });
+    const res = await this.t.app.inject({ method: 'GET', url, headers: { cookie: this.header(), ...headers }, ...(this.ip ? { remoteAddress: this.ip } : {}) });
     this.keep(res);
     return res;
   }
 
   async post(url: string, form: Record<string, string>, headers: Record<string, string> = {}): Promise<LightMyRequestResponse> {
     const res = await this.t.app.inject({
-      method: 'POST', url, payload: new URLSearchParams(form).toString(),
+      method: 'POST', url, payload: new URLSearchParams(form).toString(), ...(this.ip ? { remoteAddress: this.ip } : {}),
       headers: { cookie: this.header(), 'content-type': 'application/x-www-form-urlencoded', ...headers },
     });
     this.keep(res);

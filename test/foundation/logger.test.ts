@@ -9,7 +9,7 @@ function prettyLogger() {
     isTTY: false,
     write: (s: string) => { lines.push(...s.split('\n').filter(Boolean)); return true; },
   });
-  const { stream: _json, ...opts } = loggerOptions('info', 'json');
+  const { stream: _json, ...opts } = loggerOptions('info', { format: 'json' });
   return { log: pino(opts, prettyStream(out)), lines };
 }
 
@@ -35,8 +35,8 @@ describe('development logs (LOG_FORMAT=pretty, the default on a terminal)', () =
   });
 
   it('LOG_FORMAT: json gives pino JSON lines (production), pretty a stream of lines; anything else stops start-up', () => {
-    expect(loggerOptions('info', 'json').stream).toBeUndefined();
-    expect(loggerOptions('info', 'pretty').stream).toBeDefined();
+    expect(loggerOptions('info', { format: 'json' }).stream).toBeUndefined();
+    expect(loggerOptions('info', { format: 'pretty' }).stream).toBeDefined();
     const base = { ADMIN_API_TOKEN: 'x'.repeat(32), TOKEN_ENCRYPTION_KEY: Buffer.alloc(32, 1).toString('base64') };
     expect(loadConfig(base).logFormat).toBe('auto');
     expect(loadConfig({ ...base, LOG_FORMAT: 'json' }).logFormat).toBe('json');

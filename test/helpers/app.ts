@@ -52,11 +52,11 @@ export interface TestApp {
 }
 
 /** buildApp() on a database of this test file's own. Call `close()` in afterAll. */
-export async function setupTestApp(env: Record<string, string> = {}): Promise<TestApp> {
+export async function setupTestApp(env: Record<string, string> = {}, opts: { logStream?: { write(line: string): void } } = {}): Promise<TestApp> {
   const database = await createTestDatabase();
   const config = testConfig(database.url, env);
   const db = createDb(database.url, { max: 30 });
-  const app = await buildApp({ config, db, logger: false });
+  const app = await buildApp({ config, db, ...(opts.logStream ? { logStream: opts.logStream } : { logger: false }) });
   await app.ready();
   return {
     app, db, config, dbUrl: database.url,

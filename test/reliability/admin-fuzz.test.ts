@@ -35,7 +35,7 @@ const FIELDS = ['name', 'email', 'password', 'status', 'verified', 'subscription
   'currency', 'amount', 'reason', 'rub_per_unit', 'active', 'merchant_id', 'limit', 'kind', 'before_id'];
 
 const nasty = fc.constantFrom(
-  '1e309', 'NaN', '-1', '0', '0.001', '99999999.99', '1e20', '100000000000000000000000', "' OR 1=1 --", '\u0000', 'x'.repeat(3000), '💳',
+  '1e309', '1e30000000', '-1e600000000', '1e-30000000', '9'.repeat(3000), '1E+99999999', 'NaN', '-1', '0', '0.001', '99999999.99', '1e20', '100000000000000000000000', "' OR 1=1 --", '\u0000', 'x'.repeat(3000), '💳',
   'active', 'banned', 'ACTIVE', 'inactive', 'none', 'card', 'sbp', 'RUB', 'USD', 'EUR', 'XXX', 'true', 'false', '4242424242424242',
   '+79161234567', '100000000111', 'http://127.0.0.1/x', 'https://example.com/r', 'ftp://x', 'pending', 'dead', '9223372036854775808',
 );

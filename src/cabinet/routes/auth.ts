@@ -2,15 +2,34 @@ import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { safeEqual } from '../../lib/crypto.js';
 import { BASE, LOGIN_CSRF_COOKIE, SESSION_COOKIE, formBody, queryOf, render, type CabinetRouteOptions } from '../context.js';
-import { LOCK_MINUTES } from '../session.js';
+import { SignInGuard } from '../sign-in-guard.js';
+import { Gate } from '../../lib/gate.js';
 
-/** Only same-cabinet paths are followed after sign-in (no open redirect). */
+const ORIGIN = 'http://cabinet.invalid';
+
+/**
+ * Only same-cabinet paths are followed after sign-in (no open redirect). The path is resolved
+ * as a browser would (dot segments, `%2e%2e`, backslashes read as slashes) and must still be
+ * under /cabinet, with nothing a browser or proxy could read differently: no backslash, no
+ * encoded dot, slash or backslash, no empty segment, no control character.
+ */
 function safeNext(next: string | undefined): string {
-  return next && /^\/cabinet(\/[A-Za-z0-9/_?=&%.-]*)?$/.test(next) && !next.startsWith('//') ? next : BASE;
+  if (!next || next.length > 1000 || !/^\/cabinet(?:[/?]|$)/.test(next)) return BASE;
+  if (/[\\\u0000-\u001f\u007f]|\/\/|%(?:2e|2f|5c)/i.test(next)) return BASE;
+  let u: URL;
+  try { u = new URL(next, ORIGIN); } catch { return BASE; }
+  if (u.origin !== ORIGIN || !(u.pathname === BASE || u.pathname.startsWith(`${BASE}/`))) return BASE;
+  const out = u.pathname + u.search;
+  // Anything the resolution changed (a dot segment) is refused rather than followed.
+  return out === next ? out : BASE;
 }
 
 export default async function authRoutes(app: FastifyInstance, opts: CabinetRouteOptions): Promise<void> {
   const { sessions, cookieOpts } = opts;
+  const guard = new SignInGuard(opts.signInLimits);
+  // Password checks in flight: as many as bcrypt has threads (libuv's pool, 4 by default), so a
+  // burst of sign-ins holds at most that many database connections and queues in memory.
+  const checks = new Gate(4, 500);
 
   const loginForm = async (req: FastifyRequest, reply: FastifyReply, data: Record<string, unknown> = {}) => {
     // Sign-in CSRF: a double-submit token, since there is no session yet.
@@ -42,12 +61,24 @@ export default async function authRoutes(app: FastifyInstance, opts: CabinetRout
       reply.status(422);
       return loginForm(req, reply, { error: t('common.fix'), errors: { fields }, values: { email: b.email ?? '' } });
     }
-    const r = await sessions.login(b.email!.slice(0, 320), b.password!.slice(0, 200));
-    if (!r.ok) {
-      const error = r.reason === 'locked' ? t('login.locked', { minutes: LOCK_MINUTES }) : r.reason === 'banned' ? t('login.banned') : t('login.invalid');
-      reply.status(r.reason === 'locked' ? 429 : 401);
-      return loginForm(req, reply, { error, values: { email: b.email ?? '' } });
+    const email = b.email!.slice(0, 320);
+    // Refused before any hashing, with the same answer whether the email exists or not.
+    const ticket = guard.admit(email, req.ip);
+    if (!ticket) {
+      reply.status(429);
+      return loginForm(req, reply, { error: t('login.throttled'), values: { email: b.email ?? '' } });
     }
+    const checked = await checks.run(() => sessions.login(email, b.password!.slice(0, 200)));
+    if (!checked) {
+      reply.status(429);
+      return loginForm(req, reply, { error: t('login.throttled'), values: { email: b.email ?? '' } });
+    }
+    const r = checked.value;
+    if (!r.ok) {
+      reply.status(401);
+      return loginForm(req, reply, { error: r.reason === 'banned' ? t('login.banned') : t('login.invalid'), values: { email: b.email ?? '' } });
+    }
+    guard.succeeded(ticket);
     reply.clearCookie(LOGIN_CSRF_COOKIE, { path: BASE });
     reply.setCookie(SESSION_COOKIE, r.cookie, cookieOpts);
     return reply.redirect(safeNext(b.next), 303);

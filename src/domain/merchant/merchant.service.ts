@@ -1,4 +1,4 @@
-import bcrypt from 'bcryptjs';
+import bcrypt from 'bcrypt';
 import { Decimal, Decimal as DecimalJs } from 'decimal.js';
 import type { Config } from '../../config.js';
 import type { Db } from '../../db/client.js';
@@ -92,7 +92,7 @@ export class MerchantService {
     return m;
   }
 
-  /** Cabinet password, bcrypt-hashed (cost 10). */
+  /** Cabinet password, bcrypt-hashed (cost 10) in the libuv thread pool, off the event loop. */
   async setPassword(merchantId: string, password: string): Promise<void> {
     const passwordHash = await bcrypt.hash(password, 10);
     await this.db.prisma.merchant.update({ where: { id: merchantId }, data: { passwordHash } });

@@ -1,7 +1,8 @@
-import { Decimal } from 'decimal.js';
+import type { Decimal } from 'decimal.js';
 import { ValidationError } from '../../http/errors.js';
 import { cardDigits, luhnValid } from '../../lib/card.js';
 import { isValidAmount } from '../../lib/money.js';
+import { boundedDecimal } from '../../lib/decimal-text.js';
 import type { CardData } from '../acquirer/acquirer.js';
 
 export type PayMethod = 'BANK_CARD' | 'SBP';
@@ -111,9 +112,9 @@ export function parsePayInput(raw: Record<string, unknown>, allowed: PayMethod |
   } else if (method === 'SBP') {
     const a = str(raw.amount);
     if (a !== undefined) {
-      const ok = /^\d+(\.\d+)?$/.test(a) && isValidAmount(new Decimal(a));
-      if (!ok) errors.amount = 'amount_invalid';
-      else sbpAmount = new Decimal(a);
+      const d = /^\d+(\.\d+)?$/.test(a) ? boundedDecimal(a) : null;
+      if (d === null || !isValidAmount(d)) errors.amount = 'amount_invalid';
+      else sbpAmount = d;
     }
   }
   if (Object.keys(errors).length > 0) throw new PayValidationError(errors);

@@ -1,0 +1,80 @@
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { withPgTx } from '../../src/db/client.js';
+import { enqueueEvent } from '../../src/outbox/events.js';
+import { startOutboxWorker } from '../../src/outbox/worker.js';
+import { setupTestApp, type TestApp } from '../helpers/app.js';
+import { createMerchant } from '../factories/merchant.js';
+import { startReceiver } from '../outbox/receiver.js';
+
+/**
+ * Attack (issue 19.5): a merchant whose Result URL never answers filled every delivery slot,
+ * so another merchant's postback waited 38-40 s. Real receivers: one that never answers
+ * (merchant A, many events), one that answers (merchant B).
+ */
+let t: TestApp;
+beforeAll(async () => { t = await setupTestApp(); });
+afterAll(async () => { await t.close(); });
+
+const log = { info() {}, warn() {}, error() {}, debug() {} } as never;
+
+async function enqueue(merchantId: string, url: string, n: number, tag: string): Promise<void> {
+  await withPgTx(t.db.pool, async (c) => {
+    for (let i = 0; i < n; i++) {
+      const trs = `${tag}-${i}`;
+      await enqueueEvent(c, { merchantId, kind: 'TEST_POSTBACK', aggregateId: trs, url, fields: { InvId: trs, OutSum: '1.00', Commission: '0.00', Currency: 'RUB', CurrencyIn: 'RUB', TrsId: trs, Status: 'SUCCESS', custom: '' } });
+    }
+  });
+}
+
+describe('one merchant cannot slow everyone\'s postbacks', () => {
+  test('A\'s receiver never answers and A has 200 events due first; B\'s postback is delivered within a few seconds', async () => {
+    const hang = await startReceiver(() => 'timeout');
+    const ok = await startReceiver(() => 'ok');
+    const a = await createMerchant(t);
+    const b = await createMerchant(t);
+    await enqueue(a.merchantId, `${hang.url}/result`, 200, 'a');
+    // B's event is due after all of A's.
+    await new Promise((r) => setTimeout(r, 20));
+    await enqueue(b.merchantId, `${ok.url}/result`, 1, 'b');
+    const started = Date.now();
+    const w = startOutboxWorker({ config: t.config, db: t.db, services: t.app.services, log }, { pollMs: 50, concurrency: 16, timeoutMs: 10_000 });
+    try {
+      while (ok.received.length === 0 && Date.now() - started < 15_000) await new Promise((r) => setTimeout(r, 50));
+      const waited = Date.now() - started;
+      expect(ok.received.map((r) => r.fields.TrsId)).toEqual(['b-0']);
+      expect(waited, `B waited ${waited} ms`).toBeLessThan(3000);
+      // A is still being tried, with at most its share of the slots.
+      expect(hang.received.length).toBeGreaterThan(0);
+      expect(hang.received.length).toBeLessThanOrEqual(8);
+    } finally {
+      await hang.close();
+      await w.stop();
+      await ok.close();
+    }
+  }, 60_000);
+});
+
+describe('a receiver that keeps timing out holds its slots for less', () => {
+  test('after two timeouts in a row the attempt is cut at a fifth of the timeout (at least 1 s)', async () => {
+    const { OutboxDeliverer } = await import('../../src/outbox/worker.js');
+    const hang = await startReceiver(() => 'timeout');
+    const m = await createMerchant(t);
+    await enqueue(m.merchantId, `${hang.url}/slow`, 3, 'slow');
+    const d = new OutboxDeliverer({ config: t.config, db: t.db, services: t.app.services, log }, { timeoutMs: 2500 });
+    try {
+      const latencies: number[] = [];
+      const ids = (await t.db.pool.query(`SELECT id::text AS id FROM outbox_events WHERE merchant_id = $1 ORDER BY id`, [m.merchantId])).rows.map((r) => r.id as string);
+      for (const id of ids) {
+        const ev = await d.claimOne(id);
+        const r = await d.deliver(ev!);
+        await d.record([r]);
+        latencies.push(r.attempt!.latencyMs);
+      }
+      expect(latencies[0]).toBeGreaterThanOrEqual(2400);
+      expect(latencies[1]).toBeGreaterThanOrEqual(2400);
+      expect(latencies[2]).toBeLessThan(1500);
+    } finally {
+      await hang.close();
+    }
+  }, 30_000);
+});
