@@ -1,5 +1,7 @@
 import { Decimal } from 'decimal.js';
 import type { MerchantPatch } from '../domain/merchant/merchant.service.js';
+import { ROUTES } from '../domain/providers/connector.js';
+import { CONNECTOR_NAME } from '../domain/providers/registry.js';
 import { boolField, decimalField, enumField, Errors, objectField, type DecimalRule } from './input.js';
 
 /** Defaults the operator API documents (DESIGN.md): null on a payout maximum restores them. */
@@ -86,6 +88,21 @@ export function parseMerchantPatch(body: Record<string, unknown>): MerchantPatch
       const d = decimalField(errors, `fees.${field}`, fees[field], rule);
       if (d) patch[key] = d;
     }
+  }
+  const routing = objectField(errors, 'routing', body.routing);
+  if (routing) {
+    const r: Record<string, string[]> = {};
+    for (const [route, names] of Object.entries(routing)) {
+      const field = `routing.${route}`;
+      if (!(ROUTES as readonly string[]).includes(route)) { errors.add(field, `Unknown route; routes are ${ROUTES.join(', ')}.`); continue; }
+      if (!Array.isArray(names) || names.length === 0 || names.length > 10 || !names.every((n) => typeof n === 'string' && CONNECTOR_NAME.test(n))) {
+        errors.add(field, 'Must be a list of 1 to 10 connector names.');
+        continue;
+      }
+      if (new Set(names).size !== names.length) { errors.add(field, 'A connector may appear once.'); continue; }
+      r[route] = names as string[];
+    }
+    patch.routing = r;
   }
   errors.throwIfAny();
   return patch;

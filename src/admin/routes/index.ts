@@ -9,6 +9,7 @@ import sbpBankAdminRoutes from './sbp-banks.js';
 import ledgerAdminRoutes from './ledger.js';
 import payoutAdminRoutes from './payouts.js';
 import eventAdminRoutes from './events.js';
+import connectorAdminRoutes from './connectors.js';
 
 /** Operator API, /admin/v1/* (bearer ADMIN_API_TOKEN). */
 export default async function adminRoutes(app: FastifyInstance): Promise<void> {
@@ -25,6 +26,7 @@ export default async function adminRoutes(app: FastifyInstance): Promise<void> {
   await app.register(rateAdminRoutes);
   await app.register(sbpBankAdminRoutes);
   await app.register(ledgerAdminRoutes);
+  await app.register(connectorAdminRoutes);
   // Payout moderation and events are owned by their areas; they are registered here so that
   // every operator route sits behind the same admin auth hook (installed above this line).
   await app.register(payoutAdminRoutes);

@@ -28,6 +28,8 @@ export interface MerchantPatch {
   payoutCardPercent?: Decimal | null; payoutCardFixed?: Decimal | null;
   payoutSbpPercent?: Decimal | null; payoutSbpFixed?: Decimal | null;
   payoutWebhookUrl?: string | null;
+  /** Connector names per route (the whole object, merged by the caller). */
+  routing?: Record<string, string[]>;
 }
 
 const isUniqueViolation = (e: unknown): boolean => {
