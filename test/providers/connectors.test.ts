@@ -4,6 +4,7 @@ import type { CreatePayment, PaymentOutcome } from '../../src/domain/providers/c
 import { SandboxConnector } from '../../src/domain/providers/sandbox.js';
 import { processDueRefunds } from '../../src/domain/refund/refund.worker.js';
 import { processDuePayouts } from '../../src/domain/payout/payout.worker.js';
+import { buildCall, UsageError, type Call } from '../../src/admin/cli.js';
 import { ADMIN_TOKEN, setupTestApp, type TestApp } from '../helpers/app.js';
 import { createMerchant, type MerchantFixture } from '../factories/merchant.js';
 import { cardForm, createBill, payRequest } from '../factories/payment.js';
@@ -183,5 +184,21 @@ describe('refunds and payouts', () => {
     expect(await one(`SELECT status::text, connector FROM payouts WHERE id = $1`, [id])).toEqual({ status: 'SUCCESS', connector: 'sbx-pay' });
     expect(await calls('sbx-pay-down', 'create_payout', 'refused')).toBe(1);
     expect(await calls('sbx-pay', 'create_payout', 'ok')).toBe(1);
+  });
+});
+
+describe('CLI verbs', () => {
+  it('connectors:set|list|show map to the operator routes, settings nested and kept as strings', async () => {
+    expect(buildCall(['connectors:set', 'yk-cli', '--kind', 'yookassa', '--mode', 'test', '--setting-shop-id', '0123', '--setting-secret-key', 'sk'])).toEqual({
+      method: 'PUT', path: '/connectors/yk-cli', body: { kind: 'yookassa', mode: 'test', settings: { shop_id: '0123', secret_key: 'sk' } },
+    });
+    expect(buildCall(['connectors:set', 'sbx-cli', '--kind', 'sandbox', '--mode', 'test'])).toMatchObject({ body: { settings: {} } });
+    expect(buildCall(['connectors:list'])).toEqual({ method: 'GET', path: '/connectors' });
+    expect(buildCall(['connectors:show', 'sandbox'])).toEqual({ method: 'GET', path: '/connectors/sandbox' });
+    expect(() => buildCall(['connectors:set', 'x', '--kind', 'sandbox'])).toThrow(UsageError);
+    // The call the verb builds is answered by the route (what the CLI sends through app.inject).
+    const c = buildCall(['connectors:set', 'sbx-cli', '--kind', 'sandbox', '--mode', 'test']) as Call;
+    const r = await t.app.inject({ method: c.method, url: `/admin/v1${c.path}`, headers: admin, payload: c.body });
+    expect(r.statusCode).toBe(201);
   });
 });
