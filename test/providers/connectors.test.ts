@@ -143,6 +143,12 @@ describe('merchant routing', () => {
     expect(p).toMatchObject({ status: 'PROCESS', connector: 'sbx-slow' });
     expect(await calls('sandbox', 'create_payment', 'ok')).toBe(sandboxBefore);
     expect(await calls('sbx-slow', 'create_payment', 'unknown')).toBe(1);
+    // Its latency is the timeout's (300 ms): the histogram counts it above 0.25 s.
+    const metrics = (await get('/metrics')).body;
+    const bucket = (le: string) => Number(metrics.split('\n').find((l) => l.startsWith('connector_call_duration_seconds_bucket{')
+      && l.includes('connector="sbx-slow"') && l.includes('operation="create_payment"') && l.includes(`le="${le}"`))?.split(' ').pop());
+    expect(bucket('0.25')).toBe(0);
+    expect(bucket('1')).toBe(1);
     const h = (await get('/admin/v1/connectors/sbx-slow')).json();
     expect(h.unknown_outcomes).toBe(1);
     expect(h.health.last_error).toMatch(/timeout/);
