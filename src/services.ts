@@ -11,21 +11,24 @@ import { RateService } from './domain/rate/rate.service.js';
 import { AdjustmentService } from './domain/adjustment/adjustment.service.js';
 import { PaymentService } from './domain/payment/payment.service.js';
 import { PayoutService } from './domain/payout/payout.service.js';
+import { ConnectorRegistry } from './domain/providers/registry.js';
 
 /** Every service class, built once per process; the API, pages, cabinet, CLI and workers share them. */
 export function createServices(config: Config, db: Db) {
   const merchants = new MerchantService(config, db);
   const shops = new ShopService(config, db);
   const bills = new BillService(config, db);
-  const refunds = new RefundService(config, db);
+  // One registry: payments, refunds and payouts route through the same connectors.
+  const connectors = new ConnectorRegistry(config, db);
+  const refunds = new RefundService(config, db, connectors);
   const payoutAccounts = new PayoutAccountService(config, db);
   const rates = new RateService(config, db);
   const adjustments = new AdjustmentService(config, db);
   const chargebacks = new ChargebackService(config, db);
-  const payments = new PaymentService(config, db);
-  const payouts = new PayoutService(config, db);
+  const payments = new PaymentService(config, db, connectors);
+  const payouts = new PayoutService(config, db, connectors);
   const outbox = new OutboxService(config, db, merchants);
-  return { outbox, payouts, payments, merchants, shops, bills, refunds, payoutAccounts, rates, adjustments, chargebacks };
+  return { connectors, outbox, payouts, payments, merchants, shops, bills, refunds, payoutAccounts, rates, adjustments, chargebacks };
 }
 
 export type Services = ReturnType<typeof createServices>;

@@ -244,6 +244,27 @@ export const VERBS: Record<string, Verb> = {
       return { method: 'PATCH', path: `/sbp-banks/${id}`, body: { active: cliValue(p.flags.active!) } };
     },
   },
+  'connectors:set': {
+    usage: 'connectors:set NAME --kind sandbox|yookassa|tbank --mode live|test [--setting-shop-id X --setting-secret-key Y ...]',
+    help: 'Create or replace a connector (settings as --setting-<name>; secrets stored encrypted, shown masked)',
+    build(p) {
+      const [name] = need(p, 1, this.usage);
+      requireFlags(p, ['kind', 'mode'], this.usage);
+      const body = flagsBody(p.flags, { setting: 'settings' });
+      body.settings ??= {};
+      return { method: 'PUT', path: `/connectors/${name}`, body };
+    },
+  },
+  'connectors:list': {
+    usage: 'connectors:list',
+    help: 'Every connector with its health (settings masked)',
+    build() { return { method: 'GET', path: '/connectors' }; },
+  },
+  'connectors:show': {
+    usage: 'connectors:show NAME',
+    help: 'A connector: settings (masked), health, operations waiting on an unknown outcome',
+    build(p) { const [name] = need(p, 1, this.usage); return { method: 'GET', path: `/connectors/${name}` }; },
+  },
   'payouts:list': {
     usage: 'payouts:list [--status MODERATING] [--merchant-id ID] [--limit N]',
     help: 'Payouts, newest first',

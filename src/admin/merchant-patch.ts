@@ -1,5 +1,7 @@
 import { Decimal } from 'decimal.js';
 import type { MerchantPatch } from '../domain/merchant/merchant.service.js';
+import { ROUTES } from '../domain/providers/connector.js';
+import { CONNECTOR_NAME } from '../domain/providers/registry.js';
 import { boolField, decimalField, enumField, Errors, objectField, type DecimalRule } from './input.js';
 import { MAX_ALLOWLIST, normaliseEntry } from '../domain/merchant/ip-allowlist.js';
 
@@ -91,6 +93,21 @@ export function parseMerchantPatch(body: Record<string, unknown>): MerchantPatch
   if (has(body, 'api_ip_allowlist')) {
     const list = parseAllowlist(errors, 'api_ip_allowlist', body.api_ip_allowlist);
     if (list !== undefined) patch.apiIpAllowlist = list;
+  }
+  const routing = objectField(errors, 'routing', body.routing);
+  if (routing) {
+    const r: Record<string, string[]> = {};
+    for (const [route, names] of Object.entries(routing)) {
+      const field = `routing.${route}`;
+      if (!(ROUTES as readonly string[]).includes(route)) { errors.add(field, `Unknown route; routes are ${ROUTES.join(', ')}.`); continue; }
+      if (!Array.isArray(names) || names.length === 0 || names.length > 10 || !names.every((n) => typeof n === 'string' && CONNECTOR_NAME.test(n))) {
+        errors.add(field, 'Must be a list of 1 to 10 connector names.');
+        continue;
+      }
+      if (new Set(names).size !== names.length) { errors.add(field, 'A connector may appear once.'); continue; }
+      r[route] = names as string[];
+    }
+    patch.routing = r;
   }
   errors.throwIfAny();
   return patch;

@@ -3,6 +3,7 @@ import type { Config } from '../config.js';
 import { money2, money8 } from '../lib/money.js';
 import { formatDateTime } from '../lib/time.js';
 import { feeRate, type FeeKind } from '../domain/merchant/fees.js';
+import { DEFAULT_ROUTING, type ConnectorHealth, type ConnectorRecord, type Routing } from '../domain/providers/registry.js';
 import type { Merchant, PayoutAccount, Shop, SbpBank, FxRate } from '../generated/prisma/client.js';
 
 type Dec = { toString(): string } | null | undefined;
@@ -36,6 +37,7 @@ export function merchantView(config: Config, m: Merchant) {
     fees,
     payout_webhook_url: m.payoutWebhookUrl,
     api_ip_allowlist: (m.apiIpAllowlist as string[] | null) ?? [],
+    routing: { ...DEFAULT_ROUTING, ...((m.routing ?? {}) as Partial<Routing>) },
     has_password: m.passwordHash !== null,
     api_token_issued_at: formatDateTime(m.apiTokenIssuedAt, config.tz),
     created_at: formatDateTime(m.createdAt, config.tz),
@@ -83,4 +85,26 @@ export function sbpBankView(b: SbpBank) {
 
 export function rateView(config: Config, r: FxRate) {
   return { currency: r.currency, rub_per_unit: norm(r.rubPerUnit), updated_at: formatDateTime(r.updatedAt, config.tz) };
+}
+
+/** Operator view of a connector: settings masked, with its health when asked for. */
+export function connectorView(config: Config, c: ConnectorRecord, h?: ConnectorHealth) {
+  return {
+    name: c.name,
+    kind: c.kind,
+    mode: c.mode,
+    enabled: c.enabled,
+    settings: c.settings,
+    ...(h ? {
+      health: {
+        last_success_at: h.lastSuccessAt ? formatDateTime(h.lastSuccessAt, config.tz) : null,
+        recent_calls: h.recentCalls,
+        recent_error_rate: h.recentErrorRate,
+        last_error: h.lastError,
+      },
+      unknown_outcomes: h.unknownOutcomes,
+    } : {}),
+    created_at: formatDateTime(c.createdAt, config.tz),
+    updated_at: formatDateTime(c.updatedAt, config.tz),
+  };
 }

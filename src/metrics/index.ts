@@ -4,6 +4,7 @@ import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client
 import { UnauthenticatedError } from '../http/errors.js';
 import { safeEqual, sha256Hex } from '../lib/crypto.js';
 import { collectDbGauges, createDbGauges } from './db-gauges.js';
+import { connectorMetrics } from '../domain/providers/call.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -45,6 +46,9 @@ export default fp(
       registers: [registry],
     });
     const gauges = createDbGauges(registry);
+    // Provider calls are counted per process by the call wrapper; each app's registry shows them.
+    registry.registerMetric(connectorMetrics.calls);
+    registry.registerMetric(connectorMetrics.latency);
 
     app.addHook('onResponse', (req, reply, done) => {
       const labels = {

@@ -3,7 +3,8 @@ import { Decimal } from 'decimal.js';
 import { assertPaymentTransition, canTransitionPayment, IllegalPaymentTransitionError, PAYMENT_TRANSITIONS } from '../../src/domain/payment/payment.states.js';
 import { settle, statusFor, storedQuote } from '../../src/domain/payment/payment.service.js';
 import { parsePayInput, PayValidationError } from '../../src/domain/payment/pay-input.js';
-import { SandboxAcquirer } from '../../src/domain/acquirer/sandbox-acquirer.js';
+import { SandboxConnector } from '../../src/domain/providers/sandbox.js';
+import type { Connector } from '../../src/domain/providers/connector.js';
 
 describe('payment transition table', () => {
   it('final statuses never change', () => {
@@ -51,13 +52,16 @@ describe('payer form and sandbox acquirer', () => {
       expect((e as PayValidationError).codes).toEqual({ card_expiry: 'card_expiry_past' });
     }
   });
-  it('4000000000000002 is declined, other cards and SBP pay (SBP: the amount sent)', async () => {
-    const a = new SandboxAcquirer();
+  it('the sandbox connector: 0002 declined with code and message, 9995 insufficient funds, other cards and SBP pay (SBP: the amount sent)', async () => {
+    const a: Connector = new SandboxConnector();
+    const ctx = { signal: new AbortController().signal };
     const card = (n: string) => ({ number: n, expMonth: 1, expYear: 2030, cvc: '123' });
-    expect((await a.charge({ paymentId: 'p', method: 'BANK_CARD', amountDue: new Decimal(5), card: card('4000000000000002') })).outcome).toBe('DECLINED');
-    expect((await a.charge({ paymentId: 'p', method: 'BANK_CARD', amountDue: new Decimal(5), card: card('5555555555554444') })).outcome).toBe('PAID');
-    const sbp = await a.charge({ paymentId: 'p', method: 'SBP', amountDue: new Decimal(5), sbpAmount: new Decimal('4.5') });
-    expect(sbp.outcome === 'PAID' && sbp.amountReceived.toFixed(2)).toBe('4.50');
+    const pay = (n: string) => a.createPayment({ paymentId: 'p', method: 'card', amount: new Decimal(5), card: card(n) }, ctx);
+    expect(await pay('4000000000000002')).toMatchObject({ status: 'declined', code: 'card_declined', message: 'The card was declined.' });
+    expect(await pay('4000000000009995')).toMatchObject({ status: 'declined', code: 'insufficient_funds' });
+    expect((await pay('5555555555554444')).status).toBe('paid');
+    const sbp = await a.createPayment({ paymentId: 'p', method: 'sbp', amount: new Decimal(5), sbpAmount: new Decimal('4.5') }, ctx);
+    expect(sbp.status === 'paid' && sbp.amountReceived.toFixed(2)).toBe('4.50');
   });
 });
 

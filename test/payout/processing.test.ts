@@ -1,7 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PayoutService } from '../../src/domain/payout/payout.service.js';
 import { processDuePayouts, startPayoutWorker } from '../../src/domain/payout/payout.worker.js';
-import type { PayoutProvider } from '../../src/domain/payout/payout-provider.js';
+import { ConnectorRefusedError, type CreatePayout, type OperationOutcome } from '../../src/domain/providers/connector.js';
+import { ConnectorRegistry } from '../../src/domain/providers/registry.js';
+import { SandboxConnector } from '../../src/domain/providers/sandbox.js';
+
+/** A PayoutService whose `sandbox` connector answers payouts with `send`. */
+function serviceWith(t: TestApp, send: (p: CreatePayout) => Promise<OperationOutcome>): PayoutService {
+  const registry = new ConnectorRegistry(t.config, t.db);
+  registry.override(new class extends SandboxConnector {
+    override createPayout(p: CreatePayout) { return send(p); }
+  }());
+  return new PayoutService(t.config, t.db, registry);
+}
 import { payoutSignature } from '../../src/outbox/events.js';
 import { ADMIN_TOKEN, setupTestApp, type TestApp } from '../helpers/app.js';
 import { FAIL_CARD, FAIL_PHONE, balance, booksBalance, card, fund, insertAccount, payoutMerchant, personal, regular, sbp, seedBanks } from './helpers.js';
@@ -87,16 +98,14 @@ describe('sandbox provider and the ledger after each final status', () => {
     expect((await webhook(p.id))[0]).toMatchObject({ url: null, status: 'DEAD' });
   });
 
-  it('a provider ERROR returns the money and is sent as FAIL; a thrown provider error leaves the payout PROCESS for a retry', async () => {
+  it('a refusal by every connector is ERROR: the money returns and it is sent as FAIL; a thrown provider error (unknown) leaves the payout PROCESS for a retry', async () => {
     const m = await merchantWithHook();
     const p = (await regular(t, m, card('50'))).json().data[0];
-    const throwing: PayoutProvider = { name: 'down', send: async () => { throw new Error('connection reset'); } };
-    expect(await new PayoutService(t.config, t.db, throwing).processDue()).toBe(0);
+    expect(await serviceWith(t, async () => { throw new Error('connection reset'); }).processDue()).toBe(0);
     expect(await payoutStatus(p.id)).toBe('PROCESS');
     // Its lease keeps other workers off until it expires.
     await t.db.pool.query('UPDATE payouts SET lease_until = NULL WHERE id = $1', [p.id]);
-    const erroring: PayoutProvider = { name: 'err', send: async () => ({ status: 'ERROR', reason: 'bank said no' }) };
-    await new PayoutService(t.config, t.db, erroring).processDue();
+    await serviceWith(t, async () => { throw new ConnectorRefusedError('http_503', 'bank said no'); }).processDue();
     expect(await payoutStatus(p.id)).toBe('ERROR');
     expect(await balance(t, m.merchantId)).toEqual({ available: '1000.00', locked: '0.00', hold: '0.00' });
     expect((await webhook(p.id))[0].payload.fields.Status).toBe('FAIL');
@@ -116,8 +125,7 @@ describe('sandbox provider and the ledger after each final status', () => {
     const ids: string[] = [];
     for (let i = 0; i < 10; i++) ids.push((await regular(t, m, card('10'))).json().data[0].id);
     const calls: string[] = [];
-    const counting: PayoutProvider = { name: 'count', send: async (x) => { calls.push(x.id); return { status: 'SUCCESS' }; } };
-    const services = Array.from({ length: 4 }, () => new PayoutService(t.config, t.db, counting));
+    const services = Array.from({ length: 4 }, () => serviceWith(t, async (x) => { calls.push(x.payoutId); return { status: 'succeeded', ref: null }; }));
     await Promise.all(services.map((s) => s.processDue(3)));
     await Promise.all(services.map((s) => s.processDue(50)));
     const r = await t.db.pool.query(`SELECT count(*)::int AS n FROM ledger_transfers WHERE kind = 'PAYOUT_DEBIT' AND ref_id = ANY($1)`, [ids]);

@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { withPgTx } from '../../src/db/client.js';
-import type { Acquirer } from '../../src/domain/acquirer/acquirer.js';
+import { SandboxConnector } from '../../src/domain/providers/sandbox.js';
+import { ConnectorRegistry } from '../../src/domain/providers/registry.js';
+import type { CreatePayment, PaymentOutcome } from '../../src/domain/providers/connector.js';
 import { PaymentService } from '../../src/domain/payment/payment.service.js';
 import { IllegalPaymentTransitionError } from '../../src/domain/payment/payment.states.js';
 import { transitionPayout } from '../../src/domain/payout/payout.service.js';
@@ -79,14 +81,15 @@ describe('payments', () => {
   it('a payment finished by someone else while the acquirer ran is not finished again: 409 naming its status, no credit', async () => {
     const billId = await createBill(t, m, { amount: '50.00' });
     // The acquirer answers PAID, but meanwhile the payment was failed (as the stale reaper would).
-    const racing: Acquirer = {
-      name: 'sandbox',
-      charge: async (o) => {
+    const racing = new class extends SandboxConnector {
+      override async createPayment(o: CreatePayment): Promise<PaymentOutcome> {
         await t.db.pool.query(`UPDATE payments SET status = 'FAIL' WHERE id = $1`, [o.paymentId]);
-        return { outcome: 'PAID', amountReceived: o.amountDue, reference: 'r' };
-      },
-    } as Acquirer;
-    const svc = new PaymentService(t.config, t.db, racing);
+        return { status: 'paid', amountReceived: o.amount, ref: 'r' };
+      }
+    }();
+    const registry = new ConnectorRegistry(t.config, t.db);
+    registry.override(racing);
+    const svc = new PaymentService(t.config, t.db, registry);
     const before = await one(`SELECT available::text FROM balances WHERE merchant_id = $1 AND currency = 'RUB'`, [m.merchantId]);
     const err = await svc.pay(billId, { method: 'SBP', payer: { email: null, phone: null, name: null, comment: null } }).catch((e) => e);
     expect(err).toBeInstanceOf(IllegalPaymentTransitionError);

@@ -10,6 +10,7 @@ import ledgerAdminRoutes from './ledger.js';
 import payoutAdminRoutes from './payouts.js';
 import eventAdminRoutes from './events.js';
 import chargebackAdminRoutes from './chargebacks.js';
+import connectorAdminRoutes from './connectors.js';
 
 /** Operator API, /admin/v1/* (bearer ADMIN_API_TOKEN). */
 export default async function adminRoutes(app: FastifyInstance): Promise<void> {
@@ -26,6 +27,7 @@ export default async function adminRoutes(app: FastifyInstance): Promise<void> {
   await app.register(rateAdminRoutes);
   await app.register(sbpBankAdminRoutes);
   await app.register(ledgerAdminRoutes);
+  await app.register(connectorAdminRoutes);
   // Payout moderation and events are owned by their areas; they are registered here so that
   // every operator route sits behind the same admin auth hook (installed above this line).
   await app.register(payoutAdminRoutes);

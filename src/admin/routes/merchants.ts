@@ -4,6 +4,7 @@ import { defineInput, requestInput, v } from '../../http/input.js';
 import { NotFoundError, ValidationError } from '../../http/errors.js';
 import { bodyObject, isIdLike } from '../input.js';
 import { parseMerchantPatch } from '../merchant-patch.js';
+import { DEFAULT_ROUTING, type Routing } from '../../domain/providers/registry.js';
 import { balanceView, merchantView } from '../views.js';
 
 const IdParams = Type.Object({ id: Type.String() });
@@ -39,6 +40,9 @@ const PatchSchema = Type.Object({
   fees: Type.Optional(Type.Object(Object.fromEntries(
     ['payment_card', 'payment_sbp', 'payout_card', 'payout_sbp'].flatMap((k) => [[`${k}_percent`, Type.Optional(DecStr)], [`${k}_fixed`, Type.Optional(DecStr)]]),
   ))),
+  routing: Type.Optional(Type.Object(Object.fromEntries(
+    ['payment_card', 'payment_sbp', 'payout_card', 'payout_sbp'].map((k) => [k, Type.Optional(Type.Array(Type.String()))]),
+  ), { description: 'Ordered connector names per route (default ["sandbox"])' })),
 }, { additionalProperties: true });
 
 const tags = ['admin'];
@@ -84,10 +88,15 @@ export default async function merchantAdminRoutes(app: FastifyInstance): Promise
   });
 
   app.patch<{ Params: { id: string } }>('/merchants/:id', {
-    schema: { tags, summary: 'Change status, verification, subscription, grants, payout limits, fees and the API IP allow-list', params: IdParams, body: PatchSchema },
+    schema: { tags, summary: 'Change status, verification, subscription, grants, payout limits, fees, the API IP allow-list and connector routing', params: IdParams, body: PatchSchema },
   }, async (req) => {
-    await load(req.params.id);
+    const cur = await load(req.params.id);
     const patch = parseMerchantPatch(bodyObject(req));
+    if (patch.routing) {
+      // Unknown names, or a kind without a connector class yet: 422 on the route, nothing stored.
+      await app.services.connectors.assertRoutable(patch.routing);
+      patch.routing = { ...DEFAULT_ROUTING, ...(cur.routing as Partial<Routing> | null ?? {}), ...patch.routing };
+    }
     const m = await merchants.update(req.params.id, patch);
     return { success: true, ...merchantView(app.config, m) };
   });

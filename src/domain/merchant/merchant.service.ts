@@ -30,6 +30,8 @@ export interface MerchantPatch {
   payoutWebhookUrl?: string | null;
   /** Normalised addresses/CIDRs; null (or empty) lifts the restriction. */
   apiIpAllowlist?: string[] | null;
+  /** Connector names per route (the whole object, merged by the caller). */
+  routing?: Record<string, string[]>;
 }
 
 const isUniqueViolation = (e: unknown): boolean => {

@@ -3,7 +3,7 @@ import { ValidationError } from '../../http/errors.js';
 import { cardDigits, luhnValid } from '../../lib/card.js';
 import { isValidAmount } from '../../lib/money.js';
 import { boundedDecimal } from '../../lib/decimal-text.js';
-import type { CardData } from '../acquirer/acquirer.js';
+import type { CardData } from '../providers/connector.js';
 
 export type PayMethod = 'BANK_CARD' | 'SBP';
 

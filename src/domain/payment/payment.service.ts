@@ -15,8 +15,8 @@ import type { Currency, PaymentStatus } from '../../generated/prisma/enums.js';
 import {
   assertTransition, IllegalBillTransitionError, PAY_REFUSAL_STATUS, PAYABLE_FROM, payRefusal, sourcesOf as billSourcesOf, type BillStatus, type BillType,
 } from '../bill/bill.states.js';
-import type { Acquirer, ChargeResult } from '../acquirer/acquirer.js';
-import { SandboxAcquirer } from '../acquirer/sandbox-acquirer.js';
+import type { PaymentOutcome } from '../providers/connector.js';
+import { ConnectorRegistry, DEFAULT_ROUTING, type Routing } from '../providers/registry.js';
 import { assertPaymentTransition, IllegalPaymentTransitionError, paymentSourcesOf } from './payment.states.js';
 import { isMoneyReceived } from '../statuses.js';
 import { PayValidationError, type PayerFields, type PayInput, type PayMethod } from './pay-input.js';
@@ -55,6 +55,8 @@ export interface PayableBill {
   payerEmail: string | null;
   requestFields: Array<'email' | 'phone' | 'name' | 'comment'>;
   items: Array<{ name: string; price: string; quantity: string }>;
+  /** The merchant's connector routing. */
+  routing: Routing;
 }
 
 /** What the payer owes for a bill with a method. */
@@ -91,7 +93,8 @@ SELECT b.id, b.merchant_id, b.shop_id, s.name AS shop_name, b.order_id, b.name, 
        (b.expires_at IS NOT NULL AND b.expires_at <= now()) AS expired, b.return_url, b.locale, b.payer_email,
        b.request_fields, b.items,
        CASE WHEN b.currency_in = 'RUB' THEN '1' ELSE r.rub_per_unit::text END AS rate,
-       m.payment_card_percent::text, m.payment_card_fixed::text, m.payment_sbp_percent::text, m.payment_sbp_fixed::text
+       m.payment_card_percent::text, m.payment_card_fixed::text, m.payment_sbp_percent::text, m.payment_sbp_fixed::text,
+       m.routing
   FROM bills b
   JOIN shops s ON s.id = b.shop_id
   JOIN merchants m ON m.id = b.merchant_id
@@ -106,6 +109,7 @@ interface BillRow {
   payment_card_fixed: string | null; payment_sbp_percent: string | null; payment_sbp_fixed: string | null;
   expired: boolean; return_url: string | null; locale: 'ru' | 'en' | null; payer_email: string | null;
   request_fields: PayableBill['requestFields'] | null; items: PayableBill['items'] | null;
+  routing: Partial<Routing> | null;
 }
 
 const toBill = (r: BillRow): PayableBill => ({
@@ -114,6 +118,7 @@ const toBill = (r: BillRow): PayableBill => ({
   amount: new Decimal(r.amount), currency: r.currency, payerPaysCommission: r.payer_pays_commission,
   paymentMethod: r.payment_method, successUrl: r.success_url, failUrl: r.fail_url, resultUrl: r.result_url,
   rate: r.rate === null ? null : new Decimal(r.rate),
+  routing: { ...DEFAULT_ROUTING, ...(r.routing ?? {}) },
   fees: {
     paymentCardPercent: r.payment_card_percent, paymentCardFixed: r.payment_card_fixed,
     paymentSbpPercent: r.payment_sbp_percent, paymentSbpFixed: r.payment_sbp_fixed,
@@ -122,6 +127,21 @@ const toBill = (r: BillRow): PayableBill => ({
   expired: r.expired, returnUrl: r.return_url, locale: r.locale, payerEmail: r.payer_email,
   requestFields: r.request_fields ?? [], items: r.items ?? [],
 });
+
+/** A connector's answer as the finishing step takes it; null when it is not final. */
+type ChargeResult =
+  | { outcome: 'PAID'; amountReceived: Decimal; reference: string }
+  | { outcome: 'DECLINED'; reason: string; message: string; reference: string };
+
+function toCharge(o: PaymentOutcome): ChargeResult | null {
+  switch (o.status) {
+    case 'paid': return { outcome: 'PAID', amountReceived: o.amountReceived, reference: o.ref };
+    case 'declined': return { outcome: 'DECLINED', reason: o.code, message: o.message, reference: o.ref ?? '' };
+    // Every connector refused before money could move (or none can take the method): the payer may retry.
+    case 'refused': return { outcome: 'DECLINED', reason: o.code, message: o.message, reference: '' };
+    default: return null;
+  }
+}
 
 /** How the payment was made, for the postback's optional fields. */
 interface PaidWith { method: PayMethod; fromCard: string | null; payer: PayerFields }
@@ -197,11 +217,14 @@ export class PaymentService {
   constructor(
     private readonly config: Config,
     private readonly db: Db,
-    private readonly acquirer: Acquirer = new SandboxAcquirer(),
+    readonly connectors: ConnectorRegistry = new ConnectorRegistry(config, db),
   ) {}
 
-  /** True while payments run through the sandbox acquirer (the page then shows its test hints). */
-  get sandbox(): boolean { return this.acquirer.name === 'sandbox'; }
+  /**
+   * The page shows the sandbox's test hints: every connector kind built so far is the sandbox's
+   * (a provider that hosts its own card form comes with the payer's actions, next step).
+   */
+  get sandbox(): boolean { return true; }
 
   /** The bill for the payment page; null when there is no such bill. */
   async findPayableBill(billId: string): Promise<PayableBill | null> {
@@ -227,19 +250,25 @@ export class PaymentService {
   async pay(billId: string, input: PayInput | ((bill: PayableBill) => PayInput), ctx: { ip?: string } = {}): Promise<PayOutcome> {
     const opened = await this.open(this.db.pool, billId, input, ctx.ip ?? null);
     const { input: pay } = opened;
-    let result: ChargeResult;
-    try {
-      result = await this.acquirer.charge({
-        paymentId: opened.paymentId, method: pay.method, amountDue: opened.quote.dueRub, card: pay.card, sbpAmount: pay.sbpAmount,
-      });
-    } catch {
-      // The acquirer did not answer: nothing was taken as far as we know; the payer may retry.
-      result = { outcome: 'DECLINED', reason: 'acquirer_error', reference: '' };
+    const method = pay.method === 'SBP' ? 'sbp' : 'card';
+    const routed = await this.connectors.route<PaymentOutcome>(
+      opened.bill.routing[method === 'sbp' ? 'payment_sbp' : 'payment_card'], method === 'sbp' ? 'payment_sbp' : 'payment_card', 'create_payment',
+      (c, ctx) => c.createPayment({ paymentId: opened.paymentId, method, amount: opened.quote.dueRub, card: pay.card, sbpAmount: pay.sbpAmount }, ctx),
+    );
+    const result = toCharge(routed.outcome);
+    if (result === null) {
+      // No final answer (a timeout, or an action the payer must take): the payment stays
+      // PROCESS with the connector that has it; nothing is guessed. Until reconciliation and
+      // the payer's actions exist (next step) the stale-payment reaper ends it as before.
+      const ref = 'ref' in routed.outcome ? routed.outcome.ref : null;
+      await this.db.pool.query(`UPDATE payments SET connector = $2, provider_ref = coalesce($3, provider_ref), updated_at = now() WHERE id = $1`,
+        [opened.paymentId, routed.connector!.name, ref]);
+      throw new DomainError('payment_in_progress', 409);
     }
     // The finishing step is a single atomic statement: no explicit transaction around it.
     return this.finish(this.db.pool, opened.bill, opened.paymentId, opened.quote, result, {
       method: pay.method, fromCard: pay.card ? maskCard(pay.card.number) : null, payer: pay.payer,
-    });
+    }, routed.connector?.name ?? null);
   }
 
   /**
@@ -267,9 +296,9 @@ export class PaymentService {
         const bill = toBill(b.rows[0]!);
         const quote = storedQuote(bill, p.rows[0]);
         const x = p.rows[0];
-        await this.finish(c, bill, row.id, quote, { outcome: 'DECLINED', reason: 'abandoned', reference: '' }, {
+        await this.finish(c, bill, row.id, quote, { outcome: 'DECLINED', reason: 'abandoned', message: 'No final answer before the payment went stale.', reference: '' }, {
           method: x.method, fromCard: x.from_card, payer: { email: x.email, phone: x.phone, name: x.name, comment: x.comment },
-        });
+        }, null);
         return true;
       });
       if (done) n += 1;
@@ -340,7 +369,9 @@ export class PaymentService {
     return bill;
   }
 
-  private async finish(c: Pick<pg.Pool, 'query'>, bill: PayableBill, paymentId: string, q: Quote, result: ChargeResult, paid: PaidWith): Promise<PayOutcome> {
+  private async finish(
+    c: Pick<pg.Pool, 'query'>, bill: PayableBill, paymentId: string, q: Quote, result: ChargeResult, paid: PaidWith, connector: string | null,
+  ): Promise<PayOutcome> {
     const receivedRub = result.outcome === 'PAID' ? round2(result.amountReceived) : new Decimal(0);
     const status: PaymentStatus = result.outcome === 'PAID' && receivedRub.gt(0) ? statusFor(receivedRub, q.dueRub) : 'FAIL';
     assertPaymentTransition('PROCESS', status);
@@ -370,7 +401,7 @@ export class PaymentService {
     // stay unique as with ledger.post and enqueueEvent.
     const transfer = isMoneyReceived(status)
       ? paymentReceived({
-        paymentId, merchantId: bill.merchantId, currency: bill.currency, connector: this.acquirer.name,
+        paymentId, merchantId: bill.merchantId, currency: bill.currency, connector: connector ?? 'sandbox',
         receivedRub, accountAmount: s.accountAmount, commission: s.commission,
       })
       : null;
@@ -378,7 +409,8 @@ export class PaymentService {
     const r = await c.query<{ p: number; b: number; tok: string }>({ name: 'pay_finish', text:
       `WITH p AS (
          UPDATE payments SET status = $2::text::"PaymentStatus", amount_received = $3, commission = $4, account_amount = $5,
-                acquirer_ref = $6, failure_reason = $7, finished_at = now(), updated_at = now()
+                provider_ref = coalesce($6, provider_ref), failure_reason = $7, failure_message = $26,
+                connector = coalesce($27, connector), finished_at = now(), updated_at = now()
           WHERE id = $1 AND status = ANY($24::"PaymentStatus"[])
             -- A NORMAL bill must still be where it can follow the payment (PROCESS): else
             -- nothing of this statement happens (no credit for a payment whose bill cannot).
@@ -401,7 +433,8 @@ export class PaymentService {
       values: [paymentId, status, receivedRub.toFixed(2), s.commission.toFixed(2), s.accountAmount.toFixed(8), result.reference || null,
         result.outcome === 'DECLINED' ? result.reason : null, bill.merchantId,
         eventUrl, eventPayload, eventStatus, eventError, ...ledgerValues,
-        paymentSourcesOf(status), billSourcesOf(status as BillStatus, bill.type)] }).catch((e) => { throw ledgerError(e, `payment ${paymentId}`); });
+        paymentSourcesOf(status), billSourcesOf(status as BillStatus, bill.type),
+        result.outcome === 'DECLINED' ? result.message : null, connector] }).catch((e) => { throw ledgerError(e, `payment ${paymentId}`); });
     const row = r.rows[0]!;
     if (row.p !== 1) {
       // The table's guard refused it (another finish, the reaper): nothing of the statement happened.

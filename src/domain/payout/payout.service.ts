@@ -16,8 +16,8 @@ import { parseRegular, personalCreateInput, statusInput } from './payout.input.j
 import { assertTransition, FINAL_PAYOUT_STATUSES, IllegalPayoutTransition, payoutSourcesOf } from './payout.states.js';
 import type { PayoutStatus } from '../../generated/prisma/enums.js';
 import { adminPayoutView, PAYOUT_COLUMNS, payoutView, payoutWebhookFields, type PayoutRow, type PayoutView } from './payout.view.js';
-import type { PayoutProvider, ProviderResult } from './payout-provider.js';
-import { SandboxPayoutProvider } from './sandbox-provider.js';
+import type { OperationOutcome } from '../providers/connector.js';
+import { ConnectorRegistry, type Routed } from '../providers/registry.js';
 
 /** The merchant a payout is made for (the API's AuthMerchant, or the cabinet's merchant). */
 export interface PayoutMerchant {
@@ -158,7 +158,7 @@ export class PayoutService {
   constructor(
     private readonly config: Config,
     private readonly db: Db,
-    readonly provider: PayoutProvider = new SandboxPayoutProvider(),
+    readonly connectors: ConnectorRegistry = new ConnectorRegistry(config, db),
   ) {}
 
   /** payout/personal/create: to a stored payout account of this merchant. */
@@ -375,13 +375,17 @@ export class PayoutService {
    * locked amount and the held commission; FAIL, ERROR, DECLINED return both to available. The
    * payout webhook is enqueued in the same transaction.
    */
-  private async finalize(c: Queryable, row: PayoutRow, to: 'SUCCESS' | 'FAIL' | 'ERROR' | 'DECLINED', reason: string | null): Promise<void> {
+  private async finalize(
+    c: Queryable, row: PayoutRow, to: 'SUCCESS' | 'FAIL' | 'ERROR' | 'DECLINED', reason: string | null,
+    taken: { connector: string; ref: string | null } | null = null,
+  ): Promise<void> {
     assertTransition(row.status, to);
     await transitionPayout(c, row.id, row.status, to, { failureReason: reason });
+    if (taken) await c.query('UPDATE payouts SET connector = $2, provider_ref = coalesce($3, provider_ref) WHERE id = $1', [row.id, taken.connector, taken.ref]);
     const amount = new Decimal(row.amount);
     const money = { payoutId: row.id, merchantId: row.merchant_id, currency: row.currency as 'RUB', amount, commission: new Decimal(row.commission) };
     if (to === 'SUCCESS') {
-      await post(c, payoutSucceeded({ ...money, connector: this.provider.name }));
+      await post(c, payoutSucceeded({ ...money, connector: taken?.connector ?? 'sandbox' }));
     } else {
       await post(c, payoutReturned(money));
       // No longer counts against the limits of the day and month it was made in.
@@ -418,7 +422,8 @@ export class PayoutService {
     );
     let done = 0;
     for (const row of claimed.rows) {
-      let result: ProviderResult;
+      let result: { status: 'SUCCESS' | 'FAIL' | 'ERROR'; reason?: string };
+      let taken: { connector: string; ref: string | null } | null = null;
       let account: string | null = null;
       try {
         account = decrypt(this.config.tokenEncryptionKey, row.account_enc ?? '');
@@ -426,13 +431,17 @@ export class PayoutService {
         result = { status: 'ERROR', reason: 'account identifier unreadable' };
       }
       if (account !== null) {
-        try {
-          result = await this.provider.send({
-            id: row.id, accountType: row.account_type, account, cardHolder: row.card_holder,
-            bankMemberId: row.bank_member_id, amount: row.amount, currency: row.currency,
-          });
-        } catch {
-          // Unknown outcome: leave it PROCESS; the lease expires and it is asked again.
+        const routed = await this.send(row, account);
+        const o = routed.outcome;
+        if (routed.connector) taken = { connector: routed.connector.name, ref: 'ref' in o ? o.ref : null };
+        if (o.status === 'succeeded') result = { status: 'SUCCESS' };
+        else if (o.status === 'failed') result = { status: 'FAIL', reason: o.message };
+        // Every connector refused before money could move: a final answer, the money goes back.
+        else if (o.status === 'refused') result = { status: 'ERROR', reason: o.message };
+        else {
+          // Unknown or still running: it stays PROCESS, tied to the connector that has it, so the
+          // retry after the lease asks that one again (same payout id, its idempotency key).
+          if (taken) await this.db.pool.query('UPDATE payouts SET connector = $2, provider_ref = coalesce($3, provider_ref) WHERE id = $1', [row.id, taken.connector, taken.ref]);
           continue;
         }
       }
@@ -440,12 +449,25 @@ export class PayoutService {
         const r = await c.query<PayoutRow>(`SELECT ${PAYOUT_COLUMNS} FROM payouts WHERE id = $1 FOR UPDATE`, [row.id]);
         const cur = r.rows[0];
         if (!cur || cur.status !== 'PROCESS') return false;
-        await this.finalize(c, cur, result.status, result.reason ?? null);
+        await this.finalize(c, cur, result.status, result.reason ?? null, taken);
         return true;
       });
       if (finished) done += 1;
     }
     return done;
+  }
+
+  /**
+   * Sends one payout: a payout whose outcome was left unknown goes back to the connector that
+   * has it; a new one follows the merchant's routing for its destination.
+   */
+  private async send(row: PayoutRow, account: string): Promise<Routed<OperationOutcome> | { connector: null; outcome: OperationOutcome }> {
+    const route = row.account_type === 'CARD' ? 'payout_card' : 'payout_sbp';
+    const names = row.connector ? [row.connector] : (await this.connectors.routingOf(row.merchant_id))[route];
+    return this.connectors.route<OperationOutcome>(names, route, 'create_payout', (c, ctx) => c.createPayout({
+      payoutId: row.id, accountType: row.account_type, account, cardHolder: row.card_holder,
+      bankMemberId: row.bank_member_id, amount: new Decimal(row.amount), currency: row.currency,
+    }, ctx));
   }
 }
 

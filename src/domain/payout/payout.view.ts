@@ -13,6 +13,9 @@ export interface PayoutRow {
   account_type: 'CARD' | 'SBP';
   account_masked: string;
   account_enc: string | null;
+  /** The connector that took it (set once one answered or left its outcome unknown) and its reference. */
+  connector?: string | null;
+  provider_ref?: string | null;
   card_holder: string | null;
   bank_member_id: string | null;
   amount: string;
@@ -24,7 +27,7 @@ export interface PayoutRow {
 
 export const PAYOUT_COLUMNS = `id, merchant_id, request_id, order_id, kind, status, account_type, account_masked,
   account_enc, card_holder, bank_member_id::text AS bank_member_id, amount::text AS amount,
-  commission::text AS commission, currency, is_auto, created_at`;
+  commission::text AS commission, currency, is_auto, created_at, connector, provider_ref`;
 
 /** The spec's Payout object: amounts as JSON numbers (go-cent-app decodes them as float64), the account masked. */
 export interface PayoutView {

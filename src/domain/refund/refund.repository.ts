@@ -74,8 +74,10 @@ export async function insertRefund(
   // clock_timestamp(): taken after the payment lock, so a payment's refunds are ordered by
   // created_at in the order they were admitted ("latest refund" in refund/status).
   const res = await c.query<RefundRow>(
-    `INSERT INTO refunds (id, merchant_id, payment_id, status, amount, currency, process_after, created_at, updated_at)
-     VALUES ($1, $2, $3, 'NEW', $4, $5::"Currency", clock_timestamp() + $6 * interval '1 millisecond', clock_timestamp(), clock_timestamp())
+    // A refund goes through the connector that took its payment.
+    `INSERT INTO refunds (id, merchant_id, payment_id, status, amount, currency, process_after, created_at, updated_at, connector)
+     VALUES ($1, $2, $3, 'NEW', $4, $5::"Currency", clock_timestamp() + $6 * interval '1 millisecond', clock_timestamp(), clock_timestamp(),
+             (SELECT coalesce(connector, 'sandbox') FROM payments WHERE id = $3))
      RETURNING ${REFUND_COLUMNS}`,
     [r.id, r.merchantId, r.paymentId, r.amount.toFixed(2), r.currency, r.delayMs],
   );
@@ -106,6 +108,8 @@ export async function refundsOfPayment(c: Queryable, merchantId: string, payment
 /** A refund claimed by a worker, with what the acquirer needs. */
 export interface ClaimedRefund {
   id: string; paymentId: string; amount: Decimal; currency: Currency; fromCard: string | null;
+  /** The connector that took the payment, and the payment's reference there. */
+  connector: string; paymentRef: string | null;
 }
 
 /**
@@ -114,7 +118,9 @@ export interface ClaimedRefund {
  * lets any number of workers share the queue without taking the same refund.
  */
 export async function claimDueRefunds(c: Queryable, limit: number, leaseMs: number): Promise<ClaimedRefund[]> {
-  const r = await c.query<{ id: string; payment_id: string; amount: string; currency: Currency; from_card: string | null }>(
+  const r = await c.query<{
+    id: string; payment_id: string; amount: string; currency: Currency; from_card: string | null; connector: string; provider_ref: string | null;
+  }>(
     `WITH due AS (
        SELECT id FROM refunds
         WHERE (status = ANY($1::"RefundStatus"[]) AND process_after <= now())
@@ -127,10 +133,12 @@ export async function claimDueRefunds(c: Queryable, limit: number, leaseMs: numb
         SET status = 'PROCESS', lease_until = now() + $3 * interval '1 millisecond', updated_at = now()
        FROM due, payments p
       WHERE r.id = due.id AND p.id = r.payment_id
-     RETURNING r.id, r.payment_id, r.amount::text AS amount, r.currency, p.from_card`,
+     RETURNING r.id, r.payment_id, r.amount::text AS amount, r.currency, p.from_card, coalesce(r.connector, 'sandbox') AS connector, p.provider_ref`,
     [sourcesOf('PROCESS'), limit, leaseMs],
   );
-  return r.rows.map((x) => ({ id: x.id, paymentId: x.payment_id, amount: new Decimal(x.amount), currency: x.currency, fromCard: x.from_card }));
+  return r.rows.map((x) => ({ id: x.id, paymentId: x.payment_id, amount: new Decimal(x.amount), currency: x.currency, fromCard: x.from_card,
+    connector: x.connector, paymentRef: x.provider_ref,
+  }));
 }
 
 /** Locks a refund for its final transition. */
@@ -144,11 +152,14 @@ export async function lockRefund(c: Queryable, id: string): Promise<RefundRecord
  * checked: a refund no longer in one of them is an IllegalRefundTransitionError (409) naming its
  * current status, and nothing changes.
  */
-export async function finishRefund(c: Queryable, id: string, status: RefundStatus, failureReason: string | null): Promise<void> {
+export async function finishRefund(
+  c: Queryable, id: string, status: RefundStatus, failureReason: string | null, providerRef: string | null = null,
+): Promise<void> {
   const r = await c.query(
-    `UPDATE refunds SET status = $2::"RefundStatus", failure_reason = $3, finished_at = now(), lease_until = NULL, updated_at = now()
+    `UPDATE refunds SET status = $2::"RefundStatus", failure_reason = $3, provider_ref = coalesce($5, provider_ref),
+            finished_at = now(), lease_until = NULL, updated_at = now()
       WHERE id = $1 AND status = ANY($4::"RefundStatus"[])`,
-    [id, status, failureReason, sourcesOf(status)],
+    [id, status, failureReason, sourcesOf(status), providerRef],
   );
   if (r.rowCount === 1) return;
   const cur = await c.query<{ status: RefundStatus }>(`SELECT status::text FROM refunds WHERE id = $1`, [id]);

@@ -9,7 +9,8 @@ import { post } from '../ledger/ledger.js';
 import { refundCreated, refundReturned, refundSucceeded } from '../ledger/postings.js';
 import { enqueueEvent } from '../../outbox/events.js';
 import type { AuthMerchant } from '../merchant/merchant-guard.js';
-import { SandboxRefundAcquirer, type RefundAcquirer, type RefundOutcome } from './refund-acquirer.js';
+import type { OperationOutcome } from '../providers/connector.js';
+import { ConnectorRegistry } from '../providers/registry.js';
 import {
   addRefunded, claimDueRefunds, paymentShopOf, findRefund, finishRefund, insertRefund, latestRefundOfPayment, lockPayment, lockRefund,
   refundsOfPayment, type ClaimedRefund, type RefundRecord,
@@ -47,7 +48,7 @@ export class RefundService {
   constructor(
     private readonly config: Config,
     private readonly db: Db,
-    private readonly acquirer: RefundAcquirer = new SandboxRefundAcquirer(),
+    readonly connectors: ConnectorRegistry = new ConnectorRegistry(config, db),
   ) {}
 
   /** Refunds what is left of the payment. */
@@ -116,8 +117,11 @@ export class RefundService {
   }
 
   /**
-   * One worker pass: claims due refunds (NEW -> PROCESS), asks the acquirer outside any
-   * transaction, then finishes each in its own transaction. Returns how many were claimed.
+   * One worker pass: claims due refunds (NEW -> PROCESS), asks the connector that took the
+   * payment outside any transaction, then finishes each final answer in its own transaction.
+   * No final answer (a refusal, a timeout, still running, the connector disabled) leaves the
+   * refund PROCESS: its lease expires and it is asked again with the same refund id (the
+   * provider's idempotency key). Returns how many were claimed.
    */
   async processDue(limit = 20): Promise<number> {
     const claimed = await claimDueRefunds(this.db.pool, limit, this.config.workerLeaseMs);
@@ -126,7 +130,8 @@ export class RefundService {
       // A refund that fails to finish here keeps its lease and is taken again when it expires;
       // the others of the batch still finish.
       try {
-        await this.finish(r.id, await this.askAcquirer(r));
+        const outcome = await this.askConnector(r);
+        if (outcome.status === 'succeeded' || outcome.status === 'failed') await this.finish(r.id, outcome);
       } catch (e) {
         errors.push(e);
       }
@@ -135,21 +140,26 @@ export class RefundService {
     return claimed.length;
   }
 
-  private async askAcquirer(r: ClaimedRefund): Promise<RefundOutcome> {
-    return this.acquirer.refund({ refundId: r.id, paymentId: r.paymentId, amount: r.amount, currency: r.currency, fromCard: r.fromCard });
+  private async askConnector(r: ClaimedRefund): Promise<OperationOutcome> {
+    const c = await this.connectors.get(r.connector);
+    if (!c) return { status: 'refused', code: 'connector_unavailable', message: `connector ${r.connector} is disabled or not available` };
+    return this.connectors.call(c, 'refund', (ctx) => c.refund({
+      refundId: r.id, paymentId: r.paymentId, paymentRef: r.paymentRef, amount: r.amount, currency: r.currency, fromCard: r.fromCard,
+    }, ctx));
   }
 
   /** PROCESS -> SUCCESS (debit locked) or FAIL (locked back to available, room back on the payment). */
-  private async finish(id: string, outcome: RefundOutcome): Promise<void> {
+  private async finish(id: string, outcome: Extract<OperationOutcome, { status: 'succeeded' | 'failed' }>): Promise<void> {
     await withPgTx(this.db.pool, async (c) => {
       const r = await lockRefund(c, id);
       // Another worker finished it after our lease expired: nothing left to do.
       if (!r || r.status !== 'PROCESS') return;
-      const to = outcome.ok ? 'SUCCESS' : 'FAIL';
+      const ok = outcome.status === 'succeeded';
+      const to = ok ? 'SUCCESS' : 'FAIL';
       assertTransition(r.status, to);
-      await finishRefund(c, id, to, outcome.ok ? null : outcome.reason);
+      await finishRefund(c, id, to, outcome.status === 'failed' ? outcome.message : null, outcome.ref);
       const money = { refundId: id, paymentId: r.paymentId, merchantId: r.merchantId, currency: r.currency, amount: r.amount };
-      if (outcome.ok) {
+      if (ok) {
         await post(c, refundSucceeded(money));
       } else {
         await post(c, refundReturned(money));

@@ -1,0 +1,44 @@
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import { NotFoundError } from '../../http/errors.js';
+import { CONNECTOR_NAME } from '../../domain/providers/registry.js';
+import { bodyObject } from '../input.js';
+import { connectorView } from '../views.js';
+
+const NameParams = Type.Object({ name: Type.String() });
+const PutBody = Type.Object({
+  kind: Type.String({ enum: ['sandbox', 'yookassa', 'tbank'] }),
+  mode: Type.String({ enum: ['live', 'test'] }),
+  settings: Type.Optional(Type.Record(Type.String(), Type.Unknown(), {
+    description: 'yookassa {base_url?, shop_id, secret_key, payout_agent_id?, payout_secret_key?}; tbank {base_url?, terminal_key, password}; sandbox {} (refuse: true for drills)',
+  })),
+});
+
+const tags = ['admin'];
+
+/** Operator API: the connector registry (PROVIDERS.md "Connectors"). Secrets are never returned. */
+export default async function connectorAdminRoutes(app: FastifyInstance): Promise<void> {
+  const { connectors } = app.services;
+
+  app.put<{ Params: { name: string } }>('/connectors/:name', {
+    schema: { tags, summary: 'Create (201) or replace (200) a connector; secrets encrypted at rest, answered masked', params: NameParams, body: PutBody },
+  }, async (req, reply) => {
+    const { created, record } = await connectors.put(req.params.name, bodyObject(req));
+    return reply.status(created ? 201 : 200).send({ success: true, ...connectorView(app.config, record, await connectors.health(record.name)) });
+  });
+
+  app.get('/connectors', { schema: { tags, summary: 'Every connector with its health (settings masked)' } }, async () => {
+    const rows = await connectors.list();
+    const data = [];
+    for (const c of rows) data.push(connectorView(app.config, c, await connectors.health(c.name)));
+    return { success: true, data };
+  });
+
+  app.get<{ Params: { name: string } }>('/connectors/:name', {
+    schema: { tags, summary: 'A connector: settings (masked), health, operations waiting on an unknown outcome', params: NameParams },
+  }, async (req) => {
+    const c = CONNECTOR_NAME.test(req.params.name) ? await connectors.find(req.params.name) : null;
+    if (!c) throw new NotFoundError('Connector not found.');
+    return { success: true, ...connectorView(app.config, c, await connectors.health(c.name)) };
+  });
+}

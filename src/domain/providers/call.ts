@@ -1,0 +1,87 @@
+import { Counter, Histogram } from 'prom-client';
+import type { Db } from '../../db/client.js';
+import { ConnectorRefusedError, type CallContext, type Connector, type ConnectorOperation } from './connector.js';
+
+/**
+ * Provider call metrics, one set per process (created unregistered; the /metrics plugin of each
+ * app adds them to its registry). Labelled by connector, its mode, operation and outcome.
+ */
+export const connectorMetrics = {
+  calls: new Counter({
+    name: 'connector_calls_total',
+    help: 'Calls to providers, by connector, mode, operation and outcome (ok, declined, refused, unknown, error).',
+    labelNames: ['connector', 'mode', 'operation', 'outcome'] as const,
+    registers: [],
+  }),
+  latency: new Histogram({
+    name: 'connector_call_duration_seconds',
+    help: 'Time a provider call took (a timed-out call counts its timeout), by connector, mode and operation.',
+    labelNames: ['connector', 'mode', 'operation'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    registers: [],
+  }),
+};
+
+/** Answers the wrapper adds to any outcome union: refused before money moved, or no answer. */
+export type Refused = { status: 'refused'; code: string; message: string };
+export type Unknown = { status: 'unknown'; ref: string | null; reason: string };
+
+/** Outcomes that count as a provider error for health (business answers like a decline do not). */
+const isError = (status: string) => status === 'refused' || status === 'unknown';
+
+/**
+ * Every provider call goes through here, outside any database transaction: the call gets an
+ * AbortSignal and `timeoutMs`; a timeout is `unknown` (the money may have moved, nothing is
+ * guessed); a ConnectorRefusedError is `refused`; any other throw is `unknown` too. Latency and
+ * the outcome go to /metrics, and calls, errors and the last success to connector_call_stats
+ * (health in the operator API, shared by every process).
+ */
+export async function callConnector<T extends { status: string }>(
+  db: Db, connector: Connector, operation: ConnectorOperation, timeoutMs: number,
+  fn: (ctx: CallContext) => Promise<T>,
+): Promise<T | Refused | Unknown> {
+  const ac = new AbortController();
+  const started = process.hrtime.bigint();
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<Unknown>((resolve) => {
+    timer = setTimeout(() => {
+      ac.abort();
+      resolve({ status: 'unknown', ref: null, reason: `timeout after ${timeoutMs} ms` });
+    }, timeoutMs);
+  });
+  let out: T | Refused | Unknown;
+  let errorText: string | null = null;
+  try {
+    out = await Promise.race([fn({ signal: ac.signal }), timeout]);
+  } catch (e) {
+    out = e instanceof ConnectorRefusedError
+      ? { status: 'refused', code: e.code, message: e.message }
+      : { status: 'unknown', ref: null, reason: 'provider call failed' };
+    // Only the class name and message: a provider error may echo what was sent.
+    errorText = e instanceof Error ? `${e.name}: ${e.message}`.slice(0, 500) : 'error';
+  } finally {
+    clearTimeout(timer);
+  }
+  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+  const labels = { connector: connector.name, mode: connector.mode, operation };
+  connectorMetrics.latency.observe(labels, seconds);
+  const error = isError(out.status);
+  connectorMetrics.calls.inc({ ...labels, outcome: error ? out.status : okLabel(out.status) });
+  if (error && errorText === null) errorText = 'reason' in out ? String(out.reason) : 'message' in out ? String(out.message) : out.status;
+  await recordCall(db, connector.name, error, errorText).catch(() => undefined);
+  return out;
+}
+
+const okLabel = (status: string) => (status === 'declined' || status === 'failed' ? 'declined' : 'ok');
+
+/** One statement, autocommit: health must not depend on (or hold up) the money's transactions. */
+async function recordCall(db: Db, connector: string, error: boolean, errorText: string | null): Promise<void> {
+  await db.pool.query({ name: 'connector_record_call', text:
+    `INSERT INTO connector_call_stats AS s (connector, minute, calls, errors, last_success_at, last_error)
+     VALUES ($1, date_trunc('minute', now()), 1, $2::int, CASE WHEN $2::int = 0 THEN now() END, $3)
+     ON CONFLICT (connector, minute) DO UPDATE
+       SET calls = s.calls + 1, errors = s.errors + EXCLUDED.errors,
+           last_success_at = coalesce(EXCLUDED.last_success_at, s.last_success_at),
+           last_error = coalesce(EXCLUDED.last_error, s.last_error)`,
+  values: [connector, error ? 1 : 0, errorText] });
+}

@@ -1,0 +1,158 @@
+import type { Decimal } from 'decimal.js';
+
+/** What a connector is an instance of (PROVIDERS.md "Connectors"). */
+export const CONNECTOR_KINDS = ['sandbox', 'yookassa', 'tbank'] as const;
+export type ConnectorKind = (typeof CONNECTOR_KINDS)[number];
+export type ConnectorMode = 'live' | 'test';
+
+/** The operations a call is timed and counted under (metrics label `operation`). */
+export type ConnectorOperation =
+  | 'create_payment' | 'get_payment' | 'refund' | 'get_refund' | 'create_payout' | 'get_payout' | 'notification';
+
+/** What a connector's provider can do; routing skips a connector that cannot take the method. */
+export interface Capabilities {
+  payment: { card: boolean; sbp: boolean };
+  refunds: boolean;
+  partialRefunds: boolean;
+  payout: { card: boolean; sbp: boolean };
+  /** The provider shows its own card form: the card number never reaches this service. */
+  hostsCardForm: boolean;
+}
+
+/** Card data as the payer typed it; lives only in memory for the call (our own form: sandbox only). */
+export interface CardData {
+  /** Digits only. */
+  number: string;
+  expMonth: number;
+  /** Four digits. */
+  expYear: number;
+  cvc: string;
+}
+
+/** What the payer must do next, shown by the payment page (PROVIDERS.md "Payment lifecycle"). */
+export type PayerAction =
+  | { type: 'redirect'; url: string }
+  | { type: '3ds'; url: string }
+  | { type: 'sbp_qr'; payload: string; links: { name: string; url: string }[] };
+
+/**
+ * The answer to a payment call. `refused`: the provider did not take the operation (connection
+ * refused, 5xx, a refusal on creation), so no money can have moved and routing may try the next
+ * connector. `unknown`: no answer (a timeout): the money may have moved, nothing is guessed.
+ * `declined` is the payer's bank saying no to this payment: final, never retried elsewhere.
+ */
+export type PaymentOutcome =
+  | { status: 'paid'; amountReceived: Decimal; ref: string }
+  | { status: 'declined'; code: string; message: string; ref: string | null }
+  | { status: 'action'; action: PayerAction; ref: string }
+  | { status: 'pending'; ref: string }
+  | { status: 'refused'; code: string; message: string }
+  | { status: 'unknown'; ref: string | null; reason: string };
+
+export interface CreatePayment {
+  /** Our payment id: the provider's idempotency key, so a retried call charges once. */
+  paymentId: string;
+  method: 'card' | 'sbp';
+  /** What the payer must pay, in RUB. */
+  amount: Decimal;
+  description?: string;
+  /** Where the provider sends the payer back (our payment page). */
+  returnUrl?: string;
+  /** Our own card form only (a connector that hosts its form gets none). */
+  card?: CardData;
+  /** Sandbox only: what the SBP payer sends (to make UNDERPAID / OVERPAID). */
+  sbpAmount?: Decimal;
+}
+
+/** A refund or payout: final answers, or still running at the provider, or as for payments. */
+export type OperationOutcome =
+  | { status: 'succeeded'; ref: string | null }
+  | { status: 'failed'; code: string; message: string; ref: string | null }
+  | { status: 'pending'; ref: string }
+  | { status: 'refused'; code: string; message: string }
+  | { status: 'unknown'; ref: string | null; reason: string };
+
+export interface CreateRefund {
+  /** Our refund id: the provider's idempotency key. */
+  refundId: string;
+  paymentId: string;
+  /** The provider's reference of the payment (null for the sandbox's older payments). */
+  paymentRef: string | null;
+  amount: Decimal;
+  currency: string;
+  /** The payer's masked card (first 6, stars, last 4), null for SBP payments. */
+  fromCard: string | null;
+}
+
+export interface CreatePayout {
+  /** Our payout id: the provider's idempotency key. */
+  payoutId: string;
+  accountType: 'CARD' | 'SBP';
+  /** Card digits or +7XXXXXXXXXX, in clear only for the duration of the call. */
+  account: string;
+  cardHolder: string | null;
+  bankMemberId: string | null;
+  amount: Decimal;
+  currency: string;
+}
+
+/** An inbound notification as received (PROVIDERS.md "Inbound"). */
+export interface InboundNotification {
+  headers: Record<string, string | string[] | undefined>;
+  body: unknown;
+  ip: string;
+}
+
+/** What a verified notification says: the object, our id when known, and its new outcome. */
+export type ParsedNotification =
+  | {
+    ok: true;
+    /** Dedupe key (provider event or object id with its status). */
+    eventKey: string;
+    object: 'payment' | 'refund' | 'payout';
+    ref: string;
+    ourId: string | null;
+    outcome: PaymentOutcome | OperationOutcome;
+    /** What the provider expects as the answer body (T-Bank: `OK`). */
+    reply: { status: number; body: string };
+  }
+  | { ok: false; reason: string };
+
+/** Call context: every call is made outside any database transaction and can be aborted. */
+export interface CallContext { signal: AbortSignal }
+
+/**
+ * One configured provider account. Implementations talk to their provider only; they never open
+ * a database transaction, and report a refusal before money could move as `refused`.
+ */
+export interface Connector {
+  readonly name: string;
+  readonly kind: ConnectorKind;
+  readonly mode: ConnectorMode;
+  readonly capabilities: Capabilities;
+  createPayment(req: CreatePayment, ctx: CallContext): Promise<PaymentOutcome>;
+  getPayment(q: { paymentId: string; ref: string | null }, ctx: CallContext): Promise<PaymentOutcome>;
+  refund(req: CreateRefund, ctx: CallContext): Promise<OperationOutcome>;
+  getRefund(q: { refundId: string; ref: string | null }, ctx: CallContext): Promise<OperationOutcome>;
+  createPayout(req: CreatePayout, ctx: CallContext): Promise<OperationOutcome>;
+  getPayout(q: { payoutId: string; ref: string | null }, ctx: CallContext): Promise<OperationOutcome>;
+  parseNotification(n: InboundNotification, ctx: CallContext): Promise<ParsedNotification>;
+}
+
+/** A connector class throws this for a refusal before money could move (e.g. ECONNREFUSED, 5xx). */
+export class ConnectorRefusedError extends Error {
+  constructor(readonly code: string, message: string) { super(message); }
+}
+
+/** Payment methods and payout destinations, as routing names them. */
+export type Route = 'payment_card' | 'payment_sbp' | 'payout_card' | 'payout_sbp';
+export const ROUTES: readonly Route[] = ['payment_card', 'payment_sbp', 'payout_card', 'payout_sbp'];
+
+export function supports(c: Capabilities, route: Route): boolean {
+  switch (route) {
+    case 'payment_card': return c.payment.card;
+    case 'payment_sbp': return c.payment.sbp;
+    case 'payout_card': return c.payout.card;
+    case 'payout_sbp': return c.payout.sbp;
+  }
+}

@@ -1,0 +1,234 @@
+import type { Config } from '../../config.js';
+import type { Db, Queryable } from '../../db/client.js';
+import { ValidationError } from '../../http/errors.js';
+import { decrypt, encrypt } from '../../lib/crypto.js';
+import { callConnector, type Refused, type Unknown } from './call.js';
+import {
+  CONNECTOR_KINDS, ROUTES, supports, type CallContext, type Connector, type ConnectorKind, type ConnectorMode, type ConnectorOperation, type Route,
+} from './connector.js';
+import { SandboxConnector } from './sandbox.js';
+
+export const CONNECTOR_NAME = /^[a-z0-9-]{1,40}$/;
+
+/** Settings per kind: which are required, which are secret (encrypted at rest, masked). */
+const SETTINGS: Record<ConnectorKind, { required: string[]; optional: string[]; secret: string[] }> = {
+  sandbox: { required: [], optional: ['refuse'], secret: [] },
+  yookassa: { required: ['shop_id', 'secret_key'], optional: ['base_url', 'payout_agent_id', 'payout_secret_key'], secret: ['secret_key', 'payout_secret_key'] },
+  tbank: { required: ['terminal_key', 'password'], optional: ['base_url'], secret: ['password'] },
+};
+
+/** Kinds whose connector class exists in this build; routes to the others are refused (422). */
+export const IMPLEMENTED_KINDS: readonly ConnectorKind[] = ['sandbox'];
+
+export const MASK = '********';
+
+export type Routing = Record<Route, string[]>;
+export const DEFAULT_ROUTING: Routing = { payment_card: ['sandbox'], payment_sbp: ['sandbox'], payout_card: ['sandbox'], payout_sbp: ['sandbox'] };
+
+interface ConnectorRow {
+  name: string; kind: ConnectorKind; mode: ConnectorMode; settings: Record<string, unknown>; secrets_enc: string | null;
+  enabled: boolean; created_at: Date; updated_at: Date;
+}
+const COLUMNS = 'name, kind, mode, settings, secrets_enc, enabled, created_at, updated_at';
+
+export interface ConnectorRecord {
+  name: string; kind: ConnectorKind; mode: ConnectorMode; enabled: boolean;
+  /** Secrets replaced by MASK: never returned. */
+  settings: Record<string, unknown>;
+  createdAt: Date; updatedAt: Date;
+}
+
+export interface ConnectorHealth {
+  lastSuccessAt: Date | null;
+  /** Errors / calls over the last 15 minutes; null without calls. */
+  recentErrorRate: number | null;
+  recentCalls: number;
+  lastError: string | null;
+  /** Operations whose outcome is unknown and wait on this connector (reconciliation). */
+  unknownOutcomes: number;
+}
+
+/** The result of a routed creation: the outcome and the connector whose answer it is. */
+export type Routed<T> = { connector: Connector; outcome: T | Refused | Unknown };
+
+/**
+ * Connector registry: the `connectors` table, the connector objects built from it, and routing.
+ * Secrets are decrypted only to build a connector for a call.
+ */
+export class ConnectorRegistry {
+  /** Connectors put in place of the table's (tests inject misbehaving ones by name). */
+  private readonly overrides = new Map<string, Connector>();
+
+  constructor(private readonly config: Config, private readonly db: Db) {}
+
+  /** Tests: answer `connector` for its name instead of building it from the table. */
+  override(connector: Connector): void { this.overrides.set(connector.name, connector); }
+
+  /** Validates and stores a connector; `created` tells 201 from 200. Nothing is stored on a 422. */
+  async put(name: string, body: Record<string, unknown>): Promise<{ created: boolean; record: ConnectorRecord }> {
+    if (!CONNECTOR_NAME.test(name)) throw ValidationError.field('name', 'The name must be 1 to 40 of a-z, 0-9 and -.');
+    const errors: Record<string, string[]> = {};
+    const kind = body.kind;
+    const mode = body.mode;
+    if (typeof kind !== 'string' || !(CONNECTOR_KINDS as readonly string[]).includes(kind)) {
+      errors.kind = [`The kind must be one of ${CONNECTOR_KINDS.join(', ')}.`];
+    }
+    if (mode !== 'live' && mode !== 'test') errors.mode = ['The mode must be live or test.'];
+    const raw = body.settings ?? {};
+    if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) errors.settings = ['The settings must be an object.'];
+    if (name === 'sandbox' && kind !== 'sandbox' && !errors.kind) errors.kind = ['The built-in sandbox connector stays of kind sandbox.'];
+    if (Object.keys(errors).length > 0) throw new ValidationError(errors);
+    const k = kind as ConnectorKind;
+    const spec = SETTINGS[k];
+    const settings = raw as Record<string, unknown>;
+    for (const f of spec.required) {
+      if (typeof settings[f] !== 'string' || (settings[f] as string).trim() === '') errors[`settings.${f}`] = [`The ${f} setting is required for ${k}.`];
+    }
+    for (const [f, v] of Object.entries(settings)) {
+      if (!spec.required.includes(f) && !spec.optional.includes(f)) { errors[`settings.${f}`] = [`Unknown setting for ${k}.`]; continue; }
+      if (f === 'refuse') { if (typeof v !== 'boolean') errors[`settings.${f}`] = ['Must be a boolean.']; continue; }
+      if (typeof v !== 'string' || v.length > 500) { errors[`settings.${f}`] = ['Must be a string of at most 500 characters.']; continue; }
+      if (f === 'base_url' && !/^https?:\/\/[^\s]+$/.test(v)) errors[`settings.${f}`] = ['Must be an http(s) URL.'];
+    }
+    if (Object.keys(errors).length > 0) throw new ValidationError(errors);
+    const plain: Record<string, unknown> = {};
+    const secret: Record<string, unknown> = {};
+    for (const [f, v] of Object.entries(settings)) (spec.secret.includes(f) ? secret : plain)[f] = v;
+    const secretsEnc = Object.keys(secret).length > 0 ? encrypt(this.config.tokenEncryptionKey, JSON.stringify(secret)) : null;
+    const r = await this.db.pool.query<ConnectorRow & { inserted: boolean }>(
+      `INSERT INTO connectors (name, kind, mode, settings, secrets_enc) VALUES ($1, $2, $3, $4::jsonb, $5)
+       ON CONFLICT (name) DO UPDATE SET kind = EXCLUDED.kind, mode = EXCLUDED.mode, settings = EXCLUDED.settings,
+              secrets_enc = EXCLUDED.secrets_enc, updated_at = now()
+       RETURNING ${COLUMNS}, (xmax = 0) AS inserted`,
+      [name, k, mode, JSON.stringify(plain), secretsEnc],
+    );
+    const row = r.rows[0]!;
+    return { created: row.inserted, record: this.toRecord(row) };
+  }
+
+  async list(): Promise<ConnectorRecord[]> {
+    const r = await this.db.pool.query<ConnectorRow>(`SELECT ${COLUMNS} FROM connectors ORDER BY name`);
+    return r.rows.map((x) => this.toRecord(x));
+  }
+
+  async find(name: string): Promise<ConnectorRecord | null> {
+    const row = await this.row(this.db.pool, name);
+    return row ? this.toRecord(row) : null;
+  }
+
+  /** Health from what the call wrapper recorded, and the operations waiting on an unknown outcome. */
+  async health(name: string): Promise<ConnectorHealth> {
+    const r = await this.db.pool.query<{ last_success_at: Date | null; calls: number; errors: number; last_error: string | null; unknown: number }>(
+      `SELECT (SELECT max(last_success_at) FROM connector_call_stats WHERE connector = $1) AS last_success_at,
+              coalesce(sum(calls), 0)::int AS calls, coalesce(sum(errors), 0)::int AS errors,
+              (SELECT last_error FROM connector_call_stats WHERE connector = $1 AND last_error IS NOT NULL ORDER BY minute DESC LIMIT 1) AS last_error,
+              (${UNKNOWN_OUTCOMES_SQL}) AS unknown
+         FROM connector_call_stats WHERE connector = $1 AND minute >= date_trunc('minute', now()) - interval '15 minutes'`,
+      [name],
+    );
+    const h = r.rows[0]!;
+    return {
+      lastSuccessAt: h.last_success_at, recentCalls: h.calls, recentErrorRate: h.calls > 0 ? h.errors / h.calls : null,
+      lastError: h.last_error, unknownOutcomes: h.unknown,
+    };
+  }
+
+  /** The connector object for `name`; null when there is none, it is disabled, or its kind is not built yet. */
+  async get(name: string, c: Queryable = this.db.pool): Promise<Connector | null> {
+    const o = this.overrides.get(name);
+    if (o) return o;
+    const row = await this.row(c, name);
+    return row && row.enabled ? this.build(row) : null;
+  }
+
+  /** Checks a routing patch: every name must exist and be of an implemented kind (else 422 on the field). */
+  async assertRoutable(routing: Partial<Routing>): Promise<void> {
+    const names = [...new Set(Object.values(routing).flat())];
+    const r = await this.db.pool.query<{ name: string; kind: ConnectorKind }>(`SELECT name, kind FROM connectors WHERE name = ANY($1)`, [names]);
+    const kinds = new Map(r.rows.map((x) => [x.name, x.kind]));
+    const errors: Record<string, string[]> = {};
+    for (const route of ROUTES) {
+      for (const n of routing[route] ?? []) {
+        const k = kinds.get(n);
+        if (!k && !this.overrides.has(n)) (errors[`routing.${route}`] ??= []).push(`Unknown connector ${n}.`);
+        else if (k && !IMPLEMENTED_KINDS.includes(k)) (errors[`routing.${route}`] ??= []).push(`Connector ${n} is of kind ${k}, not available in this version.`);
+      }
+    }
+    if (Object.keys(errors).length > 0) throw new ValidationError(errors);
+  }
+
+  /** The enabled connectors of `names`, in order, that can take `route`. */
+  async candidates(names: string[], route: Route): Promise<Connector[]> {
+    const out: Connector[] = [];
+    for (const n of names) {
+      const c = await this.get(n);
+      if (c && supports(c.capabilities, route)) out.push(c);
+    }
+    return out;
+  }
+
+  /** One timed call (src/domain/providers/call.ts). */
+  call<T extends { status: string }>(connector: Connector, op: ConnectorOperation, fn: (ctx: CallContext) => Promise<T>) {
+    return callConnector(this.db, connector, op, this.config.connectorTimeoutMs, fn);
+  }
+
+  /**
+   * Creates through the first connector of `names` that can take `route`, moving to the next
+   * ONLY when the provider refused before any money could move (`refused`). A timeout
+   * (`unknown`) or any answer stops here: the money may have moved at that provider. With no
+   * candidate at all, or every one refusing, the last refusal is answered.
+   */
+  async route<T extends { status: string }>(
+    names: string[], route: Route, op: ConnectorOperation, fn: (c: Connector, ctx: CallContext) => Promise<T>,
+  ): Promise<Routed<T> | { connector: null; outcome: Refused }> {
+    const list = await this.candidates(names, route);
+    let last: Routed<T> | null = null;
+    for (const c of list) {
+      const outcome = await this.call(c, op, (ctx) => fn(c, ctx));
+      last = { connector: c, outcome };
+      if (outcome.status !== 'refused') return last;
+    }
+    return last ?? { connector: null, outcome: { status: 'refused', code: 'no_connector', message: `No enabled connector can take ${route}.` } };
+  }
+
+  /** The merchant's routing (the default for a route it has none for). */
+  async routingOf(merchantId: string): Promise<Routing> {
+    const r = await this.db.pool.query<{ routing: Partial<Routing> | null }>('SELECT routing FROM merchants WHERE id = $1', [merchantId]);
+    return { ...DEFAULT_ROUTING, ...(r.rows[0]?.routing ?? {}) };
+  }
+
+  private async row(c: Queryable, name: string): Promise<ConnectorRow | null> {
+    const r = await c.query<ConnectorRow>({ name: 'connector_row', text: `SELECT ${COLUMNS} FROM connectors WHERE name = $1`, values: [name] });
+    return r.rows[0] ?? null;
+  }
+
+  private build(row: ConnectorRow): Connector | null {
+    switch (row.kind) {
+      case 'sandbox': return new SandboxConnector(row.name, row.mode, { refuse: row.settings.refuse === true });
+      // Their classes come with the next step (docs/decisions.md "Provider boundary").
+      default: return null;
+    }
+  }
+
+  /** Secrets decrypted, for a connector class that needs them. */
+  secretsOf(row: ConnectorRow): Record<string, unknown> {
+    return row.secrets_enc ? JSON.parse(decrypt(this.config.tokenEncryptionKey, row.secrets_enc)) as Record<string, unknown> : {};
+  }
+
+  private toRecord(row: ConnectorRow): ConnectorRecord {
+    const settings: Record<string, unknown> = { ...row.settings };
+    // Masked: the operator sees which secrets are set, never their value.
+    for (const f of SETTINGS[row.kind].secret) if (row.secrets_enc) settings[f] = MASK;
+    if (row.secrets_enc) {
+      const present = Object.keys(this.secretsOf(row));
+      for (const f of SETTINGS[row.kind].secret) if (!present.includes(f)) delete settings[f];
+    }
+    return { name: row.name, kind: row.kind, mode: row.mode, enabled: row.enabled, settings, createdAt: row.created_at, updatedAt: row.updated_at };
+  }
+}
+
+/**
+ * Operations waiting on a connector with an unknown outcome ($1 = connector name). Payments left
+ * in PROCESS with a provider reference are the first; reconciliation (next step) extends this.
+ */
+const UNKNOWN_OUTCOMES_SQL = `SELECT count(*)::int FROM payments WHERE connector = $1 AND status = 'PROCESS'`;
