@@ -10,6 +10,7 @@ import { RateService } from './domain/rate/rate.service.js';
 import { AdjustmentService } from './domain/adjustment/adjustment.service.js';
 import { PaymentService } from './domain/payment/payment.service.js';
 import { PayoutService } from './domain/payout/payout.service.js';
+import { OperatorService } from './domain/operator/operator.service.js';
 
 /** Every service class, built once per process; the API, pages, cabinet, CLI and workers share them. */
 export function createServices(config: Config, db: Db) {
@@ -23,7 +24,8 @@ export function createServices(config: Config, db: Db) {
   const payments = new PaymentService(config, db);
   const payouts = new PayoutService(config, db);
   const outbox = new OutboxService(config, db, merchants);
-  return { outbox, payouts, payments, merchants, shops, bills, refunds, payoutAccounts, rates, adjustments };
+  const operators = new OperatorService(db);
+  return { operators, outbox, payouts, payments, merchants, shops, bills, refunds, payoutAccounts, rates, adjustments };
 }
 
 export type Services = ReturnType<typeof createServices>;

@@ -21,6 +21,7 @@ export default async function adjustmentAdminRoutes(app: FastifyInstance): Promi
   const { merchants, adjustments } = app.services;
 
   app.post<{ Params: { id: string } }>('/merchants/:id/balance-adjustments', {
+    config: { permission: 'balance.adjust' },
     schema: {
       tags, summary: 'Credit (positive) or debit (negative) available balance; never below zero', params: IdParams, body: CreateInput.schema,
     },

@@ -35,14 +35,17 @@ export default async function eventAdminRoutes(app: FastifyInstance): Promise<vo
   }, async (req) => ({ success: true, ...(await outbox.get(req.params.id)) }));
 
   app.post<{ Params: { id: string } }>('/events/:id/redeliver', {
+    config: { permission: 'events.redeliver' },
     schema: { tags, summary: 'Send an event again (dead or delivered back to pending, due now)', params: IdParams },
   }, async (req) => ({ success: true, ...(await outbox.redeliver(req.params.id)) }));
 
   app.post<{ Params: { id: string } }>('/merchants/:id/events/redeliver-dead', {
+    config: { permission: 'events.redeliver' },
     schema: { tags, summary: "Send every dead event of a merchant again", params: IdParams },
   }, async (req) => ({ success: true, ...(await outbox.redeliverDead(req.params.id)) }));
 
   app.post<{ Params: { id: string } }>('/shops/:id/test-postback', {
+    config: { permission: 'shops.test-postback' },
     schema: { tags, summary: "Post a signed test postback to the shop's Result URL now, and answer what happened", params: IdParams },
   }, async (req) => ({ success: true, ...(await outbox.sendTestPostback(null, req.params.id)) }));
 }

@@ -5,6 +5,11 @@ import { NotFoundError, ValidationError } from '../../http/errors.js';
 import { bodyObject, isIdLike } from '../input.js';
 import { parseMerchantPatch } from '../merchant-patch.js';
 import { balanceView, merchantView } from '../views.js';
+import { actorOf, changed, writeAudit } from '../../audit/audit.js';
+import { newPassword } from '../../domain/operator/operator.service.js';
+import type { InTx } from '../../db/client.js';
+import type { MerchantChange } from '../../domain/merchant/merchant.service.js';
+import type { FastifyRequest } from 'fastify';
 
 const IdParams = Type.Object({ id: Type.String() });
 
@@ -43,6 +48,17 @@ const tags = ['admin'];
 export default async function merchantAdminRoutes(app: FastifyInstance): Promise<void> {
   const { merchants } = app.services;
 
+  // The audit step of a merchant change: the operator view's changed fields (never the token
+  // or password hash; `updated_at` moves on every change and says nothing).
+  const audited = (req: FastifyRequest, action: string): InTx<MerchantChange> => {
+    const who = actorOf(req);
+    const shown = (m: MerchantChange['after']) => { const { updated_at: _, ...rest } = merchantView(app.config, m); return rest; };
+    return (c, r) => writeAudit(c, who, {
+      action, objectType: 'merchant', objectId: r.after.id,
+      ...(r.before ? changed(shown(r.before), shown(r.after)) : { before: null, after: shown(r.after) }),
+    });
+  };
+
   const load = async (id: string) => {
     if (!isIdLike(id)) throw new NotFoundError('Merchant not found.');
     return merchants.get(id);
@@ -52,8 +68,8 @@ export default async function merchantAdminRoutes(app: FastifyInstance): Promise
     schema: { tags, summary: 'Create a merchant (active, unverified, subscription active, no grants); returns its API token once', body: CreateInput.schema },
   }, async (req, reply) => {
     const input = CreateInput.parse(requestInput(req));
-    const { merchant, apiToken } = await merchants.create({ name: input.name!, email: input.email! });
-    if (input.password) await merchants.setPassword(merchant.id, input.password);
+    const passwordHash = input.password ? await merchants.hashPassword(input.password) : null;
+    const { merchant, apiToken } = await merchants.create({ name: input.name!, email: input.email!, passwordHash }, audited(req, 'merchant.create'));
     const fresh = await merchants.get(merchant.id);
     return reply.status(201).send({ success: true, ...merchantView(app.config, fresh), api_token: apiToken });
   });
@@ -84,7 +100,7 @@ export default async function merchantAdminRoutes(app: FastifyInstance): Promise
   }, async (req) => {
     await load(req.params.id);
     const patch = parseMerchantPatch(bodyObject(req));
-    const m = await merchants.update(req.params.id, patch);
+    const m = await merchants.update(req.params.id, patch, audited(req, 'merchant.update'));
     return { success: true, ...merchantView(app.config, m) };
   });
 
@@ -92,7 +108,17 @@ export default async function merchantAdminRoutes(app: FastifyInstance): Promise
     schema: { tags, summary: 'Refresh the API token: the old one fails at once', params: IdParams },
   }, async (req) => {
     await load(req.params.id);
-    return { success: true, api_token: await merchants.refreshToken(req.params.id) };
+    return { success: true, api_token: await merchants.refreshToken(req.params.id, audited(req, 'merchant.token.refresh')) };
+  });
+
+  app.post<{ Params: { id: string } }>('/merchants/:id/password-reset', {
+    config: { permission: 'merchants.password-reset' },
+    schema: { tags, summary: 'Set a new random cabinet password and answer it once', params: IdParams },
+  }, async (req) => {
+    await load(req.params.id);
+    const password = newPassword();
+    await merchants.setPassword(req.params.id, password, audited(req, 'merchant.password.reset'));
+    return { success: true, password };
   });
 
   app.put<{ Params: { id: string } }>('/merchants/:id/payout-webhook', {
@@ -107,7 +133,7 @@ export default async function merchantAdminRoutes(app: FastifyInstance): Promise
     if (!Object.prototype.hasOwnProperty.call(body, 'url')) throw new ValidationError({ url: ['The url field must be present (null clears it).'] });
     const url = body.url;
     if (url !== null && typeof url !== 'string') throw new ValidationError({ url: ['The url must be a string.'] });
-    const m = await merchants.setPayoutWebhookUrl(req.params.id, url);
+    const m = await merchants.setPayoutWebhookUrl(req.params.id, url, audited(req, 'merchant.payout_webhook.set'));
     return { success: true, ...merchantView(app.config, m) };
   });
 }

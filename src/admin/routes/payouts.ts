@@ -20,12 +20,12 @@ export default async function payoutsAdminRoutes(app: FastifyInstance): Promise<
     return { data: await app.services.payouts.list({ status: p.status, merchantId: p.merchant_id, limit: p.limit }) };
   });
 
-  app.post('/payouts/:id/approve', { schema: { tags: ['admin'], summary: 'Approve a MODERATING payout' } }, async (req) => {
+  app.post('/payouts/:id/approve', { config: { permission: 'payouts.moderate' }, schema: { tags: ['admin'], summary: 'Approve a MODERATING payout' } }, async (req) => {
     const { id } = idParam.parse(req.params as Record<string, unknown>);
     return app.services.payouts.approve(id!);
   });
 
-  app.post('/payouts/:id/decline', { schema: { tags: ['admin'], summary: 'Decline a MODERATING payout', body: declineInput.schema } }, async (req) => {
+  app.post('/payouts/:id/decline', { config: { permission: 'payouts.moderate' }, schema: { tags: ['admin'], summary: 'Decline a MODERATING payout', body: declineInput.schema } }, async (req) => {
     const { id } = idParam.parse(req.params as Record<string, unknown>);
     const { reason } = declineInput.parse(requestInput(req));
     return app.services.payouts.decline(id!, reason);

@@ -1,12 +1,16 @@
 import bcrypt from 'bcryptjs';
 import { Decimal, Decimal as DecimalJs } from 'decimal.js';
 import type { Config } from '../../config.js';
-import type { Db } from '../../db/client.js';
+import { prismaTxQueryable, type Db, type InTx } from '../../db/client.js';
 import { decrypt, encrypt, newApiToken, sha256Hex } from '../../lib/crypto.js';
 import { newId } from '../../lib/ids.js';
 import { NotFoundError, ValidationError } from '../../http/errors.js';
 import { assertSafeUrl, UnsafeUrlError } from '../../outbox/url-guard.js';
 import type { MerchantStatus, SubscriptionStatus } from '../../generated/prisma/enums.js';
+import type { Merchant } from '../../generated/prisma/client.js';
+
+/** A merchant change as the audit step sees it. */
+export interface MerchantChange { before: Merchant | null; after: Merchant }
 import { ensureBalances } from '../ledger/ledger.js';
 
 export interface IssuedToken { apiToken: string; apiTokenHash: string; apiTokenEnc: string }
@@ -62,18 +66,22 @@ export class MerchantService {
    * Starts active, unverified, with an active subscription and no grants (DESIGN.md).
    * A taken email (case-insensitive) is a 422 on `email`, also when two creations race.
    */
-  async create(input: { name: string; email: string; passwordHash?: string | null }) {
+  async create(input: { name: string; email: string; passwordHash?: string | null }, inTx?: InTx<MerchantChange>) {
     const email = input.email.toLowerCase();
     const taken = () => new ValidationError({ email: ['The email has already been taken.'] });
     if (await this.db.prisma.merchant.findUnique({ where: { email }, select: { id: true } })) throw taken();
     const t = this.issueToken();
     let merchant;
     try {
-      merchant = await this.db.prisma.merchant.create({
-        data: {
-          id: newId(), name: input.name, email, passwordHash: input.passwordHash ?? null,
-          apiTokenHash: t.apiTokenHash, apiTokenEnc: t.apiTokenEnc,
-        },
+      merchant = await this.db.prisma.$transaction(async (tx) => {
+        const m = await tx.merchant.create({
+          data: {
+            id: newId(), name: input.name, email, passwordHash: input.passwordHash ?? null,
+            apiTokenHash: t.apiTokenHash, apiTokenEnc: t.apiTokenEnc,
+          },
+        });
+        if (inTx) await inTx(prismaTxQueryable(tx), { before: null, after: m });
+        return m;
       });
     } catch (e) {
       if (isUniqueViolation(e)) throw taken();
@@ -90,33 +98,38 @@ export class MerchantService {
     return m;
   }
 
+  hashPassword(password: string): Promise<string> { return bcrypt.hash(password, 10); }
+
   /** Cabinet password, bcrypt-hashed (cost 10). */
-  async setPassword(merchantId: string, password: string): Promise<void> {
-    const passwordHash = await bcrypt.hash(password, 10);
-    await this.db.prisma.merchant.update({ where: { id: merchantId }, data: { passwordHash } });
+  async setPassword(merchantId: string, password: string, inTx?: InTx<MerchantChange>): Promise<void> {
+    const passwordHash = await this.hashPassword(password);
+    await this.change(merchantId, { passwordHash }, inTx);
+  }
+
+  /** One merchant update and the caller's step (the audit entry) in one transaction. */
+  private async change(merchantId: string, data: Record<string, unknown>, inTx?: InTx<MerchantChange>): Promise<Merchant> {
+    return this.db.prisma.$transaction(async (tx) => {
+      const before = await tx.merchant.findUnique({ where: { id: merchantId } });
+      if (!before) throw new NotFoundError('Merchant not found.');
+      const after = await tx.merchant.update({ where: { id: merchantId }, data });
+      if (inTx) await inTx(prismaTxQueryable(tx), { before, after });
+      return after;
+    });
   }
 
   /** Refresh: the old token fails from the moment this commits. */
-  async refreshToken(merchantId: string): Promise<string> {
+  async refreshToken(merchantId: string, inTx?: InTx<MerchantChange>): Promise<string> {
     const t = this.issueToken();
-    try {
-      await this.db.prisma.merchant.update({
-        where: { id: merchantId },
-        data: { apiTokenHash: t.apiTokenHash, apiTokenEnc: t.apiTokenEnc, apiTokenIssuedAt: new Date() },
-      });
-    } catch (e) {
-      if (isRecordNotFound(e)) throw new NotFoundError('Merchant not found.');
-      throw e;
-    }
+    await this.change(merchantId, { apiTokenHash: t.apiTokenHash, apiTokenEnc: t.apiTokenEnc, apiTokenIssuedAt: new Date() }, inTx);
     return t.apiToken;
   }
 
   /** Operator settings (status, verification, subscription, grants, limits, fees). */
-  async update(merchantId: string, patch: MerchantPatch) {
+  async update(merchantId: string, patch: MerchantPatch, inTx?: InTx<MerchantChange>) {
     try {
       // Decimals as exact strings: Prisma bundles its own decimal.js.
       const data = Object.fromEntries(Object.entries(patch).map(([k, val]) => [k, val instanceof DecimalJs ? val.toFixed() : val]));
-      return await this.db.prisma.merchant.update({ where: { id: merchantId }, data });
+      return await this.change(merchantId, data, inTx);
     } catch (e) {
       if (isRecordNotFound(e)) throw new NotFoundError('Merchant not found.');
       throw e;
@@ -127,7 +140,7 @@ export class MerchantService {
    * The payout webhook URL, through the outbound URL guard (422 on `url` when refused);
    * null or "" clears it.
    */
-  async setPayoutWebhookUrl(merchantId: string, url: string | null | undefined) {
+  async setPayoutWebhookUrl(merchantId: string, url: string | null | undefined, inTx?: InTx<MerchantChange>) {
     const value = url === undefined || url === null || url.trim() === '' ? null : url.trim();
     await this.get(merchantId);
     if (value !== null) {
@@ -138,6 +151,6 @@ export class MerchantService {
         throw e;
       }
     }
-    return this.update(merchantId, { payoutWebhookUrl: value });
+    return this.update(merchantId, { payoutWebhookUrl: value }, inTx);
   }
 }
