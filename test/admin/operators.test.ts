@@ -189,6 +189,33 @@ describe('audit trail', () => {
     expect((await t.db.pool.query("SELECT count(*) FROM operators WHERE email = 'rolled@example.test'")).rows[0].count).toBe('0');
   });
 
+  it('balance adjustments, rates and SBP banks: one entry per committed change, none for a refused one', async () => {
+    const m = await adminMerchant(t);
+    let before = await auditCount();
+    expect((await admin(t, 'POST', `/merchants/${m.id}/balance-adjustments`, { currency: 'RUB', amount: '-5', reason: 'too much' })).status).toBe(422);
+    expect(await auditCount()).toBe(before);
+    expect((await admin(t, 'POST', `/merchants/${m.id}/balance-adjustments`, { currency: 'RUB', amount: '7.25', reason: 'bonus' })).status).toBe(201);
+    expect(await auditCount()).toBe(before + 1);
+    const adj = (await admin(t, 'GET', `/audit?object_id=${m.id}&action=balance.adjust`)).body.data[0];
+    expect(adj.after).toMatchObject({ currency: 'RUB', amount: '7.25000000', reason: 'bonus' });
+    before = await auditCount();
+    expect((await admin(t, 'PUT', '/rates/EUR', { rub_per_unit: '101.5' })).status).toBe(200);
+    expect((await admin(t, 'PUT', '/rates/EUR', { rub_per_unit: '102' })).status).toBe(200);
+    expect((await admin(t, 'DELETE', '/rates/EUR')).status).toBe(200);
+    expect((await admin(t, 'DELETE', '/rates/EUR')).status).toBe(404);
+    const rates = (await admin(t, 'GET', '/audit?object_id=EUR')).body.data;
+    expect(rates.map((e: any) => [e.action, e.before, e.after])).toEqual([
+      ['rate.delete', { rub_per_unit: '102' }, null],
+      ['rate.set', { rub_per_unit: '101.5' }, { rub_per_unit: '102' }],
+      ['rate.set', null, { rub_per_unit: '101.5' }],
+    ]);
+    const bank = (await admin(t, 'GET', '/sbp-banks')).body.data[0];
+    expect((await admin(t, 'PATCH', `/sbp-banks/${bank.member_id}`, { active: !bank.active })).status).toBe(200);
+    expect(await auditCount()).toBe(before + 4);
+    const b = (await admin(t, 'GET', `/audit?action=sbp_bank.set&object_id=${bank.member_id}`)).body.data[0];
+    expect([b.before, b.after]).toEqual([{ active: bank.active }, { active: !bank.active }]);
+  });
+
   it('the database refuses UPDATE, DELETE and TRUNCATE of audit_log', async () => {
     const m = await adminMerchant(t);
     expect(await auditCount()).toBeGreaterThan(0);
