@@ -216,6 +216,26 @@ describe('audit trail', () => {
     expect([b.before, b.after]).toEqual([{ active: bank.active }, { active: !bank.active }]);
   });
 
+  it('shops and payout accounts: entries with masked card numbers only', async () => {
+    const m = await adminMerchant(t);
+    const before = await auditCount();
+    const shop = (await admin(t, 'POST', `/merchants/${m.id}/shops`, { name: 'Audited' })).body;
+    expect((await admin(t, 'PATCH', `/shops/${shop.id}`, { name: 'Renamed', result_url: 'not a url' })).status).toBe(422);
+    expect((await admin(t, 'PATCH', `/shops/${shop.id}`, { name: 'Renamed' })).status).toBe(200);
+    const acc = (await admin(t, 'POST', `/merchants/${m.id}/payout-accounts`, { type: 'card', identifier: '4111 1111 1111 1111', card_holder: 'IVAN IVANOV' })).body;
+    expect((await admin(t, 'PATCH', `/payout-accounts/${acc.id}`, { status: 'banned' })).status).toBe(200);
+    expect(await auditCount()).toBe(before + 4);
+    const s = (await admin(t, 'GET', `/audit?object_id=${shop.id}`)).body.data;
+    expect(s.map((e: any) => e.action)).toEqual(['shop.update', 'shop.create']);
+    expect([s[0].before, s[0].after]).toEqual([{ name: 'Audited' }, { name: 'Renamed' }]);
+    const a = (await admin(t, 'GET', `/audit?object_id=${acc.id}`)).body.data;
+    expect(a.map((e: any) => e.action)).toEqual(['payout_account.status', 'payout_account.create']);
+    expect(a[1].after.identifier_masked).toBe('411111******1111');
+    const all = JSON.stringify((await t.db.pool.query('SELECT * FROM audit_log')).rows);
+    expect(all).not.toContain('4111111111111111');
+    expect(all).not.toContain('4111 1111 1111 1111');
+  });
+
   it('the database refuses UPDATE, DELETE and TRUNCATE of audit_log', async () => {
     const m = await adminMerchant(t);
     expect(await auditCount()).toBeGreaterThan(0);

@@ -4,6 +4,10 @@ import { defineInput, requestInput, v } from '../../http/input.js';
 import { NotFoundError } from '../../http/errors.js';
 import { isIdLike } from '../input.js';
 import { payoutAccountView } from '../views.js';
+import { actorOf, changed, writeAudit } from '../../audit/audit.js';
+import type { InTx } from '../../db/client.js';
+import type { PayoutAccount } from '../../generated/prisma/client.js';
+import type { FastifyRequest } from 'fastify';
 
 const IdParams = Type.Object({ id: Type.String() });
 const CreateSchema = Type.Object({
@@ -25,6 +29,16 @@ export default async function payoutAccountAdminRoutes(app: FastifyInstance): Pr
     return merchants.get(id);
   };
 
+  // The audit step: the masked view's changed fields (never the card number or its ciphertext).
+  const audited = (req: FastifyRequest, action: string): InTx<{ before: PayoutAccount | null; after: PayoutAccount }> => {
+    const who = actorOf(req);
+    const shown = (a: PayoutAccount) => { const { updated_at: _, ...rest } = payoutAccountView(app.config, a); return rest; };
+    return (c, r) => writeAudit(c, who, {
+      action, objectType: 'payout_account', objectId: r.after.id,
+      ...(r.before ? changed(shown(r.before), shown(r.after)) : { before: null, after: shown(r.after) }),
+    });
+  };
+
   app.post<{ Params: { id: string } }>('/merchants/:id/payout-accounts', {
     schema: { tags, summary: 'Add a payout account (card or SBP phone)', params: IdParams, body: CreateSchema },
   }, async (req, reply) => {
@@ -32,7 +46,7 @@ export default async function payoutAccountAdminRoutes(app: FastifyInstance): Pr
     const input = requestInput(req);
     const a = await payoutAccounts.create(m.id, {
       type: input.type, identifier: input.identifier, cardHolder: input.card_holder, bankMemberId: input.bank_member_id,
-    });
+    }, audited(req, 'payout_account.create'));
     return reply.status(201).send({ success: true, ...payoutAccountView(app.config, a) });
   });
 
@@ -56,7 +70,7 @@ export default async function payoutAccountAdminRoutes(app: FastifyInstance): Pr
     if (!isIdLike(req.params.id)) throw new NotFoundError('Payout account not found.');
     await payoutAccounts.get(req.params.id);
     const { status } = StatusInput.parse(requestInput(req));
-    const a = await payoutAccounts.setStatus(req.params.id, status === 'active' ? 'ACTIVE' : 'BANNED');
+    const a = await payoutAccounts.setStatus(req.params.id, status === 'active' ? 'ACTIVE' : 'BANNED', audited(req, 'payout_account.status'));
     return { success: true, ...payoutAccountView(app.config, a) };
   });
 }
