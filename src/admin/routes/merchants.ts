@@ -5,10 +5,9 @@ import { NotFoundError, ValidationError } from '../../http/errors.js';
 import { bodyObject, isIdLike } from '../input.js';
 import { parseMerchantPatch } from '../merchant-patch.js';
 import { balanceView, merchantView } from '../views.js';
-import { actorOf, changed, writeAudit } from '../../audit/audit.js';
+import { actorOf } from '../../audit/audit.js';
+import { merchantAudit } from '../../audit/steps.js';
 import { newPassword } from '../../domain/operator/operator.service.js';
-import type { InTx } from '../../db/client.js';
-import type { MerchantChange } from '../../domain/merchant/merchant.service.js';
 import type { FastifyRequest } from 'fastify';
 
 const IdParams = Type.Object({ id: Type.String() });
@@ -48,16 +47,7 @@ const tags = ['admin'];
 export default async function merchantAdminRoutes(app: FastifyInstance): Promise<void> {
   const { merchants } = app.services;
 
-  // The audit step of a merchant change: the operator view's changed fields (never the token
-  // or password hash; `updated_at` moves on every change and says nothing).
-  const audited = (req: FastifyRequest, action: string): InTx<MerchantChange> => {
-    const who = actorOf(req);
-    const shown = (m: MerchantChange['after']) => { const { updated_at: _, ...rest } = merchantView(app.config, m); return rest; };
-    return (c, r) => writeAudit(c, who, {
-      action, objectType: 'merchant', objectId: r.after.id,
-      ...(r.before ? changed(shown(r.before), shown(r.after)) : { before: null, after: shown(r.after) }),
-    });
-  };
+  const audited = (req: FastifyRequest, action: string) => merchantAudit(app.config, actorOf(req), action);
 
   const load = async (id: string) => {
     if (!isIdLike(id)) throw new NotFoundError('Merchant not found.');

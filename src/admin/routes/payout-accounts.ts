@@ -4,9 +4,8 @@ import { defineInput, requestInput, v } from '../../http/input.js';
 import { NotFoundError } from '../../http/errors.js';
 import { isIdLike } from '../input.js';
 import { payoutAccountView } from '../views.js';
-import { actorOf, changed, writeAudit } from '../../audit/audit.js';
-import type { InTx } from '../../db/client.js';
-import type { PayoutAccount } from '../../generated/prisma/client.js';
+import { actorOf } from '../../audit/audit.js';
+import { payoutAccountAudit } from '../../audit/steps.js';
 import type { FastifyRequest } from 'fastify';
 
 const IdParams = Type.Object({ id: Type.String() });
@@ -29,15 +28,7 @@ export default async function payoutAccountAdminRoutes(app: FastifyInstance): Pr
     return merchants.get(id);
   };
 
-  // The audit step: the masked view's changed fields (never the card number or its ciphertext).
-  const audited = (req: FastifyRequest, action: string): InTx<{ before: PayoutAccount | null; after: PayoutAccount }> => {
-    const who = actorOf(req);
-    const shown = (a: PayoutAccount) => { const { updated_at: _, ...rest } = payoutAccountView(app.config, a); return rest; };
-    return (c, r) => writeAudit(c, who, {
-      action, objectType: 'payout_account', objectId: r.after.id,
-      ...(r.before ? changed(shown(r.before), shown(r.after)) : { before: null, after: shown(r.after) }),
-    });
-  };
+  const audited = (req: FastifyRequest, action: string) => payoutAccountAudit(app.config, actorOf(req), action);
 
   app.post<{ Params: { id: string } }>('/merchants/:id/payout-accounts', {
     schema: { tags, summary: 'Add a payout account (card or SBP phone)', params: IdParams, body: CreateSchema },

@@ -5,21 +5,8 @@ import { NotFoundError } from '../../http/errors.js';
 import type { ShopPatch } from '../../domain/shop/shop.service.js';
 import { bodyObject, isIdLike } from '../input.js';
 import { shopView } from '../views.js';
-import { actorOf, changed, writeAudit } from '../../audit/audit.js';
-import type { InTx } from '../../db/client.js';
-import type { Shop } from '../../generated/prisma/client.js';
-import type { Config } from '../../config.js';
-import type { FastifyRequest } from 'fastify';
-
-/** The audit step of a shop change (the operator view's changed fields, `updated_at` aside). */
-export function shopAudit(config: Config, req: FastifyRequest, action: string): InTx<{ before: Shop | null; after: Shop }> {
-  const who = actorOf(req);
-  const shown = (s: Shop) => { const { updated_at: _, ...rest } = shopView(config, s); return rest; };
-  return (c, r) => writeAudit(c, who, {
-    action, objectType: 'shop', objectId: r.after.id,
-    ...(r.before ? changed(shown(r.before), shown(r.after)) : { before: null, after: shown(r.after) }),
-  });
-}
+import { actorOf } from '../../audit/audit.js';
+import { shopAudit } from '../../audit/steps.js';
 
 const IdParams = Type.Object({ id: Type.String() });
 const CURRENCIES = ['RUB', 'USD', 'EUR'] as const;
@@ -64,7 +51,7 @@ export default async function shopAdminRoutes(app: FastifyInstance): Promise<voi
     if (!isIdLike(req.params.id)) throw new NotFoundError('Merchant not found.');
     const m = await merchants.get(req.params.id);
     const input = toShopPatch(requestInput(req), bodyObject(req), true);
-    const shop = await shops.create(m.id, { ...input, name: input.name! }, shopAudit(app.config, req, 'shop.create'));
+    const shop = await shops.create(m.id, { ...input, name: input.name! }, shopAudit(app.config, actorOf(req), 'shop.create'));
     return reply.status(201).send({ success: true, ...shopView(app.config, shop) });
   });
 
@@ -89,7 +76,7 @@ export default async function shopAdminRoutes(app: FastifyInstance): Promise<voi
     if (!isIdLike(req.params.id)) throw new NotFoundError('Shop not found.');
     const current = await shops.getAny(req.params.id);
     const input = toShopPatch(requestInput(req), bodyObject(req), false);
-    const shop = await shops.update(current.merchantId, current.id, input, shopAudit(app.config, req, 'shop.update'));
+    const shop = await shops.update(current.merchantId, current.id, input, shopAudit(app.config, actorOf(req), 'shop.update'));
     return { success: true, ...shopView(app.config, shop) };
   });
 }

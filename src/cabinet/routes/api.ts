@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { merchantIdOf, render } from '../context.js';
+import { cabinetActor, merchantIdOf, render } from '../context.js';
+import { merchantAudit } from '../../audit/steps.js';
 
 export default async function apiRoutes(app: FastifyInstance): Promise<void> {
   const page = async (req: Parameters<typeof render>[0], reply: Parameters<typeof render>[1], data: Record<string, unknown> = {}) => {
@@ -15,7 +16,7 @@ export default async function apiRoutes(app: FastifyInstance): Promise<void> {
   // Same service as the operator's refresh: the old token fails from the moment this commits.
   // The new token is shown in this response only (no redirect, no-store), never again.
   app.post('/refresh', { schema: { hide: true } }, async (req, reply) => {
-    const token = await app.services.merchants.refreshToken(merchantIdOf(req));
+    const token = await app.services.merchants.refreshToken(merchantIdOf(req), merchantAudit(app.config, cabinetActor(req), 'merchant.token.refresh'));
     return page(req, reply, { newToken: token });
   });
 }
