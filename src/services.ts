@@ -12,6 +12,7 @@ import { AdjustmentService } from './domain/adjustment/adjustment.service.js';
 import { PaymentService } from './domain/payment/payment.service.js';
 import { PayoutService } from './domain/payout/payout.service.js';
 import { ConnectorRegistry } from './domain/providers/registry.js';
+import { OperatorService } from './domain/operator/operator.service.js';
 
 /** Every service class, built once per process; the API, pages, cabinet, CLI and workers share them. */
 export function createServices(config: Config, db: Db) {
@@ -28,7 +29,8 @@ export function createServices(config: Config, db: Db) {
   const payments = new PaymentService(config, db, connectors);
   const payouts = new PayoutService(config, db, connectors);
   const outbox = new OutboxService(config, db, merchants);
-  return { connectors, outbox, payouts, payments, merchants, shops, bills, refunds, payoutAccounts, rates, adjustments, chargebacks };
+  const operators = new OperatorService(db);
+  return { connectors, operators, outbox, payouts, payments, merchants, shops, bills, refunds, payoutAccounts, rates, adjustments, chargebacks };
 }
 
 export type Services = ReturnType<typeof createServices>;

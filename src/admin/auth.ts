@@ -1,25 +1,98 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { FastifyInstance } from 'fastify';
-import { UnauthenticatedError } from '../http/errors.js';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { UnauthenticatedError, UnauthorizedActionError } from '../http/errors.js';
+import { sha256Hex } from '../lib/crypto.js';
 
 const digest = (s: string): Buffer => createHash('sha256').update(s, 'utf8').digest();
+
+/** Operator roles (docs/decisions.md "People: operators, roles, audit"). */
+export const ROLES = ['admin', 'finance', 'support', 'auditor'] as const;
+export type Role = (typeof ROLES)[number];
+
+/**
+ * What a route needs. Every operator route declares one in `config.permission`; a GET without
+ * one is `read`, anything else without one is `admin` (fail closed: a new route nobody thought
+ * about is for admins only).
+ */
+export type Permission =
+  | 'read'
+  | 'payouts.moderate'
+  | 'balance.adjust'
+  | 'events.redeliver'
+  | 'shops.test-postback'
+  | 'merchants.password-reset'
+  | 'admin';
+
+/** The one table of who may do what; `admin` may do everything. */
+export const ROLE_PERMISSIONS: Record<Role, ReadonlySet<Permission>> = {
+  admin: new Set<Permission>(['read', 'payouts.moderate', 'balance.adjust', 'events.redeliver', 'shops.test-postback', 'merchants.password-reset', 'admin']),
+  finance: new Set<Permission>(['read', 'payouts.moderate', 'balance.adjust']),
+  support: new Set<Permission>(['read', 'events.redeliver', 'shops.test-postback', 'merchants.password-reset']),
+  auditor: new Set<Permission>(['read']),
+};
+
+export const allows = (role: Role, p: Permission): boolean => ROLE_PERMISSIONS[role].has(p);
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Operator API: what the route needs (see src/admin/auth.ts). */
+    permission?: Permission;
+  }
+  interface FastifyRequest {
+    /** The authenticated operator API caller. */
+    operator?: { role: Role; operatorId: string | null };
+  }
+}
 
 /**
  * True when `header` is `Bearer <ADMIN_API_TOKEN>`. Both sides are hashed first so the
  * comparison takes the same time whatever the length or content of the guess.
  */
 export function adminTokenMatches(header: string | undefined, adminToken: string): boolean {
-  const m = /^Bearer\s+(\S+)\s*$/i.exec(header ?? '');
-  const given = m ? m[1]! : '';
+  const given = bearer(header);
   return timingSafeEqual(digest(given), digest(adminToken)) && given.length > 0;
 }
 
+function bearer(header: string | undefined): string {
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(header ?? '');
+  return m ? m[1]! : '';
+}
+
+/** The permission a route needs: its declared one, else `read` for GET/HEAD, else `admin`. */
+export function routePermission(req: FastifyRequest): Permission {
+  const declared = req.routeOptions.config?.permission;
+  if (declared) return declared;
+  return req.method === 'GET' || req.method === 'HEAD' ? 'read' : 'admin';
+}
+
 /**
- * Installs the operator bearer check on the calling scope (not fp-wrapped: every route
- * registered in this scope, including child plugins, is covered).
+ * Installs the operator auth and role check on the calling scope (not fp-wrapped: every route
+ * registered in this scope, including child plugins, is covered). The caller is the
+ * ADMIN_API_TOKEN (role admin, actor `admin-token`) or an active operator's unrevoked personal
+ * token (its operator's role, actor `operator:<id>`). A role's refusal is a 403 before the
+ * handler runs, so it changes nothing.
  */
 export function installAdminAuth(app: FastifyInstance): void {
   app.addHook('onRequest', async (req) => {
-    if (!adminTokenMatches(req.headers.authorization, app.config.adminApiToken)) throw new UnauthenticatedError();
+    if (adminTokenMatches(req.headers.authorization, app.config.adminApiToken)) {
+      req.operator = { role: 'admin', operatorId: null };
+      req.auditActor = 'admin-token';
+    } else {
+      const token = bearer(req.headers.authorization);
+      if (token === '' || token.length > 512) throw new UnauthenticatedError();
+      // One query: a revoked token or a disabled operator finds nothing, from the commit on.
+      const r = await app.db.pool.query<{ operator_id: string; role: string }>(
+        `UPDATE operator_tokens t SET last_used_at = now()
+           FROM operators o
+          WHERE t.token_hash = $1 AND t.revoked_at IS NULL AND o.id = t.operator_id AND o.status = 'ACTIVE'
+         RETURNING t.operator_id, o.role::text AS role`,
+        [sha256Hex(token)],
+      );
+      const row = r.rows[0];
+      if (!row) throw new UnauthenticatedError();
+      req.operator = { role: row.role.toLowerCase() as Role, operatorId: row.operator_id };
+      req.auditActor = `operator:${row.operator_id}`;
+    }
+    if (!allows(req.operator.role, routePermission(req))) throw new UnauthorizedActionError();
   });
 }

@@ -9,6 +9,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { randomBytes } from 'node:crypto';
 
 type Json = string | number | boolean | null | Json[] | { [k: string]: Json };
 
@@ -20,6 +21,8 @@ export interface Call {
   query?: Record<string, string>;
   /** Exit 1 when this says the answer is a failure even with a 2xx (ledger drift). */
   failed?: (body: Record<string, unknown>) => boolean;
+  /** Printed with a successful answer (a password the CLI generated: shown this once). */
+  extra?: Record<string, Json>;
 }
 
 export class UsageError extends Error {}
@@ -97,6 +100,37 @@ export const VERBS: Record<string, Verb> = {
       const rel = path.replace(/^\/?(admin\/v1)?\/?/, '/');
       return { method: m as Call['method'], path: rel, ...(body ? { body } : {}) };
     },
+  },
+  'operators:create': {
+    usage: 'operators:create --email EMAIL --role admin|finance|support|auditor [--password PASSWORD]',
+    help: 'Create an operator; prints its id and, without --password, a generated password (once)',
+    build(p) {
+      requireFlags(p, ['email', 'role'], this.usage);
+      const given = typeof p.flags.password === 'string' ? p.flags.password : null;
+      const password = given ?? randomBytes(18).toString('base64url');
+      const body: Record<string, Json> = { email: cliValue(p.flags.email!), role: cliValue(p.flags.role!), password };
+      return { method: 'POST', path: '/operators', body, ...(given === null ? { extra: { password } } : {}) };
+    },
+  },
+  'operators:list': {
+    usage: 'operators:list',
+    help: 'Every operator with role and status',
+    build() { return { method: 'GET', path: '/operators' }; },
+  },
+  'operators:update': {
+    usage: 'operators:update OPERATOR_ID [--role admin|finance|support|auditor] [--status active|disabled]',
+    help: "Change an operator's role or status (disabled: its tokens fail at once)",
+    build(p) { const [id] = need(p, 1, this.usage); return { method: 'PATCH', path: `/operators/${id}`, body: flagsBody(p.flags) }; },
+  },
+  'operators:token': {
+    usage: 'operators:token OPERATOR_ID [--name NAME]',
+    help: 'Issue a personal operator API token (printed once)',
+    build(p) { const [id] = need(p, 1, this.usage); return { method: 'POST', path: `/operators/${id}/tokens`, body: flagsBody(p.flags) }; },
+  },
+  'audit:list': {
+    usage: 'audit:list [--actor A] [--object-id ID] [--action X] [--start-date D] [--finish-date D] [--before-id N] [--limit N]',
+    help: 'The audit trail, newest first',
+    build(p) { return { method: 'GET', path: '/audit', query: flagsBody(p.flags) as Record<string, string> }; },
   },
   'merchants:create': {
     usage: 'merchants:create --name NAME --email EMAIL [--password PASSWORD]',
@@ -389,6 +423,7 @@ async function main(argv: string[]): Promise<number> {
     });
     let body: unknown;
     try { body = res.json(); } catch { body = res.body; }
+    if (res.statusCode < 400 && call.extra && body && typeof body === 'object') body = { ...(body as object), ...call.extra };
     process.stdout.write(`${JSON.stringify(body, null, 2)}\n`);
     if (res.statusCode >= 400) {
       process.stderr.write(`error: HTTP ${res.statusCode}\n`);

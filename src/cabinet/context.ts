@@ -6,6 +6,7 @@ import { DomainError, UnauthorizedActionError, ValidationError } from '../http/e
 import { UnsafeUrlError } from '../outbox/url-guard.js';
 import { fieldMessage, translator, type Lang, type T } from './i18n.js';
 import type { CabinetSession } from './session.js';
+import type { Actor } from '../audit/audit.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -122,6 +123,14 @@ export function queryOf(req: FastifyRequest): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries((req.query ?? {}) as Record<string, unknown>)) if (typeof v === 'string') out[k] = v;
   return out;
+}
+
+/**
+ * The audit actor of a cabinet change: `merchant:<id>` (the one login a merchant has today;
+ * team members will be `merchant-user:<id>`).
+ */
+export function cabinetActor(req: FastifyRequest): Actor {
+  return { actor: `merchant:${merchantIdOf(req)}`, ip: req.ip ?? null };
 }
 
 /** The signed-in merchant's id (routes behind the session hook only). */

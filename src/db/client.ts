@@ -61,3 +61,17 @@ export async function withPgTx<T>(pool: pg.Pool, fn: (c: pg.PoolClient) => Promi
     c.release();
   }
 }
+
+/**
+ * A Prisma interactive transaction seen as a `Queryable`, so an `InTx` step written in plain
+ * SQL (the audit entry) runs inside a service's Prisma transaction. Statements only: the
+ * rows of a SELECT are not returned.
+ */
+export function prismaTxQueryable(tx: Tx): Queryable {
+  return {
+    query: async (text: string, values: unknown[] = []) => {
+      const n = await tx.$executeRawUnsafe(text, ...values);
+      return { rows: [], rowCount: n };
+    },
+  } as unknown as Queryable;
+}

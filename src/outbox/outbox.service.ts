@@ -1,6 +1,6 @@
 import pino from 'pino';
 import type { Config } from '../config.js';
-import type { Db } from '../db/client.js';
+import type { Db, InTx } from '../db/client.js';
 import { withPgTx } from '../db/client.js';
 import type { MerchantService } from '../domain/merchant/merchant.service.js';
 import type { OutboxEventStatus } from '../generated/prisma/enums.js';
@@ -86,34 +86,41 @@ export class OutboxService {
    * retry budget (its attempt history is kept). A PENDING event is made due now; one being
    * delivered (leased) is left to its worker. `merchantId` scopes it (cabinet).
    */
-  async redeliver(id: string, merchantId?: string): Promise<EventView> {
+  async redeliver(id: string, merchantId?: string, inTx?: InTx<{ id: string; status: string }>): Promise<EventView> {
     const before = await this.get(id, merchantId);
-    await this.db.pool.query(
-      `UPDATE outbox_events
-          SET status = 'PENDING', attempts = 0, next_attempt_at = now(), last_error = NULL, delivered_at = NULL,
-              lease_owner = NULL, lease_until = NULL
-        WHERE id = $1::bigint AND status = ANY($2::"OutboxEventStatus"[])`,
-      [before.id, REDELIVERABLE_FROM],
-    );
-    await this.db.pool.query(
-      `UPDATE outbox_events SET next_attempt_at = now()
-        WHERE id = $1::bigint AND status = 'PENDING' AND next_attempt_at > now() AND (lease_until IS NULL OR lease_until <= now())`,
-      [before.id],
-    );
+    await withPgTx(this.db.pool, async (c) => {
+      await c.query(
+        `UPDATE outbox_events
+            SET status = 'PENDING', attempts = 0, next_attempt_at = now(), last_error = NULL, delivered_at = NULL,
+                lease_owner = NULL, lease_until = NULL
+          WHERE id = $1::bigint AND status = ANY($2::"OutboxEventStatus"[])`,
+        [before.id, REDELIVERABLE_FROM],
+      );
+      await c.query(
+        `UPDATE outbox_events SET next_attempt_at = now()
+          WHERE id = $1::bigint AND status = 'PENDING' AND next_attempt_at > now() AND (lease_until IS NULL OR lease_until <= now())`,
+        [before.id],
+      );
+      if (inTx) await inTx(c, { id: String(before.id), status: String(before.status) });
+    });
     return this.get(before.id, merchantId);
   }
 
   /** Puts every DEAD event of a merchant back to PENDING; returns how many. */
-  async redeliverDead(merchantId: string): Promise<{ redelivered: number }> {
+  async redeliverDead(merchantId: string, inTx?: InTx<{ redelivered: number }>): Promise<{ redelivered: number }> {
     const m = await this.db.pool.query('SELECT 1 FROM merchants WHERE id = $1', [merchantId]);
     if (m.rowCount === 0) throw new NotFoundError('Merchant not found.');
-    const r = await this.db.pool.query(
-      `UPDATE outbox_events
-          SET status = 'PENDING', attempts = 0, next_attempt_at = now(), last_error = NULL, lease_owner = NULL, lease_until = NULL
-        WHERE merchant_id = $1 AND status = ANY($2::"OutboxEventStatus"[])`,
-      [merchantId, DEAD_REDELIVERABLE],
-    );
-    return { redelivered: r.rowCount ?? 0 };
+    return withPgTx(this.db.pool, async (c) => {
+      const r = await c.query(
+        `UPDATE outbox_events
+            SET status = 'PENDING', attempts = 0, next_attempt_at = now(), last_error = NULL, lease_owner = NULL, lease_until = NULL
+          WHERE merchant_id = $1 AND status = ANY($2::"OutboxEventStatus"[])`,
+        [merchantId, DEAD_REDELIVERABLE],
+      );
+      const out = { redelivered: r.rowCount ?? 0 };
+      if (inTx) await inTx(c, out);
+      return out;
+    });
   }
 
   /**

@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import bcrypt from 'bcrypt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_TOKEN, TEST_KEY, setupTestApp, type TestApp } from '../helpers/app.js';
 import { buildCall, parseArgs, UsageError } from '../../src/admin/cli.js';
@@ -97,6 +98,22 @@ describe('operator CLI (child process against the database)', { timeout: 180_000
     const nf = await cli(['request', 'GET', '/merchants/unknown']);
     expect(nf.code).toBe(1);
     expect(nf.stderr).toContain('404');
+  });
+
+  it('operators:create makes the first operator, printing its id and a generated password once; audit:list shows it', async () => {
+    const c = await cli(['operators:create', '--email', 'First@Example.test', '--role', 'admin']);
+    expect(c.code, c.stderr).toBe(0);
+    expect(c.out).toMatchObject({ success: true, id: expect.any(String), password: expect.stringMatching(/^\S{20,}$/) });
+    const row = (await t.db.pool.query('SELECT email, role::text AS role, password_hash FROM operators WHERE id = $1', [c.out.id])).rows[0];
+    expect(row).toMatchObject({ email: 'first@example.test', role: 'ADMIN' });
+    expect(await bcrypt.compare(c.out.password, row.password_hash)).toBe(true);
+    const given = await cli(['operators:create', '--email', 'second@example.test', '--role', 'auditor', '--password', 'a-long-given-password']);
+    expect(given.code).toBe(0);
+    expect(given.out.password).toBeUndefined();
+    const list = await cli(['audit:list', '--object-id', c.out.id]);
+    expect(list.code).toBe(0);
+    expect(list.out.data).toEqual([expect.objectContaining({ actor: 'admin-token', action: 'operator.create', object_id: c.out.id })]);
+    expect((await cli(['operators:create', '--email', 'x@example.test'])).code).toBe(2);
   });
 
   it('rates:set and rates:delete change the operator rate', async () => {

@@ -282,6 +282,9 @@ describe('shops, webhooks and the delivery log', () => {
     const ok = await c.submit('/cabinet/webhooks', '/cabinet/webhooks', { url: 'https://hooks.example/payouts' });
     expect(ok.statusCode).toBe(303);
     expect((await t.db.prisma.merchant.findUniqueOrThrow({ where: { id: m.merchantId } })).payoutWebhookUrl).toBe('https://hooks.example/payouts');
+    // One audit entry, by the merchant, for the saved URL; none for the refused one (issue 17).
+    const trail = await t.db.pool.query("SELECT actor, action, before, after FROM audit_log WHERE object_id = $1 AND action = 'merchant.payout_webhook.set'", [m.merchantId]);
+    expect(trail.rows).toEqual([{ actor: `merchant:${m.merchantId}`, action: 'merchant.payout_webhook.set', before: { payout_webhook_url: null }, after: { payout_webhook_url: 'https://hooks.example/payouts' } }]);
 
     await withPgTx(t.db.pool, (cl) => enqueueEvent(cl, {
       merchantId: m.merchantId, kind: 'PAYMENT_POSTBACK', aggregateId: `pay-${m.merchantId}`, url: null,
@@ -316,5 +319,11 @@ describe('API integration', () => {
     expect(fresh.statusCode).toBe(200);
     const later = await c.get('/cabinet/api');
     expect(later.body).not.toContain(token);
+    // Audited as the merchant, with the issue time only, never the token (issue 17).
+    const trail = await t.db.pool.query("SELECT actor, after FROM audit_log WHERE object_id = $1 AND action = 'merchant.token.refresh'", [m.merchantId]);
+    expect(trail.rows).toHaveLength(1);
+    expect(trail.rows[0].actor).toBe(`merchant:${m.merchantId}`);
+    expect(Object.keys(trail.rows[0].after)).toEqual(['api_token_issued_at']);
+    expect(JSON.stringify(trail.rows)).not.toContain(token);
   });
 });

@@ -177,6 +177,9 @@ describe('operator API: events', () => {
     expect(r.statusCode).toBe(200);
     expect(r.json()).toMatchObject({ id, status: 'pending', attempt_count: 0 });
     expect(r.json().attempts).toHaveLength(3); // history kept
+    // The redelivery is in the audit trail, written in its transaction (issue 17).
+    const trail = (await get(`/admin/v1/audit?object_id=${id}`)).json().data;
+    expect(trail.map((e: Record<string, unknown>) => [e.actor, e.action, e.before])).toEqual([['admin-token', 'event.redeliver', { status: 'dead' }]]);
     tick();
     await d.runOnce();
     const after = (await get(`/admin/v1/events/${id}`)).json();

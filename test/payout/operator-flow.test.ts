@@ -27,6 +27,10 @@ describe('payouts driven the way outside tools do: operator API, then the mercha
     expect(p).toMatchObject({ status: 'MODERATING', amount: 600, commission: 6, account_identifier: '424242******4242', currency: 'RUB' });
 
     await op('POST', `/payouts/${p.id}/approve`);
+    // The approval is in the audit trail, written with it (docs/decisions.md, issue 17).
+    const trail = await op('GET', `/audit?object_id=${p.id}`);
+    expect(trail.data.map((e: Record<string, unknown>) => [e.actor, e.action, e.before, e.after]))
+      .toEqual([['admin-token', 'payout.approve', { status: 'MODERATING' }, { status: 'PROCESS' }]]);
     await processDuePayouts({ services: t.app.services });
     const st = await t.app.inject({ method: 'GET', url: '/api/v1/payout/status?order_id=f-1', headers: auth });
     expect(st.json()).toMatchObject({ id: p.id, status: 'SUCCESS', success: true });

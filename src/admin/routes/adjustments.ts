@@ -6,6 +6,7 @@ import { money8 } from '../../lib/money.js';
 import { formatDateTime } from '../../lib/time.js';
 import { decimalField, Errors, isIdLike } from '../input.js';
 import { balanceView } from '../views.js';
+import { actorOf, writeAudit } from '../../audit/audit.js';
 
 const IdParams = Type.Object({ id: Type.String() });
 const CreateInput = defineInput({
@@ -21,6 +22,7 @@ export default async function adjustmentAdminRoutes(app: FastifyInstance): Promi
   const { merchants, adjustments } = app.services;
 
   app.post<{ Params: { id: string } }>('/merchants/:id/balance-adjustments', {
+    config: { permission: 'balance.adjust' },
     schema: {
       tags, summary: 'Credit (positive) or debit (negative) available balance; never below zero', params: IdParams, body: CreateInput.schema,
     },
@@ -33,7 +35,11 @@ export default async function adjustmentAdminRoutes(app: FastifyInstance): Promi
     if (amount?.isZero()) errors.add('amount', 'The amount must not be zero.');
     errors.throwIfAny();
     try {
-      const a = await adjustments.create(req.params.id, { currency: input.currency!, amount: amount!, reason: input.reason! });
+      const who = actorOf(req);
+      const a = await adjustments.create(req.params.id, { currency: input.currency!, amount: amount!, reason: input.reason! }, (c, a) => writeAudit(c, who, {
+        action: 'balance.adjust', objectType: 'merchant', objectId: a.merchantId, before: null,
+        after: { adjustment_id: a.id, currency: a.currency, amount: money8(a.amount), reason: a.reason },
+      }));
       return reply.status(201).send({
         success: true, id: a.id, merchant_id: a.merchantId, currency: a.currency, amount: money8(a.amount), reason: a.reason,
         created_at: formatDateTime(a.createdAt, app.config.tz), balance: balanceView({ currency: a.currency, ...a.balance }),

@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { defineInput, requestInput, v } from '../../http/input.js';
+import { actorOf, writeAudit } from '../../audit/audit.js';
 
 const IdParams = Type.Object({ id: Type.String() });
 
@@ -35,14 +36,27 @@ export default async function eventAdminRoutes(app: FastifyInstance): Promise<vo
   }, async (req) => ({ success: true, ...(await outbox.get(req.params.id)) }));
 
   app.post<{ Params: { id: string } }>('/events/:id/redeliver', {
+    config: { permission: 'events.redeliver' },
     schema: { tags, summary: 'Send an event again (dead or delivered back to pending, due now)', params: IdParams },
-  }, async (req) => ({ success: true, ...(await outbox.redeliver(req.params.id)) }));
+  }, async (req) => {
+    const who = actorOf(req);
+    return { success: true, ...(await outbox.redeliver(req.params.id, undefined, (c, e) => writeAudit(c, who, {
+      action: 'event.redeliver', objectType: 'event', objectId: e.id, before: { status: e.status }, after: null,
+    }))) };
+  });
 
   app.post<{ Params: { id: string } }>('/merchants/:id/events/redeliver-dead', {
+    config: { permission: 'events.redeliver' },
     schema: { tags, summary: "Send every dead event of a merchant again", params: IdParams },
-  }, async (req) => ({ success: true, ...(await outbox.redeliverDead(req.params.id)) }));
+  }, async (req) => {
+    const who = actorOf(req);
+    return { success: true, ...(await outbox.redeliverDead(req.params.id, (c, r) => writeAudit(c, who, {
+      action: 'event.redeliver_dead', objectType: 'merchant', objectId: req.params.id, before: null, after: r,
+    }))) };
+  });
 
   app.post<{ Params: { id: string } }>('/shops/:id/test-postback', {
+    config: { permission: 'shops.test-postback' },
     schema: { tags, summary: "Post a signed test postback to the shop's Result URL now, and answer what happened", params: IdParams },
   }, async (req) => ({ success: true, ...(await outbox.sendTestPostback(null, req.params.id)) }));
 }

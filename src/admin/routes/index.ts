@@ -11,10 +11,13 @@ import payoutAdminRoutes from './payouts.js';
 import eventAdminRoutes from './events.js';
 import chargebackAdminRoutes from './chargebacks.js';
 import connectorAdminRoutes from './connectors.js';
+import operatorAdminRoutes from './operators.js';
+import auditAdminRoutes from './audit.js';
 
-/** Operator API, /admin/v1/* (bearer ADMIN_API_TOKEN). */
+/** Operator API, /admin/v1/* (bearer ADMIN_API_TOKEN or an operator's personal token; roles per route). */
 export default async function adminRoutes(app: FastifyInstance): Promise<void> {
-  // Every route of this scope (and of the plugins below) requires the operator token.
+  // Every route of this scope (and of the plugins below) requires an operator token and the
+  // role its `config.permission` names (src/admin/auth.ts).
   installAdminAuth(app);
   // Route schemas here document the API (OpenAPI at /docs); input is validated by each
   // handler (Laravel-style 422s), so Fastify's own validation is off in this scope.
@@ -33,4 +36,6 @@ export default async function adminRoutes(app: FastifyInstance): Promise<void> {
   await app.register(payoutAdminRoutes);
   await app.register(eventAdminRoutes);
   await app.register(chargebackAdminRoutes);
+  await app.register(operatorAdminRoutes);
+  await app.register(auditAdminRoutes);
 }

@@ -6,6 +6,10 @@ import { bodyObject, isIdLike } from '../input.js';
 import { parseMerchantPatch } from '../merchant-patch.js';
 import { DEFAULT_ROUTING, type Routing } from '../../domain/providers/registry.js';
 import { balanceView, merchantView } from '../views.js';
+import { actorOf } from '../../audit/audit.js';
+import { merchantAudit } from '../../audit/steps.js';
+import { newPassword } from '../../domain/operator/operator.service.js';
+import type { FastifyRequest } from 'fastify';
 
 const IdParams = Type.Object({ id: Type.String() });
 
@@ -51,6 +55,8 @@ const tags = ['admin'];
 export default async function merchantAdminRoutes(app: FastifyInstance): Promise<void> {
   const { merchants } = app.services;
 
+  const audited = (req: FastifyRequest, action: string) => merchantAudit(app.config, actorOf(req), action);
+
   const load = async (id: string) => {
     if (!isIdLike(id)) throw new NotFoundError('Merchant not found.');
     return merchants.get(id);
@@ -60,8 +66,8 @@ export default async function merchantAdminRoutes(app: FastifyInstance): Promise
     schema: { tags, summary: 'Create a merchant (active, unverified, subscription active, no grants); returns its API token once', body: CreateInput.schema },
   }, async (req, reply) => {
     const input = CreateInput.parse(requestInput(req));
-    const { merchant, apiToken } = await merchants.create({ name: input.name!, email: input.email! });
-    if (input.password) await merchants.setPassword(merchant.id, input.password);
+    const passwordHash = input.password ? await merchants.hashPassword(input.password) : null;
+    const { merchant, apiToken } = await merchants.create({ name: input.name!, email: input.email!, passwordHash }, audited(req, 'merchant.create'));
     const fresh = await merchants.get(merchant.id);
     return reply.status(201).send({ success: true, ...merchantView(app.config, fresh), api_token: apiToken });
   });
@@ -97,7 +103,7 @@ export default async function merchantAdminRoutes(app: FastifyInstance): Promise
       await app.services.connectors.assertRoutable(patch.routing);
       patch.routing = { ...DEFAULT_ROUTING, ...(cur.routing as Partial<Routing> | null ?? {}), ...patch.routing };
     }
-    const m = await merchants.update(req.params.id, patch);
+    const m = await merchants.update(req.params.id, patch, audited(req, 'merchant.update'));
     return { success: true, ...merchantView(app.config, m) };
   });
 
@@ -105,7 +111,17 @@ export default async function merchantAdminRoutes(app: FastifyInstance): Promise
     schema: { tags, summary: 'Refresh the API token: the old one fails at once', params: IdParams },
   }, async (req) => {
     await load(req.params.id);
-    return { success: true, api_token: await merchants.refreshToken(req.params.id) };
+    return { success: true, api_token: await merchants.refreshToken(req.params.id, audited(req, 'merchant.token.refresh')) };
+  });
+
+  app.post<{ Params: { id: string } }>('/merchants/:id/password-reset', {
+    config: { permission: 'merchants.password-reset' },
+    schema: { tags, summary: 'Set a new random cabinet password and answer it once', params: IdParams },
+  }, async (req) => {
+    await load(req.params.id);
+    const password = newPassword();
+    await merchants.setPassword(req.params.id, password, audited(req, 'merchant.password.reset'));
+    return { success: true, password };
   });
 
   app.put<{ Params: { id: string } }>('/merchants/:id/payout-webhook', {
@@ -120,7 +136,7 @@ export default async function merchantAdminRoutes(app: FastifyInstance): Promise
     if (!Object.prototype.hasOwnProperty.call(body, 'url')) throw new ValidationError({ url: ['The url field must be present (null clears it).'] });
     const url = body.url;
     if (url !== null && typeof url !== 'string') throw new ValidationError({ url: ['The url must be a string.'] });
-    const m = await merchants.setPayoutWebhookUrl(req.params.id, url);
+    const m = await merchants.setPayoutWebhookUrl(req.params.id, url, audited(req, 'merchant.payout_webhook.set'));
     return { success: true, ...merchantView(app.config, m) };
   });
 }

@@ -4,6 +4,9 @@ import { defineInput, requestInput, v } from '../../http/input.js';
 import { NotFoundError } from '../../http/errors.js';
 import { isIdLike } from '../input.js';
 import { payoutAccountView } from '../views.js';
+import { actorOf } from '../../audit/audit.js';
+import { payoutAccountAudit } from '../../audit/steps.js';
+import type { FastifyRequest } from 'fastify';
 
 const IdParams = Type.Object({ id: Type.String() });
 const CreateSchema = Type.Object({
@@ -25,6 +28,8 @@ export default async function payoutAccountAdminRoutes(app: FastifyInstance): Pr
     return merchants.get(id);
   };
 
+  const audited = (req: FastifyRequest, action: string) => payoutAccountAudit(app.config, actorOf(req), action);
+
   app.post<{ Params: { id: string } }>('/merchants/:id/payout-accounts', {
     schema: { tags, summary: 'Add a payout account (card or SBP phone)', params: IdParams, body: CreateSchema },
   }, async (req, reply) => {
@@ -32,7 +37,7 @@ export default async function payoutAccountAdminRoutes(app: FastifyInstance): Pr
     const input = requestInput(req);
     const a = await payoutAccounts.create(m.id, {
       type: input.type, identifier: input.identifier, cardHolder: input.card_holder, bankMemberId: input.bank_member_id,
-    });
+    }, audited(req, 'payout_account.create'));
     return reply.status(201).send({ success: true, ...payoutAccountView(app.config, a) });
   });
 
@@ -56,7 +61,7 @@ export default async function payoutAccountAdminRoutes(app: FastifyInstance): Pr
     if (!isIdLike(req.params.id)) throw new NotFoundError('Payout account not found.');
     await payoutAccounts.get(req.params.id);
     const { status } = StatusInput.parse(requestInput(req));
-    const a = await payoutAccounts.setStatus(req.params.id, status === 'active' ? 'ACTIVE' : 'BANNED');
+    const a = await payoutAccounts.setStatus(req.params.id, status === 'active' ? 'ACTIVE' : 'BANNED', audited(req, 'payout_account.status'));
     return { success: true, ...payoutAccountView(app.config, a) };
   });
 }

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { defineInput, requestInput, v } from '../../http/input.js';
+import { actorOf, writeAudit } from '../../audit/audit.js';
 
 const idParam = defineInput({ id: v.string({ required: true, max: 64 }) });
 const declineInput = defineInput({ reason: v.string({ max: 500, description: 'Why (kept as failure_reason)' }) });
@@ -20,14 +21,20 @@ export default async function payoutsAdminRoutes(app: FastifyInstance): Promise<
     return { data: await app.services.payouts.list({ status: p.status, merchantId: p.merchant_id, limit: p.limit }) };
   });
 
-  app.post('/payouts/:id/approve', { schema: { tags: ['admin'], summary: 'Approve a MODERATING payout' } }, async (req) => {
+  app.post('/payouts/:id/approve', { config: { permission: 'payouts.moderate' }, schema: { tags: ['admin'], summary: 'Approve a MODERATING payout' } }, async (req) => {
     const { id } = idParam.parse(req.params as Record<string, unknown>);
-    return app.services.payouts.approve(id!);
+    const who = actorOf(req);
+    return app.services.payouts.approve(id!, (c, r) => writeAudit(c, who, {
+      action: 'payout.approve', objectType: 'payout', objectId: id!, before: { status: r.from }, after: { status: r.to },
+    }));
   });
 
-  app.post('/payouts/:id/decline', { schema: { tags: ['admin'], summary: 'Decline a MODERATING payout', body: declineInput.schema } }, async (req) => {
+  app.post('/payouts/:id/decline', { config: { permission: 'payouts.moderate' }, schema: { tags: ['admin'], summary: 'Decline a MODERATING payout', body: declineInput.schema } }, async (req) => {
     const { id } = idParam.parse(req.params as Record<string, unknown>);
     const { reason } = declineInput.parse(requestInput(req));
-    return app.services.payouts.decline(id!, reason);
+    const who = actorOf(req);
+    return app.services.payouts.decline(id!, reason, (c, r) => writeAudit(c, who, {
+      action: 'payout.decline', objectType: 'payout', objectId: id!, before: { status: r.from }, after: { status: r.to, reason: reason ?? null },
+    }));
   });
 }

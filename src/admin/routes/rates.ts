@@ -5,6 +5,7 @@ import { NotFoundError, ValidationError } from '../../http/errors.js';
 import { RATE_CURRENCIES, type RateCurrency } from '../../domain/rate/rate.service.js';
 import { decimalField, Errors } from '../input.js';
 import { rateView } from '../views.js';
+import { actorOf, writeAudit } from '../../audit/audit.js';
 
 const CurrencyParams = Type.Object({ currency: Type.String({ enum: [...RATE_CURRENCIES] }) });
 const SetInput = defineInput({ rub_per_unit: v.decimal({ required: true, description: 'RUB per one unit, positive, at most 6 decimals' }) });
@@ -34,7 +35,11 @@ export default async function rateAdminRoutes(app: FastifyInstance): Promise<voi
     }
     const rate = input ? decimalField(errors, 'rub_per_unit', input.rub_per_unit!.toFixed(), { min: 0, exclusive: true, max: '999999999999.999999', places: 6 }) : null;
     errors.throwIfAny();
-    return { success: true, ...rateView(app.config, await rates.set(currency!, rate!)) };
+    const who = actorOf(req);
+    const saved = await rates.set(currency!, rate!, (c, r) => writeAudit(c, who, {
+      action: 'rate.set', objectType: 'rate', objectId: currency!, before: r.before === null ? null : { rub_per_unit: r.before }, after: { rub_per_unit: r.after },
+    }));
+    return { success: true, ...rateView(app.config, saved) };
   });
 
   app.delete<{ Params: { currency: string } }>('/rates/:currency', {
@@ -42,7 +47,10 @@ export default async function rateAdminRoutes(app: FastifyInstance): Promise<voi
   }, async (req) => {
     const currency = asRateCurrency(req.params.currency);
     if (!currency) throw new NotFoundError('Rate not found.');
-    await rates.remove(currency);
+    const who = actorOf(req);
+    await rates.remove(currency, (c, r) => writeAudit(c, who, {
+      action: 'rate.delete', objectType: 'rate', objectId: currency, before: { rub_per_unit: r.before }, after: null,
+    }));
     return { success: true, currency, deleted: true };
   });
 }

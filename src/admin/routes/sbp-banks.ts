@@ -3,6 +3,8 @@ import type { FastifyInstance } from 'fastify';
 import { defineInput, requestInput, v } from '../../http/input.js';
 import { NotFoundError } from '../../http/errors.js';
 import { sbpBankView } from '../views.js';
+import { actorOf, writeAudit } from '../../audit/audit.js';
+import { prismaTxQueryable } from '../../db/client.js';
 
 const MemberParams = Type.Object({ member_id: Type.String() });
 const SetInput = defineInput({ active: v.bool({ required: true }) });
@@ -23,7 +25,15 @@ export default async function sbpBankAdminRoutes(app: FastifyInstance): Promise<
     const memberId = BigInt(req.params.member_id);
     if (!(await app.db.prisma.sbpBank.findUnique({ where: { memberId } }))) throw new NotFoundError('SBP bank not found.');
     const { active } = SetInput.parse(requestInput(req));
-    const bank = await app.db.prisma.sbpBank.update({ where: { memberId }, data: { active: active! } });
+    const who = actorOf(req);
+    const bank = await app.db.prisma.$transaction(async (tx) => {
+      const before = await tx.sbpBank.findUniqueOrThrow({ where: { memberId } });
+      const after = await tx.sbpBank.update({ where: { memberId }, data: { active: active! } });
+      await writeAudit(prismaTxQueryable(tx), who, {
+        action: 'sbp_bank.set', objectType: 'sbp_bank', objectId: memberId.toString(), before: { active: before.active }, after: { active: after.active },
+      });
+      return after;
+    });
     return { success: true, ...sbpBankView(bank) };
   });
 }

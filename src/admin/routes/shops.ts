@@ -5,6 +5,8 @@ import { NotFoundError } from '../../http/errors.js';
 import type { ShopPatch } from '../../domain/shop/shop.service.js';
 import { bodyObject, isIdLike } from '../input.js';
 import { shopView } from '../views.js';
+import { actorOf } from '../../audit/audit.js';
+import { shopAudit } from '../../audit/steps.js';
 
 const IdParams = Type.Object({ id: Type.String() });
 const CURRENCIES = ['RUB', 'USD', 'EUR'] as const;
@@ -49,7 +51,7 @@ export default async function shopAdminRoutes(app: FastifyInstance): Promise<voi
     if (!isIdLike(req.params.id)) throw new NotFoundError('Merchant not found.');
     const m = await merchants.get(req.params.id);
     const input = toShopPatch(requestInput(req), bodyObject(req), true);
-    const shop = await shops.create(m.id, { ...input, name: input.name! });
+    const shop = await shops.create(m.id, { ...input, name: input.name! }, shopAudit(app.config, actorOf(req), 'shop.create'));
     return reply.status(201).send({ success: true, ...shopView(app.config, shop) });
   });
 
@@ -74,7 +76,7 @@ export default async function shopAdminRoutes(app: FastifyInstance): Promise<voi
     if (!isIdLike(req.params.id)) throw new NotFoundError('Shop not found.');
     const current = await shops.getAny(req.params.id);
     const input = toShopPatch(requestInput(req), bodyObject(req), false);
-    const shop = await shops.update(current.merchantId, current.id, input);
+    const shop = await shops.update(current.merchantId, current.id, input, shopAudit(app.config, actorOf(req), 'shop.update'));
     return { success: true, ...shopView(app.config, shop) };
   });
 }

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { BASE, formBody, formErrors, merchantIdOf, render } from '../context.js';
+import { cabinetActor, BASE, formBody, formErrors, merchantIdOf, render } from '../context.js';
+import { payoutAccountAudit } from '../../audit/steps.js';
 
 export default async function accountRoutes(app: FastifyInstance): Promise<void> {
   const page = async (req: Parameters<typeof render>[0], reply: Parameters<typeof render>[1], data: Record<string, unknown> = {}) => {
@@ -20,7 +21,7 @@ export default async function accountRoutes(app: FastifyInstance): Promise<void>
       await app.services.payoutAccounts.create(merchantIdOf(req), {
         type: b.type, identifier: b.identifier, cardHolder: b.type === 'card' ? b.card_holder : undefined,
         bankMemberId: b.type === 'sbp' ? b.bank_member_id : undefined,
-      });
+      }, payoutAccountAudit(app.config, cabinetActor(req), 'payout_account.create'));
       return reply.redirect(`${BASE}/accounts?ok=acc.created`, 303);
     } catch (e) {
       reply.status(422);

@@ -1,8 +1,9 @@
 import type { FastifyInstance } from 'fastify';
-import { BASE, formBody, formErrors, merchantIdOf, render } from '../context.js';
+import { BASE, cabinetActor, formBody, formErrors, merchantIdOf, render } from '../context.js';
 import { Errors } from '../../admin/input.js';
 import { parseAllowlist } from '../../admin/merchant-patch.js';
 import { ValidationError } from '../../http/errors.js';
+import { merchantAudit } from '../../audit/steps.js';
 
 export default async function apiRoutes(app: FastifyInstance): Promise<void> {
   const page = async (req: Parameters<typeof render>[0], reply: Parameters<typeof render>[1], data: Record<string, unknown> = {}) => {
@@ -25,7 +26,7 @@ export default async function apiRoutes(app: FastifyInstance): Promise<void> {
       reply.status(422);
       return page(req, reply, { errors: formErrors(req, e), values: b });
     }
-    await app.services.merchants.update(merchantIdOf(req), { apiIpAllowlist: list ?? null });
+    await app.services.merchants.update(merchantIdOf(req), { apiIpAllowlist: list ?? null }, merchantAudit(app.config, cabinetActor(req), 'merchant.ip_allowlist.update'));
     return reply.redirect(`${BASE}/api?ok=common.saved`, 303);
   });
 
@@ -35,7 +36,7 @@ export default async function apiRoutes(app: FastifyInstance): Promise<void> {
   // Same service as the operator's refresh: the old token fails from the moment this commits.
   // The new token is shown in this response only (no redirect, no-store), never again.
   app.post('/refresh', { schema: { hide: true } }, async (req, reply) => {
-    const token = await app.services.merchants.refreshToken(merchantIdOf(req));
+    const token = await app.services.merchants.refreshToken(merchantIdOf(req), merchantAudit(app.config, cabinetActor(req), 'merchant.token.refresh'));
     return page(req, reply, { newToken: token });
   });
 }

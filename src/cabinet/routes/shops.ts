@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { defineInput, v } from '../../http/input.js';
-import { BASE, formBody, formErrors, merchantIdOf, render } from '../context.js';
+import { BASE, cabinetActor, formBody, formErrors, merchantIdOf, render } from '../context.js';
+import { shopAudit } from '../../audit/steps.js';
 
 const settingsInput = defineInput({
   default_currency: v.enumOf(['RUB', 'USD', 'EUR'] as const, { required: true }),
@@ -31,7 +32,7 @@ export default async function shopRoutes(app: FastifyInstance): Promise<void> {
       const p = settingsInput.parse(b);
       await app.services.shops.update(merchantIdOf(req), id, {
         defaultCurrency: p.default_currency, resultUrl: p.result_url ?? null, successUrl: p.success_url ?? null, failUrl: p.fail_url ?? null,
-      });
+      }, shopAudit(app.config, cabinetActor(req), 'shop.update'));
       return reply.redirect(`${BASE}/shops/${encodeURIComponent(id)}?ok=common.saved`, 303);
     } catch (e) {
       reply.status(422);

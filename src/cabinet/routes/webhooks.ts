@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { BASE, formBody, formErrors, merchantIdOf, queryOf, render } from '../context.js';
+import { cabinetActor, BASE, formBody, formErrors, merchantIdOf, queryOf, render } from '../context.js';
+import { merchantAudit } from '../../audit/steps.js';
 
 const PAGE = 30;
 
@@ -25,7 +26,7 @@ export default async function webhookRoutes(app: FastifyInstance): Promise<void>
   app.post('/', { schema: { hide: true } }, async (req, reply) => {
     const b = formBody(req);
     try {
-      await app.services.merchants.setPayoutWebhookUrl(merchantIdOf(req), (b.url ?? '').slice(0, 4096));
+      await app.services.merchants.setPayoutWebhookUrl(merchantIdOf(req), (b.url ?? '').slice(0, 4096), merchantAudit(app.config, cabinetActor(req), 'merchant.payout_webhook.set'));
       return reply.redirect(`${BASE}/webhooks?ok=common.saved`, 303);
     } catch (e) {
       reply.status(422);

@@ -1,6 +1,6 @@
 import type { Decimal } from 'decimal.js';
 import type { Config } from '../../config.js';
-import { withPgTx, type Db } from '../../db/client.js';
+import { withPgTx, type Db, type InTx } from '../../db/client.js';
 import { newId } from '../../lib/ids.js';
 import { NotFoundError } from '../../http/errors.js';
 import { post, type BalanceRow } from '../ledger/ledger.js';
@@ -27,7 +27,7 @@ export interface Adjustment {
 export class AdjustmentService {
   constructor(private readonly config: Config, private readonly db: Db) {}
 
-  async create(merchantId: string, input: AdjustmentInput): Promise<Adjustment> {
+  async create(merchantId: string, input: AdjustmentInput, inTx?: InTx<Adjustment>): Promise<Adjustment> {
     const exists = await this.db.pool.query('SELECT 1 FROM merchants WHERE id = $1', [merchantId]);
     if (exists.rowCount === 0) throw new NotFoundError('Merchant not found.');
     const id = newId();
@@ -38,7 +38,9 @@ export class AdjustmentService {
         [id, merchantId, input.currency, input.amount.toFixed(), input.reason],
       );
       const balance = await post(c, adjustment({ adjustmentId: id, merchantId, currency: input.currency, amount: input.amount, memo: input.reason }));
-      return { id, merchantId, currency: input.currency, amount: input.amount, reason: input.reason, createdAt: r.rows[0]!.created_at, balance };
+      const out = { id, merchantId, currency: input.currency, amount: input.amount, reason: input.reason, createdAt: r.rows[0]!.created_at, balance };
+      if (inTx) await inTx(c, out);
+      return out;
     });
   }
 

@@ -1,12 +1,16 @@
 import bcrypt from 'bcrypt';
 import { Decimal, Decimal as DecimalJs } from 'decimal.js';
 import type { Config } from '../../config.js';
-import type { Db } from '../../db/client.js';
+import { prismaTxQueryable, type Db, type InTx } from '../../db/client.js';
 import { decrypt, encrypt, newApiToken, sha256Hex } from '../../lib/crypto.js';
 import { newId } from '../../lib/ids.js';
 import { NotFoundError, ValidationError } from '../../http/errors.js';
 import { assertSafeUrl, UnsafeUrlError } from '../../outbox/url-guard.js';
 import type { MerchantStatus, SubscriptionStatus } from '../../generated/prisma/enums.js';
+import { Prisma, type Merchant } from '../../generated/prisma/client.js';
+
+/** A merchant change as the audit step sees it. */
+export interface MerchantChange { before: Merchant | null; after: Merchant }
 import { ensureBalances } from '../ledger/ledger.js';
 
 export interface IssuedToken { apiToken: string; apiTokenHash: string; apiTokenEnc: string }
@@ -66,18 +70,22 @@ export class MerchantService {
    * Starts active, unverified, with an active subscription and no grants (DESIGN.md).
    * A taken email (case-insensitive) is a 422 on `email`, also when two creations race.
    */
-  async create(input: { name: string; email: string; passwordHash?: string | null }) {
+  async create(input: { name: string; email: string; passwordHash?: string | null }, inTx?: InTx<MerchantChange>) {
     const email = input.email.toLowerCase();
     const taken = () => new ValidationError({ email: ['The email has already been taken.'] });
     if (await this.db.prisma.merchant.findUnique({ where: { email }, select: { id: true } })) throw taken();
     const t = this.issueToken();
     let merchant;
     try {
-      merchant = await this.db.prisma.merchant.create({
-        data: {
-          id: newId(), name: input.name, email, passwordHash: input.passwordHash ?? null,
-          apiTokenHash: t.apiTokenHash, apiTokenEnc: t.apiTokenEnc,
-        },
+      merchant = await this.db.prisma.$transaction(async (tx) => {
+        const m = await tx.merchant.create({
+          data: {
+            id: newId(), name: input.name, email, passwordHash: input.passwordHash ?? null,
+            apiTokenHash: t.apiTokenHash, apiTokenEnc: t.apiTokenEnc,
+          },
+        });
+        if (inTx) await inTx(prismaTxQueryable(tx), { before: null, after: m });
+        return m;
       });
     } catch (e) {
       if (isUniqueViolation(e)) throw taken();
@@ -94,40 +102,42 @@ export class MerchantService {
     return m;
   }
 
+  hashPassword(password: string): Promise<string> { return bcrypt.hash(password, 10); }
+
   /** Cabinet password, bcrypt-hashed (cost 10) in the libuv thread pool, off the event loop. */
-  async setPassword(merchantId: string, password: string): Promise<void> {
-    const passwordHash = await bcrypt.hash(password, 10);
-    await this.db.prisma.merchant.update({ where: { id: merchantId }, data: { passwordHash } });
+  async setPassword(merchantId: string, password: string, inTx?: InTx<MerchantChange>): Promise<void> {
+    const passwordHash = await this.hashPassword(password);
+    await this.change(merchantId, { passwordHash }, inTx);
+  }
+
+  /** One merchant update and the caller's step (the audit entry) in one transaction. */
+  private async change(merchantId: string, data: Record<string, unknown>, inTx?: InTx<MerchantChange>): Promise<Merchant> {
+    return this.db.prisma.$transaction(async (tx) => {
+      const before = await tx.merchant.findUnique({ where: { id: merchantId } });
+      if (!before) throw new NotFoundError('Merchant not found.');
+      const after = await tx.merchant.update({ where: { id: merchantId }, data });
+      if (inTx) await inTx(prismaTxQueryable(tx), { before, after });
+      return after;
+    });
   }
 
   /** Refresh: the old token fails from the moment this commits. */
-  async refreshToken(merchantId: string): Promise<string> {
+  async refreshToken(merchantId: string, inTx?: InTx<MerchantChange>): Promise<string> {
     const t = this.issueToken();
-    try {
-      await this.db.prisma.merchant.update({
-        where: { id: merchantId },
-        data: { apiTokenHash: t.apiTokenHash, apiTokenEnc: t.apiTokenEnc, apiTokenIssuedAt: new Date() },
-      });
-    } catch (e) {
-      if (isRecordNotFound(e)) throw new NotFoundError('Merchant not found.');
-      throw e;
-    }
+    await this.change(merchantId, { apiTokenHash: t.apiTokenHash, apiTokenEnc: t.apiTokenEnc, apiTokenIssuedAt: new Date() }, inTx);
     return t.apiToken;
   }
 
   /** Operator settings (status, verification, subscription, grants, limits, fees). */
-  async update(merchantId: string, patch: MerchantPatch) {
+  async update(merchantId: string, patch: MerchantPatch, inTx?: InTx<MerchantChange>) {
     try {
       const { apiIpAllowlist, ...rest } = patch;
-      if (apiIpAllowlist !== undefined) {
-        // Written as SQL: a JSON null through Prisma needs its DbNull marker. [] is stored as
-        // NULL, so "no restriction" has one form (the bill/create statement tests IS NULL).
-        await this.db.pool.query('UPDATE merchants SET api_ip_allowlist = $2::jsonb, updated_at = now() WHERE id = $1',
-          [merchantId, apiIpAllowlist && apiIpAllowlist.length > 0 ? JSON.stringify(apiIpAllowlist) : null]);
-      }
       // Decimals as exact strings: Prisma bundles its own decimal.js.
-      const data = Object.fromEntries(Object.entries(rest).map(([k, val]) => [k, val instanceof DecimalJs ? val.toFixed() : val]));
-      return await this.db.prisma.merchant.update({ where: { id: merchantId }, data });
+      const data: Record<string, unknown> = Object.fromEntries(Object.entries(rest).map(([k, val]) => [k, val instanceof DecimalJs ? val.toFixed() : val]));
+      // [] is stored as NULL, so "no restriction" has one form (the bill/create statement tests
+      // IS NULL); a JSON column's NULL needs Prisma's DbNull marker.
+      if (apiIpAllowlist !== undefined) data.apiIpAllowlist = apiIpAllowlist && apiIpAllowlist.length > 0 ? apiIpAllowlist : Prisma.DbNull;
+      return await this.change(merchantId, data, inTx);
     } catch (e) {
       if (isRecordNotFound(e)) throw new NotFoundError('Merchant not found.');
       throw e;
@@ -138,7 +148,7 @@ export class MerchantService {
    * The payout webhook URL, through the outbound URL guard (422 on `url` when refused);
    * null or "" clears it.
    */
-  async setPayoutWebhookUrl(merchantId: string, url: string | null | undefined) {
+  async setPayoutWebhookUrl(merchantId: string, url: string | null | undefined, inTx?: InTx<MerchantChange>) {
     const value = url === undefined || url === null || url.trim() === '' ? null : url.trim();
     await this.get(merchantId);
     if (value !== null) {
@@ -149,6 +159,6 @@ export class MerchantService {
         throw e;
       }
     }
-    return this.update(merchantId, { payoutWebhookUrl: value });
+    return this.update(merchantId, { payoutWebhookUrl: value }, inTx);
   }
 }

@@ -1,5 +1,6 @@
 import type { Config } from '../../config.js';
-import type { Db } from '../../db/client.js';
+import { prismaTxQueryable, type Db, type InTx } from '../../db/client.js';
+import type { PayoutAccount } from '../../generated/prisma/client.js';
 import { newId } from '../../lib/ids.js';
 import { encrypt } from '../../lib/crypto.js';
 import { cardDigits, luhnValid, maskCard, normalizePhone } from '../../lib/card.js';
@@ -28,7 +29,7 @@ const str = (x: unknown): string | null => (typeof x === 'string' || typeof x ==
 export class PayoutAccountService {
   constructor(private readonly config: Config, private readonly db: Db) {}
 
-  async create(merchantId: string, input: PayoutAccountInput) {
+  async create(merchantId: string, input: PayoutAccountInput, inTx?: InTx<{ before: PayoutAccount | null; after: PayoutAccount }>) {
     const errors: Record<string, string[]> = {};
     const typeRaw = str(input.type)?.toLowerCase();
     // Also `credit_card` (the regular payout's account_type) and `bank_card` (the webhook's).
@@ -73,11 +74,15 @@ export class PayoutAccountService {
 
     const owner = await this.db.prisma.merchant.findUnique({ where: { id: merchantId }, select: { id: true } });
     if (!owner) throw new NotFoundError('Merchant not found.');
-    return this.db.prisma.payoutAccount.create({
-      data: {
-        id: newId(), merchantId, type: type!, identifierEnc: encrypt(this.config.tokenEncryptionKey, full!),
-        identifierMasked: masked!, cardHolder, bankMemberId,
-      },
+    return this.db.prisma.$transaction(async (tx) => {
+      const after = await tx.payoutAccount.create({
+        data: {
+          id: newId(), merchantId, type: type!, identifierEnc: encrypt(this.config.tokenEncryptionKey, full!),
+          identifierMasked: masked!, cardHolder, bankMemberId,
+        },
+      });
+      if (inTx) await inTx(prismaTxQueryable(tx), { before: null, after });
+      return after;
     });
   }
 
@@ -93,9 +98,13 @@ export class PayoutAccountService {
   }
 
   /** Operator ban/unban: a banned account refuses payouts (api:error.payout_account_banned). */
-  async setStatus(id: string, status: PayoutAccountStatus) {
-    const r = await this.db.prisma.payoutAccount.updateMany({ where: { id }, data: { status } });
-    if (r.count === 0) throw new NotFoundError('Payout account not found.');
-    return this.get(id);
+  async setStatus(id: string, status: PayoutAccountStatus, inTx?: InTx<{ before: PayoutAccount | null; after: PayoutAccount }>) {
+    return this.db.prisma.$transaction(async (tx) => {
+      const before = await tx.payoutAccount.findUnique({ where: { id } });
+      if (!before) throw new NotFoundError('Payout account not found.');
+      const after = await tx.payoutAccount.update({ where: { id }, data: { status } });
+      if (inTx) await inTx(prismaTxQueryable(tx), { before, after });
+      return after;
+    });
   }
 }

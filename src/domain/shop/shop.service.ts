@@ -1,5 +1,6 @@
 import type { Config } from '../../config.js';
-import type { Db } from '../../db/client.js';
+import { prismaTxQueryable, type Db, type InTx } from '../../db/client.js';
+import type { Shop } from '../../generated/prisma/client.js';
 import { newId } from '../../lib/ids.js';
 import { NotFoundError, ValidationError } from '../../http/errors.js';
 import { assertSafeUrl, UnsafeUrlError } from '../../outbox/url-guard.js';
@@ -45,9 +46,13 @@ export class ShopService {
     return out;
   }
 
-  async create(merchantId: string, input: ShopInput) {
+  async create(merchantId: string, input: ShopInput, inTx?: InTx<{ before: Shop | null; after: Shop }>) {
     const data = await this.guardUrls(input);
-    return this.db.prisma.shop.create({ data: { id: newId(), merchantId, ...data } });
+    return this.db.prisma.$transaction(async (tx) => {
+      const after = await tx.shop.create({ data: { id: newId(), merchantId, ...data } });
+      if (inTx) await inTx(prismaTxQueryable(tx), { before: null, after });
+      return after;
+    });
   }
 
   /** The merchant's shop, or NotFoundError (also when it belongs to another merchant). */
@@ -72,10 +77,14 @@ export class ShopService {
    * Shop settings: only the owner's shop changes (another merchant's shop is NotFoundError and
    * stays untouched); URLs pass the guard before anything is written.
    */
-  async update(merchantId: string, shopId: string, input: ShopPatch) {
+  async update(merchantId: string, shopId: string, input: ShopPatch, inTx?: InTx<{ before: Shop | null; after: Shop }>) {
     const data = await this.guardUrls(input);
-    const r = await this.db.prisma.shop.updateMany({ where: { id: shopId, merchantId }, data });
-    if (r.count === 0) throw new NotFoundError('Shop not found.');
-    return this.get(merchantId, shopId);
+    return this.db.prisma.$transaction(async (tx) => {
+      const before = await tx.shop.findFirst({ where: { id: shopId, merchantId } });
+      if (!before) throw new NotFoundError('Shop not found.');
+      const after = await tx.shop.update({ where: { id: shopId }, data });
+      if (inTx) await inTx(prismaTxQueryable(tx), { before, after });
+      return after;
+    });
   }
 }

@@ -1,0 +1,73 @@
+import type { FastifyInstance } from 'fastify';
+import { stringify } from 'csv-stringify/sync';
+import { defineInput, requestInput, v } from '../../http/input.js';
+import { ValidationError } from '../../http/errors.js';
+import { parseSearchDate } from '../../lib/time.js';
+
+const ListInput = defineInput({
+  actor: v.string({ max: 100, description: 'operator:<id>, admin-token, merchant:<id>, merchant-user:<id>' }),
+  object_id: v.string({ max: 100 }),
+  action: v.string({ max: 100 }),
+  start_date: v.string({ max: 19, description: 'YYYY-MM-DD or YYYY-MM-DD HH:MM:SS (service time zone)' }),
+  finish_date: v.string({ max: 19, description: 'YYYY-MM-DD or YYYY-MM-DD HH:MM:SS (service time zone)' }),
+  before_id: v.string({ max: 20, pattern: /^\d{1,18}$/, description: 'Entries older than this id (the next page)' }),
+  limit: v.integer({ min: 1, max: 1000 }),
+});
+
+interface Entry { id: string; at: Date; actor: string; action: string; object_type: string; object_id: string; before: unknown; after: unknown; ip: string | null }
+
+const tags = ['admin'];
+const CSV_MAX = 100_000;
+
+// A cell a spreadsheet would run as a formula (a merchant-chosen shop name, say) is quoted
+// with a leading apostrophe (CSV injection).
+const cell = (s: string): string => (/^[=+\-@\t\r]/.test(s) ? `'${s}` : s);
+
+/** The audit trail (every role may read it): newest first, keyset pages by id. */
+export default async function auditAdminRoutes(app: FastifyInstance): Promise<void> {
+  const query = async (raw: Record<string, unknown>, fallback: number, cap: number) => {
+    const q = ListInput.parse(raw);
+    const errors: Record<string, string[]> = {};
+    const where: string[] = [];
+    const args: unknown[] = [];
+    const add = (sql: string, val: unknown) => { args.push(val); where.push(sql.replace('?', `$${args.length}`)); };
+    if (q.actor !== undefined) add('actor = ?', q.actor);
+    if (q.object_id !== undefined) add('object_id = ?', q.object_id);
+    if (q.action !== undefined) add('action = ?', q.action);
+    for (const [k, edge, op] of [['start_date', 'start', '>='], ['finish_date', 'end', '<=']] as const) {
+      if (q[k] === undefined) continue;
+      const d = parseSearchDate(q[k]!, app.config.tz, edge);
+      if (!d) errors[k] = [`The ${k.replace('_', ' ')} does not match the format Y-m-d or Y-m-d H:i:s.`];
+      else add(`at ${op} ?`, d);
+    }
+    if (Object.keys(errors).length > 0) throw new ValidationError(errors);
+    if (q.before_id !== undefined) add('id < ?', q.before_id);
+    const limit = Math.min(q.limit ?? fallback, cap);
+    const r = await app.db.pool.query<Entry>(
+      `SELECT id, at, actor, action, object_type, object_id, before, after, ip FROM audit_log
+       ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY id DESC LIMIT ${limit}`,
+      args,
+    );
+    return { rows: r.rows.map((e) => ({ ...e, at: e.at.toISOString() })), limit };
+  };
+
+  app.get('/audit', {
+    config: { permission: 'read' },
+    schema: { tags, summary: 'Audit trail, newest first; filters actor, object_id, action, start_date, finish_date; pages by before_id', querystring: ListInput.schema },
+  }, async (req) => {
+    const { rows, limit } = await query(requestInput(req), 100, 1000);
+    return { success: true, data: rows, next_before_id: rows.length === limit ? rows.at(-1)!.id : null };
+  });
+
+  app.get('/audit.csv', {
+    config: { permission: 'read' },
+    schema: { tags, summary: `The same trail as CSV (filters as /audit; at most ${CSV_MAX} rows)`, querystring: ListInput.schema },
+  }, async (req, reply) => {
+    const { rows } = await query(requestInput(req), CSV_MAX, CSV_MAX);
+    const csv = stringify(rows.map((e) => [e.id, e.at, e.actor, e.action, e.object_type, e.object_id,
+      e.before == null ? '' : JSON.stringify(e.before), e.after == null ? '' : JSON.stringify(e.after), e.ip ?? ''].map(cell)), {
+      header: true, columns: ['id', 'at', 'actor', 'action', 'object_type', 'object_id', 'before', 'after', 'ip'],
+    });
+    return reply.type('text/csv; charset=utf-8').header('content-disposition', 'attachment; filename="audit.csv"').send(csv);
+  });
+}

@@ -1,0 +1,102 @@
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import { defineInput, requestInput, v } from '../../http/input.js';
+import { NotFoundError, ValidationError } from '../../http/errors.js';
+import { formatDateTime } from '../../lib/time.js';
+import { actorOf, changed, writeAudit } from '../../audit/audit.js';
+import { ROLES } from '../auth.js';
+import { isIdLike } from '../input.js';
+import type { OperatorView } from '../../domain/operator/operator.service.js';
+
+const IdParams = Type.Object({ id: Type.String() });
+const CreateInput = defineInput({
+  email: v.string({ required: true, max: 255, pattern: /^[^\s@]+@[^\s@]+\.[^\s@]+$/ }),
+  role: v.enumOf(ROLES, { required: true }),
+  password: v.string({ max: 255 }),
+});
+const PatchInput = defineInput({
+  role: v.enumOf(ROLES),
+  status: v.enumOf(['active', 'disabled'] as const),
+});
+const TokenInput = defineInput({ name: v.string({ max: 255, description: 'What the token is for (default "api")' }) });
+
+const tags = ['admin'];
+
+/** Operator accounts and their personal API tokens (admin only; listing is a read). */
+export default async function operatorAdminRoutes(app: FastifyInstance): Promise<void> {
+  const { operators } = app.services;
+  const out = (o: OperatorView) => ({ ...o, created_at: formatDateTime(o.created_at, app.config.tz) });
+  const auditView = (o: OperatorView) => ({ email: o.email, role: o.role, status: o.status, has_password: o.has_password });
+
+  app.post('/operators', {
+    config: { permission: 'admin' },
+    schema: { tags, summary: 'Create an operator (email, role admin|finance|support|auditor, optional password)', body: CreateInput.schema },
+  }, async (req, reply) => {
+    const input = CreateInput.parse(requestInput(req));
+    if (input.password !== undefined && input.password.length < 12) throw ValidationError.field('password', 'The password must be at least 12 characters.');
+    const who = actorOf(req);
+    const o = await operators.create({ email: input.email!, role: input.role!, password: input.password ?? null }, (c, o) => writeAudit(c, who, {
+      action: 'operator.create', objectType: 'operator', objectId: o.id, before: null, after: auditView(o),
+    }));
+    return reply.status(201).send({ success: true, id: o.id });
+  });
+
+  app.get('/operators', {
+    config: { permission: 'read' },
+    schema: { tags, summary: 'Every operator (newest first)' },
+  }, async () => ({ success: true, data: (await operators.list()).map(out) }));
+
+  app.get<{ Params: { id: string } }>('/operators/:id', {
+    config: { permission: 'read' },
+    schema: { tags, summary: 'An operator with its tokens (never the tokens themselves)', params: IdParams },
+  }, async (req) => {
+    if (!isIdLike(req.params.id)) throw new NotFoundError('Operator not found.');
+    const o = await operators.get(req.params.id);
+    const tokens = (await operators.listTokens(o.id)).map((t) => ({
+      id: t.id, name: t.name, created_at: formatDateTime(t.created_at, app.config.tz),
+      last_used_at: t.last_used_at ? formatDateTime(t.last_used_at, app.config.tz) : null,
+      revoked_at: t.revoked_at ? formatDateTime(t.revoked_at, app.config.tz) : null,
+    }));
+    return { success: true, ...out(o), tokens };
+  });
+
+  app.patch<{ Params: { id: string } }>('/operators/:id', {
+    config: { permission: 'admin' },
+    schema: { tags, summary: "Change an operator's role or status; a disabled operator's tokens fail at once", params: IdParams, body: PatchInput.schema },
+  }, async (req) => {
+    if (!isIdLike(req.params.id)) throw new NotFoundError('Operator not found.');
+    const input = PatchInput.parse(requestInput(req));
+    const who = actorOf(req);
+    const o = await operators.update(req.params.id, { role: input.role, status: input.status }, (c, r) => writeAudit(c, who, {
+      action: 'operator.update', objectType: 'operator', objectId: r.after.id, ...changed(auditView(r.before), auditView(r.after)),
+    }));
+    return { success: true, ...out(o) };
+  });
+
+  app.post<{ Params: { id: string } }>('/operators/:id/tokens', {
+    config: { permission: 'admin' },
+    schema: { tags, summary: 'Issue a personal API token for the operator; shown once, stored as SHA-256', params: IdParams, body: TokenInput.schema },
+  }, async (req, reply) => {
+    if (!isIdLike(req.params.id)) throw new NotFoundError('Operator not found.');
+    const input = TokenInput.parse(requestInput(req));
+    const who = actorOf(req);
+    const operatorId = req.params.id;
+    const t = await operators.issueToken(operatorId, input.name ?? 'api', (c, t) => writeAudit(c, who, {
+      action: 'operator.token.create', objectType: 'operator', objectId: operatorId, before: null, after: { token_id: t.id, name: t.name },
+    }));
+    return reply.status(201).send({ success: true, id: t.id, api_token: t.apiToken });
+  });
+
+  app.delete<{ Params: { id: string; token_id: string } }>('/operators/:id/tokens/:token_id', {
+    config: { permission: 'admin' },
+    schema: { tags, summary: 'Revoke a personal API token (it fails at once)', params: Type.Object({ id: Type.String(), token_id: Type.String() }) },
+  }, async (req) => {
+    const { id, token_id: tokenId } = req.params;
+    if (!isIdLike(id) || !isIdLike(tokenId)) throw new NotFoundError('Token not found.');
+    const who = actorOf(req);
+    await operators.revokeToken(id, tokenId, (c) => writeAudit(c, who, {
+      action: 'operator.token.revoke', objectType: 'operator', objectId: id, before: { token_id: tokenId }, after: null,
+    }));
+    return { success: true, id: tokenId, revoked: true };
+  });
+}

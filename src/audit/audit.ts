@@ -1,0 +1,72 @@
+import type { FastifyRequest } from 'fastify';
+import type { Queryable } from '../db/client.js';
+
+/** Who made a change: `operator:<id>`, `admin-token`, `merchant:<id>`, `merchant-user:<id>`. */
+export interface Actor { actor: string; ip: string | null }
+
+export interface AuditChange {
+  action: string;
+  objectType: string;
+  objectId: string;
+  before?: Record<string, unknown> | null;
+  after?: Record<string, unknown> | null;
+}
+
+// Secrets never enter the trail, whoever builds the before/after: keys naming a password,
+// token, secret, hash, ciphertext, recovery code or a card number are dropped. The names that
+// only describe a secret (when a token was issued, whether a password is set) are kept.
+const SECRET_KEY = /(password|token|secret|hash|_enc$|Enc$|recovery|card_?number|^identifier$|^pan$)/i;
+const KEEP = new Set(['api_token_issued_at', 'has_password', 'token_id', 'tokens']);
+
+/** A copy of `v` with every secret-named key removed, at any depth. */
+export function redact(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(redact);
+  if (v === null || typeof v !== 'object') return typeof v === 'bigint' ? v.toString() : v;
+  if (v instanceof Date) return v.toISOString();
+  const out: Record<string, unknown> = {};
+  for (const [k, x] of Object.entries(v as Record<string, unknown>)) {
+    if (SECRET_KEY.test(k) && !KEEP.has(k)) continue;
+    out[k] = redact(x);
+  }
+  return out;
+}
+
+/**
+ * The fields of `after` that differ from `before`, each side with only those fields: the
+ * trail says what changed, not the whole object twice.
+ */
+export function changed(before: Record<string, unknown>, after: Record<string, unknown>): { before: Record<string, unknown>; after: Record<string, unknown> } {
+  const b: Record<string, unknown> = {};
+  const a: Record<string, unknown> = {};
+  for (const k of new Set([...Object.keys(before), ...Object.keys(after)])) {
+    if (JSON.stringify(before[k]) !== JSON.stringify(after[k])) { b[k] = before[k] ?? null; a[k] = after[k] ?? null; }
+  }
+  return { before: b, after: a };
+}
+
+/** Appends one entry; called inside the transaction of the change it records. */
+export async function writeAudit(c: Queryable, who: Actor, e: AuditChange): Promise<void> {
+  await c.query(
+    `INSERT INTO audit_log (actor, action, object_type, object_id, before, after, ip)
+     VALUES ($1, $2, $3, $4, $5::jsonb, $6::jsonb, $7)`,
+    [
+      who.actor, e.action, e.objectType, e.objectId,
+      e.before == null ? null : JSON.stringify(redact(e.before)),
+      e.after == null ? null : JSON.stringify(redact(e.after)),
+      who.ip,
+    ],
+  );
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set by the operator auth hook (operator API) or the cabinet session (cabinet). */
+    auditActor?: string;
+  }
+}
+
+/** The request's actor and address; throws if no auth hook named the actor (a bug). */
+export function actorOf(req: FastifyRequest): Actor {
+  if (!req.auditActor) throw new Error('audit: the request has no authenticated actor');
+  return { actor: req.auditActor, ip: req.ip ?? null };
+}
