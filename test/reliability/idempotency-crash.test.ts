@@ -54,7 +54,7 @@ describe('Idempotency-Key answers commit with the change (kill -9 between commit
     expect(retry.replayed).toBe('true');
     const refunds = await t.db.pool.query(`SELECT id FROM refunds WHERE payment_id = $1`, [p.paymentId]);
     expect(refunds.rows.map((r) => r.id)).toEqual([retry.json.id]);
-    expect(retry.json).toMatchObject({ entity_id: p.paymentId, amount: '30.00' });
+    expect(retry.json).toMatchObject({ entity_id: p.paymentId, amount: 30 });
     expect(await count(`SELECT count(*)::int AS n FROM ledger_transfers WHERE kind = 'REFUND_LOCK' AND ref_id = $1`, [retry.json.id])).toBe(1);
     const b = await t.db.pool.query(`SELECT available::text, locked::text FROM balances WHERE merchant_id = $1 AND currency = 'RUB'`, [m.merchantId]);
     expect(b.rows[0]).toEqual({ available: '70.00000000', locked: '30.00000000' });
