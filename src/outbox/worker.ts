@@ -408,8 +408,10 @@ export function startOutboxWorker(ctx: Ctx, opts: OutboxWorkerOptions = {}): Wor
         backlog = events.length === free;
       }
       if (stopping) break;
-      // With a backlog, go on as soon as slots free up; otherwise poll.
-      await nap(pollMs, backlog);
+      // With a backlog, or deliveries in flight (a claim the per-merchant cap held back may
+      // succeed once one of them finishes), go on as soon as a slot frees up; otherwise poll.
+      // Waiting for the poll here would cap a one-merchant backlog at perMerchant per pollMs.
+      await nap(pollMs, backlog || inflight.size > 0);
     }
   })();
 

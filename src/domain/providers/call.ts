@@ -34,7 +34,7 @@ const isError = (status: string) => status === 'refused' || status === 'unknown'
  * AbortSignal and `timeoutMs`; a timeout is `unknown` (the money may have moved, nothing is
  * guessed); a ConnectorRefusedError is `refused`; any other throw is `unknown` too. Latency and
  * the outcome go to /metrics, and calls, errors and the last success to connector_call_stats
- * (health in the operator API, shared by every process).
+ * (health in the operator API, shared by every process; counted in memory, written each second).
  */
 export async function callConnector<T extends { status: string }>(
   db: Db, connector: Connector, operation: ConnectorOperation, timeoutMs: number,
@@ -68,20 +68,54 @@ export async function callConnector<T extends { status: string }>(
   const error = isError(out.status);
   connectorMetrics.calls.inc({ ...labels, outcome: error ? out.status : okLabel(out.status) });
   if (error && errorText === null) errorText = 'reason' in out ? String(out.reason) : 'message' in out ? String(out.message) : out.status;
-  await recordCall(db, connector.name, error, errorText).catch(() => undefined);
+  recordCall(db, connector.name, error, errorText);
   return out;
 }
 
 const okLabel = (status: string) => (status === 'declined' || status === 'failed' ? 'declined' : 'ok');
 
-/** One statement, autocommit: health must not depend on (or hold up) the money's transactions. */
-async function recordCall(db: Db, connector: string, error: boolean, errorText: string | null): Promise<void> {
-  await db.pool.query({ name: 'connector_record_call', text:
-    `INSERT INTO connector_call_stats AS s (connector, minute, calls, errors, last_success_at, last_error)
-     VALUES ($1, date_trunc('minute', now()), 1, $2::int, CASE WHEN $2::int = 0 THEN now() END, $3)
-     ON CONFLICT (connector, minute) DO UPDATE
-       SET calls = s.calls + 1, errors = s.errors + EXCLUDED.errors,
-           last_success_at = coalesce(EXCLUDED.last_success_at, s.last_success_at),
-           last_error = coalesce(EXCLUDED.last_error, s.last_error)`,
-  values: [connector, error ? 1 : 0, errorText] });
+interface PendingStats { connector: string; minute: Date; calls: number; errors: number; lastSuccessAt: Date | null; lastError: string | null }
+
+// Per process: calls counted in memory and written once a second (or when health is read), so a
+// payment does not pay a statement for its statistics, and the statistics row of a connector's
+// minute is not a row every payment of every process locks in turn.
+const pendingStats = new Map<Db, Map<string, PendingStats>>();
+let flushTimer: NodeJS.Timeout | null = null;
+const FLUSH_EVERY_MS = 1000;
+
+function recordCall(db: Db, connector: string, error: boolean, errorText: string | null): void {
+  const now = new Date();
+  const minute = new Date(Math.floor(now.getTime() / 60_000) * 60_000);
+  let byKey = pendingStats.get(db);
+  if (!byKey) pendingStats.set(db, (byKey = new Map()));
+  const key = `${connector}|${minute.getTime()}`;
+  const p = byKey.get(key) ?? { connector, minute, calls: 0, errors: 0, lastSuccessAt: null, lastError: null };
+  p.calls += 1;
+  if (error) { p.errors += 1; if (errorText !== null) p.lastError = errorText; } else p.lastSuccessAt = now;
+  byKey.set(key, p);
+  if (!flushTimer) {
+    flushTimer = setTimeout(() => { flushTimer = null; void flushCallStats().catch(() => undefined); }, FLUSH_EVERY_MS);
+    flushTimer.unref();
+  }
+}
+
+/**
+ * Writes the calls counted in this process (all pools, or one) to connector_call_stats: one
+ * autocommit statement per connector and minute, never inside the money's transactions.
+ */
+export async function flushCallStats(only?: Db): Promise<void> {
+  for (const [db, byKey] of [...pendingStats]) {
+    if (only && db !== only) continue;
+    pendingStats.delete(db);
+    for (const p of byKey.values()) {
+      await db.pool.query({ name: 'connector_record_calls', text:
+        `INSERT INTO connector_call_stats AS s (connector, minute, calls, errors, last_success_at, last_error)
+         VALUES ($1, $2, $3, $4, $5, $6)
+         ON CONFLICT (connector, minute) DO UPDATE
+           SET calls = s.calls + EXCLUDED.calls, errors = s.errors + EXCLUDED.errors,
+               last_success_at = greatest(EXCLUDED.last_success_at, s.last_success_at),
+               last_error = coalesce(EXCLUDED.last_error, s.last_error)`,
+      values: [p.connector, p.minute, p.calls, p.errors, p.lastSuccessAt, p.lastError] }).catch(() => undefined);
+    }
+  }
 }

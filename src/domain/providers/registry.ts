@@ -2,7 +2,7 @@ import type { Config } from '../../config.js';
 import type { Db, Queryable } from '../../db/client.js';
 import { ValidationError } from '../../http/errors.js';
 import { decrypt, encrypt } from '../../lib/crypto.js';
-import { callConnector, type Refused, type Unknown } from './call.js';
+import { callConnector, type Refused, type Unknown, flushCallStats } from './call.js';
 import {
   CONNECTOR_KINDS, ROUTES, supports, type CallContext, type Connector, type ConnectorKind, type ConnectorMode, type ConnectorOperation, type Route,
 } from './connector.js';
@@ -118,6 +118,8 @@ export class ConnectorRegistry {
 
   /** Health from what the call wrapper recorded, and the operations waiting on an unknown outcome. */
   async health(name: string): Promise<ConnectorHealth> {
+    // This process's calls of the last second too (other processes' arrive within a second).
+    await flushCallStats(this.db);
     const r = await this.db.pool.query<{ last_success_at: Date | null; calls: number; errors: number; last_error: string | null; unknown: number }>(
       `SELECT (SELECT max(last_success_at) FROM connector_call_stats WHERE connector = $1) AS last_success_at,
               coalesce(sum(calls), 0)::int AS calls, coalesce(sum(errors), 0)::int AS errors,
