@@ -45,25 +45,23 @@ export interface PayoutWebhookFields {
   CommissionApplyType: 'sender' | 'recipient';
 }
 
-/** Fields of a refund postback (to the shop's Result URL when a refund is SUCCESS or FAIL). */
-export interface RefundPostbackFields {
+/** What refund and chargeback postbacks share: the object, its payment and bill, the order id, the money. */
+interface PaymentEventFields {
   Id: string;
   PaymentId: string;
   BillId: string;
   InvId: string;
   Amount: string;
   Currency: string;
+}
+
+/** Fields of a refund postback (to the shop's Result URL when a refund is SUCCESS or FAIL). */
+export interface RefundPostbackFields extends PaymentEventFields {
   Status: 'SUCCESS' | 'FAIL';
 }
 
 /** Fields of a chargeback postback (to the shop's Result URL when the operator records one). */
-export interface ChargebackPostbackFields {
-  Id: string;
-  PaymentId: string;
-  BillId: string;
-  InvId: string;
-  Amount: string;
-  Currency: string;
+export interface ChargebackPostbackFields extends PaymentEventFields {
   Reason: string;
   Status: 'CHARGEBACK';
 }

@@ -1,6 +1,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createConnection, createServer } from 'node:net';
+import { createConnection } from 'node:net';
+import { freePort } from './service-process.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -8,17 +9,6 @@ export interface PgBouncerHandle {
   /** The admin URL rewritten to go through PgBouncer, marked `?pgbouncer=true`. */
   via(url: string): string;
   stop(): Promise<void>;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const p = (s.address() as { port: number }).port;
-      s.close(() => resolve(p));
-    });
-    s.on('error', reject);
-  });
 }
 
 function accepts(port: number): Promise<boolean> {
