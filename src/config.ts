@@ -47,6 +47,10 @@ export interface Config {
   paymentStaleMs: number;
   /** How long an Idempotency-Key answer is kept, in hours. */
   idempotencyTtlHours: number;
+  /** Monthly partitions kept created ahead of the current month (src/db/partitions.ts). */
+  partitionMonthsAhead: number;
+  /** Delivered / dead outbox events and their delivery attempts older than this are dropped by month. */
+  outboxRetentionDays: number;
   /**
    * Tests only (TEST_CRASH_AFTER_COMMIT=true): the process SIGKILLs itself after a keyed
    * request's transaction committed and before its answer leaves, to prove a retry finds it.
@@ -158,6 +162,8 @@ export function loadConfig(env: Env = { ...readDotEnv(), ...process.env }, gener
     connectorTimeoutMs: int('CONNECTOR_TIMEOUT_MS', env.CONNECTOR_TIMEOUT_MS, 15_000, 100),
     paymentStaleMs: int('PAYMENT_STALE_MS', env.PAYMENT_STALE_MS, 300_000, 1000),
     idempotencyTtlHours: int('IDEMPOTENCY_TTL_HOURS', env.IDEMPOTENCY_TTL_HOURS, 24, 1),
+    partitionMonthsAhead: int('PARTITION_MONTHS_AHEAD', env.PARTITION_MONTHS_AHEAD, 3, 1),
+    outboxRetentionDays: int('OUTBOX_RETENTION_DAYS', env.OUTBOX_RETENTION_DAYS, 90, 1),
     crashAfterCommit: bool('TEST_CRASH_AFTER_COMMIT', env.TEST_CRASH_AFTER_COMMIT, false),
     defaultFees: {
       paymentCardPercent: dec('FEE_PAYMENT_CARD_PERCENT', env.FEE_PAYMENT_CARD_PERCENT, '0'),

@@ -425,8 +425,8 @@ export class PaymentService {
        ${creditFragment('p', 13)},
        o AS (
          INSERT INTO outbox_events (merchant_id, kind, aggregate_id, url, payload, status, last_error)
+         -- A duplicate (kind, aggregate_id) is skipped by the dedupe trigger (outbox_event_keys).
          SELECT $8, 'PAYMENT_POSTBACK', p.id, $9, $10::jsonb, $11::"OutboxEventStatus", $12 FROM p
-         ON CONFLICT (kind, aggregate_id) DO NOTHING
          RETURNING 1)
        SELECT (SELECT count(*) FROM p)::int AS p, (SELECT count(*) FROM b)::int AS b,
               (SELECT api_token_enc FROM merchants WHERE id = $8) AS tok`,
