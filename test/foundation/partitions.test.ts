@@ -1,4 +1,4 @@
-import { cpSync, mkdtempSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -247,5 +247,54 @@ describe('the partitioning migration on a database with rows', () => {
     // The event id sequence goes on after the moved rows.
     const next = await c.query(`INSERT INTO outbox_events (merchant_id, kind, aggregate_id, payload) VALUES ('mA', 'TEST_POSTBACK', 'x', '{}') RETURNING id::text`);
     expect(Number(next.rows[0].id)).toBeGreaterThan(Math.max(...before.events.map((e: { id: string }) => Number(e.id))));
+  }, 120_000);
+});
+
+describe('the partitioning migration carries what other migrations added before it', () => {
+  let db: { url: string; drop(): Promise<void> };
+  let c: pg.Client;
+  afterAll(async () => { await c?.end(); await db?.drop(); });
+
+  it('a column, CHECK, index, trigger, a foreign key into payments and one out of outbox_events, written by an earlier migration, are all on the partitioned tables', async () => {
+    db = await createEmptyDatabase('carry');
+    const dir = mkdtempSync(join(tmpdir(), 'migrations-'));
+    for (const mg of listMigrations()) cpSync(join(MIGRATIONS_DIR, mg.name), join(dir, mg.name), { recursive: true });
+    // As a parallel branch might: an earlier timestamp than the partitioning migration.
+    mkdirSync(join(dir, '20261124010000_other_branch'));
+    writeFileSync(join(dir, '20261124010000_other_branch', 'migration.sql'), `
+      ALTER TABLE payments ADD COLUMN "risk_score" INTEGER NOT NULL DEFAULT 0, ADD CONSTRAINT "payments_risk_check" CHECK ("risk_score" BETWEEN 0 AND 100);
+      CREATE INDEX "payments_risk_score_idx" ON payments ("merchant_id", "risk_score");
+      CREATE TABLE "payment_notes" ("id" TEXT PRIMARY KEY, "payment_id" TEXT NOT NULL REFERENCES payments ("id") ON DELETE CASCADE);
+      ALTER TABLE outbox_events ADD COLUMN "shop_id" TEXT REFERENCES shops ("id");
+      CREATE FUNCTION "payments_touch"() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN NEW."risk_score" := least(NEW."risk_score", 100); RETURN NEW; END; $$;
+      CREATE TRIGGER "payments_touch" BEFORE INSERT ON payments FOR EACH ROW EXECUTE FUNCTION "payments_touch"();`);
+    await migrate(db.url, dir);
+    c = new pg.Client({ connectionString: db.url });
+    await c.connect();
+    const one = async (sql: string) => (await c.query(sql)).rows;
+    expect(await one(`SELECT relkind FROM pg_class WHERE relname = 'payments'`)).toEqual([{ relkind: 'p' }]);
+    expect(await one(`SELECT column_name, column_default FROM information_schema.columns WHERE table_name = 'payments' AND column_name = 'risk_score'`))
+      .toEqual([{ column_name: 'risk_score', column_default: '0' }]);
+    expect(await one(`SELECT conname FROM pg_constraint WHERE conrelid = 'payments'::regclass AND conname = 'payments_risk_check'`)).toHaveLength(1);
+    expect(await one(`SELECT indexname FROM pg_indexes WHERE tablename = 'payments' AND indexname = 'payments_risk_score_idx'`)).toHaveLength(1);
+    expect(await one(`SELECT tgname FROM pg_trigger WHERE tgrelid = 'payments'::regclass AND tgname = 'payments_touch'`)).toHaveLength(1);
+    expect(await one(`SELECT pg_get_constraintdef(oid) AS def FROM pg_constraint WHERE conrelid = 'payment_notes'::regclass AND contype = 'f'`))
+      .toEqual([{ def: 'FOREIGN KEY (payment_id) REFERENCES payment_keys(id) ON DELETE CASCADE' }]);
+    expect(await one(`SELECT pg_get_constraintdef(oid) AS def FROM pg_constraint WHERE conrelid = 'outbox_events'::regclass AND contype = 'f' ORDER BY 1`))
+      .toEqual([{ def: 'FOREIGN KEY (merchant_id) REFERENCES merchants(id) ON UPDATE CASCADE ON DELETE RESTRICT' }, { def: 'FOREIGN KEY (shop_id) REFERENCES shops(id)' }]);
+  }, 120_000);
+
+  it('a unique index it cannot keep across months stops it, so no guarantee is silently lost', async () => {
+    const db2 = await createEmptyDatabase('carry2');
+    try {
+      const dir = mkdtempSync(join(tmpdir(), 'migrations-'));
+      for (const mg of listMigrations()) cpSync(join(MIGRATIONS_DIR, mg.name), join(dir, mg.name), { recursive: true });
+      mkdirSync(join(dir, '20261124010000_other_branch'));
+      writeFileSync(join(dir, '20261124010000_other_branch', 'migration.sql'),
+        `CREATE UNIQUE INDEX "payments_connector_provider_ref_key" ON payments ("connector", "provider_ref");`);
+      await expect(migrate(db2.url, dir)).rejects.toThrow(/payments_connector_provider_ref_key lacks the partition key/);
+    } finally {
+      await db2.drop();
+    }
   }, 120_000);
 });
