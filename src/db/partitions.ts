@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { withPgTx } from './client.js';
 
 /**
  * Monthly partitions (docs/decisions.md "Partitions and retention"): payments, ledger entries,
@@ -31,21 +32,12 @@ export function partitionName(table: PartitionedTable, month: string): string {
   return `${table}_p${month.slice(0, 4)}_${month.slice(5, 7)}`;
 }
 
-async function inLockedTx<T>(pool: pg.Pool, fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
-  const c = await pool.connect();
-  try {
-    await c.query('BEGIN');
+function inLockedTx<T>(pool: pg.Pool, fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
+  return withPgTx(pool, async (c) => {
     await c.query(`SET LOCAL lock_timeout = '${LOCK_TIMEOUT}'`);
     await c.query('SELECT pg_advisory_xact_lock($1)', [LOCK_KEY]);
-    const out = await fn(c);
-    await c.query('COMMIT');
-    return out;
-  } catch (e) {
-    await c.query('ROLLBACK').catch(() => {});
-    throw e;
-  } finally {
-    c.release();
-  }
+    return fn(c);
+  });
 }
 
 /**
