@@ -4,6 +4,8 @@ import { verifyBalances } from '../../src/domain/ledger/ledger.js';
 import { ADMIN_TOKEN, TEST_KEY, setupTestApp, type TestApp } from '../helpers/app.js';
 import { YooKassaEmulator } from '../emulators/yookassa.js';
 import { balance, card, fund, payoutMerchant, regular } from '../payout/helpers.js';
+import { createPaidPayment } from '../factories/paid-payment.js';
+import { grantedMerchant, refundPartial } from '../refund/helpers.js';
 
 /**
  * kill -9 between the provider and our commit (issue 14 "Done when"): a real payout worker
@@ -11,7 +13,8 @@ import { balance, card, fund, payoutMerchant, regular } from '../payout/helpers.
  * applies it and holds its answer; the process is killed with SIGKILL while it waits, before
  * anything of the answer is committed. A restarted worker reconciles it: the payout ends
  * SUCCESS, the merchant is debited once, the ledger verifies, exactly one payout webhook is
- * written, and the provider paid once.
+ * written, and the provider paid once. The same for a refund, with the sandbox applying it
+ * (recorded in sandbox_operations) and never answering.
  */
 let t: TestApp;
 let emu: YooKassaEmulator;
@@ -26,15 +29,15 @@ afterAll(async () => {
   await t.close();
 });
 
-/** Starts the worker process (test/reliability/payout-kill.child.ts) and waits until it is up. */
-async function startWorker(): Promise<ChildProcess> {
+/** Starts a worker process (test/reliability/payout-kill.child.ts; payouts unless CHILD_WORKER=refund) and waits until it is up. */
+async function startWorker(extra: Record<string, string> = {}): Promise<ChildProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'test/reliability/payout-kill.child.ts'], {
     env: {
       PATH: process.env.PATH, HOME: process.env.HOME, DATABASE_URL: t.dbUrl, ADMIN_API_TOKEN: ADMIN_TOKEN, TOKEN_ENCRYPTION_KEY: TEST_KEY,
       LOG_LEVEL: 'error', LOG_FORMAT: 'json', EMU_URL: emu.apiUrl, EMU_AGENT_ID: emu.payoutAgentId, EMU_KEY: emu.payoutSecretKey,
       // Long enough that the held answer is still awaited when the process is killed; a short
       // lease, so the restarted worker takes the payout over soon after.
-      CONNECTOR_TIMEOUT_MS: '120000', WORKER_LEASE_MS: '2000',
+      CONNECTOR_TIMEOUT_MS: '120000', WORKER_LEASE_MS: '2000', SANDBOX_PROCESSING_DELAY_MS: '0', ...extra,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -43,7 +46,7 @@ async function startWorker(): Promise<ChildProcess> {
   let out = '';
   child.stdout!.on('data', (d) => { out += d; });
   child.stderr!.on('data', (d) => { out += d; });
-  await waitFor(() => out.includes('payout worker up') || child.exitCode !== null, 90_000, () => out);
+  await waitFor(() => out.includes('worker up') || child.exitCode !== null, 90_000, () => out);
   if (child.exitCode !== null) throw new Error(`worker exited: ${out}`);
   return child;
 }
@@ -101,5 +104,38 @@ describe('a payout worker killed with SIGKILL after the provider applied the pay
     expect((await one(`SELECT count(*)::int AS n FROM outbox_events WHERE kind = 'PAYOUT_WEBHOOK' AND aggregate_id = $1`, [id])).n).toBe(1);
     // The provider holds one payout: the repeat under the same Idempotence-Key paid nothing more.
     expect(emu.payouts.size).toBe(1);
+  }, 240_000);
+});
+
+describe('a refund worker killed with SIGKILL after the sandbox applied the refund, before our commit', () => {
+  it('restarted, reconciliation asks the sandbox and ends the refund SUCCESS: debited once, one postback, applied once', async () => {
+    const m = await grantedMerchant(t);
+    const p = await createPaidPayment(t, m, { amount: '100.00' });
+    const r = await refundPartial(t, m, p.paymentId, '25.00');
+    expect(r.statusCode).toBe(200);
+    const id = r.json().id as string;
+    await t.db.pool.query(`UPDATE refunds SET process_after = now() WHERE id = $1`, [id]);
+
+    const first = await startWorker({ CHILD_WORKER: 'refund', SANDBOX_HANG_AFTER_APPLY: 'true' });
+    await waitFor(async () => (await one(`SELECT count(*)::int AS n FROM sandbox_operations WHERE kind = 'refund' AND our_id = $1`, [id])).n === 1,
+      60_000, () => 'for the sandbox to apply the refund');
+    const exited = new Promise<NodeJS.Signals | null>((resolve) => first.once('exit', (_c, s) => resolve(s)));
+    first.kill('SIGKILL');
+    expect(await exited).toBe('SIGKILL');
+    const left = await one(`SELECT status::text, connector, sent_at FROM refunds WHERE id = $1`, [id]);
+    expect(left).toMatchObject({ status: 'PROCESS', connector: 'sandbox' });
+    expect(left.sent_at).not.toBeNull();
+    expect((await one(`SELECT count(*)::int AS n FROM ledger_transfers WHERE kind = 'REFUND_DEBIT' AND ref_id = $1`, [id])).n).toBe(0);
+
+    const second = await startWorker({ CHILD_WORKER: 'refund' });
+    await waitFor(async () => (await one(`SELECT status::text FROM refunds WHERE id = $1`, [id])).status !== 'PROCESS', 60_000, () => 'for reconciliation');
+    second.kill('SIGKILL');
+
+    expect((await one(`SELECT status::text FROM refunds WHERE id = $1`, [id])).status).toBe('SUCCESS');
+    expect((await one(`SELECT count(*)::int AS n FROM ledger_transfers WHERE kind = 'REFUND_DEBIT' AND ref_id = $1`, [id])).n).toBe(1);
+    expect((await one(`SELECT count(*)::int AS n FROM ledger_transfers WHERE kind = 'REFUND_RELEASE' AND ref_id = $1`, [id])).n).toBe(0);
+    expect((await one(`SELECT count(*)::int AS n FROM outbox_events WHERE kind = 'REFUND_POSTBACK' AND aggregate_id = $1`, [id])).n).toBe(1);
+    expect((await one(`SELECT count(*)::int AS n FROM sandbox_operations WHERE our_id = $1`, [id])).n).toBe(1);
+    expect(await verifyBalances(t.db.pool)).toEqual([]);
   }, 240_000);
 });
