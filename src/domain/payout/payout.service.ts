@@ -19,7 +19,7 @@ import { adminPayoutView, PAYOUT_COLUMNS, payoutView, payoutWebhookFields, type 
 import type { OperationOutcome } from '../providers/connector.js';
 import { ConnectorRegistry } from '../providers/registry.js';
 import {
-  closeAttention, isFinal, isNotFound, lastHeard, lockOpenAttention, parseResolution, pastDeadline, raiseAttention, reconcileDelayMs,
+  closeAttention, isFinal, resolveItem, isNotFound, lastHeard, lockOpenAttention, parseResolution, pastDeadline, raiseAttention, reconcileDelayMs,
   type AttentionRow,
 } from '../providers/operation-reconcile.js';
 
@@ -545,11 +545,7 @@ export class PayoutService {
       } else if (row.status !== to) {
         throw new IllegalPayoutTransition(row.status, to);
       }
-      const done = await c.query<AttentionRow>(
-        `UPDATE attention_items SET resolved_at = now(), resolution = $2, note = $3, resolved_by = $4 WHERE id = $1 RETURNING *`,
-        [id, to, note, actor],
-      );
-      return done.rows[0]!;
+      return resolveItem(c, id, { resolution: to, note, by: actor });
     });
   }
 

@@ -74,6 +74,15 @@ export async function closeAttention(
   );
 }
 
+/** Records the decision on a locked open item and answers the item as it now is. */
+export async function resolveItem(c: Queryable, id: string, r: { resolution: string; note: string | null; by: string }): Promise<AttentionRow> {
+  const done = await c.query<AttentionRow>(
+    `UPDATE attention_items SET resolved_at = now(), resolution = $2, note = $3, resolved_by = $4 WHERE id = $1 RETURNING *`,
+    [id, r.resolution, r.note, r.by],
+  );
+  return done.rows[0]!;
+}
+
 /** The operator's decision: the final status the object gets (SUCCESS or FAIL), else 422 on `outcome`. */
 export function parseResolution(outcome: unknown): 'SUCCESS' | 'FAIL' {
   if (outcome === 'SUCCESS' || outcome === 'FAIL') return outcome;

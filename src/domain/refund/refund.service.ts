@@ -19,7 +19,7 @@ import { assertTransition, IllegalRefundTransitionError } from './refund.states.
 import type { Queryable } from '../../db/client.js';
 import type { RefundStatus } from '../../generated/prisma/enums.js';
 import {
-  closeAttention, isFinal, isNotFound, lastHeard, lockOpenAttention, parseResolution, pastDeadline, raiseAttention, reconcileDelayMs,
+  closeAttention, isFinal, resolveItem, isNotFound, lastHeard, lockOpenAttention, parseResolution, pastDeadline, raiseAttention, reconcileDelayMs,
   type AttentionRow, type FinalOutcome,
 } from '../providers/operation-reconcile.js';
 
@@ -234,11 +234,7 @@ export class RefundService {
       } else if (r.status !== to) {
         throw new IllegalRefundTransitionError(r.status, to);
       }
-      const done = await c.query<AttentionRow>(
-        `UPDATE attention_items SET resolved_at = now(), resolution = $2, note = $3, resolved_by = $4 WHERE id = $1 RETURNING *`,
-        [id, to, note, actor],
-      );
-      return done.rows[0]!;
+      return resolveItem(c, id, { resolution: to, note, by: actor });
     });
   }
 
