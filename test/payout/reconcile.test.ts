@@ -3,6 +3,7 @@ import { PayoutService } from '../../src/domain/payout/payout.service.js';
 import { processDuePayouts } from '../../src/domain/payout/payout.worker.js';
 import type { Connector, CreatePayout, OperationOutcome } from '../../src/domain/providers/connector.js';
 import { ConnectorRegistry } from '../../src/domain/providers/registry.js';
+import { RECONCILE_FIRST_DELAY_MS, RECONCILE_MAX_DELAY_MS, reconcileDelayMs } from '../../src/domain/providers/operation-reconcile.js';
 import { SandboxConnector } from '../../src/domain/providers/sandbox.js';
 import { ConflictError, NotFoundError, ValidationError } from '../../src/http/errors.js';
 import { ADMIN_TOKEN, setupTestApp, type TestApp } from '../helpers/app.js';
@@ -257,5 +258,36 @@ describe('applyProviderOutcome (what the notifications route calls for object pa
       .toEqual({ changed: true, status: 'SUCCESS' });
     expect(await one(`SELECT resolution, resolved_by FROM attention_items WHERE id = $1`, [item.id])).toEqual({ resolution: 'SUCCESS', resolved_by: 'provider' });
     await expect(t.app.services.payouts.resolveAttention(item.id, 'FAIL', null, 'op:alice')).rejects.toBeInstanceOf(ConflictError);
+  });
+});
+
+describe('reconciliation backoff', () => {
+  it('starts at 5 s, doubles per question, stops growing at an hour, with at most 20% jitter', () => {
+    const within = (ms: number, base: number) => ms >= base && ms <= base * 1.2;
+    for (let i = 0; i < 50; i += 1) {
+      expect(within(reconcileDelayMs(0), RECONCILE_FIRST_DELAY_MS)).toBe(true);
+      expect(within(reconcileDelayMs(3), RECONCILE_FIRST_DELAY_MS * 8)).toBe(true);
+      expect(within(reconcileDelayMs(20), RECONCILE_MAX_DELAY_MS)).toBe(true);
+      expect(within(reconcileDelayMs(10_000), RECONCILE_MAX_DELAY_MS)).toBe(true);
+    }
+  });
+
+  it('each unanswered question pushes the next one further out', async () => {
+    const m = await merchant();
+    const unknown: OperationOutcome = { status: 'unknown', ref: null, reason: 'timeout' };
+    const svc = new PayoutService(t.config, t.db, registryWith('sandbox', { create: async () => unknown, get: async () => unknown }));
+    const p = (await regular(t, m, card('5'))).json().data[0];
+    const waits: number[] = [];
+    for (let i = 0; i < 3; i += 1) {
+      await due(p.id);
+      await svc.processDue();
+      const r = await one(`SELECT extract(epoch FROM next_check_at - now()) * 1000 AS ms, check_attempts FROM payouts WHERE id = $1`, [p.id]);
+      expect(r.check_attempts).toBe(i + 1);
+      waits.push(Number(r.ms));
+    }
+    expect(waits[0]).toBeGreaterThan(RECONCILE_FIRST_DELAY_MS * 0.8);
+    expect(waits[1]).toBeGreaterThan(RECONCILE_FIRST_DELAY_MS * 1.8);
+    expect(waits[2]).toBeGreaterThan(RECONCILE_FIRST_DELAY_MS * 3.6);
+    expect((await payout(p.id)).status).toBe('PROCESS');
   });
 });

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyBalances } from '../../src/domain/ledger/ledger.js';
-import type { Connector, CreateRefund, OperationOutcome } from '../../src/domain/providers/connector.js';
+import { ConnectorRefusedError, type Connector, type CreateRefund, type OperationOutcome } from '../../src/domain/providers/connector.js';
 import { ConnectorRegistry } from '../../src/domain/providers/registry.js';
 import { SandboxConnector } from '../../src/domain/providers/sandbox.js';
 import { RefundService } from '../../src/domain/refund/refund.service.js';
@@ -86,6 +86,20 @@ describe('the sandbox refund that times out after applying (an amount ending in 
     expect((await refund(id)).status).toBe('SUCCESS');
     expect(await count(`SELECT count(*)::int AS n FROM sandbox_operations WHERE our_id = $1`, [id])).toBe(1);
     expect(await transfers(id, 'REFUND_DEBIT')).toBe(1);
+  });
+});
+
+describe('a refusal is not an answer about the money', () => {
+  it('a refund refused on its first send stays PROCESS, its money locked; the next check repeats it under the same id and it succeeds once', async () => {
+    const { m, id } = await refunded('8.00');
+    await serviceWith({ refund: async () => { throw new ConnectorRefusedError('http_503', 'acquirer down'); } }).processDue();
+    expect(await refund(id)).toMatchObject({ status: 'PROCESS', check_attempts: 1 });
+    expect((await balance(t, m.merchantId)).locked).toBe('8.00');
+    await due(id);
+    await run();
+    expect((await refund(id)).status).toBe('SUCCESS');
+    expect(await transfers(id, 'REFUND_DEBIT')).toBe(1);
+    expect(await count(`SELECT count(*)::int AS n FROM sandbox_operations WHERE our_id = $1`, [id])).toBe(1);
   });
 });
 
