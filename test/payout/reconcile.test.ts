@@ -52,6 +52,15 @@ function registryWith(name: string, o: { create?: (p: CreatePayout) => Promise<O
   return registry;
 }
 
+/** A payout handed to a `sandbox` stand-in that answers every creation and question with `answer()`. */
+async function handedOver(amount: string, answer: () => OperationOutcome) {
+  const m = await merchant();
+  const svc = new PayoutService(t.config, t.db, registryWith('sandbox', { create: async () => answer(), get: async () => answer() }));
+  const p = (await regular(t, m, card(amount))).json().data[0];
+  await svc.processDue();
+  return { m, p, svc };
+}
+
 describe('the sandbox payout that times out after applying (card or phone ending 0119)', () => {
   it('stays PROCESS with its connector after the lost answer; reconciliation finds it applied: SUCCESS, debited once, one webhook', async () => {
     const m = await merchant();
@@ -141,11 +150,8 @@ describe('reconciliation asks the connector that has the payout, never another',
   });
 
   it('a provider still processing (pending) keeps it PROCESS with the provider reference, then its final answer applies', async () => {
-    const m = await merchant();
     let answer: OperationOutcome = { status: 'pending', ref: 'prov-1' };
-    const svc = new PayoutService(t.config, t.db, registryWith('sandbox', { create: async () => answer, get: async () => answer }));
-    const p = (await regular(t, m, card('40'))).json().data[0];
-    await svc.processDue();
+    const { m, p, svc } = await handedOver('40', () => answer);
     expect(await payout(p.id)).toMatchObject({ status: 'PROCESS', connector: 'sandbox', provider_ref: 'prov-1' });
     answer = { status: 'failed', code: 'payout_declined', message: 'the bank refused', ref: 'prov-1' };
     await due(p.id);
@@ -157,13 +163,11 @@ describe('reconciliation asks the connector that has the payout, never another',
   });
 });
 
+const UNKNOWN: OperationOutcome = { status: 'unknown', ref: null, reason: 'timeout after 300 ms' };
+
 /** A payout whose provider never answers, made past the deadline: on the attention list. */
 async function stuckPayout(amount = '60') {
-  const m = await merchant();
-  const unknown: OperationOutcome = { status: 'unknown', ref: null, reason: 'timeout after 300 ms' };
-  const svc = new PayoutService(t.config, t.db, registryWith('sandbox', { create: async () => unknown, get: async () => unknown }));
-  const p = (await regular(t, m, card(amount))).json().data[0];
-  await svc.processDue();
+  const { m, p, svc } = await handedOver(amount, () => UNKNOWN);
   // Handed to the provider a day and a minute ago (RECONCILE_GIVE_UP_MS defaults to 24 h).
   await t.db.pool.query(`UPDATE payouts SET sent_at = now() - interval '24 hours 1 minute', next_check_at = now() WHERE id = $1`, [p.id]);
   await svc.processDue();
@@ -173,11 +177,7 @@ async function stuckPayout(amount = '60') {
 
 describe('past the provider deadline: the attention list and the operator decision', () => {
   it('no attention item before the deadline; after it, one item with what was last heard, the payout still PROCESS', async () => {
-    const m = await merchant();
-    const unknown: OperationOutcome = { status: 'unknown', ref: null, reason: 'timeout after 300 ms' };
-    const svc = new PayoutService(t.config, t.db, registryWith('sandbox', { create: async () => unknown, get: async () => unknown }));
-    const p = (await regular(t, m, card('60'))).json().data[0];
-    await svc.processDue();
+    const { p } = await handedOver('60', () => UNKNOWN);
     expect(await count(`SELECT count(*)::int AS n FROM attention_items WHERE object_id = $1`, [p.id])).toBe(0);
     const { p: q, item, svc: s2 } = await stuckPayout();
     expect(item).toMatchObject({
@@ -229,11 +229,7 @@ describe('past the provider deadline: the attention list and the operator decisi
 
 describe('applyProviderOutcome (what the notifications route calls for object payout)', () => {
   it('applies a final answer once, by our id or by connector and reference; another connector, a non-final answer or a repeat change nothing', async () => {
-    const m = await merchant();
-    const pending: OperationOutcome = { status: 'pending', ref: 'prov-77' };
-    const svc = new PayoutService(t.config, t.db, registryWith('sandbox', { create: async () => pending, get: async () => pending }));
-    const p = (await regular(t, m, card('25'))).json().data[0];
-    await svc.processDue();
+    const { m, p } = await handedOver('25', () => ({ status: 'pending', ref: 'prov-77' }));
     const payouts = t.app.services.payouts;
     expect(await payouts.applyProviderOutcome({ id: p.id }, { status: 'pending', ref: 'prov-77' })).toEqual({ changed: false, status: 'PROCESS' });
     expect(await payouts.applyProviderOutcome({ connector: 'other', ref: 'prov-77' }, { status: 'succeeded', ref: 'prov-77' })).toEqual({ changed: false, status: null });
@@ -273,14 +269,10 @@ describe('reconciliation backoff', () => {
   });
 
   it('each unanswered question pushes the next one further out', async () => {
-    const m = await merchant();
-    const unknown: OperationOutcome = { status: 'unknown', ref: null, reason: 'timeout' };
-    const svc = new PayoutService(t.config, t.db, registryWith('sandbox', { create: async () => unknown, get: async () => unknown }));
-    const p = (await regular(t, m, card('5'))).json().data[0];
+    const { p, svc } = await handedOver('5', () => UNKNOWN);
     const waits: number[] = [];
     for (let i = 0; i < 3; i += 1) {
-      await due(p.id);
-      await svc.processDue();
+      if (i > 0) { await due(p.id); await svc.processDue(); }
       const r = await one(`SELECT extract(epoch FROM next_check_at - now()) * 1000 AS ms, check_attempts FROM payouts WHERE id = $1`, [p.id]);
       expect(r.check_attempts).toBe(i + 1);
       waits.push(Number(r.ms));
