@@ -43,6 +43,11 @@ export interface Config {
   workerLeaseMs: number;
   /** How long a call to a provider may take before its outcome is `unknown` (CONNECTOR_TIMEOUT_MS). */
   connectorTimeoutMs: number;
+  /**
+   * How long reconciliation asks a provider about an operation whose outcome is unknown before it
+   * gives up and raises an attention item for the operator (RECONCILE_GIVE_UP_MS, default 24 h).
+   */
+  reconcileGiveUpMs: number;
   /** A payment still in PROCESS after this long was abandoned by a dead process: the reaper fails it. */
   paymentStaleMs: number;
   /** How long an Idempotency-Key answer is kept, in hours. */
@@ -156,6 +161,7 @@ export function loadConfig(env: Env = { ...readDotEnv(), ...process.env }, gener
     rateLimitPerIp: int('RATE_LIMIT_PER_IP', env.RATE_LIMIT_PER_IP, 120000),
     workerLeaseMs: int('WORKER_LEASE_MS', env.WORKER_LEASE_MS, 60_000, 1000),
     connectorTimeoutMs: int('CONNECTOR_TIMEOUT_MS', env.CONNECTOR_TIMEOUT_MS, 15_000, 100),
+    reconcileGiveUpMs: int('RECONCILE_GIVE_UP_MS', env.RECONCILE_GIVE_UP_MS, 86_400_000, 1000),
     paymentStaleMs: int('PAYMENT_STALE_MS', env.PAYMENT_STALE_MS, 300_000, 1000),
     idempotencyTtlHours: int('IDEMPOTENCY_TTL_HOURS', env.IDEMPOTENCY_TTL_HOURS, 24, 1),
     crashAfterCommit: bool('TEST_CRASH_AFTER_COMMIT', env.TEST_CRASH_AFTER_COMMIT, false),

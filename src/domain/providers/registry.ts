@@ -178,14 +178,18 @@ export class ConnectorRegistry {
    * Creates through the first connector of `names` that can take `route`, moving to the next
    * ONLY when the provider refused before any money could move (`refused`). A timeout
    * (`unknown`) or any answer stops here: the money may have moved at that provider. With no
-   * candidate at all, or every one refusing, the last refusal is answered.
+   * candidate at all, or every one refusing, the last refusal is answered. `before` runs before
+   * each connector is called (outside the call's timing): a caller records there which
+   * connector may hold the money, so a process killed during the call leaves that on record.
    */
   async route<T extends { status: string }>(
     names: string[], route: Route, op: ConnectorOperation, fn: (c: Connector, ctx: CallContext) => Promise<T>,
+    before?: (c: Connector) => Promise<void>,
   ): Promise<Routed<T> | { connector: null; outcome: Refused }> {
     const list = await this.candidates(names, route);
     let last: Routed<T> | null = null;
     for (const c of list) {
+      await before?.(c);
       const outcome = await this.call(c, op, (ctx) => fn(c, ctx));
       last = { connector: c, outcome };
       if (outcome.status !== 'refused') return last;
@@ -206,7 +210,7 @@ export class ConnectorRegistry {
 
   private build(row: ConnectorRow): Connector | null {
     switch (row.kind) {
-      case 'sandbox': return new SandboxConnector(row.name, row.mode, { refuse: row.settings.refuse === true });
+      case 'sandbox': return new SandboxConnector(row.name, row.mode, { refuse: row.settings.refuse === true }, this.db.pool);
       // Their classes come with the next step (docs/decisions.md "Provider boundary").
       default: return null;
     }
@@ -231,6 +235,9 @@ export class ConnectorRegistry {
 
 /**
  * Operations waiting on a connector with an unknown outcome ($1 = connector name). Payments left
- * in PROCESS with a provider reference are the first; reconciliation (next step) extends this.
+ * in PROCESS with a provider reference are the first; payouts and refunds handed to the connector
+ * and still PROCESS (their outcome unknown until reconciliation hears it) count too.
  */
-const UNKNOWN_OUTCOMES_SQL = `SELECT count(*)::int FROM payments WHERE connector = $1 AND status = 'PROCESS'`;
+const UNKNOWN_OUTCOMES_SQL = `SELECT ((SELECT count(*) FROM payments WHERE connector = $1 AND status = 'PROCESS')
+  + (SELECT count(*) FROM payouts WHERE connector = $1 AND status = 'PROCESS' AND sent_at IS NOT NULL)
+  + (SELECT count(*) FROM refunds WHERE connector = $1 AND status = 'PROCESS' AND sent_at IS NOT NULL))::int`;
