@@ -1,9 +1,9 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Decimal } from 'decimal.js';
-import { randomId } from '../../src/lib/ids.js';
-import type { CallContext, Connector, ConnectorOperation } from '../../src/domain/providers/connector.js';
+import type { Connector } from '../../src/domain/providers/connector.js';
 import { TBankConnector, tbankToken } from '../../src/domain/providers/tbank.js';
 import { ADMIN_TOKEN, setupTestApp, type TestApp } from '../helpers/app.js';
+import { connectorCalls, formPost, newOpId } from './connector-calls.js';
 import { freePort } from '../helpers/service-process.js';
 import { createMerchant } from '../factories/merchant.js';
 import { startReceiver, waitFor, type Receiver } from '../outbox/receiver.js';
@@ -19,7 +19,8 @@ let hook: Receiver;
 let conn: Connector;
 
 const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
-const put = (name: string, payload: unknown) => t.app.inject({ method: 'PUT', url: `/admin/v1/connectors/${name}`, headers: admin, payload: payload as object });
+const { call, put, create: createAt, getPayment, refund, parse } = connectorCalls(() => t, () => conn);
+const create = (paymentId: string, o: { method?: 'card' | 'sbp'; amount?: string } = {}) => createAt(paymentId, o.amount ?? '150.00', o.method);
 const settings = (extra: Record<string, unknown> = {}) => ({ base_url: tb.apiUrl, terminal_key: tb.terminalKey, password: tb.password, ...extra });
 
 beforeAll(async () => {
@@ -32,19 +33,8 @@ beforeAll(async () => {
 afterAll(async () => { await tb.stop(); await hook.close(); await t.close(); });
 afterEach(async () => { tb.clearMisbehaviour(); await tb.idle(); });
 
-const call = <T extends { status: string }>(op: ConnectorOperation, fn: (ctx: CallContext) => Promise<T>, c: Connector = conn) =>
-  t.app.services.connectors.call(c, op, fn);
-const create = (paymentId: string, o: { method?: 'card' | 'sbp'; amount?: string } = {}) => call('create_payment', (ctx) => conn.createPayment({
-  paymentId, method: o.method ?? 'card', amount: new Decimal(o.amount ?? '150.00'), description: 'Заказ 7', returnUrl: `http://pay.test/pay/bill1/return/${paymentId}`,
-}, ctx));
-const getPayment = (paymentId: string, ref: string | null) => call('get_payment', (ctx) => conn.getPayment({ paymentId, ref }, ctx));
-const refund = (refundId: string, paymentRef: string, amount: string) => call('refund', (ctx) => conn.refund({
-  refundId, paymentId: 'p', paymentRef, amount: new Decimal(amount), currency: 'RUB', fromCard: null,
-}, ctx));
-const parse = (body: unknown, ip = '127.0.0.1', c: Connector = conn) => c.parseNotification({ headers: {}, body, ip }, { signal: AbortSignal.timeout(2000) });
-
-const form = (body: string) => ({ method: 'POST', redirect: 'manual' as const, headers: { 'content-type': 'application/x-www-form-urlencoded' }, body });
-const pid = () => randomId(16);
+const form = formPost;
+const pid = newOpId;
 
 /** Notifications T-Bank posted for a PaymentId, as received at the NotificationURL. */
 const notes = (ref: string) => hook.received.filter((r) => r.path === '/providers/tb-test/notifications')

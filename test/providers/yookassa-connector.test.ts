@@ -1,9 +1,9 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Decimal } from 'decimal.js';
-import { randomId } from '../../src/lib/ids.js';
-import type { CallContext, Connector, ConnectorOperation, InboundNotification } from '../../src/domain/providers/connector.js';
+import type { Connector } from '../../src/domain/providers/connector.js';
 import { YooKassaConnector } from '../../src/domain/providers/yookassa.js';
 import { ADMIN_TOKEN, setupTestApp, type TestApp } from '../helpers/app.js';
+import { connectorCalls, formPost, newOpId } from './connector-calls.js';
 import { createMerchant } from '../factories/merchant.js';
 import { startReceiver, waitFor, type Receiver } from '../outbox/receiver.js';
 import { freePort } from '../helpers/service-process.js';
@@ -18,7 +18,8 @@ let hook: Receiver;
 let conn: Connector;
 
 const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
-const put = (name: string, payload: unknown) => t.app.inject({ method: 'PUT', url: `/admin/v1/connectors/${name}`, headers: admin, payload: payload as object });
+const { call, put, create: createAt, getPayment, refund, parse } = connectorCalls(() => t, () => conn);
+const create = (paymentId: string, o: { method?: 'card' | 'sbp'; amount?: string } = {}) => createAt(paymentId, o.amount ?? '10.00', o.method);
 const settings = (extra: Record<string, unknown> = {}) => ({
   base_url: yk.apiUrl, shop_id: yk.shopId, secret_key: yk.secretKey, payout_agent_id: yk.payoutAgentId, payout_secret_key: yk.payoutSecretKey, ...extra,
 });
@@ -33,22 +34,8 @@ beforeAll(async () => {
 afterAll(async () => { await yk.stop(); await hook.close(); await t.close(); });
 afterEach(async () => { yk.clearMisbehaviour(); await yk.idle(); });
 
-/** One call through the registry's wrapper (timeout, refusal and metrics as in production). */
-const call = <T extends { status: string }>(op: ConnectorOperation, fn: (ctx: CallContext) => Promise<T>, c: Connector = conn) =>
-  t.app.services.connectors.call(c, op, fn);
-const create = (paymentId: string, o: { method?: 'card' | 'sbp'; amount?: string } = {}) => call('create_payment', (ctx) => conn.createPayment({
-  paymentId, method: o.method ?? 'card', amount: new Decimal(o.amount ?? '10.00'), description: 'Order 7', returnUrl: `http://pay.test/pay/bill1/return/${paymentId}`,
-}, ctx));
-const getPayment = (paymentId: string, ref: string | null) => call('get_payment', (ctx) => conn.getPayment({ paymentId, ref }, ctx));
-const refund = (refundId: string, paymentRef: string, amount: string) => call('refund', (ctx) => conn.refund({
-  refundId, paymentId: 'p', paymentRef, amount: new Decimal(amount), currency: 'RUB', fromCard: null,
-}, ctx));
-/** A notification as the route hands it over (the wrapper times creations and reads; this one gets its own signal). */
-const parse = (body: unknown, ip = '127.0.0.1', c: Connector = conn) =>
-  c.parseNotification({ headers: {}, body, ip } as InboundNotification, { signal: AbortSignal.timeout(2000) });
-
-const form = (body: string) => ({ method: 'POST', redirect: 'manual' as const, headers: { 'content-type': 'application/x-www-form-urlencoded' }, body });
-const pid = () => randomId(16);
+const form = formPost;
+const pid = newOpId;
 
 /** The payer on YooKassa's hosted page: the card form, then (for 3-D Secure) the bank's page. */
 async function payOnPage(url: string, card: string) {
