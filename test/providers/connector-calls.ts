@@ -1,4 +1,5 @@
 import { Decimal } from 'decimal.js';
+import { callConnector } from '../../src/domain/providers/call.js';
 import type { CallContext, Connector, ConnectorOperation } from '../../src/domain/providers/connector.js';
 import { randomId } from '../../src/lib/ids.js';
 import { ADMIN_TOKEN, type TestApp } from '../helpers/app.js';
@@ -11,11 +12,13 @@ export const formPost = (body: string) => ({ method: 'POST', redirect: 'manual' 
 
 /**
  * Calls on one connector as the service makes them: built by the registry of `t()` (the test
- * file's app), each creation and read through the registry's timed call wrapper.
+ * file's app), each creation and read through the timed call wrapper, with the app's
+ * CONNECTOR_TIMEOUT_MS or `timeoutMs` (a short one for the misbehaviour tests, a generous one
+ * elsewhere so a loaded machine does not turn an answer into a timeout).
  */
-export function connectorCalls(t: () => TestApp, conn: () => Connector) {
+export function connectorCalls(t: () => TestApp, conn: () => Connector, timeoutMs?: number) {
   const call = <T extends { status: string }>(op: ConnectorOperation, fn: (ctx: CallContext) => Promise<T>, c: Connector = conn()) =>
-    t().app.services.connectors.call(c, op, fn);
+    timeoutMs === undefined ? t().app.services.connectors.call(c, op, fn) : callConnector(t().db, c, op, timeoutMs, fn);
   return {
     call,
     /** PUT /admin/v1/connectors/{name} with the admin token. */

@@ -6,11 +6,13 @@ import { ADMIN_TOKEN, setupTestApp, type TestApp } from '../helpers/app.js';
 import { connectorCalls, formPost, newOpId } from './connector-calls.js';
 import { freePort } from '../helpers/service-process.js';
 import { createMerchant } from '../factories/merchant.js';
+import { createBill, payRequest } from '../factories/payment.js';
 import { startReceiver, waitFor, type Receiver } from '../outbox/receiver.js';
 import { TBankEmulator } from '../emulators/tbank.js';
 
 // The tbank connector against the T-Bank emulator (a real HTTP server on 127.0.0.1), built by the
-// registry from the connectors table, every call through the timed call wrapper (1 s here). The
+// registry from the connectors table, every call through the timed call wrapper (8 s here, 1 s in the
+// misbehaviour tests: `quick`). The
 // service's public URL is the receiver's, so the NotificationURL each Init sends reaches it.
 
 let t: TestApp;
@@ -21,11 +23,13 @@ let conn: Connector;
 const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
 const { call, put, create: createAt, getPayment, refund, parse } = connectorCalls(() => t, () => conn);
 const create = (paymentId: string, o: { method?: 'card' | 'sbp'; amount?: string } = {}) => createAt(paymentId, o.amount ?? '150.00', o.method);
+/** The same calls with a 1 s timeout, for the tests of slow and unanswered calls. */
+const quick = connectorCalls(() => t, () => conn, 1000);
 const settings = (extra: Record<string, unknown> = {}) => ({ base_url: tb.apiUrl, terminal_key: tb.terminalKey, password: tb.password, ...extra });
 
 beforeAll(async () => {
   hook = await startReceiver();
-  t = await setupTestApp({ CONNECTOR_TIMEOUT_MS: '1000', PUBLIC_BASE_URL: hook.url });
+  t = await setupTestApp({ CONNECTOR_TIMEOUT_MS: '8000', PUBLIC_BASE_URL: hook.url });
   tb = await TBankEmulator.start({ retryBaseMs: 10 });
   expect((await put('tb-test', { kind: 'tbank', mode: 'test', settings: settings() })).statusCode).toBe(201);
   conn = (await t.app.services.connectors.get('tb-test'))!;
@@ -163,7 +167,7 @@ describe('tbank connector: refunds', () => {
     const { ref } = await paidPayment('150.00');
     const refundId = pid();
     tb.misbehave({ op: 'Cancel', timeoutAfterApply: 'hold', holdMs: 3000 });
-    expect((await refund(refundId, ref, '40.00')).status).toBe('unknown');
+    expect(await quick.refund(refundId, ref, '40.00')).toMatchObject({ status: 'unknown', reason: 'timeout after 1000 ms' });
     expect(tb.payments.get(ref)!.Amount).toBe(11000);
     expect(await refund(refundId, ref, '40.00')).toEqual({ status: 'succeeded', ref });
     expect(tb.payments.get(ref)!.Amount).toBe(11000);
@@ -177,7 +181,7 @@ describe('tbank connector: misbehaviour', () => {
   it('a slow Init is unknown by the wrapper\'s timeout; CheckOrder by our id finds the payment it made', async () => {
     tb.misbehave({ op: 'Init', delayMs: 2000 });
     const id = pid();
-    expect(await create(id)).toMatchObject({ status: 'unknown', reason: 'timeout after 1000 ms' });
+    expect(await quick.create(id, '150.00')).toMatchObject({ status: 'unknown', reason: 'timeout after 1000 ms' });
     await waitFor(() => [...tb.payments.values()].some((p) => p.OrderId === id));
     const found = await getPayment(id, null);
     const ref = [...tb.payments.values()].find((p) => p.OrderId === id)!.PaymentId;
@@ -279,5 +283,18 @@ describe('tbank connector: notifications', () => {
     const body = tb.sign({ TerminalKey: tb.terminalKey, OrderId: 'o', Success: true, Status: 'CONFIRMED', PaymentId: 1, ErrorCode: '0', Amount: 100 });
     expect(await parse(body, '127.0.0.1', c)).toMatchObject({ ok: false, reason: expect.stringContaining('allowed_ips') });
     expect(await parse(body, '91.194.227.4', c)).toMatchObject({ ok: true, eventKey: '1:CONFIRMED' });
+  });
+});
+
+describe('tbank connector: routed by the payment service', () => {
+  it('a merchant routed to it: Init is made with OrderId = the payment\'s id and this connector\'s NotificationURL; the payment stays PROCESS with the connector and the PaymentId', async () => {
+    const m = await createMerchant(t);
+    const r = await t.app.inject({ method: 'PATCH', url: `/admin/v1/merchants/${m.merchantId}`, headers: admin, payload: { routing: { payment_card: ['tb-test'] } } });
+    expect(r.statusCode).toBe(200);
+    const billId = await createBill(t, m, { amount: '100.00' });
+    await payRequest(t, billId);
+    const p = (await t.db.pool.query(`SELECT id, status::text, connector, provider_ref FROM payments WHERE bill_id = $1`, [billId])).rows[0];
+    expect(p).toMatchObject({ status: 'PROCESS', connector: 'tb-test', provider_ref: expect.stringMatching(/^\d+$/) });
+    expect(tb.payments.get(p.provider_ref)).toMatchObject({ OrderId: p.id, Status: 'NEW', NotificationURL: `${hook.url}/providers/tb-test/notifications` });
   });
 });

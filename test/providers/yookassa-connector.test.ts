@@ -5,12 +5,14 @@ import { YooKassaConnector } from '../../src/domain/providers/yookassa.js';
 import { ADMIN_TOKEN, setupTestApp, type TestApp } from '../helpers/app.js';
 import { connectorCalls, formPost, newOpId } from './connector-calls.js';
 import { createMerchant } from '../factories/merchant.js';
+import { createBill, payRequest } from '../factories/payment.js';
 import { startReceiver, waitFor, type Receiver } from '../outbox/receiver.js';
 import { freePort } from '../helpers/service-process.js';
 import { YooKassaEmulator } from '../emulators/yookassa.js';
 
 // The yookassa connector against the YooKassa emulator (a real HTTP server on 127.0.0.1), built by
-// the registry from the connectors table, every call through the timed call wrapper (1 s here).
+// the registry from the connectors table, every call through the timed call wrapper (8 s here, 1 s in the
+// misbehaviour tests: `quick`).
 
 let t: TestApp;
 let yk: YooKassaEmulator;
@@ -20,12 +22,14 @@ let conn: Connector;
 const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
 const { call, put, create: createAt, getPayment, refund, parse } = connectorCalls(() => t, () => conn);
 const create = (paymentId: string, o: { method?: 'card' | 'sbp'; amount?: string } = {}) => createAt(paymentId, o.amount ?? '10.00', o.method);
+/** The same calls with a 1 s timeout, for the tests of slow and unanswered calls. */
+const quick = connectorCalls(() => t, () => conn, 1000);
 const settings = (extra: Record<string, unknown> = {}) => ({
   base_url: yk.apiUrl, shop_id: yk.shopId, secret_key: yk.secretKey, payout_agent_id: yk.payoutAgentId, payout_secret_key: yk.payoutSecretKey, ...extra,
 });
 
 beforeAll(async () => {
-  t = await setupTestApp({ CONNECTOR_TIMEOUT_MS: '1000' });
+  t = await setupTestApp({ CONNECTOR_TIMEOUT_MS: '8000' });
   hook = await startReceiver();
   yk = await YooKassaEmulator.start({ notifyUrl: `${hook.url}/yookassa`, retryBaseMs: 10 });
   expect((await put('yk-test', { kind: 'yookassa', mode: 'test', settings: settings() })).statusCode).toBe(201);
@@ -204,7 +208,7 @@ describe('yookassa connector: misbehaviour', () => {
   it('a slow answer is unknown by the wrapper\'s timeout; the creation repeated with the same key finds the one payment it made', async () => {
     yk.misbehave({ op: 'payments.create', delayMs: 2000 });
     const id = pid();
-    const r = await create(id);
+    const r = await quick.create(id, '10.00');
     expect(r).toMatchObject({ status: 'unknown', reason: 'timeout after 1000 ms' });
     await waitFor(() => [...yk.payments.values()].some((x) => x.metadata.payment_id === id));
     const again = await create(id);
@@ -228,7 +232,7 @@ describe('yookassa connector: misbehaviour', () => {
   it('a creation applied and then unanswered (held or cut) is unknown; repeated with the same key it is found applied, once', async () => {
     yk.misbehave({ op: 'payments.create', timeoutAfterApply: 'hold', holdMs: 3000 });
     const id = pid();
-    expect((await create(id)).status).toBe('unknown');
+    expect(await quick.create(id, '10.00')).toMatchObject({ status: 'unknown', reason: 'timeout after 1000 ms' });
     const again = await create(id);
     expect(again.status).toBe('action');
     expect((await getPayment(id, (again as { ref: string }).ref)).status).toBe('action');
@@ -319,5 +323,25 @@ describe('yookassa connector: notifications', () => {
     expect(yk.requests.length).toBe(before);
     expect(await from('::ffff:185.71.76.7')).toMatchObject({ ok: true, outcome: { status: 'paid' } });
     expect(await from('2a02:5180::1')).toMatchObject({ ok: true });
+  });
+});
+
+describe('yookassa connector: routed by the payment service', () => {
+  it('a merchant routed to it: a 5xx at YooKassa falls back to the sandbox, which pays; otherwise the payment is created at YooKassa and stays PROCESS with the connector and YooKassa\'s id', async () => {
+    const m = await createMerchant(t);
+    const r = await t.app.inject({ method: 'PATCH', url: `/admin/v1/merchants/${m.merchantId}`, headers: admin, payload: { routing: { payment_card: ['yk-test', 'sandbox'] } } });
+    expect(r.statusCode).toBe(200);
+    const row = async (billId: string) => (await t.db.pool.query(`SELECT id, status::text, connector, provider_ref FROM payments WHERE bill_id = $1`, [billId])).rows[0];
+
+    yk.misbehave({ op: 'payments.create', status5xx: 503 });
+    const down = await createBill(t, m, { amount: '100.00' });
+    expect((await payRequest(t, down)).json().status).toBe('SUCCESS');
+    expect(await row(down)).toMatchObject({ status: 'SUCCESS', connector: 'sandbox' });
+
+    const up = await createBill(t, m, { amount: '100.00' });
+    await payRequest(t, up);
+    const p = await row(up);
+    expect(p).toMatchObject({ status: 'PROCESS', connector: 'yk-test', provider_ref: expect.any(String) });
+    expect(yk.payments.get(p.provider_ref)).toMatchObject({ status: 'pending', metadata: { payment_id: p.id }, _method: 'bank_card', _capture: true });
   });
 });
