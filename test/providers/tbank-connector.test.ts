@@ -161,6 +161,11 @@ describe('tbank connector: refunds', () => {
     expect(tb.payments.get(ref)).toMatchObject({ Status: 'REFUNDED', Amount: 0 });
     expect(await refund(pid(), ref, '1.00')).toMatchObject({ status: 'failed', code: expect.stringMatching(/^tbank:/), ref: null });
     expect(await call('get_refund', (ctx) => conn.getRefund({ refundId: 'x', ref }, ctx))).toEqual({ status: 'succeeded', ref });
+    // A refund in the bill's other currency is never sent as kopecks of it.
+    const before = tb.requests.length;
+    const usd = await call('refund', (ctx) => conn.refund({ refundId: pid(), paymentId: 'p', paymentRef: ref, amount: new Decimal('1'), currency: 'USD', fromCard: null }, ctx));
+    expect(usd).toMatchObject({ status: 'failed', code: 'tbank:currency_not_supported' });
+    expect(tb.requests.length).toBe(before);
   });
 
   it('a Cancel applied then unanswered is unknown; repeated with the same ExternalRequestId it answers the same and refunds once', async () => {

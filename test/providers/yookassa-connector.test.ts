@@ -170,6 +170,11 @@ describe('yookassa connector: refunds and payouts', () => {
     expect(yk.payments.get(ref)!.refunded_amount).toEqual({ value: '10.00', currency: 'RUB' });
     const got = await call('get_refund', (ctx) => conn.getRefund({ refundId: 'x', ref: (r1 as { ref: string }).ref }, ctx));
     expect(got).toMatchObject({ status: 'succeeded', ref: (r1 as { ref: string }).ref });
+    // A refund in the bill's other currency never reaches YooKassa (the shop took roubles).
+    const before = yk.requests.length;
+    const usd = await call('refund', (ctx) => conn.refund({ refundId: pid(), paymentId: 'p', paymentRef: ref, amount: new Decimal('1'), currency: 'USD', fromCard: null }, ctx));
+    expect(usd).toMatchObject({ status: 'failed', code: 'yookassa:currency_not_supported' });
+    expect(yk.requests.length).toBe(before);
   });
 
   it('pays out to a card and to an SBP phone with the payout gateway\'s credentials and the bank\'s SBP id; a refused recipient is failed', async () => {

@@ -119,6 +119,9 @@ export class TBankConnector implements Connector {
 
   async refund(req: CreateRefund, ctx: CallContext): Promise<OperationOutcome> {
     if (!req.paymentRef) return { status: 'failed', code: 'no_provider_ref', message: 'tbank: the payment has no PaymentId', ref: null };
+    // The terminal took roubles; a refund in the bill's other currency would be read as kopecks
+    // of that currency. Refused as final until refunds carry their amount in roubles.
+    if (req.currency !== 'RUB') return { status: 'failed', code: 'tbank:currency_not_supported', message: `tbank: refunds are in RUB, not ${req.currency}`, ref: null };
     const r = await this.send('Cancel', { PaymentId: req.paymentRef, Amount: kopecks(req.amount), ExternalRequestId: req.refundId }, ctx);
     // No answer, or a 5xx: the Cancel may have applied; asked again with the same ExternalRequestId.
     if (r.status !== 200 || !r.body) throw new Error(`tbank: Cancel answered HTTP ${r.status} (result unknown)`);

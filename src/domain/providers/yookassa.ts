@@ -119,6 +119,9 @@ export class YooKassaConnector implements Connector {
 
   async refund(req: CreateRefund, ctx: CallContext): Promise<OperationOutcome> {
     if (!req.paymentRef) return { status: 'failed', code: 'no_provider_ref', message: 'yookassa: the payment has no YooKassa id', ref: null };
+    // The shop took roubles; a refund in the bill's other currency is not an amount YooKassa can
+    // refund. Failed as final until refunds carry their amount in roubles.
+    if (req.currency !== 'RUB') return { status: 'failed', code: 'yookassa:currency_not_supported', message: `yookassa: refunds are in RUB, not ${req.currency}`, ref: null };
     const a = await this.send('POST', '/refunds', ctx, {
       body: { payment_id: req.paymentRef, amount: money(req.amount, req.currency), description: `Refund ${req.refundId}`.slice(0, 250) }, key: req.refundId,
     });
@@ -143,6 +146,7 @@ export class YooKassaConnector implements Connector {
 
   async createPayout(p: CreatePayout, ctx: CallContext): Promise<OperationOutcome> {
     if (!this.capabilities.payout.card) throw new ConnectorRefusedError('yookassa:payouts_not_configured', 'yookassa: no payout gateway credentials');
+    if (p.currency !== 'RUB') throw new ConnectorRefusedError('yookassa:currency_not_supported', `yookassa: payouts are in RUB, not ${p.currency}`);
     let destination: Record<string, unknown>;
     if (p.accountType === 'CARD') destination = { type: 'bank_card', card: { number: p.account } };
     else {
