@@ -195,6 +195,12 @@ describe('yookassa connector: refunds and payouts', () => {
     expect(yk.payouts.get(sbpRef)).toMatchObject({ payout_destination: { type: 'sbp', phone: '79000000002', bank_id: '100000000111' }, metadata: { payout_id: payoutId } });
     await waitFor(() => yk.payouts.get(sbpRef)!.status !== 'pending');
     expect(await call('get_payout', (ctx) => conn.getPayout({ payoutId, ref: sbpRef }, ctx))).toMatchObject({ status: 'failed', code: 'recipient_not_found' });
+    // payout.succeeded / payout.canceled are read again with the payout gateway's credentials.
+    await yk.idle();
+    expect(await parse(notes(cardRef)[0])).toMatchObject({ ok: true, object: 'payout', eventKey: `payout.succeeded:${cardRef}`, outcome: { status: 'succeeded' } });
+    expect(await parse(notes(sbpRef)[0])).toMatchObject({
+      ok: true, object: 'payout', eventKey: `payout.canceled:${sbpRef}`, ourId: payoutId, outcome: { status: 'failed', code: 'recipient_not_found' },
+    });
   });
 
   it('without payout credentials a payout is refused before anything is sent', async () => {
@@ -228,6 +234,11 @@ describe('yookassa connector: misbehaviour', () => {
     const wrong = (await t.app.services.connectors.get('yk-wrong-key'))!;
     const r401 = await call('create_payment', (ctx) => wrong.createPayment({ paymentId: pid(), method: 'card', amount: new Decimal('1') }, ctx), wrong);
     expect(r401).toMatchObject({ status: 'refused', code: 'yookassa:invalid_credentials' });
+    // A live connector given a test shop's key (the answer says test: true) is a configuration error.
+    await put('yk-live-on-test', { kind: 'yookassa', mode: 'live', settings: settings() });
+    const mixed = (await t.app.services.connectors.get('yk-live-on-test'))!;
+    const rMode = await call('create_payment', (ctx) => mixed.createPayment({ paymentId: pid(), method: 'card', amount: new Decimal('1') }, ctx), mixed);
+    expect(rMode).toMatchObject({ status: 'refused', code: 'yookassa:mode_mismatch' });
     await put('yk-down', { kind: 'yookassa', mode: 'test', settings: { base_url: `http://127.0.0.1:${await freePort()}/v3`, shop_id: '1', secret_key: 's' } });
     const down = (await t.app.services.connectors.get('yk-down'))!;
     const refused = await call('create_payment', (ctx) => down.createPayment({ paymentId: pid(), method: 'card', amount: new Decimal('1') }, ctx), down);
