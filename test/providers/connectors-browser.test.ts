@@ -1,9 +1,10 @@
 import { mkdirSync } from 'node:fs';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Decimal } from 'decimal.js';
 import type { Connector, PaymentOutcome } from '../../src/domain/providers/connector.js';
 import { setupTestApp, type TestApp } from '../helpers/app.js';
+import { launchChromium } from '../helpers/chromium.js';
 import { startReceiver, waitFor, type Receiver } from '../outbox/receiver.js';
 import { TBankEmulator } from '../emulators/tbank.js';
 import { YooKassaEmulator } from '../emulators/yookassa.js';
@@ -37,11 +38,7 @@ beforeAll(async () => {
   expect((await put('tb-web', { kind: 'tbank', mode: 'test', settings: { base_url: tb.apiUrl, terminal_key: tb.terminalKey, password: tb.password } })).statusCode).toBe(201);
   ykConn = (await t.app.services.connectors.get('yk-web'))!;
   tbConn = (await t.app.services.connectors.get('tb-web'))!;
-  browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  browser = await launchChromium();
 });
 afterAll(async () => {
   await browser?.close();
