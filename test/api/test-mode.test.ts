@@ -3,7 +3,7 @@ import pino from 'pino';
 import { processDueRefunds } from '../../src/domain/refund/refund.worker.js';
 import { processDuePayouts } from '../../src/domain/payout/payout.worker.js';
 import { OutboxDeliverer } from '../../src/outbox/worker.js';
-import { paymentSignature } from '../../src/outbox/events.js';
+import { paymentSignature, payoutSignature, refundSignature } from '../../src/outbox/events.js';
 import { buildCall } from '../../src/admin/cli.js';
 import { newApiToken, sha256Hex, encrypt } from '../../src/lib/crypto.js';
 import { newId } from '../../src/lib/ids.js';
@@ -195,6 +195,23 @@ describe('test objects and balances are apart from live ones', () => {
 });
 
 describe('the test token never reaches a live connector', () => {
+  it('the database keeps a twin on the sandbox, never a twin of a twin, and its settings equal to the live ones', async () => {
+    const m = await merchantWithTokens();
+    const twin = await one('SELECT id FROM merchants WHERE live_merchant_id = $1', [m.merchantId]);
+    await expect(t.db.pool.query(`UPDATE merchants SET routing = '{"payment_card":["refuser"]}' WHERE id = $1`, [twin.id])).rejects.toThrow(/merchants_test_twin_sandbox_only/);
+    await expect(t.db.pool.query(
+      `INSERT INTO merchants (id, live_merchant_id, name, email, api_token_hash, api_token_enc) VALUES ($1, $2, 'x', 'x@x.invalid', $3, 'x')`,
+      [newId(), twin.id, sha256Hex(newApiToken())],
+    )).rejects.toThrow(/live merchant/);
+    const patch = { verified: false, subscription: 'inactive', grants: { refunds: false }, payout_daily_limit: '1234.5', fees: { payment_card_percent: '3.3' } };
+    expect((await adminReq('PATCH', `/merchants/${m.merchantId}`, patch)).statusCode).toBe(200);
+    const cols = 'name, status, verified, subscription, grant_refunds, grant_regular_payouts, payout_daily_limit::text, payment_card_percent::text, api_ip_allowlist';
+    const [a, b] = await Promise.all([one(`SELECT ${cols} FROM merchants WHERE id = $1`, [m.merchantId]), one(`SELECT ${cols} FROM merchants WHERE id = $1`, [twin.id])]);
+    expect(b).toEqual(a);
+    expect(b).toMatchObject({ verified: false, subscription: 'INACTIVE', grant_refunds: false, payout_daily_limit: '1234.50000000' });
+    expectKeyed(await post('/api/v1/bill/create', m.test, { amount: '10.00', shop_id: m.shopId }), 403, 'merchant_subscription_inactive');
+  });
+
   it('with the live routing on a refusing connector, test payments, refunds and payouts still go through the sandbox', async () => {
     const put = await adminReq('PUT', '/connectors/refuser', { kind: 'sandbox', mode: 'live', settings: { refuse: true } });
     expect([200, 201]).toContain(put.statusCode);
@@ -245,5 +262,28 @@ describe('postbacks of test objects', () => {
     expect(f.TrsId).toBe(p.paymentId);
     expect(f.SignatureValue).toBe(paymentSignature({ OutSum: f.OutSum!, InvId: f.InvId! }, m.test));
     expect(f.SignatureValue).not.toBe(paymentSignature({ OutSum: f.OutSum!, InvId: f.InvId! }, m.live));
+  });
+
+  it('a test refund postback and a test payout webhook (the live merchant URLs) are signed with the test token', async () => {
+    const m = await merchantWithTokens({}, { resultUrl: `${rx.url}/result` });
+    expect((await adminReq('PUT', `/merchants/${m.merchantId}/payout-webhook`, { url: `${rx.url}/payouts` })).statusCode).toBe(200);
+    const p = await paidBill(m.test, m.shopId, '500.00');
+    expect((await post('/api/v1/refund/partial/create', m.test, { payment_id: p.paymentId, amount: '10.00' })).statusCode).toBe(200);
+    await t.db.pool.query('UPDATE refunds SET process_after = now() WHERE payment_id = $1', [p.paymentId]);
+    await processDueRefunds({ services: t.app.services });
+    const payoutId = (await post('/api/v1/payout/regular/create', m.test, card('100'))).json().data[0].id as string;
+    await t.db.pool.query('UPDATE payouts SET process_after = now() WHERE id = $1', [payoutId]);
+    await processDuePayouts({ services: t.app.services });
+
+    rx.received.length = 0;
+    const d = new OutboxDeliverer({ config: t.config, db: t.db, services: t.app.services, log: pino({ level: 'silent' }) }, { now: () => new Date(Date.now() + 1000), random: () => 0.5, timeoutMs: 2000 });
+    await d.runOnce();
+    const refund = rx.received.find((r) => r.path === '/result' && r.fields.PaymentId === p.paymentId && r.fields.Id);
+    expect(refund, JSON.stringify(rx.received.map((r) => r.path))).toBeTruthy();
+    expect(refund!.fields.SignatureValue).toBe(refundSignature(refund!.fields as never, m.test));
+    const payout = rx.received.find((r) => r.path === '/payouts' && r.fields.TrsId === payoutId);
+    expect(payout).toBeTruthy();
+    expect(payout!.fields.SignatureValue).toBe(payoutSignature(payout!.fields as never, m.test));
+    expect(payout!.fields.SignatureValue).not.toBe(payoutSignature(payout!.fields as never, m.live));
   });
 });
