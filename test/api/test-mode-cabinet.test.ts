@@ -41,6 +41,20 @@ beforeAll(async () => {
 });
 afterAll(async () => { await t.close(); });
 
+/** The bills and payments lists show `shown`'s objects and not `hidden`'s; the dashboard one balance and not the other. */
+async function listsShow(shown: typeof live, hidden: typeof live, balance: string, otherBalance: string) {
+  const bills = (await c.get('/cabinet/bills')).body;
+  expect(bills).toContain(shown.bill);
+  expect(bills).not.toContain(hidden.bill);
+  const payments = (await c.get('/cabinet/payments')).body;
+  expect(payments).toContain(shown.payment);
+  expect(payments).not.toContain(hidden.payment);
+  const dash = (await c.get('/cabinet')).body;
+  expect(dash).toContain(balance);
+  expect(dash).not.toContain(otherBalance);
+  return { bills, dash };
+}
+
 const switchTo = async (mode: 'live' | 'test', back = '/cabinet/bills') => c.submit('/cabinet', '/cabinet/mode', { mode, back });
 
 describe('cabinet API page: both tokens', () => {
@@ -67,15 +81,7 @@ describe('cabinet API page: both tokens', () => {
 
 describe('cabinet live/test switch', () => {
   it('live (the default) lists only live objects and the live balance', async () => {
-    const bills = (await c.get('/cabinet/bills')).body;
-    expect(bills).toContain(live.bill);
-    expect(bills).not.toContain(test.bill);
-    const payments = (await c.get('/cabinet/payments')).body;
-    expect(payments).toContain(live.payment);
-    expect(payments).not.toContain(test.payment);
-    const dash = (await c.get('/cabinet')).body;
-    expect(dash).toContain('111.11');
-    expect(dash).not.toContain('222.22');
+    const { dash } = await listsShow(live, test, '111.11', '222.22');
     expect(dash).not.toContain('data-testid="test-banner"');
   });
 
@@ -84,16 +90,8 @@ describe('cabinet live/test switch', () => {
     expect(r.statusCode).toBe(303);
     expect(r.headers.location).toBe('/cabinet/bills');
 
-    const bills = (await c.get('/cabinet/bills')).body;
-    expect(bills).toContain(test.bill);
-    expect(bills).not.toContain(live.bill);
+    const { bills } = await listsShow(test, live, '222.22', '111.11');
     expect(bills).toContain('data-testid="test-banner"');
-    const payments = (await c.get('/cabinet/payments')).body;
-    expect(payments).toContain(test.payment);
-    expect(payments).not.toContain(live.payment);
-    const dash = (await c.get('/cabinet')).body;
-    expect(dash).toContain('222.22');
-    expect(dash).not.toContain('111.11');
     expect((await c.get(`/cabinet/bills/${live.bill}`)).statusCode).toBe(404);
     expect((await c.get(`/cabinet/bills/${test.bill}`)).statusCode).toBe(200);
     // Payouts: the test balance is the one offered; the postback events are the test ones.

@@ -1,8 +1,7 @@
-import { mkdirSync } from 'node:fs';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { chromium, type Browser, type Page } from 'playwright-core';
-import { freePort } from '../helpers/service-process.js';
-import { ADMIN_TOKEN, setupTestApp, type TestApp } from '../helpers/app.js';
+import type { Browser, Page } from 'playwright-core';
+import { ADMIN_TOKEN, type TestApp } from '../helpers/app.js';
+import { launchChromium, listeningTestApp } from '../helpers/browser.js';
 import { cabinetMerchant, PASSWORD, type CabinetMerchant } from '../cabinet/helpers.js';
 import { cardForm, payRequest } from '../factories/payment.js';
 
@@ -25,20 +24,12 @@ async function paidBill(token: string, amount: string): Promise<string> {
 }
 
 beforeAll(async () => {
-  mkdirSync(ARTIFACTS, { recursive: true });
-  const port = await freePort();
-  base = `http://127.0.0.1:${port}`;
-  t = await setupTestApp({ PUBLIC_BASE_URL: base });
-  await t.app.listen({ port, host: '127.0.0.1' });
+  ({ t, base } = await listeningTestApp(ARTIFACTS));
   m = await cabinetMerchant(t);
   const test = await t.app.inject({ method: 'POST', url: `/admin/v1/merchants/${m.merchantId}/test-token`, headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
   bills.live = await paidBill(m.token, '111.11');
   bills.test = await paidBill(test.json().api_token, '222.22');
-  browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  browser = await launchChromium();
 }, 120_000);
 
 afterAll(async () => {
