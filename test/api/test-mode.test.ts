@@ -210,6 +210,10 @@ describe('the test token never reaches a live connector', () => {
     expect(b).toEqual(a);
     expect(b).toMatchObject({ verified: false, subscription: 'INACTIVE', grant_refunds: false, payout_daily_limit: '1234.50000000' });
     expectKeyed(await post('/api/v1/bill/create', m.test, { amount: '10.00', shop_id: m.shopId }), 403, 'merchant_subscription_inactive');
+    // A change of nothing the twin copies (the live token) leaves the twin's row alone.
+    const before = await one('SELECT updated_at FROM merchants WHERE id = $1', [twin.id]);
+    expect((await adminReq('POST', `/merchants/${m.merchantId}/token`)).statusCode).toBe(200);
+    expect(await one('SELECT updated_at FROM merchants WHERE id = $1', [twin.id])).toEqual(before);
   });
 
   it('with the live routing on a refusing connector, test payments, refunds and payouts still go through the sandbox', async () => {

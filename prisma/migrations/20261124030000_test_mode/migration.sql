@@ -45,5 +45,20 @@ BEGIN
      WHERE t."live_merchant_id" = NEW."id";
     RETURN NULL;
 END $$;
+-- Only when a copied setting changed (a token refresh or a password leaves the twin alone).
 CREATE TRIGGER "merchants_sync_test_twin" AFTER UPDATE ON "merchants"
-    FOR EACH ROW WHEN (NEW."live_merchant_id" IS NULL) EXECUTE FUNCTION merchants_sync_test_twin();
+    FOR EACH ROW WHEN (NEW."live_merchant_id" IS NULL AND
+        (OLD."name", OLD."status", OLD."verified", OLD."subscription", OLD."grant_refunds",
+         OLD."grant_regular_payouts", OLD."payout_daily_limit", OLD."payout_monthly_limit",
+         OLD."moderation_threshold", OLD."payout_max_card", OLD."payout_max_sbp", OLD."payment_card_percent",
+         OLD."payment_card_fixed", OLD."payment_sbp_percent", OLD."payment_sbp_fixed",
+         OLD."payout_card_percent", OLD."payout_card_fixed", OLD."payout_sbp_percent",
+         OLD."payout_sbp_fixed", OLD."api_ip_allowlist", OLD."payout_webhook_url")
+        IS DISTINCT FROM
+        (NEW."name", NEW."status", NEW."verified", NEW."subscription", NEW."grant_refunds",
+         NEW."grant_regular_payouts", NEW."payout_daily_limit", NEW."payout_monthly_limit",
+         NEW."moderation_threshold", NEW."payout_max_card", NEW."payout_max_sbp", NEW."payment_card_percent",
+         NEW."payment_card_fixed", NEW."payment_sbp_percent", NEW."payment_sbp_fixed",
+         NEW."payout_card_percent", NEW."payout_card_fixed", NEW."payout_sbp_percent",
+         NEW."payout_sbp_fixed", NEW."api_ip_allowlist", NEW."payout_webhook_url"))
+    EXECUTE FUNCTION merchants_sync_test_twin();
