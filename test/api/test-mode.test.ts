@@ -249,6 +249,11 @@ describe('the test token never reaches a live connector', () => {
     expect(await rubBalance(m.live)).toBe('0.00000000');
     expect((await get(`/api/v1/payout/search?${window}`, m.live)).json().data).toEqual([]);
     expectKeyed(await get(`/api/v1/payout/status?id=${payoutId}`, m.live), 422, 'payout_not_found');
+    expect((await get(`/api/v1/refund/search?${window}`, m.live)).json().data).toEqual([]);
+    expect((await get(`/api/v1/refund/search?${window}`, m.test)).json().data).toHaveLength(1);
+    // Refunding the test payment with the live token: an unknown payment, nothing created.
+    expect((await post('/api/v1/refund/partial/create', m.live, { payment_id: test.paymentId, amount: '1.00' })).statusCode).toBe(422);
+    expect(await one('SELECT count(*)::int AS n FROM refunds WHERE payment_id = $1', [test.paymentId])).toEqual({ n: 1 });
   });
 });
 
