@@ -1,16 +1,8 @@
 import { mkdirSync } from 'node:fs';
-import { chromium, type Browser } from 'playwright-core';
 import { freePort } from './service-process.js';
 import { setupTestApp, type TestApp } from './app.js';
 
-/** Debian's Chromium, headless, with the flags every browser test here uses. */
-export function launchChromium(): Promise<Browser> {
-  return chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
-}
+export { launchChromium } from './chromium.js';
 
 /** A test app listening on 127.0.0.1 (PUBLIC_BASE_URL is its address) and the screenshot folder made. */
 export async function listeningTestApp(artifacts: string, env: Record<string, string> = {}): Promise<{ t: TestApp; base: string }> {
