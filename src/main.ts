@@ -110,6 +110,7 @@ function printBanner(config: Config, demo: Demo, processes: number): void {
     '(any future expiry, any CVC; 4000 0000 0000 0002 is declined).',
     '',
     `  cabinet:      ${base}/cabinet   sign in as ${demo.email} / ${demo.password}`,
+    `  test token:   ${demo.testApiToken}   (test mode: test objects and balances, always the sandbox)`,
     `  API docs:     ${base}/docs`,
     `  admin token:  ${config.adminApiToken}   (operator API /admin/v1, npm run admin -- --help)`,
     line,

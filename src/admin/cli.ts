@@ -165,6 +165,11 @@ export const VERBS: Record<string, Verb> = {
     help: 'Refresh the API token (the old one stops working at once)',
     build(p) { const [id] = need(p, 1, this.usage); return { method: 'POST', path: `/merchants/${id}/token` }; },
   },
+  'merchants:test-token': {
+    usage: 'merchants:test-token MERCHANT_ID',
+    help: 'Refresh the test-mode API token (the old test token stops working at once; the live one is untouched)',
+    build(p) { const [id] = need(p, 1, this.usage); return { method: 'POST', path: `/merchants/${id}/test-token` }; },
+  },
   'shops:create': {
     usage: 'shops:create MERCHANT_ID --name NAME [--enabled B] [--default-currency RUB|USD|EUR] [--result-url U] [--success-url U] [--fail-url U]',
     help: 'Create a shop',

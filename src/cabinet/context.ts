@@ -25,11 +25,17 @@ export interface CabinetRequest {
   lang: Lang;
   t: T;
   session: CabinetSession | null;
+  /** Test mode (the live/test switch): lists, balances and forms act on the test twin. */
+  mode?: 'live' | 'test';
+  /** The signed-in merchant's test twin, in test mode. */
+  testMerchantId?: string | null;
 }
 
 export const BASE = '/cabinet';
 export const SESSION_COOKIE = 'cab_sid';
 export const LOGIN_CSRF_COOKIE = 'cab_pre';
+/** `test` while the cabinet shows test-mode data (no secret: both modes are the same merchant's). */
+export const MODE_COOKIE = 'cab_mode';
 
 export interface CabinetRouteOptions {
   sessions: import('./session.js').SessionStore;
@@ -89,7 +95,7 @@ export function render(req: FastifyRequest, reply: FastifyReply, page: string, d
   };
   const ctx: Record<string, unknown> = {
     base: BASE, t, lang, h, langUrl, flash, path: url.pathname,
-    csrf: session?.csrfToken ?? '', merchant: session?.merchant ?? null,
+    csrf: session?.csrfToken ?? '', merchant: session?.merchant ?? null, mode: req.cabinet.mode ?? 'live',
     errors: { fields: {} }, values: {}, ...data,
   };
   const fe = (ctx.errors as FormErrors).fields ?? {};
@@ -130,11 +136,23 @@ export function queryOf(req: FastifyRequest): Record<string, string> {
  * team members will be `merchant-user:<id>`).
  */
 export function cabinetActor(req: FastifyRequest): Actor {
-  return { actor: `merchant:${merchantIdOf(req)}`, ip: req.ip ?? null };
+  return { actor: `merchant:${liveMerchantIdOf(req)}`, ip: req.ip ?? null };
 }
 
-/** The signed-in merchant's id (routes behind the session hook only). */
+/**
+ * The merchant whose objects and balances the cabinet shows and creates (routes behind the
+ * session hook only): the signed-in merchant, or its test twin in test mode.
+ */
 export function merchantIdOf(req: FastifyRequest): string {
+  const live = liveMerchantIdOf(req);
+  return req.cabinet.mode === 'test' && req.cabinet.testMerchantId ? req.cabinet.testMerchantId : live;
+}
+
+/**
+ * The signed-in (live) merchant, whatever the mode: for what both modes share (shops and their
+ * settings, the tokens, the IP allow-list, the payout webhook URL, the audit actor).
+ */
+export function liveMerchantIdOf(req: FastifyRequest): string {
   const s = req.cabinet.session;
   if (!s) throw new Error('cabinet route without a session');
   return s.merchant.id;

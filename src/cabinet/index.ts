@@ -8,7 +8,7 @@ import { safeEqual } from '../lib/crypto.js';
 import { NotFoundError, ValidationError } from '../http/errors.js';
 import { isMalformedBody } from '../plugins/bad-input.js';
 import { pickLang, translator } from './i18n.js';
-import { BASE, LOGIN_CSRF_COOKIE, SESSION_COOKIE, formBody, render } from './context.js';
+import { BASE, LOGIN_CSRF_COOKIE, MODE_COOKIE, SESSION_COOKIE, formBody, render } from './context.js';
 export { LOGIN_CSRF_COOKIE, SESSION_COOKIE };
 import { SessionStore } from './session.js';
 import { SIGN_IN_LIMITS } from './sign-in-guard.js';
@@ -22,6 +22,7 @@ import shopRoutes from './routes/shops.js';
 import webhookRoutes from './routes/webhooks.js';
 import apiRoutes from './routes/api.js';
 import accountRoutes from './routes/accounts.js';
+import modeRoutes from './routes/mode.js';
 
 const VIEWS = fileURLToPath(new URL('./views', import.meta.url));
 const ASSETS = {
@@ -66,6 +67,10 @@ export default async function cabinetRoutes(app: FastifyInstance): Promise<void>
       return reply.redirect(`${BASE}/login${next}`, 303);
     }
     req.cabinet.session = s;
+    if (req.cookies[MODE_COOKIE] === 'test') {
+      req.cabinet.mode = 'test';
+      req.cabinet.testMerchantId = (await app.services.merchants.ensureTestTwin(s.merchant.id)).twin.id;
+    }
     if (req.method === 'POST') {
       const sent = formBody(req)._csrf ?? '';
       if (!safeEqual(sent, s.csrfToken)) return csrfRefused(req, reply);
@@ -116,6 +121,7 @@ export default async function cabinetRoutes(app: FastifyInstance): Promise<void>
   await app.register(webhookRoutes, { prefix: '/webhooks' });
   await app.register(apiRoutes, { prefix: '/api' });
   await app.register(accountRoutes, { prefix: '/accounts' });
+  await app.register(modeRoutes, { ...opts, prefix: '/mode' });
 }
 
 function errorPage(req: FastifyRequest, reply: FastifyReply, status: number, message: string) {

@@ -15,5 +15,9 @@ export async function seedDemo(services: Services, db: Db) {
     m = await db.prisma.merchant.findUniqueOrThrow({ where: { id: created.merchant.id } });
   }
   const shop = await db.prisma.shop.findFirstOrThrow({ where: { merchantId: m.id }, orderBy: { createdAt: 'asc' } });
-  return { apiToken: services.merchants.decryptToken(m.apiTokenEnc), shopId: shop.id, email: DEMO_EMAIL, password: DEMO_PASSWORD };
+  const { twin } = await services.merchants.ensureTestTwin(m.id);
+  return {
+    apiToken: services.merchants.decryptToken(m.apiTokenEnc), testApiToken: services.merchants.decryptToken(twin.apiTokenEnc),
+    shopId: shop.id, email: DEMO_EMAIL, password: DEMO_PASSWORD,
+  };
 }

@@ -10,6 +10,7 @@ import { actorOf } from '../../audit/audit.js';
 import { merchantAudit } from '../../audit/steps.js';
 import { newPassword } from '../../domain/operator/operator.service.js';
 import type { FastifyRequest } from 'fastify';
+import { formatDateTime } from '../../lib/time.js';
 
 const IdParams = Type.Object({ id: Type.String() });
 
@@ -67,9 +68,9 @@ export default async function merchantAdminRoutes(app: FastifyInstance): Promise
   }, async (req, reply) => {
     const input = CreateInput.parse(requestInput(req));
     const passwordHash = input.password ? await merchants.hashPassword(input.password) : null;
-    const { merchant, apiToken } = await merchants.create({ name: input.name!, email: input.email!, passwordHash }, audited(req, 'merchant.create'));
+    const { merchant, apiToken, testApiToken } = await merchants.create({ name: input.name!, email: input.email!, passwordHash }, audited(req, 'merchant.create'));
     const fresh = await merchants.get(merchant.id);
-    return reply.status(201).send({ success: true, ...merchantView(app.config, fresh), api_token: apiToken });
+    return reply.status(201).send({ success: true, ...merchantView(app.config, fresh), api_token: apiToken, test_api_token: testApiToken });
   });
 
   app.get('/merchants', {
@@ -77,7 +78,8 @@ export default async function merchantAdminRoutes(app: FastifyInstance): Promise
   }, async (req) => {
     const q = ListInput.parse(requestInput(req));
     const rows = await app.db.prisma.merchant.findMany({
-      where: q.email ? { email: q.email.toLowerCase() } : {},
+      // Test twins (test mode's rows) are not merchants of their own.
+      where: { liveMerchantId: null, ...(q.email ? { email: q.email.toLowerCase() } : {}) },
       orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
       take: q.limit ?? 100,
       skip: q.offset ?? 0,
@@ -90,7 +92,13 @@ export default async function merchantAdminRoutes(app: FastifyInstance): Promise
   }, async (req) => {
     const m = await load(req.params.id);
     const balances = await app.db.prisma.balance.findMany({ where: { merchantId: m.id }, orderBy: { currency: 'asc' } });
-    return { success: true, ...merchantView(app.config, m), balances: balances.map(balanceView) };
+    const twin = await merchants.testTwinOf(m.id);
+    const testBalances = twin ? await app.db.prisma.balance.findMany({ where: { merchantId: twin.id }, orderBy: { currency: 'asc' } }) : [];
+    return {
+      success: true, ...merchantView(app.config, m), balances: balances.map(balanceView),
+      // Test mode: its token's issue time and its balances (null until it has a test token).
+      test_mode: twin ? { api_token_issued_at: formatDateTime(twin.apiTokenIssuedAt, app.config.tz), balances: testBalances.map(balanceView) } : null,
+    };
   });
 
   app.patch<{ Params: { id: string } }>('/merchants/:id', {
@@ -112,6 +120,14 @@ export default async function merchantAdminRoutes(app: FastifyInstance): Promise
   }, async (req) => {
     await load(req.params.id);
     return { success: true, api_token: await merchants.refreshToken(req.params.id, audited(req, 'merchant.token.refresh')) };
+  });
+
+  app.post<{ Params: { id: string } }>('/merchants/:id/test-token', {
+    schema: { tags, summary: 'Refresh the test-mode API token (201 when it is the first): the old test token fails at once, the live token is untouched', params: IdParams },
+  }, async (req, reply) => {
+    await load(req.params.id);
+    const r = await merchants.refreshTestToken(req.params.id, audited(req, 'merchant.test_token.refresh'));
+    return reply.status(r.created ? 201 : 200).send({ success: true, api_token: r.apiToken });
   });
 
   app.post<{ Params: { id: string } }>('/merchants/:id/password-reset', {

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { BASE, cabinetActor, formBody, formErrors, merchantIdOf, render } from '../context.js';
+import { BASE, cabinetActor, formBody, formErrors, liveMerchantIdOf as merchantIdOf, render } from '../context.js';
 import { Errors } from '../../admin/input.js';
 import { parseAllowlist } from '../../admin/merchant-patch.js';
 import { ValidationError } from '../../http/errors.js';
@@ -9,7 +9,10 @@ export default async function apiRoutes(app: FastifyInstance): Promise<void> {
   const page = async (req: Parameters<typeof render>[0], reply: Parameters<typeof render>[1], data: Record<string, unknown> = {}) => {
     const m = await app.services.merchants.get(merchantIdOf(req));
     const allowlist = ((m.apiIpAllowlist as string[] | null) ?? []).join('\n');
-    return render(req, reply, 'api', { nav: 'api', issuedAt: m.apiTokenIssuedAt, apiBase: `${app.config.publicBaseUrl}/api/v1`, allowlist, ...data });
+    // The test token is shown in full (it moves no real money); the live one only once.
+    const { twin } = await app.services.merchants.ensureTestTwin(m.id);
+    const test = { testToken: app.services.merchants.decryptToken(twin.apiTokenEnc), testIssuedAt: twin.apiTokenIssuedAt };
+    return render(req, reply, 'api', { nav: 'api', issuedAt: m.apiTokenIssuedAt, apiBase: `${app.config.publicBaseUrl}/api/v1`, allowlist, ...test, ...data });
   };
 
   app.get('/', { schema: { hide: true } }, async (req, reply) => page(req, reply));
@@ -28,6 +31,12 @@ export default async function apiRoutes(app: FastifyInstance): Promise<void> {
     }
     await app.services.merchants.update(merchantIdOf(req), { apiIpAllowlist: list ?? null }, merchantAudit(app.config, cabinetActor(req), 'merchant.ip_allowlist.update'));
     return reply.redirect(`${BASE}/api?ok=common.saved`, 303);
+  });
+
+  // The test token: the old one fails at once, the live one is untouched (same service as the operator's).
+  app.post('/test-token', { schema: { hide: true } }, async (req, reply) => {
+    await app.services.merchants.refreshTestToken(merchantIdOf(req), merchantAudit(app.config, cabinetActor(req), 'merchant.test_token.refresh'));
+    return page(req, reply, { newTestToken: true });
   });
 
   // A confirmation step that works without JavaScript.

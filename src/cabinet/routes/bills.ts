@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { NotFoundError } from '../../http/errors.js';
 import { assertMerchantUsable } from '../../domain/merchant/merchant-guard.js';
 import { billCreateInput } from '../../http/routes/bill/create.js';
-import { BASE, formBody, formErrors, merchantIdOf, render } from '../context.js';
+import { BASE, formBody, formErrors, liveMerchantIdOf, merchantIdOf, render } from '../context.js';
 import { listFilters, listWhere, pageArgs, PAGE_SIZE } from '../paging.js';
 
 const STATUSES = ['NEW', 'PROCESS', 'UNDERPAID', 'SUCCESS', 'OVERPAID', 'FAIL'] as const;
@@ -14,7 +14,7 @@ export default async function billRoutes(app: FastifyInstance): Promise<void> {
     const where = listWhere<(typeof STATUSES)[number]>(merchantId, f);
     const [rows, shops] = await Promise.all([
       app.db.prisma.bill.findMany({ where, ...pageArgs(f), include: { shop: { select: { name: true } } } }),
-      app.services.shops.list(merchantId),
+      app.services.shops.list(liveMerchantIdOf(req)),
     ]);
     return render(req, reply, 'bills', {
       nav: 'bills', bills: rows.slice(0, PAGE_SIZE), hasNext: rows.length > PAGE_SIZE, f, shops, statuses: STATUSES,
@@ -22,7 +22,7 @@ export default async function billRoutes(app: FastifyInstance): Promise<void> {
   });
 
   const newForm = async (req: Parameters<typeof render>[0], reply: Parameters<typeof render>[1], data: Record<string, unknown> = {}) => {
-    const shops = await app.services.shops.list(merchantIdOf(req));
+    const shops = await app.services.shops.list(liveMerchantIdOf(req));
     return render(req, reply, 'bill-new', { nav: 'bills', shops, ...data });
   };
 

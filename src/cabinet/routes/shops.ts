@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { defineInput, v } from '../../http/input.js';
-import { BASE, cabinetActor, formBody, formErrors, merchantIdOf, render } from '../context.js';
+import { BASE, cabinetActor, formBody, formErrors, liveMerchantIdOf as merchantIdOf, render } from '../context.js';
 import { shopAudit } from '../../audit/steps.js';
 
 const settingsInput = defineInput({

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { cabinetActor, BASE, formBody, formErrors, merchantIdOf, queryOf, render } from '../context.js';
+import { cabinetActor, BASE, formBody, formErrors, liveMerchantIdOf, merchantIdOf, queryOf, render } from '../context.js';
 import { merchantAudit } from '../../audit/steps.js';
 
 const PAGE = 30;
@@ -10,7 +10,7 @@ export default async function webhookRoutes(app: FastifyInstance): Promise<void>
     const q = queryOf(req);
     const before = q.before && /^\d{1,18}$/.test(q.before) ? q.before : undefined;
     const [m, events] = await Promise.all([
-      app.services.merchants.get(merchantId),
+      app.services.merchants.get(liveMerchantIdOf(req)),
       app.services.outbox.list({ merchantId, beforeId: before, limit: PAGE + 1 }),
     ]);
     const shown = events.slice(0, PAGE);
@@ -26,7 +26,7 @@ export default async function webhookRoutes(app: FastifyInstance): Promise<void>
   app.post('/', { schema: { hide: true } }, async (req, reply) => {
     const b = formBody(req);
     try {
-      await app.services.merchants.setPayoutWebhookUrl(merchantIdOf(req), (b.url ?? '').slice(0, 4096), merchantAudit(app.config, cabinetActor(req), 'merchant.payout_webhook.set'));
+      await app.services.merchants.setPayoutWebhookUrl(liveMerchantIdOf(req), (b.url ?? '').slice(0, 4096), merchantAudit(app.config, cabinetActor(req), 'merchant.payout_webhook.set'));
       return reply.redirect(`${BASE}/webhooks?ok=common.saved`, 303);
     } catch (e) {
       reply.status(422);
