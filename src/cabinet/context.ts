@@ -6,6 +6,7 @@ import { DomainError, UnauthorizedActionError, ValidationError } from '../http/e
 import { UnsafeUrlError } from '../outbox/url-guard.js';
 import { fieldMessage, translator, type Lang, type T } from './i18n.js';
 import type { CabinetSession } from './session.js';
+import { FormTokens, Flashes } from './forms.js';
 import type { Actor } from '../audit/audit.js';
 
 declare module 'fastify' {
@@ -25,6 +26,8 @@ export interface CabinetRequest {
   lang: Lang;
   t: T;
   session: CabinetSession | null;
+  /** The form token this POST used (given back when the answer is an error). */
+  formNonce?: string;
 }
 
 export const BASE = '/cabinet';
@@ -89,7 +92,7 @@ export function render(req: FastifyRequest, reply: FastifyReply, page: string, d
   };
   const ctx: Record<string, unknown> = {
     base: BASE, t, lang, h, langUrl, flash, path: url.pathname,
-    csrf: session?.csrfToken ?? '', merchant: session?.merchant ?? null,
+    csrf: session ? new FormTokens(req.server.db).issue(session) : '', merchant: session?.merchant ?? null,
     errors: { fields: {} }, values: {}, ...data,
   };
   const fe = (ctx.errors as FormErrors).fields ?? {};
@@ -138,4 +141,14 @@ export function merchantIdOf(req: FastifyRequest): string {
   const s = req.cabinet.session;
   if (!s) throw new Error('cabinet route without a session');
   return s.merchant.id;
+}
+
+/** Stores what the page a POST redirects to must show once (see Flashes); returns its id for the URL. */
+export function putFlash(req: FastifyRequest, kind: string, payload: unknown): Promise<string> {
+  return new Flashes(req.server.db, req.server.config.tokenEncryptionKey).put(req.cabinet.session!.id, kind, payload);
+}
+
+/** The flash named by `?flash=` once; null on a reload. */
+export function takeFlash<T>(req: FastifyRequest, kind: string): Promise<T | null> {
+  return new Flashes(req.server.db, req.server.config.tokenEncryptionKey).take<T>(req.cabinet.session!.id, kind, queryOf(req).flash);
 }

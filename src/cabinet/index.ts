@@ -11,6 +11,7 @@ import { pickLang, translator } from './i18n.js';
 import { BASE, LOGIN_CSRF_COOKIE, SESSION_COOKIE, formBody, render } from './context.js';
 export { LOGIN_CSRF_COOKIE, SESSION_COOKIE };
 import { SessionStore } from './session.js';
+import { FormTokens } from './forms.js';
 import { SIGN_IN_LIMITS } from './sign-in-guard.js';
 import type { CabinetRouteOptions } from './context.js';
 import authRoutes from './routes/auth.js';
@@ -38,6 +39,7 @@ const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 's
 export default async function cabinetRoutes(app: FastifyInstance): Promise<void> {
   const secure = app.config.publicBaseUrl.startsWith('https://');
   const sessions = new SessionStore(app.db);
+  const forms = new FormTokens(app.db);
   app.decorateRequest('cabinet', null as never);
 
   await app.register(cookie);
@@ -67,9 +69,19 @@ export default async function cabinetRoutes(app: FastifyInstance): Promise<void>
     }
     req.cabinet.session = s;
     if (req.method === 'POST') {
-      const sent = formBody(req)._csrf ?? '';
-      if (!safeEqual(sent, s.csrfToken)) return csrfRefused(req, reply);
+      // Single-use form tokens (src/cabinet/forms.ts): a token sent twice does nothing the
+      // second time and lands on the page the form came from.
+      const used = await forms.consume(s, formBody(req)._csrf ?? '');
+      if (used.result === 'invalid') return csrfRefused(req, reply);
+      if (used.result === 'replay') return reply.redirect(`${backTo(req)}?ok=common.already_sent`, 303);
+      req.cabinet.formNonce = used.nonce;
     }
+  });
+
+  // A submission answered with an error (the form shown again with its messages) may be sent again.
+  app.addHook('onResponse', async (req, reply) => {
+    const nonce = req.cabinet?.formNonce;
+    if (nonce && reply.statusCode >= 400) await forms.release(nonce).catch((err) => req.log.warn({ err }, 'form token release'));
   });
 
   app.addHook('onSend', async (_req, reply, payload) => {
@@ -121,6 +133,18 @@ export default async function cabinetRoutes(app: FastifyInstance): Promise<void>
 function errorPage(req: FastifyRequest, reply: FastifyReply, status: number, message: string) {
   reply.status(status);
   return render(req, reply, 'error', { status, message });
+}
+
+/**
+ * Where a refused replay goes: the cabinet page the form was on (the Referer's path, kept only
+ * when it is a plain /cabinet path: the redirect stays on this origin), else the dashboard.
+ */
+function backTo(req: FastifyRequest): string {
+  try {
+    const ref = new URL(String(req.headers.referer ?? ''));
+    if (/^\/cabinet(?:\/[A-Za-z0-9_-]+)*$/.test(ref.pathname)) return ref.pathname;
+  } catch { /* no or bad Referer */ }
+  return BASE;
 }
 
 function csrfRefused(req: FastifyRequest, reply: FastifyReply) {

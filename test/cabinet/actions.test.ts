@@ -255,7 +255,9 @@ describe('shops, webhooks and the delivery log', () => {
     const m = await cabinetMerchant(t, { shop: { resultUrl: receiverUrl } });
     const c = await signedIn(t, m);
     const n = received.length;
-    const r = await c.submit(`/cabinet/shops/${m.shopId}`, `/cabinet/shops/${m.shopId}/test-postback`, {});
+    const sent = await c.submit(`/cabinet/shops/${m.shopId}`, `/cabinet/shops/${m.shopId}/test-postback`, {});
+    expect(sent.statusCode).toBe(303);
+    const r = await c.get(sent.headers.location as string);
     expect(r.statusCode).toBe(200);
     expect(r.body).toContain('data-testid="test-result"');
     expect(r.body).toContain('HTTP 200');
@@ -308,7 +310,9 @@ describe('API integration', () => {
     const c = await signedIn(t, m);
     const confirm = await c.get('/cabinet/api/refresh');
     expect(confirm.body).toContain('the current token stops working at once');
-    const r = await c.submit('/cabinet/api/refresh', '/cabinet/api/refresh', {});
+    const sent = await c.submit('/cabinet/api/refresh', '/cabinet/api/refresh', {});
+    expect(sent.statusCode).toBe(303);
+    const r = await c.get(sent.headers.location as string);
     expect(r.statusCode).toBe(200);
     expect(r.headers['cache-control']).toBe('no-store');
     const token = /id="new-token" readonly value="([^"]+)"/.exec(r.body)![1]!;
@@ -319,6 +323,8 @@ describe('API integration', () => {
     expect(fresh.statusCode).toBe(200);
     const later = await c.get('/cabinet/api');
     expect(later.body).not.toContain(token);
+    // The token is not stored readable: the flash that carried it to the page is gone.
+    expect((await t.db.pool.query('SELECT count(*)::int AS n FROM cabinet_flashes')).rows[0].n).toBe(0);
     // Audited as the merchant, with the issue time only, never the token (issue 17).
     const trail = await t.db.pool.query("SELECT actor, after FROM audit_log WHERE object_id = $1 AND action = 'merchant.token.refresh'", [m.merchantId]);
     expect(trail.rows).toHaveLength(1);
