@@ -1,7 +1,8 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Decimal } from 'decimal.js';
 import { formatDateTime } from '../lib/time.js';
-import { money2, money8 } from '../lib/money.js';
+import { formatMoney } from '../lib/money-format.js';
+import { refundState } from './lists.js';
 import { DomainError, UnauthorizedActionError, ValidationError } from '../http/errors.js';
 import { UnsafeUrlError } from '../outbox/url-guard.js';
 import { fieldMessage, translator, type Lang, type T } from './i18n.js';
@@ -80,8 +81,16 @@ export function render(req: FastifyRequest, reply: FastifyReply, page: string, d
   const flash = okKey && /^[a-z]+\.[a-z_]+$/.test(okKey) && t(okKey) !== okKey ? t(okKey) : null;
   const h = {
     date: (d: Date | null | undefined) => (d ? formatDateTime(d, tz) : ''),
-    m2: (d: Decimal.Value | null | undefined) => (d === null || d === undefined ? '' : money2(d.toString())),
-    m8: (d: Decimal.Value | null | undefined) => (d === null || d === undefined ? '' : money8(d.toString())),
+    // Money as people read it (lib/money-format.ts): the locale's separators, two decimals
+    // (more only when a balance has them), the currency's sign.
+    m2: (d: Decimal.Value | null | undefined) => (d === null || d === undefined ? '' : formatMoney(d.toString(), lang, null, 2)),
+    m8: (d: Decimal.Value | null | undefined) => (d === null || d === undefined ? '' : formatMoney(d.toString(), lang)),
+    money: (d: Decimal.Value | null | undefined, currency: string) => (d === null || d === undefined ? '' : formatMoney(d.toString(), lang, currency)),
+    /** "Refunded" / "Partly refunded" for a payment with refunds, else ''. */
+    refund: (p: Parameters<typeof refundState>[0]) => {
+      const s = refundState(p);
+      return s === 'full' ? t('payments.refunded_full') : s === 'partly' ? t('payments.refunded_part') : '';
+    },
     status: (s: string) => t(`status.${s}`),
     qs: (params: Record<string, unknown>) => {
       const u = new URLSearchParams();

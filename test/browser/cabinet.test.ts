@@ -4,6 +4,7 @@ import { afterAll, beforeAll, expect, test } from 'vitest';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { setupTestApp, type TestApp } from '../helpers/app.js';
 import { cabinetMerchant, PASSWORD, type CabinetMerchant } from '../cabinet/helpers.js';
+import { formatMoney } from '../../src/lib/money-format.js';
 
 const ARTIFACTS = 'test/artifacts/cabinet';
 const PHONE = { width: 390, height: 844 };
@@ -103,7 +104,7 @@ test('a merchant signs in, bills, sees the payment and balance, edits the shop, 
   const payment = await t.db.prisma.payment.findFirstOrThrow({ where: { billId } });
   await page.getByRole('link', { name: 'Dashboard' }).click();
   const available = await page.getByTestId('available-RUB').textContent();
-  expect(available).toBe(payment.accountAmount!.toFixed(8));
+  expect(available).toBe(formatMoney(payment.accountAmount!.toString(), 'en', 'RUB'));
   expect(payment.accountAmount!.gt(0)).toBe(true);
   await shoot(page, '02-dashboard');
 

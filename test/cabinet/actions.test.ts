@@ -5,6 +5,7 @@ import { createBill, payNewBill } from '../factories/payment.js';
 import { withPgTx } from '../../src/db/client.js';
 import { enqueueEvent } from '../../src/outbox/events.js';
 import { cabinetMerchant, signedIn } from './helpers.js';
+import { formatMoney } from '../../src/lib/money-format.js';
 
 let t: TestApp;
 let receiver: Server;
@@ -145,7 +146,8 @@ describe('payments and refunds', () => {
     const dash = await c.get('/cabinet');
     const bal = await balance(m.merchantId);
     expect(bal.available.gt(0)).toBe(true);
-    expect(dash.body).toContain(`data-testid="available-RUB">${bal.available.toFixed(8)}<`);
+    // Money as people read it (issue 16): the ruble sign, thousands separators, two decimals.
+    expect(dash.body).toContain(`data-testid="available-RUB">${formatMoney(bal.available.toString(), 'en', 'RUB')}<`);
     expect(dash.body).toContain('<svg class="chart"');
   });
 
