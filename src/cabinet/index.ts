@@ -64,8 +64,13 @@ export default async function cabinetRoutes(app: FastifyInstance): Promise<void>
     if (!s || s.merchant.status === 'BANNED') {
       if (s) await sessions.destroy(s.id);
       reply.clearCookie(SESSION_COOKIE, { path: BASE });
-      const next = req.method === 'GET' ? `?next=${encodeURIComponent(req.url)}` : '';
-      return reply.redirect(`${BASE}/login${next}`, 303);
+      // "Your session has expired" only for a browser that had a session: a first visit (no
+      // cookie) is simply asked to sign in (issue 16 item 7).
+      const params = new URLSearchParams();
+      if (req.method === 'GET') params.set('next', req.url);
+      if (req.cookies[SESSION_COOKIE]) params.set('expired', '1');
+      const qs = params.toString();
+      return reply.redirect(`${BASE}/login${qs ? `?${qs}` : ''}`, 303);
     }
     req.cabinet.session = s;
     if (req.method === 'POST') {
