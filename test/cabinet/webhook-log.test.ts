@@ -4,6 +4,10 @@ import { setupTestApp, type TestApp } from '../helpers/app.js';
 import { withPgTx } from '../../src/db/client.js';
 import { enqueueEvent } from '../../src/outbox/events.js';
 import { CabinetClient, cabinetMerchant, signedIn } from './helpers.js';
+import { seedDemo } from '../../src/db/seed.js';
+import { OutboxDeliverer } from '../../src/outbox/worker.js';
+import { cardForm, payRequest } from '../factories/payment.js';
+import pino from 'pino';
 
 /** Issue 16 item 5 (the webhook log tells the truth) and item 7 (a first visit is not "expired"). */
 let t: TestApp;
@@ -74,5 +78,33 @@ describe('first hour', () => {
     const again = await c.get('/cabinet/payments');
     expect(again.headers.location).toMatch(/expired=1/);
     expect((await c.get(again.headers.location as string)).body).toContain('Your session has expired');
+  });
+});
+
+describe('the demo shop', () => {
+  test("comes with the built-in sandbox receiver: the first payment's postback is delivered and the payer returns to the shop", async () => {
+    const address = await t.app.listen({ port: 0, host: '127.0.0.1' });
+    const demo = await seedDemo(t.app.services, t.db, address);
+    const shop = await t.db.prisma.shop.findUniqueOrThrow({ where: { id: demo.shopId } });
+    expect([shop.resultUrl, shop.successUrl, shop.failUrl]).toEqual([`${address}/sandbox/shop/result`, `${address}/sandbox/shop/success`, `${address}/sandbox/shop/fail`]);
+    // A second start keeps what is there.
+    await seedDemo(t.app.services, t.db, 'http://elsewhere.test');
+    expect((await t.db.prisma.shop.findUniqueOrThrow({ where: { id: demo.shopId } })).resultUrl).toBe(`${address}/sandbox/shop/result`);
+
+    const created = await t.app.inject({ method: 'POST', url: '/api/v1/bill/create', headers: { authorization: `Bearer ${demo.apiToken}` }, payload: { amount: '100', shop_id: demo.shopId } });
+    expect(created.statusCode).toBe(200);
+    const paid = await payRequest(t, created.json().bill_id, cardForm());
+    expect(paid.json().redirect.url).toBe(`${address}/sandbox/shop/success`);
+    const back = await t.app.inject({ method: 'POST', url: '/sandbox/shop/success', payload: new URLSearchParams(paid.json().redirect.fields).toString(), headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    expect(back.statusCode).toBe(200);
+    expect(back.body).toContain('The payment is received.');
+
+    const d = new OutboxDeliverer({ config: t.config, db: t.db, services: t.app.services, log: pino({ level: 'silent' }) });
+    await d.runOnce();
+    const c = new CabinetClient(t);
+    expect((await c.login(demo.email, demo.password)).statusCode).toBe(303);
+    const log = await c.get('/cabinet/webhooks?kind=PAYMENT_POSTBACK');
+    expect(statuses(log.body)).toEqual(['delivered']);
+    expect(log.body).toContain(`data-testid="attempt-url">${address}/sandbox/shop/result<`);
   });
 });
