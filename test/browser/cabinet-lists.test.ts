@@ -1,0 +1,149 @@
+import { mkdirSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { afterAll, beforeAll, expect, test } from 'vitest';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { setupTestApp, type TestApp } from '../helpers/app.js';
+import { cabinetMerchant, PASSWORD, type CabinetMerchant } from '../cabinet/helpers.js';
+import { DECLINED_CARD, cardForm, payNewBill } from '../factories/payment.js';
+
+/**
+ * Issue 16 in real Chromium, phone and desktop: reloads after every submission do nothing
+ * twice, the lists search and filter, the export link downloads a CSV, the webhook log, the
+ * payout page; money as people read it. Screenshots in test/artifacts/cabinet-lists/.
+ */
+const ARTIFACTS = 'test/artifacts/cabinet-lists';
+const PHONE = { width: 390, height: 844 };
+const DESKTOP = { width: 1280, height: 800 };
+
+let t: TestApp;
+let base: string;
+let browser: Browser;
+let ctx: BrowserContext;
+let page: Page;
+let m: CabinetMerchant;
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => { const port = (s.address() as { port: number }).port; s.close(() => resolve(port)); });
+  });
+}
+
+async function shoot(p: Page, name: string): Promise<void> {
+  for (const [label, size] of [['phone', PHONE], ['desktop', DESKTOP]] as const) {
+    await p.setViewportSize(size);
+    await p.screenshot({ path: `${ARTIFACTS}/${name}-${label}.png`, fullPage: true });
+  }
+  await p.setViewportSize(DESKTOP);
+}
+
+beforeAll(async () => {
+  mkdirSync(ARTIFACTS, { recursive: true });
+  const port = await freePort();
+  base = `http://127.0.0.1:${port}`;
+  t = await setupTestApp({ PUBLIC_BASE_URL: base });
+  await t.app.listen({ port, host: '127.0.0.1' });
+  m = await cabinetMerchant(t, { merchant: { verified: true, grantRefunds: true } });
+  for (let i = 1; i <= 3; i++) await payNewBill(t, m, { amount: `${i}250.00`, orderId: `shop-order-${i}` });
+  await payNewBill(t, m, { amount: '99.90', orderId: 'shop-order-declined' }, cardForm(DECLINED_CARD));
+  browser = await chromium.launch({
+    executablePath: '/usr/bin/chromium', headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+  ctx = await browser.newContext({ viewport: DESKTOP, locale: 'en-US', acceptDownloads: true });
+  page = await ctx.newPage();
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await t?.close();
+});
+
+test('a first visit, then lists, search, refund labels, export, reloads after each form, in real Chromium', async () => {
+  await page.goto(`${base}/cabinet`);
+  await expect.poll(() => page.url()).toContain('/cabinet/login');
+  expect(await page.locator('body').textContent()).not.toContain('session has expired');
+  await page.getByLabel('Email').fill(m.email);
+  await page.getByLabel('Password').fill(PASSWORD);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.waitForURL(`${base}/cabinet`);
+  await shoot(page, '01-dashboard');
+
+  // The payment list: order id and bill columns, money with separators and the ruble sign.
+  await page.goto(`${base}/cabinet/payments`);
+  await expect(page.getByText('shop-order-2').isVisible()).resolves.toBe(true);
+  await expect(page.getByText('₽2,250.00').first().isVisible()).resolves.toBe(true);
+  await shoot(page, '02-payments');
+
+  // Search by order id.
+  await page.getByLabel('Search').fill('shop-order-3');
+  await page.getByRole('button', { name: 'Filter' }).click();
+  await page.waitForURL(/q=shop-order-3/);
+  expect(await page.locator('table.list tbody tr').count()).toBe(1);
+  await shoot(page, '03-payments-search');
+
+  // Refund part of it; reload the landing page twice: one refund, labelled "Partly refunded".
+  await page.locator('table.list tbody tr a[href^="/cabinet/payments/"]').first().click();
+  await page.getByLabel('Refund amount').fill('1 000,00');
+  await page.getByRole('button', { name: 'Refund part' }).click();
+  await expect(page.getByText('Refund created.').isVisible()).resolves.toBe(true);
+  const paymentUrl = page.url();
+  await page.reload();
+  await page.reload();
+  const paymentId = /\/payments\/([A-Za-z0-9]+)/.exec(paymentUrl)![1]!;
+  expect(await t.db.prisma.refund.count({ where: { paymentId } })).toBe(1);
+  expect((await t.db.prisma.refund.findFirstOrThrow({ where: { paymentId } })).amount.toFixed(2)).toBe('1000.00');
+  // Back to the form page and send it again: refused, nothing more.
+  await page.goBack();
+  await page.goBack();
+  await shoot(page, '04-payment-refunded');
+  await page.goto(`${base}/cabinet/payments?q=shop-order-3`);
+  await expect(page.getByTestId('refund-label').textContent()).resolves.toBe('Partly refunded');
+
+  // Filter by status and export what is shown.
+  await page.goto(`${base}/cabinet/payments?status=SUCCESS`);
+  const [download] = await Promise.all([page.waitForEvent('download'), page.getByTestId('export-link').click()]);
+  expect(download.suggestedFilename()).toBe('payments.csv');
+  const csv = readFileSync((await download.path())!);
+  expect(csv.subarray(0, 3)).toEqual(Buffer.from([0xef, 0xbb, 0xbf]));
+  expect(csv.toString('utf8')).toContain('shop-order-1');
+  expect(csv.toString('utf8')).not.toContain('shop-order-declined');
+
+  // Refresh the API token; reload: no second token.
+  await page.goto(`${base}/cabinet/api/refresh`);
+  await page.getByRole('button', { name: 'Yes, refresh the token' }).click();
+  const token = await page.getByTestId('new-token').inputValue();
+  const hash = (await t.db.prisma.merchant.findUniqueOrThrow({ where: { id: m.merchantId } })).apiTokenHash;
+  await shoot(page, '05-token-once');
+  await page.reload();
+  expect(await page.getByTestId('new-token').count()).toBe(0);
+  expect((await t.db.prisma.merchant.findUniqueOrThrow({ where: { id: m.merchantId } })).apiTokenHash).toBe(hash);
+  const ok = await t.app.inject({ method: 'GET', url: '/api/v1/merchant/balance', headers: { authorization: `Bearer ${token}` } });
+  expect(ok.statusCode).toBe(200);
+
+  // A payout; reload; then its page.
+  const acc = await t.app.services.payoutAccounts.create(m.merchantId, { type: 'card', identifier: '4111111111111111', cardHolder: 'IVAN IVANOV' });
+  await page.goto(`${base}/cabinet/payouts/new`);
+  await page.getByLabel('Payout account').selectOption(acc.id);
+  await page.getByLabel('Amount, RUB').fill('1 500,50');
+  await page.getByRole('button', { name: 'Create' }).click();
+  await expect(page.getByText('Payout created.').isVisible()).resolves.toBe(true);
+  await page.reload();
+  expect(await t.db.prisma.payout.count({ where: { merchantId: m.merchantId } })).toBe(1);
+  const payout = await t.db.prisma.payout.findFirstOrThrow({ where: { merchantId: m.merchantId } });
+  expect(payout.amount.toFixed(2)).toBe('1500.50');
+  await t.db.pool.query("UPDATE payouts SET status = 'FAIL', failure_reason = 'The issuer refused the transfer', finished_at = now() WHERE id = $1", [payout.id]);
+  await shoot(page, '06-payouts');
+  await page.locator(`a[href="/cabinet/payouts/${payout.id}"]`).click();
+  await expect(page.getByTestId('failure-reason').textContent()).resolves.toBe('The issuer refused the transfer');
+  await shoot(page, '07-payout-failed');
+
+  // The webhook log and the refunds list.
+  await page.goto(`${base}/cabinet/webhooks`);
+  await expect(page.getByTestId('event-status').first().textContent()).resolves.toBe('Not configured');
+  await shoot(page, '08-webhooks');
+  await page.goto(`${base}/cabinet/payments/refunds?lang=ru`);
+  await expect(page.getByText('1 000,00 ₽').first().isVisible()).resolves.toBe(true);
+  await shoot(page, '09-refunds-ru');
+}, 180_000);
