@@ -36,6 +36,12 @@ export async function* batches<T extends { id: string }>(fetch: (after: T | unde
   }
 }
 
+/** Prisma arguments of the batch after `after`: oldest first, EXPORT_BATCH rows. */
+export const exportPage = (after: { id: string } | undefined) => ({
+  orderBy: [{ createdAt: 'asc' as const }, { id: 'asc' as const }], take: EXPORT_BATCH,
+  ...(after ? { cursor: { id: after.id }, skip: 1 } : {}),
+});
+
 /** `name-<from>_<to>.csv` from the filters' dates. */
 export function exportFilename(name: string, f: ListFilters): string {
   const part = (s: string | undefined) => (s && /^\d{4}-\d{2}-\d{2}$/.test(s) ? s : '');

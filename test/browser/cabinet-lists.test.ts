@@ -1,8 +1,9 @@
 import { mkdirSync, readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { setupTestApp, type TestApp } from '../helpers/app.js';
+import { freePort } from '../helpers/service-process.js';
+import { createBill } from '../factories/payment.js';
 import { cabinetMerchant, PASSWORD, type CabinetMerchant } from '../cabinet/helpers.js';
 import { DECLINED_CARD, cardForm, payNewBill } from '../factories/payment.js';
 
@@ -21,14 +22,6 @@ let browser: Browser;
 let ctx: BrowserContext;
 let page: Page;
 let m: CabinetMerchant;
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => { const port = (s.address() as { port: number }).port; s.close(() => resolve(port)); });
-  });
-}
 
 async function shoot(p: Page, name: string): Promise<void> {
   for (const [label, size] of [['phone', PHONE], ['desktop', DESKTOP]] as const) {
@@ -147,3 +140,22 @@ test('a first visit, then lists, search, refund labels, export, reloads after ea
   await expect(page.getByText('1 000,00 ₽').first().isVisible()).resolves.toBe(true);
   await shoot(page, '09-refunds-ru');
 }, 180_000);
+
+test("the customer's receipt when the shop has no Success URL: phone and desktop, printable", async () => {
+  const billId = await createBill(t, m, { amount: '1499.90', name: 'Espresso machine', orderId: 'shop-order-receipt' });
+  await t.db.pool.query("UPDATE bills SET return_url = 'https://shop.example/orders/receipt' WHERE id = $1", [billId]);
+  const p = await ctx.newPage();
+  await p.goto(`${base}/pay/${billId}`);
+  await p.getByLabel('Card number').fill('4242424242424242');
+  await p.getByLabel(/Expiry/).fill('1239');
+  await p.getByLabel('CVC').fill('123');
+  await p.getByLabel('CVC').press('Enter');
+  await p.getByTestId('receipt').waitFor();
+  await expect(p.getByTestId('receipt-amount').textContent()).resolves.toBe('₽1,499.90');
+  await expect(p.getByTestId('back-to-shop').getAttribute('href')).resolves.toBe('https://shop.example/orders/receipt');
+  await shoot(p, '10-receipt');
+  await p.emulateMedia({ media: 'print' });
+  await expect(p.getByRole('button', { name: 'Print receipt' }).isVisible()).resolves.toBe(false);
+  await p.screenshot({ path: `${ARTIFACTS}/10-receipt-print.png`, fullPage: true });
+  await p.close();
+}, 60_000);

@@ -6,7 +6,7 @@ import { merchantIdOf, render } from '../context.js';
 import { turnoverSvg, type DayPoint } from '../chart.js';
 import { PAYMENT_INCLUDE } from './payments.js';
 import { listFilters } from '../paging.js';
-import { batches, csvFormat, EXPORT_BATCH, exportFilename, sendCsv } from '../export.js';
+import { batches, csvFormat, exportFilename, exportPage, sendCsv } from '../export.js';
 import { parseAccount } from '../../domain/ledger/accounts.js';
 import { formatMoney } from '../../lib/money-format.js';
 
@@ -53,8 +53,7 @@ export default async function dashboardRoutes(app: FastifyInstance): Promise<voi
     const where = { merchantId, ...(f.createdAt ? { createdAt: f.createdAt } : {}) };
     async function* rows() {
       for await (const tr of batches((after: { id: string } | undefined) => app.db.prisma.ledgerTransfer.findMany({
-        where, include: { entries: { orderBy: { leg: 'asc' } } }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }], take: EXPORT_BATCH,
-        ...(after ? { cursor: { id: after.id }, skip: 1 } : {}),
+        where, include: { entries: { orderBy: { leg: 'asc' } } }, ...exportPage(after),
       }))) {
         for (const e of tr.entries) {
           for (const [account, sign] of [[e.creditAccount, 1], [e.debitAccount, -1]] as const) {

@@ -5,7 +5,7 @@ import { defineInput, v } from '../../http/input.js';
 import { BASE, formBody, formErrors, merchantIdOf, render } from '../context.js';
 import { filterQuery, listFilters, pageArgs, PAGE_SIZE } from '../paging.js';
 import { paymentWhere, refundWhere } from '../lists.js';
-import { batches, csvFormat, EXPORT_BATCH, exportFilename, sendCsv } from '../export.js';
+import { batches, csvFormat, exportFilename, exportPage, sendCsv } from '../export.js';
 import { parseAmountInput } from '../../lib/money-format.js';
 
 const STATUSES = ['NEW', 'PROCESS', 'UNDERPAID', 'SUCCESS', 'OVERPAID', 'FAIL'] as const;
@@ -41,8 +41,7 @@ export default async function paymentRoutes(app: FastifyInstance): Promise<void>
     const where = paymentWhere(merchantId, f);
     async function* rows() {
       for await (const p of batches((after: { id: string } | undefined) => app.db.prisma.payment.findMany({
-        where, include: PAYMENT_INCLUDE, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }], take: EXPORT_BATCH,
-        ...(after ? { cursor: { id: after.id }, skip: 1 } : {}),
+        where, include: PAYMENT_INCLUDE, ...exportPage(after),
       }))) {
         yield [p.id, p.billId, p.bill.orderId ?? '', t(`status.${p.status}`), c.num(p.amount), c.num(p.amountReceived), p.currencyIn,
           c.num(p.commission), c.num(p.refundedAmount), p.method, p.fromCard ?? '', p.payerEmail ?? p.bill.payerEmail ?? '', p.shop.name,
@@ -78,8 +77,7 @@ export default async function paymentRoutes(app: FastifyInstance): Promise<void>
     const where = refundWhere(merchantId, f);
     async function* rows() {
       for await (const r of batches((after: { id: string } | undefined) => app.db.prisma.refund.findMany({
-        where, include: REFUND_INCLUDE, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }], take: EXPORT_BATCH,
-        ...(after ? { cursor: { id: after.id }, skip: 1 } : {}),
+        where, include: REFUND_INCLUDE, ...exportPage(after),
       }))) {
         yield [r.id, r.paymentId, r.payment.billId, r.payment.bill.orderId ?? '', t(`status.${r.status}`), c.num(r.amount), r.currency,
           r.failureReason ?? '', r.payment.shop.name, c.date(r.createdAt), c.date(r.finishedAt)];

@@ -3,7 +3,7 @@ import { assertMerchantUsable } from '../../domain/merchant/merchant-guard.js';
 import { BASE, formBody, formErrors, merchantIdOf, render } from '../context.js';
 import { filterQuery, listFilters, pageArgs, PAGE_SIZE } from '../paging.js';
 import { payoutWhere } from '../lists.js';
-import { batches, csvFormat, EXPORT_BATCH, exportFilename, sendCsv } from '../export.js';
+import { batches, csvFormat, exportFilename, exportPage, sendCsv } from '../export.js';
 import { NotFoundError } from '../../http/errors.js';
 import { parseAmountInput } from '../../lib/money-format.js';
 
@@ -28,7 +28,7 @@ export default async function payoutRoutes(app: FastifyInstance): Promise<void> 
     const where = payoutWhere(merchantId, f);
     async function* rows() {
       for await (const p of batches((after: { id: string } | undefined) => app.db.prisma.payout.findMany({
-        where, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }], take: EXPORT_BATCH, ...(after ? { cursor: { id: after.id }, skip: 1 } : {}),
+        where, ...exportPage(after),
       }))) {
         yield [p.id, p.orderId ?? '', t(`status.${p.status}`), c.num(p.amount), c.num(p.commission), p.currency, p.accountMasked,
           p.cardHolder ?? '', isFailed(p.status) ? p.failureReason ?? '' : '', c.date(p.createdAt), c.date(p.finishedAt)];
