@@ -139,6 +139,17 @@ test('a first visit, then lists, search, refund labels, export, reloads after ea
   await page.goto(`${base}/cabinet/payments/refunds?lang=ru`);
   await expect(page.getByText('1 000,00 ₽').first().isVisible()).resolves.toBe(true);
   await shoot(page, '09-refunds-ru');
+
+  // Every list fits a phone: no sideways scrolling (rows become labelled cards).
+  await page.setViewportSize(PHONE);
+  for (const path of ['/cabinet/bills', '/cabinet/payments', '/cabinet/payments/refunds', '/cabinet/payouts', '/cabinet/webhooks']) {
+    await page.goto(`${base}${path}?lang=en`);
+    const wide = await page.evaluate(() => Math.max(document.documentElement.scrollWidth,
+      ...[...document.querySelectorAll('.table-wrap')].map((w) => w.scrollWidth - w.clientWidth + 390)));
+    expect(wide, path).toBeLessThanOrEqual(PHONE.width);
+  }
+  await page.goto(`${base}/cabinet/bills`);
+  await shoot(page, '11-bills');
 }, 180_000);
 
 test("the customer's receipt when the shop has no Success URL: phone and desktop, printable", async () => {
