@@ -1,6 +1,7 @@
-import { mkdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { DESKTOP, launchChromium, PHONE, shooter } from './cabinet-helpers.js';
 import { setupTestApp, type TestApp } from '../helpers/app.js';
 import { freePort } from '../helpers/service-process.js';
 import { createBill } from '../factories/payment.js';
@@ -13,8 +14,7 @@ import { DECLINED_CARD, cardForm, payNewBill } from '../factories/payment.js';
  * payout page; money as people read it. Screenshots in test/artifacts/cabinet-lists/.
  */
 const ARTIFACTS = 'test/artifacts/cabinet-lists';
-const PHONE = { width: 390, height: 844 };
-const DESKTOP = { width: 1280, height: 800 };
+const shoot = shooter(ARTIFACTS);
 
 let t: TestApp;
 let base: string;
@@ -23,16 +23,7 @@ let ctx: BrowserContext;
 let page: Page;
 let m: CabinetMerchant;
 
-async function shoot(p: Page, name: string): Promise<void> {
-  for (const [label, size] of [['phone', PHONE], ['desktop', DESKTOP]] as const) {
-    await p.setViewportSize(size);
-    await p.screenshot({ path: `${ARTIFACTS}/${name}-${label}.png`, fullPage: true });
-  }
-  await p.setViewportSize(DESKTOP);
-}
-
 beforeAll(async () => {
-  mkdirSync(ARTIFACTS, { recursive: true });
   const port = await freePort();
   base = `http://127.0.0.1:${port}`;
   t = await setupTestApp({ PUBLIC_BASE_URL: base });
@@ -40,10 +31,7 @@ beforeAll(async () => {
   m = await cabinetMerchant(t, { merchant: { verified: true, grantRefunds: true } });
   for (let i = 1; i <= 3; i++) await payNewBill(t, m, { amount: `${i}250.00`, orderId: `shop-order-${i}` });
   await payNewBill(t, m, { amount: '99.90', orderId: 'shop-order-declined' }, cardForm(DECLINED_CARD));
-  browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium', headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  browser = await launchChromium();
   ctx = await browser.newContext({ viewport: DESKTOP, locale: 'en-US', acceptDownloads: true });
   page = await ctx.newPage();
 }, 120_000);
