@@ -31,7 +31,7 @@ if (cluster.isWorker) {
 async function single(b: Booted): Promise<void> {
   const db = createDb(b.databaseUrl);
   const app = await buildApp({ config: b.config, db });
-  const demo = b.embedded ? await seedDemo(app.services, db) : null;
+  const demo = b.embedded ? await seedDemo(app.services, db, b.config.publicBaseUrl) : null;
   const workers = b.config.runWorkers ? startWorkers({ config: b.config, db, services: app.services, log: app.log }) : [];
   // Stop order: HTTP (drain), workers (release leases), pool, then the embedded PostgreSQL.
   await serve(app, async () => {
@@ -55,7 +55,7 @@ async function primary(b: Booted): Promise<void> {
   const log = createLogger(b.config);
   const db = createDb(b.databaseUrl, { max: 10 });
   const services = createServices(b.config, db);
-  const demo = b.embedded ? await seedDemo(services, db) : null;
+  const demo = b.embedded ? await seedDemo(services, db, b.config.publicBaseUrl) : null;
   const workers = b.config.runWorkers ? startWorkers({ config: b.config, db, services, log }) : [];
   let stopping = false;
   let up = 0;

@@ -11,6 +11,7 @@ import { pickLang, translator } from './i18n.js';
 import { BASE, LOGIN_CSRF_COOKIE, MODE_COOKIE, SESSION_COOKIE, formBody, render } from './context.js';
 export { LOGIN_CSRF_COOKIE, SESSION_COOKIE };
 import { SessionStore } from './session.js';
+import { FormTokens } from './forms.js';
 import { SIGN_IN_LIMITS } from './sign-in-guard.js';
 import type { CabinetRouteOptions } from './context.js';
 import authRoutes from './routes/auth.js';
@@ -39,6 +40,7 @@ const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 's
 export default async function cabinetRoutes(app: FastifyInstance): Promise<void> {
   const secure = app.config.publicBaseUrl.startsWith('https://');
   const sessions = new SessionStore(app.db);
+  const forms = new FormTokens(app.db);
   app.decorateRequest('cabinet', null as never);
 
   await app.register(cookie);
@@ -63,8 +65,13 @@ export default async function cabinetRoutes(app: FastifyInstance): Promise<void>
     if (!s || s.merchant.status === 'BANNED') {
       if (s) await sessions.destroy(s.id);
       reply.clearCookie(SESSION_COOKIE, { path: BASE });
-      const next = req.method === 'GET' ? `?next=${encodeURIComponent(req.url)}` : '';
-      return reply.redirect(`${BASE}/login${next}`, 303);
+      // "Your session has expired" only for a browser that had a session: a first visit (no
+      // cookie) is simply asked to sign in (issue 16 item 7).
+      const params = new URLSearchParams();
+      if (req.method === 'GET') params.set('next', req.url);
+      if (req.cookies[SESSION_COOKIE]) params.set('expired', '1');
+      const qs = params.toString();
+      return reply.redirect(`${BASE}/login${qs ? `?${qs}` : ''}`, 303);
     }
     req.cabinet.session = s;
     if (req.cookies[MODE_COOKIE] === 'test') {
@@ -72,9 +79,19 @@ export default async function cabinetRoutes(app: FastifyInstance): Promise<void>
       req.cabinet.testMerchantId = (await app.services.merchants.ensureTestTwin(s.merchant.id)).twin.id;
     }
     if (req.method === 'POST') {
-      const sent = formBody(req)._csrf ?? '';
-      if (!safeEqual(sent, s.csrfToken)) return csrfRefused(req, reply);
+      // Single-use form tokens (src/cabinet/forms.ts): a token sent twice does nothing the
+      // second time and lands on the page the form came from.
+      const used = await forms.consume(s, formBody(req)._csrf ?? '');
+      if (used.result === 'invalid') return csrfRefused(req, reply);
+      if (used.result === 'replay') return reply.redirect(`${backTo(req)}?ok=common.already_sent`, 303);
+      req.cabinet.formNonce = used.nonce;
     }
+  });
+
+  // A submission answered with an error (the form shown again with its messages) may be sent again.
+  app.addHook('onResponse', async (req, reply) => {
+    const nonce = req.cabinet?.formNonce;
+    if (nonce && reply.statusCode >= 400) await forms.release(nonce).catch((err) => req.log.warn({ err }, 'form token release'));
   });
 
   app.addHook('onSend', async (_req, reply, payload) => {
@@ -127,6 +144,18 @@ export default async function cabinetRoutes(app: FastifyInstance): Promise<void>
 function errorPage(req: FastifyRequest, reply: FastifyReply, status: number, message: string) {
   reply.status(status);
   return render(req, reply, 'error', { status, message });
+}
+
+/**
+ * Where a refused replay goes: the cabinet page the form was on (the Referer's path, kept only
+ * when it is a plain /cabinet path: the redirect stays on this origin), else the dashboard.
+ */
+function backTo(req: FastifyRequest): string {
+  try {
+    const ref = new URL(String(req.headers.referer ?? ''));
+    if (/^\/cabinet(?:\/[A-Za-z0-9_-]+)*$/.test(ref.pathname)) return ref.pathname;
+  } catch { /* no or bad Referer */ }
+  return BASE;
 }
 
 function csrfRefused(req: FastifyRequest, reply: FastifyReply) {

@@ -10,6 +10,7 @@ import { PayCsrf } from './csrf.js';
 import { MESSAGES, pickLang, type Lang } from './i18n.js';
 import { qrSvg } from './qr.js';
 import { infoPage, paymentPage, qrPage, resultPage, type PageCtx } from './render.js';
+import { receiptPage } from './receipt.js';
 
 declare module 'fastify' {
   interface FastifyReply {
@@ -188,6 +189,8 @@ export default async function pageRoutes(app: FastifyInstance): Promise<void> {
       return reply.status(200).send({ payment_id: outcome.paymentId, status: outcome.status, redirect: outcome.redirect });
     }
     if (outcome.redirect.url) reply.formActionOrigin = originOf(outcome.redirect.url);
+    // Money received and no Success URL to go to: the customer's receipt (src/page/receipt.ts).
+    else if (outcome.status !== 'FAIL') return html(reply, 200, receiptPage(ctx, outcome, { tz: config.tz, at: new Date() }));
     return html(reply, 200, resultPage(ctx, outcome.bill, outcome));
   });
 }

@@ -1,22 +1,35 @@
 import type { FastifyInstance } from 'fastify';
 import { cabinetActor, BASE, formBody, formErrors, liveMerchantIdOf, merchantIdOf, queryOf, render } from '../context.js';
 import { merchantAudit } from '../../audit/steps.js';
+import { filterQuery, listFilters } from '../paging.js';
+import { NO_URL } from '../../outbox/events.js';
 
 const PAGE = 30;
+const HOOK_STATUSES = ['pending', 'delivered', 'dead', 'not_configured'] as const;
+const KINDS = ['PAYMENT_POSTBACK', 'PAYOUT_WEBHOOK', 'REFUND_POSTBACK', 'CHARGEBACK_POSTBACK', 'TEST_POSTBACK'] as const;
 
 export default async function webhookRoutes(app: FastifyInstance): Promise<void> {
   const page = async (req: Parameters<typeof render>[0], reply: Parameters<typeof render>[1], data: Record<string, unknown> = {}) => {
     const merchantId = merchantIdOf(req);
     const q = queryOf(req);
     const before = q.before && /^\d{1,18}$/.test(q.before) ? q.before : undefined;
+    // Filters: status (not configured apart from dead), kind, dates (as every cabinet list).
+    const f = listFilters(req, HOOK_STATUSES);
+    const kind = (KINDS as readonly string[]).includes(q.kind ?? '') ? q.kind : undefined;
+    const status = f.status === 'not_configured' ? { status: 'dead' as const, notConfigured: true }
+      : f.status === 'dead' ? { status: 'dead' as const, notConfigured: false }
+        : f.status ? { status: f.status as 'pending' | 'delivered' } : {};
     const [m, events] = await Promise.all([
       app.services.merchants.get(liveMerchantIdOf(req)),
-      app.services.outbox.list({ merchantId, beforeId: before, limit: PAGE + 1 }),
+      app.services.outbox.list({
+        merchantId, beforeId: before, limit: PAGE + 1, kind, ...status,
+        createdFrom: f.createdAt?.gte, createdBefore: f.createdAt?.lt,
+      }),
     ]);
     const shown = events.slice(0, PAGE);
     return render(req, reply, 'webhooks', {
-      nav: 'webhooks', webhookUrl: m.payoutWebhookUrl ?? '', events: shown,
-      nextBefore: events.length > PAGE ? shown.at(-1)!.id : null, ...data,
+      nav: 'webhooks', webhookUrl: m.payoutWebhookUrl ?? '', events: shown, f: { ...f, kind }, statuses: HOOK_STATUSES, kinds: KINDS,
+      nextUrl: events.length > PAGE ? `${BASE}/webhooks${filterQuery(f, { kind, before: shown.at(-1)!.id })}` : null, noUrl: NO_URL, ...data,
     });
   };
 

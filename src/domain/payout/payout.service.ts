@@ -327,7 +327,7 @@ export class PayoutService {
     // Payouts belong to the merchant, not to a shop: a shop_id filter does not apply.
     return keysetSearch<PayoutRow, PayoutView>(this.db.pool, {
       table: 'payouts',
-      columns: 'id, status, amount::text AS amount, commission::text AS commission, account_masked, currency, created_at',
+      columns: 'id, status, amount::text AS amount, commission::text AS commission, account_masked, currency, created_at, failure_reason',
       merchantId,
       params: { ...params, shopId: undefined },
       path,
