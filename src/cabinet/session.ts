@@ -1,7 +1,5 @@
-import { randomBytes } from 'node:crypto';
-import bcrypt from 'bcrypt';
 import type { Db } from '../db/client.js';
-import { sha256Hex } from '../lib/crypto.js';
+import { newFormSecret, newSessionCookie, passwordMatches, sessionIdOf } from '../lib/web-session.js';
 
 /** Absolute session lifetime. */
 export const SESSION_HOURS = 12;
@@ -27,13 +25,6 @@ export type LoginResult =
   | { ok: true; cookie: string; merchantId: string }
   | { ok: false; reason: 'invalid' | 'banned' };
 
-// Compared against when the email is unknown, so both paths cost one bcrypt round (cost 10,
-// as setPassword hashes).
-const DUMMY_HASH = '$2b$10$nt/TIRtjht75GB/QggmbV.ZV0LK3TpsMrFYO6y0VHaqdmiIfWwEra';
-
-/** bcrypt in the libuv thread pool (the native `bcrypt` package): sign-ins never stall the event loop. */
-const passwordMatches = (password: string, hash: string): Promise<boolean> => bcrypt.compare(password, hash).catch(() => false);
-
 const MERCHANT_COLS = `m.id, m.name, m.email, m.status, m.verified, m.subscription,
   m.grant_refunds AS "grantRefunds", m.grant_regular_payouts AS "grantRegularPayouts"`;
 
@@ -52,7 +43,7 @@ export class SessionStore {
       [email.trim().toLowerCase()],
     );
     const m = r.rows[0];
-    const good = await passwordMatches(password, m?.password_hash ?? DUMMY_HASH);
+    const good = await passwordMatches(password, m?.password_hash ?? null);
     if (!m || !m.password_hash || !good) return { ok: false, reason: 'invalid' };
     if (m.status === 'BANNED') return { ok: false, reason: 'banned' };
     const cookie = await this.create(m.id);
@@ -61,11 +52,11 @@ export class SessionStore {
 
   /** A new session; returns the cookie value (only its SHA-256 is stored). */
   async create(merchantId: string): Promise<string> {
-    const cookie = randomBytes(32).toString('base64url');
+    const { cookie, id } = newSessionCookie();
     await this.db.pool.query(
       `INSERT INTO cabinet_sessions (id, merchant_id, csrf_token, expires_at)
        VALUES ($1, $2, $3, now() + make_interval(hours => $4))`,
-      [sha256Hex(cookie), merchantId, randomBytes(32).toString('base64url'), SESSION_HOURS],
+      [id, merchantId, newFormSecret(), SESSION_HOURS],
     );
     // Expired sessions of this merchant are swept here rather than by a separate job.
     await this.db.pool.query('DELETE FROM cabinet_sessions WHERE merchant_id = $1 AND expires_at <= now()', [merchantId]);
@@ -74,17 +65,18 @@ export class SessionStore {
 
   /** The live session for a cookie value, with its merchant; null when unknown or expired. */
   async load(cookie: string | undefined): Promise<CabinetSession | null> {
-    if (!cookie || cookie.length > 100) return null;
+    const sid = sessionIdOf(cookie);
+    if (!sid) return null;
     const r = await this.db.pool.query<CabinetMerchant & { sid: string; csrf: string }>(
       `SELECT s.id AS sid, s.csrf_token AS csrf, ${MERCHANT_COLS}
          FROM cabinet_sessions s JOIN merchants m ON m.id = s.merchant_id
         WHERE s.id = $1 AND s.expires_at > now()`,
-      [sha256Hex(cookie)],
+      [sid],
     );
     const row = r.rows[0];
     if (!row) return null;
-    const { sid, csrf, ...merchant } = row;
-    return { id: sid, csrfToken: csrf, merchant };
+    const { sid: id, csrf, ...merchant } = row;
+    return { id, csrfToken: csrf, merchant };
   }
 
   async destroy(sessionId: string): Promise<void> {
