@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { setupTestApp, type TestApp } from '../helpers/app.js';
+import { ADMIN_TOKEN, setupTestApp, type TestApp } from '../helpers/app.js';
 import { ConsoleClient, OP_PASSWORD, createOperator, enrolledOperator, totpCode } from './helpers.js';
 
 let t: TestApp;
@@ -159,5 +159,27 @@ describe('operator sign-in with TOTP', () => {
     const out = await op.client.act('/operator', '/operator/logout');
     expect(out.statusCode).toBe(303);
     expect((await op.client.get('/operator')).statusCode).toBe(303);
+  });
+
+  it('an admin resets a lost TOTP through the operator API (support may not): sessions end, the next sign-in enrols again, audited', async () => {
+    const op = await enrolledOperator(t, 'finance');
+    const support = await createOperator(t, 'support');
+    const { apiToken } = await t.app.services.operators.issueToken(support.id, 'test');
+    const refused = await t.app.inject({ method: 'POST', url: `/admin/v1/operators/${op.id}/totp-reset`, headers: { authorization: `Bearer ${apiToken}` } });
+    expect(refused.statusCode).toBe(403);
+    expect((await t.db.pool.query('SELECT totp_enabled_at FROM operators WHERE id = $1', [op.id])).rows[0].totp_enabled_at).not.toBeNull();
+    expect((await op.client.get('/operator')).statusCode).toBe(200);
+
+    const r = await t.app.inject({ method: 'POST', url: `/admin/v1/operators/${op.id}/totp-reset`, headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+    expect(r.statusCode).toBe(200);
+    expect(r.json()).toMatchObject({ id: op.id, totp_enabled: false });
+    const row = (await t.db.pool.query('SELECT totp_enabled_at, totp_secret_enc, recovery_code_hashes FROM operators WHERE id = $1', [op.id])).rows[0];
+    expect(row).toEqual({ totp_enabled_at: null, totp_secret_enc: null, recovery_code_hashes: [] });
+    expect((await op.client.get('/operator')).statusCode).toBe(303);
+    const c = new ConsoleClient(t);
+    await passwordStep(c, op.email);
+    expect((await c.get('/operator/2fa')).body).toContain('id="totp-secret"');
+    expect((await auditOf(op.id)).at(-1)).toMatchObject({ actor: 'admin-token', action: 'operator.totp.reset', after: { totp_enabled: false } });
+    expect((await t.app.inject({ method: 'POST', url: '/admin/v1/operators/nope/totp-reset', headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).statusCode).toBe(404);
   });
 });
