@@ -89,7 +89,7 @@ export function render(req: FastifyRequest, reply: FastifyReply, page: string, d
   };
   const ctx: Record<string, unknown> = {
     base: BASE, t, lang, h, langUrl, flash, path: url.pathname,
-    csrf: session?.csrfToken ?? '', merchant: session?.merchant ?? null,
+    csrf: session?.csrfToken ?? '', merchant: session?.merchant ?? null, teamRole: session ? (session.user?.role ?? 'owner') : null,
     errors: { fields: {} }, values: {}, ...data,
   };
   const fe = (ctx.errors as FormErrors).fields ?? {};
@@ -126,11 +126,12 @@ export function queryOf(req: FastifyRequest): Record<string, string> {
 }
 
 /**
- * The audit actor of a cabinet change: `merchant:<id>` (the one login a merchant has today;
- * team members will be `merchant-user:<id>`).
+ * The audit actor of a cabinet change: `merchant:<id>` (the merchant's own login) or
+ * `merchant-user:<id>` (a team member, issue 17).
  */
 export function cabinetActor(req: FastifyRequest): Actor {
-  return { actor: `merchant:${merchantIdOf(req)}`, ip: req.ip ?? null };
+  const user = req.cabinet.session?.user;
+  return { actor: user ? `merchant-user:${user.id}` : `merchant:${merchantIdOf(req)}`, ip: req.ip ?? null };
 }
 
 /** The signed-in merchant's id (routes behind the session hook only). */

@@ -11,6 +11,7 @@ import { pickLang, translator } from './i18n.js';
 import { BASE, LOGIN_CSRF_COOKIE, SESSION_COOKIE, formBody, render } from './context.js';
 export { LOGIN_CSRF_COOKIE, SESSION_COOKIE };
 import { SessionStore } from './session.js';
+import { cabinetRoutePermission, teamAllows } from './roles.js';
 import { SIGN_IN_LIMITS } from './sign-in-guard.js';
 import type { CabinetRouteOptions } from './context.js';
 import authRoutes from './routes/auth.js';
@@ -22,6 +23,7 @@ import shopRoutes from './routes/shops.js';
 import webhookRoutes from './routes/webhooks.js';
 import apiRoutes from './routes/api.js';
 import accountRoutes from './routes/accounts.js';
+import teamRoutes from './routes/team.js';
 
 const VIEWS = fileURLToPath(new URL('./views', import.meta.url));
 const ASSETS = {
@@ -70,6 +72,8 @@ export default async function cabinetRoutes(app: FastifyInstance): Promise<void>
       const sent = formBody(req)._csrf ?? '';
       if (!safeEqual(sent, s.csrfToken)) return csrfRefused(req, reply);
     }
+    // A team member's role (src/cabinet/roles.ts), checked before any handler: 403, nothing changes.
+    if (!teamAllows(s, cabinetRoutePermission(req))) return errorPage(req, reply, 403, req.cabinet.t('error.unauthorized'));
   });
 
   app.addHook('onSend', async (_req, reply, payload) => {
@@ -116,6 +120,7 @@ export default async function cabinetRoutes(app: FastifyInstance): Promise<void>
   await app.register(webhookRoutes, { prefix: '/webhooks' });
   await app.register(apiRoutes, { prefix: '/api' });
   await app.register(accountRoutes, { prefix: '/accounts' });
+  await app.register(teamRoutes, { ...opts, prefix: '/team' });
 }
 
 function errorPage(req: FastifyRequest, reply: FastifyReply, status: number, message: string) {

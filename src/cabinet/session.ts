@@ -15,10 +15,19 @@ export interface CabinetMerchant {
   grantRegularPayouts: boolean;
 }
 
+/** A merchant team member's sign-in (issue 17); null on a session of the merchant's own login. */
+export interface CabinetUser {
+  id: string;
+  email: string;
+  role: 'owner' | 'developer' | 'accountant' | 'support';
+}
+
 export interface CabinetSession {
   id: string;
   csrfToken: string;
   merchant: CabinetMerchant;
+  /** null: the merchant's own login, which is the owner. */
+  user: CabinetUser | null;
 }
 
 export type LoginResult =
@@ -38,25 +47,30 @@ export class SessionStore {
    * after the right password.
    */
   async login(email: string, password: string): Promise<LoginResult> {
-    const r = await this.db.pool.query<{ id: string; password_hash: string | null; status: string }>(
-      'SELECT id, password_hash, status FROM merchants WHERE email = $1',
+    // The merchant's own login, else a team member's (an invited member without a password yet finds nothing).
+    const r = await this.db.pool.query<{ id: string; password_hash: string | null; status: string; user_id: string | null }>(
+      `SELECT id, password_hash, status::text AS status, NULL::text AS user_id FROM merchants WHERE email = $1
+       UNION ALL
+       SELECT m.id, u.password_hash, m.status::text, u.id FROM merchant_users u JOIN merchants m ON m.id = u.merchant_id
+        WHERE u.email = $1 AND u.password_hash IS NOT NULL
+       LIMIT 1`,
       [email.trim().toLowerCase()],
     );
     const m = r.rows[0];
     const good = await passwordMatches(password, m?.password_hash ?? null);
     if (!m || !m.password_hash || !good) return { ok: false, reason: 'invalid' };
     if (m.status === 'BANNED') return { ok: false, reason: 'banned' };
-    const cookie = await this.create(m.id);
+    const cookie = await this.create(m.id, m.user_id);
     return { ok: true, cookie, merchantId: m.id };
   }
 
   /** A new session; returns the cookie value (only its SHA-256 is stored). */
-  async create(merchantId: string): Promise<string> {
+  async create(merchantId: string, userId: string | null = null): Promise<string> {
     const { cookie, id } = newSessionCookie();
     await this.db.pool.query(
-      `INSERT INTO cabinet_sessions (id, merchant_id, csrf_token, expires_at)
-       VALUES ($1, $2, $3, now() + make_interval(hours => $4))`,
-      [id, merchantId, newFormSecret(), SESSION_HOURS],
+      `INSERT INTO cabinet_sessions (id, merchant_id, csrf_token, expires_at, user_id)
+       VALUES ($1, $2, $3, now() + make_interval(hours => $4), $5)`,
+      [id, merchantId, newFormSecret(), SESSION_HOURS, userId],
     );
     // Expired sessions of this merchant are swept here rather than by a separate job.
     await this.db.pool.query('DELETE FROM cabinet_sessions WHERE merchant_id = $1 AND expires_at <= now()', [merchantId]);
@@ -67,16 +81,18 @@ export class SessionStore {
   async load(cookie: string | undefined): Promise<CabinetSession | null> {
     const sid = sessionIdOf(cookie);
     if (!sid) return null;
-    const r = await this.db.pool.query<CabinetMerchant & { sid: string; csrf: string }>(
-      `SELECT s.id AS sid, s.csrf_token AS csrf, ${MERCHANT_COLS}
+    const r = await this.db.pool.query<CabinetMerchant & { sid: string; csrf: string; uid: string | null; uemail: string | null; urole: string | null }>(
+      `SELECT s.id AS sid, s.csrf_token AS csrf, ${MERCHANT_COLS}, u.id AS uid, u.email AS uemail, u.role::text AS urole
          FROM cabinet_sessions s JOIN merchants m ON m.id = s.merchant_id
+         LEFT JOIN merchant_users u ON u.id = s.user_id
         WHERE s.id = $1 AND s.expires_at > now()`,
       [sid],
     );
     const row = r.rows[0];
     if (!row) return null;
-    const { sid: id, csrf, ...merchant } = row;
-    return { id, csrfToken: csrf, merchant };
+    const { sid: id, csrf, uid, uemail, urole, ...merchant } = row;
+    const user = uid ? { id: uid, email: uemail!, role: urole!.toLowerCase() as CabinetUser['role'] } : null;
+    return { id, csrfToken: csrf, merchant, user };
   }
 
   async destroy(sessionId: string): Promise<void> {
