@@ -30,9 +30,12 @@ export interface CabinetSession {
   user: CabinetUser | null;
 }
 
+/** Whose login it was (for the audit trail): the merchant, and the team member when it was one. */
+export interface LoginAccount { merchantId: string; userId: string | null }
+
 export type LoginResult =
-  | { ok: true; cookie: string; merchantId: string }
-  | { ok: false; reason: 'invalid' | 'banned' };
+  | { ok: true; cookie: string; merchantId: string; userId: string | null }
+  | { ok: false; reason: 'invalid' | 'banned'; account: LoginAccount | null };
 
 const MERCHANT_COLS = `m.id, m.name, m.email, m.status, m.verified, m.subscription,
   m.grant_refunds AS "grantRefunds", m.grant_regular_payouts AS "grantRegularPayouts"`;
@@ -58,10 +61,11 @@ export class SessionStore {
     );
     const m = r.rows[0];
     const good = await passwordMatches(password, m?.password_hash ?? null);
-    if (!m || !m.password_hash || !good) return { ok: false, reason: 'invalid' };
-    if (m.status === 'BANNED') return { ok: false, reason: 'banned' };
+    const account = m ? { merchantId: m.id, userId: m.user_id } : null;
+    if (!m || !m.password_hash || !good) return { ok: false, reason: 'invalid', account };
+    if (m.status === 'BANNED') return { ok: false, reason: 'banned', account };
     const cookie = await this.create(m.id, m.user_id);
-    return { ok: true, cookie, merchantId: m.id };
+    return { ok: true, cookie, merchantId: m.id, userId: m.user_id };
   }
 
   /** A new session; returns the cookie value (only its SHA-256 is stored). */

@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { defineInput, requestInput, v } from '../../http/input.js';
 import { actorOf } from '../../audit/audit.js';
 import { operatorActions } from '../actions.js';
+import { testPostback } from '../../audit/steps.js';
 
 const IdParams = Type.Object({ id: Type.String() });
 
@@ -54,5 +55,5 @@ export default async function eventAdminRoutes(app: FastifyInstance): Promise<vo
   app.post<{ Params: { id: string } }>('/shops/:id/test-postback', {
     config: { permission: 'shops.test-postback' },
     schema: { tags, summary: "Post a signed test postback to the shop's Result URL now, and answer what happened", params: IdParams },
-  }, async (req) => ({ success: true, ...(await outbox.sendTestPostback(null, req.params.id)) }));
+  }, async (req) => ({ success: true, ...(await testPostback(app, actorOf(req), null, req.params.id)) }));
 }

@@ -5,6 +5,7 @@ import { BASE, LOGIN_CSRF_COOKIE, SESSION_COOKIE, formBody, queryOf, render, typ
 import { SignInGuard } from '../sign-in-guard.js';
 import { Gate } from '../../lib/gate.js';
 import { safeNext as sharedSafeNext } from '../../lib/web-session.js';
+import { writeAudit } from '../../audit/audit.js';
 
 /** Only same-cabinet paths are followed after sign-in (src/lib/web-session.ts). */
 const safeNext = (next: string | undefined): string => sharedSafeNext(next, BASE);
@@ -59,6 +60,15 @@ export default async function authRoutes(app: FastifyInstance, opts: CabinetRout
       return loginForm(req, reply, { error: t('login.throttled'), values: { email: b.email ?? '' } });
     }
     const r = checked.value;
+    // Every sign-in and failed sign-in of a known account is in the audit trail (issue 17); an
+    // unknown email is not (it names no object, and the sign-in limits already count it).
+    const account = r.ok ? r : r.account;
+    if (account) {
+      await writeAudit(app.db.pool, { actor: r.ok ? (r.userId ? `merchant-user:${r.userId}` : `merchant:${r.merchantId}`) : 'anonymous', ip: req.ip ?? null }, {
+        action: r.ok ? 'merchant.sign_in' : 'merchant.sign_in.failed', objectType: account.userId ? 'merchant_user' : 'merchant',
+        objectId: account.userId ?? account.merchantId, before: null, after: r.ok ? null : { reason: r.reason },
+      });
+    }
     if (!r.ok) {
       reply.status(401);
       return loginForm(req, reply, { error: r.reason === 'banned' ? t('login.banned') : t('login.invalid'), values: { email: b.email ?? '' } });

@@ -2,8 +2,9 @@ import type { FastifyInstance } from 'fastify';
 import { NotFoundError } from '../../http/errors.js';
 import { assertMerchantUsable } from '../../domain/merchant/merchant-guard.js';
 import { billCreateInput } from '../../http/routes/bill/create.js';
-import { BASE, formBody, formErrors, merchantIdOf, render } from '../context.js';
+import { cabinetActor, BASE, formBody, formErrors, merchantIdOf, render } from '../context.js';
 import { listFilters, listWhere, pageArgs, PAGE_SIZE } from '../paging.js';
+import { billToggleAudit } from '../../audit/steps.js';
 
 const STATUSES = ['NEW', 'PROCESS', 'UNDERPAID', 'SUCCESS', 'OVERPAID', 'FAIL'] as const;
 
@@ -71,7 +72,7 @@ export default async function billRoutes(app: FastifyInstance): Promise<void> {
     const b = formBody(req);
     try {
       assertMerchantUsable(req.cabinet.session!.merchant, { subscription: true });
-      await app.services.bills.toggle({ id: merchantIdOf(req) }, { id, active: b.active === '1' });
+      await app.services.bills.toggle({ id: merchantIdOf(req) }, { id, active: b.active === '1' }, billToggleAudit(cabinetActor(req)));
       return reply.redirect(`${BASE}/bills/${encodeURIComponent(id)}?ok=bills.toggled`, 303);
     } catch (e) {
       const errors = formErrors(req, e);

@@ -2,8 +2,9 @@ import type { FastifyInstance } from 'fastify';
 import { isMoneyReceived } from '../../domain/statuses.js';
 import { NotFoundError, UnauthorizedActionError } from '../../http/errors.js';
 import { defineInput, v } from '../../http/input.js';
-import { BASE, formBody, formErrors, merchantIdOf, render } from '../context.js';
+import { cabinetActor, BASE, formBody, formErrors, merchantIdOf, render } from '../context.js';
 import { listFilters, listWhere, pageArgs, PAGE_SIZE } from '../paging.js';
+import { refundAudit } from '../../audit/steps.js';
 
 const STATUSES = ['NEW', 'PROCESS', 'UNDERPAID', 'SUCCESS', 'OVERPAID', 'FAIL'] as const;
 
@@ -46,10 +47,11 @@ export default async function paymentRoutes(app: FastifyInstance): Promise<void>
     const m = req.cabinet.session!.merchant;
     try {
       const p = refundInput.parse(b);
-      if (p.mode === 'full') await app.services.refunds.createFull(m, id);
+      const audited = refundAudit(cabinetActor(req));
+      if (p.mode === 'full') await app.services.refunds.createFull(m, id, audited);
       else {
         const amount = partialInput.parse(b).amount!;
-        await app.services.refunds.createPartial(m, id, amount);
+        await app.services.refunds.createPartial(m, id, amount, audited);
       }
       return reply.redirect(`${BASE}/payments/${encodeURIComponent(id)}?ok=payments.refund_created`, 303);
     } catch (e) {

@@ -1,7 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { assertMerchantUsable } from '../../domain/merchant/merchant-guard.js';
-import { BASE, formBody, formErrors, merchantIdOf, render } from '../context.js';
+import { cabinetActor, BASE, formBody, formErrors, merchantIdOf, render } from '../context.js';
 import { listFilters, PAGE_SIZE } from '../paging.js';
+import { payoutCreateAudit } from '../../audit/steps.js';
 
 const STATUSES = ['NEW', 'MODERATING', 'PROCESS', 'SUCCESS', 'FAIL', 'ERROR', 'DECLINED'] as const;
 
@@ -37,7 +38,7 @@ export default async function payoutRoutes(app: FastifyInstance): Promise<void> 
     const m = req.cabinet.session!.merchant;
     try {
       assertMerchantUsable(m, { subscription: true });
-      await app.services.payouts.createPersonal(m, { amount: b.amount, payout_account_id: b.payout_account_id, order_id: b.order_id || undefined });
+      await app.services.payouts.createPersonal(m, { amount: b.amount, payout_account_id: b.payout_account_id, order_id: b.order_id || undefined }, payoutCreateAudit(cabinetActor(req)));
       return reply.redirect(`${BASE}/payouts?ok=payouts.created`, 303);
     } catch (e) {
       const errors = formErrors(req, e, {

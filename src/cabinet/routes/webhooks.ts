@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { cabinetActor, BASE, formBody, formErrors, merchantIdOf, queryOf, render } from '../context.js';
-import { merchantAudit } from '../../audit/steps.js';
+import { redeliverAudit, merchantAudit } from '../../audit/steps.js';
 
 const PAGE = 30;
 
@@ -36,7 +36,7 @@ export default async function webhookRoutes(app: FastifyInstance): Promise<void>
 
   // Scoped by merchant: another merchant's event is NotFoundError (404).
   app.post('/events/:id/redeliver', { schema: { hide: true } }, async (req, reply) => {
-    await app.services.outbox.redeliver((req.params as { id: string }).id, merchantIdOf(req));
+    await app.services.outbox.redeliver((req.params as { id: string }).id, merchantIdOf(req), redeliverAudit(cabinetActor(req)));
     return reply.redirect(`${BASE}/webhooks?ok=hooks.redelivered`, 303);
   });
 }
