@@ -13,6 +13,7 @@ export { LOGIN_CSRF_COOKIE, SESSION_COOKIE };
 import { SessionStore } from './session.js';
 import { cabinetRoutePermission, teamAllows } from './roles.js';
 import { SIGN_IN_LIMITS } from './sign-in-guard.js';
+import { installPageHeaders } from '../lib/web-session.js';
 import type { CabinetRouteOptions } from './context.js';
 import authRoutes from './routes/auth.js';
 import dashboardRoutes from './routes/dashboard.js';
@@ -31,9 +32,6 @@ const ASSETS = {
   'app.js': { type: 'text/javascript; charset=utf-8', body: readFileSync(fileURLToPath(new URL('./assets/app.js', import.meta.url))) },
 } as const;
 
-// Nothing inline: scripts and styles come from /cabinet/assets only.
-const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
-  "form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 
 
 /** Merchant cabinet, /cabinet/*: server-rendered pages over the same service classes as the API. */
@@ -76,16 +74,8 @@ export default async function cabinetRoutes(app: FastifyInstance): Promise<void>
     if (!teamAllows(s, cabinetRoutePermission(req))) return errorPage(req, reply, 403, req.cabinet.t('error.unauthorized'));
   });
 
-  app.addHook('onSend', async (_req, reply, payload) => {
-    reply.header('content-security-policy', CSP);
-    reply.header('x-frame-options', 'DENY');
-    reply.header('x-content-type-options', 'nosniff');
-    reply.header('referrer-policy', 'same-origin');
-    if (!String(reply.getHeader('content-type') ?? '').startsWith('text/css') && !String(reply.getHeader('content-type') ?? '').startsWith('text/javascript')) {
-      reply.header('cache-control', 'no-store');
-    }
-    return payload;
-  });
+  // Nothing inline: scripts and styles come from /cabinet/assets only (src/lib/web-session.ts).
+  installPageHeaders(app);
 
   app.get('/assets/:file', { config: { cabinetPublic: true }, schema: { hide: true } }, async (req, reply) => {
     const a = ASSETS[(req.params as { file: string }).file as keyof typeof ASSETS];

@@ -56,3 +56,20 @@ export function safeNext(next: string | undefined, base: string): string {
   // Anything the resolution changed (a dot segment) is refused rather than followed.
   return out === next ? out : base;
 }
+
+/** The pages' CSP (cabinet and console): nothing inline, scripts and styles from self; QR codes and charts as data: images. */
+export const PAGE_CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
+  "form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+
+/** The security headers of server-rendered pages on a scope; pages (not their CSS and JS) are `no-store`. */
+export function installPageHeaders(app: import('fastify').FastifyInstance): void {
+  app.addHook('onSend', async (_req, reply, payload) => {
+    reply.header('content-security-policy', PAGE_CSP);
+    reply.header('x-frame-options', 'DENY');
+    reply.header('x-content-type-options', 'nosniff');
+    reply.header('referrer-policy', 'same-origin');
+    const type = String(reply.getHeader('content-type') ?? '');
+    if (!type.startsWith('text/css') && !type.startsWith('text/javascript')) reply.header('cache-control', 'no-store');
+    return payload;
+  });
+}

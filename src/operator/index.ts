@@ -11,6 +11,7 @@ import { UnsafeUrlError } from '../outbox/url-guard.js';
 import { allows, routePermission } from '../admin/auth.js';
 import { formBody } from '../cabinet/context.js';
 import { SIGN_IN_LIMITS } from '../lib/sign-in-guard.js';
+import { installPageHeaders } from '../lib/web-session.js';
 import { BASE, SESSION_COOKIE, render, type ConsoleRouteOptions } from './context.js';
 import { OperatorSessionStore } from './session.js';
 import authRoutes from './routes/auth.js';
@@ -23,10 +24,6 @@ const ASSETS = {
   'app.css': { type: 'text/css; charset=utf-8', body: Buffer.concat([asset('../cabinet/assets/app.css'), asset('./assets/console.css')]) },
   'app.js': { type: 'text/javascript; charset=utf-8', body: asset('../cabinet/assets/app.js') },
 } as const;
-
-// As the cabinet's: nothing inline; the QR code is a data: image.
-const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
-  "form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 
 /**
  * Operator console, /operator/*: server-rendered pages over the services the operator API
@@ -79,15 +76,7 @@ export default async function operatorConsole(app: FastifyInstance): Promise<voi
     }
   });
 
-  app.addHook('onSend', async (_req, reply, payload) => {
-    reply.header('content-security-policy', CSP);
-    reply.header('x-frame-options', 'DENY');
-    reply.header('x-content-type-options', 'nosniff');
-    reply.header('referrer-policy', 'same-origin');
-    const type = String(reply.getHeader('content-type') ?? '');
-    if (!type.startsWith('text/css') && !type.startsWith('text/javascript')) reply.header('cache-control', 'no-store');
-    return payload;
-  });
+  installPageHeaders(app);
 
   app.get('/assets/:file', { config: { consolePublic: true }, schema: { hide: true } }, async (req, reply) => {
     const a = ASSETS[(req.params as { file: string }).file as keyof typeof ASSETS];
