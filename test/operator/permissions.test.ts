@@ -127,3 +127,36 @@ describe('every role reads every console page', () => {
     });
   }
 });
+
+describe('bad input in the console: the operator API status, the field named, nothing changed, never a 500', () => {
+  it('refuses bad fields, unknown objects and finished payouts', async () => {
+    const c = ops.admin.client;
+    const m = await adminApi(t, 'POST', '/merchants', { name: 'Bad', email: `bad-${Date.now()}@shop.test` });
+    const before = await snapshot();
+    const fee = await c.act(`/operator/merchants/${m.id}`, `/operator/merchants/${m.id}/patch`, { 'fees.payment_card_percent': '101' });
+    expect(fee.statusCode).toBe(422);
+    expect(fee.body).toContain('fees.payment_card_percent');
+    const allow = await c.act(`/operator/merchants/${m.id}`, `/operator/merchants/${m.id}/patch`, { api_ip_allowlist: 'not-an-address' });
+    expect(allow.statusCode).toBe(422);
+    expect(allow.body).toContain('api_ip_allowlist');
+    const email = await c.act('/operator/merchants', '/operator/merchants', { name: 'X', email: 'not an email' });
+    expect(email.statusCode).toBe(422);
+    expect(email.body).toContain('email');
+    expect(await snapshot()).toBe(before);
+
+    const { payoutId } = await moderatedPayout(t);
+    const noReason = await c.act('/operator/payouts', `/operator/payouts/${payoutId}/decline`, { reason: ' ' });
+    expect(noReason.statusCode).toBe(422);
+    expect(noReason.body).toContain('reason');
+    expect((await t.db.pool.query('SELECT status FROM payouts WHERE id = $1', [payoutId])).rows[0].status).toBe('MODERATING');
+    expect((await c.act('/operator/payouts', '/operator/payouts/nope/approve')).statusCode).toBe(404);
+    expect((await c.get('/operator/merchants/nope')).statusCode).toBe(404);
+    expect((await c.act('/operator/payouts', `/operator/payouts/${payoutId}/approve`)).statusCode).toBe(303);
+    const again = await c.act('/operator/payouts?status=PROCESS', `/operator/payouts/${payoutId}/approve`);
+    expect(again.statusCode).toBeGreaterThanOrEqual(400);
+    expect(again.statusCode).toBeLessThan(500);
+    const badDate = await c.get('/operator/audit?start_date=yesterday');
+    expect(badDate.statusCode).toBe(422);
+    expect(badDate.body).toContain('does not match the format');
+  });
+});

@@ -11,7 +11,8 @@ import type { FastifyRequest } from 'fastify';
 
 const IdParams = Type.Object({ id: Type.String() });
 
-const CreateInput = defineInput({
+/** POST /merchants input (the console's create form is parsed with it too). */
+export const CreateInput = defineInput({
   name: v.string({ required: true, max: 255 }),
   email: v.string({ required: true, max: 255, pattern: /^[^\s@]+@[^\s@]+\.[^\s@]+$/ }),
   // The operator's choice (cabinet logins are rate-limited and locked out after failures).

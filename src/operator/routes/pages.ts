@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { actorOf } from '../../audit/audit.js';
 import { operatorActions } from '../../admin/actions.js';
 import { queryAudit, auditCsv } from '../../admin/routes/audit.js';
+import { CreateInput } from '../../admin/routes/merchants.js';
 import { balanceView, connectorView, merchantView, rateView, sbpBankView } from '../../admin/views.js';
 import { listAccounts, verifyLedger } from '../../domain/ledger/ledger.js';
 import { ValidationError } from '../../http/errors.js';
@@ -9,7 +10,6 @@ import { isIdLike } from '../../admin/input.js';
 import { formBody, queryOf } from '../../cabinet/context.js';
 import { BASE, done, render } from '../context.js';
 
-const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 const PAYOUT_STATUSES = ['MODERATING', 'NEW', 'PROCESS', 'SUCCESS', 'FAIL', 'ERROR', 'DECLINED'];
 const FEE_KEYS = ['payment_card', 'payment_sbp', 'payout_card', 'payout_sbp'].flatMap((k) => [`${k}_percent`, `${k}_fixed`]);
 
@@ -54,13 +54,9 @@ export default async function consolePages(app: FastifyInstance): Promise<void> 
 
   app.post('/merchants', { config: { permission: 'admin' }, schema: { hide: true } }, async (req, reply) => {
     const b = formBody(req);
-    const errors: Record<string, string[]> = {};
-    const name = (b.name ?? '').trim();
-    const email = (b.email ?? '').trim();
-    if (!name || name.length > 255) errors.name = ['The name is required (at most 255 characters).'];
-    if (!EMAIL.test(email) || email.length > 255) errors.email = ['A valid email is required.'];
-    if (Object.keys(errors).length > 0) throw new ValidationError(errors);
-    const { merchant, apiToken } = await actions.createMerchant(actorOf(req), { name, email });
+    // The operator API's input rules; no password here (the merchant gets one by a reset).
+    const input = CreateInput.parse({ name: b.name?.trim(), email: b.email?.trim() });
+    const { merchant, apiToken } = await actions.createMerchant(actorOf(req), { name: input.name!, email: input.email! });
     // The token is shown once, in the answer to this POST (reloading it changes nothing: the form token is spent).
     return render(req, reply, 'secret-once', { nav: 'merchants', title: 'Merchant created', what: 'API token', secret: apiToken, back: `${BASE}/merchants/${merchant.id}` });
   });
