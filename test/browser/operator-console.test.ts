@@ -68,6 +68,12 @@ for (const [size, viewport] of Object.entries(SIZES)) {
       await expect(entry.textContent()).resolves.toContain('payout.approve');
       await expect(entry.textContent()).resolves.toContain(`operator:${op.id}`);
       await shot(page, size, '07-audit');
+      // The merchant page, read-only for finance (no settings forms).
+      const { merchant_id: merchantId } = (await t.db.pool.query('SELECT merchant_id FROM payouts WHERE id = $1', [payoutId])).rows[0];
+      await page.goto(`${base}/operator/merchants/${merchantId}`);
+      await expect(page.locator('#merchant-verified').textContent()).resolves.toBe('yes');
+      await expect(page.locator('#refresh-token').count()).resolves.toBe(0);
+      await shot(page, size, '08-merchant');
     } finally {
       await ctx.close();
     }
