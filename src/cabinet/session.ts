@@ -52,11 +52,11 @@ export class SessionStore {
   async login(email: string, password: string): Promise<LoginResult> {
     // The merchant's own login, else a team member's (an invited member without a password yet finds nothing).
     const r = await this.db.pool.query<{ id: string; password_hash: string | null; status: string; user_id: string | null }>(
-      `SELECT id, password_hash, status::text AS status, NULL::text AS user_id FROM merchants WHERE email = $1
+      `SELECT id, password_hash, status::text AS status, NULL::text AS user_id, 0 AS k FROM merchants WHERE email = $1
        UNION ALL
-       SELECT m.id, u.password_hash, m.status::text, u.id FROM merchant_users u JOIN merchants m ON m.id = u.merchant_id
+       SELECT m.id, u.password_hash, m.status::text, u.id, 1 FROM merchant_users u JOIN merchants m ON m.id = u.merchant_id
         WHERE u.email = $1 AND u.password_hash IS NOT NULL
-       LIMIT 1`,
+       ORDER BY k LIMIT 1`,
       [email.trim().toLowerCase()],
     );
     const m = r.rows[0];
