@@ -127,6 +127,11 @@ export const VERBS: Record<string, Verb> = {
     help: 'Issue a personal operator API token (printed once)',
     build(p) { const [id] = need(p, 1, this.usage); return { method: 'POST', path: `/operators/${id}/tokens`, body: flagsBody(p.flags) }; },
   },
+  'operators:totp-reset': {
+    usage: 'operators:totp-reset OPERATOR_ID',
+    help: "Turn an operator's TOTP off (a lost phone): the next console sign-in enrols again",
+    build(p) { const [id] = need(p, 1, this.usage); return { method: 'POST', path: `/operators/${id}/totp-reset` }; },
+  },
   'audit:list': {
     usage: 'audit:list [--actor A] [--object-id ID] [--action X] [--start-date D] [--finish-date D] [--before-id N] [--limit N]',
     help: 'The audit trail, newest first',

@@ -108,6 +108,7 @@ export function render(req: FastifyRequest, reply: FastifyReply, page: string, d
   const ctx: Record<string, unknown> = {
     base: BASE, t, lang, h, langUrl, flash, path: url.pathname,
     csrf: session ? new FormTokens(req.server.db).issue(session) : '', merchant: session?.merchant ?? null, mode: req.cabinet.mode ?? 'live',
+    teamRole: session ? (session.user?.role ?? 'owner') : null,
     errors: { fields: {} }, values: {}, ...data,
   };
   const fe = (ctx.errors as FormErrors).fields ?? {};
@@ -144,11 +145,12 @@ export function queryOf(req: FastifyRequest): Record<string, string> {
 }
 
 /**
- * The audit actor of a cabinet change: `merchant:<id>` (the one login a merchant has today;
- * team members will be `merchant-user:<id>`).
+ * The audit actor of a cabinet change: `merchant:<id>` (the merchant's own login) or
+ * `merchant-user:<id>` (a team member, issue 17).
  */
 export function cabinetActor(req: FastifyRequest): Actor {
-  return { actor: `merchant:${liveMerchantIdOf(req)}`, ip: req.ip ?? null };
+  const user = req.cabinet.session?.user;
+  return { actor: user ? `merchant-user:${user.id}` : `merchant:${liveMerchantIdOf(req)}`, ip: req.ip ?? null };
 }
 
 /**

@@ -12,7 +12,9 @@ import { BASE, LOGIN_CSRF_COOKIE, MODE_COOKIE, SESSION_COOKIE, formBody, render 
 export { LOGIN_CSRF_COOKIE, SESSION_COOKIE };
 import { SessionStore } from './session.js';
 import { FormTokens } from './forms.js';
+import { cabinetRoutePermission, teamAllows } from './roles.js';
 import { SIGN_IN_LIMITS } from './sign-in-guard.js';
+import { installPageHeaders } from '../lib/web-session.js';
 import type { CabinetRouteOptions } from './context.js';
 import authRoutes from './routes/auth.js';
 import dashboardRoutes from './routes/dashboard.js';
@@ -24,6 +26,7 @@ import webhookRoutes from './routes/webhooks.js';
 import apiRoutes from './routes/api.js';
 import accountRoutes from './routes/accounts.js';
 import modeRoutes from './routes/mode.js';
+import teamRoutes from './routes/team.js';
 
 const VIEWS = fileURLToPath(new URL('./views', import.meta.url));
 const ASSETS = {
@@ -31,9 +34,6 @@ const ASSETS = {
   'app.js': { type: 'text/javascript; charset=utf-8', body: readFileSync(fileURLToPath(new URL('./assets/app.js', import.meta.url))) },
 } as const;
 
-// Nothing inline: scripts and styles come from /cabinet/assets only.
-const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
-  "form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 
 
 /** Merchant cabinet, /cabinet/*: server-rendered pages over the same service classes as the API. */
@@ -78,6 +78,8 @@ export default async function cabinetRoutes(app: FastifyInstance): Promise<void>
       req.cabinet.mode = 'test';
       req.cabinet.testMerchantId = (await app.services.merchants.ensureTestTwin(s.merchant.id)).twin.id;
     }
+    // A team member's role (src/cabinet/roles.ts), checked before any handler: 403, nothing changes.
+    if (!teamAllows(s, cabinetRoutePermission(req))) return errorPage(req, reply, 403, req.cabinet.t('error.unauthorized'));
     if (req.method === 'POST') {
       // Single-use form tokens (src/cabinet/forms.ts): a token sent twice does nothing the
       // second time and lands on the page the form came from.
@@ -94,16 +96,8 @@ export default async function cabinetRoutes(app: FastifyInstance): Promise<void>
     if (nonce && reply.statusCode >= 400) await forms.release(nonce).catch((err) => req.log.warn({ err }, 'form token release'));
   });
 
-  app.addHook('onSend', async (_req, reply, payload) => {
-    reply.header('content-security-policy', CSP);
-    reply.header('x-frame-options', 'DENY');
-    reply.header('x-content-type-options', 'nosniff');
-    reply.header('referrer-policy', 'same-origin');
-    if (!String(reply.getHeader('content-type') ?? '').startsWith('text/css') && !String(reply.getHeader('content-type') ?? '').startsWith('text/javascript')) {
-      reply.header('cache-control', 'no-store');
-    }
-    return payload;
-  });
+  // Nothing inline: scripts and styles come from /cabinet/assets only (src/lib/web-session.ts).
+  installPageHeaders(app);
 
   app.get('/assets/:file', { config: { cabinetPublic: true }, schema: { hide: true } }, async (req, reply) => {
     const a = ASSETS[(req.params as { file: string }).file as keyof typeof ASSETS];
@@ -139,6 +133,7 @@ export default async function cabinetRoutes(app: FastifyInstance): Promise<void>
   await app.register(apiRoutes, { prefix: '/api' });
   await app.register(accountRoutes, { prefix: '/accounts' });
   await app.register(modeRoutes, { ...opts, prefix: '/mode' });
+  await app.register(teamRoutes, { ...opts, prefix: '/team' });
 }
 
 function errorPage(req: FastifyRequest, reply: FastifyReply, status: number, message: string) {

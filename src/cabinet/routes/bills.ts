@@ -2,11 +2,12 @@ import type { FastifyInstance } from 'fastify';
 import { NotFoundError } from '../../http/errors.js';
 import { assertMerchantUsable } from '../../domain/merchant/merchant-guard.js';
 import { billCreateInput } from '../../http/routes/bill/create.js';
-import { BASE, formBody, formErrors, liveMerchantIdOf, merchantIdOf, render } from '../context.js';
+import { BASE, cabinetActor, formBody, formErrors, liveMerchantIdOf, merchantIdOf, render } from '../context.js';
 import { listFilters, pageArgs, PAGE_SIZE } from '../paging.js';
 import { billWhere } from '../lists.js';
 import { PAYMENT_INCLUDE } from './payments.js';
 import { parseAmountInput } from '../../lib/money-format.js';
+import { billToggleAudit } from '../../audit/steps.js';
 
 const STATUSES = ['NEW', 'PROCESS', 'UNDERPAID', 'SUCCESS', 'OVERPAID', 'FAIL'] as const;
 
@@ -74,7 +75,7 @@ export default async function billRoutes(app: FastifyInstance): Promise<void> {
     const b = formBody(req);
     try {
       assertMerchantUsable(req.cabinet.session!.merchant, { subscription: true });
-      await app.services.bills.toggle({ id: merchantIdOf(req) }, { id, active: b.active === '1' });
+      await app.services.bills.toggle({ id: merchantIdOf(req) }, { id, active: b.active === '1' }, billToggleAudit(cabinetActor(req)));
       return reply.redirect(`${BASE}/bills/${encodeURIComponent(id)}?ok=bills.toggled`, 303);
     } catch (e) {
       const errors = formErrors(req, e);

@@ -2,11 +2,12 @@ import type { FastifyInstance } from 'fastify';
 import { isMoneyReceived } from '../../domain/statuses.js';
 import { NotFoundError, UnauthorizedActionError } from '../../http/errors.js';
 import { defineInput, v } from '../../http/input.js';
-import { BASE, formBody, formErrors, liveMerchantIdOf, merchantIdOf, render } from '../context.js';
+import { BASE, cabinetActor, formBody, formErrors, liveMerchantIdOf, merchantIdOf, render } from '../context.js';
 import { filterQuery, listFilters, pageArgs, PAGE_SIZE } from '../paging.js';
 import { paymentWhere, refundWhere } from '../lists.js';
 import { batches, csvFormat, exportFilename, exportPage, sendCsv } from '../export.js';
 import { parseAmountInput } from '../../lib/money-format.js';
+import { refundAudit } from '../../audit/steps.js';
 
 const STATUSES = ['NEW', 'PROCESS', 'UNDERPAID', 'SUCCESS', 'OVERPAID', 'FAIL'] as const;
 const REFUND_STATUSES = ['NEW', 'PROCESS', 'SUCCESS', 'FAIL'] as const;
@@ -110,11 +111,12 @@ export default async function paymentRoutes(app: FastifyInstance): Promise<void>
     const m = req.cabinet.session!.merchant;
     try {
       const p = refundInput.parse(b);
-      if (p.mode === 'full') await app.services.refunds.createFull(m, id);
+      const audited = refundAudit(cabinetActor(req));
+      if (p.mode === 'full') await app.services.refunds.createFull(m, id, audited);
       else {
         // "1 500,00" as people type it (lib/money-format.ts), then the API's own rules.
         const amount = partialInput.parse({ ...b, amount: parseAmountInput(b.amount, req.cabinet.lang) }).amount!;
-        await app.services.refunds.createPartial(m, id, amount);
+        await app.services.refunds.createPartial(m, id, amount, audited);
       }
       return reply.redirect(`${BASE}/payments/${encodeURIComponent(id)}?ok=payments.refund_created`, 303);
     } catch (e) {

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { defineInput, v } from '../../http/input.js';
 import { BASE, cabinetActor, formBody, formErrors, liveMerchantIdOf as merchantIdOf, queryOf, render } from '../context.js';
-import { shopAudit } from '../../audit/steps.js';
+import { testPostback, shopAudit } from '../../audit/steps.js';
 
 const settingsInput = defineInput({
   default_currency: v.enumOf(['RUB', 'USD', 'EUR'] as const, { required: true }),
@@ -52,7 +52,7 @@ export default async function shopRoutes(app: FastifyInstance): Promise<void> {
   app.post('/:id/test-postback', { schema: { hide: true } }, async (req, reply) => {
     const id = (req.params as { id: string }).id;
     try {
-      const r = await app.services.outbox.sendTestPostback(merchantIdOf(req), id);
+      const r = await testPostback(app, cabinetActor(req), merchantIdOf(req), id);
       return reply.redirect(`${BASE}/shops/${encodeURIComponent(id)}?test=${r.event.id}`, 303);
     } catch (e) {
       reply.status(422);

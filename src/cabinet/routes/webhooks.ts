@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { cabinetActor, BASE, formBody, formErrors, liveMerchantIdOf, merchantIdOf, queryOf, render } from '../context.js';
-import { merchantAudit } from '../../audit/steps.js';
+import { redeliverAudit, merchantAudit } from '../../audit/steps.js';
 import { filterQuery, listFilters } from '../paging.js';
 import { NO_URL } from '../../outbox/events.js';
 
@@ -49,7 +49,7 @@ export default async function webhookRoutes(app: FastifyInstance): Promise<void>
 
   // Scoped by merchant: another merchant's event is NotFoundError (404).
   app.post('/events/:id/redeliver', { schema: { hide: true } }, async (req, reply) => {
-    await app.services.outbox.redeliver((req.params as { id: string }).id, merchantIdOf(req));
+    await app.services.outbox.redeliver((req.params as { id: string }).id, merchantIdOf(req), redeliverAudit(cabinetActor(req)));
     return reply.redirect(`${BASE}/webhooks?ok=hooks.redelivered`, 303);
   });
 }

@@ -55,6 +55,9 @@ interface CreateOutcome {
 // Finished NORMAL bills never change; the SQL guards use the same list as bill.states.ts.
 const FINISHED_SQL = PAID_STATUSES.map((s) => `'${s}'`).join(', ');
 
+/** A bill's activity before and after a toggle (for the audit step). */
+export interface BillToggle { before: { id: string; active: boolean }; after: { id: string; active: boolean } }
+
 export class BillService {
   constructor(private readonly config: Config, private readonly db: Db) {}
 
@@ -140,13 +143,20 @@ export class BillService {
    * Sets the activity flag. One conditional UPDATE: it changes the row only when the bill is
    * the merchant's and not a finished NORMAL bill; otherwise a read says which.
    */
-  async toggle(merchant: { id: string }, input: { id: string; active: boolean }): Promise<BillRow> {
-    const r = await this.db.pool.query<BillRow>(
+  async toggle(merchant: { id: string }, input: { id: string; active: boolean }, inTx?: InTx<BillToggle>): Promise<BillRow> {
+    const update = (c: Queryable) => c.query<BillRow>(
       `UPDATE bills SET active = $3, updated_at = now()
         WHERE id = $1 AND merchant_id = $2 AND NOT (type = 'NORMAL' AND status IN (${FINISHED_SQL}))
         RETURNING ${BILL_COLUMNS}`,
       [input.id, merchant.id, input.active],
     );
+    // With a step (the cabinet's audit entry): the previous value read under lock, the entry in the same transaction.
+    const r = !inTx ? await update(this.db.pool) : await withPgTx(this.db.pool, async (c) => {
+      const prev = await c.query<{ active: boolean }>('SELECT active FROM bills WHERE id = $1 AND merchant_id = $2 FOR UPDATE', [input.id, merchant.id]);
+      const u = await update(c);
+      if (u.rows[0]) await inTx(c, { before: { id: input.id, active: prev.rows[0]!.active }, after: { id: input.id, active: u.rows[0].active } });
+      return u;
+    });
     if (r.rows[0]) return r.rows[0];
     const bill = await this.find(merchant, input.id);
     if (!bill) throw new DomainError('bill_not_found');

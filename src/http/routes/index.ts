@@ -11,6 +11,7 @@ import dictionaryRoutes from './dictionaries/index.js';
 import adminRoutes from '../../admin/routes/index.js';
 import pageRoutes from '../../page/index.js';
 import cabinetRoutes from '../../cabinet/index.js';
+import operatorConsole from '../../operator/index.js';
 import metricsRoutes from '../../metrics/index.js';
 
 /** Every route group of the service; each group installs its own auth in its own scope. */
@@ -35,5 +36,6 @@ export async function registerRoutes(app: FastifyInstance): Promise<void> {
   await app.register(adminRoutes, { prefix: '/admin/v1' });
   await app.register(pageRoutes, { prefix: '/pay' });
   await app.register(cabinetRoutes, { prefix: '/cabinet' });
+  await app.register(operatorConsole, { prefix: '/operator' });
   await app.register(metricsRoutes);
 }
