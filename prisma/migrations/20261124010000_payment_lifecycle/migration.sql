@@ -6,6 +6,9 @@ ALTER TABLE "payments" ADD COLUMN "payer_action" JSONB,
     ADD COLUMN "next_check_at" TIMESTAMPTZ(3),
     ADD COLUMN "check_attempts" INTEGER NOT NULL DEFAULT 0;
 CREATE INDEX "payments_reconcile_idx" ON "payments" ("next_check_at") WHERE "status" = 'PROCESS';
+-- The payment form's token opened at most one payment: a reloaded POST finds that payment.
+ALTER TABLE "payments" ADD COLUMN "form_nonce" TEXT;
+CREATE UNIQUE INDEX "payments_form_nonce_key" ON "payments" ("form_nonce") WHERE "form_nonce" IS NOT NULL;
 
 -- Every inbound notification applied once: (connector, the provider's event key).
 CREATE TABLE "provider_notifications" (
@@ -43,5 +46,6 @@ CREATE TABLE IF NOT EXISTS "attention_items" (
 );
 CREATE INDEX IF NOT EXISTS "attention_items_open_idx" ON "attention_items" ("created_at") WHERE "resolved_at" IS NULL;
 
--- Payments left in PROCESS by the old flow are asked about at once.
-UPDATE "payments" SET "next_check_at" = now() WHERE "status" = 'PROCESS';
+-- Payments left in PROCESS by the old flow are asked about at once, at the connector that took
+-- them (the old flow wrote it only after the call: every route defaulted to the sandbox).
+UPDATE "payments" SET "next_check_at" = now(), "connector" = coalesce("connector", 'sandbox') WHERE "status" = 'PROCESS';

@@ -206,7 +206,7 @@ export class ConnectorRegistry {
 
   private build(row: ConnectorRow): Connector | null {
     switch (row.kind) {
-      case 'sandbox': return new SandboxConnector(row.name, row.mode, { refuse: row.settings.refuse === true });
+      case 'sandbox': return new SandboxConnector(row.name, row.mode, { refuse: row.settings.refuse === true }, { db: this.db.pool, publicBaseUrl: this.config.publicBaseUrl });
       // Their classes come with the next step (docs/decisions.md "Provider boundary").
       default: return null;
     }
