@@ -3,7 +3,7 @@ import type { Queryable } from '../../db/client.js';
 import { randomId } from '../../lib/ids.js';
 import {
   ConnectorRefusedError, type Capabilities, type Connector, type ConnectorMode, type CreatePayment, type CreatePayout, type CreateRefund,
-  type OperationOutcome, type ParsedNotification, type PayerAction, type PaymentOutcome,
+  type InboundNotification, type OperationOutcome, type ParsedNotification, type PayerAction, type PaymentOutcome,
 } from './connector.js';
 
 /** Declined by the sandbox (PROVIDERS.md "Sandbox behaviour"). */
@@ -196,7 +196,7 @@ export class SandboxConnector implements Connector {
     return q.ref ? { status: 'succeeded', ref: q.ref } : { status: 'failed', code: 'not_found', message: 'sandbox: no such payout', ref: null };
   }
 
-  async parseNotification(): Promise<ParsedNotification> {
+  async parseNotification(_n?: InboundNotification): Promise<ParsedNotification> {
     // The sandbox answers at once: it never notifies, so anything claiming to be from it is forged.
     return { ok: false, reason: 'the sandbox sends no notifications' };
   }
