@@ -131,16 +131,17 @@ describe('payment page in Chromium', () => {
   });
 
   for (const [label, amount, status] of [['underpaid', '600.00', 'UNDERPAID'], ['overpaid', '1200.00', 'OVERPAID']] as const) {
-    it(`SBP ${label}: the QR, the sandbox amount, the confirm step, then the Success URL`, async () => {
+    it(`SBP ${label}: the QR, the bank app's amount on the sandbox bank page, the confirm step, then the Success URL`, async () => {
       const billId = await createBill(t, m, { amount: '1000.00', orderId: `sbp-${label}` });
       const { ctx, page } = await open(PHONE);
       await page.goto(`${base}/pay/${billId}`);
       await page.locator('label[for=tab-sbp]').click();
       await expect(page.locator('#panel-sbp svg').isVisible()).resolves.toBe(true);
-      await page.locator('details.sandbox summary').click();
-      await page.getByLabel(/Amount sent/).fill(amount);
       if (label === 'underpaid') await page.screenshot({ path: `${ART}/pay-phone-sbp.png`, fullPage: true });
-      await Promise.all([page.waitForURL(`${receiverBase}/success`), page.getByTestId('pay-sbp').click()]);
+      await Promise.all([page.waitForURL(/\/payments\//), page.getByTestId('pay-sbp').click()]);
+      await page.getByTestId('bank-app').first().click();
+      await page.getByLabel(/Amount to send/).fill(amount);
+      await Promise.all([page.waitForURL(`${receiverBase}/success`), page.getByTestId('sandbox-confirm').click()]);
       const f = lastReceived();
       expect(f.fields.OutSum).toBe(amount);
       expect(f.fields.SignatureValue).toBe(md5Upper(`${amount}:sbp-${label}:${m.token}`));
@@ -158,7 +159,7 @@ describe('payment page in Chromium', () => {
     await page.getByLabel(/Expiry/).fill('12/34');
     await page.getByLabel('CVC').fill('123');
     await page.getByTestId('pay-card').click();
-    await page.waitForURL(`${base}/pay/${billId}`);
+    await page.waitForURL(new RegExp(`/pay/${billId}/payments/`));
     await expect(page.getByTestId('result').getAttribute('data-status')).resolves.toBe('SUCCESS');
     await page.screenshot({ path: `${ART}/pay-phone-result-nojs.png`, fullPage: true });
     await Promise.all([page.waitForURL(`${receiverBase}/success`), page.getByRole('button', { name: 'Return to the shop' }).click()]);
