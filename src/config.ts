@@ -60,6 +60,11 @@ export interface Config {
    * request's transaction committed and before its answer leaves, to prove a retry finds it.
    */
   crashAfterCommit: boolean;
+  /**
+   * Tests only (TEST_CRASH_AFTER_PROVIDER_ANSWER=true): the process SIGKILLs itself after a
+   * payment's provider answered and before the answer is committed, to prove reconciliation.
+   */
+  crashAfterProviderAnswer: boolean;
 }
 
 export interface FeeDefaults {
@@ -170,6 +175,7 @@ export function loadConfig(env: Env = { ...readDotEnv(), ...process.env }, gener
     reconcilePollMs: int('RECONCILE_POLL_MS', env.RECONCILE_POLL_MS, 5_000, 50),
     idempotencyTtlHours: int('IDEMPOTENCY_TTL_HOURS', env.IDEMPOTENCY_TTL_HOURS, 24, 1),
     crashAfterCommit: bool('TEST_CRASH_AFTER_COMMIT', env.TEST_CRASH_AFTER_COMMIT, false),
+    crashAfterProviderAnswer: bool('TEST_CRASH_AFTER_PROVIDER_ANSWER', env.TEST_CRASH_AFTER_PROVIDER_ANSWER, false),
     defaultFees: {
       paymentCardPercent: dec('FEE_PAYMENT_CARD_PERCENT', env.FEE_PAYMENT_CARD_PERCENT, '0'),
       paymentCardFixed: dec('FEE_PAYMENT_CARD_FIXED', env.FEE_PAYMENT_CARD_FIXED, '0'),

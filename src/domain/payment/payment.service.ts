@@ -304,6 +304,7 @@ export class PaymentService {
       if (outcome.status !== 'refused') break;
     }
     outcome ??= { status: 'refused', code: 'no_connector', message: `No enabled connector can take payment_${method}.` };
+    if (this.config.crashAfterProviderAnswer) process.kill(process.pid, 'SIGKILL');
     const result = toCharge(outcome);
     if (result === null) {
       // No final answer (an action the payer must take, a pending operation, a timeout): the
