@@ -1,8 +1,8 @@
 import { mkdirSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchChromium, startShopReceiver, type ShopReceiver } from './payment-page-helpers.js';
 import { md5Upper } from '../../src/lib/crypto.js';
 import { setupTestApp, type TestApp } from '../helpers/app.js';
 import { createMerchant, type MerchantFixture } from '../factories/merchant.js';
@@ -19,39 +19,25 @@ const SIZES = { phone: { width: 390, height: 844 }, desktop: { width: 1280, heig
 let t: TestApp;
 let m: MerchantFixture;
 let browser: Browser;
-let receiver: Server;
+let receiver: ShopReceiver;
 let receiverBase: string;
 let base: string;
-const received: Array<{ path: string; fields: Record<string, string> }> = [];
 
 beforeAll(async () => {
   mkdirSync(ART, { recursive: true });
-  receiver = createServer((req, res) => {
-    let body = '';
-    req.on('data', (c) => { body += c; });
-    req.on('end', () => {
-      if (req.method === 'POST') received.push({ path: req.url ?? '', fields: Object.fromEntries(new URLSearchParams(body)) });
-      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
-      res.end(`<!doctype html><title>Shop</title><h1 id="landed">${req.url === '/success' ? 'Thank you' : 'Payment failed'}</h1>`);
-    });
-  });
-  await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', () => r()));
-  receiverBase = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+  receiver = await startShopReceiver();
+  receiverBase = receiver.base;
   t = await setupTestApp({ PAY_ATTEMPTS_PER_BILL: '1000', PAY_ATTEMPTS_PER_IP: '1000' });
   await t.app.listen({ host: '127.0.0.1', port: 0 });
   base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
   m = await createMerchant(t, { shop: { name: 'Лавка Чая', successUrl: `${receiverBase}/success`, failUrl: `${receiverBase}/fail` } });
-  browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  browser = await launchChromium();
 }, 120_000);
 
 afterAll(async () => {
   await browser?.close();
   await t?.close();
-  await new Promise<void>((r) => (receiver ? receiver.close(() => r()) : r()));
+  await receiver?.close();
 });
 
 const one = async (sql: string, v: unknown[] = []) => (await t.db.pool.query(sql, v)).rows[0];
@@ -86,7 +72,7 @@ for (const [size, viewport] of Object.entries(SIZES)) {
       const page = await ctx.newPage();
       await payByCard(page, billId, '4242424242424242');
       await Promise.all([page.waitForURL(`${receiverBase}/success`), page.getByTestId('pay-card').click()]);
-      expect(received.at(-1)!.fields.SignatureValue).toBe(md5Upper(`150.00:c-${size}:${m.token}`));
+      expect(receiver.received.at(-1)!.fields.SignatureValue).toBe(md5Upper(`150.00:c-${size}:${m.token}`));
       const [p] = await paymentsOf(billId);
       expect(p!.status).toBe('SUCCESS');
       await reloadChangesNothing(page, billId, `${base}/pay/${billId}/payments/${p!.id}`);
@@ -134,7 +120,7 @@ for (const [size, viewport] of Object.entries(SIZES)) {
       await bankApp.getByLabel(/Сумма перевода/).fill('420.00');
       await bankApp.getByTestId('sandbox-confirm').click();
       await page.waitForURL(`${receiverBase}/success`, { timeout: 15_000 });
-      expect(received.at(-1)!.fields).toMatchObject({ InvId: `sbp-${size}`, OutSum: '420.00' });
+      expect(receiver.received.at(-1)!.fields).toMatchObject({ InvId: `sbp-${size}`, OutSum: '420.00' });
       expect(await one(`SELECT status::text FROM bills WHERE id = $1`, [billId])).toEqual({ status: 'UNDERPAID' });
       await reloadChangesNothing(page, billId, paymentUrl);
       await ctx.close();

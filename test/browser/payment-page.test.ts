@@ -1,8 +1,8 @@
 import { mkdirSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchChromium, startShopReceiver, type ShopReceiver } from './payment-page-helpers.js';
 import { md5Upper } from '../../src/lib/crypto.js';
 import { setupTestApp, type TestApp } from '../helpers/app.js';
 import { createMerchant, type MerchantFixture } from '../factories/merchant.js';
@@ -15,43 +15,27 @@ const DESKTOP = { width: 1280, height: 800 };
 let t: TestApp;
 let m: MerchantFixture;
 let browser: Browser;
-let receiver: Server;
+let receiver: ShopReceiver;
 let receiverBase: string;
 let base: string;
-/** What the shop's Success/Fail pages received, by path. */
-const received: Array<{ path: string; fields: Record<string, string> }> = [];
 
 beforeAll(async () => {
   mkdirSync(ART, { recursive: true });
-  receiver = createServer((req, res) => {
-    let body = '';
-    req.on('data', (c) => { body += c; });
-    req.on('end', () => {
-      const fields = Object.fromEntries(new URLSearchParams(body));
-      if (req.method === 'POST') received.push({ path: req.url ?? '', fields });
-      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
-      res.end(`<!doctype html><title>Shop</title><h1 id="landed">${req.url === '/success' ? 'Thank you' : 'Payment failed'}</h1><pre>${JSON.stringify(fields).replace(/</g, '&lt;')}</pre>`);
-    });
-  });
-  await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', () => r()));
-  receiverBase = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+  receiver = await startShopReceiver();
+  receiverBase = receiver.base;
 
   t = await setupTestApp({ PAY_ATTEMPTS_PER_BILL: '1000', PAY_ATTEMPTS_PER_IP: '1000' });
   await t.app.listen({ host: '127.0.0.1', port: 0 });
   base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
   m = await createMerchant(t, { shop: { name: 'Северный Ветер Store', successUrl: `${receiverBase}/success`, failUrl: `${receiverBase}/fail` } });
 
-  browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  browser = await launchChromium();
 }, 120_000);
 
 afterAll(async () => {
   await browser?.close();
   await t?.close();
-  await new Promise<void>((r) => (receiver ? receiver.close(() => r()) : r()));
+  await receiver?.close();
 });
 
 async function open(viewport = PHONE, opts: { locale?: string; javaScriptEnabled?: boolean } = {}): Promise<{ ctx: BrowserContext; page: Page }> {
@@ -60,7 +44,8 @@ async function open(viewport = PHONE, opts: { locale?: string; javaScriptEnabled
   return { ctx, page };
 }
 
-const lastReceived = () => received[received.length - 1]!;
+/** What the shop's Success/Fail pages received last. */
+const lastReceived = () => receiver.received[receiver.received.length - 1]!;
 
 async function fillCard(page: Page, number: string) {
   await page.getByLabel(/Card number|Номер карты/).fill(number);
