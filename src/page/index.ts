@@ -135,6 +135,11 @@ export default async function pageRoutes(app: FastifyInstance): Promise<void> {
   app.get<{ Params: { billId: string } }>('/:billId', { schema: { hide: true, params: BILL_ID } }, async (req, reply) => {
     const bill = await services.payments.findPayableBill(req.params.billId);
     const ctx = ctxOf(req, reply, undefined, bill);
+    if (bill?.type === 'NORMAL' && bill.status === 'PROCESS') {
+      // The payer opened the bill's link again while its payment waits: show that payment.
+      const running = await services.payments.runningPayment(bill.id);
+      if (running) return reply.redirect(`/pay/${bill.id}/payments/${running}${ctx.lang === 'ru' ? '?lang=ru' : ''}`, 303);
+    }
     const r = refusal(ctx, bill);
     if (r) return html(reply, r.status, r.body);
     return renderForm(req, reply, ctx, bill!, 200);
@@ -189,7 +194,8 @@ export default async function pageRoutes(app: FastifyInstance): Promise<void> {
       // then parses the form against it (its fixed method), then pays.
       outcome = await services.payments.pay(billId, (bill, o) => parsePayInput(raw, bill.paymentMethod, new Date(), bill, o), { ip: req.ip, formNonce: formNonce ?? undefined });
     } catch (e) {
-      if (e instanceof FormAlreadyUsedError && formNonce) {
+      // The same form raced itself (the other POST opened the payment, or holds the bill): go to that payment.
+      if (formNonce && (e instanceof FormAlreadyUsedError || (e instanceof DomainError && e.code === 'payment_in_progress'))) {
         const used = await services.payments.paymentOfForm(formNonce);
         if (used) return reply.redirect(paymentPageOf(used.id), 303);
       }

@@ -53,6 +53,16 @@ describe('JSON mode', () => {
 });
 
 describe('HTML: post/redirect/get and the waiting page', () => {
+  it('the same form posted twice at once opens one payment; both answers go to it', async () => {
+    const billId = await createBill(t, m, { amount: '12.00' });
+    const token = csrfOf((await get(`/pay/${billId}`)).body);
+    const form = { _csrf: token, method: 'BANK_CARD', card_number: '4000002760003184', card_expiry: '11/38', card_cvc: '123' };
+    const [a, b] = await Promise.all([post(`/pay/${billId}`, form), post(`/pay/${billId}`, form)]);
+    expect([a.statusCode, b.statusCode]).toEqual([303, 303]);
+    expect(a.headers.location).toBe(b.headers.location);
+    expect((await one(`SELECT count(*)::int AS n FROM payments WHERE bill_id = $1`, [billId])).n).toBe(1);
+  });
+
   it('3DS failed: the form POST answers 303 to the waiting page with the bank link; Fail on the bank page ends FAIL with the Fail URL POST', async () => {
     const billId = await createBill(t, m, { amount: '25.00' });
     const form = await get(`/pay/${billId}`);
@@ -67,6 +77,10 @@ describe('HTML: post/redirect/get and the waiting page', () => {
     await get(String(r.headers.location));
     expect((await post(`/pay/${billId}`, { _csrf: csrfOf(form.body), method: 'BANK_CARD', card_number: '4000002760003184', card_expiry: '11/38', card_cvc: '123' })).headers.location).toBe(r.headers.location);
     expect((await one(`SELECT count(*)::int AS n FROM payments WHERE bill_id = $1`, [billId])).n).toBe(1);
+    // Opening the bill's link again shows the waiting payment, not a new form.
+    const reopened = await get(`/pay/${billId}`);
+    expect(reopened.statusCode).toBe(303);
+    expect(reopened.headers.location).toBe(r.headers.location);
     const bank = await get(`/sandbox/3ds/${id}`);
     await post(`/sandbox/3ds/${id}`, { _csrf: csrfOf(bank.body), decision: 'fail' });
     const end = await get(String(r.headers.location));

@@ -381,6 +381,13 @@ export class PaymentService {
     return r.rows[0]?.id ?? null;
   }
 
+  /** The payment of a bill still in PROCESS (the latest), if any. */
+  async runningPayment(billId: string): Promise<string | null> {
+    const r = await this.db.pool.query<{ id: string }>(
+      `SELECT id FROM payments WHERE bill_id = $1 AND status = 'PROCESS' ORDER BY created_at DESC, id DESC LIMIT 1`, [billId]);
+    return r.rows[0]?.id ?? null;
+  }
+
   /** The payment a payment form's token opened, if any (single-use form tokens). */
   async paymentOfForm(formNonce: string): Promise<{ id: string; billId: string } | null> {
     const r = await this.db.pool.query<{ id: string; bill_id: string }>(`SELECT id, bill_id FROM payments WHERE form_nonce = $1`, [formNonce]);
