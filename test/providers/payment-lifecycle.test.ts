@@ -192,3 +192,14 @@ describe('reconciliation (replaces the blind reaper)', () => {
     expect((await t.app.inject({ method: 'GET', url: '/admin/v1/attention', headers: admin })).json().data.filter((x: { object_id: string }) => x.object_id === id)).toEqual([]);
   });
 });
+
+describe('CLI verbs', () => {
+  it('attention:list|resolve map to the operator routes', async () => {
+    const { buildCall } = await import('../../src/admin/cli.js');
+    expect(buildCall(['attention:list'])).toEqual({ method: 'GET', path: '/attention' });
+    expect(buildCall(['attention:resolve', 'att_x1', '--outcome', 'FAIL', '--note', 'bank says no'])).toEqual({
+      method: 'POST', path: '/attention/att_x1/resolve', body: { outcome: 'FAIL', note: 'bank says no' },
+    });
+    expect(() => buildCall(['attention:resolve', 'att_x1'])).toThrow();
+  });
+});
