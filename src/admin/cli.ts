@@ -309,6 +309,20 @@ export const VERBS: Record<string, Verb> = {
     help: 'A connector: settings (masked), health, operations waiting on an unknown outcome',
     build(p) { const [name] = need(p, 1, this.usage); return { method: 'GET', path: `/connectors/${name}` }; },
   },
+  'attention:list': {
+    usage: 'attention:list',
+    help: 'Operations whose outcome stayed unknown after reconciliation gave up, with what was last heard',
+    build() { return { method: 'GET', path: '/attention' }; },
+  },
+  'attention:resolve': {
+    usage: 'attention:resolve ID --outcome SUCCESS|FAIL [--note TEXT]',
+    help: "Record the operator's decision on an attention item (applied through the state tables and the ledger)",
+    build(p) {
+      const [id] = need(p, 1, this.usage);
+      requireFlags(p, ['outcome'], this.usage);
+      return { method: 'POST', path: `/attention/${id}/resolve`, body: flagsBody(p.flags) };
+    },
+  },
   'payouts:list': {
     usage: 'payouts:list [--status MODERATING] [--merchant-id ID] [--limit N]',
     help: 'Payouts, newest first',

@@ -140,7 +140,9 @@ describe('merchant routing', () => {
     await route(m, { payment_card: ['sbx-slow', 'sandbox'] });
     const sandboxBefore = await calls('sandbox', 'create_payment', 'ok');
     const { r, p } = await pay(m);
-    expect(r.statusCode).toBe(409);
+    // JSON mode answers PROCESS without an action: nothing to do but wait (reconciliation asks).
+    expect(r.statusCode).toBe(200);
+    expect(r.json()).toEqual({ payment_id: p.id, status: 'PROCESS' });
     expect(p).toMatchObject({ status: 'PROCESS', connector: 'sbx-slow' });
     expect(await calls('sandbox', 'create_payment', 'ok')).toBe(sandboxBefore);
     expect(await calls('sbx-slow', 'create_payment', 'unknown')).toBe(1);

@@ -28,7 +28,7 @@ if (process.env.CHILD_WORKER === 'refund') {
         process.stdout.write(`refund applied ${req.refundId}\n`);
         return new Promise<OperationOutcome>(() => undefined);
       }
-    }('sandbox', 'test', {}, db.pool));
+    }('sandbox', 'test', {}, { db: db.pool }));
   }
   worker = startRefundWorker(ctx);
 } else {

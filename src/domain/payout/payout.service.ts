@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { Decimal } from 'decimal.js';
 import type { Config } from '../../config.js';
-import { withPgTx, type Db, type InTx } from '../../db/client.js';
+import { inTxOr, withPgTx, type Db, type InTx } from '../../db/client.js';
 import { DomainError, NotFoundError, UnauthorizedActionError, ValidationError } from '../../http/errors.js';
 import { keysetSearch, parseSearchParams, type Page } from '../../http/pagination.js';
 import { decrypt, encrypt } from '../../lib/crypto.js';
@@ -511,9 +511,10 @@ export class PayoutService {
    * already, an answer that is not final, or one from another connector changes nothing.
    */
   async applyProviderOutcome(
-    target: { id: string; connector?: string } | { connector: string; ref: string }, outcome: OperationOutcome,
+    target: { id: string; connector?: string } | { connector: string; ref: string }, outcome: OperationOutcome, tx?: Queryable,
   ): Promise<{ changed: boolean; status: PayoutStatus | null }> {
-    return withPgTx(this.db.pool, async (c) => {
+    // In the caller's transaction when given (a notification's dedupe row commits with it).
+    return inTxOr(this.db.pool, tx, async (c) => {
       const r = 'id' in target
         ? await c.query<PayoutRow>(`SELECT ${PAYOUT_COLUMNS} FROM payouts WHERE id = $1 FOR UPDATE`, [target.id])
         : await c.query<PayoutRow>(`SELECT ${PAYOUT_COLUMNS} FROM payouts WHERE connector = $1 AND provider_ref = $2 FOR UPDATE`, [target.connector, target.ref]);
@@ -538,15 +539,24 @@ export class PayoutService {
     const to = parseResolution(outcome);
     return withPgTx(this.db.pool, async (c) => {
       const item = await lockOpenAttention(c, id, 'payout');
-      const r = await c.query<PayoutRow>(`SELECT ${PAYOUT_COLUMNS} FROM payouts WHERE id = $1 FOR UPDATE`, [item.object_id]);
-      const row = r.rows[0]!;
-      if (row.status === 'PROCESS') {
-        await this.finalize(c, row, to, to === 'FAIL' ? `operator: ${note ?? 'resolved as FAIL'}` : null, { connector: row.connector ?? item.connector, ref: null });
-      } else if (row.status !== to) {
-        throw new IllegalPayoutTransition(row.status, to);
-      }
+      await this.applyOperatorDecision(c, item.object_id, to, note, item.connector);
       return resolveItem(c, id, { resolution: to, note, by: actor });
     });
+  }
+
+  /**
+   * The operator's decision applied to the payout in the caller's transaction (the attention
+   * item is the caller's to lock and close): PROCESS -> the decision; already there, nothing;
+   * final otherwise, 409.
+   */
+  async applyOperatorDecision(c: Queryable, payoutId: string, to: 'SUCCESS' | 'FAIL', note: string | null, connector: string): Promise<void> {
+    const r = await c.query<PayoutRow>(`SELECT ${PAYOUT_COLUMNS} FROM payouts WHERE id = $1 FOR UPDATE`, [payoutId]);
+    const row = r.rows[0]!;
+    if (row.status === 'PROCESS') {
+      await this.finalize(c, row, to, to === 'FAIL' ? `operator: ${note ?? 'resolved as FAIL'}` : null, { connector: row.connector ?? connector, ref: null });
+    } else if (row.status !== to) {
+      throw new IllegalPayoutTransition(row.status, to);
+    }
   }
 
   private async lockProcess(c: Queryable, id: string): Promise<PayoutRow | null> {

@@ -222,7 +222,7 @@ export class ConnectorRegistry {
 
   private build(row: ConnectorRow): Connector | null {
     switch (row.kind) {
-      case 'sandbox': return new SandboxConnector(row.name, row.mode, { refuse: row.settings.refuse === true }, this.db.pool);
+      case 'sandbox': return new SandboxConnector(row.name, row.mode, { refuse: row.settings.refuse === true }, { db: this.db.pool, publicBaseUrl: this.config.publicBaseUrl });
       case 'yookassa': {
         const sec = this.secretsOf(row);
         return new YooKassaConnector(row.name, row.mode, {

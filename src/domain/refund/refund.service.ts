@@ -1,6 +1,6 @@
 import { Decimal } from 'decimal.js';
 import type { Config } from '../../config.js';
-import { withPgTx, type Db, type InTx } from '../../db/client.js';
+import { inTxOr, withPgTx, type Db, type InTx, type Queryable } from '../../db/client.js';
 import { isMoneyReceived } from '../statuses.js';
 import { UnauthorizedActionError, ValidationError } from '../../http/errors.js';
 import { newId } from '../../lib/ids.js';
@@ -16,7 +16,6 @@ import {
   refundsOfPayment, type ClaimedRefund, type RefundRecord,
 } from './refund.repository.js';
 import { assertTransition, IllegalRefundTransitionError } from './refund.states.js';
-import type { Queryable } from '../../db/client.js';
 import type { RefundStatus } from '../../generated/prisma/enums.js';
 import {
   closeAttention, isFinal, resolveItem, isNotFound, lastHeard, lockOpenAttention, parseResolution, pastDeadline, raiseAttention, reconcileDelayMs,
@@ -198,9 +197,10 @@ export class RefundService {
    * a PROCESS refund of that connector changes anything.
    */
   async applyProviderOutcome(
-    target: { id: string; connector?: string } | { connector: string; ref: string }, outcome: OperationOutcome,
+    target: { id: string; connector?: string } | { connector: string; ref: string }, outcome: OperationOutcome, tx?: Queryable,
   ): Promise<{ changed: boolean; status: RefundStatus | null }> {
-    return withPgTx(this.db.pool, async (c) => {
+    // In the caller's transaction when given (a notification's dedupe row commits with it).
+    return inTxOr(this.db.pool, tx, async (c) => {
       const q = 'id' in target
         ? await c.query<{ id: string; connector: string }>(`SELECT id, coalesce(connector, 'sandbox') AS connector FROM refunds WHERE id = $1 FOR UPDATE`, [target.id])
         : await c.query<{ id: string; connector: string }>(
@@ -226,16 +226,25 @@ export class RefundService {
     const to = parseResolution(outcome);
     return withPgTx(this.db.pool, async (c) => {
       const item = await lockOpenAttention(c, id, 'refund');
-      const r = (await lockRefund(c, item.object_id))!;
-      if (r.status === 'PROCESS') {
-        await this.finishIn(c, r, to === 'SUCCESS'
-          ? { status: 'succeeded', ref: null }
-          : { status: 'failed', code: 'operator', message: `operator: ${note ?? 'resolved as FAIL'}`, ref: null });
-      } else if (r.status !== to) {
-        throw new IllegalRefundTransitionError(r.status, to);
-      }
+      await this.applyOperatorDecision(c, item.object_id, to, note);
       return resolveItem(c, id, { resolution: to, note, by: actor });
     });
+  }
+
+  /**
+   * The operator's decision applied to the refund in the caller's transaction (the attention
+   * item is the caller's to lock and close): PROCESS -> the decision; already there, nothing;
+   * final otherwise, 409.
+   */
+  async applyOperatorDecision(c: Queryable, refundId: string, to: 'SUCCESS' | 'FAIL', note: string | null): Promise<void> {
+    const r = (await lockRefund(c, refundId))!;
+    if (r.status === 'PROCESS') {
+      await this.finishIn(c, r, to === 'SUCCESS'
+        ? { status: 'succeeded', ref: null }
+        : { status: 'failed', code: 'operator', message: `operator: ${note ?? 'resolved as FAIL'}`, ref: null });
+    } else if (r.status !== to) {
+      throw new IllegalRefundTransitionError(r.status, to);
+    }
   }
 
   /** PROCESS -> SUCCESS or FAIL in its own transaction (nothing when another worker finished it). */
