@@ -13,6 +13,7 @@ import { configSecrets, loggerOptions } from './logger.js';
 import { migrationsCurrent } from './db/migrate.js';
 import { registerRoutes } from './http/routes/index.js';
 import { registerFavicon } from './http/favicon.js';
+import { registerSandboxShop } from './http/sandbox-shop.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -95,5 +96,7 @@ export async function buildApp(opts: BuildOptions): Promise<FastifyInstance> {
   });
 
   await registerRoutes(app);
+  // The demo shop's built-in receiver (sandbox/dev profile only, where private URLs are allowed).
+  if (opts.config.allowPrivateWebhookUrls) registerSandboxShop(app);
   return app;
 }

@@ -43,8 +43,16 @@ export interface Config {
   workerLeaseMs: number;
   /** How long a call to a provider may take before its outcome is `unknown` (CONNECTOR_TIMEOUT_MS). */
   connectorTimeoutMs: number;
-  /** A payment still in PROCESS after this long was abandoned by a dead process: the reaper fails it. */
-  paymentStaleMs: number;
+  /**
+   * Reconciliation of operations left in PROCESS: the first question to the provider after this
+   * long (never before a creation call could still be running), then doubling up to the max
+   * delay; past the give-up age without a final answer the operation goes to the attention list.
+   */
+  reconcileFirstCheckMs: number;
+  reconcileMaxDelayMs: number;
+  reconcileGiveUpMs: number;
+  /** How often the reconciliation worker looks for due operations. */
+  reconcilePollMs: number;
   /** How long an Idempotency-Key answer is kept, in hours. */
   idempotencyTtlHours: number;
   /** Monthly partitions kept created ahead of the current month (src/db/partitions.ts). */
@@ -56,6 +64,11 @@ export interface Config {
    * request's transaction committed and before its answer leaves, to prove a retry finds it.
    */
   crashAfterCommit: boolean;
+  /**
+   * Tests only (TEST_CRASH_AFTER_PROVIDER_ANSWER=true): the process SIGKILLs itself after a
+   * payment's provider answered and before the answer is committed, to prove reconciliation.
+   */
+  crashAfterProviderAnswer: boolean;
 }
 
 export interface FeeDefaults {
@@ -160,11 +173,15 @@ export function loadConfig(env: Env = { ...readDotEnv(), ...process.env }, gener
     rateLimitPerIp: int('RATE_LIMIT_PER_IP', env.RATE_LIMIT_PER_IP, 120000),
     workerLeaseMs: int('WORKER_LEASE_MS', env.WORKER_LEASE_MS, 60_000, 1000),
     connectorTimeoutMs: int('CONNECTOR_TIMEOUT_MS', env.CONNECTOR_TIMEOUT_MS, 15_000, 100),
-    paymentStaleMs: int('PAYMENT_STALE_MS', env.PAYMENT_STALE_MS, 300_000, 1000),
+    reconcileFirstCheckMs: int('RECONCILE_FIRST_CHECK_MS', env.RECONCILE_FIRST_CHECK_MS, 30_000, 0),
+    reconcileMaxDelayMs: int('RECONCILE_MAX_DELAY_MS', env.RECONCILE_MAX_DELAY_MS, 3_600_000, 0),
+    reconcileGiveUpMs: int('RECONCILE_GIVE_UP_MS', env.RECONCILE_GIVE_UP_MS, 86_400_000, 0),
+    reconcilePollMs: int('RECONCILE_POLL_MS', env.RECONCILE_POLL_MS, 5_000, 50),
     idempotencyTtlHours: int('IDEMPOTENCY_TTL_HOURS', env.IDEMPOTENCY_TTL_HOURS, 24, 1),
     partitionMonthsAhead: int('PARTITION_MONTHS_AHEAD', env.PARTITION_MONTHS_AHEAD, 3, 1),
     outboxRetentionDays: int('OUTBOX_RETENTION_DAYS', env.OUTBOX_RETENTION_DAYS, 90, 1),
     crashAfterCommit: bool('TEST_CRASH_AFTER_COMMIT', env.TEST_CRASH_AFTER_COMMIT, false),
+    crashAfterProviderAnswer: bool('TEST_CRASH_AFTER_PROVIDER_ANSWER', env.TEST_CRASH_AFTER_PROVIDER_ANSWER, false),
     defaultFees: {
       paymentCardPercent: dec('FEE_PAYMENT_CARD_PERCENT', env.FEE_PAYMENT_CARD_PERCENT, '0'),
       paymentCardFixed: dec('FEE_PAYMENT_CARD_FIXED', env.FEE_PAYMENT_CARD_FIXED, '0'),

@@ -31,7 +31,7 @@ if (cluster.isWorker) {
 async function single(b: Booted): Promise<void> {
   const db = createDb(b.databaseUrl);
   const app = await buildApp({ config: b.config, db });
-  const demo = b.embedded ? await seedDemo(app.services, db) : null;
+  const demo = b.embedded ? await seedDemo(app.services, db, b.config.publicBaseUrl) : null;
   const workers = b.config.runWorkers ? startWorkers({ config: b.config, db, services: app.services, log: app.log }) : [];
   // Stop order: HTTP (drain), workers (release leases), pool, then the embedded PostgreSQL.
   await serve(app, async () => {
@@ -55,7 +55,7 @@ async function primary(b: Booted): Promise<void> {
   const log = createLogger(b.config);
   const db = createDb(b.databaseUrl, { max: 10 });
   const services = createServices(b.config, db);
-  const demo = b.embedded ? await seedDemo(services, db) : null;
+  const demo = b.embedded ? await seedDemo(services, db, b.config.publicBaseUrl) : null;
   const workers = b.config.runWorkers ? startWorkers({ config: b.config, db, services, log }) : [];
   let stopping = false;
   let up = 0;
@@ -110,6 +110,7 @@ function printBanner(config: Config, demo: Demo, processes: number): void {
     '(any future expiry, any CVC; 4000 0000 0000 0002 is declined).',
     '',
     `  cabinet:      ${base}/cabinet   sign in as ${demo.email} / ${demo.password}`,
+    `  test token:   ${demo.testApiToken}   (test mode: test objects and balances, always the sandbox)`,
     `  API docs:     ${base}/docs`,
     `  admin token:  ${config.adminApiToken}   (operator API /admin/v1, npm run admin -- --help)`,
     line,

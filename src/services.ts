@@ -13,6 +13,7 @@ import { PaymentService } from './domain/payment/payment.service.js';
 import { PayoutService } from './domain/payout/payout.service.js';
 import { ConnectorRegistry } from './domain/providers/registry.js';
 import { OperatorService } from './domain/operator/operator.service.js';
+import { AttentionService } from './domain/attention/attention.service.js';
 
 /** Every service class, built once per process; the API, pages, cabinet, CLI and workers share them. */
 export function createServices(config: Config, db: Db) {
@@ -30,7 +31,8 @@ export function createServices(config: Config, db: Db) {
   const payouts = new PayoutService(config, db, connectors);
   const outbox = new OutboxService(config, db, merchants);
   const operators = new OperatorService(db);
-  return { connectors, operators, outbox, payouts, payments, merchants, shops, bills, refunds, payoutAccounts, rates, adjustments, chargebacks };
+  const attention = new AttentionService(db, payments, { payout: payouts, refund: refunds });
+  return { connectors, operators, outbox, payouts, payments, merchants, shops, bills, refunds, payoutAccounts, rates, adjustments, chargebacks, attention };
 }
 
 export type Services = ReturnType<typeof createServices>;

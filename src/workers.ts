@@ -5,7 +5,7 @@ import type { Services } from './services.js';
 import { startOutboxWorker } from './outbox/worker.js';
 import { startRefundWorker } from './domain/refund/refund.worker.js';
 import { startPayoutWorker } from './domain/payout/payout.worker.js';
-import { startPaymentReaper } from './domain/payment/payment.worker.js';
+import { startPaymentReconciler } from './domain/payment/reconcile.worker.js';
 import { startPartitionWorker } from './db/partitions.worker.js';
 
 export interface WorkerContext { config: Config; db: Db; services: Services; log: FastifyBaseLogger }
@@ -19,7 +19,7 @@ export function startWorkers(ctx: WorkerContext): Worker[] {
   workers.push(startOutboxWorker(ctx, { leaseMs: ctx.config.workerLeaseMs }));
   workers.push(startRefundWorker(ctx));
   workers.push(startPayoutWorker(ctx));
-  workers.push(startPaymentReaper(ctx));
+  workers.push(startPaymentReconciler(ctx));
   workers.push(startPartitionWorker(ctx));
   void ctx;
   return workers;

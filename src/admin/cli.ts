@@ -127,6 +127,11 @@ export const VERBS: Record<string, Verb> = {
     help: 'Issue a personal operator API token (printed once)',
     build(p) { const [id] = need(p, 1, this.usage); return { method: 'POST', path: `/operators/${id}/tokens`, body: flagsBody(p.flags) }; },
   },
+  'operators:totp-reset': {
+    usage: 'operators:totp-reset OPERATOR_ID',
+    help: "Turn an operator's TOTP off (a lost phone): the next console sign-in enrols again",
+    build(p) { const [id] = need(p, 1, this.usage); return { method: 'POST', path: `/operators/${id}/totp-reset` }; },
+  },
   'audit:list': {
     usage: 'audit:list [--actor A] [--object-id ID] [--action X] [--start-date D] [--finish-date D] [--before-id N] [--limit N]',
     help: 'The audit trail, newest first',
@@ -164,6 +169,11 @@ export const VERBS: Record<string, Verb> = {
     usage: 'merchants:token MERCHANT_ID',
     help: 'Refresh the API token (the old one stops working at once)',
     build(p) { const [id] = need(p, 1, this.usage); return { method: 'POST', path: `/merchants/${id}/token` }; },
+  },
+  'merchants:test-token': {
+    usage: 'merchants:test-token MERCHANT_ID',
+    help: 'Refresh the test-mode API token (the old test token stops working at once; the live one is untouched)',
+    build(p) { const [id] = need(p, 1, this.usage); return { method: 'POST', path: `/merchants/${id}/test-token` }; },
   },
   'shops:create': {
     usage: 'shops:create MERCHANT_ID --name NAME [--enabled B] [--default-currency RUB|USD|EUR] [--result-url U] [--success-url U] [--fail-url U]',
@@ -298,6 +308,20 @@ export const VERBS: Record<string, Verb> = {
     usage: 'connectors:show NAME',
     help: 'A connector: settings (masked), health, operations waiting on an unknown outcome',
     build(p) { const [name] = need(p, 1, this.usage); return { method: 'GET', path: `/connectors/${name}` }; },
+  },
+  'attention:list': {
+    usage: 'attention:list',
+    help: 'Operations whose outcome stayed unknown after reconciliation gave up, with what was last heard',
+    build() { return { method: 'GET', path: '/attention' }; },
+  },
+  'attention:resolve': {
+    usage: 'attention:resolve ID --outcome SUCCESS|FAIL [--note TEXT]',
+    help: "Record the operator's decision on an attention item (applied through the state tables and the ledger)",
+    build(p) {
+      const [id] = need(p, 1, this.usage);
+      requireFlags(p, ['outcome'], this.usage);
+      return { method: 'POST', path: `/attention/${id}/resolve`, body: flagsBody(p.flags) };
+    },
   },
   'payouts:list': {
     usage: 'payouts:list [--status MODERATING] [--merchant-id ID] [--limit N]',

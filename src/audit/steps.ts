@@ -1,4 +1,7 @@
+import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config.js';
+import type { RefundRecord } from '../domain/refund/refund.repository.js';
+import type { PayoutView } from '../domain/payout/payout.view.js';
 import type { InTx } from '../db/client.js';
 import type { Merchant, PayoutAccount, Shop } from '../generated/prisma/client.js';
 import { merchantView, payoutAccountView, shopView } from '../admin/views.js';
@@ -25,3 +28,42 @@ export const shopAudit = (config: Config, who: Actor, action: string) =>
   viewStep<Shop>((s) => shopView(config, s), 'shop')(who, action);
 export const payoutAccountAudit = (config: Config, who: Actor, action: string) =>
   viewStep<PayoutAccount>((a) => payoutAccountView(config, a), 'payout_account')(who, action);
+
+// The steps of money and event actions, shared by the cabinet and the operator API (issue 17).
+
+/** A refund created (full or partial), with its amount and first status. */
+export const refundAudit = (who: Actor): InTx<RefundRecord> => (c, r) => writeAudit(c, who, {
+  action: 'refund.create', objectType: 'refund', objectId: r.id, before: null,
+  after: { payment_id: r.paymentId, amount: r.amount.toFixed(2), currency: r.currency, status: r.status },
+});
+
+/** The payouts of one request (a split makes several), one entry each. */
+export const payoutCreateAudit = (who: Actor): InTx<PayoutView[]> => async (c, rows) => {
+  for (const p of rows) {
+    await writeAudit(c, who, {
+      action: 'payout.create', objectType: 'payout', objectId: p.id, before: null,
+      after: { amount: p.amount, commission: p.commission, currency: p.currency, status: p.status, account: p.account_identifier },
+    });
+  }
+};
+
+/** One event sent again. */
+export const redeliverAudit = (who: Actor): InTx<{ id: string; status: string }> => (c, e) => writeAudit(c, who, {
+  action: 'event.redeliver', objectType: 'event', objectId: e.id, before: { status: e.status }, after: null,
+});
+
+/** A bill switched on or off. */
+export const billToggleAudit = (who: Actor): InTx<{ before: { id: string; active: boolean }; after: { id: string; active: boolean } }> => (c, r) =>
+  writeAudit(c, who, { action: 'bill.toggle', objectType: 'bill', objectId: r.after.id, before: { active: r.before.active }, after: { active: r.after.active } });
+
+/**
+ * A test postback: one attempt now, outside any transaction (it changes no stored object), so
+ * its entry is written after the attempt, with what the receiver answered.
+ */
+export async function testPostback(app: FastifyInstance, who: Actor, merchantId: string | null, shopId: string) {
+  const r = await app.services.outbox.sendTestPostback(merchantId, shopId);
+  await writeAudit(app.db.pool, who, {
+    action: 'shop.test_postback', objectType: 'shop', objectId: shopId, before: null, after: { event_id: r.event.id, delivered: r.delivered },
+  });
+  return r;
+}

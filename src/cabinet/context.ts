@@ -1,11 +1,13 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Decimal } from 'decimal.js';
 import { formatDateTime } from '../lib/time.js';
-import { money2, money8 } from '../lib/money.js';
+import { formatMoney } from '../lib/money-format.js';
+import { refundState } from './lists.js';
 import { DomainError, UnauthorizedActionError, ValidationError } from '../http/errors.js';
 import { UnsafeUrlError } from '../outbox/url-guard.js';
 import { fieldMessage, translator, type Lang, type T } from './i18n.js';
 import type { CabinetSession } from './session.js';
+import { FormTokens, Flashes } from './forms.js';
 import type { Actor } from '../audit/audit.js';
 
 declare module 'fastify' {
@@ -25,11 +27,19 @@ export interface CabinetRequest {
   lang: Lang;
   t: T;
   session: CabinetSession | null;
+  /** Test mode (the live/test switch): lists, balances and forms act on the test twin. */
+  mode?: 'live' | 'test';
+  /** The signed-in merchant's test twin, in test mode. */
+  testMerchantId?: string | null;
+  /** The form token this POST used (given back when the answer is an error). */
+  formNonce?: string;
 }
 
 export const BASE = '/cabinet';
 export const SESSION_COOKIE = 'cab_sid';
 export const LOGIN_CSRF_COOKIE = 'cab_pre';
+/** `test` while the cabinet shows test-mode data (no secret: both modes are the same merchant's). */
+export const MODE_COOKIE = 'cab_mode';
 
 export interface CabinetRouteOptions {
   sessions: import('./session.js').SessionStore;
@@ -77,8 +87,16 @@ export function render(req: FastifyRequest, reply: FastifyReply, page: string, d
   const flash = okKey && /^[a-z]+\.[a-z_]+$/.test(okKey) && t(okKey) !== okKey ? t(okKey) : null;
   const h = {
     date: (d: Date | null | undefined) => (d ? formatDateTime(d, tz) : ''),
-    m2: (d: Decimal.Value | null | undefined) => (d === null || d === undefined ? '' : money2(d.toString())),
-    m8: (d: Decimal.Value | null | undefined) => (d === null || d === undefined ? '' : money8(d.toString())),
+    // Money as people read it (lib/money-format.ts): the locale's separators, two decimals
+    // (more only when a balance has them), the currency's sign.
+    m2: (d: Decimal.Value | null | undefined) => (d === null || d === undefined ? '' : formatMoney(d.toString(), lang, null, 2)),
+    m8: (d: Decimal.Value | null | undefined) => (d === null || d === undefined ? '' : formatMoney(d.toString(), lang)),
+    money: (d: Decimal.Value | null | undefined, currency: string) => (d === null || d === undefined ? '' : formatMoney(d.toString(), lang, currency)),
+    /** "Refunded" / "Partly refunded" for a payment with refunds, else ''. */
+    refund: (p: Parameters<typeof refundState>[0]) => {
+      const s = refundState(p);
+      return s === 'full' ? t('payments.refunded_full') : s === 'partly' ? t('payments.refunded_part') : '';
+    },
     status: (s: string) => t(`status.${s}`),
     qs: (params: Record<string, unknown>) => {
       const u = new URLSearchParams();
@@ -89,7 +107,8 @@ export function render(req: FastifyRequest, reply: FastifyReply, page: string, d
   };
   const ctx: Record<string, unknown> = {
     base: BASE, t, lang, h, langUrl, flash, path: url.pathname,
-    csrf: session?.csrfToken ?? '', merchant: session?.merchant ?? null,
+    csrf: session ? new FormTokens(req.server.db).issue(session) : '', merchant: session?.merchant ?? null, mode: req.cabinet.mode ?? 'live',
+    teamRole: session ? (session.user?.role ?? 'owner') : null,
     errors: { fields: {} }, values: {}, ...data,
   };
   const fe = (ctx.errors as FormErrors).fields ?? {};
@@ -126,16 +145,39 @@ export function queryOf(req: FastifyRequest): Record<string, string> {
 }
 
 /**
- * The audit actor of a cabinet change: `merchant:<id>` (the one login a merchant has today;
- * team members will be `merchant-user:<id>`).
+ * The audit actor of a cabinet change: `merchant:<id>` (the merchant's own login) or
+ * `merchant-user:<id>` (a team member, issue 17).
  */
 export function cabinetActor(req: FastifyRequest): Actor {
-  return { actor: `merchant:${merchantIdOf(req)}`, ip: req.ip ?? null };
+  const user = req.cabinet.session?.user;
+  return { actor: user ? `merchant-user:${user.id}` : `merchant:${liveMerchantIdOf(req)}`, ip: req.ip ?? null };
 }
 
-/** The signed-in merchant's id (routes behind the session hook only). */
+/**
+ * The merchant whose objects and balances the cabinet shows and creates (routes behind the
+ * session hook only): the signed-in merchant, or its test twin in test mode.
+ */
 export function merchantIdOf(req: FastifyRequest): string {
+  const live = liveMerchantIdOf(req);
+  return req.cabinet.mode === 'test' && req.cabinet.testMerchantId ? req.cabinet.testMerchantId : live;
+}
+
+/**
+ * The signed-in (live) merchant, whatever the mode: for what both modes share (shops and their
+ * settings, the tokens, the IP allow-list, the payout webhook URL, the audit actor).
+ */
+export function liveMerchantIdOf(req: FastifyRequest): string {
   const s = req.cabinet.session;
   if (!s) throw new Error('cabinet route without a session');
   return s.merchant.id;
+}
+
+/** Stores what the page a POST redirects to must show once (see Flashes); returns its id for the URL. */
+export function putFlash(req: FastifyRequest, kind: string, payload: unknown): Promise<string> {
+  return new Flashes(req.server.db, req.server.config.tokenEncryptionKey).put(req.cabinet.session!.id, kind, payload);
+}
+
+/** The flash named by `?flash=` once; null on a reload. */
+export function takeFlash<T>(req: FastifyRequest, kind: string): Promise<T | null> {
+  return new Flashes(req.server.db, req.server.config.tokenEncryptionKey).take<T>(req.cabinet.session!.id, kind, queryOf(req).flash);
 }

@@ -8,10 +8,13 @@ import { safeEqual } from '../lib/crypto.js';
 import { NotFoundError, ValidationError } from '../http/errors.js';
 import { isMalformedBody } from '../plugins/bad-input.js';
 import { pickLang, translator } from './i18n.js';
-import { BASE, LOGIN_CSRF_COOKIE, SESSION_COOKIE, formBody, render } from './context.js';
+import { BASE, LOGIN_CSRF_COOKIE, MODE_COOKIE, SESSION_COOKIE, formBody, render } from './context.js';
 export { LOGIN_CSRF_COOKIE, SESSION_COOKIE };
 import { SessionStore } from './session.js';
+import { FormTokens } from './forms.js';
+import { cabinetRoutePermission, teamAllows } from './roles.js';
 import { SIGN_IN_LIMITS } from './sign-in-guard.js';
+import { installPageHeaders } from '../lib/web-session.js';
 import type { CabinetRouteOptions } from './context.js';
 import authRoutes from './routes/auth.js';
 import dashboardRoutes from './routes/dashboard.js';
@@ -22,6 +25,8 @@ import shopRoutes from './routes/shops.js';
 import webhookRoutes from './routes/webhooks.js';
 import apiRoutes from './routes/api.js';
 import accountRoutes from './routes/accounts.js';
+import modeRoutes from './routes/mode.js';
+import teamRoutes from './routes/team.js';
 
 const VIEWS = fileURLToPath(new URL('./views', import.meta.url));
 const ASSETS = {
@@ -29,15 +34,13 @@ const ASSETS = {
   'app.js': { type: 'text/javascript; charset=utf-8', body: readFileSync(fileURLToPath(new URL('./assets/app.js', import.meta.url))) },
 } as const;
 
-// Nothing inline: scripts and styles come from /cabinet/assets only.
-const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
-  "form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 
 
 /** Merchant cabinet, /cabinet/*: server-rendered pages over the same service classes as the API. */
 export default async function cabinetRoutes(app: FastifyInstance): Promise<void> {
   const secure = app.config.publicBaseUrl.startsWith('https://');
   const sessions = new SessionStore(app.db);
+  const forms = new FormTokens(app.db);
   app.decorateRequest('cabinet', null as never);
 
   await app.register(cookie);
@@ -62,26 +65,39 @@ export default async function cabinetRoutes(app: FastifyInstance): Promise<void>
     if (!s || s.merchant.status === 'BANNED') {
       if (s) await sessions.destroy(s.id);
       reply.clearCookie(SESSION_COOKIE, { path: BASE });
-      const next = req.method === 'GET' ? `?next=${encodeURIComponent(req.url)}` : '';
-      return reply.redirect(`${BASE}/login${next}`, 303);
+      // "Your session has expired" only for a browser that had a session: a first visit (no
+      // cookie) is simply asked to sign in (issue 16 item 7).
+      const params = new URLSearchParams();
+      if (req.method === 'GET') params.set('next', req.url);
+      if (req.cookies[SESSION_COOKIE]) params.set('expired', '1');
+      const qs = params.toString();
+      return reply.redirect(`${BASE}/login${qs ? `?${qs}` : ''}`, 303);
     }
     req.cabinet.session = s;
+    if (req.cookies[MODE_COOKIE] === 'test') {
+      req.cabinet.mode = 'test';
+      req.cabinet.testMerchantId = (await app.services.merchants.ensureTestTwin(s.merchant.id)).twin.id;
+    }
+    // A team member's role (src/cabinet/roles.ts), checked before any handler: 403, nothing changes.
+    if (!teamAllows(s, cabinetRoutePermission(req))) return errorPage(req, reply, 403, req.cabinet.t('error.unauthorized'));
     if (req.method === 'POST') {
-      const sent = formBody(req)._csrf ?? '';
-      if (!safeEqual(sent, s.csrfToken)) return csrfRefused(req, reply);
+      // Single-use form tokens (src/cabinet/forms.ts): a token sent twice does nothing the
+      // second time and lands on the page the form came from.
+      const used = await forms.consume(s, formBody(req)._csrf ?? '');
+      if (used.result === 'invalid') return csrfRefused(req, reply);
+      if (used.result === 'replay') return reply.redirect(`${backTo(req)}?ok=common.already_sent`, 303);
+      req.cabinet.formNonce = used.nonce;
     }
   });
 
-  app.addHook('onSend', async (_req, reply, payload) => {
-    reply.header('content-security-policy', CSP);
-    reply.header('x-frame-options', 'DENY');
-    reply.header('x-content-type-options', 'nosniff');
-    reply.header('referrer-policy', 'same-origin');
-    if (!String(reply.getHeader('content-type') ?? '').startsWith('text/css') && !String(reply.getHeader('content-type') ?? '').startsWith('text/javascript')) {
-      reply.header('cache-control', 'no-store');
-    }
-    return payload;
+  // A submission answered with an error (the form shown again with its messages) may be sent again.
+  app.addHook('onResponse', async (req, reply) => {
+    const nonce = req.cabinet?.formNonce;
+    if (nonce && reply.statusCode >= 400) await forms.release(nonce).catch((err) => req.log.warn({ err }, 'form token release'));
   });
+
+  // Nothing inline: scripts and styles come from /cabinet/assets only (src/lib/web-session.ts).
+  installPageHeaders(app);
 
   app.get('/assets/:file', { config: { cabinetPublic: true }, schema: { hide: true } }, async (req, reply) => {
     const a = ASSETS[(req.params as { file: string }).file as keyof typeof ASSETS];
@@ -116,11 +132,25 @@ export default async function cabinetRoutes(app: FastifyInstance): Promise<void>
   await app.register(webhookRoutes, { prefix: '/webhooks' });
   await app.register(apiRoutes, { prefix: '/api' });
   await app.register(accountRoutes, { prefix: '/accounts' });
+  await app.register(modeRoutes, { ...opts, prefix: '/mode' });
+  await app.register(teamRoutes, { ...opts, prefix: '/team' });
 }
 
 function errorPage(req: FastifyRequest, reply: FastifyReply, status: number, message: string) {
   reply.status(status);
   return render(req, reply, 'error', { status, message });
+}
+
+/**
+ * Where a refused replay goes: the cabinet page the form was on (the Referer's path, kept only
+ * when it is a plain /cabinet path: the redirect stays on this origin), else the dashboard.
+ */
+function backTo(req: FastifyRequest): string {
+  try {
+    const ref = new URL(String(req.headers.referer ?? ''));
+    if (/^\/cabinet(?:\/[A-Za-z0-9_-]+)*$/.test(ref.pathname)) return ref.pathname;
+  } catch { /* no or bad Referer */ }
+  return BASE;
 }
 
 function csrfRefused(req: FastifyRequest, reply: FastifyReply) {

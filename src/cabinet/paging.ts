@@ -9,6 +9,8 @@ export interface ListFilters {
   shop_id?: string;
   from?: string;
   to?: string;
+  /** Search text: an id, order id, card's last 4 digits or payer email (each list says which). */
+  q?: string;
   page: number;
   /** Prisma `createdAt` bounds from the date fields. */
   createdAt?: { gte?: Date; lt?: Date };
@@ -24,6 +26,7 @@ export function listFilters(req: FastifyRequest, statuses: readonly string[]): L
   const f: ListFilters = { page: Math.min(Math.max(1, Number.parseInt(q.page ?? '1', 10) || 1), 10000), errors };
   if (q.status && statuses.includes(q.status)) f.status = q.status;
   if (q.shop_id) f.shop_id = q.shop_id.slice(0, 64);
+  if (q.q?.trim()) f.q = q.q.trim().slice(0, 320);
   const createdAt: { gte?: Date; lt?: Date } = {};
   if (q.from) {
     f.from = q.from.slice(0, 32);
@@ -48,6 +51,19 @@ export function listWhere<S extends string>(merchantId: string, f: ListFilters) 
     ...(f.createdAt ? { createdAt: f.createdAt } : {}),
   };
 }
+
+/** The query string of these filters (pager links, export links), with `extra` on top. */
+export function filterQuery(f: ListFilters, extra: Record<string, string | number | undefined> = {}): string {
+  const u = new URLSearchParams();
+  for (const [k, v] of Object.entries({ status: f.status, shop_id: f.shop_id, from: f.from, to: f.to, q: f.q, ...extra })) {
+    if (v !== undefined && v !== '') u.set(k, String(v));
+  }
+  const s = u.toString();
+  return s ? `?${s}` : '';
+}
+
+/** A card's last 4 digits typed in a search box. */
+export const isLast4 = (q: string) => /^\d{4}$/.test(q);
 
 /** Prisma paging arguments: newest first, one row more than a page to know if there is a next. */
 export const pageArgs = (f: ListFilters) => ({

@@ -1,7 +1,5 @@
-import { randomBytes } from 'node:crypto';
-import bcrypt from 'bcrypt';
 import type { Db } from '../db/client.js';
-import { sha256Hex } from '../lib/crypto.js';
+import { newFormSecret, newSessionCookie, passwordMatches, sessionIdOf } from '../lib/web-session.js';
 
 /** Absolute session lifetime. */
 export const SESSION_HOURS = 12;
@@ -17,22 +15,27 @@ export interface CabinetMerchant {
   grantRegularPayouts: boolean;
 }
 
+/** A merchant team member's sign-in (issue 17); null on a session of the merchant's own login. */
+export interface CabinetUser {
+  id: string;
+  email: string;
+  role: 'owner' | 'developer' | 'accountant' | 'support';
+}
+
 export interface CabinetSession {
   id: string;
   csrfToken: string;
   merchant: CabinetMerchant;
+  /** null: the merchant's own login, which is the owner. */
+  user: CabinetUser | null;
 }
 
+/** Whose login it was (for the audit trail): the merchant, and the team member when it was one. */
+export interface LoginAccount { merchantId: string; userId: string | null }
+
 export type LoginResult =
-  | { ok: true; cookie: string; merchantId: string }
-  | { ok: false; reason: 'invalid' | 'banned' };
-
-// Compared against when the email is unknown, so both paths cost one bcrypt round (cost 10,
-// as setPassword hashes).
-const DUMMY_HASH = '$2b$10$nt/TIRtjht75GB/QggmbV.ZV0LK3TpsMrFYO6y0VHaqdmiIfWwEra';
-
-/** bcrypt in the libuv thread pool (the native `bcrypt` package): sign-ins never stall the event loop. */
-const passwordMatches = (password: string, hash: string): Promise<boolean> => bcrypt.compare(password, hash).catch(() => false);
+  | { ok: true; cookie: string; merchantId: string; userId: string | null }
+  | { ok: false; reason: 'invalid' | 'banned'; account: LoginAccount | null };
 
 const MERCHANT_COLS = `m.id, m.name, m.email, m.status, m.verified, m.subscription,
   m.grant_refunds AS "grantRefunds", m.grant_regular_payouts AS "grantRegularPayouts"`;
@@ -47,25 +50,31 @@ export class SessionStore {
    * after the right password.
    */
   async login(email: string, password: string): Promise<LoginResult> {
-    const r = await this.db.pool.query<{ id: string; password_hash: string | null; status: string }>(
-      'SELECT id, password_hash, status FROM merchants WHERE email = $1',
+    // The merchant's own login, else a team member's (an invited member without a password yet finds nothing).
+    const r = await this.db.pool.query<{ id: string; password_hash: string | null; status: string; user_id: string | null }>(
+      `SELECT id, password_hash, status::text AS status, NULL::text AS user_id, 0 AS k FROM merchants WHERE email = $1
+       UNION ALL
+       SELECT m.id, u.password_hash, m.status::text, u.id, 1 FROM merchant_users u JOIN merchants m ON m.id = u.merchant_id
+        WHERE u.email = $1 AND u.password_hash IS NOT NULL
+       ORDER BY k LIMIT 1`,
       [email.trim().toLowerCase()],
     );
     const m = r.rows[0];
-    const good = await passwordMatches(password, m?.password_hash ?? DUMMY_HASH);
-    if (!m || !m.password_hash || !good) return { ok: false, reason: 'invalid' };
-    if (m.status === 'BANNED') return { ok: false, reason: 'banned' };
-    const cookie = await this.create(m.id);
-    return { ok: true, cookie, merchantId: m.id };
+    const good = await passwordMatches(password, m?.password_hash ?? null);
+    const account = m ? { merchantId: m.id, userId: m.user_id } : null;
+    if (!m || !m.password_hash || !good) return { ok: false, reason: 'invalid', account };
+    if (m.status === 'BANNED') return { ok: false, reason: 'banned', account };
+    const cookie = await this.create(m.id, m.user_id);
+    return { ok: true, cookie, merchantId: m.id, userId: m.user_id };
   }
 
   /** A new session; returns the cookie value (only its SHA-256 is stored). */
-  async create(merchantId: string): Promise<string> {
-    const cookie = randomBytes(32).toString('base64url');
+  async create(merchantId: string, userId: string | null = null): Promise<string> {
+    const { cookie, id } = newSessionCookie();
     await this.db.pool.query(
-      `INSERT INTO cabinet_sessions (id, merchant_id, csrf_token, expires_at)
-       VALUES ($1, $2, $3, now() + make_interval(hours => $4))`,
-      [sha256Hex(cookie), merchantId, randomBytes(32).toString('base64url'), SESSION_HOURS],
+      `INSERT INTO cabinet_sessions (id, merchant_id, csrf_token, expires_at, user_id)
+       VALUES ($1, $2, $3, now() + make_interval(hours => $4), $5)`,
+      [id, merchantId, newFormSecret(), SESSION_HOURS, userId],
     );
     // Expired sessions of this merchant are swept here rather than by a separate job.
     await this.db.pool.query('DELETE FROM cabinet_sessions WHERE merchant_id = $1 AND expires_at <= now()', [merchantId]);
@@ -74,17 +83,20 @@ export class SessionStore {
 
   /** The live session for a cookie value, with its merchant; null when unknown or expired. */
   async load(cookie: string | undefined): Promise<CabinetSession | null> {
-    if (!cookie || cookie.length > 100) return null;
-    const r = await this.db.pool.query<CabinetMerchant & { sid: string; csrf: string }>(
-      `SELECT s.id AS sid, s.csrf_token AS csrf, ${MERCHANT_COLS}
+    const sid = sessionIdOf(cookie);
+    if (!sid) return null;
+    const r = await this.db.pool.query<CabinetMerchant & { sid: string; csrf: string; uid: string | null; uemail: string | null; urole: string | null }>(
+      `SELECT s.id AS sid, s.csrf_token AS csrf, ${MERCHANT_COLS}, u.id AS uid, u.email AS uemail, u.role::text AS urole
          FROM cabinet_sessions s JOIN merchants m ON m.id = s.merchant_id
+         LEFT JOIN merchant_users u ON u.id = s.user_id
         WHERE s.id = $1 AND s.expires_at > now()`,
-      [sha256Hex(cookie)],
+      [sid],
     );
     const row = r.rows[0];
     if (!row) return null;
-    const { sid, csrf, ...merchant } = row;
-    return { id: sid, csrfToken: csrf, merchant };
+    const { sid: id, csrf, uid, uemail, urole, ...merchant } = row;
+    const user = uid ? { id: uid, email: uemail!, role: urole!.toLowerCase() as CabinetUser['role'] } : null;
+    return { id, csrfToken: csrf, merchant, user };
   }
 
   async destroy(sessionId: string): Promise<void> {

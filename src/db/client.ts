@@ -47,6 +47,11 @@ export type Queryable = Pick<pg.PoolClient, 'query'>;
 export type InTx<T> = (c: Queryable, result: T) => Promise<void>;
 
 /** Runs `fn` in one transaction on a pooled client (plain SQL path). */
+/** `fn` in the caller's transaction when one is given, else in a transaction of its own. */
+export function inTxOr<T>(pool: pg.Pool, tx: Queryable | undefined, fn: (c: Queryable) => Promise<T>): Promise<T> {
+  return tx ? fn(tx) : withPgTx(pool, fn);
+}
+
 export async function withPgTx<T>(pool: pg.Pool, fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
   const c = await pool.connect();
   try {

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { Gauge, type Registry } from 'prom-client';
+import { NO_URL } from '../outbox/events.js';
 
 const PAYOUT_STATUSES = ['NEW', 'MODERATING', 'PROCESS', 'SUCCESS', 'FAIL', 'ERROR', 'DECLINED'] as const;
 
@@ -8,6 +9,7 @@ export interface DbGauges {
   oldestAge: Gauge;
   retrying: Gauge;
   dead: Gauge;
+  notConfigured: Gauge;
   attempts: Gauge;
   payouts: Gauge<'status'>;
   poolTotal: Gauge;
@@ -22,7 +24,8 @@ export function createDbGauges(registry: Registry): DbGauges {
     backlog: g('outbox_backlog', 'Outbox events waiting to be delivered (PENDING).'),
     oldestAge: g('outbox_oldest_pending_age_seconds', 'Age of the oldest PENDING outbox event, 0 when none.'),
     retrying: g('outbox_retrying_events', 'PENDING outbox events that already failed at least one attempt.'),
-    dead: g('outbox_dead_events', 'Outbox events given up on (DEAD), awaiting the operator.'),
+    dead: g('outbox_dead_events', 'Outbox events given up on (DEAD) after failed attempts, awaiting the operator; events with no URL configured are not counted here.'),
+    notConfigured: g('outbox_not_configured_events', 'Outbox events kept unsent because their merchant configured no URL (DEAD with "no URL configured"); a settings matter, not a delivery failure.'),
     attempts: g('outbox_delivery_attempts_total', 'Delivery attempts recorded since the database was created (high-water mark of their id sequence).'),
     payouts: new Gauge({ name: 'payouts', help: 'Payouts by status.', labelNames: ['status'], registers: [registry] }),
     poolTotal: g('db_pool_connections', 'Connections open in this process\'s database pool.'),
@@ -56,8 +59,12 @@ export async function collectDbGauges(app: FastifyInstance, g: DbGauges): Promis
       g.oldestAge.set(Math.max(0, row.oldest));
       g.retrying.set(row.retrying);
     }),
-    pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM outbox_events WHERE status = 'DEAD'`)
-      .then((r) => { g.dead.set(r.rows[0]!.n); }),
+    // Dead events apart from those that never had a URL (issue 16): an alert on the first does
+    // not fire for missing settings.
+    pool.query<{ dead: number; unset: number }>(
+      `SELECT count(*) FILTER (WHERE last_error IS DISTINCT FROM $1)::int AS dead, count(*) FILTER (WHERE last_error = $1)::int AS unset
+         FROM outbox_events WHERE status = 'DEAD'`, [NO_URL],
+    ).then((r) => { g.dead.set(r.rows[0]!.dead); g.notConfigured.set(r.rows[0]!.unset); }),
     pool.query<{ n: string }>(`SELECT CASE WHEN is_called THEN last_value ELSE 0 END::text AS n FROM delivery_attempts_id_seq`)
       .then((r) => { g.attempts.set(Number(r.rows[0]!.n)); }),
     pool.query<{ status: string; n: number }>(`SELECT status::text AS status, count(*)::int AS n FROM payouts GROUP BY status`)

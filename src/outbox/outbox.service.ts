@@ -6,7 +6,7 @@ import type { MerchantService } from '../domain/merchant/merchant.service.js';
 import type { OutboxEventStatus } from '../generated/prisma/enums.js';
 import { NotFoundError, ValidationError } from '../http/errors.js';
 import { newId } from '../lib/ids.js';
-import { enqueueEvent, type PaymentPostbackFields } from './events.js';
+import { enqueueEvent, NO_URL, type PaymentPostbackFields } from './events.js';
 import { OutboxDeliverer, type DeliveryResult } from './worker.js';
 import { REDELIVERABLE_FROM } from './outbox-event.states.js';
 
@@ -21,6 +21,8 @@ export interface AttemptView {
   latency_ms: number;
   error: string | null;
   response_head: string | null;
+  /** The URL this attempt posted to (null for attempts recorded before it was kept). */
+  url: string | null;
 }
 
 export interface EventView {
@@ -51,9 +53,19 @@ export class OutboxService {
   constructor(private readonly config: Config, private readonly db: Db, private readonly merchants: MerchantService) {}
 
   /** Newest first; `beforeId` pages on. Each event carries its attempts, oldest first. */
-  async list(filter: { status?: EventStatusFilter; merchantId?: string; kind?: string; beforeId?: string; limit?: number } = {}): Promise<EventView[]> {
+  async list(filter: {
+    status?: EventStatusFilter; merchantId?: string; kind?: string; beforeId?: string; limit?: number;
+    /** true: only events given up because no URL was configured; false: all but those. */
+    notConfigured?: boolean; createdFrom?: Date; createdBefore?: Date;
+  } = {}): Promise<EventView[]> {
     const where: string[] = [];
     const args: unknown[] = [];
+    if (filter.notConfigured !== undefined) {
+      args.push(NO_URL);
+      where.push(filter.notConfigured ? `status = 'DEAD' AND last_error = $${args.length}` : `NOT (status = 'DEAD' AND last_error IS NOT DISTINCT FROM $${args.length})`);
+    }
+    if (filter.createdFrom) { args.push(filter.createdFrom); where.push(`created_at >= $${args.length}`); }
+    if (filter.createdBefore) { args.push(filter.createdBefore); where.push(`created_at < $${args.length}`); }
     if (filter.status) { args.push(filter.status.toUpperCase()); where.push(`status = $${args.length}::"OutboxEventStatus"`); }
     if (filter.merchantId) { args.push(filter.merchantId); where.push(`merchant_id = $${args.length}`); }
     if (filter.kind) { args.push(filter.kind); where.push(`kind::text = $${args.length}`); }
@@ -158,14 +170,14 @@ export class OutboxService {
     if (rows.length === 0) return [];
     const ids = rows.map((r) => r.id as string);
     const a = await this.db.pool.query(
-      `SELECT event_id::text AS event_id, attempted_at, http_status, latency_ms, error, response_head
+      `SELECT event_id::text AS event_id, attempted_at, http_status, latency_ms, error, response_head, url
          FROM delivery_attempts WHERE event_id = ANY($1::bigint[]) ORDER BY event_id, attempted_at, id`,
       [ids],
     );
     const byEvent = new Map<string, AttemptView[]>();
     for (const x of a.rows) {
       const list = byEvent.get(x.event_id) ?? [];
-      list.push({ attempted_at: iso(x.attempted_at)!, http_status: x.http_status, latency_ms: x.latency_ms, error: x.error, response_head: x.response_head });
+      list.push({ attempted_at: iso(x.attempted_at)!, http_status: x.http_status, latency_ms: x.latency_ms, error: x.error, response_head: x.response_head, url: x.url });
       byEvent.set(x.event_id, list);
     }
     return rows.map((r) => {

@@ -61,6 +61,8 @@ export interface DeliveryResult {
     latencyMs: number;
     error: string | null;
     responseHead: string | null;
+    /** Where it was posted (the owner's URL at send time). */
+    url?: string | null;
   } | null;
 }
 
@@ -120,8 +122,8 @@ const CLAIM_ONE_SQL = `
 const RECORD_SQL = `
   WITH r AS (
     SELECT * FROM unnest($2::bigint[], $3::text[], $4::timestamptz[], $5::text[], $6::boolean[],
-                         $7::timestamptz[], $8::int[], $9::int[], $10::text[], $11::text[])
-      AS r(id, status, next_at, last_error, attempted, attempted_at, http_status, latency_ms, error, response_head)
+                         $7::timestamptz[], $8::int[], $9::int[], $10::text[], $11::text[], $14::text[])
+      AS r(id, status, next_at, last_error, attempted, attempted_at, http_status, latency_ms, error, response_head, url)
   ), upd AS (
     UPDATE outbox_events e
        SET status = r.status::"OutboxEventStatus",
@@ -136,8 +138,8 @@ const RECORD_SQL = `
        AND EXISTS (SELECT 1 FROM unnest($12::text[], $13::text[]) AS t(f, tt) WHERE t.f = e.status::text AND t.tt = r.status)
     RETURNING e.id
   ), ins AS (
-    INSERT INTO delivery_attempts (event_id, attempted_at, http_status, latency_ms, error, response_head)
-    SELECT id, attempted_at, http_status, latency_ms, error, response_head FROM r WHERE attempted
+    INSERT INTO delivery_attempts (event_id, attempted_at, http_status, latency_ms, error, response_head, url)
+    SELECT id, attempted_at, http_status, latency_ms, error, response_head, url FROM r WHERE attempted
   )
   SELECT count(*)::int AS n FROM upd`;
 
@@ -223,7 +225,7 @@ export class OutboxDeliverer {
     }
     return {
       eventId: ev.id, decision, lastError,
-      attempt: { attemptedAt, httpStatus: r.httpStatus, latencyMs: r.latencyMs, error: r.error, responseHead: r.responseHead },
+      attempt: { attemptedAt, httpStatus: r.httpStatus, latencyMs: r.latencyMs, error: r.error, responseHead: r.responseHead, url: ev.url },
     };
   }
 
@@ -233,7 +235,7 @@ export class OutboxDeliverer {
     const cols = {
       id: [] as string[], status: [] as string[], next: [] as (Date | null)[], err: [] as (string | null)[],
       attempted: [] as boolean[], at: [] as Date[], http: [] as (number | null)[], lat: [] as number[],
-      aerr: [] as (string | null)[], head: [] as (string | null)[],
+      aerr: [] as (string | null)[], head: [] as (string | null)[], url: [] as (string | null)[],
     };
     for (const x of results) {
       cols.id.push(x.eventId);
@@ -246,10 +248,11 @@ export class OutboxDeliverer {
       cols.lat.push(x.attempt?.latencyMs ?? 0);
       cols.aerr.push(x.attempt?.error ?? null);
       cols.head.push(x.attempt?.responseHead ?? null);
+      cols.url.push(x.attempt?.url ?? null);
     }
     const r = await this.ctx.db.pool.query(RECORD_SQL, [
       this.workerId, cols.id, cols.status, cols.next, cols.err, cols.attempted, cols.at, cols.http, cols.lat, cols.aerr, cols.head,
-      ...OUTBOX_EVENT_PAIRS,
+      ...OUTBOX_EVENT_PAIRS, cols.url,
     ]);
     return r.rows[0].n as number;
   }

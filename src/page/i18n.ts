@@ -86,6 +86,19 @@ const en = {
   payerPhone: 'Phone',
   payerName: 'Name',
   payerComment: 'Comment',
+  waitTitle: 'Waiting for the payment',
+  waitText: 'This page updates by itself when the payment is done.',
+  act3dsTitle: 'Confirm the payment with your bank',
+  act3dsText: 'Your bank asks you to confirm this payment on its page.',
+  act3dsButton: 'Go to the bank confirmation',
+  actRedirectTitle: 'Continue on the payment page',
+  actRedirectText: 'The payment continues on the page of the payment provider; you will come back here.',
+  actRedirectButton: 'Continue to payment',
+  actSbpTitle: 'Pay with SBP',
+  actSbpText: 'Scan the QR code with your bank app, or open your bank app below, and confirm the payment.',
+  actSbpApps: 'Open in a bank app',
+  cardHosted: 'You will enter the card on the secure page of the payment provider.',
+  sandboxCardsMore: 'More test cards: 4000 0027 6000 3184 asks for 3-D Secure, 4000 0000 0000 9995 has insufficient funds, 4000 0000 0000 0119 is charged but the answer is late.',
 } as const;
 
 type Messages = { [K in keyof typeof en]: string };
@@ -152,6 +165,19 @@ const ru: Messages = {
   payerPhone: 'Телефон',
   payerName: 'Имя',
   payerComment: 'Комментарий',
+  waitTitle: 'Ожидаем оплату',
+  waitText: 'Страница обновится сама, когда платёж завершится.',
+  act3dsTitle: 'Подтвердите платёж в банке',
+  act3dsText: 'Банк просит подтвердить этот платёж на своей странице.',
+  act3dsButton: 'Перейти к подтверждению в банке',
+  actRedirectTitle: 'Продолжите на странице оплаты',
+  actRedirectText: 'Оплата продолжится на странице платёжного сервиса, затем вы вернётесь сюда.',
+  actRedirectButton: 'Перейти к оплате',
+  actSbpTitle: 'Оплата через СБП',
+  actSbpText: 'Отсканируйте QR-код в приложении банка или откройте приложение банка ниже и подтвердите оплату.',
+  actSbpApps: 'Открыть в приложении банка',
+  cardHosted: 'Данные карты вы введёте на защищённой странице платёжного сервиса.',
+  sandboxCardsMore: 'Ещё тестовые карты: 4000 0027 6000 3184 просит 3-D Secure, 4000 0000 0000 9995 — недостаточно средств, 4000 0000 0000 0119 — списание с задержкой ответа.',
 };
 
 export const MESSAGES: Record<Lang, Messages> = { en, ru };

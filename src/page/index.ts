@@ -4,12 +4,13 @@ import { requestInput } from '../http/input.js';
 import { DomainError } from '../http/errors.js';
 import { payRefusal } from '../domain/bill/bill.states.js';
 import { parsePayInput, PayValidationError, type PayFieldCode, type PayMethod } from '../domain/payment/pay-input.js';
-import type { PayableBill, Quote } from '../domain/payment/payment.service.js';
+import { FormAlreadyUsedError, type PayableBill, type PayOutcome, type Quote } from '../domain/payment/payment.service.js';
 import { AttemptLimiter } from './attempt-limiter.js';
 import { PayCsrf } from './csrf.js';
 import { MESSAGES, pickLang, type Lang } from './i18n.js';
 import { qrSvg } from './qr.js';
-import { infoPage, paymentPage, qrPage, resultPage, type PageCtx } from './render.js';
+import { infoPage, paymentPage, qrPage, resultPage, waitingPage, type PageCtx } from './render.js';
+import { receiptPage } from './receipt.js';
 
 declare module 'fastify' {
   interface FastifyReply {
@@ -22,6 +23,11 @@ declare module 'fastify' {
 
 const ATTEMPT_WINDOW_MS = 10 * 60 * 1000;
 const BILL_ID = { type: 'object', properties: { billId: { type: 'string', maxLength: 64 } }, required: ['billId'] } as const;
+const PAYMENT_ID = {
+  type: 'object', properties: { billId: { type: 'string', maxLength: 64 }, paymentId: { type: 'string', maxLength: 64 } }, required: ['billId', 'paymentId'],
+} as const;
+/** A payment page being polled asks the provider at most this often (per payment and process). */
+const ASK_EVERY_MS = 1500;
 
 /** JSON mode: the caller asks for JSON (and not for HTML first) or posts JSON. */
 function wantsJson(req: FastifyRequest): boolean {
@@ -37,23 +43,21 @@ function originOf(url: string): string | null {
 }
 
 /** Hosted payment page /pay/{bill_id} and QR page /pay/{bill_id}/qr. */
-export default async function pageRoutes(app: FastifyInstance): Promise<void> {
-  const { config, services } = app;
-  const csrf = new PayCsrf(config.tokenEncryptionKey);
-  const limiter = new AttemptLimiter(ATTEMPT_WINDOW_MS);
-  const sandbox = services.payments.sandbox;
-
+/**
+ * The security headers of every payer-facing page (the payment page and the sandbox bank pages):
+ * a per-response CSP nonce for the inline style and script, no framing, no caching.
+ */
+export function installPageHeaders(app: FastifyInstance): void {
   app.decorateReply('cspNonce', '');
   app.decorateReply('formActionOrigin', null);
   app.addHook('onRequest', async (_req, reply) => {
     reply.cspNonce = randomBytes(16).toString('hex');
   });
-  // Security headers on every /pay response (pages and JSON alike).
   app.addHook('onSend', async (_req, reply, payload) => {
     const n = reply.cspNonce;
     const formAction = ["'self'", reply.formActionOrigin].filter(Boolean).join(' ');
     reply.header('Content-Security-Policy',
-      `default-src 'none'; style-src 'nonce-${n}'; script-src 'nonce-${n}'; img-src 'self' data:; ` +
+      `default-src 'none'; style-src 'nonce-${n}'; script-src 'nonce-${n}'; img-src 'self' data:; connect-src 'self'; ` +
       `form-action ${formAction}; frame-ancestors 'none'; base-uri 'none'`);
     reply.header('X-Frame-Options', 'DENY');
     reply.header('X-Content-Type-Options', 'nosniff');
@@ -62,9 +66,19 @@ export default async function pageRoutes(app: FastifyInstance): Promise<void> {
     reply.header('Permissions-Policy', 'camera=(), microphone=(), geolocation=(), payment=()');
     return payload;
   });
+}
+
+/** Hosted payment page /pay/{bill_id}, its payments' pages /pay/{bill_id}/payments/{id} and QR page /pay/{bill_id}/qr. */
+export default async function pageRoutes(app: FastifyInstance): Promise<void> {
+  const { config, services } = app;
+  const csrf = new PayCsrf(config.tokenEncryptionKey);
+  const limiter = new AttemptLimiter(ATTEMPT_WINDOW_MS);
+  const lastAsked = new Map<string, number>();
+
+  installPageHeaders(app);
 
   // The language: ?lang= (or the form's lang), else the bill's locale, else Accept-Language.
-  const ctxOf = (req: FastifyRequest, reply: FastifyReply, langField?: unknown, bill?: PayableBill | null): PageCtx => ({
+  const ctxOf = (req: FastifyRequest, reply: FastifyReply, langField?: unknown, bill?: PayableBill | null, sandbox = true): PageCtx => ({
     lang: pickLang(req.headers['accept-language'], langField ?? (req.query as Record<string, unknown> | undefined)?.lang ?? bill?.locale),
     nonce: reply.cspNonce,
     sandbox,
@@ -104,7 +118,9 @@ export default async function pageRoutes(app: FastifyInstance): Promise<void> {
     const q = (req.query ?? {}) as Record<string, unknown>;
     const asked = typeof q.method === 'string' ? q.method.toUpperCase() : undefined;
     const method = extra.method ?? (asked === 'SBP' || asked === 'BANK_CARD' ? asked : undefined);
-    const body = paymentPage(ctx, {
+    const card = await services.payments.cardRoute(bill);
+    const body = paymentPage({ ...ctx, sandbox: card.sandbox }, {
+      hostedCard: card.hosted,
       bill,
       quotes: quotesOf(bill),
       csrf: csrf.issue(bill.id),
@@ -120,6 +136,11 @@ export default async function pageRoutes(app: FastifyInstance): Promise<void> {
   app.get<{ Params: { billId: string } }>('/:billId', { schema: { hide: true, params: BILL_ID } }, async (req, reply) => {
     const bill = await services.payments.findPayableBill(req.params.billId);
     const ctx = ctxOf(req, reply, undefined, bill);
+    if (bill?.type === 'NORMAL' && bill.status === 'PROCESS') {
+      // The payer opened the bill's link again while its payment waits: show that payment.
+      const running = await services.payments.runningPayment(bill.id);
+      if (running) return reply.redirect(`/pay/${bill.id}/payments/${running}${ctx.lang === 'ru' ? '?lang=ru' : ''}`, 303);
+    }
     const r = refusal(ctx, bill);
     if (r) return html(reply, r.status, r.body);
     return renderForm(req, reply, ctx, bill!, 200);
@@ -153,7 +174,14 @@ export default async function pageRoutes(app: FastifyInstance): Promise<void> {
       return html(reply, 429, infoPage(ctx, { title: t.limitTitle, text: t.limitText, icon: 'wait', testId: 'too-many' }));
     }
 
-    if (!json && !csrf.verify(billId, raw._csrf)) {
+    const formNonce = json ? null : csrf.check(billId, raw._csrf);
+    const paymentPageOf = (paymentId: string) => `/pay/${billId}/payments/${paymentId}${ctx.lang === 'ru' ? '?lang=ru' : ''}`;
+    if (formNonce) {
+      // Single-use form: a reloaded or repeated POST goes to the payment this form opened.
+      const used = await services.payments.paymentOfForm(formNonce);
+      if (used) return reply.redirect(paymentPageOf(used.id), 303);
+    }
+    if (!json && !formNonce) {
       // Rare path: say what is wrong with the bill first, if anything.
       const bill = await services.payments.findPayableBill(billId);
       const r = refusal(ctx, bill);
@@ -165,8 +193,13 @@ export default async function pageRoutes(app: FastifyInstance): Promise<void> {
     try {
       // The service checks the bill under its lock (unknown, finished, inactive, in progress),
       // then parses the form against it (its fixed method), then pays.
-      outcome = await services.payments.pay(billId, (bill) => parsePayInput(raw, bill.paymentMethod, new Date(), bill), { ip: req.ip });
+      outcome = await services.payments.pay(billId, (bill, o) => parsePayInput(raw, bill.paymentMethod, new Date(), bill, o), { ip: req.ip, formNonce: formNonce ?? undefined });
     } catch (e) {
+      // The same form raced itself (the other POST opened the payment, or holds the bill): go to that payment.
+      if (formNonce && (e instanceof FormAlreadyUsedError || (e instanceof DomainError && e.code === 'payment_in_progress'))) {
+        const used = await services.payments.paymentOfForm(formNonce);
+        if (used) return reply.redirect(paymentPageOf(used.id), 303);
+      }
       if (e instanceof PayValidationError) {
         // Card testing shows as wrong card numbers and declines; typos in expiry/CVC do not count.
         if (e.codes.card_number === 'card_number_invalid') { limiter.fail(ipKey); limiter.fail(billKey); }
@@ -184,11 +217,53 @@ export default async function pageRoutes(app: FastifyInstance): Promise<void> {
     }
     if (outcome.status === 'FAIL') { limiter.fail(ipKey); limiter.fail(billKey); }
 
-    if (json) {
-      return reply.status(200).send({ payment_id: outcome.paymentId, status: outcome.status, redirect: outcome.redirect });
+    if (json) return reply.status(200).send(paymentJson(outcome));
+    // Post/redirect/get: the payment's own page shows what comes next; reloading it charges nothing.
+    return reply.redirect(paymentPageOf(outcome.paymentId), 303);
+  });
+
+  /** JSON mode (PROVIDERS.md): `{payment_id, status, action?}` while PROCESS, `{payment_id, status, redirect}` once final. */
+  function paymentJson(o: PayOutcome): Record<string, unknown> {
+    if (o.status === 'PROCESS') return { payment_id: o.paymentId, status: o.status, ...(o.action ? { action: o.action } : {}) };
+    return { payment_id: o.paymentId, status: o.status, redirect: o.redirect };
+  }
+
+  /**
+   * The page of a final payment: the POST back to the shop's Success/Fail URL. One function, so
+   * the receipt ("last page", src/page/receipt.ts) can take its place.
+   */
+  function renderFinal(reply: FastifyReply, ctx: PageCtx, o: PayOutcome) {
+    if (!o.redirect) throw new Error(`payment ${o.paymentId} is ${o.status} without its redirect`);
+    if (o.redirect.url) reply.formActionOrigin = originOf(o.redirect.url);
+    // Money received and no Success URL to go to: the customer's receipt (src/page/receipt.ts).
+    else if (o.status !== 'FAIL') return html(reply, 200, receiptPage(ctx, o, { tz: config.tz, at: o.finishedAt ?? new Date() }));
+    return html(reply, 200, resultPage(ctx, o.bill, { ...o, redirect: o.redirect }));
+  }
+
+  app.get<{ Params: { billId: string; paymentId: string } }>('/:billId/payments/:paymentId', {
+    schema: { hide: true, params: PAYMENT_ID },
+    config: { errorStatus: { payment_not_found: 404 } },
+  }, async (req, reply) => {
+    const json = wantsJson(req);
+    const { billId, paymentId } = req.params;
+    let st = await services.payments.paymentState(billId, paymentId);
+    // A payment still waiting: ask its provider (the payer may just have come back from the bank), at most every ASK_EVERY_MS.
+    if (st && st.outcome.status === 'PROCESS' && st.connector && Date.now() - (lastAsked.get(paymentId) ?? 0) >= ASK_EVERY_MS) {
+      if (lastAsked.size > 10_000) lastAsked.clear();
+      lastAsked.set(paymentId, Date.now());
+      await services.payments.askProvider({ id: paymentId, connector: st.connector, ref: st.ref });
+      st = await services.payments.paymentState(billId, paymentId);
     }
-    if (outcome.redirect.url) reply.formActionOrigin = originOf(outcome.redirect.url);
-    return html(reply, 200, resultPage(ctx, outcome.bill, outcome));
+    if (!st) {
+      if (json) throw new DomainError('payment_not_found', 404);
+      const ctx = ctxOf(req, reply);
+      return html(reply, 404, refusal(ctx, null)!.body);
+    }
+    if (json) return reply.send(paymentJson(st.outcome));
+    const ctx = ctxOf(req, reply, undefined, st.bill);
+    if (st.outcome.status !== 'PROCESS') return renderFinal(reply, ctx, st.outcome);
+    const a = st.outcome.action;
+    return html(reply, 200, waitingPage(ctx, st.bill, st.outcome, a?.type === 'sbp_qr' ? await qrSvg(a.payload) : null));
   });
 }
 

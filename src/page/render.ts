@@ -14,7 +14,8 @@ const money = (d: Decimal): string => d.toFixed(2);
 
 export interface PageCtx { lang: Lang; nonce: string; sandbox: boolean }
 
-function layout(ctx: PageCtx, title: string, body: string, opts: { script?: string } = {}): string {
+/** The page document around a body (shared by the payment page and the sandbox bank pages). */
+export function layout(ctx: PageCtx, title: string, body: string, opts: { script?: string } = {}): string {
   return `<!doctype html>
 <html lang="${ctx.lang}">
 <head>
@@ -66,6 +67,8 @@ export interface FormState {
   lastFailed?: boolean;
   /** What the payer typed before a 422 (payer_* fields are shown back). */
   payer?: Record<string, unknown>;
+  /** The card goes to a provider that hosts its own card form: no card fields here. */
+  hostedCard?: boolean;
 }
 
 function summary(t: Messages, bill: PayableBill, q: Quote | undefined): string {
@@ -159,7 +162,10 @@ export function paymentPage(ctx: PageCtx, s: FormState): string {
     return qq ? `${money(qq.dueRub)} RUB` : '';
   };
 
-  const cardPanel = `<div class="panel" id="panel-card">
+  const cardPanel = s.hostedCard ? `<div class="panel" id="panel-card">
+  <p class="hint" data-testid="card-hosted">${esc(t.cardHosted)}</p>
+  <button class="btn" type="submit" name="method" value="BANK_CARD" data-testid="pay-card">${esc(t.payCard)} ${payLabel('BANK_CARD')}</button>
+</div>` : `<div class="panel" id="panel-card">
   <div class="field">
     <label for="card_number">${esc(t.cardNumber)}</label>
     <input id="card_number" name="card_number" type="text" inputmode="numeric" autocomplete="cc-number"
@@ -181,21 +187,13 @@ export function paymentPage(ctx: PageCtx, s: FormState): string {
     </div>
   </div>
   <button class="btn" type="submit" name="method" value="BANK_CARD" data-testid="pay-card">${esc(t.payCard)} ${payLabel('BANK_CARD')}</button>
-  ${ctx.sandbox ? `<p class="hint small">${esc(t.sandboxCards)}</p>` : ''}
+  ${ctx.sandbox ? `<p class="hint small">${esc(t.sandboxCards)} ${esc(t.sandboxCardsMore)}</p>` : ''}
 </div>`;
 
   const sbpPanel = `<div class="panel" id="panel-sbp">
   <div class="qr-box">${s.qrSvg}</div>
   ${s.quotes.SBP ? `<p class="sbp-due"><span class="muted">${esc(t.toPay)}:</span> <strong data-testid="sbp-due">${money(s.quotes.SBP.dueRub)} RUB</strong></p>` : ''}
   <p class="hint">${esc(t.sbpHint)}</p>
-  ${ctx.sandbox ? `<details class="sandbox"${e?.amount ? ' open' : ''}><summary>${esc(t.sandbox)}</summary>
-    <div class="field">
-      <label for="amount">${esc(t.sandboxAmount)}</label>
-      <input id="amount" name="amount" type="text" inputmode="decimal" placeholder="${s.quotes.SBP ? money(s.quotes.SBP.dueRub) : ''}"
-        pattern="[0-9]+([.,][0-9]{1,2})?"${invalid(e, 'amount')}>
-      ${fieldError(ctx, e, 'amount')}
-    </div>
-  </details>` : ''}
   <button class="btn" type="submit" name="method" value="SBP" formnovalidate data-testid="pay-sbp">${esc(t.sbpConfirm)}</button>
 </div>`;
 
@@ -258,7 +256,7 @@ function resultTitle(t: Messages, status: PayOutcome['status']): string {
  * After a payment: an auto-submitting POST to the shop's Success/Fail URL with a visible button
  * (works without JavaScript), or a status page when the shop has no such URL.
  */
-export function resultPage(ctx: PageCtx, bill: PayableBill, out: PayOutcome): string {
+export function resultPage(ctx: PageCtx, bill: PayableBill, out: PayOutcome & { redirect: NonNullable<PayOutcome['redirect']> }): string {
   const t = MESSAGES[ctx.lang];
   const failed = out.status === 'FAIL';
   const details = `<dl class="rows">
@@ -304,4 +302,43 @@ export function qrPage(ctx: PageCtx, bill: PayableBill, pageUrl: string, qrSvg: 
 </section>
 ${footer(ctx)}`;
   return layout(ctx, `${t.qrTitle} — ${bill.shopName}`, body);
+}
+
+/** Polls the payment's JSON state and reloads the page once it is final (the page works without it: it refreshes itself). */
+const POLL_JS = `(function(){var u=location.pathname+location.search;function tick(){fetch(u,{headers:{accept:'application/json'},cache:'no-store',credentials:'same-origin'})
+.then(function(r){return r.json()}).then(function(j){if(j.status&&j.status!=='PROCESS'){location.reload();return}setTimeout(tick,2000)})
+.catch(function(){setTimeout(tick,4000)})}setTimeout(tick,1500)})();`;
+
+/**
+ * The waiting page of a payment in PROCESS: what the payer must do (the bank's 3-D Secure page,
+ * the provider's page, an SBP QR code with bank-app links), polling until the payment is final.
+ */
+export function waitingPage(ctx: PageCtx, bill: PayableBill, out: PayOutcome, qrSvg: string | null): string {
+  const t = MESSAGES[ctx.lang];
+  const a = out.action;
+  const title = a?.type === '3ds' ? t.act3dsTitle : a?.type === 'redirect' ? t.actRedirectTitle : a?.type === 'sbp_qr' ? t.actSbpTitle : t.waitTitle;
+  let act = '';
+  if (a?.type === '3ds' || a?.type === 'redirect') {
+    act = `<p class="muted">${esc(a.type === '3ds' ? t.act3dsText : t.actRedirectText)}</p>
+  <a class="btn" href="${esc(a.url)}" data-testid="action-link">${esc(a.type === '3ds' ? t.act3dsButton : t.actRedirectButton)}</a>`;
+  } else if (a?.type === 'sbp_qr') {
+    const apps = a.links.map((l) => `<a class="btn secondary" href="${esc(l.url)}" data-testid="bank-app">${esc(l.name)}</a>`).join('\n    ');
+    act = `<p class="muted">${esc(t.actSbpText)}</p>
+  ${qrSvg ? `<figure class="qr-box" data-testid="sbp-qr">${qrSvg}</figure>` : ''}
+  <p class="sbp-due"><span class="muted">${esc(t.toPay)}:</span> <strong data-testid="sbp-due">${money(out.amountRub)} RUB</strong></p>
+  <nav class="apps" aria-label="${esc(t.actSbpApps)}"><p class="muted small">${esc(t.actSbpApps)}</p>
+    ${apps}
+  </nav>`;
+  }
+  const body = `${merchantHeader(t, bill.shopName, '')}
+<section class="card status" data-testid="waiting" data-status="PROCESS" data-action="${esc(a?.type ?? '')}">
+  ${ICONS.wait}
+  <h1>${esc(title)}</h1>
+  ${act}
+  <p class="muted small" role="status">${esc(t.waitText)}</p>
+  <dl class="rows"><div class="row"><dt>${esc(t.paymentId)}</dt><dd class="mono">${esc(out.paymentId)}</dd></div></dl>
+  <noscript><meta http-equiv="refresh" content="5"></noscript>
+</section>
+${footer(ctx)}`;
+  return layout(ctx, title, body, { script: POLL_JS });
 }

@@ -63,4 +63,6 @@ textarea{resize:vertical}textarea[aria-invalid=true]{border-color:var(--bad)}
 @media (min-width:900px){.wrap{padding-top:56px}}
 @media (prefers-color-scheme:dark){:root{--ink:#e8ecf4;--muted:#9aa5b8;--line:#323a4a;--bg:#0f141d;--card:#1a2130}
  input[type=text],input[type=password],input[type=email],input[type=tel],textarea{background:#121826;color:var(--ink)}.tabs{background:#121826}.notice{background:#20294a}.btn.secondary{background:#20294a;color:#b8c6ff}.qr-box svg{background:#fff}}
+.apps{margin-top:14px}.apps .btn{margin-top:8px}
+@media (min-width:700px){.apps .btn{display:inline-block;width:auto;margin-right:8px;font-size:15px;padding:10px 14px}}
 `;

@@ -1,13 +1,13 @@
-import { mkdirSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { DESKTOP, launchChromium, shooter } from './cabinet-helpers.js';
 import { setupTestApp, type TestApp } from '../helpers/app.js';
+import { freePort } from '../helpers/service-process.js';
 import { cabinetMerchant, PASSWORD, type CabinetMerchant } from '../cabinet/helpers.js';
+import { formatMoney } from '../../src/lib/money-format.js';
 
 const ARTIFACTS = 'test/artifacts/cabinet';
-const PHONE = { width: 390, height: 844 };
-const DESKTOP = { width: 1280, height: 800 };
+const shoot = shooter(ARTIFACTS);
 
 let t: TestApp;
 let base: string;
@@ -16,38 +16,13 @@ let ctx: BrowserContext;
 let page: Page;
 let m: CabinetMerchant;
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-/** Each cabinet page at phone and desktop width. */
-async function shoot(p: Page, name: string): Promise<void> {
-  for (const [label, size] of [['phone', PHONE], ['desktop', DESKTOP]] as const) {
-    await p.setViewportSize(size);
-    await p.screenshot({ path: `${ARTIFACTS}/${name}-${label}.png`, fullPage: true });
-  }
-  await p.setViewportSize(DESKTOP);
-}
-
 beforeAll(async () => {
-  mkdirSync(ARTIFACTS, { recursive: true });
   const port = await freePort();
   base = `http://127.0.0.1:${port}`;
   t = await setupTestApp({ PUBLIC_BASE_URL: base });
   await t.app.listen({ port, host: '127.0.0.1' });
   m = await cabinetMerchant(t, { merchant: { verified: true, grantRefunds: true } });
-  browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  browser = await launchChromium();
   ctx = await browser.newContext({ viewport: DESKTOP, locale: 'en-US' });
   page = await ctx.newPage();
 }, 120_000);
@@ -88,8 +63,9 @@ test('a merchant signs in, bills, sees the payment and balance, edits the shop, 
   await payer.locator('#card_expiry').fill('12/34');
   await payer.locator('#card_cvc').fill('123');
   await payer.getByTestId('pay-card').click();
-  await payer.getByTestId('result').waitFor();
-  expect(await payer.getByTestId('result').getAttribute('data-status')).toBe('SUCCESS');
+  // The shop has no Success URL: the payer gets the receipt (issue 16).
+  await payer.getByTestId('receipt').waitFor();
+  expect(await payer.getByTestId('receipt').getAttribute('data-status')).toBe('SUCCESS');
   await payer.close();
 
   // The payment and the new balance in the cabinet.
@@ -103,7 +79,7 @@ test('a merchant signs in, bills, sees the payment and balance, edits the shop, 
   const payment = await t.db.prisma.payment.findFirstOrThrow({ where: { billId } });
   await page.getByRole('link', { name: 'Dashboard' }).click();
   const available = await page.getByTestId('available-RUB').textContent();
-  expect(available).toBe(payment.accountAmount!.toFixed(8));
+  expect(available).toBe(formatMoney(payment.accountAmount!.toString(), 'en', 'RUB'));
   expect(payment.accountAmount!.gt(0)).toBe(true);
   await shoot(page, '02-dashboard');
 
@@ -142,7 +118,7 @@ test('a merchant signs in, bills, sees the payment and balance, edits the shop, 
   await page.getByLabel('Refund amount').fill('100.00');
   await page.getByRole('button', { name: 'Refund part' }).click();
   await expect(page.getByText('Refund created.').isVisible()).resolves.toBe(true);
-  expect(await page.getByTestId('refunded').textContent()).toBe('100.00');
+  expect(await page.getByTestId('refunded').textContent()).toBe('₽100.00');
   await shoot(page, '06-payment');
   const refunds = await t.db.prisma.refund.findMany({ where: { paymentId: payment.id } });
   expect(refunds.map((r) => r.amount.toFixed(2))).toEqual(['100.00']);

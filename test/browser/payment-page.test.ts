@@ -1,8 +1,8 @@
 import { mkdirSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchChromium, startShopReceiver, type ShopReceiver } from './payment-page-helpers.js';
 import { md5Upper } from '../../src/lib/crypto.js';
 import { setupTestApp, type TestApp } from '../helpers/app.js';
 import { createMerchant, type MerchantFixture } from '../factories/merchant.js';
@@ -15,43 +15,27 @@ const DESKTOP = { width: 1280, height: 800 };
 let t: TestApp;
 let m: MerchantFixture;
 let browser: Browser;
-let receiver: Server;
+let receiver: ShopReceiver;
 let receiverBase: string;
 let base: string;
-/** What the shop's Success/Fail pages received, by path. */
-const received: Array<{ path: string; fields: Record<string, string> }> = [];
 
 beforeAll(async () => {
   mkdirSync(ART, { recursive: true });
-  receiver = createServer((req, res) => {
-    let body = '';
-    req.on('data', (c) => { body += c; });
-    req.on('end', () => {
-      const fields = Object.fromEntries(new URLSearchParams(body));
-      if (req.method === 'POST') received.push({ path: req.url ?? '', fields });
-      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
-      res.end(`<!doctype html><title>Shop</title><h1 id="landed">${req.url === '/success' ? 'Thank you' : 'Payment failed'}</h1><pre>${JSON.stringify(fields).replace(/</g, '&lt;')}</pre>`);
-    });
-  });
-  await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', () => r()));
-  receiverBase = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+  receiver = await startShopReceiver();
+  receiverBase = receiver.base;
 
   t = await setupTestApp({ PAY_ATTEMPTS_PER_BILL: '1000', PAY_ATTEMPTS_PER_IP: '1000' });
   await t.app.listen({ host: '127.0.0.1', port: 0 });
   base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
   m = await createMerchant(t, { shop: { name: 'Северный Ветер Store', successUrl: `${receiverBase}/success`, failUrl: `${receiverBase}/fail` } });
 
-  browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  browser = await launchChromium();
 }, 120_000);
 
 afterAll(async () => {
   await browser?.close();
   await t?.close();
-  await new Promise<void>((r) => (receiver ? receiver.close(() => r()) : r()));
+  await receiver?.close();
 });
 
 async function open(viewport = PHONE, opts: { locale?: string; javaScriptEnabled?: boolean } = {}): Promise<{ ctx: BrowserContext; page: Page }> {
@@ -60,7 +44,8 @@ async function open(viewport = PHONE, opts: { locale?: string; javaScriptEnabled
   return { ctx, page };
 }
 
-const lastReceived = () => received[received.length - 1]!;
+/** What the shop's Success/Fail pages received last. */
+const lastReceived = () => receiver.received[receiver.received.length - 1]!;
 
 async function fillCard(page: Page, number: string) {
   await page.getByLabel(/Card number|Номер карты/).fill(number);
@@ -131,16 +116,17 @@ describe('payment page in Chromium', () => {
   });
 
   for (const [label, amount, status] of [['underpaid', '600.00', 'UNDERPAID'], ['overpaid', '1200.00', 'OVERPAID']] as const) {
-    it(`SBP ${label}: the QR, the sandbox amount, the confirm step, then the Success URL`, async () => {
+    it(`SBP ${label}: the QR, the bank app's amount on the sandbox bank page, the confirm step, then the Success URL`, async () => {
       const billId = await createBill(t, m, { amount: '1000.00', orderId: `sbp-${label}` });
       const { ctx, page } = await open(PHONE);
       await page.goto(`${base}/pay/${billId}`);
       await page.locator('label[for=tab-sbp]').click();
       await expect(page.locator('#panel-sbp svg').isVisible()).resolves.toBe(true);
-      await page.locator('details.sandbox summary').click();
-      await page.getByLabel(/Amount sent/).fill(amount);
       if (label === 'underpaid') await page.screenshot({ path: `${ART}/pay-phone-sbp.png`, fullPage: true });
-      await Promise.all([page.waitForURL(`${receiverBase}/success`), page.getByTestId('pay-sbp').click()]);
+      await Promise.all([page.waitForURL(/\/payments\//), page.getByTestId('pay-sbp').click()]);
+      await page.getByTestId('bank-app').first().click();
+      await page.getByLabel(/Amount to send/).fill(amount);
+      await Promise.all([page.waitForURL(`${receiverBase}/success`), page.getByTestId('sandbox-confirm').click()]);
       const f = lastReceived();
       expect(f.fields.OutSum).toBe(amount);
       expect(f.fields.SignatureValue).toBe(md5Upper(`${amount}:sbp-${label}:${m.token}`));
@@ -158,7 +144,7 @@ describe('payment page in Chromium', () => {
     await page.getByLabel(/Expiry/).fill('12/34');
     await page.getByLabel('CVC').fill('123');
     await page.getByTestId('pay-card').click();
-    await page.waitForURL(`${base}/pay/${billId}`);
+    await page.waitForURL(new RegExp(`/pay/${billId}/payments/`));
     await expect(page.getByTestId('result').getAttribute('data-status')).resolves.toBe('SUCCESS');
     await page.screenshot({ path: `${ART}/pay-phone-result-nojs.png`, fullPage: true });
     await Promise.all([page.waitForURL(`${receiverBase}/success`), page.getByRole('button', { name: 'Return to the shop' }).click()]);

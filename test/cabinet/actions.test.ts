@@ -5,6 +5,7 @@ import { createBill, payNewBill } from '../factories/payment.js';
 import { withPgTx } from '../../src/db/client.js';
 import { enqueueEvent } from '../../src/outbox/events.js';
 import { cabinetMerchant, signedIn } from './helpers.js';
+import { formatMoney } from '../../src/lib/money-format.js';
 
 let t: TestApp;
 let receiver: Server;
@@ -145,7 +146,8 @@ describe('payments and refunds', () => {
     const dash = await c.get('/cabinet');
     const bal = await balance(m.merchantId);
     expect(bal.available.gt(0)).toBe(true);
-    expect(dash.body).toContain(`data-testid="available-RUB">${bal.available.toFixed(8)}<`);
+    // Money as people read it (issue 16): the ruble sign, thousands separators, two decimals.
+    expect(dash.body).toContain(`data-testid="available-RUB">${formatMoney(bal.available.toString(), 'en', 'RUB')}<`);
     expect(dash.body).toContain('<svg class="chart"');
   });
 
@@ -255,7 +257,9 @@ describe('shops, webhooks and the delivery log', () => {
     const m = await cabinetMerchant(t, { shop: { resultUrl: receiverUrl } });
     const c = await signedIn(t, m);
     const n = received.length;
-    const r = await c.submit(`/cabinet/shops/${m.shopId}`, `/cabinet/shops/${m.shopId}/test-postback`, {});
+    const sent = await c.submit(`/cabinet/shops/${m.shopId}`, `/cabinet/shops/${m.shopId}/test-postback`, {});
+    expect(sent.statusCode).toBe(303);
+    const r = await c.get(sent.headers.location as string);
     expect(r.statusCode).toBe(200);
     expect(r.body).toContain('data-testid="test-result"');
     expect(r.body).toContain('HTTP 200');
@@ -308,7 +312,9 @@ describe('API integration', () => {
     const c = await signedIn(t, m);
     const confirm = await c.get('/cabinet/api/refresh');
     expect(confirm.body).toContain('the current token stops working at once');
-    const r = await c.submit('/cabinet/api/refresh', '/cabinet/api/refresh', {});
+    const sent = await c.submit('/cabinet/api/refresh', '/cabinet/api/refresh', {});
+    expect(sent.statusCode).toBe(303);
+    const r = await c.get(sent.headers.location as string);
     expect(r.statusCode).toBe(200);
     expect(r.headers['cache-control']).toBe('no-store');
     const token = /id="new-token" readonly value="([^"]+)"/.exec(r.body)![1]!;
@@ -319,6 +325,8 @@ describe('API integration', () => {
     expect(fresh.statusCode).toBe(200);
     const later = await c.get('/cabinet/api');
     expect(later.body).not.toContain(token);
+    // The token is not stored readable: the flash that carried it to the page is gone.
+    expect((await t.db.pool.query('SELECT count(*)::int AS n FROM cabinet_flashes')).rows[0].n).toBe(0);
     // Audited as the merchant, with the issue time only, never the token (issue 17).
     const trail = await t.db.pool.query("SELECT actor, after FROM audit_log WHERE object_id = $1 AND action = 'merchant.token.refresh'", [m.merchantId]);
     expect(trail.rows).toHaveLength(1);

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchChromium } from '../helpers/chromium.js';
 import { startReceiver, type Receiver } from '../outbox/receiver.js';
 import { TBankEmulator } from './tbank.js';
 import { YooKassaEmulator } from './yookassa.js';
@@ -17,11 +18,7 @@ beforeAll(async () => {
   shop = await startReceiver();
   yk = await YooKassaEmulator.start({ notifyUrl: `${shop.url}/yk` });
   tb = await TBankEmulator.start({ notifyUrl: `${shop.url}/tb` });
-  browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  browser = await launchChromium();
 });
 afterAll(async () => {
   await browser?.close();

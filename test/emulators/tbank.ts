@@ -509,5 +509,5 @@ export class TBankEmulator {
 function rub(kopecks: number) { return `${Math.floor(kopecks / 100)}.${String(kopecks % 100).padStart(2, '0')} ₽`; }
 
 function doc(title: string, body: string) {
-  return `<!doctype html><html><head><meta charset="utf-8"><title>${escapeHtml(title)}</title></head><body><h1>${escapeHtml(title)}</h1>${body}</body></html>`;
+  return `<!doctype html><html><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${escapeHtml(title)}</title></head><body><h1>${escapeHtml(title)}</h1>${body}</body></html>`;
 }

@@ -612,7 +612,7 @@ export class YooKassaEmulator {
 }
 
 function page(title: string, body: string) {
-  return `<!doctype html><html><head><meta charset="utf-8"><title>${escapeHtml(title)}</title></head><body><h1>${escapeHtml(title)}</h1>${body}</body></html>`;
+  return `<!doctype html><html><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${escapeHtml(title)}</title></head><body><h1>${escapeHtml(title)}</h1>${body}</body></html>`;
 }
 
 /** Ids shaped like YooKassa's ([8]: "29f31de9-000f-5000-a000-109987b98a6a"). */

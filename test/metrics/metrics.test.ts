@@ -110,11 +110,14 @@ describe('database gauges computed at scrape time', () => {
     const base = await scrape();
     const backlog0 = value(base, 'outbox_backlog')!;
     const dead0 = value(base, 'outbox_dead_events')!;
+    const unset0 = value(base, 'outbox_not_configured_events')!;
     const attempts0 = value(base, 'outbox_delivery_attempts_total')!;
     const c = t.db.pool;
     const fields = { TrsId: 'x' };
     await enqueueEvent(c, { merchantId: m.merchantId, kind: 'TEST_POSTBACK', aggregateId: 'metrics-b', url: 'http://127.0.0.1:9/b', fields });
-    await enqueueEvent(c, { merchantId: m.merchantId, kind: 'TEST_POSTBACK', aggregateId: 'metrics-dead', url: null, fields });
+    await enqueueEvent(c, { merchantId: m.merchantId, kind: 'TEST_POSTBACK', aggregateId: 'metrics-unset', url: null, fields });
+    await enqueueEvent(c, { merchantId: m.merchantId, kind: 'TEST_POSTBACK', aggregateId: 'metrics-dead', url: 'http://127.0.0.1:9/d', fields });
+    await c.query(`UPDATE outbox_events SET status = 'DEAD', last_error = 'HTTP 500' WHERE aggregate_id = 'metrics-dead'`);
     // An event 90 s old with 2 attempts (written so: an event's creation time, its partition key, is fixed once written).
     await c.query(
       `INSERT INTO outbox_events (merchant_id, kind, aggregate_id, url, payload, attempts, created_at)
@@ -131,7 +134,10 @@ describe('database gauges computed at scrape time', () => {
     expect(value(text, 'outbox_oldest_pending_age_seconds')).toBeGreaterThanOrEqual(90);
     expect(value(text, 'outbox_oldest_pending_age_seconds')).toBeLessThan(3600);
     expect(value(text, 'outbox_retrying_events')).toBeGreaterThanOrEqual(1);
+    // Dead and "no URL configured" are counted apart (issue 16): an alert on dead events does
+    // not fire for missing settings.
     expect(value(text, 'outbox_dead_events')).toBe(dead0 + 1);
+    expect(value(text, 'outbox_not_configured_events')).toBe(unset0 + 1);
     expect(value(text, 'outbox_delivery_attempts_total')).toBe(attempts0 + 2);
 
     await c.query(`UPDATE outbox_events SET status = 'DELIVERED', delivered_at = now() WHERE aggregate_id IN ('metrics-a', 'metrics-b')`);

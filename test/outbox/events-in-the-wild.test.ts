@@ -52,7 +52,7 @@ describe('payment postback: optional fields', () => {
 
   it('a FAIL posts ErrorCode and ErrorMessage and a zero BalanceAmount; an SBP payment posts AccountType SBP and the payer phone as AccountNumber', async () => {
     const failed = await payRequest(t, await bill({}), cardForm(DECLINED_CARD));
-    const sbp = await payRequest(t, await bill({ request_fields: ['phone'] }), { method: 'SBP', payer_phone: '+7 900 000-11-22' });
+    const sbp = await payRequest(t, await bill({ request_fields: ['phone'] }), { method: 'SBP', amount: '250.00', payer_phone: '+7 900 000-11-22' });
     await deliver();
     const f = rx.received.find((x) => x.fields.TrsId === failed.json().payment_id)!;
     expect(f.fields).toMatchObject({ Status: 'FAIL', ErrorCode: 'card_declined', ErrorMessage: 'The card was declined by the issuer.', BalanceAmount: '0.00000000', AccountType: 'BANK_CARD' });

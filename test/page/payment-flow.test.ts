@@ -1,6 +1,7 @@
 import { Decimal } from 'decimal.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyBalances } from '../../src/domain/ledger/ledger.js';
+import { reconcilePayments } from '../../src/domain/payment/reconcile.worker.js';
 import { md5Upper } from '../../src/lib/crypto.js';
 import { setupTestApp, type TestApp } from '../helpers/app.js';
 import { createMerchant, type MerchantFixture } from '../factories/merchant.js';
@@ -96,9 +97,9 @@ describe('card payment in the sandbox', () => {
 });
 
 describe('SBP payment in the sandbox', () => {
-  it('pays the amount due by default', async () => {
+  it('pays at once the amount the sandbox form field names (JSON-mode shortcut)', async () => {
     const billId = await createBill(t, m, { amount: '300.00' });
-    const r = await payRequest(t, billId, { method: 'SBP' });
+    const r = await payRequest(t, billId, { method: 'SBP', amount: '300.00' });
     expect(r.json().status).toBe('SUCCESS');
     expect(await payment(r.json().payment_id)).toMatchObject({ method: 'SBP', from_card: null, amount_received: '300.00' });
   });
@@ -143,7 +144,7 @@ describe('commission, payer_pays_commission and currency', () => {
   it('payer_pays_commission: the payer pays amount + fee, the merchant gets the bill amount', async () => {
     const mm = await createMerchant(t, { shop: SHOP_URLS, merchant: { paymentSbpPercent: '1', paymentSbpFixed: '0' } });
     const billId = await createBill(t, mm, { amount: '500.00', payerPaysCommission: true });
-    const r = await payRequest(t, billId, { method: 'SBP' });
+    const r = await payRequest(t, billId, { method: 'SBP', amount: '505.00' });
     const id = r.json().payment_id;
     expect(r.json().redirect.fields.OutSum).toBe('505.00');
     expect(await payment(id)).toMatchObject({ status: 'SUCCESS', amount: '505.00', amount_received: '505.00', commission: '5.00', account_amount: '500.00000000' });
@@ -214,9 +215,9 @@ describe('refusals (JSON mode)', () => {
     expect(r.statusCode).toBe(422);
     expect(r.json().errors.method).toBeDefined();
     expect((await q(`SELECT 1 FROM payments WHERE bill_id = $1`, [billId])).length).toBe(0);
-    // The fixed method is taken when the form sends none.
+    // The fixed method is taken when the form sends none: SBP waits for the payer's bank app.
     const ok = await payRequest(t, billId, {});
-    expect(ok.json().status).toBe('SUCCESS');
+    expect(ok.json()).toMatchObject({ status: 'PROCESS', action: { type: 'sbp_qr' } });
   });
 
   it('a bad card is 422 naming every bad field: Luhn, expiry in the past, CVC; nothing stored', async () => {
@@ -274,18 +275,22 @@ describe('postback without a Result URL', () => {
 });
 
 describe('payments abandoned in PROCESS', () => {
-  it('a NORMAL bill stuck in PROCESS refuses payments (409) until the reaper fails the stale payment; then it can be paid', async () => {
+  it('a NORMAL bill stuck in PROCESS refuses payments (409) until reconciliation applies the provider\'s answer (never sent: FAIL); then it can be paid', async () => {
     const billId = await createBill(t, m, { amount: '33.00' });
     await t.db.pool.query(`UPDATE bills SET status = 'PROCESS' WHERE id = $1`, [billId]);
     await t.db.pool.query(
-      `INSERT INTO payments (id, bill_id, merchant_id, shop_id, status, method, amount, bill_currency, account_currency, updated_at, created_at)
-       VALUES ('stuckpayment0001', $1, $2, $3, 'PROCESS', 'SBP', 33, 'RUB', 'RUB', now() - interval '10 minutes', now() - interval '10 minutes')`,
+      `INSERT INTO payments (id, bill_id, merchant_id, shop_id, status, method, amount, bill_currency, account_currency, connector, next_check_at, updated_at, created_at)
+       VALUES ('stuckpayment0001', $1, $2, $3, 'PROCESS', 'SBP', 33, 'RUB', 'RUB', 'sandbox', now() + interval '1 hour', now() - interval '10 minutes', now() - interval '10 minutes')`,
       [billId, m.merchantId, m.shopId]);
     const busy = await payRequest(t, billId);
     expect(busy.statusCode).toBe(409);
     expect(busy.json().message).toBe('api:error.payment_in_progress');
-    expect(await t.app.services.payments.failStalePayments(60 * 60 * 1000)).toBe(0);
-    expect(await t.app.services.payments.failStalePayments(5 * 60 * 1000)).toBe(1);
+    // Not due yet: nothing is asked, nothing changes (no blind reaper).
+    await reconcilePayments(t.app);
+    expect((await payment('stuckpayment0001')).status).toBe('PROCESS');
+    await t.db.pool.query(`UPDATE payments SET next_check_at = now() WHERE id = 'stuckpayment0001'`);
+    await reconcilePayments(t.app);
+    // The sandbox never saw it: its answer (declined, not found) fails it.
     expect(await payment('stuckpayment0001')).toMatchObject({ status: 'FAIL', amount_received: '0.00' });
     expect((await billRow(billId)).status).toBe('FAIL');
     expect((await event('stuckpayment0001')).payload.fields.Status).toBe('FAIL');

@@ -23,6 +23,12 @@ const postForm = (billId: string, form: Record<string, string>, headers: Record<
   headers: { accept: 'text/html,application/xhtml+xml', 'content-type': 'application/x-www-form-urlencoded', ...headers },
   payload: new URLSearchParams(form).toString(),
 });
+/** Post/redirect/get: the form POST answers 303 to the payment's page; this follows it. */
+const follow = async (r: { statusCode: number; headers: Record<string, unknown> }) => {
+  expect(r.statusCode).toBe(303);
+  expect(String(r.headers.location)).toMatch(/^\/pay\/\w+\/payments\/\w+/);
+  return get(String(r.headers.location));
+};
 const countPayments = async (billId: string) => (await t.db.pool.query(`SELECT count(*)::int AS n FROM payments WHERE bill_id = $1`, [billId])).rows[0].n;
 
 describe('GET /pay/{bill_id}', () => {
@@ -38,7 +44,7 @@ describe('GET /pay/{bill_id}', () => {
     expect(h).toContain('1250.00');
     expect(h).toContain('RUB');
     for (const f of ['card_number', 'card_expiry', 'card_cvc']) expect(h).toContain(`<label for="${f}">`);
-    expect(csrfOf(h)).toMatch(/^\d+\.[\w-]{43}$/);
+    expect(csrfOf(h)).toMatch(/^\d+\.[A-Za-z0-9]{16}\.[\w-]{43}$/);
     expect(h).toContain('value="BANK_CARD"');
     expect(h).toContain('value="SBP"');
     expect(h).toContain('<svg'); // the SBP QR
@@ -132,7 +138,7 @@ describe('POST /pay/{bill_id} as a browser form (no JavaScript needed)', () => {
   it('the success card lands on an auto-submitting POST form to the Success URL with the signed fields and a visible button', async () => {
     const billId = await createBill(t, m, { amount: '10.00', orderId: 'A-1', custom: 'x"y' });
     const page = await get(`/pay/${billId}`);
-    const r = await postForm(billId, { _csrf: csrfOf(page.body), method: 'BANK_CARD', card_number: SUCCESS_CARD, card_expiry: '11/38', card_cvc: '321' });
+    const r = await follow(await postForm(billId, { _csrf: csrfOf(page.body), method: 'BANK_CARD', card_number: SUCCESS_CARD, card_expiry: '11/38', card_cvc: '321' }));
     expect(r.statusCode).toBe(200);
     const h = r.body;
     expect(h).toContain(`<form id="back" method="post" action="${SUCCESS}">`);
@@ -148,7 +154,7 @@ describe('POST /pay/{bill_id} as a browser form (no JavaScript needed)', () => {
   it('the declined card lands on the Fail URL', async () => {
     const billId = await createBill(t, m);
     const page = await get(`/pay/${billId}`);
-    const r = await postForm(billId, { _csrf: csrfOf(page.body), method: 'BANK_CARD', card_number: DECLINED_CARD, card_expiry: '11/38', card_cvc: '321' });
+    const r = await follow(await postForm(billId, { _csrf: csrfOf(page.body), method: 'BANK_CARD', card_number: DECLINED_CARD, card_expiry: '11/38', card_cvc: '321' }));
     expect(r.body).toContain(`action="${FAIL}"`);
     expect(r.body).toContain('data-status="FAIL"');
     // The NORMAL bill may be paid again; the page says the last attempt failed.
@@ -162,7 +168,7 @@ describe('POST /pay/{bill_id} as a browser form (no JavaScript needed)', () => {
     const mm = await createMerchant(t);
     const billId = await createBill(t, mm);
     const page = await get(`/pay/${billId}`);
-    const r = await postForm(billId, { _csrf: csrfOf(page.body), method: 'SBP' });
+    const r = await follow(await postForm(billId, { _csrf: csrfOf(page.body), method: 'BANK_CARD', card_number: SUCCESS_CARD, card_expiry: '11/38', card_cvc: '321' }));
     expect(r.statusCode).toBe(200);
     expect(r.body).toContain('Payment received');
     expect(r.body).not.toContain('<form');
@@ -191,13 +197,21 @@ describe('POST /pay/{bill_id} as a browser form (no JavaScript needed)', () => {
     expect(await countPayments(billId)).toBe(0);
   });
 
-  it('a finished bill refuses the form with the paid page', async () => {
+  it('a form token is single-use: posting it again goes to the payment it opened; a fresh form on the finished bill gets the paid page', async () => {
     const billId = await createBill(t, m);
+    const form = (token: string) => ({ _csrf: token, method: 'BANK_CARD', card_number: SUCCESS_CARD, card_expiry: '11/38', card_cvc: '321' });
     const token = csrfOf((await get(`/pay/${billId}`)).body);
-    expect((await postForm(billId, { _csrf: token, method: 'SBP' })).statusCode).toBe(200);
-    const again = await postForm(billId, { _csrf: token, method: 'SBP' });
-    expect(again.statusCode).toBe(403);
-    expect(again.body).toContain('already paid');
+    const first = await postForm(billId, form(token));
+    expect(first.statusCode).toBe(303);
+    const again = await postForm(billId, form(token));
+    expect(again.statusCode).toBe(303);
+    expect(again.headers.location).toBe(first.headers.location);
+    expect(await countPayments(billId)).toBe(1);
+    // Reloading the payment's page shows the result again and charges nothing.
+    expect((await follow(again)).body).toContain('data-status="SUCCESS"');
+    expect((await follow(again)).body).toContain('data-status="SUCCESS"');
+    const paid = await postForm(billId, form(csrfOf((await get(`/pay/${billId}`)).body) || token.replace(/^\d+/, String(Date.now()))));
+    expect(paid.statusCode).toBe(403);
     expect(await countPayments(billId)).toBe(1);
   });
 });

@@ -79,7 +79,7 @@ describe('card expiry forms', () => {
   });
 });
 
-describe('the stale-payment reaper quote', () => {
+describe('the stored quote (a late answer applied by reconciliation or a notification)', () => {
   it('keeps the amount due in the bill currency (USD), not the RUB amount the payer owed', () => {
     const bill = { amount: new Decimal('100.00'), payerPaysCommission: true, rate: new Decimal('95') };
     const q = storedQuote(bill, { amount: '9785.00', commission: '3.00', rate: '95' });

@@ -98,17 +98,26 @@ describe('sandbox provider and the ledger after each final status', () => {
     expect((await webhook(p.id))[0]).toMatchObject({ url: null, status: 'DEAD' });
   });
 
-  it('a refusal by every connector is ERROR: the money returns and it is sent as FAIL; a thrown provider error (unknown) leaves the payout PROCESS for a retry', async () => {
+  it('a refusal by every connector on the first send is ERROR: the money returns and it is sent as FAIL', async () => {
     const m = await merchantWithHook();
     const p = (await regular(t, m, card('50'))).json().data[0];
-    expect(await serviceWith(t, async () => { throw new Error('connection reset'); }).processDue()).toBe(0);
-    expect(await payoutStatus(p.id)).toBe('PROCESS');
-    // Its lease keeps other workers off until it expires.
-    await t.db.pool.query('UPDATE payouts SET lease_until = NULL WHERE id = $1', [p.id]);
     await serviceWith(t, async () => { throw new ConnectorRefusedError('http_503', 'bank said no'); }).processDue();
     expect(await payoutStatus(p.id)).toBe('ERROR');
     expect(await balance(t, m.merchantId)).toEqual({ available: '1000.00', locked: '0.00', hold: '0.00' });
     expect((await webhook(p.id))[0].payload.fields.Status).toBe('FAIL');
+  });
+
+  it('a thrown provider error (unknown) leaves the payout PROCESS; a refusal after it never fails it (the money may have moved)', async () => {
+    const m = await merchantWithHook();
+    const p = (await regular(t, m, card('50'))).json().data[0];
+    expect(await serviceWith(t, async () => { throw new Error('connection reset'); }).processDue()).toBe(0);
+    expect(await payoutStatus(p.id)).toBe('PROCESS');
+    // Its next check is scheduled (backoff); made due at once here.
+    await t.db.pool.query('UPDATE payouts SET next_check_at = now() WHERE id = $1', [p.id]);
+    await serviceWith(t, async () => { throw new ConnectorRefusedError('http_503', 'bank said no'); }).processDue();
+    expect(await payoutStatus(p.id)).toBe('PROCESS');
+    expect(await balance(t, m.merchantId)).toEqual({ available: '948.00', locked: '50.00', hold: '2.00' });
+    expect(await webhook(p.id)).toEqual([]);
   });
 
   it('a payout is not processed before its process_after', async () => {

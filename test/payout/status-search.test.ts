@@ -78,7 +78,7 @@ describe('payout/search', () => {
     expect(b1.data).toHaveLength(4);
     expect(b1.meta.per_page).toBe(4);
     expect(b1.data[0]).toEqual(expect.objectContaining({ id: expect.any(String), status: 'PROCESS', currency: 'RUB', commission: 0 }));
-    expect(Object.keys(b1.data[0]).sort()).toEqual(['account_identifier', 'amount', 'commission', 'created_at', 'currency', 'id', 'status']);
+    expect(Object.keys(b1.data[0]).sort()).toEqual(['account_identifier', 'amount', 'commission', 'created_at', 'currency', 'error_message', 'id', 'status']);
     const page2 = (await get(`/api/v1/payout/search?per_page=4&cursor=${b1.meta.next_cursor}`, s)).json();
     expect(page2.data).toHaveLength(2);
     expect(page2.meta.next_cursor).toBeNull();

@@ -84,7 +84,7 @@ describe('connector registry (operator API)', () => {
 });
 
 describe('merchant routing', () => {
-  it('defaults to ["sandbox"] per route; unknown names and kinds without a connector class are 422, nothing changes', async () => {
+  it('defaults to ["sandbox"] per route; unknown names and routes a connector cannot take (yookassa payouts without payout credentials) are 422, nothing changes', async () => {
     const m = await createMerchant(t);
     const view = (await get(`/admin/v1/merchants/${m.merchantId}`)).json();
     expect(view.routing).toEqual({ payment_card: ['sandbox'], payment_sbp: ['sandbox'], payout_card: ['sandbox'], payout_sbp: ['sandbox'] });
@@ -92,6 +92,7 @@ describe('merchant routing', () => {
     expect(bad.statusCode).toBe(422);
     expect(Object.keys(bad.json().errors)).toEqual(['routing.payment_card']);
     await put('yk-route', { kind: 'yookassa', mode: 'test', settings: { shop_id: '1', secret_key: 's' } });
+    // No payout_agent_id / payout_secret_key: this yookassa connector cannot pay out.
     const notYet = await route(m, { payout_sbp: ['yk-route'] });
     expect(notYet.statusCode).toBe(422);
     expect(Object.keys(notYet.json().errors)).toEqual(['routing.payout_sbp']);
@@ -139,7 +140,9 @@ describe('merchant routing', () => {
     await route(m, { payment_card: ['sbx-slow', 'sandbox'] });
     const sandboxBefore = await calls('sandbox', 'create_payment', 'ok');
     const { r, p } = await pay(m);
-    expect(r.statusCode).toBe(409);
+    // JSON mode answers PROCESS without an action: nothing to do but wait (reconciliation asks).
+    expect(r.statusCode).toBe(200);
+    expect(r.json()).toEqual({ payment_id: p.id, status: 'PROCESS' });
     expect(p).toMatchObject({ status: 'PROCESS', connector: 'sbx-slow' });
     expect(await calls('sandbox', 'create_payment', 'ok')).toBe(sandboxBefore);
     expect(await calls('sbx-slow', 'create_payment', 'unknown')).toBe(1);

@@ -66,26 +66,31 @@ describe('lock-out is neither a weapon nor an oracle', () => {
   test('a known and an unknown email get the same statuses, the same pages and the same timing class', async () => {
     const m = await cabinetMerchant(t);
     const unknown = `nobody-${Date.now()}@example.test`;
-    const run = async (email: string, ip: string) => {
-      const out: { status: number; body: string; ms: number }[] = [];
-      for (let i = 0; i < 7; i++) {
-        const t0 = performance.now();
-        const r = await attempt(email, 'wrong password', ip);
-        out.push({ status: r.statusCode, body: shape(r.body, email), ms: performance.now() - t0 });
-      }
-      return out;
+    // Interleaved, so a load spike on this shared machine falls on both sides alike.
+    const known: { status: number; body: string; ms: number }[] = [];
+    const other: { status: number; body: string; ms: number }[] = [];
+    const one = async (email: string, ip: string, into: typeof known) => {
+      const t0 = performance.now();
+      const r = await attempt(email, 'wrong password', ip);
+      into.push({ status: r.statusCode, body: shape(r.body, email), ms: performance.now() - t0 });
     };
-    const known = await run(m.email, '10.80.0.1');
-    const other = await run(unknown, '10.80.0.2');
+    for (let i = 0; i < 7; i++) {
+      await one(m.email, '10.80.0.1', known);
+      await one(unknown, '10.80.0.2', other);
+    }
     expect(known.map((x) => x.status)).toEqual([401, 401, 401, 401, 401, 429, 429]);
     expect(other.map((x) => x.status)).toEqual(known.map((x) => x.status));
     for (let i = 0; i < known.length; i++) expect(other[i]!.body, `attempt ${i + 1}`).toBe(known[i]!.body);
     // Timing class: both pay one bcrypt round when checked, both are refused without one when not.
-    const med = (xs: number[]) => xs.sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-    const checkedKnown = med(known.slice(0, 5).map((x) => x.ms));
-    const checkedOther = med(other.slice(0, 5).map((x) => x.ms));
+    // The fastest of the checked attempts is compared: noise from other work only ever adds time.
+    const fastest = (xs: { ms: number }[]) => Math.min(...xs.map((x) => x.ms));
+    const checkedKnown = fastest(known.slice(0, 5));
+    const checkedOther = fastest(other.slice(0, 5));
     expect(checkedOther).toBeGreaterThan(checkedKnown / 3);
     expect(checkedOther).toBeLessThan(checkedKnown * 3);
+    // A refused attempt (429) pays no bcrypt round: clearly faster than a checked one, on both sides.
+    expect(fastest(known.slice(5))).toBeLessThan(checkedKnown);
+    expect(fastest(other.slice(5))).toBeLessThan(checkedOther);
   }, 60_000);
 
   test('a guesser from one address stays out (even with the right password); the owner signs in from another', async () => {

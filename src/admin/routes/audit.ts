@@ -23,33 +23,44 @@ const CSV_MAX = 100_000;
 // with a leading apostrophe (CSV injection).
 const cell = (s: string): string => (/^[=+\-@\t\r]/.test(s) ? `'${s}` : s);
 
+/** The trail with the operator API's filters (422 on a bad one), newest first; shared with the console. */
+export async function queryAudit(app: FastifyInstance, raw: Record<string, unknown>, fallback: number, cap: number) {
+  const q = ListInput.parse(raw);
+  const errors: Record<string, string[]> = {};
+  const where: string[] = [];
+  const args: unknown[] = [];
+  const add = (sql: string, val: unknown) => { args.push(val); where.push(sql.replace('?', `$${args.length}`)); };
+  if (q.actor !== undefined) add('actor = ?', q.actor);
+  if (q.object_id !== undefined) add('object_id = ?', q.object_id);
+  if (q.action !== undefined) add('action = ?', q.action);
+  for (const [k, edge, op] of [['start_date', 'start', '>='], ['finish_date', 'end', '<=']] as const) {
+    if (q[k] === undefined) continue;
+    const d = parseSearchDate(q[k]!, app.config.tz, edge);
+    if (!d) errors[k] = [`The ${k.replace('_', ' ')} does not match the format Y-m-d or Y-m-d H:i:s.`];
+    else add(`at ${op} ?`, d);
+  }
+  if (Object.keys(errors).length > 0) throw new ValidationError(errors);
+  if (q.before_id !== undefined) add('id < ?', q.before_id);
+  const limit = Math.min(q.limit ?? fallback, cap);
+  const r = await app.db.pool.query<Entry>(
+    `SELECT id, at, actor, action, object_type, object_id, before, after, ip FROM audit_log
+     ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY id DESC LIMIT ${limit}`,
+    args,
+  );
+  return { rows: r.rows.map((e) => ({ ...e, at: e.at.toISOString() })), limit };
+}
+
+/** Entries as CSV (the operator API's and the console's export). */
+export function auditCsv(rows: Awaited<ReturnType<typeof queryAudit>>['rows']): string {
+  return stringify(rows.map((e) => [e.id, e.at, e.actor, e.action, e.object_type, e.object_id,
+    e.before == null ? '' : JSON.stringify(e.before), e.after == null ? '' : JSON.stringify(e.after), e.ip ?? ''].map(cell)), {
+    header: true, columns: ['id', 'at', 'actor', 'action', 'object_type', 'object_id', 'before', 'after', 'ip'],
+  });
+}
+
 /** The audit trail (every role may read it): newest first, keyset pages by id. */
 export default async function auditAdminRoutes(app: FastifyInstance): Promise<void> {
-  const query = async (raw: Record<string, unknown>, fallback: number, cap: number) => {
-    const q = ListInput.parse(raw);
-    const errors: Record<string, string[]> = {};
-    const where: string[] = [];
-    const args: unknown[] = [];
-    const add = (sql: string, val: unknown) => { args.push(val); where.push(sql.replace('?', `$${args.length}`)); };
-    if (q.actor !== undefined) add('actor = ?', q.actor);
-    if (q.object_id !== undefined) add('object_id = ?', q.object_id);
-    if (q.action !== undefined) add('action = ?', q.action);
-    for (const [k, edge, op] of [['start_date', 'start', '>='], ['finish_date', 'end', '<=']] as const) {
-      if (q[k] === undefined) continue;
-      const d = parseSearchDate(q[k]!, app.config.tz, edge);
-      if (!d) errors[k] = [`The ${k.replace('_', ' ')} does not match the format Y-m-d or Y-m-d H:i:s.`];
-      else add(`at ${op} ?`, d);
-    }
-    if (Object.keys(errors).length > 0) throw new ValidationError(errors);
-    if (q.before_id !== undefined) add('id < ?', q.before_id);
-    const limit = Math.min(q.limit ?? fallback, cap);
-    const r = await app.db.pool.query<Entry>(
-      `SELECT id, at, actor, action, object_type, object_id, before, after, ip FROM audit_log
-       ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY id DESC LIMIT ${limit}`,
-      args,
-    );
-    return { rows: r.rows.map((e) => ({ ...e, at: e.at.toISOString() })), limit };
-  };
+  const query = (raw: Record<string, unknown>, fallback: number, cap: number) => queryAudit(app, raw, fallback, cap);
 
   app.get('/audit', {
     config: { permission: 'read' },
@@ -64,10 +75,6 @@ export default async function auditAdminRoutes(app: FastifyInstance): Promise<vo
     schema: { tags, summary: `The same trail as CSV (filters as /audit; at most ${CSV_MAX} rows)`, querystring: ListInput.schema },
   }, async (req, reply) => {
     const { rows } = await query(requestInput(req), CSV_MAX, CSV_MAX);
-    const csv = stringify(rows.map((e) => [e.id, e.at, e.actor, e.action, e.object_type, e.object_id,
-      e.before == null ? '' : JSON.stringify(e.before), e.after == null ? '' : JSON.stringify(e.after), e.ip ?? ''].map(cell)), {
-      header: true, columns: ['id', 'at', 'actor', 'action', 'object_type', 'object_id', 'before', 'after', 'ip'],
-    });
-    return reply.type('text/csv; charset=utf-8').header('content-disposition', 'attachment; filename="audit.csv"').send(csv);
+    return reply.type('text/csv; charset=utf-8').header('content-disposition', 'attachment; filename="audit.csv"').send(auditCsv(rows));
   });
 }

@@ -1,7 +1,9 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { defineInput, requestInput, v } from '../../http/input.js';
-import { actorOf, writeAudit } from '../../audit/audit.js';
+import { actorOf } from '../../audit/audit.js';
+import { operatorActions } from '../actions.js';
+import { testPostback } from '../../audit/steps.js';
 
 const IdParams = Type.Object({ id: Type.String() });
 
@@ -22,6 +24,7 @@ const tags = ['admin'];
  */
 export default async function eventAdminRoutes(app: FastifyInstance): Promise<void> {
   const { outbox } = app.services;
+  const actions = operatorActions(app);
 
   app.get('/events', {
     schema: { tags, summary: 'Events by status and merchant, newest first, each with its attempts', querystring: ListInput.schema },
@@ -39,24 +42,18 @@ export default async function eventAdminRoutes(app: FastifyInstance): Promise<vo
     config: { permission: 'events.redeliver' },
     schema: { tags, summary: 'Send an event again (dead or delivered back to pending, due now)', params: IdParams },
   }, async (req) => {
-    const who = actorOf(req);
-    return { success: true, ...(await outbox.redeliver(req.params.id, undefined, (c, e) => writeAudit(c, who, {
-      action: 'event.redeliver', objectType: 'event', objectId: e.id, before: { status: e.status }, after: null,
-    }))) };
+    return { success: true, ...(await actions.redeliverEvent(actorOf(req), req.params.id)) };
   });
 
   app.post<{ Params: { id: string } }>('/merchants/:id/events/redeliver-dead', {
     config: { permission: 'events.redeliver' },
     schema: { tags, summary: "Send every dead event of a merchant again", params: IdParams },
   }, async (req) => {
-    const who = actorOf(req);
-    return { success: true, ...(await outbox.redeliverDead(req.params.id, (c, r) => writeAudit(c, who, {
-      action: 'event.redeliver_dead', objectType: 'merchant', objectId: req.params.id, before: null, after: r,
-    }))) };
+    return { success: true, ...(await actions.redeliverDead(actorOf(req), req.params.id)) };
   });
 
   app.post<{ Params: { id: string } }>('/shops/:id/test-postback', {
     config: { permission: 'shops.test-postback' },
     schema: { tags, summary: "Post a signed test postback to the shop's Result URL now, and answer what happened", params: IdParams },
-  }, async (req) => ({ success: true, ...(await outbox.sendTestPostback(null, req.params.id)) }));
+  }, async (req) => ({ success: true, ...(await testPostback(app, actorOf(req), null, req.params.id)) }));
 }

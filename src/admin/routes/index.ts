@@ -13,6 +13,7 @@ import chargebackAdminRoutes from './chargebacks.js';
 import connectorAdminRoutes from './connectors.js';
 import operatorAdminRoutes from './operators.js';
 import auditAdminRoutes from './audit.js';
+import attentionAdminRoutes from './attention.js';
 
 /** Operator API, /admin/v1/* (bearer ADMIN_API_TOKEN or an operator's personal token; roles per route). */
 export default async function adminRoutes(app: FastifyInstance): Promise<void> {
@@ -38,4 +39,5 @@ export default async function adminRoutes(app: FastifyInstance): Promise<void> {
   await app.register(chargebackAdminRoutes);
   await app.register(operatorAdminRoutes);
   await app.register(auditAdminRoutes);
+  await app.register(attentionAdminRoutes);
 }

@@ -1,19 +1,19 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { defineInput, requestInput, v } from '../../http/input.js';
-import { NotFoundError, ValidationError } from '../../http/errors.js';
-import { bodyObject, isIdLike } from '../input.js';
-import { parseMerchantPatch } from '../merchant-patch.js';
-import { DEFAULT_ROUTING, type Routing } from '../../domain/providers/registry.js';
+import { ValidationError } from '../../http/errors.js';
+import { bodyObject } from '../input.js';
+import { operatorActions } from '../actions.js';
 import { balanceView, merchantView } from '../views.js';
 import { actorOf } from '../../audit/audit.js';
 import { merchantAudit } from '../../audit/steps.js';
-import { newPassword } from '../../domain/operator/operator.service.js';
 import type { FastifyRequest } from 'fastify';
+import { formatDateTime } from '../../lib/time.js';
 
 const IdParams = Type.Object({ id: Type.String() });
 
-const CreateInput = defineInput({
+/** POST /merchants input (the console's create form is parsed with it too). */
+export const CreateInput = defineInput({
   name: v.string({ required: true, max: 255 }),
   email: v.string({ required: true, max: 255, pattern: /^[^\s@]+@[^\s@]+\.[^\s@]+$/ }),
   // The operator's choice (cabinet logins are rate-limited and locked out after failures).
@@ -55,21 +55,16 @@ const tags = ['admin'];
 export default async function merchantAdminRoutes(app: FastifyInstance): Promise<void> {
   const { merchants } = app.services;
 
+  const actions = operatorActions(app);
   const audited = (req: FastifyRequest, action: string) => merchantAudit(app.config, actorOf(req), action);
-
-  const load = async (id: string) => {
-    if (!isIdLike(id)) throw new NotFoundError('Merchant not found.');
-    return merchants.get(id);
-  };
+  const load = actions.loadMerchant;
 
   app.post('/merchants', {
     schema: { tags, summary: 'Create a merchant (active, unverified, subscription active, no grants); returns its API token once', body: CreateInput.schema },
   }, async (req, reply) => {
     const input = CreateInput.parse(requestInput(req));
-    const passwordHash = input.password ? await merchants.hashPassword(input.password) : null;
-    const { merchant, apiToken } = await merchants.create({ name: input.name!, email: input.email!, passwordHash }, audited(req, 'merchant.create'));
-    const fresh = await merchants.get(merchant.id);
-    return reply.status(201).send({ success: true, ...merchantView(app.config, fresh), api_token: apiToken });
+    const { merchant, apiToken, testApiToken } = await actions.createMerchant(actorOf(req), { name: input.name!, email: input.email!, password: input.password });
+    return reply.status(201).send({ success: true, ...merchantView(app.config, merchant), api_token: apiToken, test_api_token: testApiToken });
   });
 
   app.get('/merchants', {
@@ -77,7 +72,8 @@ export default async function merchantAdminRoutes(app: FastifyInstance): Promise
   }, async (req) => {
     const q = ListInput.parse(requestInput(req));
     const rows = await app.db.prisma.merchant.findMany({
-      where: q.email ? { email: q.email.toLowerCase() } : {},
+      // Test twins (test mode's rows) are not merchants of their own.
+      where: { liveMerchantId: null, ...(q.email ? { email: q.email.toLowerCase() } : {}) },
       orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
       take: q.limit ?? 100,
       skip: q.offset ?? 0,
@@ -90,38 +86,41 @@ export default async function merchantAdminRoutes(app: FastifyInstance): Promise
   }, async (req) => {
     const m = await load(req.params.id);
     const balances = await app.db.prisma.balance.findMany({ where: { merchantId: m.id }, orderBy: { currency: 'asc' } });
-    return { success: true, ...merchantView(app.config, m), balances: balances.map(balanceView) };
+    const twin = await merchants.testTwinOf(m.id);
+    const testBalances = twin ? await app.db.prisma.balance.findMany({ where: { merchantId: twin.id }, orderBy: { currency: 'asc' } }) : [];
+    return {
+      success: true, ...merchantView(app.config, m), balances: balances.map(balanceView),
+      // Test mode: its token's issue time and its balances (null until it has a test token).
+      test_mode: twin ? { api_token_issued_at: formatDateTime(twin.apiTokenIssuedAt, app.config.tz), balances: testBalances.map(balanceView) } : null,
+    };
   });
 
   app.patch<{ Params: { id: string } }>('/merchants/:id', {
     schema: { tags, summary: 'Change status, verification, subscription, grants, payout limits, fees, the API IP allow-list and connector routing', params: IdParams, body: PatchSchema },
   }, async (req) => {
-    const cur = await load(req.params.id);
-    const patch = parseMerchantPatch(bodyObject(req));
-    if (patch.routing) {
-      // Unknown names, or a kind without a connector class yet: 422 on the route, nothing stored.
-      await app.services.connectors.assertRoutable(patch.routing);
-      patch.routing = { ...DEFAULT_ROUTING, ...(cur.routing as Partial<Routing> | null ?? {}), ...patch.routing };
-    }
-    const m = await merchants.update(req.params.id, patch, audited(req, 'merchant.update'));
+    const m = await actions.updateMerchant(actorOf(req), req.params.id, bodyObject(req));
     return { success: true, ...merchantView(app.config, m) };
   });
 
   app.post<{ Params: { id: string } }>('/merchants/:id/token', {
     schema: { tags, summary: 'Refresh the API token: the old one fails at once', params: IdParams },
   }, async (req) => {
+    return { success: true, api_token: await actions.refreshMerchantToken(actorOf(req), req.params.id) };
+  });
+
+  app.post<{ Params: { id: string } }>('/merchants/:id/test-token', {
+    schema: { tags, summary: 'Refresh the test-mode API token (201 when it is the first): the old test token fails at once, the live token is untouched', params: IdParams },
+  }, async (req, reply) => {
     await load(req.params.id);
-    return { success: true, api_token: await merchants.refreshToken(req.params.id, audited(req, 'merchant.token.refresh')) };
+    const r = await merchants.refreshTestToken(req.params.id, audited(req, 'merchant.test_token.refresh'));
+    return reply.status(r.created ? 201 : 200).send({ success: true, api_token: r.apiToken });
   });
 
   app.post<{ Params: { id: string } }>('/merchants/:id/password-reset', {
     config: { permission: 'merchants.password-reset' },
     schema: { tags, summary: 'Set a new random cabinet password and answer it once', params: IdParams },
   }, async (req) => {
-    await load(req.params.id);
-    const password = newPassword();
-    await merchants.setPassword(req.params.id, password, audited(req, 'merchant.password.reset'));
-    return { success: true, password };
+    return { success: true, password: await actions.resetMerchantPassword(actorOf(req), req.params.id) };
   });
 
   app.put<{ Params: { id: string } }>('/merchants/:id/payout-webhook', {

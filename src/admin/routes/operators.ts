@@ -7,6 +7,7 @@ import { actorOf, changed, writeAudit } from '../../audit/audit.js';
 import { ROLES } from '../auth.js';
 import { isIdLike } from '../input.js';
 import type { OperatorView } from '../../domain/operator/operator.service.js';
+import { OperatorTwoFactor } from '../../domain/operator/two-factor.js';
 
 const IdParams = Type.Object({ id: Type.String() });
 const CreateInput = defineInput({
@@ -25,6 +26,7 @@ const tags = ['admin'];
 /** Operator accounts and their personal API tokens (admin only; listing is a read). */
 export default async function operatorAdminRoutes(app: FastifyInstance): Promise<void> {
   const { operators } = app.services;
+  const twoFactor = new OperatorTwoFactor(app.db, app.config.tokenEncryptionKey);
   const out = (o: OperatorView) => ({ ...o, created_at: formatDateTime(o.created_at, app.config.tz) });
   const auditView = (o: OperatorView) => ({ email: o.email, role: o.role, status: o.status, has_password: o.has_password });
 
@@ -98,5 +100,19 @@ export default async function operatorAdminRoutes(app: FastifyInstance): Promise
       action: 'operator.token.revoke', objectType: 'operator', objectId: id, before: { token_id: tokenId }, after: null,
     }));
     return { success: true, id: tokenId, revoked: true };
+  });
+
+  app.post<{ Params: { id: string } }>('/operators/:id/totp-reset', {
+    config: { permission: 'admin' },
+    schema: { tags, summary: "Turn an operator's TOTP off (a lost phone): recovery codes dropped, console sessions ended; the next console sign-in enrols again", params: IdParams },
+  }, async (req) => {
+    if (!isIdLike(req.params.id)) throw new NotFoundError('Operator not found.');
+    const who = actorOf(req);
+    const id = req.params.id;
+    const found = await twoFactor.reset(id, (c, r) => writeAudit(c, who, {
+      action: 'operator.totp.reset', objectType: 'operator', objectId: id, before: { totp_enabled: r.wasEnabled }, after: { totp_enabled: false },
+    }));
+    if (!found) throw new NotFoundError('Operator not found.');
+    return { success: true, id, totp_enabled: false };
   });
 }

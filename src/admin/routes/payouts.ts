@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { defineInput, requestInput, v } from '../../http/input.js';
-import { actorOf, writeAudit } from '../../audit/audit.js';
+import { actorOf } from '../../audit/audit.js';
+import { operatorActions } from '../actions.js';
 
 const idParam = defineInput({ id: v.string({ required: true, max: 64 }) });
 const declineInput = defineInput({ reason: v.string({ max: 500, description: 'Why (kept as failure_reason)' }) });
@@ -16,6 +17,7 @@ const listInput = defineInput({
  * is not MODERATING 409 (its status is said in the message).
  */
 export default async function payoutsAdminRoutes(app: FastifyInstance): Promise<void> {
+  const actions = operatorActions(app);
   app.get('/payouts', { schema: { tags: ['admin'], summary: 'List payouts (newest first)', querystring: listInput.schema } }, async (req) => {
     const p = listInput.parse(requestInput(req));
     return { data: await app.services.payouts.list({ status: p.status, merchantId: p.merchant_id, limit: p.limit }) };
@@ -23,18 +25,12 @@ export default async function payoutsAdminRoutes(app: FastifyInstance): Promise<
 
   app.post('/payouts/:id/approve', { config: { permission: 'payouts.moderate' }, schema: { tags: ['admin'], summary: 'Approve a MODERATING payout' } }, async (req) => {
     const { id } = idParam.parse(req.params as Record<string, unknown>);
-    const who = actorOf(req);
-    return app.services.payouts.approve(id!, (c, r) => writeAudit(c, who, {
-      action: 'payout.approve', objectType: 'payout', objectId: id!, before: { status: r.from }, after: { status: r.to },
-    }));
+    return actions.approvePayout(actorOf(req), id!);
   });
 
   app.post('/payouts/:id/decline', { config: { permission: 'payouts.moderate' }, schema: { tags: ['admin'], summary: 'Decline a MODERATING payout', body: declineInput.schema } }, async (req) => {
     const { id } = idParam.parse(req.params as Record<string, unknown>);
     const { reason } = declineInput.parse(requestInput(req));
-    const who = actorOf(req);
-    return app.services.payouts.decline(id!, reason, (c, r) => writeAudit(c, who, {
-      action: 'payout.decline', objectType: 'payout', objectId: id!, before: { status: r.from }, after: { status: r.to, reason: reason ?? null },
-    }));
+    return actions.declinePayout(actorOf(req), id!, reason);
   });
 }

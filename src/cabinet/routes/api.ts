@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { BASE, cabinetActor, formBody, formErrors, merchantIdOf, render } from '../context.js';
+import { BASE, cabinetActor, formBody, formErrors, liveMerchantIdOf as merchantIdOf, putFlash, render, takeFlash } from '../context.js';
 import { Errors } from '../../admin/input.js';
 import { parseAllowlist } from '../../admin/merchant-patch.js';
 import { ValidationError } from '../../http/errors.js';
@@ -9,10 +9,17 @@ export default async function apiRoutes(app: FastifyInstance): Promise<void> {
   const page = async (req: Parameters<typeof render>[0], reply: Parameters<typeof render>[1], data: Record<string, unknown> = {}) => {
     const m = await app.services.merchants.get(merchantIdOf(req));
     const allowlist = ((m.apiIpAllowlist as string[] | null) ?? []).join('\n');
-    return render(req, reply, 'api', { nav: 'api', issuedAt: m.apiTokenIssuedAt, apiBase: `${app.config.publicBaseUrl}/api/v1`, allowlist, ...data });
+    // The test token is shown in full (it moves no real money); the live one only once.
+    const { twin } = await app.services.merchants.ensureTestTwin(m.id);
+    const test = { testToken: app.services.merchants.decryptToken(twin.apiTokenEnc), testIssuedAt: twin.apiTokenIssuedAt };
+    return render(req, reply, 'api', { nav: 'api', issuedAt: m.apiTokenIssuedAt, apiBase: `${app.config.publicBaseUrl}/api/v1`, allowlist, ...test, ...data });
   };
 
-  app.get('/', { schema: { hide: true } }, async (req, reply) => page(req, reply));
+  // The new token of a refresh, once: a reload of this page shows no token and issues none.
+  app.get('/', { schema: { hide: true } }, async (req, reply) => {
+    const flash = await takeFlash<{ token: string }>(req, 'api.token');
+    return page(req, reply, flash ? { newToken: flash.token } : {});
+  });
 
   // The IP allow-list, one address or CIDR per line; validated by the operator API's parser.
   app.post('/allowlist', { schema: { hide: true } }, async (req, reply) => {
@@ -30,13 +37,21 @@ export default async function apiRoutes(app: FastifyInstance): Promise<void> {
     return reply.redirect(`${BASE}/api?ok=common.saved`, 303);
   });
 
+  // The test token: the old one fails at once, the live one is untouched (same service as the operator's).
+  app.post('/test-token', { schema: { hide: true } }, async (req, reply) => {
+    await app.services.merchants.refreshTestToken(merchantIdOf(req), merchantAudit(app.config, cabinetActor(req), 'merchant.test_token.refresh'));
+    return page(req, reply, { newTestToken: true });
+  });
+
   // A confirmation step that works without JavaScript.
   app.get('/refresh', { schema: { hide: true } }, async (req, reply) => render(req, reply, 'api-confirm', { nav: 'api' }));
 
   // Same service as the operator's refresh: the old token fails from the moment this commits.
-  // The new token is shown in this response only (no redirect, no-store), never again.
+  // Post/redirect/get: the new token goes to a one-time flash (encrypted, five minutes) that the
+  // GET it redirects to shows once; reloading that page neither shows nor issues a token.
   app.post('/refresh', { schema: { hide: true } }, async (req, reply) => {
     const token = await app.services.merchants.refreshToken(merchantIdOf(req), merchantAudit(app.config, cabinetActor(req), 'merchant.token.refresh'));
-    return page(req, reply, { newToken: token });
+    const id = await putFlash(req, 'api.token', { token });
+    return reply.redirect(`${BASE}/api?flash=${id}`, 303);
   });
 }

@@ -4,25 +4,11 @@ import { safeEqual } from '../../lib/crypto.js';
 import { BASE, LOGIN_CSRF_COOKIE, SESSION_COOKIE, formBody, queryOf, render, type CabinetRouteOptions } from '../context.js';
 import { SignInGuard } from '../sign-in-guard.js';
 import { Gate } from '../../lib/gate.js';
+import { safeNext as sharedSafeNext } from '../../lib/web-session.js';
+import { writeAudit } from '../../audit/audit.js';
 
-const ORIGIN = 'http://cabinet.invalid';
-
-/**
- * Only same-cabinet paths are followed after sign-in (no open redirect). The path is resolved
- * as a browser would (dot segments, `%2e%2e`, backslashes read as slashes) and must still be
- * under /cabinet, with nothing a browser or proxy could read differently: no backslash, no
- * encoded dot, slash or backslash, no empty segment, no control character.
- */
-function safeNext(next: string | undefined): string {
-  if (!next || next.length > 1000 || !/^\/cabinet(?:[/?]|$)/.test(next)) return BASE;
-  if (/[\\\u0000-\u001f\u007f]|\/\/|%(?:2e|2f|5c)/i.test(next)) return BASE;
-  let u: URL;
-  try { u = new URL(next, ORIGIN); } catch { return BASE; }
-  if (u.origin !== ORIGIN || !(u.pathname === BASE || u.pathname.startsWith(`${BASE}/`))) return BASE;
-  const out = u.pathname + u.search;
-  // Anything the resolution changed (a dot segment) is refused rather than followed.
-  return out === next ? out : BASE;
-}
+/** Only same-cabinet paths are followed after sign-in (src/lib/web-session.ts). */
+const safeNext = (next: string | undefined): string => sharedSafeNext(next, BASE);
 
 export default async function authRoutes(app: FastifyInstance, opts: CabinetRouteOptions): Promise<void> {
   const { sessions, cookieOpts } = opts;
@@ -42,7 +28,7 @@ export default async function authRoutes(app: FastifyInstance, opts: CabinetRout
     const s = await sessions.load(req.cookies[SESSION_COOKIE]);
     if (s && s.merchant.status === 'ACTIVE') return reply.redirect(BASE, 303);
     const q = queryOf(req);
-    const notice = q.bye ? req.cabinet.t('login.signedout') : q.next ? req.cabinet.t('login.expired') : null;
+    const notice = q.bye ? req.cabinet.t('login.signedout') : q.expired ? req.cabinet.t('login.expired') : null;
     return loginForm(req, reply, { notice });
   });
 
@@ -74,6 +60,15 @@ export default async function authRoutes(app: FastifyInstance, opts: CabinetRout
       return loginForm(req, reply, { error: t('login.throttled'), values: { email: b.email ?? '' } });
     }
     const r = checked.value;
+    // Every sign-in and failed sign-in of a known account is in the audit trail (issue 17); an
+    // unknown email is not (it names no object, and the sign-in limits already count it).
+    const account = r.ok ? r : r.account;
+    if (account) {
+      await writeAudit(app.db.pool, { actor: r.ok ? (r.userId ? `merchant-user:${r.userId}` : `merchant:${r.merchantId}`) : 'anonymous', ip: req.ip ?? null }, {
+        action: r.ok ? 'merchant.sign_in' : 'merchant.sign_in.failed', objectType: account.userId ? 'merchant_user' : 'merchant',
+        objectId: account.userId ?? account.merchantId, before: null, after: r.ok ? null : { reason: r.reason },
+      });
+    }
     if (!r.ok) {
       reply.status(401);
       return loginForm(req, reply, { error: r.reason === 'banned' ? t('login.banned') : t('login.invalid'), values: { email: b.email ?? '' } });

@@ -2,8 +2,12 @@ import type { FastifyInstance } from 'fastify';
 import { NotFoundError } from '../../http/errors.js';
 import { assertMerchantUsable } from '../../domain/merchant/merchant-guard.js';
 import { billCreateInput } from '../../http/routes/bill/create.js';
-import { BASE, formBody, formErrors, merchantIdOf, render } from '../context.js';
-import { listFilters, listWhere, pageArgs, PAGE_SIZE } from '../paging.js';
+import { BASE, cabinetActor, formBody, formErrors, liveMerchantIdOf, merchantIdOf, render } from '../context.js';
+import { listFilters, pageArgs, PAGE_SIZE } from '../paging.js';
+import { billWhere } from '../lists.js';
+import { PAYMENT_INCLUDE } from './payments.js';
+import { parseAmountInput } from '../../lib/money-format.js';
+import { billToggleAudit } from '../../audit/steps.js';
 
 const STATUSES = ['NEW', 'PROCESS', 'UNDERPAID', 'SUCCESS', 'OVERPAID', 'FAIL'] as const;
 
@@ -11,18 +15,17 @@ export default async function billRoutes(app: FastifyInstance): Promise<void> {
   app.get('/', { schema: { hide: true } }, async (req, reply) => {
     const merchantId = merchantIdOf(req);
     const f = listFilters(req, STATUSES);
-    const where = listWhere<(typeof STATUSES)[number]>(merchantId, f);
     const [rows, shops] = await Promise.all([
-      app.db.prisma.bill.findMany({ where, ...pageArgs(f), include: { shop: { select: { name: true } } } }),
-      app.services.shops.list(merchantId),
+      app.db.prisma.bill.findMany({ where: billWhere(merchantId, f), ...pageArgs(f), include: { shop: { select: { name: true } } } }),
+      app.services.shops.list(liveMerchantIdOf(req)),
     ]);
     return render(req, reply, 'bills', {
-      nav: 'bills', bills: rows.slice(0, PAGE_SIZE), hasNext: rows.length > PAGE_SIZE, f, shops, statuses: STATUSES,
+      nav: 'bills', bills: rows.slice(0, PAGE_SIZE), hasNext: rows.length > PAGE_SIZE, f, shops, statuses: STATUSES, search: true,
     });
   });
 
   const newForm = async (req: Parameters<typeof render>[0], reply: Parameters<typeof render>[1], data: Record<string, unknown> = {}) => {
-    const shops = await app.services.shops.list(merchantIdOf(req));
+    const shops = await app.services.shops.list(liveMerchantIdOf(req));
     return render(req, reply, 'bill-new', { nav: 'bills', shops, ...data });
   };
 
@@ -34,7 +37,8 @@ export default async function billRoutes(app: FastifyInstance): Promise<void> {
     try {
       // The API's auth hook checks the subscription for bill/create; so does the cabinet.
       assertMerchantUsable(req.cabinet.session!.merchant, { subscription: true });
-      const p = billCreateInput.parse(b);
+      // "1 500,00" as people type it (lib/money-format.ts), then the API's own rules.
+      const p = billCreateInput.parse({ ...b, amount: parseAmountInput(b.amount, req.cabinet.lang) });
       const bill = await app.services.bills.create({ id: merchantIdOf(req) }, {
         amount: p.amount!, shopId: p.shop_id!, orderId: p.order_id, description: p.description,
         type: p.type === 'multi' ? 'MULTI' : 'NORMAL', currencyIn: p.currency_in, custom: p.custom,
@@ -56,7 +60,7 @@ export default async function billRoutes(app: FastifyInstance): Promise<void> {
     const bill = await app.db.prisma.bill.findFirst({ where: { id, merchantId }, include: { shop: { select: { name: true } } } });
     if (!bill) throw new NotFoundError();
     const payments = await app.db.prisma.payment.findMany({
-      where: { billId: id, merchantId }, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], take: 200,
+      where: { billId: id, merchantId }, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], take: 200, include: PAYMENT_INCLUDE,
     });
     return render(req, reply, 'bill', {
       nav: 'bills', bill, payments, pageUrl: app.services.bills.pageUrl(bill.id), qrUrl: app.services.bills.qrUrl(bill.id), ...data,
@@ -71,7 +75,7 @@ export default async function billRoutes(app: FastifyInstance): Promise<void> {
     const b = formBody(req);
     try {
       assertMerchantUsable(req.cabinet.session!.merchant, { subscription: true });
-      await app.services.bills.toggle({ id: merchantIdOf(req) }, { id, active: b.active === '1' });
+      await app.services.bills.toggle({ id: merchantIdOf(req) }, { id, active: b.active === '1' }, billToggleAudit(cabinetActor(req)));
       return reply.redirect(`${BASE}/bills/${encodeURIComponent(id)}?ok=bills.toggled`, 303);
     } catch (e) {
       const errors = formErrors(req, e);

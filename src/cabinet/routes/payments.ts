@@ -2,10 +2,18 @@ import type { FastifyInstance } from 'fastify';
 import { isMoneyReceived } from '../../domain/statuses.js';
 import { NotFoundError, UnauthorizedActionError } from '../../http/errors.js';
 import { defineInput, v } from '../../http/input.js';
-import { BASE, formBody, formErrors, merchantIdOf, render } from '../context.js';
-import { listFilters, listWhere, pageArgs, PAGE_SIZE } from '../paging.js';
+import { BASE, cabinetActor, formBody, formErrors, liveMerchantIdOf, merchantIdOf, render } from '../context.js';
+import { filterQuery, listFilters, pageArgs, PAGE_SIZE } from '../paging.js';
+import { paymentWhere, refundWhere } from '../lists.js';
+import { batches, csvFormat, exportFilename, exportPage, sendCsv } from '../export.js';
+import { parseAmountInput } from '../../lib/money-format.js';
+import { refundAudit } from '../../audit/steps.js';
 
 const STATUSES = ['NEW', 'PROCESS', 'UNDERPAID', 'SUCCESS', 'OVERPAID', 'FAIL'] as const;
+const REFUND_STATUSES = ['NEW', 'PROCESS', 'SUCCESS', 'FAIL'] as const;
+/** What the payment lists and the detail page show beside the payment row. */
+export const PAYMENT_INCLUDE = { shop: { select: { name: true } }, bill: { select: { orderId: true, payerEmail: true } } } as const;
+const REFUND_INCLUDE = { payment: { select: { billId: true, shop: { select: { name: true } }, bill: { select: { orderId: true } } } } } as const;
 
 // The same fields as POST /api/v1/refund/{full,partial}/create.
 const refundInput = defineInput({ mode: v.enumOf(['full', 'partial'] as const, { required: true }) });
@@ -15,19 +23,76 @@ export default async function paymentRoutes(app: FastifyInstance): Promise<void>
   app.get('/', { schema: { hide: true } }, async (req, reply) => {
     const merchantId = merchantIdOf(req);
     const f = listFilters(req, STATUSES);
-    const where = listWhere<(typeof STATUSES)[number]>(merchantId, f);
     const [rows, shops] = await Promise.all([
-      app.db.prisma.payment.findMany({ where, ...pageArgs(f), include: { shop: { select: { name: true } } } }),
-      app.services.shops.list(merchantId),
+      app.db.prisma.payment.findMany({ where: paymentWhere(merchantId, f), ...pageArgs(f), include: PAYMENT_INCLUDE }),
+      app.services.shops.list(liveMerchantIdOf(req)),
     ]);
     return render(req, reply, 'payments', {
       nav: 'payments', payments: rows.slice(0, PAGE_SIZE), hasNext: rows.length > PAGE_SIZE, f, shops, statuses: STATUSES,
+      search: true, exportUrl: `${BASE}/payments/export.csv${filterQuery(f)}`,
     });
+  });
+
+  // The list's rows (same filters and search), every page of them, oldest first.
+  app.get('/export.csv', { schema: { hide: true } }, async (req, reply) => {
+    const merchantId = merchantIdOf(req);
+    const f = listFilters(req, STATUSES);
+    const { t } = req.cabinet;
+    const c = csvFormat(req.cabinet.lang, app.config.tz);
+    const where = paymentWhere(merchantId, f);
+    async function* rows() {
+      for await (const p of batches((after: { id: string } | undefined) => app.db.prisma.payment.findMany({
+        where, include: PAYMENT_INCLUDE, ...exportPage(after),
+      }))) {
+        yield [p.id, p.billId, p.bill.orderId ?? '', t(`status.${p.status}`), c.num(p.amount), c.num(p.amountReceived), p.currencyIn,
+          c.num(p.commission), c.num(p.refundedAmount), p.method, p.fromCard ?? '', p.payerEmail ?? p.bill.payerEmail ?? '', p.shop.name,
+          c.date(p.createdAt), c.date(p.finishedAt)];
+      }
+    }
+    return sendCsv(req, reply, exportFilename('payments', f), [
+      t('common.id'), t('payments.bill'), t('bills.order_id'), t('common.status'), t('common.amount'), t('payments.received'),
+      t('common.currency'), t('payments.commission'), t('payments.refunded'), t('payments.method'), t('payments.card'),
+      t('payments.payer_email'), t('common.shop'), t('common.created'), t('payments.finished'),
+    ], rows());
+  });
+
+  // Refunds of the merchant (filters: refund status, the payment's shop, dates, search).
+  app.get('/refunds', { schema: { hide: true } }, async (req, reply) => {
+    const merchantId = merchantIdOf(req);
+    const f = listFilters(req, REFUND_STATUSES);
+    const [rows, shops] = await Promise.all([
+      app.db.prisma.refund.findMany({ where: refundWhere(merchantId, f), ...pageArgs(f), include: REFUND_INCLUDE }),
+      app.services.shops.list(liveMerchantIdOf(req)),
+    ]);
+    return render(req, reply, 'refunds', {
+      nav: 'refunds', refunds: rows.slice(0, PAGE_SIZE), hasNext: rows.length > PAGE_SIZE, f, shops, statuses: REFUND_STATUSES,
+      search: true, exportUrl: `${BASE}/payments/refunds/export.csv${filterQuery(f)}`,
+    });
+  });
+
+  app.get('/refunds/export.csv', { schema: { hide: true } }, async (req, reply) => {
+    const merchantId = merchantIdOf(req);
+    const f = listFilters(req, REFUND_STATUSES);
+    const { t } = req.cabinet;
+    const c = csvFormat(req.cabinet.lang, app.config.tz);
+    const where = refundWhere(merchantId, f);
+    async function* rows() {
+      for await (const r of batches((after: { id: string } | undefined) => app.db.prisma.refund.findMany({
+        where, include: REFUND_INCLUDE, ...exportPage(after),
+      }))) {
+        yield [r.id, r.paymentId, r.payment.billId, r.payment.bill.orderId ?? '', t(`status.${r.status}`), c.num(r.amount), r.currency,
+          r.failureReason ?? '', r.payment.shop.name, c.date(r.createdAt), c.date(r.finishedAt)];
+      }
+    }
+    return sendCsv(req, reply, exportFilename('refunds', f), [
+      t('common.id'), t('payments.payment_col'), t('payments.bill'), t('bills.order_id'), t('common.status'), t('common.amount'),
+      t('common.currency'), t('common.failure_reason'), t('common.shop'), t('common.created'), t('payments.finished'),
+    ], rows());
   });
 
   const show = async (req: Parameters<typeof render>[0], reply: Parameters<typeof render>[1], id: string, data: Record<string, unknown> = {}) => {
     const merchantId = merchantIdOf(req);
-    const payment = await app.db.prisma.payment.findFirst({ where: { id, merchantId }, include: { shop: { select: { name: true } } } });
+    const payment = await app.db.prisma.payment.findFirst({ where: { id, merchantId }, include: PAYMENT_INCLUDE });
     if (!payment) throw new NotFoundError();
     const refunds = await app.services.refunds.listForPayment(merchantId, id);
     const refundable = isMoneyReceived(payment.status)
@@ -46,10 +111,12 @@ export default async function paymentRoutes(app: FastifyInstance): Promise<void>
     const m = req.cabinet.session!.merchant;
     try {
       const p = refundInput.parse(b);
-      if (p.mode === 'full') await app.services.refunds.createFull(m, id);
+      const audited = refundAudit(cabinetActor(req));
+      if (p.mode === 'full') await app.services.refunds.createFull(m, id, audited);
       else {
-        const amount = partialInput.parse(b).amount!;
-        await app.services.refunds.createPartial(m, id, amount);
+        // "1 500,00" as people type it (lib/money-format.ts), then the API's own rules.
+        const amount = partialInput.parse({ ...b, amount: parseAmountInput(b.amount, req.cabinet.lang) }).amount!;
+        await app.services.refunds.createPartial(m, id, amount, audited);
       }
       return reply.redirect(`${BASE}/payments/${encodeURIComponent(id)}?ok=payments.refund_created`, 303);
     } catch (e) {

@@ -1,7 +1,12 @@
 import type { FastifyInstance } from 'fastify';
 import { assertMerchantUsable } from '../../domain/merchant/merchant-guard.js';
-import { BASE, formBody, formErrors, merchantIdOf, render } from '../context.js';
-import { listFilters, PAGE_SIZE } from '../paging.js';
+import { cabinetActor, BASE, formBody, formErrors, merchantIdOf, render } from '../context.js';
+import { filterQuery, listFilters, pageArgs, PAGE_SIZE } from '../paging.js';
+import { payoutWhere } from '../lists.js';
+import { batches, csvFormat, exportFilename, exportPage, sendCsv } from '../export.js';
+import { NotFoundError } from '../../http/errors.js';
+import { parseAmountInput } from '../../lib/money-format.js';
+import { payoutCreateAudit } from '../../audit/steps.js';
 
 const STATUSES = ['NEW', 'MODERATING', 'PROCESS', 'SUCCESS', 'FAIL', 'ERROR', 'DECLINED'] as const;
 
@@ -9,15 +14,31 @@ export default async function payoutRoutes(app: FastifyInstance): Promise<void> 
   app.get('/', { schema: { hide: true } }, async (req, reply) => {
     const merchantId = merchantIdOf(req);
     const f = listFilters(req, STATUSES);
-    const rows = await app.db.prisma.payout.findMany({
-      where: {
-        merchantId,
-        ...(f.status ? { status: f.status as (typeof STATUSES)[number] } : {}),
-        ...(f.createdAt ? { createdAt: f.createdAt } : {}),
-      },
-      orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], skip: (f.page - 1) * PAGE_SIZE, take: PAGE_SIZE + 1,
+    const rows = await app.db.prisma.payout.findMany({ where: payoutWhere(merchantId, f), ...pageArgs(f) });
+    return render(req, reply, 'payouts', {
+      nav: 'payouts', payouts: rows.slice(0, PAGE_SIZE), hasNext: rows.length > PAGE_SIZE, f, statuses: STATUSES,
+      search: true, exportUrl: `${BASE}/payouts/export.csv${filterQuery(f)}`,
     });
-    return render(req, reply, 'payouts', { nav: 'payouts', payouts: rows.slice(0, PAGE_SIZE), hasNext: rows.length > PAGE_SIZE, f, statuses: STATUSES });
+  });
+
+  app.get('/export.csv', { schema: { hide: true } }, async (req, reply) => {
+    const merchantId = merchantIdOf(req);
+    const f = listFilters(req, STATUSES);
+    const { t } = req.cabinet;
+    const c = csvFormat(req.cabinet.lang, app.config.tz);
+    const where = payoutWhere(merchantId, f);
+    async function* rows() {
+      for await (const p of batches((after: { id: string } | undefined) => app.db.prisma.payout.findMany({
+        where, ...exportPage(after),
+      }))) {
+        yield [p.id, p.orderId ?? '', t(`status.${p.status}`), c.num(p.amount), c.num(p.commission), p.currency, p.accountMasked,
+          p.cardHolder ?? '', isFailed(p.status) ? p.failureReason ?? '' : '', c.date(p.createdAt), c.date(p.finishedAt)];
+      }
+    }
+    return sendCsv(req, reply, exportFilename('payouts', f), [
+      t('common.id'), t('payouts.order_id'), t('common.status'), t('common.amount'), t('payouts.commission'), t('common.currency'),
+      t('acc.account'), t('acc.card_holder'), t('common.failure_reason'), t('common.created'), t('payments.finished'),
+    ], rows());
   });
 
   const newForm = async (req: Parameters<typeof render>[0], reply: Parameters<typeof render>[1], data: Record<string, unknown> = {}) => {
@@ -37,7 +58,8 @@ export default async function payoutRoutes(app: FastifyInstance): Promise<void> 
     const m = req.cabinet.session!.merchant;
     try {
       assertMerchantUsable(m, { subscription: true });
-      await app.services.payouts.createPersonal(m, { amount: b.amount, payout_account_id: b.payout_account_id, order_id: b.order_id || undefined });
+      // "1 500,00" as people type it (lib/money-format.ts), then the API's own rules.
+      await app.services.payouts.createPersonal(m, { amount: parseAmountInput(b.amount, req.cabinet.lang), payout_account_id: b.payout_account_id, order_id: b.order_id || undefined }, payoutCreateAudit(cabinetActor(req)));
       return reply.redirect(`${BASE}/payouts?ok=payouts.created`, 303);
     } catch (e) {
       const errors = formErrors(req, e, {
@@ -49,4 +71,13 @@ export default async function payoutRoutes(app: FastifyInstance): Promise<void> 
       return newForm(req, reply, { errors, values: b });
     }
   });
+
+  // One payout: everything the list shows, plus when it finished and why it failed.
+  app.get('/:id', { schema: { hide: true } }, async (req, reply) => {
+    const payout = await app.db.prisma.payout.findFirst({ where: { id: (req.params as { id: string }).id, merchantId: merchantIdOf(req) } });
+    if (!payout) throw new NotFoundError();
+    return render(req, reply, 'payout', { nav: 'payouts', payout, failed: isFailed(payout.status) });
+  });
 }
+
+const isFailed = (s: string) => s === 'FAIL' || s === 'ERROR' || s === 'DECLINED';

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { defineInput, v } from '../../http/input.js';
-import { BASE, cabinetActor, formBody, formErrors, merchantIdOf, render } from '../context.js';
-import { shopAudit } from '../../audit/steps.js';
+import { BASE, cabinetActor, formBody, formErrors, liveMerchantIdOf as merchantIdOf, queryOf, render } from '../context.js';
+import { testPostback, shopAudit } from '../../audit/steps.js';
 
 const settingsInput = defineInput({
   default_currency: v.enumOf(['RUB', 'USD', 'EUR'] as const, { required: true }),
@@ -22,7 +22,15 @@ export default async function shopRoutes(app: FastifyInstance): Promise<void> {
     return render(req, reply, 'shop', { nav: 'shops', shop, ...data });
   };
 
-  app.get('/:id', { schema: { hide: true } }, async (req, reply) => show(req, reply));
+  // `?test=<event id>`: the answer of a test postback sent from this page, read from the
+  // delivery log (a reload shows it again and sends nothing).
+  app.get('/:id', { schema: { hide: true } }, async (req, reply) => {
+    const testId = queryOf(req).test;
+    if (!testId) return show(req, reply);
+    const event = await app.services.outbox.get(testId, merchantIdOf(req)).catch(() => null);
+    const test = event && event.kind === 'TEST_POSTBACK' ? { delivered: event.status === 'delivered', event, attempt: event.attempts.at(-1) ?? null } : null;
+    return show(req, reply, { test });
+  });
 
   // Same service (ownership, the outbound URL guard of DESIGN.md) as the operator API.
   app.post('/:id', { schema: { hide: true } }, async (req, reply) => {
@@ -44,8 +52,8 @@ export default async function shopRoutes(app: FastifyInstance): Promise<void> {
   app.post('/:id/test-postback', { schema: { hide: true } }, async (req, reply) => {
     const id = (req.params as { id: string }).id;
     try {
-      const r = await app.services.outbox.sendTestPostback(merchantIdOf(req), id);
-      return show(req, reply, { test: r });
+      const r = await testPostback(app, cabinetActor(req), merchantIdOf(req), id);
+      return reply.redirect(`${BASE}/shops/${encodeURIComponent(id)}?test=${r.event.id}`, 303);
     } catch (e) {
       reply.status(422);
       return show(req, reply, { errors: formErrors(req, e) });

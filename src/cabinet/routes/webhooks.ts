@@ -1,22 +1,35 @@
 import type { FastifyInstance } from 'fastify';
-import { cabinetActor, BASE, formBody, formErrors, merchantIdOf, queryOf, render } from '../context.js';
-import { merchantAudit } from '../../audit/steps.js';
+import { cabinetActor, BASE, formBody, formErrors, liveMerchantIdOf, merchantIdOf, queryOf, render } from '../context.js';
+import { redeliverAudit, merchantAudit } from '../../audit/steps.js';
+import { filterQuery, listFilters } from '../paging.js';
+import { NO_URL } from '../../outbox/events.js';
 
 const PAGE = 30;
+const HOOK_STATUSES = ['pending', 'delivered', 'dead', 'not_configured'] as const;
+const KINDS = ['PAYMENT_POSTBACK', 'PAYOUT_WEBHOOK', 'REFUND_POSTBACK', 'CHARGEBACK_POSTBACK', 'TEST_POSTBACK'] as const;
 
 export default async function webhookRoutes(app: FastifyInstance): Promise<void> {
   const page = async (req: Parameters<typeof render>[0], reply: Parameters<typeof render>[1], data: Record<string, unknown> = {}) => {
     const merchantId = merchantIdOf(req);
     const q = queryOf(req);
     const before = q.before && /^\d{1,18}$/.test(q.before) ? q.before : undefined;
+    // Filters: status (not configured apart from dead), kind, dates (as every cabinet list).
+    const f = listFilters(req, HOOK_STATUSES);
+    const kind = (KINDS as readonly string[]).includes(q.kind ?? '') ? q.kind : undefined;
+    const status = f.status === 'not_configured' ? { status: 'dead' as const, notConfigured: true }
+      : f.status === 'dead' ? { status: 'dead' as const, notConfigured: false }
+        : f.status ? { status: f.status as 'pending' | 'delivered' } : {};
     const [m, events] = await Promise.all([
-      app.services.merchants.get(merchantId),
-      app.services.outbox.list({ merchantId, beforeId: before, limit: PAGE + 1 }),
+      app.services.merchants.get(liveMerchantIdOf(req)),
+      app.services.outbox.list({
+        merchantId, beforeId: before, limit: PAGE + 1, kind, ...status,
+        createdFrom: f.createdAt?.gte, createdBefore: f.createdAt?.lt,
+      }),
     ]);
     const shown = events.slice(0, PAGE);
     return render(req, reply, 'webhooks', {
-      nav: 'webhooks', webhookUrl: m.payoutWebhookUrl ?? '', events: shown,
-      nextBefore: events.length > PAGE ? shown.at(-1)!.id : null, ...data,
+      nav: 'webhooks', webhookUrl: m.payoutWebhookUrl ?? '', events: shown, f: { ...f, kind }, statuses: HOOK_STATUSES, kinds: KINDS,
+      nextUrl: events.length > PAGE ? `${BASE}/webhooks${filterQuery(f, { kind, before: shown.at(-1)!.id })}` : null, noUrl: NO_URL, ...data,
     });
   };
 
@@ -26,7 +39,7 @@ export default async function webhookRoutes(app: FastifyInstance): Promise<void>
   app.post('/', { schema: { hide: true } }, async (req, reply) => {
     const b = formBody(req);
     try {
-      await app.services.merchants.setPayoutWebhookUrl(merchantIdOf(req), (b.url ?? '').slice(0, 4096), merchantAudit(app.config, cabinetActor(req), 'merchant.payout_webhook.set'));
+      await app.services.merchants.setPayoutWebhookUrl(liveMerchantIdOf(req), (b.url ?? '').slice(0, 4096), merchantAudit(app.config, cabinetActor(req), 'merchant.payout_webhook.set'));
       return reply.redirect(`${BASE}/webhooks?ok=common.saved`, 303);
     } catch (e) {
       reply.status(422);
@@ -36,7 +49,7 @@ export default async function webhookRoutes(app: FastifyInstance): Promise<void>
 
   // Scoped by merchant: another merchant's event is NotFoundError (404).
   app.post('/events/:id/redeliver', { schema: { hide: true } }, async (req, reply) => {
-    await app.services.outbox.redeliver((req.params as { id: string }).id, merchantIdOf(req));
+    await app.services.outbox.redeliver((req.params as { id: string }).id, merchantIdOf(req), redeliverAudit(cabinetActor(req)));
     return reply.redirect(`${BASE}/webhooks?ok=hooks.redelivered`, 303);
   });
 }

@@ -40,6 +40,8 @@ export interface CreatedBill { id: string; linkUrl: string; linkPageUrl: string;
 
 interface CreateOutcome {
   merchant_id: string;
+  /** The merchant whose shops it may bill for: itself, or a test twin's live merchant. */
+  owner_id: string;
   merchant_status: 'ACTIVE' | 'BANNED';
   merchant_subscription: 'ACTIVE' | 'INACTIVE' | 'NONE';
   shop_merchant_id: string | null;
@@ -52,6 +54,9 @@ interface CreateOutcome {
 
 // Finished NORMAL bills never change; the SQL guards use the same list as bill.states.ts.
 const FINISHED_SQL = PAID_STATUSES.map((s) => `'${s}'`).join(', ');
+
+/** A bill's activity before and after a toggle (for the audit step). */
+export interface BillToggle { before: { id: string; active: boolean }; after: { id: string; active: boolean } }
 
 export class BillService {
   constructor(private readonly config: Config, private readonly db: Db) {}
@@ -82,7 +87,9 @@ export class BillService {
     const r = await c.query<CreateOutcome>({
       name: byToken ? 'bill_create_by_token' : 'bill_create',
       text: `WITH m AS (
-         SELECT id, status::text, subscription::text, api_ip_allowlist FROM merchants WHERE ${byToken ? 'api_token_hash' : 'id'} = $2
+         -- owner_id: whose shops it may bill for (a test twin uses its live merchant's shops)
+         SELECT id, COALESCE(live_merchant_id, id) AS owner_id, status::text, subscription::text, api_ip_allowlist
+           FROM merchants WHERE ${byToken ? 'api_token_hash' : 'id'} = $2
        ), s AS (
          SELECT id, merchant_id, enabled, COALESCE($3::"Currency", default_currency) AS currency FROM shops WHERE id = $1
        ), ok AS (
@@ -93,13 +100,13 @@ export class BillService {
                             locale, payer_email, request_fields, items)
          SELECT $4, m.id, ok.id, $5, $6, $7, $8, $9::"BillType", $10::numeric, ok.currency, $11, $12::"PaymentMethod",
                 $13::int, now() + $13::int * interval '1 second', $14, $15, $16, $17, $18, $19::jsonb, $20::jsonb
-           FROM ok JOIN m ON ok.merchant_id = m.id
+           FROM ok JOIN m ON ok.merchant_id = m.owner_id
           WHERE m.status = 'ACTIVE' AND m.subscription = 'ACTIVE' AND ok.enabled AND ok.has_rate
             -- Authenticated here by token: a merchant with an IP allow-list is checked first (below).
             AND (${byToken ? 'm.api_ip_allowlist IS NULL' : 'true'})
          RETURNING created_at
        )
-       SELECT m.id AS merchant_id, m.status AS merchant_status, m.subscription AS merchant_subscription,
+       SELECT m.id AS merchant_id, m.owner_id, m.status AS merchant_status, m.subscription AS merchant_subscription,
               ok.merchant_id AS shop_merchant_id, ok.enabled, ok.currency, ok.has_rate,
               (SELECT created_at FROM ins) AS inserted_at, m.api_ip_allowlist AS allowlist
          FROM m LEFT JOIN ok ON true`,
@@ -125,7 +132,7 @@ export class BillService {
     }
     assertMerchantUsable({ status: o.merchant_status, subscription: o.merchant_subscription }, { subscription: true });
     if (o.shop_merchant_id === null) throw new DomainError('shop_not_found');
-    if (o.shop_merchant_id !== o.merchant_id) throw new DomainError('access_denied');
+    if (o.shop_merchant_id !== o.owner_id) throw new DomainError('access_denied');
     if (!o.enabled) throw new DomainError('shop_not_enabled');
     if (!o.has_rate) throw new DomainError('rate-not-found');
     if (!o.inserted_at) throw new Error('bill insert did not happen although every rule held');
@@ -136,13 +143,20 @@ export class BillService {
    * Sets the activity flag. One conditional UPDATE: it changes the row only when the bill is
    * the merchant's and not a finished NORMAL bill; otherwise a read says which.
    */
-  async toggle(merchant: { id: string }, input: { id: string; active: boolean }): Promise<BillRow> {
-    const r = await this.db.pool.query<BillRow>(
+  async toggle(merchant: { id: string }, input: { id: string; active: boolean }, inTx?: InTx<BillToggle>): Promise<BillRow> {
+    const update = (c: Queryable) => c.query<BillRow>(
       `UPDATE bills SET active = $3, updated_at = now()
         WHERE id = $1 AND merchant_id = $2 AND NOT (type = 'NORMAL' AND status IN (${FINISHED_SQL}))
         RETURNING ${BILL_COLUMNS}`,
       [input.id, merchant.id, input.active],
     );
+    // With a step (the cabinet's audit entry): the previous value read under lock, the entry in the same transaction.
+    const r = !inTx ? await update(this.db.pool) : await withPgTx(this.db.pool, async (c) => {
+      const prev = await c.query<{ active: boolean }>('SELECT active FROM bills WHERE id = $1 AND merchant_id = $2 FOR UPDATE', [input.id, merchant.id]);
+      const u = await update(c);
+      if (u.rows[0]) await inTx(c, { before: { id: input.id, active: prev.rows[0]!.active }, after: { id: input.id, active: u.rows[0].active } });
+      return u;
+    });
     if (r.rows[0]) return r.rows[0];
     const bill = await this.find(merchant, input.id);
     if (!bill) throw new DomainError('bill_not_found');

@@ -12,6 +12,7 @@ import { Prisma, type Merchant } from '../../generated/prisma/client.js';
 /** A merchant change as the audit step sees it. */
 export interface MerchantChange { before: Merchant | null; after: Merchant }
 import { ensureBalances } from '../ledger/ledger.js';
+import { insertTestTwin } from './test-twin.js';
 
 export interface IssuedToken { apiToken: string; apiTokenHash: string; apiTokenEnc: string }
 
@@ -75,6 +76,7 @@ export class MerchantService {
     const taken = () => new ValidationError({ email: ['The email has already been taken.'] });
     if (await this.db.prisma.merchant.findUnique({ where: { email }, select: { id: true } })) throw taken();
     const t = this.issueToken();
+    const test = this.issueToken();
     let merchant;
     try {
       merchant = await this.db.prisma.$transaction(async (tx) => {
@@ -84,6 +86,8 @@ export class MerchantService {
             apiTokenHash: t.apiTokenHash, apiTokenEnc: t.apiTokenEnc,
           },
         });
+        // Its test twin (the test token's merchant) comes with it.
+        await insertTestTwin(prismaTxQueryable(tx), m.id, newId(), test);
         if (inTx) await inTx(prismaTxQueryable(tx), { before: null, after: m });
         return m;
       });
@@ -92,14 +96,58 @@ export class MerchantService {
       throw e;
     }
     await ensureBalances(this.db.pool, merchant.id);
-    return { merchant, apiToken: t.apiToken };
+    const twin = await this.testTwinOf(merchant.id);
+    if (twin) await ensureBalances(this.db.pool, twin.id);
+    return { merchant, apiToken: t.apiToken, testApiToken: test.apiToken };
   }
 
-  /** The merchant row, or NotFoundError. */
+  /** The merchant row, or NotFoundError. A test twin is not a merchant of its own: not found. */
   async get(merchantId: string) {
-    const m = await this.db.prisma.merchant.findUnique({ where: { id: merchantId } });
+    const m = await this.db.prisma.merchant.findFirst({ where: { id: merchantId, liveMerchantId: null } });
     if (!m) throw new NotFoundError('Merchant not found.');
     return m;
+  }
+
+  /** The test twin of a live merchant (the row behind its test token), or null. */
+  testTwinOf(liveMerchantId: string): Promise<Merchant | null> {
+    return this.db.prisma.merchant.findUnique({ where: { liveMerchantId } });
+  }
+
+  /**
+   * The live merchant's test twin, created (with a new test token, answered once) when it has
+   * none yet: merchants created before test mode get theirs on first use. NotFoundError when
+   * `liveMerchantId` is not a live merchant.
+   */
+  async ensureTestTwin(liveMerchantId: string): Promise<{ twin: Merchant; apiToken: string | null }> {
+    const existing = await this.testTwinOf(liveMerchantId);
+    if (existing) return { twin: existing, apiToken: null };
+    await this.get(liveMerchantId);
+    const t = this.issueToken();
+    const created = await insertTestTwin(this.db.pool, liveMerchantId, newId(), t);
+    const twin = await this.testTwinOf(liveMerchantId);
+    if (!twin) throw new NotFoundError('Merchant not found.');
+    await ensureBalances(this.db.pool, twin.id);
+    return { twin, apiToken: created ? t.apiToken : null };
+  }
+
+  /**
+   * A new test token (the twin created when missing); the old test token fails from the moment
+   * this commits, the live token is untouched. `created`: the twin (and so the first test
+   * token) was made by this call. The caller's step (audit) sees the live merchant, unchanged.
+   */
+  async refreshTestToken(liveMerchantId: string, inTx?: InTx<MerchantChange>): Promise<{ apiToken: string; created: boolean }> {
+    const ensured = await this.ensureTestTwin(liveMerchantId);
+    const t = ensured.apiToken ? null : this.issueToken();
+    await this.db.prisma.$transaction(async (tx) => {
+      const live = await tx.merchant.findUniqueOrThrow({ where: { id: liveMerchantId } });
+      if (t) {
+        await tx.merchant.update({
+          where: { id: ensured.twin.id }, data: { apiTokenHash: t.apiTokenHash, apiTokenEnc: t.apiTokenEnc, apiTokenIssuedAt: new Date() },
+        });
+      }
+      if (inTx) await inTx(prismaTxQueryable(tx), { before: live, after: live });
+    });
+    return { apiToken: ensured.apiToken ?? t!.apiToken, created: ensured.apiToken !== null };
   }
 
   hashPassword(password: string): Promise<string> { return bcrypt.hash(password, 10); }

@@ -68,7 +68,7 @@ const str = (v: unknown): string | undefined => {
  * Parses the payer form against the bill: `allowed` is the bill's fixed method (null: both).
  * Every bad field is reported at once (422); `now` decides whether an expiry is in the past.
  */
-export function parsePayInput(raw: Record<string, unknown>, allowed: PayMethod | null, now = new Date(), ask: PayerAsk = NO_ASK): PayInput {
+export function parsePayInput(raw: Record<string, unknown>, allowed: PayMethod | null, now = new Date(), ask: PayerAsk = NO_ASK, opts: { hostedCard?: boolean } = {}): PayInput {
   const errors: Record<string, PayFieldCode> = {};
   const payer = parsePayer(raw, ask, errors);
   const m = str(raw.method)?.toUpperCase();
@@ -85,7 +85,9 @@ export function parsePayInput(raw: Record<string, unknown>, allowed: PayMethod |
 
   let card: CardData | undefined;
   let sbpAmount: Decimal | undefined;
-  if (method === 'BANK_CARD') {
+  if (method === 'BANK_CARD' && opts.hostedCard) {
+    // The provider hosts the card form: no card data comes here (card fields are ignored).
+  } else if (method === 'BANK_CARD') {
     const n = str(raw.card_number);
     const digits = n === undefined ? undefined : cardDigits(n);
     if (digits === undefined) errors.card_number = 'card_number_required';

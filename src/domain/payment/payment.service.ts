@@ -1,7 +1,7 @@
 import { Decimal } from 'decimal.js';
 import type pg from 'pg';
 import type { Config } from '../../config.js';
-import { withPgTx, type Db } from '../../db/client.js';
+import type { Db, Queryable } from '../../db/client.js';
 import { DomainError } from '../../http/errors.js';
 import { decrypt } from '../../lib/crypto.js';
 import { newId } from '../../lib/ids.js';
@@ -15,9 +15,10 @@ import type { Currency, PaymentStatus } from '../../generated/prisma/enums.js';
 import {
   assertTransition, IllegalBillTransitionError, PAY_REFUSAL_STATUS, PAYABLE_FROM, payRefusal, sourcesOf as billSourcesOf, type BillStatus, type BillType,
 } from '../bill/bill.states.js';
-import type { PaymentOutcome } from '../providers/connector.js';
+import type { Connector, PayerAction, PaymentOutcome } from '../providers/connector.js';
 import { ConnectorRegistry, DEFAULT_ROUTING, type Routing } from '../providers/registry.js';
-import { assertPaymentTransition, IllegalPaymentTransitionError, paymentSourcesOf } from './payment.states.js';
+import { nextCheckDelayMs } from './reconcile-schedule.js';
+import { assertPaymentTransition, IllegalPaymentTransitionError, isPaymentFinal, paymentSourcesOf } from './payment.states.js';
 import { isMoneyReceived } from '../statuses.js';
 import { PayValidationError, type PayerFields, type PayInput, type PayMethod } from './pay-input.js';
 import { paymentError } from './payment-errors.js';
@@ -79,11 +80,43 @@ export interface PayOutcome {
   status: PaymentStatus;
   amountRub: Decimal;
   amountReceivedRub: Decimal;
-  /** Success URL for money received, Fail URL for a FAIL; null when the shop has none. */
-  redirect: { url: string | null; fields: RedirectFields };
+  /** Success URL for money received, Fail URL for a FAIL (url null when the shop has none); null while PROCESS. */
+  redirect: { url: string | null; fields: RedirectFields } | null;
+  /** What the payer must do while the payment is PROCESS (null when nothing, or final). */
+  action: PayerAction | null;
+  /** When the payment became final (the receipt's date); absent on the answer of the paying call. */
+  finishedAt?: Date | null;
 }
 
+/** A payment reconciliation is to ask its provider about. */
+export interface DueCheck { id: string; merchantId: string; connector: string | null; ref: string | null; attempts: number; ageMs: number }
+
+/** What applying a provider's answer did: `applied` only when this call made the payment final. */
+export interface ApplyResult { applied: boolean; status: PaymentStatus }
+
+/** A payment as the polling page and the apply step read it. */
+interface PaymentRow {
+  id: string; bill_id: string; status: PaymentStatus; amount: string; amount_received: string; commission: string; rate: string | null;
+  method: PayMethod; from_card: string | null; email: string | null; phone: string | null; name: string | null; comment: string | null;
+  connector: string | null; provider_ref: string | null; payer_action: PayerAction | null; finished_at: Date | null;
+}
+const PAYMENT_SQL = `SELECT id, bill_id, status::text, amount::text, amount_received::text, commission::text, rate::text, method::text, from_card,
+       payer_email AS email, payer_phone AS phone, payer_name AS name, payer_comment AS comment, connector, provider_ref, payer_action, finished_at
+  FROM payments WHERE id = $1`;
+
+const paidWithOf = (x: PaymentRow): PaidWith => ({
+  method: x.method, fromCard: x.from_card, payer: { email: x.email, phone: x.phone, name: x.name, comment: x.comment },
+});
+
 export class BillNotPayableError extends DomainError {}
+
+/** The payer form parsed against the bill (its fixed method) and whether the card form is the provider's. */
+export type PayInputOf = (bill: PayableBill, o: { hostedCard: boolean }) => PayInput;
+
+/** A payment form's token that already opened a payment (the page finds it: paymentOfForm). */
+export class FormAlreadyUsedError extends DomainError {
+  constructor() { super('payment_in_progress', 409); }
+}
 
 const BILL_SQL = `
 SELECT b.id, b.merchant_id, b.shop_id, s.name AS shop_name, b.order_id, b.name, b.description, b.custom,
@@ -134,11 +167,18 @@ type ChargeResult =
   | { outcome: 'DECLINED'; reason: string; message: string; reference: string };
 
 function toCharge(o: PaymentOutcome): ChargeResult | null {
+  if (o.status === 'refused') return { outcome: 'DECLINED', reason: o.code, message: o.message, reference: '' };
+  return finalAnswer(o);
+}
+
+/**
+ * A provider's final answer about a payment it has: paid or declined. A later `refused` (the
+ * provider could not be asked) is no answer at all: it never fails a payment.
+ */
+function finalAnswer(o: PaymentOutcome): ChargeResult | null {
   switch (o.status) {
     case 'paid': return { outcome: 'PAID', amountReceived: o.amountReceived, reference: o.ref };
     case 'declined': return { outcome: 'DECLINED', reason: o.code, message: o.message, reference: o.ref ?? '' };
-    // Every connector refused before money could move (or none can take the method): the payer may retry.
-    case 'refused': return { outcome: 'DECLINED', reason: o.code, message: o.message, reference: '' };
     default: return null;
   }
 }
@@ -220,11 +260,11 @@ export class PaymentService {
     readonly connectors: ConnectorRegistry = new ConnectorRegistry(config, db),
   ) {}
 
-  /**
-   * The page shows the sandbox's test hints: every connector kind built so far is the sandbox's
-   * (a provider that hosts its own card form comes with the payer's actions, next step).
-   */
-  get sandbox(): boolean { return true; }
+  /** How the card of a bill is taken: by a provider's own form (`hosted`), and whether the sandbox takes it (test hints). */
+  async cardRoute(bill: PayableBill): Promise<{ hosted: boolean; sandbox: boolean }> {
+    const first = (await this.connectors.candidates(bill.routing.payment_card, 'payment_card'))[0];
+    return { hosted: first?.capabilities.hostsCardForm ?? false, sandbox: !first || first.kind === 'sandbox' };
+  }
 
   /** The bill for the payment page; null when there is no such bill. */
   async findPayableBill(billId: string): Promise<PayableBill | null> {
@@ -247,63 +287,173 @@ export class PaymentService {
    * the ledger and writes the postback row. A NORMAL bill thus has at most one running payment
    * and at most one that receives money.
    */
-  async pay(billId: string, input: PayInput | ((bill: PayableBill) => PayInput), ctx: { ip?: string } = {}): Promise<PayOutcome> {
-    const opened = await this.open(this.db.pool, billId, input, ctx.ip ?? null);
-    const { input: pay } = opened;
+  async pay(billId: string, input: PayInput | PayInputOf, ctx: { ip?: string; formNonce?: string } = {}): Promise<PayOutcome> {
+    const opened = await this.open(this.db.pool, billId, input, ctx.ip ?? null, ctx.formNonce ?? null);
+    const { input: pay, paymentId } = opened;
     const method = pay.method === 'SBP' ? 'sbp' : 'card';
-    const routed = await this.connectors.route<PaymentOutcome>(
-      opened.bill.routing[method === 'sbp' ? 'payment_sbp' : 'payment_card'], method === 'sbp' ? 'payment_sbp' : 'payment_card', 'create_payment',
-      (c, ctx) => c.createPayment({ paymentId: opened.paymentId, method, amount: opened.quote.dueRub, card: pay.card, sbpAmount: pay.sbpAmount }, ctx),
-    );
-    const result = toCharge(routed.outcome);
+    // Routing (PROVIDERS.md): the first candidate was written with the payment (pay_open); the
+    // next one is tried ONLY after a refusal before money could move, and is written first, so
+    // reconciliation always asks the connector that may have the money.
+    let outcome: PaymentOutcome | null = null;
+    let connector: Connector | null = null;
+    for (const [i, c] of opened.candidates.entries()) {
+      if (i > 0) await this.db.pool.query(`UPDATE payments SET connector = $2 WHERE id = $1 AND status = 'PROCESS'`, [paymentId, c.name]);
+      connector = c;
+      outcome = await this.connectors.call<PaymentOutcome>(c, 'create_payment', (cc) => c.createPayment({
+        paymentId, method, amount: opened.quote.dueRub, card: c.capabilities.hostsCardForm ? undefined : pay.card, sbpAmount: pay.sbpAmount,
+        returnUrl: `${this.config.publicBaseUrl}/pay/${opened.bill.id}/payments/${paymentId}`,
+      }, cc));
+      if (outcome.status !== 'refused') break;
+    }
+    outcome ??= { status: 'refused', code: 'no_connector', message: `No enabled connector can take payment_${method}.` };
+    if (this.config.crashAfterProviderAnswer) process.kill(process.pid, 'SIGKILL');
+    const result = toCharge(outcome);
     if (result === null) {
-      // No final answer (a timeout, or an action the payer must take): the payment stays
-      // PROCESS with the connector that has it; nothing is guessed. Until reconciliation and
-      // the payer's actions exist (next step) the stale-payment reaper ends it as before.
-      const ref = 'ref' in routed.outcome ? routed.outcome.ref : null;
-      await this.db.pool.query(`UPDATE payments SET connector = $2, provider_ref = coalesce($3, provider_ref), updated_at = now() WHERE id = $1`,
-        [opened.paymentId, routed.connector!.name, ref]);
-      throw new DomainError('payment_in_progress', 409);
+      // No final answer (an action the payer must take, a pending operation, a timeout): the
+      // payment stays PROCESS with the connector that has it and its reference; nothing is
+      // guessed. The payer's page polls it; notifications and reconciliation finish it.
+      const action = outcome.status === 'action' ? outcome.action : null;
+      await this.hold(paymentId, outcome, connector!.name, 0);
+      return {
+        bill: opened.bill, paymentId, billId: opened.bill.id, status: 'PROCESS', amountRub: opened.quote.dueRub,
+        amountReceivedRub: new Decimal(0), redirect: null, action,
+      };
     }
     // The finishing step is a single atomic statement: no explicit transaction around it.
-    return this.finish(this.db.pool, opened.bill, opened.paymentId, opened.quote, result, {
+    return this.finish(this.db.pool, opened.bill, paymentId, opened.quote, result, {
       method: pay.method, fromCard: pay.card ? maskCard(pay.card.number) : null, payer: pay.payer,
-    }, routed.connector?.name ?? null);
+    }, connector?.name ?? null);
   }
 
   /**
-   * Payments left in PROCESS by a process that died between the acquirer call and the final
-   * transaction (or whose final transaction failed). The sandbox acquirer answers at once and
-   * keeps nothing, so after `olderThanMs` such a payment is failed (no money was credited);
-   * its NORMAL bill can then be paid again. Returns how many were failed.
+   * Keeps a payment PROCESS with what the provider said that was not final: the payer's action
+   * (kept until another replaces it), its reference, the connector, and when to ask next.
    */
-  async failStalePayments(olderThanMs: number, limit = 100): Promise<number> {
-    const r = await this.db.pool.query<{ id: string; bill_id: string }>(
-      `SELECT id, bill_id FROM payments WHERE status = 'PROCESS' AND updated_at < now() - make_interval(secs => $1::double precision / 1000)
-        ORDER BY updated_at LIMIT $2`,
-      [olderThanMs, limit],
-    );
-    let n = 0;
-    for (const row of r.rows) {
-      const done = await withPgTx(this.db.pool, async (c) => {
-        // Lock the payment; another reaper (or a late final transaction) may have finished it.
-        const p = await c.query<{ status: PaymentStatus; amount: string; commission: string; rate: string | null; method: PayMethod; from_card: string | null; email: string | null; phone: string | null; name: string | null; comment: string | null }>(
-          `SELECT status::text, amount::text, commission::text, rate::text, method::text, from_card, payer_email AS email, payer_phone AS phone,
-                  payer_name AS name, payer_comment AS comment
-             FROM payments WHERE id = $1 FOR UPDATE`, [row.id]);
-        if (p.rows[0]?.status !== 'PROCESS') return false;
-        const b = await c.query<BillRow>(BILL_SQL, [row.bill_id]);
-        const bill = toBill(b.rows[0]!);
-        const quote = storedQuote(bill, p.rows[0]);
-        const x = p.rows[0];
-        await this.finish(c, bill, row.id, quote, { outcome: 'DECLINED', reason: 'abandoned', message: 'No final answer before the payment went stale.', reference: '' }, {
-          method: x.method, fromCard: x.from_card, payer: { email: x.email, phone: x.phone, name: x.name, comment: x.comment },
-        }, null);
-        return true;
-      });
-      if (done) n += 1;
+  private async hold(paymentId: string, o: PaymentOutcome, connector: string | null, attempts: number, c: Queryable = this.db.pool): Promise<void> {
+    const ref = 'ref' in o ? o.ref : null;
+    const action = o.status === 'action' ? JSON.stringify(o.action) : null;
+    await c.query(
+      `UPDATE payments SET connector = coalesce($2, connector), provider_ref = coalesce($3, provider_ref),
+              payer_action = coalesce($4::jsonb, payer_action), check_attempts = $5,
+              next_check_at = now() + make_interval(secs => $6::double precision / 1000), updated_at = now()
+        WHERE id = $1 AND status = 'PROCESS'`,
+      [paymentId, connector, ref, action, attempts, nextCheckDelayMs(this.config, attempts)]);
+  }
+
+  /**
+   * Applies a provider's answer about a payment (the payer's return, a notification,
+   * reconciliation, an operator's decision): the one writer is `finish`, guarded by the state
+   * table, so the ledger is credited once. A payment already final, or a second answer, changes
+   * nothing and is no error. `action` and `pending` keep it PROCESS with the action and the
+   * reference stored; `refused` and `unknown` (the provider could not be asked) change nothing.
+   * `attempts` (reconciliation) is how many times the provider has been asked so far.
+   */
+  async applyOutcome(paymentId: string, outcome: PaymentOutcome, opts: { attempts?: number; tx?: Queryable } = {}): Promise<ApplyResult> {
+    const c = opts.tx ?? this.db.pool;
+    // In a caller's transaction (an operator's decision with its audit entry) the row is locked.
+    const p = (await c.query<PaymentRow>(opts.tx ? `${PAYMENT_SQL} FOR UPDATE` : PAYMENT_SQL, [paymentId])).rows[0];
+    if (!p) throw new DomainError('payment_not_found', 404);
+    if (p.status !== 'PROCESS') return { applied: false, status: p.status };
+    const result = finalAnswer(outcome);
+    if (result === null) {
+      if (outcome.status === 'action' || outcome.status === 'pending' || opts.attempts !== undefined) {
+        await this.hold(paymentId, outcome, null, opts.attempts ?? 0, c);
+      }
+      return { applied: false, status: 'PROCESS' };
     }
-    return n;
+    const bill = toBill((await c.query<BillRow>(BILL_SQL, [p.bill_id])).rows[0]!);
+    try {
+      const out = await this.finish(c, bill, paymentId, storedQuote(bill, p), result, paidWithOf(p), p.connector);
+      // An attention item raised for it is settled by the provider's own answer.
+      await c.query(`UPDATE attention_items SET resolved_at = now(), resolution = $2, resolved_by = 'provider'
+                      WHERE object_type = 'payment' AND object_id = $1 AND resolved_at IS NULL`, [paymentId, out.status]);
+      return { applied: true, status: out.status };
+    } catch (e) {
+      if (!(e instanceof IllegalPaymentTransitionError)) throw e;
+      // Another writer made it final between the read and the statement: nothing changed here.
+      return { applied: false, status: e.from };
+    }
+  }
+
+  /** Our payment at `connector` by our id or the provider's reference (inbound notifications); null when unknown there. */
+  async findAtConnector(connector: string, ourId: string | null, ref: string, c: Queryable = this.db.pool): Promise<string | null> {
+    const r = await c.query<{ id: string }>(
+      `SELECT id FROM payments WHERE connector = $1 AND ($2::text IS NOT NULL AND id = $2 OR $2::text IS NULL AND provider_ref = $3) LIMIT 1`,
+      [connector, ourId, ref]);
+    return r.rows[0]?.id ?? null;
+  }
+
+  /** The payment of a bill still in PROCESS (the latest), if any. */
+  async runningPayment(billId: string): Promise<string | null> {
+    const r = await this.db.pool.query<{ id: string }>(
+      `SELECT id FROM payments WHERE bill_id = $1 AND status = 'PROCESS' ORDER BY created_at DESC, id DESC LIMIT 1`, [billId]);
+    return r.rows[0]?.id ?? null;
+  }
+
+  /** The payment a payment form's token opened, if any (single-use form tokens). */
+  async paymentOfForm(formNonce: string): Promise<{ id: string; billId: string } | null> {
+    const r = await this.db.pool.query<{ id: string; bill_id: string }>(`SELECT id, bill_id FROM payments WHERE form_nonce = $1`, [formNonce]);
+    return r.rows[0] ? { id: r.rows[0].id, billId: r.rows[0].bill_id } : null;
+  }
+
+  /**
+   * Asks the connector that has a payment in PROCESS for its status (outside any transaction,
+   * timed) and applies the answer once; `attempts` as for applyOutcome (reconciliation).
+   */
+  async askProvider(p: { id: string; connector: string | null; ref: string | null }, attempts?: number): Promise<{ outcome: PaymentOutcome; result: ApplyResult }> {
+    if (p.connector === null) {
+      // No connector could take it (none was ever called): no money can have moved.
+      const none: PaymentOutcome = { status: 'declined', code: 'no_connector', message: 'No connector took the payment.', ref: null };
+      return { outcome: none, result: await this.applyOutcome(p.id, none, { attempts }) };
+    }
+    const c = await this.connectors.get(p.connector);
+    const outcome: PaymentOutcome = c
+      ? await this.connectors.call<PaymentOutcome>(c, 'get_payment', (cc) => c.getPayment({ paymentId: p.id, ref: p.ref }, cc))
+      : { status: 'unknown', ref: p.ref, reason: `connector ${p.connector} is not available` };
+    return { outcome, result: await this.applyOutcome(p.id, outcome, { attempts }) };
+  }
+
+  /** A payment of a bill for the polling page; null when there is no such payment of that bill. */
+  async paymentState(billId: string, paymentId: string): Promise<{ bill: PayableBill; outcome: PayOutcome; connector: string | null; ref: string | null } | null> {
+    if (!/^[A-Za-z0-9]{1,64}$/.test(paymentId)) return null;
+    const p = (await this.db.pool.query<PaymentRow>(PAYMENT_SQL, [paymentId])).rows[0];
+    if (!p || p.bill_id !== billId) return null;
+    const bill = toBill((await this.db.pool.query<BillRow>(BILL_SQL, [billId])).rows[0]!);
+    const outcome: PayOutcome = {
+      bill, paymentId, billId, status: p.status, amountRub: new Decimal(p.amount), amountReceivedRub: new Decimal(p.amount_received),
+      redirect: null, action: p.status === 'PROCESS' ? p.payer_action : null, finishedAt: p.finished_at,
+    };
+    if (isPaymentFinal(p.status)) {
+      // The redirect as the finishing step built it: the postback's fields, signed with the current token.
+      const r = await this.db.pool.query<{ payload: { fields: PaymentPostbackFields }; tok: string }>(
+        `SELECT e.payload, m.api_token_enc AS tok FROM outbox_events e JOIN merchants m ON m.id = e.merchant_id
+          WHERE e.kind = 'PAYMENT_POSTBACK' AND e.aggregate_id = $1`, [paymentId]);
+      const row = r.rows[0];
+      if (row) {
+        const f = row.payload.fields;
+        outcome.redirect = {
+          url: isMoneyReceived(p.status) ? bill.successUrl : bill.failUrl,
+          fields: { InvId: f.InvId, OutSum: f.OutSum, CurrencyIn: f.CurrencyIn, custom: f.custom, SignatureValue: paymentSignature(f, decrypt(this.config.tokenEncryptionKey, row.tok)) },
+        };
+      }
+    }
+    return { bill, outcome, connector: p.connector, ref: p.provider_ref };
+  }
+
+  /**
+   * Claims payments in PROCESS that are due to be asked (reconciliation),
+   * oldest check first: their next check moves `leaseMs` ahead, so another worker skips them
+   * while this one asks; applying the answer (`applyOutcome` with attempts) sets the real next one.
+   */
+  async claimDueChecks(limit: number, leaseMs: number): Promise<DueCheck[]> {
+    const r = await this.db.pool.query<{ id: string; merchant_id: string; connector: string | null; provider_ref: string | null; check_attempts: number; age_ms: number }>(
+      `UPDATE payments p SET next_check_at = now() + make_interval(secs => $2::double precision / 1000)
+         FROM (SELECT id FROM payments WHERE status = 'PROCESS' AND next_check_at <= now()
+                ORDER BY next_check_at LIMIT $1 FOR UPDATE SKIP LOCKED) d
+        WHERE p.id = d.id
+        RETURNING p.id, p.merchant_id, p.connector, p.provider_ref, p.check_attempts,
+                  (extract(epoch FROM now() - p.created_at) * 1000)::float8 AS age_ms`, [limit, leaseMs]);
+    return r.rows.map((x) => ({ id: x.id, merchantId: x.merchant_id, connector: x.connector, ref: x.provider_ref, attempts: x.check_attempts, ageMs: x.age_ms }));
   }
 
   /**
@@ -314,15 +464,18 @@ export class PaymentService {
    * NORMAL bill one opens a payment and the others find the bill in PROCESS (409). `input` may
    * be a parser of the raw form, run on the bill (its fixed method, which never changes).
    */
-  private async open(c: Pick<pg.Pool, 'query'>, billId: string, rawInput: PayInput | ((bill: PayableBill) => PayInput), ip: string | null) {
+  private async open(c: Pick<pg.Pool, 'query'>, billId: string, rawInput: PayInput | PayInputOf, ip: string | null, formNonce: string | null) {
     if (!/^[A-Za-z0-9]{1,64}$/.test(billId)) throw new DomainError('bill_not_found', 404);
     const bill = await this.payableBillOrThrow(c, billId);
-    const input = typeof rawInput === 'function' ? rawInput(bill) : rawInput;
+    // The card route's connectors first: whether the card form is the provider's decides what the form must carry.
+    const cardCandidates = bill.paymentMethod === 'SBP' ? [] : await this.connectors.candidates(bill.routing.payment_card, 'payment_card');
+    const input = typeof rawInput === 'function' ? rawInput(bill, { hostedCard: cardCandidates[0]?.capabilities.hostsCardForm ?? false }) : rawInput;
     if (bill.paymentMethod && bill.paymentMethod !== input.method) {
       throw new PayValidationError({ method: 'method_not_allowed' });
     }
     const quote = this.quote(bill, input.method);
     if (!quote) throw new DomainError('rate-not-found', 403);
+    const candidates = input.method === 'SBP' ? await this.connectors.candidates(bill.routing.payment_sbp, 'payment_sbp') : cardCandidates;
     // A MULTI bill already in PROCESS (another payment running) stays there.
     if (bill.status !== 'PROCESS') assertTransition(bill.status, 'PROCESS', bill.type);
     assertPaymentTransition('NEW', 'PROCESS');
@@ -339,13 +492,18 @@ export class PaymentService {
          RETURNING id)
        INSERT INTO payments (id, bill_id, merchant_id, shop_id, status, method, amount, currency_in, bill_currency, rate,
                              commission, account_currency, from_card, payer_ip, payer_email, payer_phone, payer_name, payer_comment,
-                             created_at, updated_at)
+                             connector, next_check_at, form_nonce, created_at, updated_at)
        SELECT $1, b.id, $3, $4, 'PROCESS', $5::"PaymentMethod", $6, 'RUB', $7::"Currency", $8, $9, $7::"Currency", $10, $11,
-              $12, $13, $14, $15, clock_timestamp(), clock_timestamp()
+              $12, $13, $14, $15, $18, clock_timestamp() + make_interval(secs => $19::double precision / 1000), $20, clock_timestamp(), clock_timestamp()
          FROM b`,
       values: [paymentId, bill.id, bill.merchantId, bill.shopId, input.method, quote.dueRub.toFixed(2), bill.currency,
         bill.currency === 'RUB' ? null : quote.rate.toFixed(), quote.commission.toFixed(2), input.card ? maskCard(input.card.number) : null, ip,
-        input.payer.email, input.payer.phone, input.payer.name, input.payer.comment, PAYABLE_FROM.NORMAL, PAYABLE_FROM.MULTI],
+        input.payer.email, input.payer.phone, input.payer.name, input.payer.comment, PAYABLE_FROM.NORMAL, PAYABLE_FROM.MULTI,
+        candidates[0]?.name ?? null, nextCheckDelayMs(this.config, 0), formNonce],
+    }).catch((e: { code?: string; constraint?: string }) => {
+      // The same payment form posted twice at once: the other POST opened the payment.
+      if (e.code === '23505' && e.constraint === 'payments_form_nonce_key') throw new FormAlreadyUsedError();
+      throw e;
     });
     if (r.rowCount !== 1) {
       // The bill changed since it was read (another payment opened or finished it, or it was
@@ -353,7 +511,7 @@ export class PaymentService {
       await this.payableBillOrThrow(c, billId);
       throw new DomainError('payment_in_progress', 409);
     }
-    return { bill, paymentId, quote, input };
+    return { bill, paymentId, quote, input, candidates };
   }
 
   /**
@@ -455,6 +613,7 @@ export class PaymentService {
       status,
       amountRub: q.dueRub,
       amountReceivedRub: receivedRub,
+      action: null,
       redirect: {
         url: received ? bill.successUrl : bill.failUrl,
         fields: {

@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { Decimal } from 'decimal.js';
 import type { Config } from '../../config.js';
-import { withPgTx, type Db, type InTx } from '../../db/client.js';
+import { inTxOr, withPgTx, type Db, type InTx } from '../../db/client.js';
 import { DomainError, NotFoundError, UnauthorizedActionError, ValidationError } from '../../http/errors.js';
 import { keysetSearch, parseSearchParams, type Page } from '../../http/pagination.js';
 import { decrypt, encrypt } from '../../lib/crypto.js';
@@ -17,7 +17,11 @@ import { assertTransition, FINAL_PAYOUT_STATUSES, IllegalPayoutTransition, payou
 import type { PayoutStatus } from '../../generated/prisma/enums.js';
 import { adminPayoutView, PAYOUT_COLUMNS, payoutView, payoutWebhookFields, type PayoutRow, type PayoutView } from './payout.view.js';
 import type { OperationOutcome } from '../providers/connector.js';
-import { ConnectorRegistry, type Routed } from '../providers/registry.js';
+import { ConnectorRegistry } from '../providers/registry.js';
+import {
+  closeAttention, isFinal, resolveItem, isNotFound, lastHeard, lockOpenAttention, parseResolution, pastDeadline, raiseAttention, reconcileDelayMs,
+  type AttentionRow,
+} from '../providers/operation-reconcile.js';
 
 /** The merchant a payout is made for (the API's AuthMerchant, or the cabinet's merchant). */
 export interface PayoutMerchant {
@@ -323,7 +327,7 @@ export class PayoutService {
     // Payouts belong to the merchant, not to a shop: a shop_id filter does not apply.
     return keysetSearch<PayoutRow, PayoutView>(this.db.pool, {
       table: 'payouts',
-      columns: 'id, status, amount::text AS amount, commission::text AS commission, account_masked, currency, created_at',
+      columns: 'id, status, amount::text AS amount, commission::text AS commission, account_masked, currency, created_at, failure_reason',
       merchantId,
       params: { ...params, shopId: undefined },
       path,
@@ -410,67 +414,189 @@ export class PayoutService {
 
   /**
    * One pass of the payout worker: claim due PROCESS payouts (SKIP LOCKED + a lease, so any
-   * number of workers share the work), ask the provider outside any transaction, then finalise
-   * each one only if it is still PROCESS. Returns how many were finalised.
+   * number of workers share the work). A payout never handed to a connector is sent through the
+   * merchant's routing; one handed to a connector before (`sent_at`: a timeout, a process
+   * killed during the call or before its commit) is reconciled: that connector is asked, never
+   * another. A final answer is applied once (only if still PROCESS); no final answer leaves it
+   * PROCESS, asked again with backoff, and on the attention list past RECONCILE_GIVE_UP_MS.
+   * Returns how many were finalised.
    */
   async processDue(batch = 50): Promise<number> {
-    const claimed = await this.db.pool.query<PayoutRow>(
+    const claimed = await this.db.pool.query<WorkRow>(
       `UPDATE payouts SET lease_until = now() + $2::int * interval '1 second', updated_at = now()
         WHERE id IN (SELECT id FROM payouts
                       WHERE status = 'PROCESS' AND process_after <= now() AND (lease_until IS NULL OR lease_until < now())
+                        AND (next_check_at IS NULL OR next_check_at <= now())
                       ORDER BY process_after LIMIT $1 FOR UPDATE SKIP LOCKED)
-        RETURNING ${PAYOUT_COLUMNS}`,
+        RETURNING ${WORK_COLUMNS}`,
       [batch, Math.ceil(this.config.workerLeaseMs / 1000)],
     );
     let done = 0;
     for (const row of claimed.rows) {
-      let result: { status: 'SUCCESS' | 'FAIL' | 'ERROR'; reason?: string };
-      let taken: { connector: string; ref: string | null } | null = null;
-      let account: string | null = null;
-      try {
-        account = decrypt(this.config.tokenEncryptionKey, row.account_enc ?? '');
-      } catch {
-        result = { status: 'ERROR', reason: 'account identifier unreadable' };
+      const step = row.sent_at === null ? await this.sendNew(row) : await this.reconcile(row);
+      if (step.final) {
+        const f = step.final;
+        const finished = await withPgTx(this.db.pool, async (c) => {
+          const cur = await this.lockProcess(c, row.id);
+          if (!cur) return false;
+          await this.finalize(c, cur, f.status, f.reason ?? null, step.taken);
+          if (row.sent_at !== null) await closeAttention(c, 'payout', row.id, { resolution: f.status, note: 'the provider answered', by: 'reconciliation' });
+          return true;
+        });
+        if (finished) done += 1;
+      } else {
+        await this.deferCheck(row, step.taken, step.heard);
       }
-      if (account !== null) {
-        const routed = await this.send(row, account);
-        const o = routed.outcome;
-        if (routed.connector) taken = { connector: routed.connector.name, ref: 'ref' in o ? o.ref : null };
-        if (o.status === 'succeeded') result = { status: 'SUCCESS' };
-        else if (o.status === 'failed') result = { status: 'FAIL', reason: o.message };
-        // Every connector refused before money could move: a final answer, the money goes back.
-        else if (o.status === 'refused') result = { status: 'ERROR', reason: o.message };
-        else {
-          // Unknown or still running: it stays PROCESS, tied to the connector that has it, so the
-          // retry after the lease asks that one again (same payout id, its idempotency key).
-          if (taken) await this.db.pool.query('UPDATE payouts SET connector = $2, provider_ref = coalesce($3, provider_ref) WHERE id = $1', [row.id, taken.connector, taken.ref]);
-          continue;
-        }
-      }
-      const finished = await withPgTx(this.db.pool, async (c) => {
-        const r = await c.query<PayoutRow>(`SELECT ${PAYOUT_COLUMNS} FROM payouts WHERE id = $1 FOR UPDATE`, [row.id]);
-        const cur = r.rows[0];
-        if (!cur || cur.status !== 'PROCESS') return false;
-        await this.finalize(c, cur, result.status, result.reason ?? null, taken);
-        return true;
-      });
-      if (finished) done += 1;
     }
     return done;
   }
 
-  /**
-   * Sends one payout: a payout whose outcome was left unknown goes back to the connector that
-   * has it; a new one follows the merchant's routing for its destination.
-   */
-  private async send(row: PayoutRow, account: string): Promise<Routed<OperationOutcome> | { connector: null; outcome: OperationOutcome }> {
+  /** First send, through the merchant's routing; each connector is on record before it is called. */
+  private async sendNew(row: WorkRow): Promise<Step> {
+    const account = this.accountOf(row);
+    if (account === null) return { final: { status: 'ERROR', reason: 'account identifier unreadable' }, taken: null, heard: {} };
     const route = row.account_type === 'CARD' ? 'payout_card' : 'payout_sbp';
-    const names = row.connector ? [row.connector] : (await this.connectors.routingOf(row.merchant_id))[route];
-    return this.connectors.route<OperationOutcome>(names, route, 'create_payout', (c, ctx) => c.createPayout({
+    const names = (await this.connectors.routingOf(row.merchant_id))[route];
+    const routed = await this.connectors.route<OperationOutcome>(names, route, 'create_payout', (c, ctx) => c.createPayout(this.request(row, account), ctx),
+      async (c) => { await this.db.pool.query('UPDATE payouts SET connector = $2, sent_at = now() WHERE id = $1', [row.id, c.name]); });
+    const o = routed.outcome;
+    const taken = routed.connector ? { connector: routed.connector.name, ref: 'ref' in o ? o.ref : null } : null;
+    // Every connector refused before money could move: a final answer, the money goes back.
+    if (o.status === 'refused') return { final: { status: 'ERROR', reason: o.message }, taken, heard: lastHeard(o) };
+    return { final: finalOf(o), taken, heard: lastHeard(o) };
+  }
+
+  /**
+   * Asks the connector that has the payout for its status. Where the provider shows nothing
+   * under what we know (no reference of ours yet), the creation is repeated with the same payout
+   * id, its idempotency key: the provider answers the first result or, if it never got it, makes
+   * it now. Nothing but a final answer of that connector finishes the payout.
+   */
+  private async reconcile(row: WorkRow): Promise<Step> {
+    const name = row.connector!;
+    const taken = { connector: name, ref: row.provider_ref ?? null };
+    const c = await this.connectors.get(name);
+    if (!c) return { final: null, taken, heard: { status: 'unknown', reason: `connector ${name} is disabled or not available` } };
+    let o: OperationOutcome = await this.connectors.call(c, 'get_payout', (ctx) => c.getPayout({ payoutId: row.id, ref: taken.ref }, ctx));
+    if (isNotFound(o) && taken.ref === null) {
+      const account = this.accountOf(row);
+      if (account !== null) o = await this.connectors.call(c, 'create_payout', (ctx) => c.createPayout(this.request(row, account), ctx));
+    }
+    if ('ref' in o && o.ref) taken.ref = o.ref;
+    return { final: isFinal(o) ? finalOf(o) : null, taken, heard: lastHeard(o) };
+  }
+
+  /** No final answer: stays PROCESS with its connector and reference, asked again later; past the deadline, on the attention list. */
+  private async deferCheck(row: WorkRow, taken: { connector: string; ref: string | null } | null, heard: Record<string, unknown>): Promise<void> {
+    await withPgTx(this.db.pool, async (c) => {
+      const r = await c.query<{ sent_at: Date | null; merchant_id: string; connector: string | null; provider_ref: string | null }>(
+        `UPDATE payouts SET connector = coalesce($2, connector), provider_ref = coalesce($3, provider_ref), lease_until = NULL,
+                next_check_at = now() + $4::int * interval '1 millisecond', check_attempts = check_attempts + 1, updated_at = now()
+          WHERE id = $1 AND status = 'PROCESS' RETURNING sent_at, merchant_id, connector, provider_ref`,
+        [row.id, taken?.connector ?? null, taken?.ref ?? null, reconcileDelayMs(row.check_attempts)],
+      );
+      const cur = r.rows[0];
+      if (!cur || !cur.connector || !pastDeadline(cur.sent_at, this.config.reconcileGiveUpMs)) return;
+      await raiseAttention(c, {
+        objectType: 'payout', objectId: row.id, merchantId: cur.merchant_id, connector: cur.connector, providerRef: cur.provider_ref,
+        reason: `no final answer from ${cur.connector} within ${this.config.reconcileGiveUpMs} ms`, lastHeard: heard,
+      });
+    });
+  }
+
+  /**
+   * A provider's answer about a payout (its notification, or any other word of it), by our id
+   * or by the connector and its reference. Applied once through the state table and the ledger:
+   * only a final answer of the connector that has the payout changes anything; a payout final
+   * already, an answer that is not final, or one from another connector changes nothing.
+   */
+  async applyProviderOutcome(
+    target: { id: string; connector?: string } | { connector: string; ref: string }, outcome: OperationOutcome, tx?: Queryable,
+  ): Promise<{ changed: boolean; status: PayoutStatus | null }> {
+    // In the caller's transaction when given (a notification's dedupe row commits with it).
+    return inTxOr(this.db.pool, tx, async (c) => {
+      const r = 'id' in target
+        ? await c.query<PayoutRow>(`SELECT ${PAYOUT_COLUMNS} FROM payouts WHERE id = $1 FOR UPDATE`, [target.id])
+        : await c.query<PayoutRow>(`SELECT ${PAYOUT_COLUMNS} FROM payouts WHERE connector = $1 AND provider_ref = $2 FOR UPDATE`, [target.connector, target.ref]);
+      const row = r.rows[0];
+      if (!row) return { changed: false, status: null };
+      if (target.connector !== undefined && row.connector !== target.connector) return { changed: false, status: row.status };
+      if (row.status !== 'PROCESS' || !row.connector || !isFinal(outcome)) return { changed: false, status: row.status };
+      const f = finalOf(outcome)!;
+      await this.finalize(c, row, f.status, f.reason ?? null, { connector: row.connector, ref: outcome.ref });
+      await closeAttention(c, 'payout', row.id, { resolution: f.status, note: 'the provider answered', by: 'provider' });
+      return { changed: true, status: f.status };
+    });
+  }
+
+  /**
+   * The operator's decision on a payout reconciliation gave up on (POST /admin/v1/attention/{id}/
+   * resolve): SUCCESS or FAIL through the same state table and ledger, the item closed with the
+   * note and who decided, in one transaction. 404 for no such payout item, 409 when it was
+   * resolved already or the payout became final otherwise than decided.
+   */
+  async resolveAttention(id: string, outcome: unknown, note: string | null, actor: string): Promise<AttentionRow> {
+    const to = parseResolution(outcome);
+    return withPgTx(this.db.pool, async (c) => {
+      const item = await lockOpenAttention(c, id, 'payout');
+      await this.applyOperatorDecision(c, item.object_id, to, note, item.connector);
+      return resolveItem(c, id, { resolution: to, note, by: actor });
+    });
+  }
+
+  /**
+   * The operator's decision applied to the payout in the caller's transaction (the attention
+   * item is the caller's to lock and close): PROCESS -> the decision; already there, nothing;
+   * final otherwise, 409.
+   */
+  async applyOperatorDecision(c: Queryable, payoutId: string, to: 'SUCCESS' | 'FAIL', note: string | null, connector: string): Promise<void> {
+    const r = await c.query<PayoutRow>(`SELECT ${PAYOUT_COLUMNS} FROM payouts WHERE id = $1 FOR UPDATE`, [payoutId]);
+    const row = r.rows[0]!;
+    if (row.status === 'PROCESS') {
+      await this.finalize(c, row, to, to === 'FAIL' ? `operator: ${note ?? 'resolved as FAIL'}` : null, { connector: row.connector ?? connector, ref: null });
+    } else if (row.status !== to) {
+      throw new IllegalPayoutTransition(row.status, to);
+    }
+  }
+
+  private async lockProcess(c: Queryable, id: string): Promise<PayoutRow | null> {
+    const r = await c.query<PayoutRow>(`SELECT ${PAYOUT_COLUMNS} FROM payouts WHERE id = $1 FOR UPDATE`, [id]);
+    const cur = r.rows[0];
+    return cur && cur.status === 'PROCESS' ? cur : null;
+  }
+
+  /** The destination in clear for the call; null when it cannot be read (the payout is ERROR). */
+  private accountOf(row: PayoutRow): string | null {
+    try {
+      return decrypt(this.config.tokenEncryptionKey, row.account_enc ?? '');
+    } catch {
+      return null;
+    }
+  }
+
+  private request(row: PayoutRow, account: string) {
+    return {
       payoutId: row.id, accountType: row.account_type, account, cardHolder: row.card_holder,
       bankMemberId: row.bank_member_id, amount: new Decimal(row.amount), currency: row.currency,
-    }, ctx));
+    };
   }
+}
+
+/** A claimed payout with its reconciliation state. */
+type WorkRow = PayoutRow & { sent_at: Date | null; check_attempts: number };
+const WORK_COLUMNS = `${PAYOUT_COLUMNS}, sent_at, check_attempts`;
+
+/** What one send or question ended in: a final status to apply, or none (ask again later). */
+interface Step {
+  final: { status: 'SUCCESS' | 'FAIL' | 'ERROR'; reason?: string } | null;
+  taken: { connector: string; ref: string | null } | null;
+  heard: Record<string, unknown>;
+}
+
+function finalOf(o: OperationOutcome): Step['final'] {
+  if (o.status === 'succeeded') return { status: 'SUCCESS' };
+  if (o.status === 'failed' && o.code !== 'not_found') return { status: 'FAIL', reason: o.message };
+  return null;
 }
 
 /**

@@ -23,11 +23,13 @@ export interface PayoutRow {
   currency: string;
   is_auto: boolean;
   created_at: Date;
+  /** Why it ended FAIL, ERROR or DECLINED (the provider's or the operator's words). */
+  failure_reason?: string | null;
 }
 
 export const PAYOUT_COLUMNS = `id, merchant_id, request_id, order_id, kind, status, account_type, account_masked,
   account_enc, card_holder, bank_member_id::text AS bank_member_id, amount::text AS amount,
-  commission::text AS commission, currency, is_auto, created_at, connector, provider_ref`;
+  commission::text AS commission, currency, is_auto, created_at, connector, provider_ref, failure_reason`;
 
 /** The spec's Payout object: amounts as JSON numbers (go-cent-app decodes them as float64), the account masked. */
 export interface PayoutView {
@@ -38,9 +40,13 @@ export interface PayoutView {
   account_identifier: string;
   currency: string;
   created_at: string;
+  /** Why a FAIL, ERROR or DECLINED payout failed; null otherwise (as payments' error_message). */
+  error_message: string | null;
 }
 
-export function payoutView(r: Pick<PayoutRow, 'id' | 'status' | 'amount' | 'commission' | 'account_masked' | 'currency' | 'created_at'>, tz: string): PayoutView {
+const FAILED = new Set(['FAIL', 'ERROR', 'DECLINED']);
+
+export function payoutView(r: Pick<PayoutRow, 'id' | 'status' | 'amount' | 'commission' | 'account_masked' | 'currency' | 'created_at' | 'failure_reason'>, tz: string): PayoutView {
   return {
     id: r.id,
     status: r.status,
@@ -49,6 +55,7 @@ export function payoutView(r: Pick<PayoutRow, 'id' | 'status' | 'amount' | 'comm
     account_identifier: r.account_masked,
     currency: r.currency,
     created_at: formatDateTime(r.created_at, tz),
+    error_message: FAILED.has(r.status) ? (r.failure_reason ?? null) : null,
   };
 }
 

@@ -6,19 +6,22 @@ import { callConnector, type Refused, type Unknown, flushCallStats } from './cal
 import {
   CONNECTOR_KINDS, ROUTES, supports, type CallContext, type Connector, type ConnectorKind, type ConnectorMode, type ConnectorOperation, type Route,
 } from './connector.js';
+import { parseAllowList } from './provider-http.js';
 import { SandboxConnector } from './sandbox.js';
+import { TBANK_BASE_URL, TBankConnector } from './tbank.js';
+import { YOOKASSA_BASE_URL, YooKassaConnector } from './yookassa.js';
 
 export const CONNECTOR_NAME = /^[a-z0-9-]{1,40}$/;
 
 /** Settings per kind: which are required, which are secret (encrypted at rest, masked). */
 const SETTINGS: Record<ConnectorKind, { required: string[]; optional: string[]; secret: string[] }> = {
   sandbox: { required: [], optional: ['refuse'], secret: [] },
-  yookassa: { required: ['shop_id', 'secret_key'], optional: ['base_url', 'payout_agent_id', 'payout_secret_key'], secret: ['secret_key', 'payout_secret_key'] },
-  tbank: { required: ['terminal_key', 'password'], optional: ['base_url'], secret: ['password'] },
+  yookassa: { required: ['shop_id', 'secret_key'], optional: ['base_url', 'payout_agent_id', 'payout_secret_key', 'allowed_ips'], secret: ['secret_key', 'payout_secret_key'] },
+  tbank: { required: ['terminal_key', 'password'], optional: ['base_url', 'allowed_ips'], secret: ['password'] },
 };
 
 /** Kinds whose connector class exists in this build; routes to the others are refused (422). */
-export const IMPLEMENTED_KINDS: readonly ConnectorKind[] = ['sandbox'];
+export const IMPLEMENTED_KINDS: readonly ConnectorKind[] = ['sandbox', 'yookassa', 'tbank'];
 
 export const MASK = '********';
 
@@ -89,6 +92,9 @@ export class ConnectorRegistry {
       if (f === 'refuse') { if (typeof v !== 'boolean') errors[`settings.${f}`] = ['Must be a boolean.']; continue; }
       if (typeof v !== 'string' || v.length > 500) { errors[`settings.${f}`] = ['Must be a string of at most 500 characters.']; continue; }
       if (f === 'base_url' && !/^https?:\/\/[^\s]+$/.test(v)) errors[`settings.${f}`] = ['Must be an http(s) URL.'];
+      if (f === 'allowed_ips') {
+        try { parseAllowList(v); } catch (e) { errors[`settings.${f}`] = [`IP addresses or CIDR networks, comma separated: ${(e as Error).message}.`]; }
+      }
     }
     if (Object.keys(errors).length > 0) throw new ValidationError(errors);
     const plain: Record<string, unknown> = {};
@@ -143,17 +149,23 @@ export class ConnectorRegistry {
     return row && row.enabled ? this.build(row) : null;
   }
 
-  /** Checks a routing patch: every name must exist and be of an implemented kind (else 422 on the field). */
+  /**
+   * Checks a routing patch: every name must exist, be of an implemented kind and be able to take
+   * its route (a tbank connector makes no payouts, a yookassa one only with payout credentials);
+   * else 422 on the field.
+   */
   async assertRoutable(routing: Partial<Routing>): Promise<void> {
     const names = [...new Set(Object.values(routing).flat())];
-    const r = await this.db.pool.query<{ name: string; kind: ConnectorKind }>(`SELECT name, kind FROM connectors WHERE name = ANY($1)`, [names]);
-    const kinds = new Map(r.rows.map((x) => [x.name, x.kind]));
+    const r = await this.db.pool.query<ConnectorRow>(`SELECT ${COLUMNS} FROM connectors WHERE name = ANY($1)`, [names]);
+    const rows = new Map(r.rows.map((x) => [x.name, x]));
     const errors: Record<string, string[]> = {};
     for (const route of ROUTES) {
       for (const n of routing[route] ?? []) {
-        const k = kinds.get(n);
-        if (!k && !this.overrides.has(n)) (errors[`routing.${route}`] ??= []).push(`Unknown connector ${n}.`);
-        else if (k && !IMPLEMENTED_KINDS.includes(k)) (errors[`routing.${route}`] ??= []).push(`Connector ${n} is of kind ${k}, not available in this version.`);
+        const row = rows.get(n);
+        const c = this.overrides.get(n) ?? (row ? this.build(row) : null);
+        if (!row && !c) (errors[`routing.${route}`] ??= []).push(`Unknown connector ${n}.`);
+        else if (row && !IMPLEMENTED_KINDS.includes(row.kind)) (errors[`routing.${route}`] ??= []).push(`Connector ${n} is of kind ${row.kind}, not available in this version.`);
+        else if (c && !supports(c.capabilities, route)) (errors[`routing.${route}`] ??= []).push(`Connector ${n} (${c.kind}) cannot take ${route}.`);
       }
     }
     if (Object.keys(errors).length > 0) throw new ValidationError(errors);
@@ -178,14 +190,18 @@ export class ConnectorRegistry {
    * Creates through the first connector of `names` that can take `route`, moving to the next
    * ONLY when the provider refused before any money could move (`refused`). A timeout
    * (`unknown`) or any answer stops here: the money may have moved at that provider. With no
-   * candidate at all, or every one refusing, the last refusal is answered.
+   * candidate at all, or every one refusing, the last refusal is answered. `before` runs before
+   * each connector is called (outside the call's timing): a caller records there which
+   * connector may hold the money, so a process killed during the call leaves that on record.
    */
   async route<T extends { status: string }>(
     names: string[], route: Route, op: ConnectorOperation, fn: (c: Connector, ctx: CallContext) => Promise<T>,
+    before?: (c: Connector) => Promise<void>,
   ): Promise<Routed<T> | { connector: null; outcome: Refused }> {
     const list = await this.candidates(names, route);
     let last: Routed<T> | null = null;
     for (const c of list) {
+      await before?.(c);
       const outcome = await this.call(c, op, (ctx) => fn(c, ctx));
       last = { connector: c, outcome };
       if (outcome.status !== 'refused') return last;
@@ -206,8 +222,21 @@ export class ConnectorRegistry {
 
   private build(row: ConnectorRow): Connector | null {
     switch (row.kind) {
-      case 'sandbox': return new SandboxConnector(row.name, row.mode, { refuse: row.settings.refuse === true });
-      // Their classes come with the next step (docs/decisions.md "Provider boundary").
+      case 'sandbox': return new SandboxConnector(row.name, row.mode, { refuse: row.settings.refuse === true }, { db: this.db.pool, publicBaseUrl: this.config.publicBaseUrl });
+      case 'yookassa': {
+        const sec = this.secretsOf(row);
+        return new YooKassaConnector(row.name, row.mode, {
+          baseUrl: str(row.settings.base_url) ?? YOOKASSA_BASE_URL, shopId: str(row.settings.shop_id) ?? '', secretKey: str(sec.secret_key) ?? '',
+          payoutAgentId: str(row.settings.payout_agent_id), payoutSecretKey: str(sec.payout_secret_key), allowedIps: str(row.settings.allowed_ips),
+        }, this.config.publicBaseUrl);
+      }
+      case 'tbank': {
+        const sec = this.secretsOf(row);
+        return new TBankConnector(row.name, row.mode, {
+          baseUrl: str(row.settings.base_url) ?? TBANK_BASE_URL, terminalKey: str(row.settings.terminal_key) ?? '', password: str(sec.password) ?? '',
+          allowedIps: str(row.settings.allowed_ips),
+        }, this.config.publicBaseUrl);
+      }
       default: return null;
     }
   }
@@ -229,8 +258,13 @@ export class ConnectorRegistry {
   }
 }
 
+const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
+
 /**
  * Operations waiting on a connector with an unknown outcome ($1 = connector name). Payments left
- * in PROCESS with a provider reference are the first; reconciliation (next step) extends this.
+ * in PROCESS with a provider reference are the first; payouts and refunds handed to the connector
+ * and still PROCESS (their outcome unknown until reconciliation hears it) count too.
  */
-const UNKNOWN_OUTCOMES_SQL = `SELECT count(*)::int FROM payments WHERE connector = $1 AND status = 'PROCESS'`;
+const UNKNOWN_OUTCOMES_SQL = `SELECT ((SELECT count(*) FROM payments WHERE connector = $1 AND status = 'PROCESS')
+  + (SELECT count(*) FROM payouts WHERE connector = $1 AND status = 'PROCESS' AND sent_at IS NOT NULL)
+  + (SELECT count(*) FROM refunds WHERE connector = $1 AND status = 'PROCESS' AND sent_at IS NOT NULL))::int`;

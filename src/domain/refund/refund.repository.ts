@@ -107,24 +107,31 @@ export async function refundsOfPayment(c: Queryable, merchantId: string, payment
 
 /** A refund claimed by a worker, with what the acquirer needs. */
 export interface ClaimedRefund {
-  id: string; paymentId: string; amount: Decimal; currency: Currency; fromCard: string | null;
+  id: string; merchantId: string; paymentId: string; amount: Decimal; currency: Currency; fromCard: string | null;
   /** The connector that took the payment, and the payment's reference there. */
   connector: string; paymentRef: string | null;
+  /** The refund's own reference at the provider, once one was heard. */
+  ref: string | null;
+  /** When it was handed to the connector (null: never; from then on it is asked about). */
+  sentAt: Date | null;
+  checkAttempts: number;
 }
 
 /**
  * Claims due refunds for one worker in one statement: NEW ones whose time has come move to
- * PROCESS, and PROCESS ones whose lease expired (their worker died) are taken again. SKIP LOCKED
- * lets any number of workers share the queue without taking the same refund.
+ * PROCESS; PROCESS ones whose lease expired (their worker died) or whose next reconciliation
+ * check is due are taken again. SKIP LOCKED lets any number of workers share the queue
+ * without taking the same refund.
  */
 export async function claimDueRefunds(c: Queryable, limit: number, leaseMs: number): Promise<ClaimedRefund[]> {
   const r = await c.query<{
-    id: string; payment_id: string; amount: string; currency: Currency; from_card: string | null; connector: string; provider_ref: string | null;
+    id: string; merchant_id: string; payment_id: string; amount: string; currency: Currency; from_card: string | null; connector: string;
+    payment_ref: string | null; provider_ref: string | null; sent_at: Date | null; check_attempts: number;
   }>(
     `WITH due AS (
        SELECT id FROM refunds
         WHERE (status = ANY($1::"RefundStatus"[]) AND process_after <= now())
-           OR (status = 'PROCESS' AND lease_until < now())
+           OR (status = 'PROCESS' AND (lease_until IS NULL OR lease_until < now()) AND (next_check_at IS NULL OR next_check_at <= now()))
         ORDER BY process_after
         LIMIT $2
         FOR UPDATE SKIP LOCKED
@@ -133,11 +140,13 @@ export async function claimDueRefunds(c: Queryable, limit: number, leaseMs: numb
         SET status = 'PROCESS', lease_until = now() + $3 * interval '1 millisecond', updated_at = now()
        FROM due, payments p
       WHERE r.id = due.id AND p.id = r.payment_id
-     RETURNING r.id, r.payment_id, r.amount::text AS amount, r.currency, p.from_card, coalesce(r.connector, 'sandbox') AS connector, p.provider_ref`,
+     RETURNING r.id, r.merchant_id, r.payment_id, r.amount::text AS amount, r.currency, p.from_card, coalesce(r.connector, 'sandbox') AS connector,
+               p.provider_ref AS payment_ref, r.provider_ref, r.sent_at, r.check_attempts`,
     [sourcesOf('PROCESS'), limit, leaseMs],
   );
-  return r.rows.map((x) => ({ id: x.id, paymentId: x.payment_id, amount: new Decimal(x.amount), currency: x.currency, fromCard: x.from_card,
-    connector: x.connector, paymentRef: x.provider_ref,
+  return r.rows.map((x) => ({
+    id: x.id, merchantId: x.merchant_id, paymentId: x.payment_id, amount: new Decimal(x.amount), currency: x.currency, fromCard: x.from_card,
+    connector: x.connector, paymentRef: x.payment_ref, ref: x.provider_ref, sentAt: x.sent_at, checkAttempts: x.check_attempts,
   }));
 }
 

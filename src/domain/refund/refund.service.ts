@@ -1,6 +1,6 @@
 import { Decimal } from 'decimal.js';
 import type { Config } from '../../config.js';
-import { withPgTx, type Db, type InTx } from '../../db/client.js';
+import { inTxOr, withPgTx, type Db, type InTx, type Queryable } from '../../db/client.js';
 import { isMoneyReceived } from '../statuses.js';
 import { UnauthorizedActionError, ValidationError } from '../../http/errors.js';
 import { newId } from '../../lib/ids.js';
@@ -15,7 +15,12 @@ import {
   addRefunded, claimDueRefunds, paymentShopOf, findRefund, finishRefund, insertRefund, latestRefundOfPayment, lockPayment, lockRefund,
   refundsOfPayment, type ClaimedRefund, type RefundRecord,
 } from './refund.repository.js';
-import { assertTransition } from './refund.states.js';
+import { assertTransition, IllegalRefundTransitionError } from './refund.states.js';
+import type { RefundStatus } from '../../generated/prisma/enums.js';
+import {
+  closeAttention, isFinal, resolveItem, isNotFound, lastHeard, lockOpenAttention, parseResolution, pastDeadline, raiseAttention, reconcileDelayMs,
+  type AttentionRow, type FinalOutcome,
+} from '../providers/operation-reconcile.js';
 
 export type { RefundRecord } from './refund.repository.js';
 
@@ -117,11 +122,13 @@ export class RefundService {
   }
 
   /**
-   * One worker pass: claims due refunds (NEW -> PROCESS), asks the connector that took the
-   * payment outside any transaction, then finishes each final answer in its own transaction.
-   * No final answer (a refusal, a timeout, still running, the connector disabled) leaves the
-   * refund PROCESS: its lease expires and it is asked again with the same refund id (the
-   * provider's idempotency key). Returns how many were claimed.
+   * One worker pass: claims due refunds (NEW -> PROCESS, and PROCESS ones due for a check or
+   * left by a dead worker). A refund never handed to its connector (the one that took the
+   * payment) is sent; one handed to it before (`sent_at`: a timeout, a refusal, a worker killed
+   * during the call or before its commit) is reconciled: that connector is asked for it. A
+   * final answer finishes it once in its own transaction; anything else leaves it PROCESS, asked
+   * again with backoff, and on the attention list past RECONCILE_GIVE_UP_MS. Returns how many
+   * were claimed.
    */
   async processDue(limit = 20): Promise<number> {
     const claimed = await claimDueRefunds(this.db.pool, limit, this.config.workerLeaseMs);
@@ -130,8 +137,9 @@ export class RefundService {
       // A refund that fails to finish here keeps its lease and is taken again when it expires;
       // the others of the batch still finish.
       try {
-        const outcome = await this.askConnector(r);
-        if (outcome.status === 'succeeded' || outcome.status === 'failed') await this.finish(r.id, outcome);
+        const outcome = r.sentAt === null ? await this.send(r) : await this.reconcile(r);
+        if (isFinal(outcome)) await this.finish(r.id, outcome, r.sentAt !== null ? 'reconciliation' : null);
+        else await this.deferCheck(r, outcome);
       } catch (e) {
         errors.push(e);
       }
@@ -140,41 +148,142 @@ export class RefundService {
     return claimed.length;
   }
 
-  private async askConnector(r: ClaimedRefund): Promise<OperationOutcome> {
+  /** The first send; the refund is on record as handed to its connector before the call. */
+  private async send(r: ClaimedRefund): Promise<OperationOutcome> {
     const c = await this.connectors.get(r.connector);
     if (!c) return { status: 'refused', code: 'connector_unavailable', message: `connector ${r.connector} is disabled or not available` };
-    return this.connectors.call(c, 'refund', (ctx) => c.refund({
-      refundId: r.id, paymentId: r.paymentId, paymentRef: r.paymentRef, amount: r.amount, currency: r.currency, fromCard: r.fromCard,
-    }, ctx));
+    await this.db.pool.query('UPDATE refunds SET sent_at = now() WHERE id = $1', [r.id]);
+    return this.connectors.call(c, 'refund', (ctx) => c.refund(this.request(r), ctx));
   }
 
-  /** PROCESS -> SUCCESS (debit locked) or FAIL (locked back to available, room back on the payment). */
-  private async finish(id: string, outcome: Extract<OperationOutcome, { status: 'succeeded' | 'failed' }>): Promise<void> {
+  /**
+   * Asks the connector for the refund; where it shows nothing under what we know (no reference
+   * yet), the refund is repeated under the same refund id, its idempotency key: the provider
+   * answers the first result or, if it never got it, makes it now.
+   */
+  private async reconcile(r: ClaimedRefund): Promise<OperationOutcome> {
+    const c = await this.connectors.get(r.connector);
+    if (!c) return { status: 'unknown', ref: null, reason: `connector ${r.connector} is disabled or not available` };
+    const o = await this.connectors.call(c, 'get_refund', (ctx) => c.getRefund({ refundId: r.id, ref: r.ref }, ctx));
+    if (isNotFound(o) && r.ref === null) return this.connectors.call(c, 'refund', (ctx) => c.refund(this.request(r), ctx));
+    return o;
+  }
+
+  private request(r: ClaimedRefund) {
+    return { refundId: r.id, paymentId: r.paymentId, paymentRef: r.paymentRef, amount: r.amount, currency: r.currency, fromCard: r.fromCard };
+  }
+
+  /** No final answer: stays PROCESS, asked again later; past the deadline, on the attention list. */
+  private async deferCheck(r: ClaimedRefund, o: OperationOutcome): Promise<void> {
+    await withPgTx(this.db.pool, async (c) => {
+      const u = await c.query<{ sent_at: Date | null; connector: string; provider_ref: string | null }>(
+        `UPDATE refunds SET provider_ref = coalesce($2, provider_ref), lease_until = NULL, updated_at = now(),
+                next_check_at = now() + $3::int * interval '1 millisecond', check_attempts = check_attempts + 1
+          WHERE id = $1 AND status = 'PROCESS' RETURNING sent_at, coalesce(connector, 'sandbox') AS connector, provider_ref`,
+        [r.id, 'ref' in o ? o.ref : null, reconcileDelayMs(r.checkAttempts)],
+      );
+      const cur = u.rows[0];
+      if (!cur || !pastDeadline(cur.sent_at, this.config.reconcileGiveUpMs)) return;
+      await raiseAttention(c, {
+        objectType: 'refund', objectId: r.id, merchantId: r.merchantId, connector: cur.connector, providerRef: cur.provider_ref,
+        reason: `no final answer from ${cur.connector} within ${this.config.reconcileGiveUpMs} ms`, lastHeard: lastHeard(o),
+      });
+    });
+  }
+
+  /**
+   * A provider's answer about a refund (its notification), by our id or by the connector and its
+   * reference: applied once through the state table and the ledger. Only a final answer about
+   * a PROCESS refund of that connector changes anything.
+   */
+  async applyProviderOutcome(
+    target: { id: string; connector?: string } | { connector: string; ref: string }, outcome: OperationOutcome, tx?: Queryable,
+  ): Promise<{ changed: boolean; status: RefundStatus | null }> {
+    // In the caller's transaction when given (a notification's dedupe row commits with it).
+    return inTxOr(this.db.pool, tx, async (c) => {
+      const q = 'id' in target
+        ? await c.query<{ id: string; connector: string }>(`SELECT id, coalesce(connector, 'sandbox') AS connector FROM refunds WHERE id = $1 FOR UPDATE`, [target.id])
+        : await c.query<{ id: string; connector: string }>(
+          `SELECT id, coalesce(connector, 'sandbox') AS connector FROM refunds WHERE connector = $1 AND provider_ref = $2 FOR UPDATE`, [target.connector, target.ref],
+        );
+      const hit = q.rows[0];
+      if (!hit) return { changed: false, status: null };
+      const r = (await lockRefund(c, hit.id))!;
+      if (target.connector !== undefined && hit.connector !== target.connector) return { changed: false, status: r.status };
+      if (r.status !== 'PROCESS' || !isFinal(outcome)) return { changed: false, status: r.status };
+      const to = await this.finishIn(c, r, outcome);
+      await closeAttention(c, 'refund', r.id, { resolution: to, note: 'the provider answered', by: 'provider' });
+      return { changed: true, status: to };
+    });
+  }
+
+  /**
+   * The operator's decision on a refund reconciliation gave up on: SUCCESS or FAIL through the
+   * same state table and ledger, the item closed with the note and who decided, in one
+   * transaction. 404 for no such refund item, 409 when resolved already or final otherwise.
+   */
+  async resolveAttention(id: string, outcome: unknown, note: string | null, actor: string): Promise<AttentionRow> {
+    const to = parseResolution(outcome);
+    return withPgTx(this.db.pool, async (c) => {
+      const item = await lockOpenAttention(c, id, 'refund');
+      await this.applyOperatorDecision(c, item.object_id, to, note);
+      return resolveItem(c, id, { resolution: to, note, by: actor });
+    });
+  }
+
+  /**
+   * The operator's decision applied to the refund in the caller's transaction (the attention
+   * item is the caller's to lock and close): PROCESS -> the decision; already there, nothing;
+   * final otherwise, 409.
+   */
+  async applyOperatorDecision(c: Queryable, refundId: string, to: 'SUCCESS' | 'FAIL', note: string | null): Promise<void> {
+    const r = (await lockRefund(c, refundId))!;
+    if (r.status === 'PROCESS') {
+      await this.finishIn(c, r, to === 'SUCCESS'
+        ? { status: 'succeeded', ref: null }
+        : { status: 'failed', code: 'operator', message: `operator: ${note ?? 'resolved as FAIL'}`, ref: null });
+    } else if (r.status !== to) {
+      throw new IllegalRefundTransitionError(r.status, to);
+    }
+  }
+
+  /** PROCESS -> SUCCESS or FAIL in its own transaction (nothing when another worker finished it). */
+  private async finish(id: string, outcome: FinalOutcome, closedBy: string | null): Promise<void> {
     await withPgTx(this.db.pool, async (c) => {
       const r = await lockRefund(c, id);
       // Another worker finished it after our lease expired: nothing left to do.
       if (!r || r.status !== 'PROCESS') return;
-      const ok = outcome.status === 'succeeded';
-      const to = ok ? 'SUCCESS' : 'FAIL';
-      assertTransition(r.status, to);
-      await finishRefund(c, id, to, outcome.status === 'failed' ? outcome.message : null, outcome.ref);
-      const money = { refundId: id, paymentId: r.paymentId, merchantId: r.merchantId, currency: r.currency, amount: r.amount };
-      if (ok) {
-        await post(c, refundSucceeded(money));
-      } else {
-        await post(c, refundReturned(money));
-        await addRefunded(c, r.paymentId, r.amount.neg());
-      }
-      // The refund postback commits with the final status (transactional outbox).
-      const shop = await paymentShopOf(c, r.paymentId);
-      await enqueueEvent(c, {
-        merchantId: r.merchantId, kind: 'REFUND_POSTBACK', aggregateId: id, url: shop.resultUrl,
-        fields: {
-          Id: id, PaymentId: r.paymentId, BillId: shop.billId, InvId: shop.orderId ?? '', Amount: money2(r.amount),
-          Currency: r.currency, Status: to,
-        },
-      });
+      const to = await this.finishIn(c, r, outcome);
+      if (closedBy) await closeAttention(c, 'refund', id, { resolution: to, note: 'the provider answered', by: closedBy });
     });
+  }
+
+  /**
+   * PROCESS -> SUCCESS (debit locked) or FAIL (locked back to available, room back on the
+   * payment), with its postback, in the caller's transaction with the refund locked.
+   */
+  private async finishIn(c: Queryable, r: RefundRecord, outcome: FinalOutcome): Promise<'SUCCESS' | 'FAIL'> {
+    const ok = outcome.status === 'succeeded';
+    const to = ok ? 'SUCCESS' : 'FAIL';
+    assertTransition(r.status, to);
+    await finishRefund(c, r.id, to, outcome.status === 'failed' ? outcome.message : null, outcome.ref);
+    const money = { refundId: r.id, paymentId: r.paymentId, merchantId: r.merchantId, currency: r.currency, amount: r.amount };
+    if (ok) {
+      await post(c, refundSucceeded(money));
+    } else {
+      await post(c, refundReturned(money));
+      await addRefunded(c, r.paymentId, r.amount.neg());
+    }
+    // The refund postback commits with the final status (transactional outbox).
+    const shop = await paymentShopOf(c, r.paymentId);
+    await enqueueEvent(c, {
+      merchantId: r.merchantId, kind: 'REFUND_POSTBACK', aggregateId: r.id, url: shop.resultUrl,
+      fields: {
+        Id: r.id, PaymentId: r.paymentId, BillId: shop.billId, InvId: shop.orderId ?? '', Amount: money2(r.amount),
+        Currency: r.currency, Status: to,
+      },
+    });
+    return to;
   }
 }
 

@@ -10,7 +10,10 @@ import refundRoutes from './refund/index.js';
 import dictionaryRoutes from './dictionaries/index.js';
 import adminRoutes from '../../admin/routes/index.js';
 import pageRoutes from '../../page/index.js';
+import sandboxBankRoutes from '../../page/sandbox-bank.js';
+import providerNotificationRoutes from './providers/notifications.js';
 import cabinetRoutes from '../../cabinet/index.js';
+import operatorConsole from '../../operator/index.js';
 import metricsRoutes from '../../metrics/index.js';
 
 /** Every route group of the service; each group installs its own auth in its own scope. */
@@ -34,6 +37,9 @@ export async function registerRoutes(app: FastifyInstance): Promise<void> {
   }, { prefix: '/api/v1' });
   await app.register(adminRoutes, { prefix: '/admin/v1' });
   await app.register(pageRoutes, { prefix: '/pay' });
+  await app.register(sandboxBankRoutes, { prefix: '/sandbox' });
+  await app.register(providerNotificationRoutes, { prefix: '/providers' });
   await app.register(cabinetRoutes, { prefix: '/cabinet' });
+  await app.register(operatorConsole, { prefix: '/operator' });
   await app.register(metricsRoutes);
 }

@@ -9,6 +9,9 @@ export const PayoutSchema = Type.Object({
   account_identifier: Type.String({ description: 'Masked card (first 6, stars, last 4) or the +7 phone' }),
   currency: Type.String({ enum: ['RUB'] }),
   created_at: Type.String({ description: 'Y-m-d H:i:s, service time zone' }),
+  error_message: Type.Union([Type.String(), Type.Null()], {
+    description: 'Why a FAIL, ERROR or DECLINED payout failed; null for any other status', examples: [null],
+  }),
 });
 
 export const PayoutListSchema = Type.Object({ data: Type.Array(PayoutSchema), success: Type.Boolean() });

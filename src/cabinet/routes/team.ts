@@ -1,0 +1,110 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { safeEqual } from '../../lib/crypto.js';
+import { newFormSecret } from '../../lib/web-session.js';
+import { writeAudit, changed } from '../../audit/audit.js';
+import { MerchantTeamService, MIN_PASSWORD, type TeamMember } from '../../domain/merchant/team.service.js';
+import { BASE, LOGIN_CSRF_COOKIE, cabinetActor, formBody, formErrors, merchantIdOf, render, type CabinetRouteOptions } from '../context.js';
+import { TEAM_ROLES } from '../roles.js';
+import type { Lang } from '../i18n.js';
+
+// The team page's words (kept here, beside the page, rather than in the shared dictionary).
+const WORDS: Record<Lang, Record<string, string>> = {
+  en: {
+    title: 'Team', invite: 'Invite', email: 'Email', role: 'Role', state: 'State', invited: 'invited', active: 'active',
+    remove: 'Remove', change: 'Change role', none: 'No team members yet. The merchant login itself is the owner.',
+    link: 'Send this link to {email}. It works once, for 7 days, and is shown only now:',
+    'role.owner': 'Owner: everything', 'role.developer': 'Developer: API page, token, webhooks, shop settings',
+    'role.accountant': 'Accountant: read and export', 'role.support': 'Support: read and refunds',
+    'accept.title': 'Set your password', 'accept.text': 'You were invited to the merchant cabinet as {email}. Choose a password of at least {n} characters.',
+    'accept.password': 'Password', 'accept.submit': 'Save and sign in', 'accept.gone': 'This invitation link is not valid any more (used or expired). Ask the owner for a new one.',
+    done: 'Done.',
+  },
+  ru: {
+    title: 'Команда', invite: 'Пригласить', email: 'Email', role: 'Роль', state: 'Состояние', invited: 'приглашён', active: 'активен',
+    remove: 'Удалить', change: 'Сменить роль', none: 'В команде пока никого. Основной вход мерчанта — владелец.',
+    link: 'Отправьте эту ссылку на {email}. Она действует один раз, 7 дней, и показана только сейчас:',
+    'role.owner': 'Владелец: всё', 'role.developer': 'Разработчик: API, токен, вебхуки, настройки магазинов',
+    'role.accountant': 'Бухгалтер: просмотр и выгрузки', 'role.support': 'Поддержка: просмотр и возвраты',
+    'accept.title': 'Задайте пароль', 'accept.text': 'Вас пригласили в кабинет мерчанта как {email}. Придумайте пароль не короче {n} символов.',
+    'accept.password': 'Пароль', 'accept.submit': 'Сохранить и войти', 'accept.gone': 'Ссылка-приглашение больше не действует (использована или истекла). Попросите владельца прислать новую.',
+    done: 'Готово.',
+  },
+};
+const words = (lang: Lang) => (k: string, vars: Record<string, string | number> = {}) =>
+  (WORDS[lang][k] ?? k).replace(/\{(\w+)\}/g, (_, v: string) => String(vars[v] ?? ''));
+
+const memberAudit = (m: TeamMember) => ({ email: m.email, role: m.role, state: m.state });
+
+/**
+ * The team page (owner only, src/cabinet/roles.ts): invite by email with a role, change a
+ * role, remove; and the public invitation page where the invitee sets a password. Every
+ * change is audited with the cabinet actor.
+ */
+export default async function teamRoutes(app: FastifyInstance, opts: CabinetRouteOptions): Promise<void> {
+  const team = new MerchantTeamService(app.db);
+
+  const page = async (req: FastifyRequest, reply: FastifyReply, data: Record<string, unknown> = {}) =>
+    render(req, reply, 'team', { nav: 'team', members: await team.list(merchantIdOf(req)), roles: TEAM_ROLES, w: words(req.cabinet.lang), ...data });
+
+  app.get('/', { schema: { hide: true } }, async (req, reply) => page(req, reply));
+
+  app.post('/', { schema: { hide: true } }, async (req, reply) => {
+    const b = formBody(req);
+    const who = cabinetActor(req);
+    try {
+      const { member, token } = await team.invite(merchantIdOf(req), { email: b.email ?? '', role: b.role ?? '' }, (c, m) => writeAudit(c, who, {
+        action: 'merchant_user.invite', objectType: 'merchant_user', objectId: m.id, before: null, after: { ...memberAudit(m), merchant_id: merchantIdOf(req) },
+      }));
+      // The link is shown once, in the answer to this POST (as a new API token is).
+      return page(req, reply, { invited: { email: member.email, link: `${app.config.publicBaseUrl}${BASE}/team/invite/${token}` } });
+    } catch (e) {
+      reply.status(422);
+      return page(req, reply, { errors: formErrors(req, e), values: b });
+    }
+  });
+
+  app.post<{ Params: { id: string } }>('/:id/role', { schema: { hide: true } }, async (req, reply) => {
+    const who = cabinetActor(req);
+    await team.setRole(merchantIdOf(req), req.params.id, formBody(req).role ?? '', (c, r) => writeAudit(c, who, {
+      action: 'merchant_user.role', objectType: 'merchant_user', objectId: r.after.id, ...changed(memberAudit(r.before), memberAudit(r.after)),
+    }));
+    return reply.redirect(`${BASE}/team?ok=common.saved`, 303);
+  });
+
+  app.post<{ Params: { id: string } }>('/:id/remove', { schema: { hide: true } }, async (req, reply) => {
+    const who = cabinetActor(req);
+    await team.remove(merchantIdOf(req), req.params.id, (c, m) => writeAudit(c, who, {
+      action: 'merchant_user.remove', objectType: 'merchant_user', objectId: m.id, before: memberAudit(m), after: null,
+    }));
+    return reply.redirect(`${BASE}/team?ok=common.saved`, 303);
+  });
+
+  // The invitation link: public (no session yet); the form is protected by a double-submit cookie as the sign-in form is.
+  const acceptPage = async (req: FastifyRequest<{ Params: { token: string } }>, reply: FastifyReply, data: Record<string, unknown> = {}) => {
+    const inv = await team.invitation(req.params.token);
+    const w = words(req.cabinet.lang);
+    if (!inv) { reply.status(404); return render(req, reply, 'error', { status: 404, message: w('accept.gone') }); }
+    const pre = newFormSecret();
+    reply.setCookie(LOGIN_CSRF_COOKIE, pre, { ...opts.cookieOpts, maxAge: 3600 });
+    return render(req, reply, 'team-accept', { csrf: pre, w, email: inv.email, min: MIN_PASSWORD, token: req.params.token, ...data });
+  };
+
+  app.get<{ Params: { token: string } }>('/invite/:token', { config: { cabinetPublic: true }, schema: { hide: true } }, async (req, reply) => acceptPage(req, reply));
+
+  app.post<{ Params: { token: string } }>('/invite/:token', { config: { cabinetPublic: true }, schema: { hide: true } }, async (req, reply) => {
+    const b = formBody(req);
+    const pre = req.cookies[LOGIN_CSRF_COOKIE] ?? '';
+    if (!pre || !safeEqual(b._csrf ?? '', pre)) { reply.status(403); return acceptPage(req, reply, { errors: { top: req.cabinet.t('csrf.invalid'), fields: {} } }); }
+    try {
+      const m = await team.accept(req.params.token, b.password ?? '', (c, u) => writeAudit(c, { actor: `merchant-user:${u.id}`, ip: req.ip ?? null }, {
+        action: 'merchant_user.activate', objectType: 'merchant_user', objectId: u.id, before: { state: 'invited' }, after: { state: 'active', merchant_id: u.merchant_id },
+      }));
+      if (!m) { reply.status(404); return render(req, reply, 'error', { status: 404, message: words(req.cabinet.lang)('accept.gone') }); }
+      reply.clearCookie(LOGIN_CSRF_COOKIE, { path: BASE });
+      return reply.redirect(`${BASE}/login`, 303);
+    } catch (e) {
+      reply.status(422);
+      return acceptPage(req, reply, { errors: formErrors(req, e) });
+    }
+  });
+}

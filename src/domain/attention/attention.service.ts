@@ -1,0 +1,127 @@
+import { Decimal } from 'decimal.js';
+import type { Db, Queryable } from '../../db/client.js';
+import { withPgTx } from '../../db/client.js';
+import { ConflictError, NotFoundError, ValidationError } from '../../http/errors.js';
+import { randomId } from '../../lib/ids.js';
+import type { PaymentService } from '../payment/payment.service.js';
+
+export type AttentionObject = 'payment' | 'payout' | 'refund';
+
+/** An operation reconciliation gave up on (PROVIDERS.md "Unknown outcomes are never guessed"). */
+export interface AttentionItem {
+  id: string;
+  objectType: AttentionObject;
+  objectId: string;
+  merchantId: string;
+  connector: string;
+  providerRef: string | null;
+  reason: string;
+  lastHeard: Record<string, unknown>;
+  createdAt: Date;
+  resolvedAt: Date | null;
+  resolution: string | null;
+  note: string | null;
+  resolvedBy: string | null;
+}
+
+interface Row {
+  id: string; object_type: AttentionObject; object_id: string; merchant_id: string; connector: string; provider_ref: string | null;
+  reason: string; last_heard: Record<string, unknown>; created_at: Date; resolved_at: Date | null; resolution: string | null;
+  note: string | null; resolved_by: string | null;
+}
+const COLUMNS = 'id, object_type, object_id, merchant_id, connector, provider_ref, reason, last_heard, created_at, resolved_at, resolution, note, resolved_by';
+const toItem = (r: Row): AttentionItem => ({
+  id: r.id, objectType: r.object_type, objectId: r.object_id, merchantId: r.merchant_id, connector: r.connector, providerRef: r.provider_ref,
+  reason: r.reason, lastHeard: r.last_heard, createdAt: r.created_at, resolvedAt: r.resolved_at, resolution: r.resolution, note: r.note,
+  resolvedBy: r.resolved_by,
+});
+
+/** What another area resolves for its own objects (payouts, refunds), in the operator's transaction. */
+export interface AttentionResolver {
+  applyOperatorDecision(c: Queryable, objectId: string, to: 'SUCCESS' | 'FAIL', note: string | null, connector: string): Promise<void>;
+}
+
+/** JSON-safe copy of what a provider said (Decimals as strings). */
+export function heard(v: unknown): Record<string, unknown> {
+  return JSON.parse(JSON.stringify(v ?? {}, (_k, x) => (x instanceof Decimal ? x.toFixed(2) : x))) as Record<string, unknown>;
+}
+
+/**
+ * The attention list: operations whose outcome is still unknown after reconciliation gave up.
+ * Raised once per object (INSERT ... ON CONFLICT DO NOTHING); the operator's decision goes
+ * through the object's own state table and ledger in one transaction with the audit entry.
+ */
+export class AttentionService {
+  constructor(
+    private readonly db: Db,
+    private readonly payments: PaymentService,
+    /** Payouts and refunds apply the operator's decision to their own objects. */
+    private readonly resolvers: Record<'payout' | 'refund', AttentionResolver>,
+  ) {}
+
+  /** Raises an item (once per object); true when this call raised it. */
+  async raise(i: { objectType: AttentionObject; objectId: string; merchantId: string; connector: string; providerRef: string | null; reason: string; lastHeard: unknown }): Promise<boolean> {
+    const r = await this.db.pool.query(
+      `INSERT INTO attention_items (id, object_type, object_id, merchant_id, connector, provider_ref, reason, last_heard)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb)
+       ON CONFLICT ("object_type", "object_id") DO NOTHING`,
+      [`att_${randomId(16)}`, i.objectType, i.objectId, i.merchantId, i.connector, i.providerRef, i.reason, JSON.stringify(heard(i.lastHeard))]);
+    return r.rowCount === 1;
+  }
+
+  /** Updates what was last heard about an open item (reconciliation keeps asking). */
+  async heardAgain(objectType: AttentionObject, objectId: string, lastHeard: unknown): Promise<void> {
+    await this.db.pool.query(`UPDATE attention_items SET last_heard = $3::jsonb WHERE object_type = $1 AND object_id = $2 AND resolved_at IS NULL`,
+      [objectType, objectId, JSON.stringify(heard(lastHeard))]);
+  }
+
+  /** Open items, oldest first. */
+  async listOpen(limit = 100): Promise<AttentionItem[]> {
+    const r = await this.db.pool.query<Row>(`SELECT ${COLUMNS} FROM attention_items WHERE resolved_at IS NULL ORDER BY created_at, id LIMIT $1`, [limit]);
+    return r.rows.map(toItem);
+  }
+
+  async get(id: string): Promise<AttentionItem | null> {
+    const r = await this.db.pool.query<Row>(`SELECT ${COLUMNS} FROM attention_items WHERE id = $1`, [id]);
+    return r.rows[0] ? toItem(r.rows[0]) : null;
+  }
+
+  /**
+   * Records the operator's decision: for a payment SUCCESS (paid what it was to pay) or FAIL,
+   * applied through the payment's state table and the ledger; for payouts and refunds through
+   * their services' `resolveAttention`. `audit` runs in the same transaction. 422 for a bad
+   * outcome, 404 unknown item, 409 already resolved or the object already final otherwise.
+   */
+  async resolve(id: string, body: Record<string, unknown>, by: string, audit: (c: Queryable, before: AttentionItem, after: AttentionItem) => Promise<void>): Promise<AttentionItem> {
+    const note = body.note === undefined || body.note === null ? null : body.note;
+    if (note !== null && (typeof note !== 'string' || note.length > 2000)) throw ValidationError.field('note', 'The note must be a string of at most 2000 characters.');
+    const outcome = body.outcome;
+    return withPgTx(this.db.pool, async (c) => {
+      const r = await c.query<Row>(`SELECT ${COLUMNS} FROM attention_items WHERE id = $1 FOR UPDATE`, [id]);
+      if (!r.rows[0]) throw new NotFoundError('Attention item not found.');
+      const item = toItem(r.rows[0]);
+      if (item.objectType === 'payment' && outcome !== 'SUCCESS' && outcome !== 'FAIL') throw ValidationError.field('outcome', 'The outcome must be SUCCESS or FAIL.');
+      if (typeof outcome !== 'string' || outcome.length === 0 || outcome.length > 40) throw ValidationError.field('outcome', 'The outcome is required.');
+      if (item.resolvedAt) throw new ConflictError(`Attention item is already resolved (${item.resolution}).`);
+      if (item.objectType === 'payment') {
+        const p = await c.query<{ amount: string; provider_ref: string | null }>(`SELECT amount::text, provider_ref FROM payments WHERE id = $1`, [item.objectId]);
+        const ref = p.rows[0]?.provider_ref ?? item.providerRef ?? '';
+        const done = await this.payments.applyOutcome(item.objectId, outcome === 'SUCCESS'
+          ? { status: 'paid', amountReceived: new Decimal(p.rows[0]!.amount), ref }
+          : { status: 'declined', code: 'operator_decision', message: 'Failed by the operator after reconciliation gave up.', ref }, { tx: c });
+        const wanted = outcome === 'SUCCESS' ? done.status !== 'FAIL' && done.status !== 'PROCESS' : done.status === 'FAIL';
+        if (!done.applied && !wanted) throw new ConflictError(`Payment is ${done.status}; it cannot become ${outcome}.`);
+      } else {
+        if (outcome !== 'SUCCESS' && outcome !== 'FAIL') throw ValidationError.field('outcome', 'The outcome must be SUCCESS or FAIL.');
+        await this.resolvers[item.objectType].applyOperatorDecision(c, item.objectId, outcome, note, item.connector);
+      }
+      const u = await c.query<Row>(
+        `UPDATE attention_items SET resolved_at = now(), resolution = $2, note = $3, resolved_by = $4 WHERE id = $1 RETURNING ${COLUMNS}`,
+        [id, outcome, note, by]);
+      const after = toItem(u.rows[0]!);
+      await audit(c, item, after);
+      return after;
+    });
+  }
+}
+

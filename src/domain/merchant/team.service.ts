@@ -1,0 +1,125 @@
+import { randomBytes } from 'node:crypto';
+import bcrypt from 'bcrypt';
+import { withPgTx, type Db, type InTx } from '../../db/client.js';
+import { sha256Hex } from '../../lib/crypto.js';
+import { newId } from '../../lib/ids.js';
+import { NotFoundError, ValidationError } from '../../http/errors.js';
+import type { TeamRole } from '../../cabinet/roles.js';
+
+/** How long an invitation link works. */
+export const INVITE_DAYS = 7;
+export const MIN_PASSWORD = 12;
+
+export interface TeamMember {
+  id: string;
+  email: string;
+  role: TeamRole;
+  /** invited: the link was not used yet; active: a password is set. */
+  state: 'invited' | 'active';
+  created_at: Date;
+}
+
+interface Row { id: string; email: string; role: string; password_hash: string | null; created_at: Date }
+const view = (r: Row): TeamMember => ({
+  id: r.id, email: r.email, role: r.role.toLowerCase() as TeamRole, state: r.password_hash ? 'active' : 'invited', created_at: r.created_at,
+});
+const COLS = 'id, email, role::text AS role, password_hash, created_at';
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+
+/**
+ * A merchant's team (issue 17, item 3): the owner invites people by email with a role; the
+ * invitee sets a password through a single-use link (only the SHA-256 of its token is stored;
+ * it expires after INVITE_DAYS). Every change runs with the caller's audit step.
+ */
+export class MerchantTeamService {
+  constructor(private readonly db: Db) {}
+
+  async list(merchantId: string): Promise<TeamMember[]> {
+    const r = await this.db.pool.query<Row>(`SELECT ${COLS} FROM merchant_users WHERE merchant_id = $1 ORDER BY created_at, id`, [merchantId]);
+    return r.rows.map(view);
+  }
+
+  /** A new member with an invitation; returns the invitation token (shown once to the owner). */
+  async invite(merchantId: string, input: { email: string; role: string }, inTx?: InTx<TeamMember>): Promise<{ member: TeamMember; token: string }> {
+    const email = input.email.trim().toLowerCase();
+    const errors: Record<string, string[]> = {};
+    if (!EMAIL.test(email) || email.length > 255) errors.email = ['The email must be a valid email address.'];
+    if (!['owner', 'developer', 'accountant', 'support'].includes(input.role)) errors.role = ['The selected role is invalid.'];
+    if (Object.keys(errors).length > 0) throw new ValidationError(errors);
+    const taken = () => new ValidationError({ email: ['The email has already been taken.'] });
+    const token = randomBytes(32).toString('base64url');
+    try {
+      return await withPgTx(this.db.pool, async (c) => {
+        // A merchant's own login email signs in as that merchant: it cannot also be a member.
+        const m = await c.query('SELECT 1 FROM merchants WHERE email = $1', [email]);
+        if ((m.rowCount ?? 0) > 0) throw taken();
+        const r = await c.query<Row>(
+          `INSERT INTO merchant_users (id, merchant_id, email, role, invite_token_hash, invite_expires_at)
+           VALUES ($1, $2, $3, $4::"MerchantUserRole", $5, now() + make_interval(days => $6))
+           ON CONFLICT (email) DO NOTHING RETURNING ${COLS}`,
+          [newId(), merchantId, email, input.role.toUpperCase(), sha256Hex(token), INVITE_DAYS],
+        );
+        if (!r.rows[0]) throw taken();
+        const member = view(r.rows[0]);
+        if (inTx) await inTx(c, member);
+        return { member, token };
+      });
+    } catch (e) {
+      if ((e as { code?: string }).code === '23505') throw taken();
+      throw e;
+    }
+  }
+
+  /** The invitation's email while its link works, else null. */
+  async invitation(token: string): Promise<{ email: string } | null> {
+    if (!token || token.length > 100) return null;
+    const r = await this.db.pool.query<{ email: string }>(
+      'SELECT email FROM merchant_users WHERE invite_token_hash = $1 AND invite_expires_at > now()', [sha256Hex(token)],
+    );
+    return r.rows[0] ?? null;
+  }
+
+  /** Sets the invitee's password and spends the link; null when the link is unknown, used or expired. */
+  async accept(token: string, password: string, inTx?: InTx<TeamMember & { merchant_id: string }>): Promise<TeamMember | null> {
+    if (password.length < MIN_PASSWORD || password.length > 200) {
+      throw new ValidationError({ password: [`The password must be at least ${MIN_PASSWORD} characters.`] });
+    }
+    if (!token || token.length > 100) return null;
+    const hash = await bcrypt.hash(password, 10);
+    return withPgTx(this.db.pool, async (c) => {
+      const r = await c.query<Row & { merchant_id: string }>(
+        `UPDATE merchant_users SET password_hash = $2, invite_token_hash = NULL, invite_expires_at = NULL, updated_at = now()
+          WHERE invite_token_hash = $1 AND invite_expires_at > now() RETURNING ${COLS}, merchant_id`,
+        [sha256Hex(token), hash],
+      );
+      const row = r.rows[0];
+      if (!row) return null;
+      const member = view(row);
+      if (inTx) await inTx(c, { ...member, merchant_id: row.merchant_id });
+      return member;
+    });
+  }
+
+  async setRole(merchantId: string, id: string, role: string, inTx?: InTx<{ before: TeamMember; after: TeamMember }>): Promise<TeamMember> {
+    if (!['owner', 'developer', 'accountant', 'support'].includes(role)) throw new ValidationError({ role: ['The selected role is invalid.'] });
+    return withPgTx(this.db.pool, async (c) => {
+      const cur = await c.query<Row>(`SELECT ${COLS} FROM merchant_users WHERE id = $1 AND merchant_id = $2 FOR UPDATE`, [id, merchantId]);
+      if (!cur.rows[0]) throw new NotFoundError('Team member not found.');
+      const r = await c.query<Row>(
+        `UPDATE merchant_users SET role = $2::"MerchantUserRole", updated_at = now() WHERE id = $1 RETURNING ${COLS}`, [id, role.toUpperCase()],
+      );
+      const out = { before: view(cur.rows[0]), after: view(r.rows[0]!) };
+      if (inTx) await inTx(c, out);
+      return out.after;
+    });
+  }
+
+  /** Removes a member; their sessions end with the row (ON DELETE CASCADE). */
+  async remove(merchantId: string, id: string, inTx?: InTx<TeamMember>): Promise<void> {
+    await withPgTx(this.db.pool, async (c) => {
+      const r = await c.query<Row>(`DELETE FROM merchant_users WHERE id = $1 AND merchant_id = $2 RETURNING ${COLS}`, [id, merchantId]);
+      if (!r.rows[0]) throw new NotFoundError('Team member not found.');
+      if (inTx) await inTx(c, view(r.rows[0]));
+    });
+  }
+}

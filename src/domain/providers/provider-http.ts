@@ -1,0 +1,63 @@
+import { BlockList, isIP } from 'node:net';
+import { ConnectorRefusedError } from './connector.js';
+
+/** A provider's HTTP answer: status, raw text, and the body parsed as JSON (null when it is not JSON). */
+export interface ProviderAnswer { status: number; text: string; body: unknown }
+
+/**
+ * One HTTP call to a provider, aborted by the call wrapper's signal. What reaches the caller:
+ * an answer (any status); a ConnectorRefusedError when the request never left (connection
+ * refused, unknown host), so no money can have moved; any other error (cut connection, a reset
+ * after sending, a timeout) as a plain Error, which the wrapper records as an unknown outcome.
+ */
+export async function providerFetch(
+  who: string, url: string, init: { method: 'GET' | 'POST'; headers: Record<string, string>; body?: string }, signal: AbortSignal,
+): Promise<ProviderAnswer> {
+  let res: Response;
+  try {
+    res = await fetch(url, { ...init, signal, redirect: 'manual' });
+  } catch (e) {
+    if (!signal.aborted && neverSent(e)) throw new ConnectorRefusedError('connection_refused', `${who}: ${causeCode(e)} (the request was not sent)`);
+    throw new Error(`${who}: no answer (${causeCode(e)})`);
+  }
+  const text = await res.text();
+  let body: unknown = null;
+  try { body = JSON.parse(text); } catch { /* an HTML error page from a proxy */ }
+  return { status: res.status, text, body };
+}
+
+const NEVER_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
+
+function causeCode(e: unknown): string {
+  const c = (e as { cause?: { code?: string; errors?: { code?: string }[] } }).cause;
+  return c?.code ?? c?.errors?.[0]?.code ?? (e instanceof Error ? e.name : 'error');
+}
+
+function neverSent(e: unknown): boolean { return NEVER_SENT.has(causeCode(e)); }
+
+/**
+ * A source-IP allow-list from a setting: addresses and CIDR networks (IPv4 or IPv6), separated
+ * by commas or spaces. Throws with the offending entry when one is not an address or network.
+ */
+export function parseAllowList(setting: string): BlockList {
+  const list = new BlockList();
+  for (const entry of setting.split(/[\s,]+/).filter((x) => x !== '')) {
+    const [addr, bits, extra] = entry.split('/');
+    const family = isIP(addr ?? '');
+    const max = family === 6 ? 128 : 32;
+    if (family === 0 || extra !== undefined || (bits !== undefined && !(/^\d{1,3}$/.test(bits) && Number(bits) <= max))) {
+      throw new Error(`not an IP address or network: ${entry}`);
+    }
+    const type = family === 6 ? 'ipv6' : 'ipv4';
+    if (bits === undefined) list.addAddress(addr!, type); else list.addSubnet(addr!, Number(bits), type);
+  }
+  return list;
+}
+
+/** Is `ip` (as the HTTP server saw it; an IPv4-mapped IPv6 address counts as IPv4) in the list? */
+export function ipAllowed(list: BlockList, ip: string): boolean {
+  const v4 = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip)?.[1];
+  const addr = v4 ?? ip;
+  const family = isIP(addr);
+  return family !== 0 && list.check(addr, family === 6 ? 'ipv6' : 'ipv4');
+}

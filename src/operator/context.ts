@@ -1,0 +1,87 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Decimal } from 'decimal.js';
+import { formatDateTime } from '../lib/time.js';
+import { money8 } from '../lib/money.js';
+import { newFormSecret } from '../lib/web-session.js';
+import { sha256Hex } from '../lib/crypto.js';
+import { allows, type Permission } from '../admin/auth.js';
+import type { ConsoleSession, OperatorSessionStore } from './session.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    console: { session: ConsoleSession | null };
+  }
+  interface FastifyContextConfig {
+    /** Console routes reachable without a session (sign-in, assets). */
+    consolePublic?: boolean;
+    /** Console routes for a session that still owes the second factor (and only for it). */
+    secondFactor?: boolean;
+  }
+  interface FastifyInstance {
+    operatorView(page: string, data?: object): Promise<string>;
+  }
+}
+
+export const BASE = '/operator';
+export const SESSION_COOKIE = 'op_sid';
+export const LOGIN_CSRF_COOKIE = 'op_pre';
+
+export interface ConsoleRouteOptions {
+  sessions: OperatorSessionStore;
+  cookieOpts: { path: string; httpOnly: boolean; sameSite: 'lax'; secure: boolean };
+  signInLimits: import('../lib/sign-in-guard.js').SignInLimits;
+}
+
+const esc = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+/**
+ * Renders a console page. `it.form()` gives the hidden inputs of a form: the session's CSRF
+ * token and the page's single-use form token (one per rendering, stored only when the page
+ * has a form; the first POST carrying it deletes it, so a form is accepted once).
+ */
+export async function render(req: FastifyRequest, reply: FastifyReply, page: string, data: Record<string, unknown> = {}) {
+  const session = req.console?.session ?? null;
+  const tz = req.server.config.tz;
+  const url = new URL(req.url, 'http://x');
+  let formToken: string | null = null;
+  const form = () => {
+    formToken ??= newFormSecret();
+    return `<input type="hidden" name="_csrf" value="${esc(String(data.csrf ?? session?.csrfToken ?? ''))}">` +
+      `<input type="hidden" name="_form" value="${formToken}">`;
+  };
+  const h = {
+    date: (d: Date | string | null | undefined) => (d ? formatDateTime(new Date(d), tz) : ''),
+    m8: (d: Decimal.Value | null | undefined) => (d === null || d === undefined ? '' : money8(d.toString())),
+    json: (v: unknown) => (v === null || v === undefined ? '' : JSON.stringify(v)),
+    qs: (params: Record<string, unknown>) => {
+      const u = new URLSearchParams();
+      for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== null && v !== '') u.set(k, String(v));
+      const s = u.toString();
+      return s ? `?${s}` : '';
+    },
+  };
+  const ok = url.searchParams.get('ok');
+  const ctx: Record<string, unknown> = {
+    base: BASE, h, form, path: url.pathname, flash: ok && /^[\w .,:'-]{1,200}$/.test(ok) ? ok : null,
+    operator: session?.stage === 'FULL' ? session.operator : null, can: (p: string) => canOf(req, p),
+    values: {}, errors: null, ...data,
+  };
+  const html = await req.server.operatorView(page, ctx);
+  if (formToken && session) {
+    await req.server.db.pool.query('INSERT INTO operator_form_tokens (id, session_id) VALUES ($1, $2)', [sha256Hex(formToken), session.id]);
+  }
+  return reply.type('text/html; charset=utf-8').send(html);
+}
+
+
+/** Whether the signed-in operator's role allows a permission (to show or hide a button; the server checks again). */
+function canOf(req: FastifyRequest, p: string): boolean {
+  const s = req.console?.session;
+  return !!s && s.stage === 'FULL' && allows(s.operator.role, p as Permission);
+}
+
+/** The page with `ok` set: post/redirect/get to a page that says what was done. */
+export function done(reply: FastifyReply, to: string, message: string) {
+  const sep = to.includes('?') ? '&' : '?';
+  return reply.redirect(`${to}${sep}ok=${encodeURIComponent(message)}`, 303);
+}

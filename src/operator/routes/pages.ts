@@ -1,0 +1,185 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { actorOf } from '../../audit/audit.js';
+import { operatorActions } from '../../admin/actions.js';
+import { queryAudit, auditCsv } from '../../admin/routes/audit.js';
+import { CreateInput } from '../../admin/routes/merchants.js';
+import { balanceView, connectorView, merchantView, rateView, sbpBankView } from '../../admin/views.js';
+import { listAccounts, verifyLedger } from '../../domain/ledger/ledger.js';
+import { ValidationError } from '../../http/errors.js';
+import { isIdLike } from '../../admin/input.js';
+import { formBody, queryOf } from '../../cabinet/context.js';
+import { BASE, done, render } from '../context.js';
+
+const PAYOUT_STATUSES = ['MODERATING', 'NEW', 'PROCESS', 'SUCCESS', 'FAIL', 'ERROR', 'DECLINED'];
+const FEE_KEYS = ['payment_card', 'payment_sbp', 'payout_card', 'payout_sbp'].flatMap((k) => [`${k}_percent`, `${k}_fixed`]);
+
+/**
+ * The console form of a merchant change, turned into the operator API's PATCH body (then
+ * parsed by the same parseMerchantPatch): only the fields of the submitted form are present.
+ */
+export function merchantPatchBody(b: Record<string, string>): Record<string, unknown> {
+  const body: Record<string, unknown> = {};
+  for (const k of ['status', 'verified', 'subscription', 'payout_daily_limit', 'payout_monthly_limit', 'moderation_threshold', 'payout_max_card', 'payout_max_sbp']) {
+    if (k in b) body[k] = b[k]!.trim();
+  }
+  if ('grants' in b) body.grants = { refunds: b['grants.refunds'] === 'true', regular_payouts: b['grants.regular_payouts'] === 'true' };
+  const fees = Object.fromEntries(FEE_KEYS.filter((k) => `fees.${k}` in b).map((k) => [k, b[`fees.${k}`]!.trim()]));
+  if (Object.keys(fees).length > 0) body.fees = fees;
+  if ('api_ip_allowlist' in b) body.api_ip_allowlist = b.api_ip_allowlist!.split(/[\s,]+/).filter(Boolean);
+  return body;
+}
+
+/** The console pages: every read and change goes through the operator API's services and actions. */
+export default async function consolePages(app: FastifyInstance): Promise<void> {
+  const actions = operatorActions(app);
+  const { outbox, payouts, connectors, rates } = app.services;
+  const idOf = (req: FastifyRequest) => (req.params as { id: string }).id;
+
+  app.get('/', { schema: { hide: true } }, async (req, reply) => {
+    const r = await app.db.pool.query<{ moderating: number; dead: number }>(
+      `SELECT (SELECT count(*)::int FROM payouts WHERE status = 'MODERATING') AS moderating,
+              (SELECT count(*)::int FROM outbox_events WHERE status = 'DEAD') AS dead`,
+    );
+    return render(req, reply, 'home', { nav: 'home', ...r.rows[0] });
+  });
+
+  // Merchants: search by email, name or id.
+  app.get('/merchants', { schema: { hide: true } }, async (req, reply) => {
+    const q = (queryOf(req).q ?? '').trim().slice(0, 255);
+    const rows = await app.db.prisma.merchant.findMany({
+      // Test twins (test mode's rows) are not merchants of their own.
+      where: {
+        liveMerchantId: null,
+        ...(q ? { OR: [{ email: { contains: q.toLowerCase() } }, { name: { contains: q, mode: 'insensitive' as const } }, ...(isIdLike(q) ? [{ id: q }] : [])] } : {}),
+      },
+      orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+      take: 100,
+    });
+    return render(req, reply, 'merchants', { nav: 'merchants', q, merchants: rows.map((m) => merchantView(app.config, m)) });
+  });
+
+  app.post('/merchants', { config: { permission: 'admin' }, schema: { hide: true } }, async (req, reply) => {
+    const b = formBody(req);
+    // The operator API's input rules; no password here (the merchant gets one by a reset).
+    const input = CreateInput.parse({ name: b.name?.trim(), email: b.email?.trim() });
+    const { merchant, apiToken } = await actions.createMerchant(actorOf(req), { name: input.name!, email: input.email! });
+    // The token is shown once, in the answer to this POST (reloading it changes nothing: the form token is spent).
+    return render(req, reply, 'secret-once', { nav: 'merchants', title: 'Merchant created', what: 'API token', secret: apiToken, back: `${BASE}/merchants/${merchant.id}` });
+  });
+
+  app.get('/merchants/:id', { schema: { hide: true } }, async (req, reply) => {
+    const m = await actions.loadMerchant(idOf(req));
+    const balances = await app.db.prisma.balance.findMany({ where: { merchantId: m.id }, orderBy: { currency: 'asc' } });
+    return render(req, reply, 'merchant', { nav: 'merchants', m: merchantView(app.config, m), balances: balances.map(balanceView) });
+  });
+
+  app.post('/merchants/:id/patch', { config: { permission: 'admin' }, schema: { hide: true } }, async (req, reply) => {
+    const id = idOf(req);
+    await actions.updateMerchant(actorOf(req), id, merchantPatchBody(formBody(req)));
+    return done(reply, `${BASE}/merchants/${id}`, 'Saved.');
+  });
+
+  app.post('/merchants/:id/token', { config: { permission: 'admin' }, schema: { hide: true } }, async (req, reply) => {
+    const id = idOf(req);
+    const token = await actions.refreshMerchantToken(actorOf(req), id);
+    return render(req, reply, 'secret-once', { nav: 'merchants', title: 'API token refreshed', what: 'New API token (the old one no longer works)', secret: token, back: `${BASE}/merchants/${id}` });
+  });
+
+  app.post('/merchants/:id/password-reset', { config: { permission: 'merchants.password-reset' }, schema: { hide: true } }, async (req, reply) => {
+    const id = idOf(req);
+    const password = await actions.resetMerchantPassword(actorOf(req), id);
+    return render(req, reply, 'secret-once', { nav: 'merchants', title: 'Cabinet password reset', what: 'New cabinet password', secret: password, back: `${BASE}/merchants/${id}` });
+  });
+
+  app.post('/merchants/:id/redeliver-dead', { config: { permission: 'events.redeliver' }, schema: { hide: true } }, async (req, reply) => {
+    const id = idOf(req);
+    await actions.loadMerchant(id);
+    const r = await actions.redeliverDead(actorOf(req), id);
+    return done(reply, `${BASE}/events?merchant_id=${encodeURIComponent(id)}`, `${r.redelivered} dead events sent again.`);
+  });
+
+  // Payout moderation queue.
+  app.get('/payouts', { schema: { hide: true } }, async (req, reply) => {
+    const q = queryOf(req);
+    const status = PAYOUT_STATUSES.includes(q.status ?? '') ? q.status! : 'MODERATING';
+    const merchantId = q.merchant_id && isIdLike(q.merchant_id) ? q.merchant_id : undefined;
+    const rows = await payouts.list({ status, merchantId, limit: 200 });
+    return render(req, reply, 'payouts', { nav: 'payouts', status, statuses: PAYOUT_STATUSES, merchantId: merchantId ?? '', payouts: rows });
+  });
+
+  app.post('/payouts/:id/approve', { config: { permission: 'payouts.moderate' }, schema: { hide: true } }, async (req, reply) => {
+    const id = idOf(req);
+    await actions.approvePayout(actorOf(req), id);
+    return done(reply, `${BASE}/payouts`, `Payout ${id} approved.`);
+  });
+
+  app.post('/payouts/:id/decline', { config: { permission: 'payouts.moderate' }, schema: { hide: true } }, async (req, reply) => {
+    const id = idOf(req);
+    const reason = (formBody(req).reason ?? '').trim();
+    if (!reason) throw new ValidationError({ reason: ['Say why the payout is declined.'] });
+    if (reason.length > 500) throw new ValidationError({ reason: ['The reason may not be greater than 500 characters.'] });
+    await actions.declinePayout(actorOf(req), id, reason);
+    return done(reply, `${BASE}/payouts`, `Payout ${id} declined.`);
+  });
+
+  // Events: dead letters by default.
+  app.get('/events', { schema: { hide: true } }, async (req, reply) => {
+    const q = queryOf(req);
+    const status = (['dead', 'pending', 'delivered'] as const).find((s) => s === q.status) ?? 'dead';
+    const merchantId = q.merchant_id && isIdLike(q.merchant_id) ? q.merchant_id : undefined;
+    const events = await outbox.list({ status, merchantId, limit: 100 });
+    return render(req, reply, 'events', { nav: 'events', status, merchantId: merchantId ?? '', events });
+  });
+
+  app.post('/events/:id/redeliver', { config: { permission: 'events.redeliver' }, schema: { hide: true } }, async (req, reply) => {
+    const id = idOf(req);
+    await actions.redeliverEvent(actorOf(req), id);
+    return done(reply, `${BASE}/events`, `Event ${id} sent again.`);
+  });
+
+  // Ledger: the books check, the trial balance, and a merchant's accounts (its statement).
+  app.get('/ledger', { schema: { hide: true } }, async (req, reply) => {
+    const q = queryOf(req);
+    const merchantId = q.merchant_id && isIdLike(q.merchant_id) ? q.merchant_id : '';
+    const check = await verifyLedger(app.db.pool);
+    const accounts = merchantId ? await listAccounts(app.db.pool, { merchantId }) : null;
+    return render(req, reply, 'ledger', { nav: 'ledger', check, merchantId, accounts });
+  });
+
+  app.get('/connectors', { schema: { hide: true } }, async (req, reply) => {
+    const rows = [];
+    for (const c of await connectors.list()) rows.push(connectorView(app.config, c, await connectors.health(c.name)));
+    return render(req, reply, 'connectors', { nav: 'connectors', connectors: rows });
+  });
+
+  app.get('/rates', { schema: { hide: true } }, async (req, reply) => {
+    const banks = await app.db.prisma.sbpBank.findMany({ orderBy: { memberId: 'asc' } });
+    return render(req, reply, 'rates', { nav: 'rates', rates: (await rates.list()).map((r) => rateView(app.config, r)), banks: banks.map(sbpBankView) });
+  });
+
+  // The audit trail, with the operator API's filters and its CSV.
+  const auditFilters = (req: FastifyRequest) => {
+    const q = queryOf(req);
+    return Object.fromEntries(['actor', 'object_id', 'action', 'start_date', 'finish_date', 'before_id'].filter((k) => q[k]).map((k) => [k, q[k]!.trim()]));
+  };
+  app.get('/audit', { schema: { hide: true } }, async (req, reply) => {
+    const filters = auditFilters(req);
+    let rows: Awaited<ReturnType<typeof queryAudit>>['rows'] = [];
+    let limit = 100;
+    let errors: Record<string, string[]> | null = null;
+    try {
+      ({ rows, limit } = await queryAudit(app, filters, 100, 100));
+    } catch (e) {
+      if (!(e instanceof ValidationError)) throw e;
+      errors = e.errors;
+      reply.status(422);
+    }
+    const next = rows.length === limit ? rows.at(-1)!.id : null;
+    return render(req, reply, 'audit', { nav: 'audit', filters, rows, next, errors });
+  });
+
+  app.get('/audit.csv', { schema: { hide: true } }, async (req, reply) => {
+    const { rows } = await queryAudit(app, auditFilters(req), 100_000, 100_000);
+    return reply.type('text/csv; charset=utf-8').header('content-disposition', 'attachment; filename="audit.csv"').send(auditCsv(rows));
+  });
+}

@@ -1,0 +1,162 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { setupTestApp, type TestApp } from '../helpers/app.js';
+import { ROLES, type Role } from '../../src/admin/auth.js';
+import { adminApi, deadEvent, enrolledOperator, moderatedPayout, type OperatorFixture } from './helpers.js';
+
+/**
+ * Every console action against every role, through HTTP: the operator API's permission table
+ * (docs/decisions.md "People: operators, roles, audit") holds in the console too; a refusal is
+ * a 403 page and changes nothing (the rows the action would touch and the audit trail are
+ * compared before and after).
+ */
+let t: TestApp;
+const ops = {} as Record<Role, OperatorFixture>;
+beforeAll(async () => {
+  t = await setupTestApp();
+  for (const role of ROLES) ops[role] = await enrolledOperator(t, role);
+});
+afterAll(async () => { await t?.close(); });
+
+async function snapshot() {
+  const q = async (sql: string) => JSON.stringify((await t.db.pool.query(sql)).rows);
+  return [
+    await q('SELECT id, status FROM payouts ORDER BY id'),
+    await q('SELECT id, status, verified, grant_refunds, api_token_hash, password_hash, updated_at, payout_daily_limit, api_ip_allowlist FROM merchants ORDER BY id'),
+    await q('SELECT id, status, attempts, next_attempt_at FROM outbox_events ORDER BY id'),
+    await q('SELECT count(*) FROM audit_log'),
+    await q('SELECT available, locked FROM balances ORDER BY merchant_id, currency'),
+  ].join('\n');
+}
+
+interface Case {
+  name: string;
+  allowed: Role[];
+  /** Returns [page to take the form from, url to post, form fields, the audit action an allowed post records]. */
+  setup(): Promise<[string, string, Record<string, string>, string]>;
+}
+
+const cases: Case[] = [
+  { name: 'approve a moderated payout', allowed: ['admin', 'finance'], async setup() {
+    const p = await moderatedPayout(t);
+    return ['/operator/payouts', `/operator/payouts/${p.payoutId}/approve`, {}, 'payout.approve'];
+  } },
+  { name: 'decline a moderated payout', allowed: ['admin', 'finance'], async setup() {
+    const p = await moderatedPayout(t);
+    return ['/operator/payouts', `/operator/payouts/${p.payoutId}/decline`, { reason: 'Suspicious' }, 'payout.decline'];
+  } },
+  { name: 'create a merchant', allowed: ['admin'], async setup() {
+    return ['/operator/merchants', '/operator/merchants', { name: 'Console Ltd', email: `c-${Date.now()}-${Math.random()}@shop.test` }, 'merchant.create'];
+  } },
+  { name: 'verify a merchant', allowed: ['admin'], async setup() {
+    const m = await adminApi(t, 'POST', '/merchants', { name: 'V', email: `v-${Date.now()}-${Math.random()}@shop.test` });
+    return [`/operator/merchants/${m.id}`, `/operator/merchants/${m.id}/patch`, { verified: 'true' }, 'merchant.update'];
+  } },
+  { name: 'ban a merchant', allowed: ['admin'], async setup() {
+    const m = await adminApi(t, 'POST', '/merchants', { name: 'B', email: `b-${Date.now()}-${Math.random()}@shop.test` });
+    return [`/operator/merchants/${m.id}`, `/operator/merchants/${m.id}/patch`, { status: 'banned' }, 'merchant.update'];
+  } },
+  { name: 'change grants, limits and the IP allow-list', allowed: ['admin'], async setup() {
+    const m = await adminApi(t, 'POST', '/merchants', { name: 'G', email: `g-${Date.now()}-${Math.random()}@shop.test` });
+    return [`/operator/merchants/${m.id}`, `/operator/merchants/${m.id}/patch`,
+      { grants: '1', 'grants.refunds': 'true', payout_daily_limit: '5000', api_ip_allowlist: '203.0.113.7\n198.51.100.0/24' }, 'merchant.update'];
+  } },
+  { name: "refresh a merchant's API token", allowed: ['admin'], async setup() {
+    const m = await adminApi(t, 'POST', '/merchants', { name: 'T', email: `t-${Date.now()}-${Math.random()}@shop.test` });
+    return [`/operator/merchants/${m.id}`, `/operator/merchants/${m.id}/token`, {}, 'merchant.token.refresh'];
+  } },
+  { name: "reset a merchant's cabinet password", allowed: ['admin', 'support'], async setup() {
+    const m = await adminApi(t, 'POST', '/merchants', { name: 'P', email: `p-${Date.now()}-${Math.random()}@shop.test` });
+    return [`/operator/merchants/${m.id}`, `/operator/merchants/${m.id}/password-reset`, {}, 'merchant.password.reset'];
+  } },
+  { name: 'redeliver one event', allowed: ['admin', 'support'], async setup() {
+    const m = await adminApi(t, 'POST', '/merchants', { name: 'E', email: `e-${Date.now()}-${Math.random()}@shop.test` });
+    const id = await deadEvent(t, m.id);
+    return ['/operator/events', `/operator/events/${id}/redeliver`, {}, 'event.redeliver'];
+  } },
+  { name: "redeliver a merchant's dead events", allowed: ['admin', 'support'], async setup() {
+    const m = await adminApi(t, 'POST', '/merchants', { name: 'D', email: `d-${Date.now()}-${Math.random()}@shop.test` });
+    await deadEvent(t, m.id);
+    return [`/operator/merchants/${m.id}`, `/operator/merchants/${m.id}/redeliver-dead`, {}, 'event.redeliver_dead'];
+  } },
+];
+
+describe('console actions are checked against the role on the server', () => {
+  for (const c of cases) {
+    for (const role of ROLES) {
+      const allowed = c.allowed.includes(role);
+      it(`${role} ${allowed ? 'may' : 'may not'} ${c.name}`, async () => {
+        const [from, url, form, action] = await c.setup();
+        const op = ops[role];
+        const before = await snapshot();
+        const auditBefore = Number((await t.db.pool.query('SELECT max(id) AS id FROM audit_log')).rows[0].id ?? 0);
+        // The form token comes from a page every role may read, so the refusal is the role's.
+        const r = await op.client.act(from, url, form);
+        if (allowed) {
+          expect([200, 303], r.body).toContain(r.statusCode);
+          const entries = (await t.db.pool.query('SELECT actor, action, ip FROM audit_log WHERE id > $1 ORDER BY id', [auditBefore])).rows;
+          expect(entries).toEqual([{ actor: `operator:${op.id}`, action, ip: expect.any(String) }]);
+        } else {
+          expect(r.statusCode).toBe(403);
+          expect(r.body).toContain('Your role does not allow this action');
+          expect(await snapshot()).toBe(before);
+        }
+      });
+    }
+  }
+});
+
+describe('every role reads every console page', () => {
+  const pages = ['/operator', '/operator/merchants', '/operator/payouts', '/operator/payouts?status=SUCCESS', '/operator/events', '/operator/ledger',
+    '/operator/connectors', '/operator/audit', '/operator/audit?action=payout.approve', '/operator/rates'];
+  for (const role of ROLES) {
+    it(`${role} reads the pages, and sees only the buttons its role may use`, async () => {
+      const { merchantId, payoutId } = await moderatedPayout(t);
+      const c = ops[role].client;
+      for (const p of [...pages, `/operator/merchants/${merchantId}`, `/operator/ledger?merchant_id=${merchantId}`]) {
+        const r = await c.get(p);
+        expect(r.statusCode, `${role} ${p}`).toBe(200);
+      }
+      const queue = (await c.get('/operator/payouts')).body;
+      expect(queue).toContain(payoutId);
+      expect(queue.includes(`/operator/payouts/${payoutId}/approve`)).toBe(role === 'admin' || role === 'finance');
+      const merchant = (await c.get(`/operator/merchants/${merchantId}`)).body;
+      expect(merchant.includes(`/operator/merchants/${merchantId}/token`)).toBe(role === 'admin');
+      const csv = await c.get('/operator/audit.csv');
+      expect(csv.statusCode).toBe(200);
+      expect(csv.headers['content-type']).toMatch(/^text\/csv/);
+    });
+  }
+});
+
+describe('bad input in the console: the operator API status, the field named, nothing changed, never a 500', () => {
+  it('refuses bad fields, unknown objects and finished payouts', async () => {
+    const c = ops.admin.client;
+    const m = await adminApi(t, 'POST', '/merchants', { name: 'Bad', email: `bad-${Date.now()}@shop.test` });
+    const before = await snapshot();
+    const fee = await c.act(`/operator/merchants/${m.id}`, `/operator/merchants/${m.id}/patch`, { 'fees.payment_card_percent': '101' });
+    expect(fee.statusCode).toBe(422);
+    expect(fee.body).toContain('fees.payment_card_percent');
+    const allow = await c.act(`/operator/merchants/${m.id}`, `/operator/merchants/${m.id}/patch`, { api_ip_allowlist: 'not-an-address' });
+    expect(allow.statusCode).toBe(422);
+    expect(allow.body).toContain('api_ip_allowlist');
+    const email = await c.act('/operator/merchants', '/operator/merchants', { name: 'X', email: 'not an email' });
+    expect(email.statusCode).toBe(422);
+    expect(email.body).toContain('email');
+    expect(await snapshot()).toBe(before);
+
+    const { payoutId } = await moderatedPayout(t);
+    const noReason = await c.act('/operator/payouts', `/operator/payouts/${payoutId}/decline`, { reason: ' ' });
+    expect(noReason.statusCode).toBe(422);
+    expect(noReason.body).toContain('reason');
+    expect((await t.db.pool.query('SELECT status FROM payouts WHERE id = $1', [payoutId])).rows[0].status).toBe('MODERATING');
+    expect((await c.act('/operator/payouts', '/operator/payouts/nope/approve')).statusCode).toBe(404);
+    expect((await c.get('/operator/merchants/nope')).statusCode).toBe(404);
+    expect((await c.act('/operator/payouts', `/operator/payouts/${payoutId}/approve`)).statusCode).toBe(303);
+    const again = await c.act('/operator/payouts?status=PROCESS', `/operator/payouts/${payoutId}/approve`);
+    expect(again.statusCode).toBeGreaterThanOrEqual(400);
+    expect(again.statusCode).toBeLessThan(500);
+    const badDate = await c.get('/operator/audit?start_date=yesterday');
+    expect(badDate.statusCode).toBe(422);
+    expect(badDate.body).toContain('does not match the format');
+  });
+});
