@@ -502,7 +502,7 @@ export class PaymentService {
         candidates[0]?.name ?? null, nextCheckDelayMs(this.config, 0), formNonce],
     }).catch((e: { code?: string; constraint?: string }) => {
       // The same payment form posted twice at once: the other POST opened the payment.
-      if (e.code === '23505' && e.constraint === 'payments_form_nonce_key') throw new FormAlreadyUsedError();
+      if (e.code === '23505' && e.constraint === 'payment_form_nonces_pkey') throw new FormAlreadyUsedError();
       throw e;
     });
     if (r.rowCount !== 1) {
