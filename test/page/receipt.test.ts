@@ -10,13 +10,18 @@ beforeAll(async () => { t = await setupTestApp({ PAY_ATTEMPTS_PER_BILL: '1000', 
 afterAll(async () => { await t.close(); });
 
 const csrfOf = (html: string) => /name="_csrf" value="([^"]+)"/.exec(html)?.[1] ?? '';
+/** Pays on the page as a browser does: the form POST answers 303 (post/redirect/get), the GET shows the last page. */
 async function pay(billId: string, lang?: string) {
   const page = await t.app.inject({ method: 'GET', url: `/pay/${billId}${lang ? `?lang=${lang}` : ''}`, headers: { accept: 'text/html' } });
-  return t.app.inject({
+  const posted = await t.app.inject({
     method: 'POST', url: `/pay/${billId}`,
     headers: { accept: 'text/html', 'content-type': 'application/x-www-form-urlencoded' },
     payload: new URLSearchParams({ _csrf: csrfOf(page.body), method: 'BANK_CARD', card_number: SUCCESS_CARD, card_expiry: '11/38', card_cvc: '321', ...(lang ? { lang } : {}) }).toString(),
   });
+  expect(posted.statusCode).toBe(303);
+  const next = new URL(String(posted.headers.location), 'http://pay.test');
+  if (lang && !next.searchParams.has('lang')) next.searchParams.set('lang', lang);
+  return t.app.inject({ method: 'GET', url: `${next.pathname}${next.search}`, headers: { accept: 'text/html', ...(lang ? { 'accept-language': lang } : {}) } });
 }
 
 describe('the receipt', () => {

@@ -343,7 +343,7 @@ describe('yookassa connector: notifications', () => {
 });
 
 describe('yookassa connector: routed by the payment service', () => {
-  it('a merchant routed to it: a 5xx at YooKassa falls back to the sandbox, which pays; otherwise the payment is created at YooKassa and stays PROCESS with the connector and YooKassa\'s id', async () => {
+  it('a merchant routed to it: a 5xx at YooKassa is a refusal and the payer may try again, never a fallback to the sandbox (the card was never collected here); otherwise the payment is created at YooKassa and stays PROCESS with the connector and YooKassa\'s id', async () => {
     const m = await createMerchant(t);
     const r = await t.app.inject({ method: 'PATCH', url: `/admin/v1/merchants/${m.merchantId}`, headers: admin, payload: { routing: { payment_card: ['yk-test', 'sandbox'] } } });
     expect(r.statusCode).toBe(200);
@@ -351,8 +351,9 @@ describe('yookassa connector: routed by the payment service', () => {
 
     yk.misbehave({ op: 'payments.create', status5xx: 503 });
     const down = await createBill(t, m, { amount: '100.00' });
-    expect((await payRequest(t, down)).json().status).toBe('SUCCESS');
-    expect(await row(down)).toMatchObject({ status: 'SUCCESS', connector: 'sandbox' });
+    const refused = await payRequest(t, down);
+    expect(refused.json().status).toBe('FAIL');
+    expect(await row(down)).toMatchObject({ status: 'FAIL', connector: 'yk-test' });
 
     const up = await createBill(t, m, { amount: '100.00' });
     await payRequest(t, up);

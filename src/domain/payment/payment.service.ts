@@ -475,7 +475,10 @@ export class PaymentService {
     }
     const quote = this.quote(bill, input.method);
     if (!quote) throw new DomainError('rate-not-found', 403);
-    const candidates = input.method === 'SBP' ? await this.connectors.candidates(bill.routing.payment_sbp, 'payment_sbp') : cardCandidates;
+    // A card the payer typed into a provider's own form never reached us: a connector that needs
+    // the card number cannot be a fallback for it (it would decline a payer who did nothing wrong).
+    const candidates = input.method === 'SBP' ? await this.connectors.candidates(bill.routing.payment_sbp, 'payment_sbp')
+      : input.card ? cardCandidates : cardCandidates.filter((c) => c.capabilities.hostsCardForm);
     // A MULTI bill already in PROCESS (another payment running) stays there.
     if (bill.status !== 'PROCESS') assertTransition(bill.status, 'PROCESS', bill.type);
     assertPaymentTransition('NEW', 'PROCESS');
