@@ -55,6 +55,10 @@ export interface Config {
   reconcilePollMs: number;
   /** How long an Idempotency-Key answer is kept, in hours. */
   idempotencyTtlHours: number;
+  /** Monthly partitions kept created ahead of the current month (src/db/partitions.ts). */
+  partitionMonthsAhead: number;
+  /** Delivered / dead outbox events and their delivery attempts older than this are dropped by month. */
+  outboxRetentionDays: number;
   /**
    * Tests only (TEST_CRASH_AFTER_COMMIT=true): the process SIGKILLs itself after a keyed
    * request's transaction committed and before its answer leaves, to prove a retry finds it.
@@ -174,6 +178,8 @@ export function loadConfig(env: Env = { ...readDotEnv(), ...process.env }, gener
     reconcileGiveUpMs: int('RECONCILE_GIVE_UP_MS', env.RECONCILE_GIVE_UP_MS, 86_400_000, 0),
     reconcilePollMs: int('RECONCILE_POLL_MS', env.RECONCILE_POLL_MS, 5_000, 50),
     idempotencyTtlHours: int('IDEMPOTENCY_TTL_HOURS', env.IDEMPOTENCY_TTL_HOURS, 24, 1),
+    partitionMonthsAhead: int('PARTITION_MONTHS_AHEAD', env.PARTITION_MONTHS_AHEAD, 3, 1),
+    outboxRetentionDays: int('OUTBOX_RETENTION_DAYS', env.OUTBOX_RETENTION_DAYS, 90, 1),
     crashAfterCommit: bool('TEST_CRASH_AFTER_COMMIT', env.TEST_CRASH_AFTER_COMMIT, false),
     crashAfterProviderAnswer: bool('TEST_CRASH_AFTER_PROVIDER_ANSWER', env.TEST_CRASH_AFTER_PROVIDER_ANSWER, false),
     defaultFees: {

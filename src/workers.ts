@@ -6,6 +6,7 @@ import { startOutboxWorker } from './outbox/worker.js';
 import { startRefundWorker } from './domain/refund/refund.worker.js';
 import { startPayoutWorker } from './domain/payout/payout.worker.js';
 import { startPaymentReconciler } from './domain/payment/reconcile.worker.js';
+import { startPartitionWorker } from './db/partitions.worker.js';
 
 export interface WorkerContext { config: Config; db: Db; services: Services; log: FastifyBaseLogger }
 
@@ -19,6 +20,7 @@ export function startWorkers(ctx: WorkerContext): Worker[] {
   workers.push(startRefundWorker(ctx));
   workers.push(startPayoutWorker(ctx));
   workers.push(startPaymentReconciler(ctx));
+  workers.push(startPartitionWorker(ctx));
   void ctx;
   return workers;
 }

@@ -118,15 +118,16 @@ export interface NewEvent {
 
 /**
  * Writes the event row in the caller's transaction (transactional outbox): it commits or
- * rolls back with the state change that causes it. Nothing is sent here.
+ * rolls back with the state change that causes it. Nothing is sent here. A second event of the
+ * same (kind, aggregate_id) is skipped by the table's dedupe trigger (outbox_event_keys: the
+ * table is partitioned by month, so no unique index of its own can hold that pair).
  */
 export async function enqueueEvent(c: Queryable, e: NewEvent): Promise<void> {
   // Named: prepared once per connection (on every payment's and payout's money path).
   await c.query({
     name: 'outbox_enqueue',
     text: `INSERT INTO outbox_events (merchant_id, kind, aggregate_id, url, payload, status, last_error)
-     VALUES ($1, $2::"OutboxEventKind", $3, $4, $5::jsonb, $6::"OutboxEventStatus", $7)
-     ON CONFLICT (kind, aggregate_id) DO NOTHING`,
+     VALUES ($1, $2::"OutboxEventKind", $3, $4, $5::jsonb, $6::"OutboxEventStatus", $7)`,
     values: eventRow(e),
   });
 }

@@ -5,7 +5,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listMigrations, migrate, MIGRATIONS_DIR } from '../../src/db/migrate.js';
 import { verifyLedger } from '../../src/domain/ledger/ledger.js';
-import { createTestDatabase } from '../helpers/app.js';
+import { createEmptyDatabase } from '../helpers/app.js';
 
 const LEDGER_MIGRATION = '20261123030000_double_entry_ledger';
 
@@ -14,26 +14,7 @@ const LEDGER_MIGRATION = '20261123030000_double_entry_ledger';
 let db: { url: string; drop(): Promise<void> };
 let c: pg.Client;
 beforeAll(async () => {
-  const tmp = await createTestDatabase();
-  const u = new URL(tmp.url);
-  const name = `${u.pathname.slice(1)}_ledger`;
-  const adminUrl = new URL(tmp.url);
-  adminUrl.pathname = '/postgres';
-  const a = new pg.Client({ connectionString: adminUrl.toString() });
-  await a.connect();
-  await a.query(`CREATE DATABASE "${name}"`);
-  await a.end();
-  await tmp.drop();
-  u.pathname = `/${name}`;
-  db = {
-    url: u.toString(),
-    async drop() {
-      const x = new pg.Client({ connectionString: adminUrl.toString() });
-      await x.connect();
-      await x.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-      await x.end();
-    },
-  };
+  db = await createEmptyDatabase('ledger');
   const before = mkdtempSync(join(tmpdir(), 'migrations-'));
   for (const m of listMigrations().filter((m) => m.name < LEDGER_MIGRATION)) cpSync(join(MIGRATIONS_DIR, m.name), join(before, m.name), { recursive: true });
   await migrate(db.url, before);

@@ -30,6 +30,27 @@ export async function createTestDatabase(): Promise<{ url: string; name: string;
   };
 }
 
+/**
+ * An EMPTY database (no migration applied), for tests that migrate step by step: e.g. up to a
+ * migration, fill rows as the code before it wrote them, then migrate to the end.
+ */
+export async function createEmptyDatabase(suffix: string): Promise<{ url: string; drop(): Promise<void> }> {
+  const tmp = await createTestDatabase();
+  const u = new URL(tmp.url);
+  const name = `${u.pathname.slice(1)}_${suffix}`;
+  const adminUrl = new URL(tmp.url);
+  adminUrl.pathname = '/postgres';
+  const run = async (sql: string) => {
+    const a = new pg.Client({ connectionString: adminUrl.toString() });
+    await a.connect();
+    try { await a.query(sql); } finally { await a.end(); }
+  };
+  await run(`CREATE DATABASE "${name}"`);
+  await tmp.drop();
+  u.pathname = `/${name}`;
+  return { url: u.toString(), drop: () => run(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`) };
+}
+
 export function testConfig(databaseUrl: string, env: Record<string, string> = {}): Config {
   return loadConfig({
     DATABASE_URL: databaseUrl,

@@ -114,12 +114,16 @@ describe('database gauges computed at scrape time', () => {
     const attempts0 = value(base, 'outbox_delivery_attempts_total')!;
     const c = t.db.pool;
     const fields = { TrsId: 'x' };
-    await enqueueEvent(c, { merchantId: m.merchantId, kind: 'TEST_POSTBACK', aggregateId: 'metrics-a', url: 'http://127.0.0.1:9/a', fields });
     await enqueueEvent(c, { merchantId: m.merchantId, kind: 'TEST_POSTBACK', aggregateId: 'metrics-b', url: 'http://127.0.0.1:9/b', fields });
     await enqueueEvent(c, { merchantId: m.merchantId, kind: 'TEST_POSTBACK', aggregateId: 'metrics-unset', url: null, fields });
     await enqueueEvent(c, { merchantId: m.merchantId, kind: 'TEST_POSTBACK', aggregateId: 'metrics-dead', url: 'http://127.0.0.1:9/d', fields });
     await c.query(`UPDATE outbox_events SET status = 'DEAD', last_error = 'HTTP 500' WHERE aggregate_id = 'metrics-dead'`);
-    await c.query(`UPDATE outbox_events SET created_at = now() - interval '90 seconds', attempts = 2 WHERE aggregate_id = 'metrics-a'`);
+    // An event 90 s old with 2 attempts (written so: an event's creation time, its partition key, is fixed once written).
+    await c.query(
+      `INSERT INTO outbox_events (merchant_id, kind, aggregate_id, url, payload, attempts, created_at)
+       VALUES ($1, 'TEST_POSTBACK', 'metrics-a', 'http://127.0.0.1:9/a', $2::jsonb, 2, now() - interval '90 seconds')`,
+      [m.merchantId, JSON.stringify({ fields })],
+    );
     await c.query(
       `INSERT INTO delivery_attempts (event_id, http_status, latency_ms)
        SELECT id, 503, 5 FROM outbox_events WHERE aggregate_id = 'metrics-a' UNION ALL

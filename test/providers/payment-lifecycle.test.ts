@@ -166,11 +166,14 @@ describe('reconciliation (replaces the blind reaper)', () => {
     await due(id);
     await reconcilePayments(t.app);
     expect((await t.app.inject({ method: 'GET', url: '/admin/v1/attention', headers: admin })).json().data.find((x: { object_id: string }) => x.object_id === id)).toBeUndefined();
-    // Past RECONCILE_GIVE_UP_MS (1 h here) still unknown: raised once, with what was last heard.
-    await t.db.pool.query(`UPDATE payments SET created_at = now() - interval '2 hours', next_check_at = now() WHERE id = $1`, [id]);
-    await reconcilePayments(t.app);
+    // Past the give-up age still unknown: raised once, with what was last heard. (A payment's
+    // creation time is fixed once written, its partition key: the passing hour is played by a
+    // worker whose RECONCILE_GIVE_UP_MS has already elapsed.)
+    const later = { services: t.app.services, config: { ...t.app.config, reconcileGiveUpMs: 0 } };
+    await t.db.pool.query(`UPDATE payments SET next_check_at = now() WHERE id = $1`, [id]);
+    await reconcilePayments(later);
     await due(id);
-    await reconcilePayments(t.app);
+    await reconcilePayments(later);
     const list = (await t.app.inject({ method: 'GET', url: '/admin/v1/attention', headers: admin })).json().data.filter((x: { object_id: string }) => x.object_id === id);
     expect(list).toHaveLength(1);
     expect(list[0]).toMatchObject({ object_type: 'payment', merchant_id: mm.merchantId, connector: 'sbx-mute', last_heard: { status: 'unknown', reason: 'no answer' }, resolved_at: null });

@@ -17,7 +17,7 @@ export async function checkInvariants(dbUrl: string, opts: { requireDelivered: b
     const over = await c.query(`
       SELECT p.id, p.refunded_amount, coalesce(sum(r.amount) FILTER (WHERE r.status <> 'FAIL'), 0) AS live
         FROM payments p LEFT JOIN refunds r ON r.payment_id = p.id
-       GROUP BY p.id
+       GROUP BY p.id, p.created_at -- the primary key of the partitioned table (its other columns follow from it)
       HAVING p.refunded_amount <> coalesce(sum(r.amount) FILTER (WHERE r.status <> 'FAIL'), 0)
           OR p.refunded_amount > coalesce(p.account_amount, 0) + p.commission`);
     if (over.rowCount) bad.push(`refunds above received or out of step: ${JSON.stringify(over.rows.slice(0, 5))}`);

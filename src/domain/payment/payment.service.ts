@@ -505,7 +505,7 @@ export class PaymentService {
         candidates[0]?.name ?? null, nextCheckDelayMs(this.config, 0), formNonce],
     }).catch((e: { code?: string; constraint?: string }) => {
       // The same payment form posted twice at once: the other POST opened the payment.
-      if (e.code === '23505' && e.constraint === 'payments_form_nonce_key') throw new FormAlreadyUsedError();
+      if (e.code === '23505' && e.constraint === 'payment_form_nonces_pkey') throw new FormAlreadyUsedError();
       throw e;
     });
     if (r.rowCount !== 1) {
@@ -586,8 +586,8 @@ export class PaymentService {
        ${creditFragment('p', 13)},
        o AS (
          INSERT INTO outbox_events (merchant_id, kind, aggregate_id, url, payload, status, last_error)
+         -- A duplicate (kind, aggregate_id) is skipped by the dedupe trigger (outbox_event_keys).
          SELECT $8, 'PAYMENT_POSTBACK', p.id, $9, $10::jsonb, $11::"OutboxEventStatus", $12 FROM p
-         ON CONFLICT (kind, aggregate_id) DO NOTHING
          RETURNING 1)
        SELECT (SELECT count(*) FROM p)::int AS p, (SELECT count(*) FROM b)::int AS b,
               (SELECT api_token_enc FROM merchants WHERE id = $8) AS tok`,
