@@ -96,7 +96,8 @@ export default async function sandboxBankRoutes(app: FastifyInstance): Promise<v
         amount = w.p!.amount;
         if (kind === 'sbp' && typeof raw.amount === 'string' && raw.amount.trim() !== '') {
           const a = raw.amount.trim().replace(',', '.');
-          if (!/^\d{1,10}(\.\d{1,2})?$/.test(a) || new Decimal(a).lte(0)) {
+          // At most 99,999,999.99 (DESIGN.md): what a payment's amount columns hold.
+          if (!/^\d{1,8}(\.\d{1,2})?$/.test(a) || new Decimal(a).lte(0)) {
             return html(reply, 422, page(ctxOf(req, reply), kind, id, w.p!.amount));
           }
           amount = new Decimal(a);

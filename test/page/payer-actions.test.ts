@@ -102,6 +102,8 @@ describe('HTML: post/redirect/get and the waiting page', () => {
     expect(bank.body).toContain('value="300.00"');
     // A bad amount: 422, nothing changes.
     expect((await post(`/sandbox/sbp/${id}`, { _csrf: csrfOf(bank.body), decision: 'confirm', amount: '-1' })).statusCode).toBe(422);
+    // More than an amount column holds (99,999,999.99) is bad input too, never a 500.
+    expect((await post(`/sandbox/sbp/${id}`, { _csrf: csrfOf(bank.body), decision: 'confirm', amount: '9999999999.99' })).statusCode).toBe(422);
     expect((await getJson(String(r.headers.location))).json().status).toBe('PROCESS');
     await post(`/sandbox/sbp/${id}`, { _csrf: csrfOf(bank.body), decision: 'confirm', amount: '120.50' });
     const end = (await getJson(String(r.headers.location))).json();
