@@ -74,7 +74,7 @@ describe('cardlinky', () => {
   });
 
   it('search_bill: shop_id and YYYY-MM-DD dates in a JSON body on GET; each bill decodes', async () => {
-    const day = new Date().toISOString().slice(0, 10);
+    const day = new Date().toLocaleDateString('sv-SE', { timeZone: 'Europe/Moscow' });
     const r = await call('GET', 'bill/search', { shop_id: rig.m.shopId, start_date: day, finish_date: day });
     const data = r.data as unknown[];
     expect(data.length).toBeGreaterThan(0);

@@ -42,7 +42,7 @@ describe('centapp-sdk-python', () => {
     expect((await request('GET', 'bill', 'status', { id })).json).toMatchObject({ id, amount: 25.5, success: true });
     expect((await request('POST', 'bill', 'toggle_activity', { id, active: 0 })).json).toMatchObject({ id, active: false });
     expect((await request('GET', 'bill', 'payments', { id })).json).toMatchObject({ data: [], success: true });
-    const day = new Date().toISOString().slice(0, 10);
+    const day = new Date().toLocaleDateString('sv-SE', { timeZone: 'Europe/Moscow' });
     const search = (await request('GET', 'bill', 'search', { start_date: day, finish_date: day, shop_id: rig.m.shopId })).json;
     expect((search.data as { id: string }[]).map((b) => b.id)).toContain(id);
   });

@@ -71,7 +71,7 @@ const paymentStatusResponse: GoStruct = { ...payment, success: 'bool' };
 const merchantBalanceResponse: GoStruct = { balances: [balance], success: 'bool,string' };
 const payoutsResponse: GoStruct = { data: [payout], success: 'bool' };
 
-const today = () => new Date().toISOString().slice(0, 10);
+const today = () => new Date().toLocaleDateString('sv-SE', { timeZone: 'Europe/Moscow' });
 
 describe('go-cent-app', () => {
   it('the Go decoder of this file refuses a string where go-cent-app has float64 (the old wire form)', () => {

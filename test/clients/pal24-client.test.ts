@@ -42,7 +42,7 @@ describe('Pal24Client', () => {
   it('GET with Content-Type: application/json and no body: payment/status, payment/search, bill/search, bill/payments, merchant/balance', async () => {
     const p = await createPaidPayment(rig.t, rig.m, { amount: '70.00' });
     expect(await request('GET', 'payment/status', { params: { id: p.paymentId } })).toMatchObject({ id: p.paymentId, amount: 70 });
-    const day = new Date().toISOString().slice(0, 10);
+    const day = new Date().toLocaleDateString('sv-SE', { timeZone: 'Europe/Moscow' });
     expect((await request('GET', 'payment/search', { params: { start_date: day, finish_date: day } })).data).toEqual(expect.any(Array));
     expect((await request('GET', 'bill/search', { params: { shop_id: rig.m.shopId } })).data).toEqual(expect.any(Array));
     expect((await request('GET', 'bill/payments', { params: { id: p.billId } })).data).toEqual([expect.objectContaining({ id: p.paymentId })]);

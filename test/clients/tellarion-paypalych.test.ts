@@ -44,7 +44,7 @@ describe('Tellarion/Paypalych', () => {
   it('paymentStatus and paymentSearch with form bodies on GET; merchantBalance with an empty body', async () => {
     const p = await createPaidPayment(rig.t, rig.m, { amount: '55.00' });
     expect((await getResponse('payment/status', 'GET', { id: p.paymentId })).json).toMatchObject({ id: p.paymentId, amount: 55 });
-    const day = new Date().toISOString().slice(0, 10);
+    const day = new Date().toLocaleDateString('sv-SE', { timeZone: 'Europe/Moscow' });
     const s = (await getResponse('payment/search', 'GET', { start_date: day, finish_date: day })).json;
     expect((s.data as { id: string }[]).map((x) => x.id)).toContain(p.paymentId);
     expect((await getResponse('merchant/balance', 'GET')).json).toMatchObject({ success: 'true' });
