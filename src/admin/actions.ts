@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { NotFoundError } from '../http/errors.js';
+import { NotFoundError } from '../errors.js';
 import { isIdLike } from './input.js';
 import { parseMerchantPatch } from './merchant-patch.js';
 import { DEFAULT_ROUTING, type Routing } from '../domain/providers/registry.js';

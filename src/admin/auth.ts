@@ -1,6 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { UnauthenticatedError, UnauthorizedActionError } from '../http/errors.js';
+import { UnauthenticatedError, UnauthorizedActionError } from '../errors.js';
 import { sha256Hex } from '../lib/crypto.js';
 
 const digest = (s: string): Buffer => createHash('sha256').update(s, 'utf8').digest();

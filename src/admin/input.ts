@@ -1,7 +1,7 @@
 import { Decimal } from 'decimal.js';
 import type { FastifyRequest } from 'fastify';
 import { v } from '../http/input.js';
-import { ValidationError } from '../http/errors.js';
+import { ValidationError } from '../errors.js';
 
 /** The JSON (or form) body as an object; anything else is an empty object. */
 export function bodyObject(req: FastifyRequest): Record<string, unknown> {

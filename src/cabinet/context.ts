@@ -3,7 +3,7 @@ import { Decimal } from 'decimal.js';
 import { formatDateTime } from '../lib/time.js';
 import { formatMoney } from '../lib/money-format.js';
 import { refundState } from './lists.js';
-import { DomainError, UnauthorizedActionError, ValidationError } from '../http/errors.js';
+import { DomainError, UnauthorizedActionError, ValidationError } from '../errors.js';
 import { UnsafeUrlError } from '../outbox/url-guard.js';
 import { fieldMessage, translator, type Lang, type T } from './i18n.js';
 import type { CabinetSession } from './session.js';

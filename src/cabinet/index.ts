@@ -5,7 +5,7 @@ import cookie from '@fastify/cookie';
 import view from '@fastify/view';
 import { Eta } from 'eta';
 import { safeEqual } from '../lib/crypto.js';
-import { NotFoundError, ValidationError } from '../http/errors.js';
+import { NotFoundError, ValidationError } from '../errors.js';
 import { isMalformedBody } from '../plugins/bad-input.js';
 import { pickLang, translator } from './i18n.js';
 import { BASE, LOGIN_CSRF_COOKIE, MODE_COOKIE, SESSION_COOKIE, formBody, render } from './context.js';

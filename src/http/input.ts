@@ -1,7 +1,7 @@
 import type { Decimal } from 'decimal.js';
 import { Type, type TSchema } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
-import { ValidationError } from './errors.js';
+import { ValidationError } from '../errors.js';
 import { expandBrackets } from './brackets.js';
 import { boundedDecimal } from '../lib/decimal-text.js';
 

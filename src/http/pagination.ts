@@ -2,7 +2,7 @@ import { Type, type TSchema } from '@sinclair/typebox';
 import type pg from 'pg';
 import type { FastifyRequest } from 'fastify';
 import { defineInput, v } from './input.js';
-import { ValidationError } from './errors.js';
+import { ValidationError } from '../errors.js';
 import { parseSearchDate } from '../lib/time.js';
 
 /**

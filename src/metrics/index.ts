@@ -1,7 +1,7 @@
 import fp from 'fastify-plugin';
 import type { FastifyInstance } from 'fastify';
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { UnauthenticatedError } from '../http/errors.js';
+import { UnauthenticatedError } from '../errors.js';
 import { safeEqual, sha256Hex } from '../lib/crypto.js';
 import { collectDbGauges, createDbGauges } from './db-gauges.js';
 import { connectorMetrics } from '../domain/providers/call.js';

@@ -5,7 +5,7 @@ import cookie from '@fastify/cookie';
 import view from '@fastify/view';
 import { Eta } from 'eta';
 import { safeEqual } from '../lib/crypto.js';
-import { DomainError, NotFoundError, UnauthorizedActionError, ValidationError, ConflictError } from '../http/errors.js';
+import { DomainError, NotFoundError, UnauthorizedActionError, ValidationError, ConflictError } from '../errors.js';
 import { isMalformedBody } from '../plugins/bad-input.js';
 import { UnsafeUrlError } from '../outbox/url-guard.js';
 import { allows, routePermission } from '../admin/auth.js';

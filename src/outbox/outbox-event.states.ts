@@ -1,5 +1,5 @@
 import type { OutboxEventStatus } from '../generated/prisma/enums.js';
-import { ConflictError } from '../http/errors.js';
+import { ConflictError } from '../errors.js';
 import { transitionPairs } from '../domain/transitions.js';
 
 /**

@@ -4,7 +4,7 @@ import type { Db, InTx } from '../db/client.js';
 import { withPgTx } from '../db/client.js';
 import type { MerchantService } from '../domain/merchant/merchant.service.js';
 import type { OutboxEventStatus } from '../generated/prisma/enums.js';
-import { NotFoundError, ValidationError } from '../http/errors.js';
+import { NotFoundError, ValidationError } from '../errors.js';
 import { newId } from '../lib/ids.js';
 import { enqueueEvent, NO_URL, type PaymentPostbackFields } from './events.js';
 import { OutboxDeliverer, type DeliveryResult } from './worker.js';

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { requestInput } from '../http/input.js';
-import { DomainError } from '../http/errors.js';
+import { DomainError } from '../errors.js';
 import { payRefusal } from '../domain/bill/bill.states.js';
 import { parsePayInput, PayValidationError, type PayFieldCode, type PayMethod } from '../domain/payment/pay-input.js';
 import { FormAlreadyUsedError, type PayableBill, type PayOutcome, type Quote } from '../domain/payment/payment.service.js';

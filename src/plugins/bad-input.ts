@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify';
-import { ValidationError } from '../http/errors.js';
+import { ValidationError } from '../errors.js';
 
 /** Deepest JSON nesting accepted: real requests nest two or three levels. */
 export const MAX_JSON_DEPTH = 32;

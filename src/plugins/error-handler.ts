@@ -4,7 +4,7 @@ import { TooManyRequestsError } from './rate-limit.js';
 import { isMalformedBody } from './bad-input.js';
 import {
   ConflictError, DomainError, NotFoundError, UnauthenticatedError, UnauthorizedActionError, ValidationError,
-} from '../http/errors.js';
+} from '../errors.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {

@@ -2,7 +2,7 @@ import fp from 'fastify-plugin';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { InTx } from '../db/client.js';
 import { sha256Hex } from '../lib/crypto.js';
-import { ConflictError, ValidationError } from '../http/errors.js';
+import { ConflictError, ValidationError } from '../errors.js';
 
 declare module 'fastify' {
   interface FastifyRequest {

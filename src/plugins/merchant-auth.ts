@@ -1,7 +1,7 @@
 import fp from 'fastify-plugin';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { sha256Hex } from '../lib/crypto.js';
-import { UnauthenticatedError } from '../http/errors.js';
+import { UnauthenticatedError } from '../errors.js';
 import { AUTH_MERCHANT_COLUMNS, assertMerchantUsable, type AuthMerchant } from '../domain/merchant/merchant-guard.js';
 import { assertIpAllowed } from '../domain/merchant/ip-allowlist.js';
 

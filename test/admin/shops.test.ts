@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setupTestApp, type TestApp } from '../helpers/app.js';
-import { NotFoundError, ValidationError } from '../../src/http/errors.js';
+import { NotFoundError, ValidationError } from '../../src/errors.js';
 import { admin, adminMerchant } from './helpers.js';
 
 let t: TestApp;

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { withPgTx } from '../../src/db/client.js';
 import { post, verifyLedger } from '../../src/domain/ledger/ledger.js';
 import { outOfAvailable } from '../../src/domain/ledger/postings.js';
-import { DomainError } from '../../src/http/errors.js';
+import { DomainError } from '../../src/errors.js';
 import { setupTestApp, type TestApp } from '../helpers/app.js';
 import { createMerchant } from '../factories/merchant.js';
 import { createBill, payRequest } from '../factories/payment.js';

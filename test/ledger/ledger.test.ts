@@ -2,7 +2,7 @@ import { Decimal } from 'decimal.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { withPgTx } from '../../src/db/client.js';
 import { DuplicatePostingError, post, verifyBalances } from '../../src/domain/ledger/ledger.js';
-import { DomainError } from '../../src/http/errors.js';
+import { DomainError } from '../../src/errors.js';
 import { setupTestApp, type TestApp } from '../helpers/app.js';
 import { createMerchant } from '../factories/merchant.js';
 

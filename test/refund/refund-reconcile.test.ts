@@ -5,7 +5,7 @@ import { ConnectorRegistry } from '../../src/domain/providers/registry.js';
 import { SandboxConnector } from '../../src/domain/providers/sandbox.js';
 import { RefundService } from '../../src/domain/refund/refund.service.js';
 import { processDueRefunds } from '../../src/domain/refund/refund.worker.js';
-import { ConflictError, NotFoundError, ValidationError } from '../../src/http/errors.js';
+import { ConflictError, NotFoundError, ValidationError } from '../../src/errors.js';
 import { setupTestApp, type TestApp } from '../helpers/app.js';
 import { createPaidPayment } from '../factories/paid-payment.js';
 import { balance, grantedMerchant, refundPartial, refundedAmount } from './helpers.js';

@@ -9,7 +9,7 @@ import { transitionPayout } from '../../src/domain/payout/payout.service.js';
 import { IllegalPayoutTransition } from '../../src/domain/payout/payout.states.js';
 import { finishRefund } from '../../src/domain/refund/refund.repository.js';
 import { IllegalRefundTransitionError } from '../../src/domain/refund/refund.states.js';
-import { ConflictError } from '../../src/http/errors.js';
+import { ConflictError } from '../../src/errors.js';
 import { OutboxDeliverer } from '../../src/outbox/worker.js';
 import { setupTestApp, type TestApp } from '../helpers/app.js';
 import { createMerchant, type MerchantFixture } from '../factories/merchant.js';

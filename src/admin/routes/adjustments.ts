@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { defineInput, requestInput, v } from '../../http/input.js';
-import { DomainError, NotFoundError } from '../../http/errors.js';
+import { DomainError, NotFoundError } from '../../errors.js';
 import { money8 } from '../../lib/money.js';
 import { formatDateTime } from '../../lib/time.js';
 import { decimalField, Errors, isIdLike } from '../input.js';

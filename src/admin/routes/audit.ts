@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { stringify } from 'csv-stringify/sync';
 import { defineInput, requestInput, v } from '../../http/input.js';
-import { ValidationError } from '../../http/errors.js';
+import { ValidationError } from '../../errors.js';
 import { parseSearchDate } from '../../lib/time.js';
 
 const ListInput = defineInput({

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { defineInput, requestInput, v } from '../../http/input.js';
-import { DomainError, NotFoundError } from '../../http/errors.js';
+import { DomainError, NotFoundError } from '../../errors.js';
 import { AdminChargebackSchema, adminChargebackView } from '../../http/views/chargeback.js';
 import { isIdLike } from '../input.js';
 

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import { NotFoundError } from '../../http/errors.js';
+import { NotFoundError } from '../../errors.js';
 import { CONNECTOR_NAME } from '../../domain/providers/registry.js';
 import { bodyObject } from '../input.js';
 import { connectorView } from '../views.js';

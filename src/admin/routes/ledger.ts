@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { listAccounts, verifyLedger } from '../../domain/ledger/ledger.js';
-import { ValidationError } from '../../http/errors.js';
+import { ValidationError } from '../../errors.js';
 
 const CURRENCIES = ['RUB', 'USD', 'EUR'];
 

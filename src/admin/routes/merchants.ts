@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { defineInput, requestInput, v } from '../../http/input.js';
-import { ValidationError } from '../../http/errors.js';
+import { ValidationError } from '../../errors.js';
 import { bodyObject } from '../input.js';
 import { operatorActions } from '../actions.js';
 import { balanceView, merchantView } from '../views.js';

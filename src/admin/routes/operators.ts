@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { defineInput, requestInput, v } from '../../http/input.js';
-import { NotFoundError, ValidationError } from '../../http/errors.js';
+import { NotFoundError, ValidationError } from '../../errors.js';
 import { formatDateTime } from '../../lib/time.js';
 import { actorOf, changed, writeAudit } from '../../audit/audit.js';
 import { ROLES } from '../auth.js';

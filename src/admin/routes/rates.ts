@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { defineInput, requestInput, v } from '../../http/input.js';
-import { NotFoundError, ValidationError } from '../../http/errors.js';
+import { NotFoundError, ValidationError } from '../../errors.js';
 import { RATE_CURRENCIES, type RateCurrency } from '../../domain/rate/rate.service.js';
 import { decimalField, Errors } from '../input.js';
 import { rateView } from '../views.js';

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { defineInput, requestInput, v } from '../../http/input.js';
-import { NotFoundError } from '../../http/errors.js';
+import { NotFoundError } from '../../errors.js';
 import { sbpBankView } from '../views.js';
 import { actorOf, writeAudit } from '../../audit/audit.js';
 import { prismaTxQueryable } from '../../db/client.js';

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { defineInput, requestInput, v } from '../../http/input.js';
-import { NotFoundError } from '../../http/errors.js';
+import { NotFoundError } from '../../errors.js';
 import type { ShopPatch } from '../../domain/shop/shop.service.js';
 import { bodyObject, isIdLike } from '../input.js';
 import { shopView } from '../views.js';

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { BASE, cabinetActor, formBody, formErrors, liveMerchantIdOf as merchantIdOf, putFlash, render, takeFlash } from '../context.js';
 import { Errors } from '../../admin/input.js';
 import { parseAllowlist } from '../../admin/merchant-patch.js';
-import { ValidationError } from '../../http/errors.js';
+import { ValidationError } from '../../errors.js';
 import { merchantAudit } from '../../audit/steps.js';
 
 export default async function apiRoutes(app: FastifyInstance): Promise<void> {

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { NotFoundError } from '../../http/errors.js';
+import { NotFoundError } from '../../errors.js';
 import { assertMerchantUsable } from '../../domain/merchant/merchant-guard.js';
 import { billCreateInput } from '../../http/routes/bill/create.js';
 import { BASE, cabinetActor, formBody, formErrors, liveMerchantIdOf, merchantIdOf, render } from '../context.js';

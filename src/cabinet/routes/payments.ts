@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { isMoneyReceived } from '../../domain/statuses.js';
-import { NotFoundError, UnauthorizedActionError } from '../../http/errors.js';
+import { NotFoundError, UnauthorizedActionError } from '../../errors.js';
 import { defineInput, v } from '../../http/input.js';
 import { BASE, cabinetActor, formBody, formErrors, liveMerchantIdOf, merchantIdOf, render } from '../context.js';
 import { filterQuery, listFilters, pageArgs, PAGE_SIZE } from '../paging.js';

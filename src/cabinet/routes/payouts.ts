@@ -4,7 +4,7 @@ import { cabinetActor, BASE, formBody, formErrors, merchantIdOf, render } from '
 import { filterQuery, listFilters, pageArgs, PAGE_SIZE } from '../paging.js';
 import { payoutWhere } from '../lists.js';
 import { batches, csvFormat, exportFilename, exportPage, sendCsv } from '../export.js';
-import { NotFoundError } from '../../http/errors.js';
+import { NotFoundError } from '../../errors.js';
 import { parseAmountInput } from '../../lib/money-format.js';
 import { payoutCreateAudit } from '../../audit/steps.js';
 

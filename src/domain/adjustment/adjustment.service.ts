@@ -2,7 +2,7 @@ import type { Decimal } from 'decimal.js';
 import type { Config } from '../../config.js';
 import { withPgTx, type Db, type InTx } from '../../db/client.js';
 import { newId } from '../../lib/ids.js';
-import { NotFoundError } from '../../http/errors.js';
+import { NotFoundError } from '../../errors.js';
 import { post, type BalanceRow } from '../ledger/ledger.js';
 import { adjustment } from '../ledger/postings.js';
 import type { Currency } from '../../generated/prisma/enums.js';

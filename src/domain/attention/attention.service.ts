@@ -1,7 +1,7 @@
 import { Decimal } from 'decimal.js';
 import type { Db, Queryable } from '../../db/client.js';
 import { withPgTx } from '../../db/client.js';
-import { ConflictError, NotFoundError, ValidationError } from '../../http/errors.js';
+import { ConflictError, NotFoundError, ValidationError } from '../../errors.js';
 import { randomId } from '../../lib/ids.js';
 import type { PaymentService } from '../payment/payment.service.js';
 

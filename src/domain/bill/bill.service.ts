@@ -1,7 +1,7 @@
 import type { Decimal } from 'decimal.js';
 import type { Config } from '../../config.js';
 import { withPgTx, type Db, type InTx, type Queryable } from '../../db/client.js';
-import { DomainError, UnauthenticatedError } from '../../http/errors.js';
+import { DomainError, UnauthenticatedError } from '../../errors.js';
 import { assertMerchantUsable } from '../merchant/merchant-guard.js';
 import { assertIpAllowed } from '../merchant/ip-allowlist.js';
 import { newBillId } from '../../lib/ids.js';

@@ -1,4 +1,4 @@
-import { DomainError } from '../../http/errors.js';
+import { DomainError } from '../../errors.js';
 import { MONEY_RECEIVED_STATUSES } from '../statuses.js';
 import { sourcesOf as tableSourcesOf } from '../transitions.js';
 

@@ -2,7 +2,7 @@ import { Decimal } from 'decimal.js';
 import type { Config } from '../../config.js';
 import { withPgTx, type Db } from '../../db/client.js';
 import type { Currency, PaymentStatus } from '../../generated/prisma/enums.js';
-import { NotFoundError, ValidationError } from '../../http/errors.js';
+import { NotFoundError, ValidationError } from '../../errors.js';
 import { newId } from '../../lib/ids.js';
 import { isValidAmount, money2 } from '../../lib/money.js';
 import { enqueueEvent } from '../../outbox/events.js';

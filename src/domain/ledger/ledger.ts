@@ -1,6 +1,6 @@
 import { Decimal } from 'decimal.js';
 import type pg from 'pg';
-import { DomainError } from '../../http/errors.js';
+import { DomainError } from '../../errors.js';
 import type { Currency, LedgerEntryKind } from '../../generated/prisma/enums.js';
 import { merchantAccount, MERCHANT_BUCKETS, operatorAccount, parseAccount, type MerchantBucket, type OperatorKind } from './accounts.js';
 

@@ -1,5 +1,5 @@
 import ipaddr from 'ipaddr.js';
-import { DomainError } from '../../http/errors.js';
+import { DomainError } from '../../errors.js';
 
 /** Most entries a merchant's API allow-list may hold. */
 export const MAX_ALLOWLIST = 100;

@@ -1,4 +1,4 @@
-import { DomainError } from '../../http/errors.js';
+import { DomainError } from '../../errors.js';
 
 /** The merchant a request acts for, as the auth hook loads it. */
 export interface AuthMerchant {

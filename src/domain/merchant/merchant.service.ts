@@ -4,7 +4,7 @@ import type { Config } from '../../config.js';
 import { prismaTxQueryable, type Db, type InTx } from '../../db/client.js';
 import { decrypt, encrypt, newApiToken, sha256Hex } from '../../lib/crypto.js';
 import { newId } from '../../lib/ids.js';
-import { NotFoundError, ValidationError } from '../../http/errors.js';
+import { NotFoundError, ValidationError } from '../../errors.js';
 import { assertSafeUrl, UnsafeUrlError } from '../../outbox/url-guard.js';
 import type { MerchantStatus, SubscriptionStatus } from '../../generated/prisma/enums.js';
 import { Prisma, type Merchant } from '../../generated/prisma/client.js';

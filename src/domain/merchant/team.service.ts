@@ -3,7 +3,7 @@ import bcrypt from 'bcrypt';
 import { withPgTx, type Db, type InTx } from '../../db/client.js';
 import { sha256Hex } from '../../lib/crypto.js';
 import { newId } from '../../lib/ids.js';
-import { NotFoundError, ValidationError } from '../../http/errors.js';
+import { NotFoundError, ValidationError } from '../../errors.js';
 import type { TeamRole } from '../../cabinet/roles.js';
 
 /** How long an invitation link works. */

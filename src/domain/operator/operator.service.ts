@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { withPgTx, type Db, type InTx } from '../../db/client.js';
 import { newApiToken, sha256Hex } from '../../lib/crypto.js';
 import { newId } from '../../lib/ids.js';
-import { NotFoundError, ValidationError } from '../../http/errors.js';
+import { NotFoundError, ValidationError } from '../../errors.js';
 import type { Role } from '../../admin/auth.js';
 
 export type OperatorStatusName = 'active' | 'disabled';

@@ -1,5 +1,5 @@
 import type { Decimal } from 'decimal.js';
-import { ValidationError } from '../../http/errors.js';
+import { ValidationError } from '../../errors.js';
 import { cardDigits, luhnValid } from '../../lib/card.js';
 import { isValidAmount } from '../../lib/money.js';
 import { boundedDecimal } from '../../lib/decimal-text.js';

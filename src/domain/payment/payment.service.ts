@@ -2,7 +2,7 @@ import { Decimal } from 'decimal.js';
 import type pg from 'pg';
 import type { Config } from '../../config.js';
 import type { Db, Queryable } from '../../db/client.js';
-import { DomainError } from '../../http/errors.js';
+import { DomainError } from '../../errors.js';
 import { decrypt } from '../../lib/crypto.js';
 import { newId } from '../../lib/ids.js';
 import { maskCard } from '../../lib/card.js';

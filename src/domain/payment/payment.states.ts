@@ -1,5 +1,5 @@
 import type { PaymentStatus } from '../../generated/prisma/enums.js';
-import { ConflictError } from '../../http/errors.js';
+import { ConflictError } from '../../errors.js';
 import { MONEY_RECEIVED_STATUSES } from '../statuses.js';
 import { sourcesOf } from '../transitions.js';
 

@@ -4,7 +4,7 @@ import type { PayoutAccount } from '../../generated/prisma/client.js';
 import { newId } from '../../lib/ids.js';
 import { encrypt } from '../../lib/crypto.js';
 import { cardDigits, luhnValid, maskCard, normalizePhone } from '../../lib/card.js';
-import { NotFoundError, ValidationError } from '../../http/errors.js';
+import { NotFoundError, ValidationError } from '../../errors.js';
 import type { PayoutAccountStatus } from '../../generated/prisma/enums.js';
 
 /** What an operator or the cabinet sends to add a payout account (validated here). */

@@ -1,6 +1,6 @@
 import type { Decimal } from 'decimal.js';
 import { defineInput, v } from '../../http/input.js';
-import { ValidationError } from '../../http/errors.js';
+import { ValidationError } from '../../errors.js';
 import { cardDigits, luhnValid, maskCard, normalizePhone } from '../../lib/card.js';
 
 export const personalCreateInput = defineInput({

@@ -2,7 +2,7 @@ import { createHmac } from 'node:crypto';
 import { Decimal } from 'decimal.js';
 import type { Config } from '../../config.js';
 import { inTxOr, withPgTx, type Db, type InTx } from '../../db/client.js';
-import { DomainError, NotFoundError, UnauthorizedActionError, ValidationError } from '../../http/errors.js';
+import { DomainError, NotFoundError, UnauthorizedActionError, ValidationError } from '../../errors.js';
 import { keysetSearch, parseSearchParams, type Page } from '../../http/pagination.js';
 import { decrypt, encrypt } from '../../lib/crypto.js';
 import { newId } from '../../lib/ids.js';

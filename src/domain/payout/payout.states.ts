@@ -1,4 +1,4 @@
-import { ConflictError } from '../../http/errors.js';
+import { ConflictError } from '../../errors.js';
 import type { PayoutStatus } from '../../generated/prisma/enums.js';
 import { sourcesOf } from '../transitions.js';
 

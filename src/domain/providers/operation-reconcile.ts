@@ -1,5 +1,5 @@
 import type { Queryable } from '../../db/client.js';
-import { ConflictError, NotFoundError, ValidationError } from '../../http/errors.js';
+import { ConflictError, NotFoundError, ValidationError } from '../../errors.js';
 import { randomId } from '../../lib/ids.js';
 import type { OperationOutcome } from './connector.js';
 

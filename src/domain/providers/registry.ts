@@ -1,6 +1,6 @@
 import type { Config } from '../../config.js';
 import type { Db, Queryable } from '../../db/client.js';
-import { ValidationError } from '../../http/errors.js';
+import { ValidationError } from '../../errors.js';
 import { decrypt, encrypt } from '../../lib/crypto.js';
 import { callConnector, type Refused, type Unknown, flushCallStats } from './call.js';
 import {

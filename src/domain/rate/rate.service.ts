@@ -1,7 +1,7 @@
 import type { Decimal } from 'decimal.js';
 import type { Config } from '../../config.js';
 import { prismaTxQueryable, type Db, type InTx } from '../../db/client.js';
-import { NotFoundError } from '../../http/errors.js';
+import { NotFoundError } from '../../errors.js';
 
 /** Currencies a bill may be priced in besides RUB; the payer pays RUB at the operator's rate. */
 export const RATE_CURRENCIES = ['USD', 'EUR'] as const;

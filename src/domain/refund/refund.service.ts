@@ -2,7 +2,7 @@ import { Decimal } from 'decimal.js';
 import type { Config } from '../../config.js';
 import { inTxOr, withPgTx, type Db, type InTx, type Queryable } from '../../db/client.js';
 import { isMoneyReceived } from '../statuses.js';
-import { UnauthorizedActionError, ValidationError } from '../../http/errors.js';
+import { UnauthorizedActionError, ValidationError } from '../../errors.js';
 import { newId } from '../../lib/ids.js';
 import { isValidAmount, money2 } from '../../lib/money.js';
 import { post } from '../ledger/ledger.js';

@@ -1,5 +1,5 @@
 import type { RefundStatus } from '../../generated/prisma/enums.js';
-import { ConflictError } from '../../http/errors.js';
+import { ConflictError } from '../../errors.js';
 import { sourcesOf as tableSourcesOf } from '../transitions.js';
 
 /**

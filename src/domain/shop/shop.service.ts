@@ -2,7 +2,7 @@ import type { Config } from '../../config.js';
 import { prismaTxQueryable, type Db, type InTx } from '../../db/client.js';
 import type { Shop } from '../../generated/prisma/client.js';
 import { newId } from '../../lib/ids.js';
-import { NotFoundError, ValidationError } from '../../http/errors.js';
+import { NotFoundError, ValidationError } from '../../errors.js';
 import { assertSafeUrl, UnsafeUrlError } from '../../outbox/url-guard.js';
 import type { Currency } from '../../generated/prisma/enums.js';
 

@@ -5,7 +5,7 @@ import { queryAudit, auditCsv } from '../../admin/routes/audit.js';
 import { CreateInput } from '../../admin/routes/merchants.js';
 import { balanceView, connectorView, merchantView, rateView, sbpBankView } from '../../admin/views.js';
 import { listAccounts, verifyLedger } from '../../domain/ledger/ledger.js';
-import { ValidationError } from '../../http/errors.js';
+import { ValidationError } from '../../errors.js';
 import { isIdLike } from '../../admin/input.js';
 import { formBody, queryOf } from '../../cabinet/context.js';
 import { BASE, done, render } from '../context.js';

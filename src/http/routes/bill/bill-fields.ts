@@ -4,7 +4,7 @@ import { FieldError, type Rule } from '../../input.js';
 import { listOf } from '../../brackets.js';
 import { MAX_AMOUNT, money2 } from '../../../lib/money.js';
 import { assertSafeUrl, checkUrlShape, UnsafeUrlError } from '../../../outbox/url-guard.js';
-import { ValidationError } from '../../errors.js';
+import { ValidationError } from '../../../errors.js';
 
 /** Payer fields a bill can ask the page for (bill/create `request_fields`). */
 export const REQUEST_FIELDS = ['email', 'phone', 'name', 'comment'] as const;

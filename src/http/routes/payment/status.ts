@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import { DomainError } from '../../errors.js';
+import { DomainError } from '../../../errors.js';
 import { defineInput, requestInput, v } from '../../input.js';
 import { PAYMENT_COLUMNS, PaymentSchema, paymentView, type PaymentRow } from '../../views/payment.js';
 import { ChargebackSchema, chargebackView } from '../../views/chargeback.js';
