@@ -98,6 +98,12 @@ const en = {
   actSbpText: 'Scan the QR code with your bank app, or open your bank app below, and confirm the payment.',
   actSbpApps: 'Open in a bank app',
   cardHosted: 'You will enter the card on the secure page of the payment provider.',
+  testBanner: 'Test payment: no real money moves. Use the test cards below.',
+  testBannerShort: 'Test payment: no real money',
+  declinedTitle: 'The payment was declined. No money was taken. You can try another card.',
+  declinedSbpTitle: 'The payment did not go through. No money was taken. You can try again.',
+  backToShopAfterFail: 'Back to the shop without paying',
+  tryOtherCard: 'Try another card',
   sandboxCardsMore: 'More test cards: 4000 0027 6000 3184 asks for 3-D Secure, 4000 0000 0000 9995 has insufficient funds, 4000 0000 0000 0119 is charged but the answer is late.',
 } as const;
 
@@ -116,7 +122,7 @@ const ru: Messages = {
   card: 'Банковская карта',
   sbp: 'СБП',
   cardNumber: 'Номер карты',
-  cardExpiry: 'Срок действия (ММ/ГГ)',
+  cardExpiry: 'Срок действия',
   cardCvc: 'CVC',
   payCard: 'Оплатить',
   sbpHint: 'Отсканируйте QR-код в приложении банка и подтвердите оплату.',
@@ -177,6 +183,12 @@ const ru: Messages = {
   actSbpText: 'Отсканируйте QR-код в приложении банка или откройте приложение банка ниже и подтвердите оплату.',
   actSbpApps: 'Открыть в приложении банка',
   cardHosted: 'Данные карты вы введёте на защищённой странице платёжного сервиса.',
+  testBanner: 'Тестовый платёж: реальные деньги не списываются. Используйте тестовые карты ниже.',
+  testBannerShort: 'Тестовый платёж: без реальных денег',
+  declinedTitle: 'Платёж отклонён. Деньги не списаны. Можно попробовать другую карту.',
+  declinedSbpTitle: 'Платёж не прошёл. Деньги не списаны. Можно попробовать снова.',
+  backToShopAfterFail: 'Вернуться в магазин без оплаты',
+  tryOtherCard: 'Попробовать другую карту',
   sandboxCardsMore: 'Ещё тестовые карты: 4000 0027 6000 3184 просит 3-D Secure, 4000 0000 0000 9995 — недостаточно средств, 4000 0000 0000 0119 — списание с задержкой ответа.',
 };
 
@@ -228,3 +240,49 @@ const fieldRu: Record<PayFieldCode, string> = {
 
 export const FIELD_MESSAGES: Record<Lang, Record<PayFieldCode, string>> = { en: fieldEn, ru: fieldRu };
 export type { Messages };
+
+/**
+ * Why a payment was declined, as the payer reads it next to the card field: by the acquirer's
+ * code (`payments.failure_reason`: the sandbox's, T-Bank's mapped ones, YooKassa's
+ * cancellation reasons); an unknown code gets the general text. Never the acquirer's own
+ * message, which is written for the merchant and may name internals.
+ */
+const DECLINE_EN: Record<string, string> = {
+  card_declined: 'Your bank declined this card. Try another card or ask your bank.',
+  general_decline: 'Your bank declined this card. Try another card or ask your bank.',
+  insufficient_funds: 'There is not enough money on this card. Try another card.',
+  card_expired: 'This card has expired. Try another card.',
+  '3d_secure_failed': 'Your bank could not confirm the payment (3-D Secure). Try again or use another card.',
+  payer_declined: 'The payment was cancelled at the bank. You can try again.',
+  challenge_abandoned: 'The payment was not confirmed at the bank in time. You can try again.',
+  qr_expired: 'The QR code expired before the payment was confirmed. You can try again.',
+  expired_on_confirmation: 'The payment was not confirmed at the bank in time. You can try again.',
+  abandoned: 'The payment was not completed in time. You can try again.',
+  acquirer_error: 'The payment could not be processed just now. Try again in a moment.',
+  no_connector: 'The payment could not be processed just now. Try again in a moment.',
+  no_card: 'The card details did not arrive. Enter the card again.',
+  default: 'The payment was declined. Try another card or ask your bank.',
+};
+
+const DECLINE_RU: Record<string, string> = {
+  card_declined: 'Банк отклонил эту карту. Попробуйте другую карту или обратитесь в банк.',
+  general_decline: 'Банк отклонил эту карту. Попробуйте другую карту или обратитесь в банк.',
+  insufficient_funds: 'На карте недостаточно средств. Попробуйте другую карту.',
+  card_expired: 'Срок действия карты истёк. Попробуйте другую карту.',
+  '3d_secure_failed': 'Банк не подтвердил платёж (3-D Secure). Попробуйте снова или используйте другую карту.',
+  payer_declined: 'Платёж отменён в банке. Можно попробовать снова.',
+  challenge_abandoned: 'Платёж не подтвердили в банке вовремя. Можно попробовать снова.',
+  qr_expired: 'Срок QR-кода истёк до подтверждения платежа. Можно попробовать снова.',
+  expired_on_confirmation: 'Платёж не подтвердили в банке вовремя. Можно попробовать снова.',
+  abandoned: 'Платёж не завершён вовремя. Можно попробовать снова.',
+  acquirer_error: 'Платёж сейчас не удалось провести. Попробуйте через минуту.',
+  no_connector: 'Платёж сейчас не удалось провести. Попробуйте через минуту.',
+  no_card: 'Данные карты не дошли. Введите карту ещё раз.',
+  default: 'Платёж отклонён. Попробуйте другую карту или обратитесь в банк.',
+};
+
+export function declineText(lang: Lang, code: string | null | undefined): string {
+  const table = lang === 'ru' ? DECLINE_RU : DECLINE_EN;
+  // Provider codes may be namespaced (`tbank:not_found`); only known bare codes get their own text.
+  return (code && Object.hasOwn(table, code) ? table[code] : table.default)!;
+}

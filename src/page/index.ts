@@ -9,7 +9,7 @@ import { AttemptLimiter } from './attempt-limiter.js';
 import { PayCsrf } from './csrf.js';
 import { MESSAGES, pickLang, type Lang } from './i18n.js';
 import { qrSvg } from './qr.js';
-import { infoPage, paymentPage, qrPage, resultPage, waitingPage, type PageCtx } from './render.js';
+import { infoPage, paymentPage, qrPage, resultPage, waitingPage, type Declined, type PageCtx } from './render.js';
 import { receiptPage } from './receipt.js';
 
 declare module 'fastify' {
@@ -28,6 +28,12 @@ const PAYMENT_ID = {
 } as const;
 /** A payment page being polled asks the provider at most this often (per payment and process). */
 const ASK_EVERY_MS = 1500;
+/**
+ * A payer declined this many times on one bill (from one address, within DECLINE_WINDOW_MS)
+ * is handed back to the shop's Fail URL instead of the form again (docs/decisions.md, session 4).
+ */
+const DECLINES_BEFORE_FAIL_URL = 3;
+const DECLINE_WINDOW_MS = 30 * 60 * 1000;
 
 /** JSON mode: the caller asks for JSON (and not for HTML first) or posts JSON. */
 function wantsJson(req: FastifyRequest): boolean {
@@ -114,10 +120,12 @@ export default async function pageRoutes(app: FastifyInstance): Promise<void> {
     return null;
   }
 
-  async function renderForm(req: FastifyRequest, reply: FastifyReply, ctx: PageCtx, bill: PayableBill, status: number, extra: { errors?: Partial<Record<string, PayFieldCode>>; method?: PayMethod; payer?: Record<string, unknown> } = {}) {
+  async function renderForm(req: FastifyRequest, reply: FastifyReply, ctx: PageCtx, bill: PayableBill, status: number, extra: { errors?: Partial<Record<string, PayFieldCode>>; method?: PayMethod; payer?: Record<string, unknown>; declined?: Declined } = {}) {
     const q = (req.query ?? {}) as Record<string, unknown>;
     const asked = typeof q.method === 'string' ? q.method.toUpperCase() : undefined;
-    const method = extra.method ?? (asked === 'SBP' || asked === 'BANK_CARD' ? asked : undefined);
+    const method = extra.method ?? extra.declined?.method ?? (asked === 'SBP' || asked === 'BANK_CARD' ? asked : undefined);
+    // The "back to the shop" button after a decline posts to the Fail URL: the CSP must allow it.
+    if (extra.declined?.back) reply.formActionOrigin = originOf(extra.declined.back.url);
     const card = await services.payments.cardRoute(bill);
     const body = paymentPage({ ...ctx, sandbox: card.sandbox }, {
       hostedCard: card.hosted,
@@ -129,6 +137,7 @@ export default async function pageRoutes(app: FastifyInstance): Promise<void> {
       method,
       lastFailed: bill.type === 'NORMAL' && bill.status === 'FAIL',
       payer: extra.payer,
+      declined: extra.declined,
     });
     return html(reply, status, body);
   }
@@ -143,8 +152,29 @@ export default async function pageRoutes(app: FastifyInstance): Promise<void> {
     }
     const r = refusal(ctx, bill);
     if (r) return html(reply, r.status, r.body);
-    return renderForm(req, reply, ctx, bill!, 200);
+    return renderForm(req, reply, ctx, bill!, 200, { declined: await declinedOf(bill!.id, (req.query as Record<string, unknown>).declined) });
   });
+
+  /** The declined payment a form comes back from (`?declined=<payment id>`): only a FAIL payment of this bill counts. */
+  async function declinedOf(billId: string, paymentId: unknown): Promise<Declined | undefined> {
+    if (typeof paymentId !== 'string') return undefined;
+    const st = await services.payments.paymentState(billId, paymentId);
+    if (!st || st.outcome.status !== 'FAIL') return undefined;
+    const r = st.outcome.redirect;
+    return { code: st.outcome.failureReason ?? null, method: st.outcome.method ?? 'BANK_CARD', back: r?.url ? { url: r.url, fields: { ...r.fields } } : null };
+  }
+
+  /**
+   * Where a declined payer goes (issue 16 item 2): back to the form with the reason while the
+   * bill can still be paid, until DECLINES_BEFORE_FAIL_URL declines; null: the payment's own
+   * page (the Fail URL POST, or the "try again" page when the shop has none).
+   */
+  async function formAfterDecline(req: FastifyRequest, billId: string, paymentId: string, lang: Lang): Promise<string | null> {
+    const bill = await services.payments.findPayableBill(billId);
+    if (!bill || payRefusal(bill) || !bill.rate) return null;
+    if (await services.payments.recentDeclines(billId, req.ip, DECLINE_WINDOW_MS) >= DECLINES_BEFORE_FAIL_URL) return null;
+    return `/pay/${billId}?declined=${paymentId}&lang=${lang}`;
+  }
 
   app.get<{ Params: { billId: string } }>('/:billId/qr', { schema: { hide: true, params: BILL_ID } }, async (req, reply) => {
     const bill = await services.payments.findPayableBill(req.params.billId);
@@ -218,6 +248,11 @@ export default async function pageRoutes(app: FastifyInstance): Promise<void> {
     if (outcome.status === 'FAIL') { limiter.fail(ipKey); limiter.fail(billKey); }
 
     if (json) return reply.status(200).send(paymentJson(outcome));
+    if (outcome.status === 'FAIL') {
+      // Declined: the payer stays on the form with the reason (a GET: reloading it charges nothing).
+      const back = await formAfterDecline(req, billId, outcome.paymentId, ctx.lang);
+      if (back) return reply.redirect(back, 303);
+    }
     // Post/redirect/get: the payment's own page shows what comes next; reloading it charges nothing.
     return reply.redirect(paymentPageOf(outcome.paymentId), 303);
   });
@@ -261,6 +296,11 @@ export default async function pageRoutes(app: FastifyInstance): Promise<void> {
     }
     if (json) return reply.send(paymentJson(st.outcome));
     const ctx = ctxOf(req, reply, undefined, st.bill);
+    if (st.outcome.status === 'FAIL') {
+      // A decline after the payer's action (3-D Secure, SBP, a reposted form) also goes back to the form.
+      const back = await formAfterDecline(req, billId, paymentId, ctx.lang);
+      if (back) return reply.redirect(back, 303);
+    }
     if (st.outcome.status !== 'PROCESS') return renderFinal(reply, ctx, st.outcome);
     const a = st.outcome.action;
     return html(reply, 200, waitingPage(ctx, st.bill, st.outcome, a?.type === 'sbp_qr' ? await qrSvg(a.payload) : null));

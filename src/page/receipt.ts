@@ -2,7 +2,7 @@ import type { PayOutcome } from '../domain/payment/payment.service.js';
 import { formatMoney } from '../lib/money-format.js';
 import { formatDateTime } from '../lib/time.js';
 import type { Lang } from './i18n.js';
-import { esc, type PageCtx } from './render.js';
+import { esc, testBanner, type PageCtx } from './render.js';
 import { PAGE_CSS } from './styles.js';
 
 /**
@@ -70,6 +70,7 @@ export function receiptPage(ctx: PageCtx, out: PayOutcome, o: { tz: string; at: 
 </head>
 <body>
 <main class="wrap">
+${testBanner(ctx, bill)}
 <section class="card receipt" data-testid="receipt" data-status="${esc(out.status)}">
   <h1>${esc(t.title)}</h1>
   <p class="muted">${esc(t.receipt)} · ${esc(bill.shopName)}</p>

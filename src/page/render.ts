@@ -1,7 +1,7 @@
 import { Decimal } from 'decimal.js';
 import type { PayableBill, PayOutcome, Quote } from '../domain/payment/payment.service.js';
 import type { PayFieldCode, PayMethod } from '../domain/payment/pay-input.js';
-import { FIELD_MESSAGES, MESSAGES, type Lang, type Messages } from './i18n.js';
+import { declineText, FIELD_MESSAGES, MESSAGES, type Lang, type Messages } from './i18n.js';
 import { PAGE_CSS } from './styles.js';
 import { PAGE_JS } from './script.js';
 
@@ -52,9 +52,27 @@ const langLink = (ctx: PageCtx, path: string): string => {
 
 const LOCK = '<svg class="ico" viewBox="0 0 24 24" width="14" height="14" aria-hidden="true"><path fill="currentColor" d="M12 2a5 5 0 0 0-5 5v3H6a2 2 0 0 0-2 2v8a2 2 0 0 0 2 2h12a2 2 0 0 0 2-2v-8a2 2 0 0 0-2-2h-1V7a5 5 0 0 0-5-5zm-3 8V7a3 3 0 1 1 6 0v3H9z"/></svg>';
 
+/**
+ * The mark of a test bill (the merchant's test token): on every page the payer sees, so
+ * nobody mistakes a test payment for a real one (PROVIDERS.md "Test mode").
+ */
+export function testBanner(ctx: Pick<PageCtx, 'lang'>, bill: { test: boolean }, long = false): string {
+  if (!bill.test) return '';
+  const t = MESSAGES[ctx.lang];
+  return `<p class="test-banner" role="note" data-testid="test-banner">${esc(long ? t.testBanner : t.testBannerShort)}</p>`;
+}
+
+/** What the form shows after a decline: the reason, the method tried, the way back to the shop's Fail URL. */
+export interface Declined {
+  code: string | null;
+  method: PayMethod;
+  /** The decline's POST to the shop's Fail URL (signed fields), when the shop has one. */
+  back: { url: string; fields: Record<string, string> } | null;
+}
+
 function footer(ctx: PageCtx): string {
   const t = MESSAGES[ctx.lang];
-  return `<footer class="foot">${LOCK} <span>${esc(t.secure)}</span></footer>`;
+  return `<footer class="foot"><span>${LOCK} ${esc(t.secure)}</span></footer>`;
 }
 
 export interface FormState {
@@ -69,6 +87,8 @@ export interface FormState {
   payer?: Record<string, unknown>;
   /** The card goes to a provider that hosts its own card form: no card fields here. */
   hostedCard?: boolean;
+  /** The payment this form comes back from was declined (PRG: `?declined=<payment id>`). */
+  declined?: Declined;
 }
 
 function summary(t: Messages, bill: PayableBill, q: Quote | undefined): string {
@@ -146,6 +166,20 @@ function fieldError(ctx: PageCtx, errors: FormState['errors'], field: string): s
   return code ? `<p class="err" id="${field}-err" role="alert">${esc(FIELD_MESSAGES[ctx.lang][code])}</p>` : '';
 }
 
+/** The decline's reason where the payer will act on it: under the card number, or atop the SBP panel. */
+function declineReason(ctx: PageCtx, d: Declined | undefined, method: PayMethod, id: string): string {
+  if (!d || d.method !== method) return '';
+  return `<p class="err decline" id="${id}" role="alert" data-testid="decline-reason" data-code="${esc(d.code ?? '')}">${esc(declineText(ctx.lang, d.code))}</p>`;
+}
+
+/** The shop's way out after a decline: the Fail URL POST with the decline's signed fields, else the bill's return_url. */
+function failBack(t: Messages, s: FormState): string {
+  const back = s.declined?.back;
+  if (!back) return backLink(t, s.bill);
+  const inputs = Object.entries(back.fields).map(([k, v]) => `<input type="hidden" name="${esc(k)}" value="${esc(v)}">`).join('');
+  return `<form class="fail-back" method="post" action="${esc(back.url)}">${inputs}<button class="btn secondary" type="submit" data-testid="fail-back">${esc(t.backToShopAfterFail)}</button></form>`;
+}
+
 const invalid = (errors: FormState['errors'], field: string): string =>
   errors?.[field] ? ` aria-invalid="true" aria-describedby="${field}-err"` : '';
 
@@ -157,20 +191,23 @@ export function paymentPage(ctx: PageCtx, s: FormState): string {
   const selected: PayMethod = s.method && methods.includes(s.method) ? s.method : methods[0]!;
   const q = s.quotes[selected];
   const e = s.errors;
+  const d = s.declined;
+  const cardInvalid = invalid(e, 'card_number') || (d?.method === 'BANK_CARD' ? ' aria-invalid="true" aria-describedby="card_number-decline"' : '');
   const payLabel = (m: PayMethod) => {
     const qq = s.quotes[m];
     return qq ? `${money(qq.dueRub)} RUB` : '';
   };
 
   const cardPanel = s.hostedCard ? `<div class="panel" id="panel-card">
+  ${declineReason(ctx, d, 'BANK_CARD', 'card-decline')}
   <p class="hint" data-testid="card-hosted">${esc(t.cardHosted)}</p>
   <button class="btn" type="submit" name="method" value="BANK_CARD" data-testid="pay-card">${esc(t.payCard)} ${payLabel('BANK_CARD')}</button>
 </div>` : `<div class="panel" id="panel-card">
   <div class="field">
     <label for="card_number">${esc(t.cardNumber)}</label>
     <input id="card_number" name="card_number" type="text" inputmode="numeric" autocomplete="cc-number"
-      placeholder="0000 0000 0000 0000" maxlength="23" pattern="[0-9 \\-]{12,23}" required${invalid(e, 'card_number')}>
-    ${fieldError(ctx, e, 'card_number')}
+      placeholder="0000 0000 0000 0000" maxlength="23" pattern="[0-9 \\-]{12,23}" required${cardInvalid}>
+    ${fieldError(ctx, e, 'card_number') || declineReason(ctx, d, 'BANK_CARD', 'card_number-decline')}
   </div>
   <div class="two">
     <div class="field">
@@ -191,6 +228,7 @@ export function paymentPage(ctx: PageCtx, s: FormState): string {
 </div>`;
 
   const sbpPanel = `<div class="panel" id="panel-sbp">
+  ${declineReason(ctx, d, 'SBP', 'sbp-decline')}
   <div class="qr-box">${s.qrSvg}</div>
   ${s.quotes.SBP ? `<p class="sbp-due"><span class="muted">${esc(t.toPay)}:</span> <strong data-testid="sbp-due">${money(s.quotes.SBP.dueRub)} RUB</strong></p>` : ''}
   <p class="hint">${esc(t.sbpHint)}</p>
@@ -212,18 +250,20 @@ export function paymentPage(ctx: PageCtx, s: FormState): string {
   ${methods[0] === 'SBP' ? sbpPanel : cardPanel}</div>`;
   }
 
-  const body = `${merchantHeader(t, bill.shopName, langLink(ctx, `/pay/${bill.id}`))}
+  const body = `${testBanner(ctx, bill, true)}
+${merchantHeader(t, bill.shopName, langLink(ctx, `/pay/${bill.id}`))}
 ${summary(t, bill, q)}
 <form class="card" method="post" action="/pay/${esc(bill.id)}" autocomplete="on">
   <input type="hidden" name="_csrf" value="${esc(s.csrf)}">
   <input type="hidden" name="lang" value="${ctx.lang}">
-  ${s.lastFailed ? `<p class="notice" role="status">${esc(t.lastFailed)}</p>` : ''}
+  ${d ? `<p class="notice bad" data-testid="declined">${esc(d.method === 'SBP' ? t.declinedSbpTitle : t.declinedTitle)}</p>`
+    : s.lastFailed ? `<p class="notice" role="status">${esc(t.lastFailed)}</p>` : ''}
   ${e && Object.keys(e).length ? `<p class="notice bad" role="alert">${esc(t.formErrors)}</p>` : ''}
   ${e?.method ? `<p class="err" role="alert">${esc(FIELD_MESSAGES[ctx.lang][e.method])}</p>` : ''}
   ${payerBlock(ctx, s)}
   ${methodBlock}
 </form>
-${backLink(t, bill)}
+${failBack(t, s)}
 ${footer(ctx)}`;
   return layout(ctx, `${t.title} — ${bill.shopName}`, body, { script: PAGE_JS });
 }
@@ -263,7 +303,8 @@ export function resultPage(ctx: PageCtx, bill: PayableBill, out: PayOutcome & { 
     <div class="row"><dt>${esc(t.paymentId)}</dt><dd class="mono">${esc(out.paymentId)}</dd></div>
     ${failed ? '' : `<div class="row"><dt>${esc(t.paidAmount)}</dt><dd>${money(out.amountReceivedRub)} RUB</dd></div>`}
   </dl>`;
-  const head = `${merchantHeader(t, bill.shopName, '')}
+  const head = `${testBanner(ctx, bill)}
+${merchantHeader(t, bill.shopName, '')}
 <section class="card status" data-testid="result" data-status="${esc(out.status)}">
   ${failed ? ICONS.bad : ICONS.ok}
   <h1>${esc(resultTitle(t, out.status))}</h1>
@@ -292,7 +333,8 @@ ${backLink(t, bill)}`;
 export function qrPage(ctx: PageCtx, bill: PayableBill, pageUrl: string, qrSvg: string, q: Quote | undefined): string {
   const t = MESSAGES[ctx.lang];
   const due = q ? q.dueInBillCurrency : bill.amount;
-  const body = `${merchantHeader(t, bill.shopName, langLink(ctx, `/pay/${bill.id}/qr`))}
+  const body = `${testBanner(ctx, bill)}
+${merchantHeader(t, bill.shopName, langLink(ctx, `/pay/${bill.id}/qr`))}
 <section class="card qr-page">
   <h1>${esc(bill.name || t.qrTitle)}</h1>
   ${bill.description ? `<p class="desc">${esc(bill.description)}</p>` : ''}
@@ -330,7 +372,8 @@ export function waitingPage(ctx: PageCtx, bill: PayableBill, out: PayOutcome, qr
     ${apps}
   </nav>`;
   }
-  const body = `${merchantHeader(t, bill.shopName, '')}
+  const body = `${testBanner(ctx, bill)}
+${merchantHeader(t, bill.shopName, '')}
 <section class="card status" data-testid="waiting" data-status="PROCESS" data-action="${esc(a?.type ?? '')}">
   ${ICONS.wait}
   <h1>${esc(title)}</h1>

@@ -35,6 +35,8 @@ input:focus{outline:none;border-color:var(--accent);box-shadow:0 0 0 3px rgba(47
 input[aria-invalid=true]{border-color:var(--bad)}
 .two{display:grid;grid-template-columns:1fr 1fr;gap:12px}
 .err{color:var(--bad);font-size:13px;margin:6px 0 0}
+.test-banner{background:#fff3cd;color:#6b4b00;border:1px dashed #d9a400;border-radius:10px;padding:8px 12px;margin:0 0 12px;font-size:14px;font-weight:600;text-align:center}
+.fail-back{margin-top:12px}
 .notice{background:#eef1fb;border-radius:10px;padding:10px 12px;margin:0 0 14px;font-size:14px}.notice.bad{background:#fdecec;color:#8e1f1f}
 .btn{display:block;width:100%;text-align:center;text-decoration:none;font:inherit;font-weight:700;font-size:17px;padding:14px 16px;border:0;border-radius:12px;background:var(--accent);color:var(--accent-ink);cursor:pointer;margin-top:6px}
 .btn:hover{filter:brightness(1.06)}.btn:focus-visible{outline:3px solid rgba(47,91,234,.4);outline-offset:2px}
@@ -59,7 +61,7 @@ input[type=email],input[type=tel],textarea{width:100%;font:inherit;font-size:17p
 textarea{resize:vertical}textarea[aria-invalid=true]{border-color:var(--bad)}
 .back{display:block;text-align:center;margin-top:14px;color:var(--accent);text-decoration:none;font-weight:600}
 .back:hover,.back:focus-visible{text-decoration:underline}
-.foot{display:flex;align-items:center;justify-content:center;gap:6px;color:var(--muted);font-size:12px;margin-top:16px;text-align:center}
+.foot{color:var(--muted);font-size:12px;margin-top:16px;text-align:center}.foot .ico{vertical-align:-2px}
 @media (min-width:900px){.wrap{padding-top:56px}}
 @media (prefers-color-scheme:dark){:root{--ink:#e8ecf4;--muted:#9aa5b8;--line:#323a4a;--bg:#0f141d;--card:#1a2130}
  input[type=text],input[type=password],input[type=email],input[type=tel],textarea{background:#121826;color:var(--ink)}.tabs{background:#121826}.notice{background:#20294a}.btn.secondary{background:#20294a;color:#b8c6ff}.qr-box svg{background:#fff}}

@@ -80,7 +80,7 @@ for (const [size, viewport] of Object.entries(SIZES)) {
     });
 
     for (const decision of ['confirm', 'fail'] as const) {
-      it(`3-D Secure ${decision === 'confirm' ? 'confirmed' : 'failed'} on the sandbox bank page, back to our page, then the ${decision === 'confirm' ? 'Success' : 'Fail'} URL`, async () => {
+      it(`3-D Secure ${decision === 'confirm' ? 'confirmed' : 'failed'} on the sandbox bank page, back to our page, then ${decision === 'confirm' ? 'the Success URL' : 'the form with the reason, whose "back to the shop" is the Fail URL'}`, async () => {
         const billId = await createBill(t, m, { amount: '99.00', orderId: `3ds-${decision}-${size}` });
         const ctx = await browser.newContext({ viewport, locale: 'en-US' });
         const page = await ctx.newPage();
@@ -95,13 +95,18 @@ for (const [size, viewport] of Object.entries(SIZES)) {
         await Promise.all([page.waitForURL(/\/sandbox\/3ds\//), page.getByTestId('action-link').click()]);
         expect(await page.getByTestId('sandbox-amount').textContent()).toBe('99.00 RUB');
         if (decision === 'confirm') await page.screenshot({ path: `${ART}/actions-${size}-3ds-bank.png`, fullPage: true });
-        const target = decision === 'confirm' ? `${receiverBase}/success` : `${receiverBase}/fail`;
+        const target = decision === 'confirm' ? `${receiverBase}/success` : /\?declined=/;
         await Promise.all([page.waitForURL(target), page.getByTestId(decision === 'confirm' ? 'sandbox-confirm' : 'sandbox-fail').click()]);
+        if (decision === 'fail') {
+          expect(await page.getByTestId('decline-reason').getAttribute('data-code')).toBe('payer_declined');
+          await page.screenshot({ path: `${ART}/actions-${size}-3ds-declined.png`, fullPage: true });
+          await Promise.all([page.waitForURL(`${receiverBase}/fail`), page.getByTestId('fail-back').click()]);
+        }
         expect(await page.locator('#landed').textContent()).toBe(decision === 'confirm' ? 'Thank you' : 'Payment failed');
         expect((await paymentsOf(billId))[0]!.status).toBe(decision === 'confirm' ? 'SUCCESS' : 'FAIL');
         await reloadChangesNothing(page, billId, paymentUrl);
         await ctx.close();
-      });
+      }, 90_000);
     }
 
     it('SBP: QR code and bank-app links; the payer confirms another amount in the bank app: UNDERPAID, the waiting page moves on by itself', async () => {

@@ -89,12 +89,13 @@ describe('payment page in Chromium', () => {
     await ctx.close();
   });
 
-  it('the declined card lands on the Fail URL', async () => {
+  it('the declined card stays on the form (test/browser/payment-page-decline.test.ts); its "back to the shop" lands on the Fail URL', async () => {
     const billId = await createBill(t, m, { amount: '250.00', orderId: 'ord-43' });
     const { ctx, page } = await open(PHONE);
     await page.goto(`${base}/pay/${billId}`);
     await fillCard(page, DECLINED_CARD);
-    await Promise.all([page.waitForURL(`${receiverBase}/fail`), page.getByTestId('pay-card').click()]);
+    await Promise.all([page.waitForURL(/\?declined=/), page.getByTestId('pay-card').click()]);
+    await Promise.all([page.waitForURL(`${receiverBase}/fail`), page.getByTestId('fail-back').click()]);
     const f = lastReceived();
     expect(f.path).toBe('/fail');
     expect(f.fields.SignatureValue).toBe(md5Upper(`${f.fields.OutSum}:ord-43:${m.token}`));

@@ -4,6 +4,7 @@ import { ADMIN_TOKEN, type TestApp } from '../helpers/app.js';
 import { launchChromium, listeningTestApp } from '../helpers/browser.js';
 import { cabinetMerchant, PASSWORD, type CabinetMerchant } from '../cabinet/helpers.js';
 import { cardForm, payRequest } from '../factories/payment.js';
+import { MerchantTeamService } from '../../src/domain/merchant/team.service.js';
 
 /** The cabinet's live/test switch and the API page's two tokens, in real Chromium, phone and desktop. */
 
@@ -83,6 +84,47 @@ for (const [label, viewport] of Object.entries(SIZES)) {
       await page.waitForURL(`${base}/cabinet`);
       expect(await page.getByTestId('test-banner').count()).toBe(0);
       await expect(page.getByText('111.11').first().isVisible()).resolves.toBe(true);
+    } finally {
+      await ctx.close();
+    }
+  }, 120_000);
+}
+
+async function signIn(page: Page, email: string, password: string) {
+  await page.goto(`${base}/cabinet/login`);
+  await page.getByLabel('Email').fill(email);
+  await page.getByLabel('Password').fill(password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.waitForURL(`${base}/cabinet`);
+}
+
+for (const [label, viewport] of Object.entries(SIZES)) {
+  test(`${label}: signing out in test mode, the next sign-in is live; an accountant's API page shows no token`, async () => {
+    const ctx = await browser.newContext({ viewport, locale: 'en-US' });
+    const page: Page = await ctx.newPage();
+    try {
+      await signIn(page, m.email, PASSWORD);
+      await page.getByTestId('mode-switch').click();
+      await expect(page.getByTestId('mode').textContent()).resolves.toBe('Test mode');
+      await page.getByRole('button', { name: 'Sign out' }).click();
+      await page.waitForURL(/\/cabinet\/login/);
+      expect((await ctx.cookies()).some((c) => c.name === 'cab_mode')).toBe(false);
+      await signIn(page, m.email, PASSWORD);
+      await expect(page.getByTestId('mode').textContent()).resolves.toBe('Live');
+      expect(await page.getByTestId('test-banner').count()).toBe(0);
+      await page.getByRole('button', { name: 'Sign out' }).click();
+      await page.waitForURL(/\/cabinet\/login/);
+
+      const team = new MerchantTeamService(t.db);
+      const email = `acc-${label}-${Date.now()}@team.test`;
+      const { token } = await team.invite(m.merchantId, { email, role: 'accountant' });
+      await team.accept(token, 'member password 0123');
+      await signIn(page, email, 'member password 0123');
+      await page.goto(`${base}/cabinet/api`);
+      expect(await page.getByTestId('test-token').count()).toBe(0);
+      await expect(page.getByTestId('tokens-hidden').isVisible()).resolves.toBe(true);
+      expect(await page.getByRole('link', { name: 'Refresh API token' }).count()).toBe(0);
+      await page.screenshot({ path: `${ARTIFACTS}/05-api-accountant-${label}.png`, fullPage: true });
     } finally {
       await ctx.close();
     }

@@ -63,7 +63,7 @@ describe('HTML: post/redirect/get and the waiting page', () => {
     expect((await one(`SELECT count(*)::int AS n FROM payments WHERE bill_id = $1`, [billId])).n).toBe(1);
   });
 
-  it('3DS failed: the form POST answers 303 to the waiting page with the bank link; Fail on the bank page ends FAIL with the Fail URL POST', async () => {
+  it('3DS failed: the form POST answers 303 to the waiting page with the bank link; Fail on the bank page ends FAIL, back on the form with the reason and the Fail URL POST button', async () => {
     const billId = await createBill(t, m, { amount: '25.00' });
     const form = await get(`/pay/${billId}`);
     const r = await post(`/pay/${billId}`, { _csrf: csrfOf(form.body), method: 'BANK_CARD', card_number: '4000002760003184', card_expiry: '11/38', card_cvc: '123' });
@@ -83,8 +83,10 @@ describe('HTML: post/redirect/get and the waiting page', () => {
     expect(reopened.headers.location).toBe(r.headers.location);
     const bank = await get(`/sandbox/3ds/${id}`);
     await post(`/sandbox/3ds/${id}`, { _csrf: csrfOf(bank.body), decision: 'fail' });
-    const end = await get(String(r.headers.location));
-    expect(end.body).toContain('data-status="FAIL"');
+    const back = await get(String(r.headers.location));
+    expect(back.statusCode).toBe(303);
+    const end = await get(String(back.headers.location));
+    expect(end.body).toContain('data-testid="decline-reason"');
     expect(end.body).toContain(`action="${FAIL}"`);
   });
 

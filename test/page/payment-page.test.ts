@@ -151,13 +151,15 @@ describe('POST /pay/{bill_id} as a browser form (no JavaScript needed)', () => {
     expect(String(r.headers['content-security-policy'])).toContain("form-action 'self' http://shop.example:8080");
   });
 
-  it('the declined card lands on the Fail URL', async () => {
+  it('the declined card comes back to the form with the reason and the Fail URL as a button (test/page/decline-on-form.test.ts)', async () => {
     const billId = await createBill(t, m);
     const page = await get(`/pay/${billId}`);
-    const r = await follow(await postForm(billId, { _csrf: csrfOf(page.body), method: 'BANK_CARD', card_number: DECLINED_CARD, card_expiry: '11/38', card_cvc: '321' }));
+    const posted = await postForm(billId, { _csrf: csrfOf(page.body), method: 'BANK_CARD', card_number: DECLINED_CARD, card_expiry: '11/38', card_cvc: '321' });
+    expect(posted.statusCode).toBe(303);
+    const r = await get(String(posted.headers.location));
     expect(r.body).toContain(`action="${FAIL}"`);
-    expect(r.body).toContain('data-status="FAIL"');
-    // The NORMAL bill may be paid again; the page says the last attempt failed.
+    expect(r.body).toContain('data-testid="decline-reason"');
+    // The NORMAL bill may be paid again; opened afresh, the page says the last attempt failed.
     const again = await get(`/pay/${billId}`);
     expect(again.statusCode).toBe(200);
     expect(again.body).toContain('The previous attempt did not go through');

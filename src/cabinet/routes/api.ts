@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { BASE, cabinetActor, formBody, formErrors, liveMerchantIdOf as merchantIdOf, putFlash, render, takeFlash } from '../context.js';
+import { teamAllows } from '../roles.js';
 import { Errors } from '../../admin/input.js';
 import { parseAllowlist } from '../../admin/merchant-patch.js';
 import { ValidationError } from '../../errors.js';
@@ -9,9 +10,12 @@ export default async function apiRoutes(app: FastifyInstance): Promise<void> {
   const page = async (req: Parameters<typeof render>[0], reply: Parameters<typeof render>[1], data: Record<string, unknown> = {}) => {
     const m = await app.services.merchants.get(merchantIdOf(req));
     const allowlist = ((m.apiIpAllowlist as string[] | null) ?? []).join('\n');
-    // The test token is shown in full (it moves no real money); the live one only once.
-    const { twin } = await app.services.merchants.ensureTestTwin(m.id);
-    const test = { testToken: app.services.merchants.decryptToken(twin.apiTokenEnc), testIssuedAt: twin.apiTokenIssuedAt };
+    // The test token is shown in full (it moves no real money; the live one only once), and only
+    // to the roles that hold tokens (roles.ts `api`: owner, developer). The others read the page
+    // without any token and without creating the test twin (a read changes nothing).
+    const tokens = teamAllows(req.cabinet.session!, 'api');
+    const twin = tokens ? (await app.services.merchants.ensureTestTwin(m.id)).twin : await app.services.merchants.testTwinOf(m.id);
+    const test = { tokens, testToken: tokens && twin ? app.services.merchants.decryptToken(twin.apiTokenEnc) : null, testIssuedAt: twin?.apiTokenIssuedAt ?? null };
     return render(req, reply, 'api', { nav: 'api', issuedAt: m.apiTokenIssuedAt, apiBase: `${app.config.publicBaseUrl}/api/v1`, allowlist, ...test, ...data });
   };
 

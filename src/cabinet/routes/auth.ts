@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { safeEqual } from '../../lib/crypto.js';
-import { BASE, LOGIN_CSRF_COOKIE, SESSION_COOKIE, formBody, queryOf, render, type CabinetRouteOptions } from '../context.js';
+import { BASE, LOGIN_CSRF_COOKIE, MODE_COOKIE, SESSION_COOKIE, formBody, queryOf, render, type CabinetRouteOptions } from '../context.js';
 import { SignInGuard } from '../sign-in-guard.js';
 import { Gate } from '../../lib/gate.js';
 import { safeNext as sharedSafeNext } from '../../lib/web-session.js';
@@ -75,6 +75,9 @@ export default async function authRoutes(app: FastifyInstance, opts: CabinetRout
     }
     guard.succeeded(ticket);
     reply.clearCookie(LOGIN_CSRF_COOKIE, { path: BASE });
+    // Every sign-in starts in live mode: a test switch left by an earlier session (another team
+    // member on this browser, an expired session) must not show test data as if it were live.
+    reply.clearCookie(MODE_COOKIE, { path: BASE });
     reply.setCookie(SESSION_COOKIE, r.cookie, cookieOpts);
     return reply.redirect(safeNext(b.next), 303);
   });
@@ -82,6 +85,7 @@ export default async function authRoutes(app: FastifyInstance, opts: CabinetRout
   app.post('/logout', { schema: { hide: true } }, async (req, reply) => {
     await sessions.destroy(req.cabinet.session!.id);
     reply.clearCookie(SESSION_COOKIE, { path: BASE });
+    reply.clearCookie(MODE_COOKIE, { path: BASE });
     return reply.redirect(`${BASE}/login?bye=1`, 303);
   });
 }

@@ -58,6 +58,8 @@ export interface PayableBill {
   items: Array<{ name: string; price: string; quantity: string }>;
   /** The merchant's connector routing. */
   routing: Routing;
+  /** A bill of the merchant's test twin (test token): no real money moves (PROVIDERS.md "Test mode"). */
+  test: boolean;
 }
 
 /** What the payer owes for a bill with a method. */
@@ -86,6 +88,10 @@ export interface PayOutcome {
   action: PayerAction | null;
   /** When the payment became final (the receipt's date); absent on the answer of the paying call. */
   finishedAt?: Date | null;
+  /** How the payer paid (the page reopens the same method after a decline). */
+  method?: PayMethod;
+  /** Why a FAIL failed: the acquirer's code as `payments.failure_reason` keeps it; null otherwise. */
+  failureReason?: string | null;
 }
 
 /** A payment reconciliation is to ask its provider about. */
@@ -99,9 +105,11 @@ interface PaymentRow {
   id: string; bill_id: string; status: PaymentStatus; amount: string; amount_received: string; commission: string; rate: string | null;
   method: PayMethod; from_card: string | null; email: string | null; phone: string | null; name: string | null; comment: string | null;
   connector: string | null; provider_ref: string | null; payer_action: PayerAction | null; finished_at: Date | null;
+  failure_reason: string | null;
 }
 const PAYMENT_SQL = `SELECT id, bill_id, status::text, amount::text, amount_received::text, commission::text, rate::text, method::text, from_card,
-       payer_email AS email, payer_phone AS phone, payer_name AS name, payer_comment AS comment, connector, provider_ref, payer_action, finished_at
+       payer_email AS email, payer_phone AS phone, payer_name AS name, payer_comment AS comment, connector, provider_ref, payer_action, finished_at,
+       failure_reason
   FROM payments WHERE id = $1`;
 
 const paidWithOf = (x: PaymentRow): PaidWith => ({
@@ -127,7 +135,7 @@ SELECT b.id, b.merchant_id, b.shop_id, s.name AS shop_name, b.order_id, b.name, 
        b.request_fields, b.items,
        CASE WHEN b.currency_in = 'RUB' THEN '1' ELSE r.rub_per_unit::text END AS rate,
        m.payment_card_percent::text, m.payment_card_fixed::text, m.payment_sbp_percent::text, m.payment_sbp_fixed::text,
-       m.routing
+       m.routing, (m.live_merchant_id IS NOT NULL) AS test
   FROM bills b
   JOIN shops s ON s.id = b.shop_id
   JOIN merchants m ON m.id = b.merchant_id
@@ -143,6 +151,7 @@ interface BillRow {
   expired: boolean; return_url: string | null; locale: 'ru' | 'en' | null; payer_email: string | null;
   request_fields: PayableBill['requestFields'] | null; items: PayableBill['items'] | null;
   routing: Partial<Routing> | null;
+  test: boolean;
 }
 
 const toBill = (r: BillRow): PayableBill => ({
@@ -158,7 +167,7 @@ const toBill = (r: BillRow): PayableBill => ({
     payoutCardPercent: null, payoutCardFixed: null, payoutSbpPercent: null, payoutSbpFixed: null,
   },
   expired: r.expired, returnUrl: r.return_url, locale: r.locale, payerEmail: r.payer_email,
-  requestFields: r.request_fields ?? [], items: r.items ?? [],
+  requestFields: r.request_fields ?? [], items: r.items ?? [], test: r.test,
 });
 
 /** A connector's answer as the finishing step takes it; null when it is not final. */
@@ -390,6 +399,18 @@ export class PaymentService {
     return r.rows[0]?.id ?? null;
   }
 
+  /**
+   * How many payments of a bill from one payer address FAILed in the last `windowMs`: the page
+   * hands a payer who keeps being declined back to the shop (docs/decisions.md, session 4).
+   */
+  async recentDeclines(billId: string, payerIp: string, windowMs: number): Promise<number> {
+    const r = await this.db.pool.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM payments
+        WHERE bill_id = $1 AND payer_ip = $2 AND status = 'FAIL'
+          AND created_at > now() - make_interval(secs => $3::double precision / 1000)`, [billId, payerIp, windowMs]);
+    return r.rows[0]?.n ?? 0;
+  }
+
   /** The payment a payment form's token opened, if any (single-use form tokens). */
   async paymentOfForm(formNonce: string): Promise<{ id: string; billId: string } | null> {
     const r = await this.db.pool.query<{ id: string; bill_id: string }>(`SELECT id, bill_id FROM payments WHERE form_nonce = $1`, [formNonce]);
@@ -422,6 +443,7 @@ export class PaymentService {
     const outcome: PayOutcome = {
       bill, paymentId, billId, status: p.status, amountRub: new Decimal(p.amount), amountReceivedRub: new Decimal(p.amount_received),
       redirect: null, action: p.status === 'PROCESS' ? p.payer_action : null, finishedAt: p.finished_at,
+      method: p.method, failureReason: p.status === 'FAIL' ? p.failure_reason : null,
     };
     if (isPaymentFinal(p.status)) {
       // The redirect as the finishing step built it: the postback's fields, signed with the current token.
@@ -617,6 +639,8 @@ export class PaymentService {
       amountRub: q.dueRub,
       amountReceivedRub: receivedRub,
       action: null,
+      method: paid.method,
+      failureReason: result.outcome === 'DECLINED' ? result.reason : null,
       redirect: {
         url: received ? bill.successUrl : bill.failUrl,
         fields: {
