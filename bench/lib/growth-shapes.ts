@@ -13,6 +13,8 @@ const billId = (n: number) => `G${n.toString(16).padStart(9, '0')}`;
 /** `merchantId` owns the seeded rows n with n % merchants === 0 (growth-seed.ts). */
 export async function explainShapes(url: string, merchantId: string, merchants: number): Promise<ShapeCost[]> {
   const own = merchants * 7;
+  const createdAt = await withClient(url, async (c) =>
+    (await c.query<{ t: Date }>(`SELECT created_at AS t FROM payment_keys WHERE id = $1`, [`GY${own}`])).rows[0]?.t ?? new Date());
   const shapes: Array<[string, string, unknown[]]> = [
     ['bill by id and merchant (bill/status)', `SELECT * FROM bills WHERE id = $1 AND merchant_id = $2`, [billId(own), merchantId]],
     ['bills of a merchant in a window, one page (bill/search)',
@@ -23,6 +25,13 @@ export async function explainShapes(url: string, merchantId: string, merchants: 
     ['the latest payment of a bill (payment)',
       `SELECT id, status FROM payments WHERE bill_id = $1 ORDER BY created_at DESC, id DESC LIMIT 1`, [billId(own)]],
     ['a payment by id and merchant (payment/status)', `SELECT * FROM payments WHERE id = $1 AND merchant_id = $2`, [`GY${own}`, merchantId]],
+    // The two parts of the payment's finishing statement, with the partition key the service
+    // knows (its own creation time): what they cost once pruned (docs/performance.md, session 4).
+    ['a payment by id and creation time (pruned to its month)', `SELECT * FROM payments WHERE id = $1 AND created_at = $2`, [`GY${own}`, createdAt]],
+    ['newer payments of its bill, bounded below (run-time pruning)',
+      `SELECT p.id FROM payments p WHERE p.id = $1 AND p.created_at = $2
+          AND NOT EXISTS (SELECT 1 FROM payments q WHERE q.bill_id = p.bill_id AND q.created_at >= p.created_at AND (q.created_at, q.id) > (p.created_at, p.id))`,
+      [`GY${own}`, createdAt]],
     ['a transfer applied once (ledger post)', `SELECT 1 FROM ledger_transfers WHERE id = $1`, [`PAYMENT_CREDIT:GY${own}`]],
     ['the entries of a transfer (ledger)', `SELECT * FROM ledger_entries WHERE transfer_id = $1`, [`PAYMENT_CREDIT:GY${own}`]],
   ];

@@ -42,7 +42,8 @@ export function summarizePlan(root: PlanNode): PlanSummary {
     buffers += Math.max(0, hits(n) - (n.Plans ?? []).reduce((a, k) => a + hits(k), 0));
     const rel = n['Relation Name'];
     const target = n['Index Name'] ?? rel;
-    if (target && rel && /Scan|Insert|Update|Delete|ModifyTable/.test(n['Node Type'])) {
+    // A scan run-time pruning skipped ("never executed", 0 loops) visited nothing.
+    if (target && rel && n['Actual Loops'] !== 0 && /Scan|Insert|Update|Delete|ModifyTable/.test(n['Node Type'])) {
       const key = `${n['Node Type']} ${target.replace(PARTITION, '_p*')}`;
       counts.set(key, (counts.get(key) ?? 0) + 1);
       if (PARTITION.test(rel) && /Scan/.test(n['Node Type'])) {

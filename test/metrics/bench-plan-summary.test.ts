@@ -26,4 +26,14 @@ describe('growth bench plan summary (buffers and scans, independent of load)', (
     expect(s.partitions).toEqual({ payments: 3 });
     expect(s.buffers).toBe(6);
   });
+
+  it('does not count a partition that run-time pruning skipped (never executed) as visited', () => {
+    const plan: PlanNode = {
+      'Node Type': 'Append', Plans: [
+        { ...scan('payments_p2026_10', 'payments_p2026_10_bill_id_created_at_idx', 0), 'Actual Loops': 0 },
+        { ...scan('payments_p2026_11', 'payments_p2026_11_bill_id_created_at_idx', 3), 'Actual Loops': 1 },
+      ],
+    };
+    expect(summarizePlan(plan)).toEqual({ buffers: 3, nodes: ['Index Scan payments_p*_bill_id_created_at_idx'], partitions: { payments: 1 } });
+  });
 });
