@@ -12,8 +12,9 @@
  *     verdict, since they do not depend on the machine's load;
  *   - EXPLAIN (ANALYZE, BUFFERS) of fixed query shapes (bench/lib/growth-shapes.ts);
  *   - req/s and latency of a short autocannon run, with the load average beside it (noisy).
- * A size that would not fit on PostgreSQL's disk (bytes per row so far, with a margin) is
- * skipped and the reason written in the report.
+ * A size that would not fit on PostgreSQL's disk (bytes per row so far, with a margin), or
+ * whose seeding would outlast GROWTH_SEED_BUDGET_S (seconds, at the rate measured so far), is
+ * skipped and the reason written in the report. BENCH_KEEP_DB=1 keeps the database.
  * Writes bench/results/growth-<timestamp>.json/.md and growth-latest.md.
  */
 import { randomBytes } from 'node:crypto';
