@@ -1,22 +1,33 @@
 /**
- * npm run bench:growth: bill/status, bill/search, the payment (the page's POST /pay) and payout
- * creation timed with a growing history: at each size N, N bills, N payments (each credited
- * through the ledger: N transfers, N ledger entries), N payouts (and payout requests), seeded
- * with generate_series over the last 365 days into the monthly partitions (the service's own
- * months, created for the year before seeding, as a service running that long would have).
+ * npm run bench:growth: what bill/status, bill/search, the payment (the page's POST /pay) and
+ * payout creation cost with a growing history. At each size N: N bills, N payments (each
+ * credited through the ledger: N transfers, N ledger entries), N payouts (and payout requests),
+ * over 10 merchants and the last 365 days, in the monthly partitions (bench/lib/growth-seed.ts).
  * Sizes: GROWTH_SIZES (comma-separated, default 1000,100000); GROWTH_1M=1 or --1m adds 1M;
  * the full run is GROWTH_SIZES=1000,100000,1000000,10000000 (docs/performance.md "Growth").
- * Each size: a short autocannon run per endpoint through the real service, and EXPLAIN
- * (ANALYZE, BUFFERS) of the query shapes that carry them, to show the cost is held by an index
- * (and by partition pruning), not by table size.
+ *
+ * Each size gives, per endpoint:
+ *   - the shared buffers (hit + read) and the plans of the statements the service really ran
+ *     for one request (auto_explain in a probe process, bench/lib/statement-probe.ts): the
+ *     verdict, since they do not depend on the machine's load;
+ *   - EXPLAIN (ANALYZE, BUFFERS) of fixed query shapes (bench/lib/growth-shapes.ts);
+ *   - req/s and latency of a short autocannon run, with the load average beside it (noisy).
+ * A size that would not fit on PostgreSQL's disk (bytes per row so far, with a margin), or
+ * whose seeding would outlast GROWTH_SEED_BUDGET_S (seconds, at the rate measured so far), is
+ * skipped and the reason written in the report. BENCH_KEEP_DB=1 keeps the database.
  * Writes bench/results/growth-<timestamp>.json/.md and growth-latest.md.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { createBenchDatabase, dropBenchDatabase, seededBillId, withClient } from './lib/pg.js';
-import { load, type LoadResult, type LoadSpec } from './lib/load.js';
+import { load, type LoadSpec } from './lib/load.js';
 import { ROOT, startChild } from './lib/proc.js';
+import { createPastMonths, databaseBytes, freeBytes, seedHistory } from './lib/growth-seed.js';
+import { explainShapes } from './lib/growth-shapes.js';
+import { probe, startProbeService, type RequestCost } from './lib/statement-probe.js';
+import { growthMarkdown, type Endpoint, type GrowthRun, type SizeResult } from './lib/growth-report.js';
 import { serviceEnv, setupTenant, type Tenant } from './scenarios/service.js';
 
 const with1m = process.env.GROWTH_1M === '1' || process.argv.includes('--1m');
@@ -27,87 +38,21 @@ const durationS = Number(process.env.GROWTH_DURATION ?? 3);
 const connections = 8;
 /** Merchants the seeded rows spread over; the measured merchant owns 1/MERCHANTS of them. */
 const MERCHANTS = 10;
+/** Requests per endpoint whose statements are explained (sequential, through the probe process). */
+const PROBES = 10;
+/** Disk kept free beyond the estimate: WAL, the other sessions on this machine. */
+const DISK_MARGIN = 5 * 2 ** 30;
+/** GROWTH_SEED_BUDGET_S: a size whose seeding would take longer (at the rate measured so far) is skipped. */
+const seedBudgetS = Number(process.env.GROWTH_SEED_BUDGET_S ?? Infinity);
 
 const started = new Date();
 const stamp = started.toISOString().replace(/[:.]/g, '-');
 const dbName = `bench_growth_${stamp.replace(/\D/g, '').slice(0, 14)}`;
 const log = (s: string) => process.stdout.write(`${s}\n`);
-
-interface Explain { query: string; execution_ms: number; plan_top: string; index_used: string[]; shared_buffers_hit_read: string }
-interface SizeResult {
-  rows: number; ledger_entries: number; seed_s: number;
-  bill_status: LoadResult; bill_search: LoadResult; payment: LoadResult; payout_create: LoadResult; explain: Explain[];
-}
-
-/** The month partitions of the last year and this month, as a service running that long has them. */
-async function createPastMonths(url: string): Promise<void> {
-  await withClient(url, async (c) => {
-    await c.query(`SELECT create_month_partition(t, (date_trunc('month', now() AT TIME ZONE 'UTC') - k * interval '1 month')::date)
-                     FROM unnest(ARRAY['payments', 'ledger_entries', 'outbox_events', 'delivery_attempts']) t, generate_series(0, 12) k`);
-  });
-}
-
-async function seed(url: string, ts: Tenant[], from: number, to: number): Promise<void> {
-  await withClient(url, async (c) => {
-    const m = ts.map((t) => t.merchantId);
-    const s = ts.map((t) => t.shopId);
-    // One instant for the whole seeding, so a transfer and its entry get the same created_at.
-    const at = (await c.query<{ at: string }>(`SELECT now()::text AS at`)).rows[0]!.at;
-    // Spread over the last 365 days, so a default search window (30 days) holds ~1/12 of them.
-    await c.query(
-      `INSERT INTO bills (id, merchant_id, shop_id, amount, currency_in, type, status, created_at, updated_at)
-       SELECT ${seededBillId('G', 'n')}, ($1::text[])[1 + n % $5], ($2::text[])[1 + n % $5], 100.00, 'RUB', 'NORMAL', 'SUCCESS',
-              now() - (n % 525600) * interval '1 minute' - interval '1 second', now()
-         FROM generate_series($3::int, $4::int) n`,
-      [m, s, from, to, ts.length],
-    );
-    await c.query(
-      `INSERT INTO payout_requests (id, merchant_id, order_id, request_hash, created_at)
-       SELECT 'GR' || n, ($1::text[])[1 + n % $4], 'seed-' || n, 'seed', now() - (n % 525600) * interval '1 minute' - interval '1 day'
-         FROM generate_series($2::int, $3::int) n`,
-      [m, from, to, ts.length],
-    );
-    await c.query(
-      `INSERT INTO payouts (id, merchant_id, request_id, order_id, kind, status, account_type, account_masked, amount, commission, created_at, updated_at, finished_at)
-       SELECT 'GP' || n, ($1::text[])[1 + n % $4], 'GR' || n, 'seed-' || n, 'PERSONAL', 'SUCCESS', 'CARD', '411111******1111', 1, 0,
-              now() - (n % 525600) * interval '1 minute' - interval '1 day', now(), now()
-         FROM generate_series($2::int, $3::int) n`,
-      [m, from, to, ts.length],
-    );
-    // Each bill paid once; each payment credited through the ledger (a transfer and its entry
-    // at the payment's creation time, acquirer clearing -> the merchant's available), and the
-    // balances moved by the same sums, so GET /admin/v1/ledger/verify still holds afterwards.
-    await c.query(
-      `INSERT INTO payments (id, bill_id, merchant_id, shop_id, status, method, amount, amount_received, bill_currency, account_currency,
-                             account_amount, created_at, updated_at, finished_at)
-       SELECT 'GY' || n, ${seededBillId('G', 'n')}, ($1::text[])[1 + n % $5], ($2::text[])[1 + n % $5], 'SUCCESS', 'BANK_CARD', 100.00, 100.00,
-              'RUB', 'RUB', 100.00, $6::timestamptz - (n % 525600) * interval '1 minute' - interval '1 second', $6::timestamptz, $6::timestamptz
-         FROM generate_series($3::int, $4::int) n`,
-      [m, s, from, to, ts.length, at],
-    );
-    await c.query(
-      `INSERT INTO ledger_transfers (id, kind, ref_type, ref_id, merchant_id, created_at)
-       SELECT 'PAYMENT_CREDIT:GY' || n, 'PAYMENT_CREDIT', 'payment', 'GY' || n, ($1::text[])[1 + n % $4],
-              $5::timestamptz - (n % 525600) * interval '1 minute' - interval '1 second'
-         FROM generate_series($2::int, $3::int) n`,
-      [m, from, to, ts.length, at],
-    );
-    await c.query(
-      `INSERT INTO ledger_entries (transfer_id, leg, currency, debit_account, credit_account, amount, created_at)
-       SELECT 'PAYMENT_CREDIT:GY' || n, 1, 'RUB', 'RUB:acquirer_clearing:sandbox', 'RUB:merchant:' || ($1::text[])[1 + n % $4] || ':available', 100.00,
-              $5::timestamptz - (n % 525600) * interval '1 minute' - interval '1 second'
-         FROM generate_series($2::int, $3::int) n`,
-      [m, from, to, ts.length, at],
-    );
-    await c.query(
-      `UPDATE balances b SET available = b.available + x.v, updated_at = now()
-         FROM (SELECT ($1::text[])[1 + n % $4] AS merchant_id, sum(100.00) AS v FROM generate_series($2::int, $3::int) n GROUP BY 1) x
-        WHERE b.merchant_id = x.merchant_id AND b.currency = 'RUB'`,
-      [m, from, to, ts.length],
-    );
-    await c.query('ANALYZE');
-  });
-}
+const gb = (b: number) => Math.round(b / 2 ** 30 * 10) / 10;
+const load1 = () => Math.round(loadavg()[0]! * 10) / 10;
+const results: SizeResult[] = [];
+const skipped: string[] = [];
 
 /** Fresh NORMAL bills of the measured merchant, one per payment the run may make. */
 async function payableBills(url: string, t: Tenant, prefix: string, n: number): Promise<string[]> {
@@ -121,42 +66,21 @@ async function payableBills(url: string, t: Tenant, prefix: string, n: number): 
   });
 }
 
-async function explain(url: string, t: Tenant): Promise<Explain[]> {
-  const shapes: Array<[string, string, unknown[]]> = [
-    ['bill by id and merchant (bill/status)', `SELECT * FROM bills WHERE id = $1 AND merchant_id = $2`, [`G${(7).toString(16).padStart(9, '0')}`, t.merchantId]],
-    ['bills of a merchant in a window, one page (bill/search)',
-      `SELECT * FROM bills WHERE merchant_id = $1 AND created_at >= now() - interval '30 days' AND created_at < now() ORDER BY created_at DESC, id DESC LIMIT 16`, [t.merchantId]],
-    ['payout order_id replay lookup (payout create)', `SELECT id, request_hash FROM payout_requests WHERE merchant_id = $1 AND order_id = $2`, [t.merchantId, 'seed-7']],
-    ['payout limits: the running totals (payout create)',
-      `SELECT period, amount FROM payout_usage WHERE merchant_id = $1 AND ((period = 'D' AND period_start = current_date) OR (period = 'M' AND period_start = date_trunc('month', current_date)::date))`, [t.merchantId]],
-    ['the latest payment of a bill (payment)',
-      `SELECT id, status FROM payments WHERE bill_id = $1 ORDER BY created_at DESC, id DESC LIMIT 1`, [`G${(MERCHANTS * 7).toString(16).padStart(9, '0')}`]],
-    ['a payment by id and merchant (payment/status)', `SELECT * FROM payments WHERE id = $1 AND merchant_id = $2`, [`GY${MERCHANTS * 7}`, t.merchantId]],
-    ['a transfer applied once (ledger post)', `SELECT 1 FROM ledger_transfers WHERE id = $1`, [`PAYMENT_CREDIT:GY${MERCHANTS * 7}`]],
-    ['the entries of a transfer (ledger)', `SELECT * FROM ledger_entries WHERE transfer_id = $1`, [`PAYMENT_CREDIT:GY${MERCHANTS * 7}`]],
-  ];
-  return withClient(url, async (c) => {
-    const out: Explain[] = [];
-    for (const [name, sql, params] of shapes) {
-      const r = await c.query<{ 'QUERY PLAN': unknown }>(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${sql}`, params);
-      const plan = (r.rows[0]!['QUERY PLAN'] as Array<{ Plan: any; 'Execution Time': number }>)[0]!;
-      const idx: string[] = [];
-      const walk = (p: any) => { if (p['Index Name']) idx.push(`${p['Node Type']} on ${p['Index Name']}`); for (const k of p.Plans ?? []) walk(k); };
-      walk(plan.Plan);
-      out.push({
-        query: name, execution_ms: Math.round(plan['Execution Time'] * 1000) / 1000, plan_top: plan.Plan['Node Type'], index_used: idx,
-        shared_buffers_hit_read: `${plan.Plan['Shared Hit Blocks'] ?? 0}/${plan.Plan['Shared Read Blocks'] ?? 0}`,
-      });
-    }
-    return out;
-  });
+const report = (): GrowthRun => ({ started_at: started.toISOString(), sizes, merchants: MERCHANTS, connections, duration_s: durationS, probes: PROBES, skipped, results });
+function writeReport(): void {
+  const dir = join(ROOT, 'bench', 'results');
+  mkdirSync(dir, { recursive: true });
+  const md = growthMarkdown(report());
+  writeFileSync(join(dir, `growth-${stamp}.json`), `${JSON.stringify(report(), null, 2)}\n`);
+  writeFileSync(join(dir, `growth-${stamp}.md`), md);
+  writeFileSync(join(dir, 'growth-latest.md'), md);
 }
 
 const url = await createBenchDatabase(dbName);
 const env = serviceEnv(url);
 const child = await startChild('service', 'src/main.ts', env);
+const prober = await startProbeService(env);
 const base = `http://127.0.0.1:${child.port}`;
-const results: SizeResult[] = [];
 await createPastMonths(url);
 try {
   const tenants: Tenant[] = [];
@@ -169,24 +93,46 @@ try {
   });
   const auth = { authorization: `Bearer ${t.token}` };
   const run = randomBytes(3).toString('hex');
+  const emptyBytes = await databaseBytes(url);
+  // Payout order ids stay unique across sizes: a reused one is a replay, not a payout.
+  let n = 0;
   let seeded = 0;
   for (const size of sizes) {
     if (results.length > 8) throw new Error('at most 9 sizes (bill id prefixes Q..Y)');
+    if (seeded > 0) {
+      const perRow = (await databaseBytes(url) - emptyBytes) / seeded;
+      const need = perRow * (size - seeded) + DISK_MARGIN;
+      const free = await freeBytes(url);
+      if (free !== null && free < need) {
+        skipped.push(`${size.toLocaleString('en')} rows: needs ~${gb(need)} GB (${Math.round(perRow)} bytes per row so far, with a ${gb(DISK_MARGIN)} GB margin), ${gb(free)} GB free`);
+        log(`skipping ${skipped.at(-1)}`);
+        break;
+      }
+      const last = results.at(-1)!;
+      const etaS = Math.round(((size - seeded) / ((last.rows - (results.at(-2)?.rows ?? 0)) / last.seed_s)) * 1.2);
+      if (etaS > seedBudgetS) {
+        skipped.push(`${size.toLocaleString('en')} rows: seeding would take ~${Math.round(etaS / 60)} min at the ${Math.round((last.rows - (results.at(-2)?.rows ?? 0)) / last.seed_s)} rows/s ` +
+          `of the previous size (per table, load average ${load1()}), over the GROWTH_SEED_BUDGET_S of ${Math.round(seedBudgetS / 60)} min`);
+        log(`skipping ${skipped.at(-1)}`);
+        break;
+      }
+    }
     const t0 = Date.now();
-    await seed(url, tenants, seeded + 1, size);
+    await seedHistory(url, tenants, seeded + 1, size, (done, rps) => log(`  seeded ${done.toLocaleString('en')} of ${(size - seeded).toLocaleString('en')} (${rps} rows/s per table)`));
     seeded = size;
     const seedS = Math.round((Date.now() - t0) / 100) / 10;
-    const entries = await withClient(url, async (c) => Number((await c.query<{ n: string }>(`SELECT count(*)::text AS n FROM ledger_entries`)).rows[0]!.n));
-    log(`${size} rows, ${entries} ledger entries (seeded in ${seedS} s)`);
+    const stats = await withClient(url, async (c) => (await c.query<{ n: string; parts: string }>(
+      `SELECT count(*)::text AS n, count(DISTINCT tableoid)::text AS parts FROM ledger_entries`)).rows[0]!);
+    const dbBytes = await databaseBytes(url);
+    log(`${size} rows, ${stats.n} ledger entries in ${stats.parts} partitions (seeded in ${seedS} s), database ${gb(dbBytes)} GB`);
     // Enough fresh bills for every payment the measured runs can make (far above the rate here).
-    const pay = await payableBills(url, t, String.fromCharCode(81 + results.length), 3000 * (durationS + 1));
+    const pay = await payableBills(url, t, String.fromCharCode(81 + results.length), 3000 * (durationS + 1) + PROBES);
     let pi = 0;
     const payBody = JSON.stringify({ method: 'BANK_CARD', card_number: '4242424242424242', card_expiry: '12/30', card_cvc: '123' });
     // Bills of the measured merchant: n % MERCHANTS === 0.
     let k = 0;
     const ownBill = () => `G${((k++ % Math.floor(size / MERCHANTS)) * MERCHANTS + MERCHANTS).toString(16).padStart(9, '0')}`;
-    let n = 0;
-    const specs: Record<'bill_status' | 'bill_search' | 'payment' | 'payout_create', LoadSpec> = {
+    const specs: Record<Endpoint, LoadSpec> = {
       bill_status: { url: `${base}/api/v1/bill/status?id=x`, headers: auth, setup: () => ({ path: `/api/v1/bill/status?id=${ownBill()}` }) },
       bill_search: { url: `${base}/api/v1/bill/search`, headers: auth },
       payment: {
@@ -198,43 +144,37 @@ try {
         setup: () => ({ path: '/api/v1/payout/personal/create', body: JSON.stringify({ amount: '1.00', payout_account_id: t.payoutAccountId, order_id: `g-${run}-${n++}` }) }),
       },
     };
-    const res = {} as Record<keyof typeof specs, LoadResult>;
-    for (const [name, spec] of Object.entries(specs) as Array<[keyof typeof specs, LoadSpec]>) {
-      await load(spec, connections, 1);
-      res[name] = await load(spec, connections, durationS);
-      log(`  ${name}: ${res[name].rps} req/s, p50 ${res[name].p50_ms} ms, p99 ${res[name].p99_ms} ms${res[name].non_2xx ? `, ${res[name].non_2xx} non-2xx` : ''}`);
+    const cost = {} as Record<Endpoint, RequestCost>;
+    for (const [name, spec] of Object.entries(specs) as Array<[Endpoint, LoadSpec]>) {
+      cost[name] = await probe(dbName, PROBES, async () => {
+        const r = spec.setup?.();
+        const res = await fetch(`http://127.0.0.1:${prober.port}${r?.path ?? new URL(spec.url).pathname}`, {
+          method: spec.method ?? 'GET', headers: spec.headers, body: r?.body ?? spec.body,
+        });
+        if (!res.ok) throw new Error(`probe ${name}: ${res.status} ${(await res.text()).slice(0, 200)}`);
+        await res.arrayBuffer();
+      });
+      log(`  ${name}: ${cost[name].buffers_per_request} buffers per request; ${cost[name].statements.map((s) => `${s.buffers} ${s.nodes.join(' + ') || '-'}`).join('; ')}`);
     }
-    const ex = await explain(url, t);
-    for (const e of ex) log(`  EXPLAIN ${e.query}: ${e.execution_ms} ms, ${e.index_used.join(', ') || e.plan_top}`);
-    results.push({ rows: size, ledger_entries: entries, seed_s: seedS, ...res, explain: ex });
+    const latency = {} as SizeResult['latency'];
+    for (const [name, spec] of Object.entries(specs) as Array<[Endpoint, LoadSpec]>) {
+      await load(spec, connections, 1);
+      const la = load1();
+      latency[name] = { ...(await load(spec, connections, durationS)), load_avg: la };
+      const r = latency[name];
+      log(`  ${name}: ${r.rps} req/s, p50 ${r.p50_ms} ms, p99 ${r.p99_ms} ms (load average ${la})${r.non_2xx ? `, ${r.non_2xx} non-2xx` : ''}`);
+    }
+    const shapes = await explainShapes(url, t.merchantId, MERCHANTS);
+    for (const e of shapes) log(`  EXPLAIN ${e.query}: ${e.buffers} buffers, ${e.execution_ms} ms, ${e.nodes.join(', ')}`);
+    results.push({ rows: size, ledger_entries: Number(stats.n), ledger_partitions: Number(stats.parts), seed_s: seedS, db_gb: gb(dbBytes), cost, latency, shapes });
+    writeReport(); // after every size, so a long run stopped later keeps what it measured
   }
 } finally {
+  await prober.stop();
   await child.stop();
   if (process.env.BENCH_KEEP_DB !== '1') await dropBenchDatabase(dbName);
 }
 
-const L: string[] = [];
-L.push(`### Growth ${started.toISOString()}`, '');
-L.push(`Existing rows: bills, payments (each with its ledger transfer and entry) and payouts (and payout requests), N each, spread over ` +
-  `${MERCHANTS} merchants and the last 365 days in monthly partitions; the measured merchant owns 1/${MERCHANTS}. ` +
-  `autocannon, ${connections} connections, ${durationS} s per figure.`, '');
-L.push('| existing rows | ledger entries | bill/status req/s | p50 / p99 ms | bill/search req/s | p50 / p99 ms | payment req/s | p50 / p99 ms | payout create req/s | p50 / p99 ms |');
-L.push('|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
-for (const r of results) {
-  const f = (x: LoadResult) => `${x.rps} | ${x.p50_ms} / ${x.p99_ms}${x.non_2xx ? ` (${x.non_2xx} non-2xx)` : ''}`;
-  L.push(`| ${r.rows.toLocaleString('en')} | ${r.ledger_entries.toLocaleString('en')} | ${f(r.bill_status)} | ${f(r.bill_search)} | ${f(r.payment)} | ${f(r.payout_create)} |`);
-}
-L.push('', '| query shape | ' + results.map((r) => `${r.rows.toLocaleString('en')} rows`).join(' | ') + ' | plan |');
-L.push('|---|' + results.map(() => '---:|').join('') + '---|');
-for (let i = 0; i < (results[0]?.explain.length ?? 0); i++) {
-  L.push(`| ${results[0]!.explain[i]!.query} | ${results.map((r) => `${r.explain[i]!.execution_ms} ms`).join(' | ')} | ${results.at(-1)!.explain[i]!.index_used.join(', ') || results.at(-1)!.explain[i]!.plan_top} |`);
-}
-L.push('');
-const md = L.join('\n');
-const dir = join(ROOT, 'bench', 'results');
-mkdirSync(dir, { recursive: true });
-writeFileSync(join(dir, `growth-${stamp}.json`), `${JSON.stringify({ started_at: started.toISOString(), sizes, connections, duration_s: durationS, results }, null, 2)}\n`);
-writeFileSync(join(dir, `growth-${stamp}.md`), md);
-writeFileSync(join(dir, 'growth-latest.md'), md);
-log(`\n${md}`);
+writeReport();
+log(`\n${growthMarkdown(report())}`);
 process.exit(0);

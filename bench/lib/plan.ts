@@ -7,6 +7,11 @@ export interface BenchPlan {
   outboxEvents: number;
   /** Merchants the money paths spread over (BENCH_TENANTS, default 32; 1 = one hot balance row). */
   tenants: number;
+  /**
+   * API process counts the service scenarios run with (BENCH_PROCESSES=1,2: WEB_CONCURRENCY of
+   * each run, issue 18 item 4). The first is the run the ratios and targets come from.
+   */
+  processes: number[];
   log(line: string): void;
 }
 
@@ -20,6 +25,14 @@ export function planFromEnv(env = process.env): BenchPlan {
     connections: [16, 64],
     outboxEvents: Number(env.BENCH_OUTBOX_EVENTS ?? 10_000),
     tenants: Math.max(1, Number(env.BENCH_TENANTS ?? 32)),
+    processes: processCounts(env.BENCH_PROCESSES),
     log: (line) => process.stdout.write(`${line}\n`),
   };
+}
+
+/** `1,2` -> [1, 2]: positive integers, in the order given, each once; anything else is refused. */
+export function processCounts(raw: string | undefined): number[] {
+  const xs = (raw ?? '1').split(',').map((x) => x.trim()).filter((x) => x !== '');
+  if (xs.length === 0 || xs.some((x) => !/^[1-9]\d*$/.test(x))) throw new Error(`BENCH_PROCESSES must list positive integers (e.g. 1,2), not "${raw}"`);
+  return [...new Set(xs.map(Number))];
 }

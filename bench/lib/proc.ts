@@ -56,7 +56,7 @@ export interface Child {
  * Starts a TypeScript entry point in its own Node process (node --import tsx, so the pid is the
  * server's own, not a wrapper's) and waits until `readyPath` answers 200.
  */
-export async function startChild(name: string, entry: string, env: Record<string, string>, opts: { port?: number; readyPath?: string | null; extraArgs?: string[] } = {}): Promise<Child> {
+export async function startChild(name: string, entry: string, env: Record<string, string>, opts: { port?: number; readyPath?: string | null; extraArgs?: string[]; readyTimeoutMs?: number } = {}): Promise<Child> {
   const port = opts.port ?? await freePort();
   const proc = spawn(process.execPath, [...(opts.extraArgs ?? []), '--import', 'tsx', entry], {
     cwd: ROOT,
@@ -83,7 +83,7 @@ export async function startChild(name: string, entry: string, env: Record<string
   };
   const readyPath = opts.readyPath === undefined ? '/health' : opts.readyPath;
   if (readyPath !== null) {
-    const deadline = Date.now() + 90_000;
+    const deadline = Date.now() + (opts.readyTimeoutMs ?? 90_000);
     for (;;) {
       if (exited) throw new Error(`${name} exited during start-up:\n${err}`);
       try {

@@ -3,6 +3,7 @@ import type { CeilingResults, PgbenchResult } from '../scenarios/ceilings.js';
 import type { ServiceResults, ServiceScenario } from '../scenarios/service.js';
 import type { OutboxResult } from '../scenarios/outbox.js';
 import type { MachineInfo } from './machine.js';
+import { processesTable } from './report-processes.js';
 
 export interface Target { name: string; target: string; value: number | null; met: boolean | null }
 
@@ -22,6 +23,8 @@ export interface BenchResults {
   ratios: Record<'bill_create' | 'bill_status' | 'payment' | 'payout', number | null>;
   ratios_by_connections: Record<string, Record<string, number | null>>;
   targets: Target[];
+  /** The service scenarios by API process count (BENCH_PROCESSES), when more than one was run. */
+  service_by_processes?: Record<string, ServiceResults | { unavailable: string }>;
 }
 
 /** Which bare handler each service figure is compared with (issue 8). */
@@ -152,6 +155,7 @@ export function toMarkdown(r: BenchResults): string {
     }
     L.push('');
   }
+  if (r.service_by_processes) L.push(...processesTable(r.service_by_processes, r.connections));
   if ('unavailable' in r.outbox) L.push(`Outbox drain: unavailable (${r.outbox.unavailable.replace(/\n/g, ' ')}).`);
   else {
     const o = r.outbox;

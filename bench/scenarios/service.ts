@@ -101,9 +101,13 @@ export async function runService(
   plan: BenchPlan, url: string, receiverUrl: string,
   /** The bare ceilings' maximum req/s (insert, select, tx) of this run, for the open-loop rates. */
   ceilingMax: Partial<Record<'insert' | 'select' | 'tx', number>> = {},
+  /** API processes (WEB_CONCURRENCY): with more than one, node's cluster shares the port. */
+  processes = 1,
 ): Promise<ServiceResults> {
-  const env = serviceEnv(url);
-  const child: Child = await startChild('service', 'src/main.ts', env);
+  const env: Record<string, string> = { ...serviceEnv(url), WEB_CONCURRENCY: String(processes) };
+  // Each API process loads and compiles the service on its own: on a busy machine a cluster
+  // takes a multiple of one process's start-up.
+  const child: Child = await startChild('service', 'src/main.ts', env, { readyTimeoutMs: 90_000 * Math.max(1, processes) });
   const base = `http://127.0.0.1:${child.port}`;
   const results = { peak_rss_mb: null } as ServiceResults;
   try {
