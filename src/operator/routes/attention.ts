@@ -3,7 +3,7 @@ import { actorOf } from '../../audit/audit.js';
 import { operatorActions } from '../../admin/actions.js';
 import { formBody } from '../../cabinet/context.js';
 import { BASE, done, render } from '../context.js';
-import { testMerchantIds } from '../test-objects.js';
+import { testTwinsOf } from '../test-objects.js';
 
 /** How long an item has been waiting, as an operator reads it: "2 d 3 h", "3 h 12 min", "5 min". */
 export function ageOf(since: Date, now = new Date()): string {
@@ -28,11 +28,11 @@ export default async function consoleAttention(app: FastifyInstance): Promise<vo
 
   app.get('/attention', { schema: { hide: true } }, async (req, reply) => {
     const items = await attention.listOpen(200);
-    const tests = await testMerchantIds(app.db.pool, items.map((i) => i.merchantId));
+    const twins = await testTwinsOf(app.db.pool, items.map((i) => i.merchantId));
     const now = new Date();
     return render(req, reply, 'attention', {
       nav: 'attention',
-      items: items.map((i) => ({ ...i, age: ageOf(i.createdAt, now), test: tests.has(i.merchantId), heard: JSON.stringify(i.lastHeard) })),
+      items: items.map((i) => ({ ...i, age: ageOf(i.createdAt, now), liveOf: twins.get(i.merchantId) ?? null, heard: JSON.stringify(i.lastHeard) })),
     });
   });
 
