@@ -41,6 +41,11 @@ describe('the attention page', () => {
       // Only the roles that may resolve get the form.
       expect(page.body.includes(`/operator/attention/${s.itemId}/resolve`), role).toBe(role === 'admin' || role === 'finance');
     }
+    // The overview counts the open items and leads to the list.
+    const open = (await t.db.pool.query('SELECT count(*)::int AS n FROM attention_items WHERE resolved_at IS NULL')).rows[0].n as number;
+    const home = (await ops.auditor.client.get('/operator')).body;
+    expect(home).toContain(`<span class="big" id="attention-count">${open}</span>`);
+    expect(open).toBeGreaterThan(0);
   });
 
   it('the age reads in days, hours and minutes', () => {

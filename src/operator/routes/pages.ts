@@ -37,9 +37,10 @@ export default async function consolePages(app: FastifyInstance): Promise<void> 
   const idOf = (req: FastifyRequest) => (req.params as { id: string }).id;
 
   app.get('/', { schema: { hide: true } }, async (req, reply) => {
-    const r = await app.db.pool.query<{ moderating: number; dead: number }>(
+    const r = await app.db.pool.query<{ moderating: number; dead: number; attention: number }>(
       `SELECT (SELECT count(*)::int FROM payouts WHERE status = 'MODERATING') AS moderating,
-              (SELECT count(*)::int FROM outbox_events WHERE status = 'DEAD') AS dead`,
+              (SELECT count(*)::int FROM outbox_events WHERE status = 'DEAD') AS dead,
+              (SELECT count(*)::int FROM attention_items WHERE resolved_at IS NULL) AS attention`,
     );
     return render(req, reply, 'home', { nav: 'home', ...r.rows[0] });
   });
