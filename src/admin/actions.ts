@@ -66,6 +66,15 @@ export function operatorActions(app: FastifyInstance) {
       }));
     },
 
+    /** The operator's decision on an attention item (the object's state table and ledger, audited). */
+    resolveAttention(who: Actor, id: string, body: Record<string, unknown>) {
+      return app.services.attention.resolve(id, body, who.actor, (c, before, after) => writeAudit(c, who, {
+        action: 'attention.resolve', objectType: 'attention_item', objectId: after.id,
+        before: { resolved_at: null, object_type: before.objectType, object_id: before.objectId },
+        after: { resolution: after.resolution, note: after.note, resolved_at: after.resolvedAt },
+      }));
+    },
+
     redeliverEvent(who: Actor, id: string) {
       return outbox.redeliver(id, undefined, (c, e) => writeAudit(c, who, {
         action: 'event.redeliver', objectType: 'event', objectId: e.id, before: { status: e.status }, after: null,

@@ -17,6 +17,8 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** Cabinet routes reachable without a session (sign-in, assets). */
     cabinetPublic?: boolean;
+    /** Cabinet routes for a session that still owes the TOTP code (and only for it). */
+    cabinetSecondFactor?: boolean;
   }
   interface FastifyReply {
     cabinetView(page: string, data?: object): Promise<string>;
@@ -107,7 +109,9 @@ export function render(req: FastifyRequest, reply: FastifyReply, page: string, d
   };
   const ctx: Record<string, unknown> = {
     base: BASE, t, lang, h, langUrl, flash, path: url.pathname,
-    csrf: session ? new FormTokens(req.server.db).issue(session) : '', merchant: session?.merchant ?? null, mode: req.cabinet.mode ?? 'live',
+    // A session that still owes its TOTP code shows no menu or merchant: only the code page.
+    csrf: session ? new FormTokens(req.server.db).issue(session) : '', merchant: session?.stage === 'FULL' ? session.merchant : null,
+    mode: req.cabinet.mode ?? 'live',
     teamRole: session ? (session.user?.role ?? 'owner') : null,
     errors: { fields: {} }, values: {}, ...data,
   };

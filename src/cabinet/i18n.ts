@@ -6,7 +6,7 @@ export const LANGS: readonly Lang[] = ['ru', 'en'];
 const en = {
   'app.title': 'Merchant cabinet',
   'nav.dashboard': 'Dashboard', 'nav.bills': 'Bills', 'nav.payments': 'Payments', 'nav.payouts': 'Payouts',
-  'nav.shops': 'Shops', 'nav.webhooks': 'Webhooks', 'nav.api': 'API integration', 'nav.accounts': 'Payout accounts', 'nav.team': 'Team',
+  'nav.shops': 'Shops', 'nav.webhooks': 'Webhooks', 'nav.api': 'API integration', 'nav.accounts': 'Payout accounts', 'nav.team': 'Team', 'nav.security': 'Two-factor sign-in',
   'nav.signout': 'Sign out', 'nav.menu': 'Menu', 'nav.skip': 'Skip to content', 'nav.lang': 'Language',
   'login.title': 'Sign in', 'login.email': 'Email', 'login.password': 'Password', 'login.submit': 'Sign in',
   'login.invalid': 'Wrong email or password.',
@@ -118,7 +118,7 @@ type Key = keyof typeof en;
 const ru: Record<Key, string> = {
   'app.title': 'Личный кабинет', 'nav.dashboard': 'Главная', 'nav.bills': 'Счета', 'nav.payments': 'Платежи',
   'nav.payouts': 'Выплаты', 'nav.shops': 'Магазины', 'nav.webhooks': 'Вебхуки', 'nav.api': 'API-интеграция',
-  'nav.accounts': 'Счета для выплат', 'nav.team': 'Команда', 'nav.signout': 'Выйти', 'nav.menu': 'Меню', 'nav.skip': 'Перейти к содержимому',
+  'nav.accounts': 'Счета для выплат', 'nav.team': 'Команда', 'nav.security': 'Двухфакторный вход', 'nav.signout': 'Выйти', 'nav.menu': 'Меню', 'nav.skip': 'Перейти к содержимому',
   'nav.lang': 'Язык',
   'login.title': 'Вход', 'login.email': 'Эл. почта', 'login.password': 'Пароль', 'login.submit': 'Войти',
   'login.invalid': 'Неверная почта или пароль.',

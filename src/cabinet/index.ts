@@ -27,6 +27,7 @@ import apiRoutes from './routes/api.js';
 import accountRoutes from './routes/accounts.js';
 import modeRoutes from './routes/mode.js';
 import teamRoutes from './routes/team.js';
+import twoFactorRoutes from './routes/two-factor.js';
 
 const VIEWS = fileURLToPath(new URL('./views', import.meta.url));
 const ASSETS = {
@@ -74,6 +75,10 @@ export default async function cabinetRoutes(app: FastifyInstance): Promise<void>
       return reply.redirect(`${BASE}/login${qs ? `?${qs}` : ''}`, 303);
     }
     req.cabinet.session = s;
+    // A right password with TOTP on reaches only the code page until the code is given.
+    const secondFactorRoute = !!req.routeOptions.config.cabinetSecondFactor;
+    if (s.stage === 'PASSWORD' && !secondFactorRoute) return reply.redirect(`${BASE}/2fa`, 303);
+    if (s.stage === 'FULL' && secondFactorRoute) return reply.redirect(BASE, 303);
     if (req.cookies[MODE_COOKIE] === 'test') {
       req.cabinet.mode = 'test';
       req.cabinet.testMerchantId = (await app.services.merchants.ensureTestTwin(s.merchant.id)).twin.id;
@@ -134,6 +139,7 @@ export default async function cabinetRoutes(app: FastifyInstance): Promise<void>
   await app.register(accountRoutes, { prefix: '/accounts' });
   await app.register(modeRoutes, { ...opts, prefix: '/mode' });
   await app.register(teamRoutes, { ...opts, prefix: '/team' });
+  await app.register(twoFactorRoutes, opts);
 }
 
 function errorPage(req: FastifyRequest, reply: FastifyReply, status: number, message: string) {

@@ -41,6 +41,11 @@ const ROUTE_PERMISSIONS: Record<string, CabinetPermission> = {
   'POST /cabinet/team': 'team',
   'POST /cabinet/team/:id/role': 'team',
   'POST /cabinet/team/:id/remove': 'team',
+  // Each account's own two-factor sign-in, whatever its role.
+  'POST /cabinet/2fa': 'read',
+  'POST /cabinet/2fa/cancel': 'read',
+  'POST /cabinet/security/totp/enable': 'read',
+  'POST /cabinet/security/totp/disable': 'read',
 };
 
 export const roleOf = (s: CabinetSession): TeamRole => s.user?.role ?? 'owner';

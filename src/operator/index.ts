@@ -16,6 +16,7 @@ import { BASE, SESSION_COOKIE, render, type ConsoleRouteOptions } from './contex
 import { OperatorSessionStore } from './session.js';
 import authRoutes from './routes/auth.js';
 import pageRoutes from './routes/pages.js';
+import attentionRoutes from './routes/attention.js';
 
 const VIEWS = fileURLToPath(new URL('./views', import.meta.url));
 const asset = (rel: string) => readFileSync(fileURLToPath(new URL(rel, import.meta.url)));
@@ -101,6 +102,7 @@ export default async function operatorConsole(app: FastifyInstance): Promise<voi
   };
   await app.register(authRoutes, opts);
   await app.register(pageRoutes);
+  await app.register(attentionRoutes);
 }
 
 /** What a service threw, for the operator: the status the operator API would answer and its message. */

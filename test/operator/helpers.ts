@@ -95,3 +95,22 @@ export async function deadEvent(t: TestApp, merchantId: string): Promise<string>
     return id;
   });
 }
+
+/**
+ * A card payment left in PROCESS (the sandbox's 3-D Secure card, never completed) and the
+ * attention item reconciliation would raise for it; returns both ids.
+ */
+export async function stuckPayment(t: TestApp, merchantId?: string): Promise<{ itemId: string; paymentId: string; merchantId: string }> {
+  const { createMerchant } = await import('../factories/merchant.js');
+  const { cardForm, createBill, payRequest } = await import('../factories/payment.js');
+  const m = await createMerchant(t, { shop: { resultUrl: 'http://127.0.0.1:9/result', successUrl: 'http://127.0.0.1:9/s', failUrl: 'http://127.0.0.1:9/f' } });
+  const r = await payRequest(t, await createBill(t, m, { amount: '88.00' }), cardForm('4000002760003184'));
+  const paymentId = r.json().payment_id as string;
+  const owner = merchantId ?? m.merchantId;
+  await t.app.services.attention.raise({
+    objectType: 'payment', objectId: paymentId, merchantId: owner, connector: 'sandbox', providerRef: `ref-${paymentId}`,
+    reason: 'reconciliation gave up', lastHeard: { status: 'unknown', reason: 'no answer' },
+  });
+  const item = await t.db.pool.query<{ id: string }>(`SELECT id FROM attention_items WHERE object_id = $1`, [paymentId]);
+  return { itemId: item.rows[0]!.id, paymentId, merchantId: owner };
+}

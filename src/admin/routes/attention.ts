@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import { actorOf, writeAudit } from '../../audit/audit.js';
+import { actorOf } from '../../audit/audit.js';
+import { operatorActions } from '../actions.js';
 import type { AttentionItem } from '../../domain/attention/attention.service.js';
 import { bodyObject } from '../input.js';
 
@@ -22,20 +23,17 @@ export function attentionView(i: AttentionItem) {
 /** Operator API: the attention list (PROVIDERS.md "Unknown outcomes are never guessed"). */
 export default async function attentionAdminRoutes(app: FastifyInstance): Promise<void> {
   const { attention } = app.services;
+  const actions = operatorActions(app);
 
   app.get('/attention', { schema: { tags, summary: 'Open attention items: operations reconciliation gave up on, with what was last heard' } },
     async () => ({ success: true, data: (await attention.listOpen()).map(attentionView) }));
 
-  // Resolving moves money (a payment credited or failed): admins only (the default permission).
+  // Resolving moves money (a payment credited or failed): admin and finance (issue 17's roles).
   app.post<{ Params: { id: string } }>('/attention/:id/resolve', {
+    config: { permission: 'attention.resolve' },
     schema: { tags, summary: "Record the operator's decision through the object's state table and the ledger (audited)", params: IdParams, body: ResolveBody },
   }, async (req) => {
-    const who = actorOf(req);
-    const item = await attention.resolve(req.params.id, bodyObject(req), who.actor, (c, before, after) => writeAudit(c, who, {
-      action: 'attention.resolve', objectType: 'attention_item', objectId: after.id,
-      before: { resolved_at: null, object_type: before.objectType, object_id: before.objectId },
-      after: { resolution: after.resolution, note: after.note, resolved_at: after.resolvedAt },
-    }));
+    const item = await actions.resolveAttention(actorOf(req), req.params.id, bodyObject(req));
     return { success: true, ...attentionView(item) };
   });
 }

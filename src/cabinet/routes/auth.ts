@@ -63,7 +63,8 @@ export default async function authRoutes(app: FastifyInstance, opts: CabinetRout
     // Every sign-in and failed sign-in of a known account is in the audit trail (issue 17); an
     // unknown email is not (it names no object, and the sign-in limits already count it).
     const account = r.ok ? r : r.account;
-    if (account) {
+    // With TOTP on, the sign-in is recorded when the code is given (src/cabinet/routes/two-factor.ts).
+    if (account && !(r.ok && r.secondFactor)) {
       await writeAudit(app.db.pool, { actor: r.ok ? (r.userId ? `merchant-user:${r.userId}` : `merchant:${r.merchantId}`) : 'anonymous', ip: req.ip ?? null }, {
         action: r.ok ? 'merchant.sign_in' : 'merchant.sign_in.failed', objectType: account.userId ? 'merchant_user' : 'merchant',
         objectId: account.userId ?? account.merchantId, before: null, after: r.ok ? null : { reason: r.reason },
@@ -79,6 +80,10 @@ export default async function authRoutes(app: FastifyInstance, opts: CabinetRout
     // member on this browser, an expired session) must not show test data as if it were live.
     reply.clearCookie(MODE_COOKIE, { path: BASE });
     reply.setCookie(SESSION_COOKIE, r.cookie, cookieOpts);
+    if (r.secondFactor) {
+      const next = safeNext(b.next);
+      return reply.redirect(`${BASE}/2fa${next !== BASE ? `?next=${encodeURIComponent(next)}` : ''}`, 303);
+    }
     return reply.redirect(safeNext(b.next), 303);
   });
 

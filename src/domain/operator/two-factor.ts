@@ -1,18 +1,20 @@
 import { randomBytes } from 'node:crypto';
 import { generateSecret, generateURI, verify } from 'otplib';
 import QRCode from 'qrcode';
+import type { PoolClient } from 'pg';
 import { withPgTx, type Db, type InTx } from '../../db/client.js';
 import { decrypt, encrypt, sha256Hex } from '../../lib/crypto.js';
 
-/** The name authenticator apps show beside the account. */
+/** The names authenticator apps show beside the account: the console's and the cabinet's. */
 export const TOTP_ISSUER = 'Payment service operator';
+export const CABINET_TOTP_ISSUER = 'Payment service cabinet';
 export const RECOVERY_CODE_COUNT = 10;
 
 /** A new TOTP secret: 20 random bytes (160 bits, RFC 4226's recommendation), base32. */
 export const newTotpSecret = (): string => generateSecret({ length: 20 });
 
 /** The otpauth:// URI an authenticator app scans (SHA-1, 6 digits, 30 s: what every app supports). */
-export const totpUri = (email: string, secret: string): string => generateURI({ issuer: TOTP_ISSUER, label: email, secret });
+export const totpUri = (email: string, secret: string, issuer = TOTP_ISSUER): string => generateURI({ issuer, label: email, secret });
 
 /** The URI as a QR code, a PNG data: URL (the console's CSP allows data: images only). */
 export const totpQrDataUrl = (uri: string): Promise<string> => QRCode.toDataURL(uri, { errorCorrectionLevel: 'M', margin: 1, width: 220 });
@@ -50,13 +52,22 @@ const looksLikeRecoveryCode = (code: string): boolean => /^[a-z0-9]{5}-?[a-z0-9]
 export type SecondFactor = 'totp' | 'recovery_code';
 
 /**
- * Operator TOTP (RFC 6238) and recovery codes. The secret is stored AES-256-GCM encrypted
- * (TOKEN_ENCRYPTION_KEY), recovery codes as SHA-256 digests; a used code is removed and a
- * TOTP step is accepted once (`totp_last_step`, advanced by a conditional UPDATE so two
- * requests with the same code cannot both pass). Each change runs with the caller's audit step.
+ * The tables whose rows carry a TOTP second factor, with the same four columns
+ * (totp_secret_enc, totp_enabled_at, totp_last_step, recovery_code_hashes): operators (required)
+ * and cabinet accounts, the merchant's own login and team members (optional). A fixed list:
+ * the name is put into SQL.
  */
-export class OperatorTwoFactor {
-  constructor(private readonly db: Db, private readonly key: Buffer) {}
+export type TwoFactorTable = 'operators' | 'merchants' | 'merchant_users';
+
+/**
+ * TOTP (RFC 6238) and recovery codes, one implementation for the console and the cabinet. The
+ * secret is stored AES-256-GCM encrypted (TOKEN_ENCRYPTION_KEY), recovery codes as SHA-256
+ * digests; a used code is removed and a TOTP step is accepted once (`totp_last_step`, advanced
+ * under the row's lock so two requests with the same code cannot both pass). Each change runs
+ * with the caller's audit step, in the same transaction.
+ */
+export class TwoFactor {
+  constructor(protected readonly db: Db, private readonly key: Buffer, protected readonly table: TwoFactorTable) {}
 
   sealSecret(secret: string): string { return encrypt(this.key, secret); }
   openSecret(box: string): string { return decrypt(this.key, box); }
@@ -65,18 +76,18 @@ export class OperatorTwoFactor {
    * Turns TOTP on with `secret` once `code` proves the app has it; new recovery codes replace
    * any old ones. Null when the code is wrong (nothing changes).
    */
-  async enable(operatorId: string, secret: string, code: string, inTx?: InTx<{ operatorId: string }>): Promise<{ recoveryCodes: string[] } | null> {
+  async enable(id: string, secret: string, code: string, inTx?: InTx<{ id: string }>): Promise<{ recoveryCodes: string[] } | null> {
     const step = await totpStep(secret, code, null);
     if (step === null) return null;
     const recoveryCodes = newRecoveryCodes();
     await withPgTx(this.db.pool, async (c) => {
       await c.query(
-        `UPDATE operators SET totp_secret_enc = $2, totp_enabled_at = now(), totp_last_step = $3,
+        `UPDATE ${this.table} SET totp_secret_enc = $2, totp_enabled_at = now(), totp_last_step = $3,
                 recovery_code_hashes = $4::jsonb, updated_at = now()
           WHERE id = $1`,
-        [operatorId, this.sealSecret(secret), step, JSON.stringify(recoveryCodes.map(recoveryCodeHash))],
+        [id, this.sealSecret(secret), step, JSON.stringify(recoveryCodes.map(recoveryCodeHash))],
       );
-      if (inTx) await inTx(c, { operatorId });
+      if (inTx) await inTx(c, { id });
     });
     return { recoveryCodes };
   }
@@ -85,53 +96,75 @@ export class OperatorTwoFactor {
    * Checks a second factor: a current TOTP code not used before, or an unused recovery code
    * (then spent). The caller's step (the audit entry) runs in the same transaction.
    */
-  async check(operatorId: string, code: string, inTx?: InTx<{ factor: SecondFactor }>): Promise<SecondFactor | null> {
-    const r = await this.db.pool.query<{ totp_secret_enc: string | null; totp_last_step: string | null }>(
-      'SELECT totp_secret_enc, totp_last_step FROM operators WHERE id = $1', [operatorId],
+  async check(id: string, code: string, inTx?: InTx<{ factor: SecondFactor; codesLeft: number }>): Promise<SecondFactor | null> {
+    return withPgTx(this.db.pool, async (c) => {
+      const r = await this.spend(c, id, code);
+      if (r && inTx) await inTx(c, r);
+      return r?.factor ?? null;
+    });
+  }
+
+  /**
+   * Turns TOTP off when `code` is a current TOTP code or an unused recovery code (the owner of
+   * the account proves it again; a stolen session alone cannot); null when it is not.
+   */
+  async disable(id: string, code: string, inTx?: InTx<{ factor: SecondFactor }>): Promise<SecondFactor | null> {
+    return withPgTx(this.db.pool, async (c) => {
+      const r = await this.spend(c, id, code);
+      if (!r) return null;
+      await this.clear(c, id);
+      if (inTx) await inTx(c, { factor: r.factor });
+      return r.factor;
+    });
+  }
+
+  /** The code's factor, spent (its step or the recovery code used up), under the row's lock. */
+  private async spend(c: PoolClient, id: string, code: string): Promise<{ factor: SecondFactor; codesLeft: number } | null> {
+    const r = await c.query<{ totp_secret_enc: string | null; totp_last_step: string | null; left: number }>(
+      `SELECT totp_secret_enc, totp_last_step, jsonb_array_length(recovery_code_hashes) AS left
+         FROM ${this.table} WHERE id = $1 AND totp_enabled_at IS NOT NULL FOR UPDATE`, [id],
     );
     const row = r.rows[0];
     if (!row?.totp_secret_enc) return null;
     const code_ = code.trim().slice(0, 40);
     const step = await totpStep(this.openSecret(row.totp_secret_enc), code_, row.totp_last_step === null ? null : Number(row.totp_last_step));
     if (step !== null) {
-      return withPgTx(this.db.pool, async (c) => {
-        const u = await c.query(
-          'UPDATE operators SET totp_last_step = $2 WHERE id = $1 AND (totp_last_step IS NULL OR totp_last_step < $2) RETURNING id',
-          [operatorId, step],
-        );
-        if (u.rowCount === 0) return null;
-        if (inTx) await inTx(c, { factor: 'totp' });
-        return 'totp' as const;
-      });
+      await c.query(`UPDATE ${this.table} SET totp_last_step = $2 WHERE id = $1`, [id, step]);
+      return { factor: 'totp', codesLeft: row.left };
     }
     if (!looksLikeRecoveryCode(code_)) return null;
-    return withPgTx(this.db.pool, async (c) => {
-      const u = await c.query(
-        `UPDATE operators SET recovery_code_hashes = recovery_code_hashes - $2::text, updated_at = now()
-          WHERE id = $1 AND recovery_code_hashes ? $2::text RETURNING id`,
-        [operatorId, recoveryCodeHash(code_)],
-      );
-      if (u.rowCount === 0) return null;
-      if (inTx) await inTx(c, { factor: 'recovery_code' });
-      return 'recovery_code' as const;
-    });
+    const u = await c.query(
+      `UPDATE ${this.table} SET recovery_code_hashes = recovery_code_hashes - $2::text, updated_at = now()
+        WHERE id = $1 AND recovery_code_hashes ? $2::text RETURNING id`,
+      [id, recoveryCodeHash(code_)],
+    );
+    return u.rowCount === 0 ? null : { factor: 'recovery_code', codesLeft: row.left - 1 };
+  }
+
+  protected async clear(c: PoolClient, id: string): Promise<void> {
+    await c.query(
+      `UPDATE ${this.table} SET totp_secret_enc = NULL, totp_enabled_at = NULL, totp_last_step = NULL,
+              recovery_code_hashes = '[]'::jsonb, updated_at = now() WHERE id = $1`, [id],
+    );
   }
 
   /** Recovery codes left unused. */
-  async recoveryCodesLeft(operatorId: string): Promise<number> {
-    const r = await this.db.pool.query<{ n: number }>('SELECT jsonb_array_length(recovery_code_hashes) AS n FROM operators WHERE id = $1', [operatorId]);
+  async recoveryCodesLeft(id: string): Promise<number> {
+    const r = await this.db.pool.query<{ n: number }>(`SELECT jsonb_array_length(recovery_code_hashes) AS n FROM ${this.table} WHERE id = $1`, [id]);
     return r.rows[0]?.n ?? 0;
   }
+}
 
-  /** Turns TOTP off (an admin's reset for a lost phone): the next sign-in enrols again; every console session ends. */
+/** Operators' TOTP, required for the console; an admin may reset it (a lost phone). */
+export class OperatorTwoFactor extends TwoFactor {
+  constructor(db: Db, key: Buffer) { super(db, key, 'operators'); }
+
+  /** Turns TOTP off without a code (an admin's reset): the next sign-in enrols again; every console session ends. */
   async reset(operatorId: string, inTx?: InTx<{ operatorId: string; wasEnabled: boolean }>): Promise<boolean> {
     return withPgTx(this.db.pool, async (c) => {
       const cur = await c.query<{ on: boolean }>('SELECT totp_enabled_at IS NOT NULL AS on FROM operators WHERE id = $1 FOR UPDATE', [operatorId]);
       if (!cur.rows[0]) return false;
-      await c.query(
-        `UPDATE operators SET totp_secret_enc = NULL, totp_enabled_at = NULL, totp_last_step = NULL,
-                recovery_code_hashes = '[]'::jsonb, updated_at = now() WHERE id = $1`, [operatorId],
-      );
+      await this.clear(c, operatorId);
       await c.query('DELETE FROM operator_sessions WHERE operator_id = $1', [operatorId]);
       if (inTx) await inTx(c, { operatorId, wasEnabled: cur.rows[0].on });
       return true;

@@ -357,9 +357,13 @@ export class PayoutService {
   }
 
   /** Operator list, newest first, optionally by status and merchant. */
-  async list(filter: { status?: string; merchantId?: string; limit?: number }) {
+  /** `merchantKind`: only live merchants' payouts, or only test twins' (test mode's). */
+  async list(filter: { status?: string; merchantId?: string; limit?: number; merchantKind?: 'live' | 'test' }) {
     const where: string[] = [];
     const values: unknown[] = [];
+    if (filter.merchantKind) {
+      where.push(`EXISTS (SELECT 1 FROM merchants m WHERE m.id = payouts.merchant_id AND m.live_merchant_id IS ${filter.merchantKind === 'test' ? 'NOT ' : ''}NULL)`);
+    }
     if (filter.status) { values.push(filter.status); where.push(`status = $${values.length}::"PayoutStatus"`); }
     if (filter.merchantId) { values.push(filter.merchantId); where.push(`merchant_id = $${values.length}`); }
     values.push(filter.limit ?? 100);

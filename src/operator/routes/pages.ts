@@ -9,6 +9,7 @@ import { ValidationError } from '../../errors.js';
 import { isIdLike } from '../../admin/input.js';
 import { formBody, queryOf } from '../../cabinet/context.js';
 import { BASE, done, render } from '../context.js';
+import { modeOf, testTwinsOf } from '../test-objects.js';
 
 const PAYOUT_STATUSES = ['MODERATING', 'NEW', 'PROCESS', 'SUCCESS', 'FAIL', 'ERROR', 'DECLINED'];
 const FEE_KEYS = ['payment_card', 'payment_sbp', 'payout_card', 'payout_sbp'].flatMap((k) => [`${k}_percent`, `${k}_fixed`]);
@@ -36,9 +37,10 @@ export default async function consolePages(app: FastifyInstance): Promise<void> 
   const idOf = (req: FastifyRequest) => (req.params as { id: string }).id;
 
   app.get('/', { schema: { hide: true } }, async (req, reply) => {
-    const r = await app.db.pool.query<{ moderating: number; dead: number }>(
+    const r = await app.db.pool.query<{ moderating: number; dead: number; attention: number }>(
       `SELECT (SELECT count(*)::int FROM payouts WHERE status = 'MODERATING') AS moderating,
-              (SELECT count(*)::int FROM outbox_events WHERE status = 'DEAD') AS dead`,
+              (SELECT count(*)::int FROM outbox_events WHERE status = 'DEAD') AS dead,
+              (SELECT count(*)::int FROM attention_items WHERE resolved_at IS NULL) AS attention`,
     );
     return render(req, reply, 'home', { nav: 'home', ...r.rows[0] });
   });
@@ -70,7 +72,8 @@ export default async function consolePages(app: FastifyInstance): Promise<void> 
   app.get('/merchants/:id', { schema: { hide: true } }, async (req, reply) => {
     const m = await actions.loadMerchant(idOf(req));
     const balances = await app.db.prisma.balance.findMany({ where: { merchantId: m.id }, orderBy: { currency: 'asc' } });
-    return render(req, reply, 'merchant', { nav: 'merchants', m: merchantView(app.config, m), balances: balances.map(balanceView) });
+    const twin = await app.services.merchants.testTwinOf(m.id);
+    return render(req, reply, 'merchant', { nav: 'merchants', m: merchantView(app.config, m), balances: balances.map(balanceView), twinId: twin?.id ?? null });
   });
 
   app.post('/merchants/:id/patch', { config: { permission: 'admin' }, schema: { hide: true } }, async (req, reply) => {
@@ -103,8 +106,13 @@ export default async function consolePages(app: FastifyInstance): Promise<void> 
     const q = queryOf(req);
     const status = PAYOUT_STATUSES.includes(q.status ?? '') ? q.status! : 'MODERATING';
     const merchantId = q.merchant_id && isIdLike(q.merchant_id) ? q.merchant_id : undefined;
-    const rows = await payouts.list({ status, merchantId, limit: 200 });
-    return render(req, reply, 'payouts', { nav: 'payouts', status, statuses: PAYOUT_STATUSES, merchantId: merchantId ?? '', payouts: rows });
+    const mode = modeOf(q.mode);
+    const rows = await payouts.list({ status, merchantId, limit: 200, ...(mode !== 'all' ? { merchantKind: mode } : {}) });
+    const twins = await testTwinsOf(app.db.pool, rows.map((p) => p.merchant_id));
+    return render(req, reply, 'payouts', {
+      nav: 'payouts', status, statuses: PAYOUT_STATUSES, merchantId: merchantId ?? '', mode,
+      payouts: rows.map((p) => ({ ...p, liveOf: twins.get(p.merchant_id) ?? null })),
+    });
   });
 
   app.post('/payouts/:id/approve', { config: { permission: 'payouts.moderate' }, schema: { hide: true } }, async (req, reply) => {

@@ -1,0 +1,156 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { SignInGuard } from '../sign-in-guard.js';
+import { safeNext as sharedSafeNext } from '../../lib/web-session.js';
+import { writeAudit, type Actor } from '../../audit/audit.js';
+import { CABINET_TOTP_ISSUER, RECOVERY_CODE_COUNT, TwoFactor, newTotpSecret, totpQrDataUrl, totpUri, type TwoFactorTable } from '../../domain/operator/two-factor.js';
+import { BASE, SESSION_COOKIE, formBody, queryOf, render, type CabinetRouteOptions } from '../context.js';
+import { accountOf, type CabinetSession } from '../session.js';
+import type { Lang } from '../i18n.js';
+
+// The pages' words (kept beside the pages, as the team page does).
+const WORDS: Record<Lang, Record<string, string>> = {
+  en: {
+    'code.title': 'Two-factor code', 'code.text': 'Enter the six-digit code from your authenticator app, or one of your recovery codes.',
+    'code.label': 'Code', 'code.submit': 'Sign in', 'code.cancel': 'Cancel and sign out',
+    'code.wrong': 'That code is not right (or was used already). Try the current code.',
+    'code.throttled': 'Too many wrong codes. Wait a few minutes and try again.',
+    title: 'Two-factor sign-in', on: 'Two-factor sign-in is on for {email}. Sign-in asks for a code from your authenticator app.',
+    off: 'Two-factor sign-in is off for {email}. Turn it on so that a password alone does not open the cabinet.',
+    left: 'Recovery codes left: {n}.',
+    'setup.text': 'Scan this QR code with an authenticator app (or type the key), then enter the code it shows.',
+    'setup.key': 'Key', 'setup.label': 'Code from the app', 'setup.submit': 'Turn on',
+    'disable.title': 'Turn off', 'disable.text': 'To turn two-factor sign-in off, enter a current code from the app (or a recovery code).',
+    'disable.submit': 'Turn off two-factor sign-in',
+    'codes.title': 'Your recovery codes',
+    'codes.text': 'Two-factor sign-in is on. Keep these ten codes somewhere safe: each signs you in once if you lose your phone. They are shown only now.',
+    'codes.done': 'I have saved them, continue', disabled: 'Two-factor sign-in is off.',
+  },
+  ru: {
+    'code.title': 'Код подтверждения', 'code.text': 'Введите шестизначный код из приложения-аутентификатора или один из резервных кодов.',
+    'code.label': 'Код', 'code.submit': 'Войти', 'code.cancel': 'Отменить и выйти',
+    'code.wrong': 'Код неверен (или уже использован). Введите текущий код.',
+    'code.throttled': 'Слишком много неверных кодов. Подождите несколько минут и попробуйте снова.',
+    title: 'Двухфакторный вход', on: 'Двухфакторный вход включён для {email}. При входе спрашивается код из приложения-аутентификатора.',
+    off: 'Двухфакторный вход выключен для {email}. Включите его, чтобы один пароль не открывал кабинет.',
+    left: 'Осталось резервных кодов: {n}.',
+    'setup.text': 'Отсканируйте QR-код приложением-аутентификатором (или введите ключ) и введите код, который оно покажет.',
+    'setup.key': 'Ключ', 'setup.label': 'Код из приложения', 'setup.submit': 'Включить',
+    'disable.title': 'Выключить', 'disable.text': 'Чтобы выключить двухфакторный вход, введите текущий код из приложения (или резервный код).',
+    'disable.submit': 'Выключить двухфакторный вход',
+    'codes.title': 'Ваши резервные коды',
+    'codes.text': 'Двухфакторный вход включён. Сохраните эти десять кодов в надёжном месте: каждый один раз заменяет код из телефона. Они показаны только сейчас.',
+    'codes.done': 'Я сохранил их, продолжить', disabled: 'Двухфакторный вход выключен.',
+  },
+};
+const words = (lang: Lang) => (k: string, vars: Record<string, string | number> = {}) =>
+  (WORDS[lang][k] ?? k).replace(/\{(\w+)\}/g, (_, v: string) => String(vars[v] ?? ''));
+
+const secondFactor = { cabinetSecondFactor: true } as const;
+
+/**
+ * Optional TOTP 2FA of cabinet accounts (issue 17 item 3), with the console's implementation
+ * (src/domain/operator/two-factor.ts): each account (the merchant's own login, each team
+ * member) turns it on here with a code, gets recovery codes once, and from then on a right
+ * password opens only the code page. Wrong codes are limited per account as wrong passwords
+ * are (SignInGuard); turning it off takes a current code. Every step is in the audit trail,
+ * without a secret or a code.
+ */
+export default async function twoFactorRoutes(app: FastifyInstance, opts: CabinetRouteOptions): Promise<void> {
+  const { sessions, cookieOpts } = opts;
+  const codeGuard = new SignInGuard({ ...opts.signInLimits, perPair: 5, perAccount: 20 });
+  const factors: Record<Exclude<TwoFactorTable, 'operators'>, TwoFactor> = {
+    merchants: new TwoFactor(app.db, app.config.tokenEncryptionKey, 'merchants'),
+    merchant_users: new TwoFactor(app.db, app.config.tokenEncryptionKey, 'merchant_users'),
+  };
+  const safeNext = (next: string | undefined) => sharedSafeNext(next, BASE);
+
+  const who = (req: FastifyRequest, s: CabinetSession): Actor =>
+    ({ actor: s.user ? `merchant-user:${s.user.id}` : `merchant:${s.merchant.id}`, ip: req.ip ?? null });
+  const objectOf = (s: CabinetSession) => ({ objectType: s.user ? 'merchant_user' : 'merchant', objectId: accountOf(s).id });
+  const w = (req: FastifyRequest) => words(req.cabinet.lang);
+
+  const codePage = (req: FastifyRequest, reply: FastifyReply, data: Record<string, unknown> = {}) =>
+    render(req, reply, 'two-factor-code', { title: w(req)('code.title'), w: w(req), next: safeNext(queryOf(req).next ?? formBody(req).next), ...data });
+
+  app.get('/2fa', { config: secondFactor, schema: { hide: true } }, async (req, reply) => codePage(req, reply));
+
+  app.post('/2fa', { config: secondFactor, schema: { hide: true } }, async (req, reply) => {
+    const s = req.cabinet.session!;
+    const account = accountOf(s);
+    const ticket = codeGuard.admit(account.id, req.ip);
+    if (!ticket) { reply.status(429); return codePage(req, reply, { error: w(req)('code.throttled') }); }
+    const factor = await factors[account.table].check(account.id, formBody(req).code ?? '', (c, r) => writeAudit(c, who(req, s), {
+      action: 'merchant.sign_in', ...objectOf(s), before: null,
+      after: r.factor === 'recovery_code' ? { factor: r.factor, codes_left: r.codesLeft } : { factor: r.factor },
+    }));
+    if (!factor) {
+      await writeAudit(app.db.pool, who(req, s), { action: 'merchant.sign_in.failed', ...objectOf(s), before: null, after: { step: 'totp' } });
+      reply.status(401);
+      return codePage(req, reply, { error: w(req)('code.wrong') });
+    }
+    codeGuard.succeeded(ticket);
+    reply.setCookie(SESSION_COOKIE, await sessions.promote(s), cookieOpts);
+    return reply.redirect(safeNext(formBody(req).next), 303);
+  });
+
+  app.post('/2fa/cancel', { config: secondFactor, schema: { hide: true } }, async (req, reply) => {
+    await sessions.destroy(req.cabinet.session!.id);
+    reply.clearCookie(SESSION_COOKIE, { path: BASE });
+    return reply.redirect(`${BASE}/login?bye=1`, 303);
+  });
+
+  const securityPage = async (req: FastifyRequest, reply: FastifyReply, data: Record<string, unknown> = {}) => {
+    const s = req.cabinet.session!;
+    const account = accountOf(s);
+    const base = { nav: 'security', title: w(req)('title'), w: w(req), email: account.email, on: s.totpEnabled, ...data };
+    if (s.totpEnabled) return render(req, reply, 'security', { ...base, left: await factors[account.table].recoveryCodesLeft(account.id) });
+    // One secret per session until a code confirms it, kept encrypted with the session.
+    let secret: string;
+    if (s.pendingTotpEnc) secret = factors[account.table].openSecret(s.pendingTotpEnc);
+    else {
+      secret = newTotpSecret();
+      await sessions.setPendingTotp(s.id, factors[account.table].sealSecret(secret));
+    }
+    const uri = totpUri(account.email, secret, CABINET_TOTP_ISSUER);
+    return render(req, reply, 'security', { ...base, secret, qr: await totpQrDataUrl(uri) });
+  };
+
+  app.get('/security', { schema: { hide: true } }, async (req, reply) => securityPage(req, reply));
+
+  app.post('/security/totp/enable', { schema: { hide: true } }, async (req, reply) => {
+    const s = req.cabinet.session!;
+    if (s.totpEnabled || !s.pendingTotpEnc) return reply.redirect(`${BASE}/security`, 303);
+    const account = accountOf(s);
+    const ticket = codeGuard.admit(account.id, req.ip);
+    if (!ticket) { reply.status(429); return securityPage(req, reply, { error: w(req)('code.throttled') }); }
+    const tf = factors[account.table];
+    const r = await tf.enable(account.id, tf.openSecret(s.pendingTotpEnc), formBody(req).code ?? '', async (c) => {
+      await writeAudit(c, who(req, s), { action: 'merchant.totp.enable', ...objectOf(s), before: { totp_enabled: false }, after: { totp_enabled: true, codes_issued: RECOVERY_CODE_COUNT } });
+      // Whoever was signed in with the password alone is signed out; this browser stays.
+      await sessions.endOthers(c, s);
+    });
+    if (!r) { reply.status(401); return securityPage(req, reply, { error: w(req)('code.wrong') }); }
+    codeGuard.succeeded(ticket);
+    await sessions.setPendingTotp(s.id, null);
+    // Shown once, in the answer to this POST (a reload is a replayed form: nothing is shown again).
+    return render(req, reply, 'recovery-codes', { nav: 'security', title: w(req)('codes.title'), w: w(req), codes: r.recoveryCodes });
+  });
+
+  app.post('/security/totp/disable', { schema: { hide: true } }, async (req, reply) => {
+    const s = req.cabinet.session!;
+    if (!s.totpEnabled) return reply.redirect(`${BASE}/security`, 303);
+    const account = accountOf(s);
+    const ticket = codeGuard.admit(account.id, req.ip);
+    if (!ticket) { reply.status(429); return securityPage(req, reply, { disableError: w(req)('code.throttled') }); }
+    const factor = await factors[account.table].disable(account.id, formBody(req).code ?? '', (c, r) => writeAudit(c, who(req, s), {
+      action: 'merchant.totp.disable', ...objectOf(s), before: { totp_enabled: true }, after: { totp_enabled: false, factor: r.factor },
+    }));
+    if (!factor) {
+      await writeAudit(app.db.pool, who(req, s), { action: 'merchant.totp.disable.failed', ...objectOf(s), before: null, after: null });
+      reply.status(401);
+      return securityPage(req, reply, { disableError: w(req)('code.wrong') });
+    }
+    codeGuard.succeeded(ticket);
+    return reply.redirect(`${BASE}/security?ok=common.saved`, 303);
+  });
+}
