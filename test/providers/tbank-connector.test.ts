@@ -163,9 +163,15 @@ describe('tbank connector: refunds', () => {
     expect(await call('get_refund', (ctx) => conn.getRefund({ refundId: 'x', ref }, ctx))).toEqual({ status: 'succeeded', ref });
     // A refund in the bill's other currency is never sent as kopecks of it.
     const before = tb.requests.length;
-    const usd = await call('refund', (ctx) => conn.refund({ refundId: pid(), paymentId: 'p', paymentRef: ref, amount: new Decimal('1'), currency: 'USD', fromCard: null }, ctx));
+    const usd = await call('refund', (ctx) => conn.refund({ refundId: pid(), paymentId: 'p', paymentRef: ref, amount: new Decimal('1'), amountRub: null, currency: 'USD', fromCard: null }, ctx));
     expect(usd).toMatchObject({ status: 'failed', code: 'tbank:currency_not_supported' });
     expect(tb.requests.length).toBe(before);
+  });
+
+  it('a refund of a USD bill is sent to Cancel as the kopecks of its RUB amount (what the payer paid)', async () => {
+    const { ref } = await paidPayment('925.00');
+    expect(await refund(pid(), ref, '5.00', { currency: 'USD', amountRub: '462.50' })).toMatchObject({ status: 'succeeded' });
+    expect(tb.payments.get(ref)).toMatchObject({ Status: 'PARTIAL_REFUNDED', Amount: 46250 });
   });
 
   it('a Cancel applied then unanswered is unknown; repeated with the same ExternalRequestId it answers the same and refunds once', async () => {

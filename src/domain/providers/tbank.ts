@@ -5,7 +5,7 @@ import {
   ConnectorRefusedError, type CallContext, type Capabilities, type Connector, type ConnectorMode, type CreatePayment, type CreateRefund,
   type InboundNotification, type OperationOutcome, type ParsedNotification, type PaymentOutcome,
 } from './connector.js';
-import { ipAllowed, parseAllowList, providerFetch, type ProviderAnswer } from './provider-http.js';
+import { ipAllowed, parseAllowList, providerFetch, rubOfRefund, type ProviderAnswer } from './provider-http.js';
 
 /** T-Bank internet acquiring API v2 in production (test terminals: https://rest-api-test.tinkoff.ru/v2). */
 export const TBANK_BASE_URL = 'https://securepay.tinkoff.ru/v2';
@@ -119,10 +119,11 @@ export class TBankConnector implements Connector {
 
   async refund(req: CreateRefund, ctx: CallContext): Promise<OperationOutcome> {
     if (!req.paymentRef) return { status: 'failed', code: 'no_provider_ref', message: 'tbank: the payment has no PaymentId', ref: null };
-    // The terminal took roubles; a refund in the bill's other currency would be read as kopecks
-    // of that currency. Refused as final until refunds carry their amount in roubles.
-    if (req.currency !== 'RUB') return { status: 'failed', code: 'tbank:currency_not_supported', message: `tbank: refunds are in RUB, not ${req.currency}`, ref: null };
-    const r = await this.send('Cancel', { PaymentId: req.paymentRef, Amount: kopecks(req.amount), ExternalRequestId: req.refundId }, ctx);
+    // The terminal took roubles: Cancel gives back the RUB share of the refund, in kopecks. A refund
+    // of another currency admitted before that share was kept has none: failed, never guessed.
+    const rub = rubOfRefund(req);
+    if (!rub) return { status: 'failed', code: 'tbank:currency_not_supported', message: `tbank: no RUB amount for a refund in ${req.currency}`, ref: null };
+    const r = await this.send('Cancel', { PaymentId: req.paymentRef, Amount: kopecks(rub), ExternalRequestId: req.refundId }, ctx);
     // No answer, or a 5xx: the Cancel may have applied; asked again with the same ExternalRequestId.
     if (r.status !== 200 || !r.body) throw new Error(`tbank: Cancel answered HTTP ${r.status} (result unknown)`);
     const a = r.body as TbAnswer;
