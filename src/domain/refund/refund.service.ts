@@ -202,7 +202,7 @@ export class RefundService {
    */
   async applyProviderOutcome(
     target: { id: string; connector?: string } | { connector: string; ref: string }, outcome: OperationOutcome, tx?: Queryable,
-  ): Promise<{ changed: boolean; status: RefundStatus | null }> {
+  ): Promise<{ changed: boolean; status: RefundStatus | null; id?: string }> {
     // In the caller's transaction when given (a notification's dedupe row commits with it).
     return inTxOr(this.db.pool, tx, async (c) => {
       const q = 'id' in target
@@ -214,10 +214,10 @@ export class RefundService {
       if (!hit) return { changed: false, status: null };
       const r = (await lockRefund(c, hit.id))!;
       if (target.connector !== undefined && hit.connector !== target.connector) return { changed: false, status: r.status };
-      if (r.status !== 'PROCESS' || !isFinal(outcome)) return { changed: false, status: r.status };
+      if (r.status !== 'PROCESS' || !isFinal(outcome)) return { changed: false, status: r.status, id: r.id };
       const to = await this.finishIn(c, r, outcome);
       await closeAttention(c, 'refund', r.id, { resolution: to, note: 'the provider answered', by: 'provider' });
-      return { changed: true, status: to };
+      return { changed: true, status: to, id: r.id };
     });
   }
 
