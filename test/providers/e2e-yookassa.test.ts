@@ -134,6 +134,33 @@ for (const size of ['phone', 'desktop'] as const) {
   });
 }
 
+describe('YooKassa end to end: a bill in another currency', () => {
+  it('a USD bill paid in roubles is refunded in roubles: each provider refund carries its RUB share, the last one the rest; the acquirer clearing returns to zero', async () => {
+    expect((await admin(e, 'PUT', '/rates/USD', { rub_per_unit: '92.5' })).status).toBe(200);
+    const before = await accountBalances(e);
+    const billId = await billFor(e, m, { amount: '10.00', currencyIn: 'USD', orderId: 'yk-usd' });
+    // JSON mode (PROVIDERS.md): no card fields, the action is YooKassa's page.
+    const r = await e.t.app.inject({ method: 'POST', url: `/pay/${billId}`, headers: { accept: 'application/json' }, payload: { method: 'BANK_CARD' } });
+    expect(r.json()).toMatchObject({ status: 'PROCESS', action: { type: 'redirect' } });
+    const paymentId = r.json().payment_id as string;
+    const ref = (await payment(paymentId)).provider_ref as string;
+    expect(yk.payments.get(ref)!.amount).toEqual({ value: '925.00', currency: 'RUB' });
+    yk.payerAction(ref, 'pay', { card: '5555555555554444' });
+    await until('paid', async () => (await payment(paymentId)).status === 'SUCCESS');
+    const r1 = await refundVia(e, m, paymentId, '4.00');
+    expect(await refundFinal(e, r1.id)).toMatchObject({ status: 'SUCCESS' });
+    const r2 = await refundVia(e, m, paymentId);
+    expect(await refundFinal(e, r2.id)).toMatchObject({ status: 'SUCCESS' });
+    const sent = [...yk.refunds.values()].filter((x) => x.payment_id === ref).map((x) => x.amount);
+    expect(sent).toEqual([{ value: '370.00', currency: 'RUB' }, { value: '555.00', currency: 'RUB' }]);
+    expect((await e.t.db.pool.query(`SELECT amount::text, amount_rub::text, currency::text FROM refunds WHERE payment_id = $1 ORDER BY created_at`, [paymentId])).rows)
+      .toEqual([{ amount: '4.00', amount_rub: '370.00', currency: 'USD' }, { amount: '6.00', amount_rub: '555.00', currency: 'USD' }]);
+    const bal = await accountBalances(e);
+    expect(new Decimal(bal(ACQ)).minus(before(ACQ)).toFixed(2)).toBe('0.00');
+    await ledgerOk(e);
+  }, 60_000);
+});
+
 describe('YooKassa end to end: what can go wrong', () => {
   it('the notification is lost: the reconciler asks YooKassa and the payment ends SUCCESS, credited once', async () => {
     const billId = await billFor(e, m, { amount: '321.00', orderId: 'yk-lost' });
