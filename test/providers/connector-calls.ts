@@ -29,8 +29,8 @@ export function connectorCalls(t: () => TestApp, conn: () => Connector, timeoutM
       paymentId, method, amount: new Decimal(amount), description: 'Заказ 7', returnUrl: `http://pay.test/pay/bill1/return/${paymentId}`,
     }, ctx)),
     getPayment: (paymentId: string, ref: string | null) => call('get_payment', (ctx) => conn().getPayment({ paymentId, ref }, ctx)),
-    refund: (refundId: string, paymentRef: string, amount: string) => call('refund', (ctx) => conn().refund({
-      refundId, paymentId: 'p', paymentRef, amount: new Decimal(amount), currency: 'RUB', fromCard: null,
+    refund: (refundId: string, paymentRef: string, amount: string, o: { currency?: string; amountRub?: string } = {}) => call('refund', (ctx) => conn().refund({
+      refundId, paymentId: 'p', paymentRef, amount: new Decimal(amount), currency: o.currency ?? 'RUB', amountRub: o.amountRub ? new Decimal(o.amountRub) : null, fromCard: null,
     }, ctx)),
     /** A notification as the inbound route hands it over, with a signal of its own. */
     parse: (body: unknown, ip = '127.0.0.1', c: Connector = conn()) => c.parseNotification({ headers: {}, body, ip }, { signal: AbortSignal.timeout(2000) }),

@@ -155,17 +155,24 @@ describe('tbank connector: payments', () => {
 describe('tbank connector: refunds', () => {
   it('Cancel refunds partly, then the rest; more than is left is failed with T-Bank\'s code; the payment moves PARTIAL_REFUNDED then REFUNDED', async () => {
     const { ref } = await paidPayment('150.00');
-    expect(await refund(pid(), ref, '50.00')).toEqual({ status: 'succeeded', ref });
+    // Each refund's ref is the payment and what its Cancel left (NewAmount): never shared by two refunds of it.
+    expect(await refund(pid(), ref, '50.00')).toEqual({ status: 'succeeded', ref: `${ref}:10000` });
     expect(tb.payments.get(ref)).toMatchObject({ Status: 'PARTIAL_REFUNDED', Amount: 10000 });
-    expect(await refund(pid(), ref, '100.00')).toEqual({ status: 'succeeded', ref });
+    expect(await refund(pid(), ref, '100.00')).toEqual({ status: 'succeeded', ref: `${ref}:0` });
     expect(tb.payments.get(ref)).toMatchObject({ Status: 'REFUNDED', Amount: 0 });
     expect(await refund(pid(), ref, '1.00')).toMatchObject({ status: 'failed', code: expect.stringMatching(/^tbank:/), ref: null });
-    expect(await call('get_refund', (ctx) => conn.getRefund({ refundId: 'x', ref }, ctx))).toEqual({ status: 'succeeded', ref });
+    expect(await call('get_refund', (ctx) => conn.getRefund({ refundId: 'x', ref: `${ref}:10000` }, ctx))).toEqual({ status: 'succeeded', ref: `${ref}:10000` });
     // A refund in the bill's other currency is never sent as kopecks of it.
     const before = tb.requests.length;
-    const usd = await call('refund', (ctx) => conn.refund({ refundId: pid(), paymentId: 'p', paymentRef: ref, amount: new Decimal('1'), currency: 'USD', fromCard: null }, ctx));
+    const usd = await call('refund', (ctx) => conn.refund({ refundId: pid(), paymentId: 'p', paymentRef: ref, amount: new Decimal('1'), amountRub: null, currency: 'USD', fromCard: null }, ctx));
     expect(usd).toMatchObject({ status: 'failed', code: 'tbank:currency_not_supported' });
     expect(tb.requests.length).toBe(before);
+  });
+
+  it('a refund of a USD bill is sent to Cancel as the kopecks of its RUB amount (what the payer paid)', async () => {
+    const { ref } = await paidPayment('925.00');
+    expect(await refund(pid(), ref, '5.00', { currency: 'USD', amountRub: '462.50' })).toMatchObject({ status: 'succeeded' });
+    expect(tb.payments.get(ref)).toMatchObject({ Status: 'PARTIAL_REFUNDED', Amount: 46250 });
   });
 
   it('a Cancel applied then unanswered is unknown; repeated with the same ExternalRequestId it answers the same and refunds once', async () => {
@@ -174,7 +181,7 @@ describe('tbank connector: refunds', () => {
     tb.misbehave({ op: 'Cancel', timeoutAfterApply: 'hold', holdMs: 3000 });
     expect(await quick.refund(refundId, ref, '40.00')).toMatchObject({ status: 'unknown', reason: 'timeout after 1000 ms' });
     expect(tb.payments.get(ref)!.Amount).toBe(11000);
-    expect(await refund(refundId, ref, '40.00')).toEqual({ status: 'succeeded', ref });
+    expect(await refund(refundId, ref, '40.00')).toEqual({ status: 'succeeded', ref: `${ref}:11000` });
     expect(tb.payments.get(ref)!.Amount).toBe(11000);
     // A 5xx on Cancel is unknown too (it may have applied), never a failure.
     tb.misbehave({ op: 'Cancel', status5xx: 502 });
@@ -249,20 +256,25 @@ describe('tbank connector: notifications', () => {
     expect(second).toMatchObject({ ok: true, eventKey: `${ref}:AUTHORIZED`, outcome: { status: 'pending' } });
   });
 
-  it('refund notifications are keyed by PaymentId, status and Amount, so two partial refunds differ', async () => {
+  it('refund notifications are keyed by PaymentId, status and Amount, and name the refund by what its Cancel left (or by ExternalRequestId when sent), so two partial refunds differ', async () => {
     const { ref } = await paidPayment('150.00');
-    await refund(pid(), ref, '10.00');
-    await refund(pid(), ref, '20.00');
+    const r1 = await refund(pid(), ref, '10.00');
+    const r2 = await refund(pid(), ref, '20.00');
     await tb.idle();
     const partial = notes(ref).filter((n) => n.Status === 'PARTIAL_REFUNDED');
     expect(partial).toHaveLength(2);
     const keys = [];
+    const refs = [];
     for (const n of partial) {
       const p = await parse(n);
-      expect(p).toMatchObject({ ok: true, object: 'refund', ref, outcome: { status: 'succeeded', ref } });
-      if (p.ok) keys.push(p.eventKey);
+      expect(p).toMatchObject({ ok: true, object: 'refund', ourId: null, outcome: { status: 'succeeded' } });
+      if (p.ok) { keys.push(p.eventKey); refs.push(p.ref); }
     }
     expect(keys).toEqual([`${ref}:PARTIAL_REFUNDED:14000`, `${ref}:PARTIAL_REFUNDED:12000`]);
+    // Each names the refund whose Cancel answered that NewAmount.
+    expect(refs).toEqual([(r1 as { ref: string }).ref, (r2 as { ref: string }).ref]);
+    const { Token: _t, ...unsigned } = partial[0]!;
+    expect(await parse(tb.sign({ ...unsigned, ExternalRequestId: 'rf-ours-1' }))).toMatchObject({ ok: true, object: 'refund', ourId: 'rf-ours-1' });
   });
 
   it('forged: a wrong Token, a tampered Amount, another terminal or no Token is ok:false', async () => {

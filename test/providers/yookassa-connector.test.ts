@@ -172,9 +172,17 @@ describe('yookassa connector: refunds and payouts', () => {
     expect(got).toMatchObject({ status: 'succeeded', ref: (r1 as { ref: string }).ref });
     // A refund in the bill's other currency never reaches YooKassa (the shop took roubles).
     const before = yk.requests.length;
-    const usd = await call('refund', (ctx) => conn.refund({ refundId: pid(), paymentId: 'p', paymentRef: ref, amount: new Decimal('1'), currency: 'USD', fromCard: null }, ctx));
+    const usd = await call('refund', (ctx) => conn.refund({ refundId: pid(), paymentId: 'p', paymentRef: ref, amount: new Decimal('1'), amountRub: null, currency: 'USD', fromCard: null }, ctx));
     expect(usd).toMatchObject({ status: 'failed', code: 'yookassa:currency_not_supported' });
     expect(yk.requests.length).toBe(before);
+  });
+
+  it('a refund of a USD bill is sent as its RUB amount (what the payer paid), never as the bill currency', async () => {
+    const { ref } = await paidPayment('925.00');
+    const r = await refund(pid(), ref, '5.00', { currency: 'USD', amountRub: '462.50' });
+    expect(r).toMatchObject({ status: 'succeeded', ref: expect.any(String) });
+    expect([...yk.refunds.values()].find((x) => x.id === (r as { ref: string }).ref)!.amount).toEqual({ value: '462.50', currency: 'RUB' });
+    expect(yk.payments.get(ref)!.refunded_amount).toEqual({ value: '462.50', currency: 'RUB' });
   });
 
   it('pays out to a card and to an SBP phone with the payout gateway\'s credentials and the bank\'s SBP id; a refused recipient is failed', async () => {

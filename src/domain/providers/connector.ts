@@ -78,8 +78,14 @@ export interface CreateRefund {
   paymentId: string;
   /** The provider's reference of the payment (null for the sandbox's older payments). */
   paymentRef: string | null;
+  /** In the payment's account currency (the bill's: what the merchant's balance gives back). */
   amount: Decimal;
   currency: string;
+  /**
+   * What the provider gives back in RUB (the payer paid roubles): `amount` for a RUB payment,
+   * its share of the RUB paid otherwise; null for a refund admitted before this was kept.
+   */
+  amountRub: Decimal | null;
   /** The payer's masked card (first 6, stars, last 4), null for SBP payments. */
   fromCard: string | null;
 }

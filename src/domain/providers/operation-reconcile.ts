@@ -30,7 +30,13 @@ export function isFinal(o: OperationOutcome): o is FinalOutcome {
 }
 
 /** The provider has nothing under what we asked by (only a repeat with our id can tell more). */
-export const isNotFound = (o: OperationOutcome) => o.status === 'failed' && o.code === 'not_found';
+/**
+ * The provider shows nothing under what we know: the sandbox's `not_found`, or a real connector
+ * that can only be asked by its own reference and has none yet (`<kind>:no_ref`: YooKassa and
+ * T-Bank have no lookup by our id; the operation is repeated under the same idempotency key).
+ */
+export const isNotFound = (o: OperationOutcome) =>
+  (o.status === 'failed' && o.code === 'not_found') || (o.status === 'refused' && o.code.endsWith(':no_ref'));
 
 /** What was last heard, as stored in attention_items.last_heard (never account numbers). */
 export function lastHeard(o: OperationOutcome): Record<string, unknown> {

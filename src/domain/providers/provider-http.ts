@@ -1,5 +1,6 @@
 import { BlockList, isIP } from 'node:net';
-import { ConnectorRefusedError } from './connector.js';
+import type { Decimal } from 'decimal.js';
+import { ConnectorRefusedError, type CreateRefund } from './connector.js';
 
 /** A provider's HTTP answer: status, raw text, and the body parsed as JSON (null when it is not JSON). */
 export interface ProviderAnswer { status: number; text: string; body: unknown }
@@ -60,4 +61,13 @@ export function ipAllowed(list: BlockList, ip: string): boolean {
   const addr = v4 ?? ip;
   const family = isIP(addr);
   return family !== 0 && list.check(addr, family === 6 ? 'ipv6' : 'ipv4');
+}
+
+/**
+ * The roubles a provider gives back for a refund: the payer paid it in RUB, whatever the bill's
+ * currency. Null when a refund in another currency carries no RUB amount (admitted before one was kept).
+ */
+export function rubOfRefund(req: Pick<CreateRefund, 'amount' | 'amountRub' | 'currency'>): Decimal | null {
+  if (req.amountRub !== null) return req.amountRub;
+  return req.currency === 'RUB' ? req.amount : null;
 }

@@ -5,7 +5,7 @@ import {
   ConnectorRefusedError, type CallContext, type Capabilities, type Connector, type ConnectorMode, type CreatePayment, type CreateRefund,
   type InboundNotification, type OperationOutcome, type ParsedNotification, type PaymentOutcome,
 } from './connector.js';
-import { ipAllowed, parseAllowList, providerFetch, type ProviderAnswer } from './provider-http.js';
+import { ipAllowed, parseAllowList, providerFetch, rubOfRefund, type ProviderAnswer } from './provider-http.js';
 
 /** T-Bank internet acquiring API v2 in production (test terminals: https://rest-api-test.tinkoff.ru/v2). */
 export const TBANK_BASE_URL = 'https://securepay.tinkoff.ru/v2';
@@ -41,6 +41,7 @@ export function tbankToken(params: Record<string, unknown>, password: string): s
 interface TbAnswer {
   Success?: boolean; ErrorCode?: string; Message?: string; Details?: string;
   Status?: string; PaymentId?: string | number; OrderId?: string; Amount?: number; PaymentURL?: string; Data?: string;
+  OriginalAmount?: number; NewAmount?: number;
   Payments?: { PaymentId: string | number; Amount: number; Status: string }[];
 }
 
@@ -119,10 +120,11 @@ export class TBankConnector implements Connector {
 
   async refund(req: CreateRefund, ctx: CallContext): Promise<OperationOutcome> {
     if (!req.paymentRef) return { status: 'failed', code: 'no_provider_ref', message: 'tbank: the payment has no PaymentId', ref: null };
-    // The terminal took roubles; a refund in the bill's other currency would be read as kopecks
-    // of that currency. Refused as final until refunds carry their amount in roubles.
-    if (req.currency !== 'RUB') return { status: 'failed', code: 'tbank:currency_not_supported', message: `tbank: refunds are in RUB, not ${req.currency}`, ref: null };
-    const r = await this.send('Cancel', { PaymentId: req.paymentRef, Amount: kopecks(req.amount), ExternalRequestId: req.refundId }, ctx);
+    // The terminal took roubles: Cancel gives back the RUB share of the refund, in kopecks. A refund
+    // of another currency admitted before that share was kept has none: failed, never guessed.
+    const rub = rubOfRefund(req);
+    if (!rub) return { status: 'failed', code: 'tbank:currency_not_supported', message: `tbank: no RUB amount for a refund in ${req.currency}`, ref: null };
+    const r = await this.send('Cancel', { PaymentId: req.paymentRef, Amount: kopecks(rub), ExternalRequestId: req.refundId }, ctx);
     // No answer, or a 5xx: the Cancel may have applied; asked again with the same ExternalRequestId.
     if (r.status !== 200 || !r.body) throw new Error(`tbank: Cancel answered HTTP ${r.status} (result unknown)`);
     const a = r.body as TbAnswer;
@@ -131,17 +133,21 @@ export class TBankConnector implements Connector {
       if (CONFIG_CODES.has(code)) throw new ConnectorRefusedError(`tbank:${code}`, `tbank: Cancel refused ${code} ${a.Message ?? ''} ${a.Details ?? ''}`.trim());
       return { status: 'failed', code: `tbank:${code}`, message: [a.Message, a.Details].filter(Boolean).join(' ') || 'T-Bank refused the refund.', ref: null };
     }
-    return refundOutcome(req.paymentRef, a.Status ?? '');
+    return refundOutcome(refundRef(req.paymentRef, a.NewAmount), a.Status ?? '');
   }
 
   /**
-   * A refund's ref is its payment's PaymentId: T-Bank keeps no refund object, so a running one
-   * (REFUNDING) is followed through the payment's status.
+   * T-Bank keeps no refund object: a refund's ref is `<PaymentId>:<NewAmount>`, its payment and
+   * what its Cancel left of it (kopecks), which no other refund of the payment shares (what is
+   * left only shrinks). A running one (REFUNDING) is followed through the payment's status: done
+   * once the payment is refunded down to what this Cancel left, or below.
    */
   async getRefund(q: { refundId: string; ref: string | null }, ctx: CallContext): Promise<OperationOutcome> {
     if (!q.ref) throw new ConnectorRefusedError('tbank:no_ref', 'tbank: no PaymentId; repeat the Cancel with the same ExternalRequestId');
-    const a = answered(await this.send('GetState', { PaymentId: q.ref }, ctx), 'GetState', true);
-    return refundOutcome(q.ref, a.Status ?? '');
+    const [paymentId, left] = q.ref.split(':');
+    const a = answered(await this.send('GetState', { PaymentId: paymentId }, ctx), 'GetState', true);
+    const done = left === undefined || (typeof a.Amount === 'number' && a.Amount <= Number(left));
+    return done ? refundOutcome(q.ref, a.Status ?? '') : { status: 'pending', ref: q.ref };
   }
 
   async createPayout(): Promise<OperationOutcome> {
@@ -171,7 +177,12 @@ export class TBankConnector implements Connector {
     const ref = String(id);
     const reply = { status: 200, body: 'OK' };
     if (REFUND_DONE.has(status) || REFUND_RUNNING.has(status)) {
-      return { ok: true, eventKey: `${ref}:${status}:${b.Amount}`, object: 'refund', ref, ourId: null, outcome: refundOutcome(ref, status), reply };
+      // The refund itself: by our id when T-Bank echoes Cancel's ExternalRequestId, else by the
+      // payment and what is left of it (`Amount`), which is what that refund's Cancel answered as
+      // NewAmount. Never by the payment alone: two partial refunds of it may be in flight.
+      const own = typeof b.ExternalRequestId === 'string' && b.ExternalRequestId !== '' ? b.ExternalRequestId : null;
+      const rref = refundRef(ref, b.Amount);
+      return { ok: true, eventKey: `${ref}:${status}:${b.Amount}`, object: 'refund', ref: rref, ourId: own, outcome: refundOutcome(rref, status), reply };
     }
     const outcome = paymentOutcome(ref, status, b.Amount, typeof b.ErrorCode === 'string' ? b.ErrorCode : '0', typeof b.Message === 'string' ? b.Message : undefined);
     return { ok: true, eventKey: `${ref}:${status}`, object: 'payment', ref, ourId: typeof b.OrderId === 'string' ? b.OrderId : null, outcome, reply };
@@ -217,6 +228,11 @@ function paymentOutcome(ref: string, status: string, amount: number | undefined,
 function refundOutcome(ref: string, status: string): OperationOutcome {
   if (REFUND_DONE.has(status) || status === 'REVERSED' || status === 'CANCELED') return { status: 'succeeded', ref };
   return { status: 'pending', ref };
+}
+
+/** A refund's reference: its payment and what its Cancel left of it (just the PaymentId when T-Bank did not say). */
+function refundRef(paymentId: string, left: unknown): string {
+  return typeof left === 'number' && Number.isSafeInteger(left) ? `${paymentId}:${left}` : paymentId;
 }
 
 /** Kopecks as T-Bank's integer `Amount`, from the Decimal (never through a float). */

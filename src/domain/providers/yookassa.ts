@@ -4,7 +4,7 @@ import {
   ConnectorRefusedError, type CallContext, type Capabilities, type Connector, type ConnectorMode, type CreatePayment, type CreatePayout,
   type CreateRefund, type InboundNotification, type OperationOutcome, type ParsedNotification, type PaymentOutcome,
 } from './connector.js';
-import { ipAllowed, parseAllowList, providerFetch, type ProviderAnswer } from './provider-http.js';
+import { ipAllowed, parseAllowList, providerFetch, rubOfRefund, type ProviderAnswer } from './provider-http.js';
 
 /** YooKassa API v3 in production (yookassa.ru/developers/using-api/basics). */
 export const YOOKASSA_BASE_URL = 'https://api.yookassa.ru/v3';
@@ -119,11 +119,12 @@ export class YooKassaConnector implements Connector {
 
   async refund(req: CreateRefund, ctx: CallContext): Promise<OperationOutcome> {
     if (!req.paymentRef) return { status: 'failed', code: 'no_provider_ref', message: 'yookassa: the payment has no YooKassa id', ref: null };
-    // The shop took roubles; a refund in the bill's other currency is not an amount YooKassa can
-    // refund. Failed as final until refunds carry their amount in roubles.
-    if (req.currency !== 'RUB') return { status: 'failed', code: 'yookassa:currency_not_supported', message: `yookassa: refunds are in RUB, not ${req.currency}`, ref: null };
+    // The shop took roubles: YooKassa gives back the RUB share of the refund. A refund of another
+    // currency admitted before that share was kept has none: failed, never guessed.
+    const rub = rubOfRefund(req);
+    if (!rub) return { status: 'failed', code: 'yookassa:currency_not_supported', message: `yookassa: no RUB amount for a refund in ${req.currency}`, ref: null };
     const a = await this.send('POST', '/refunds', ctx, {
-      body: { payment_id: req.paymentRef, amount: money(req.amount, req.currency), description: `Refund ${req.refundId}`.slice(0, 250) }, key: req.refundId,
+      body: { payment_id: req.paymentRef, amount: money(rub), description: `Refund ${req.refundId}`.slice(0, 250) }, key: req.refundId,
     });
     if (a.status === 200) return operationOutcome(a.body as YkObject);
     // YooKassa: a 500 is "result unknown, repeat with the same key"; the refund stays PROCESS

@@ -41,13 +41,21 @@ export interface RefundablePayment {
   refundedAmount: Decimal;
   /** What chargebacks took from the payment (refunds may not take it again). */
   chargebackAmount: Decimal;
+  /** What the payer paid the acquirer, in RUB. */
+  receivedRub: Decimal;
+  /** The RUB of the payment's refunds so far (NEW, PROCESS, SUCCESS): what the provider has given or will give back. */
+  refundedRub: Decimal;
 }
 
 /** Locks the merchant's payment (FOR UPDATE): refunds of one payment are serialised on it. */
 export async function lockPayment(c: Queryable, merchantId: string, paymentId: string): Promise<RefundablePayment | null> {
-  const r = await c.query<{ status: PaymentStatus; received: string | null; account_currency: Currency; refunded_amount: string; chargeback_amount: string }>(
+  const r = await c.query<{
+    status: PaymentStatus; received: string | null; account_currency: Currency; refunded_amount: string; chargeback_amount: string;
+    received_rub: string; refunded_rub: string;
+  }>(
     `SELECT status, (account_amount + commission)::text AS received, account_currency, refunded_amount::text AS refunded_amount,
-            chargeback_amount::text AS chargeback_amount
+            chargeback_amount::text AS chargeback_amount, amount_received::text AS received_rub,
+            (SELECT coalesce(sum(amount_rub), 0)::text FROM refunds WHERE payment_id = $1 AND status <> 'FAIL') AS refunded_rub
        FROM payments WHERE id = $1 AND merchant_id = $2 FOR UPDATE`,
     [paymentId, merchantId],
   );
@@ -59,6 +67,8 @@ export async function lockPayment(c: Queryable, merchantId: string, paymentId: s
     accountCurrency: p.account_currency,
     refundedAmount: new Decimal(p.refunded_amount),
     chargebackAmount: new Decimal(p.chargeback_amount),
+    receivedRub: new Decimal(p.received_rub),
+    refundedRub: new Decimal(p.refunded_rub),
   };
 }
 
@@ -69,17 +79,17 @@ export async function addRefunded(c: Queryable, paymentId: string, delta: Decima
 
 export async function insertRefund(
   c: Queryable,
-  r: { id: string; merchantId: string; paymentId: string; amount: Decimal; currency: Currency; delayMs: number },
+  r: { id: string; merchantId: string; paymentId: string; amount: Decimal; amountRub: Decimal; currency: Currency; delayMs: number },
 ): Promise<RefundRecord> {
   // clock_timestamp(): taken after the payment lock, so a payment's refunds are ordered by
   // created_at in the order they were admitted ("latest refund" in refund/status).
   const res = await c.query<RefundRow>(
     // A refund goes through the connector that took its payment.
-    `INSERT INTO refunds (id, merchant_id, payment_id, status, amount, currency, process_after, created_at, updated_at, connector)
-     VALUES ($1, $2, $3, 'NEW', $4, $5::"Currency", clock_timestamp() + $6 * interval '1 millisecond', clock_timestamp(), clock_timestamp(),
+    `INSERT INTO refunds (id, merchant_id, payment_id, status, amount, amount_rub, currency, process_after, created_at, updated_at, connector)
+     VALUES ($1, $2, $3, 'NEW', $4, $7, $5::"Currency", clock_timestamp() + $6 * interval '1 millisecond', clock_timestamp(), clock_timestamp(),
              (SELECT coalesce(connector, 'sandbox') FROM payments WHERE id = $3))
      RETURNING ${REFUND_COLUMNS}`,
-    [r.id, r.merchantId, r.paymentId, r.amount.toFixed(2), r.currency, r.delayMs],
+    [r.id, r.merchantId, r.paymentId, r.amount.toFixed(2), r.currency, r.delayMs, r.amountRub.toFixed(2)],
   );
   return toRecord(res.rows[0]!);
 }
@@ -108,6 +118,8 @@ export async function refundsOfPayment(c: Queryable, merchantId: string, payment
 /** A refund claimed by a worker, with what the acquirer needs. */
 export interface ClaimedRefund {
   id: string; merchantId: string; paymentId: string; amount: Decimal; currency: Currency; fromCard: string | null;
+  /** What the provider gives back, in RUB (null: a refund admitted before this was kept, in another currency). */
+  amountRub: Decimal | null;
   /** The connector that took the payment, and the payment's reference there. */
   connector: string; paymentRef: string | null;
   /** The refund's own reference at the provider, once one was heard. */
@@ -125,7 +137,7 @@ export interface ClaimedRefund {
  */
 export async function claimDueRefunds(c: Queryable, limit: number, leaseMs: number): Promise<ClaimedRefund[]> {
   const r = await c.query<{
-    id: string; merchant_id: string; payment_id: string; amount: string; currency: Currency; from_card: string | null; connector: string;
+    id: string; merchant_id: string; payment_id: string; amount: string; amount_rub: string | null; currency: Currency; from_card: string | null; connector: string;
     payment_ref: string | null; provider_ref: string | null; sent_at: Date | null; check_attempts: number;
   }>(
     `WITH due AS (
@@ -140,12 +152,13 @@ export async function claimDueRefunds(c: Queryable, limit: number, leaseMs: numb
         SET status = 'PROCESS', lease_until = now() + $3 * interval '1 millisecond', updated_at = now()
        FROM due, payments p
       WHERE r.id = due.id AND p.id = r.payment_id
-     RETURNING r.id, r.merchant_id, r.payment_id, r.amount::text AS amount, r.currency, p.from_card, coalesce(r.connector, 'sandbox') AS connector,
+     RETURNING r.id, r.merchant_id, r.payment_id, r.amount::text AS amount, r.amount_rub::text AS amount_rub, r.currency, p.from_card, coalesce(r.connector, 'sandbox') AS connector,
                p.provider_ref AS payment_ref, r.provider_ref, r.sent_at, r.check_attempts`,
     [sourcesOf('PROCESS'), limit, leaseMs],
   );
   return r.rows.map((x) => ({
     id: x.id, merchantId: x.merchant_id, paymentId: x.payment_id, amount: new Decimal(x.amount), currency: x.currency, fromCard: x.from_card,
+    amountRub: x.amount_rub === null ? null : new Decimal(x.amount_rub),
     connector: x.connector, paymentRef: x.payment_ref, ref: x.provider_ref, sentAt: x.sent_at, checkAttempts: x.check_attempts,
   }));
 }

@@ -16,6 +16,7 @@ import {
   refundsOfPayment, type ClaimedRefund, type RefundRecord,
 } from './refund.repository.js';
 import { assertTransition, IllegalRefundTransitionError } from './refund.states.js';
+import { refundRub } from './refund-rub.js';
 import type { RefundStatus } from '../../generated/prisma/enums.js';
 import {
   closeAttention, isFinal, resolveItem, isNotFound, lastHeard, lockOpenAttention, parseResolution, pastDeadline, raiseAttention, reconcileDelayMs,
@@ -111,7 +112,8 @@ export class RefundService {
         amount = requested;
       }
       const refund = await insertRefund(c, {
-        id: newId(), merchantId: m.id, paymentId, amount, currency: p.accountCurrency, delayMs: this.config.sandboxProcessingDelayMs,
+        id: newId(), merchantId: m.id, paymentId, amount, amountRub: refundRub(p, amount, amount.eq(left)), currency: p.accountCurrency,
+        delayMs: this.config.sandboxProcessingDelayMs,
       });
       await addRefunded(c, paymentId, amount);
       // Overdraft: the ledger throws balance_not_enough and withPgTx rolls everything back.
@@ -170,7 +172,9 @@ export class RefundService {
   }
 
   private request(r: ClaimedRefund) {
-    return { refundId: r.id, paymentId: r.paymentId, paymentRef: r.paymentRef, amount: r.amount, currency: r.currency, fromCard: r.fromCard };
+    return {
+      refundId: r.id, paymentId: r.paymentId, paymentRef: r.paymentRef, amount: r.amount, amountRub: r.amountRub, currency: r.currency, fromCard: r.fromCard,
+    };
   }
 
   /** No final answer: stays PROCESS, asked again later; past the deadline, on the attention list. */
@@ -198,7 +202,7 @@ export class RefundService {
    */
   async applyProviderOutcome(
     target: { id: string; connector?: string } | { connector: string; ref: string }, outcome: OperationOutcome, tx?: Queryable,
-  ): Promise<{ changed: boolean; status: RefundStatus | null }> {
+  ): Promise<{ changed: boolean; status: RefundStatus | null; id?: string }> {
     // In the caller's transaction when given (a notification's dedupe row commits with it).
     return inTxOr(this.db.pool, tx, async (c) => {
       const q = 'id' in target
@@ -210,10 +214,10 @@ export class RefundService {
       if (!hit) return { changed: false, status: null };
       const r = (await lockRefund(c, hit.id))!;
       if (target.connector !== undefined && hit.connector !== target.connector) return { changed: false, status: r.status };
-      if (r.status !== 'PROCESS' || !isFinal(outcome)) return { changed: false, status: r.status };
+      if (r.status !== 'PROCESS' || !isFinal(outcome)) return { changed: false, status: r.status, id: r.id };
       const to = await this.finishIn(c, r, outcome);
       await closeAttention(c, 'refund', r.id, { resolution: to, note: 'the provider answered', by: 'provider' });
-      return { changed: true, status: to };
+      return { changed: true, status: to, id: r.id };
     });
   }
 
@@ -269,7 +273,10 @@ export class RefundService {
     await finishRefund(c, r.id, to, outcome.status === 'failed' ? outcome.message : null, outcome.ref);
     const money = { refundId: r.id, paymentId: r.paymentId, merchantId: r.merchantId, currency: r.currency, amount: r.amount };
     if (ok) {
-      await post(c, refundSucceeded(money));
+      const via = await c.query<{ connector: string; amount_rub: string | null }>(
+        `SELECT coalesce(connector, 'sandbox') AS connector, amount_rub::text FROM refunds WHERE id = $1`, [r.id]);
+      const v = via.rows[0]!;
+      await post(c, refundSucceeded({ ...money, connector: v.connector, amountRub: v.amount_rub === null ? null : new Decimal(v.amount_rub) }));
     } else {
       await post(c, refundReturned(money));
       await addRefunded(c, r.paymentId, r.amount.neg());

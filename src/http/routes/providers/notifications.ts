@@ -57,8 +57,12 @@ export default async function providerNotificationRoutes(app: FastifyInstance): 
           case 'payout': {
             const target = n.ourId ? { id: n.ourId, connector: name } : { connector: name, ref: n.ref };
             const svc = n.object === 'refund' ? services.refunds : services.payouts;
-            const done = await svc.applyProviderOutcome(target, n.outcome as OperationOutcome, tx);
+            const done: { status: unknown; id?: string } = await svc.applyProviderOutcome(target, n.outcome as OperationOutcome, tx);
             if (done.status === null) throw new NotApplicable(404, { error: `${n.object}_not_found` });
+            // Which of our objects it was about (found by the provider's reference): kept with the record.
+            if (done.id && !n.ourId) {
+              await tx.query(`UPDATE provider_notifications SET object_id = $3 WHERE connector = $1 AND event_key = $2`, [name, n.eventKey, done.id]);
+            }
             return 'applied';
           }
         }
