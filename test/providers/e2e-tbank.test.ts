@@ -68,7 +68,7 @@ async function paidInBrowser(size: 'phone' | 'desktop', amount: string, orderId:
 
 for (const [size, card] of [['phone', '4300 0000 0000 0777'], ['desktop', '5411 4200 0000 0002']] as const) {
   describe(`T-Bank end to end (${size})`, () => {
-    it('pays on T-Bank\'s form, back on our return URL, the signed notification answered OK and applied once; a partial and a full refund by Cancel; the acquirer clearing shows each; ledger verify ok', async () => {
+    it('pays on T-Bank\'s form, back on our return URL, the signed notification answered OK and applied once; a partial and a full refund by Cancel; the acquirer clearing shows the payment, refund clearing each refund; ledger verify ok', async () => {
       const before = await accountBalances(e);
       const { paymentId, ref } = await paidInBrowser(size, '1000.00', `tb-${size}`, card);
       expect(tb.payments.get(ref)?.Status).toBe('CONFIRMED');
@@ -88,7 +88,8 @@ for (const [size, card] of [['phone', '4300 0000 0000 0777'], ['desktop', '5411 
       expect(tb.payments.get(ref)).toMatchObject({ Status: 'REFUNDED', Amount: 0 });
       await until('refund notifications answered OK', async () => deliveredOk(ref, 'PARTIAL_REFUNDED') && deliveredOk(ref, 'REFUNDED'));
       bal = await accountBalances(e);
-      expect(diff(ACQ, bal)).toBe('0.00');
+      expect(diff(ACQ, bal)).toBe('1000.00');
+      expect(diff('RUB:refund_clearing', bal)).toBe('1000.00');
       expect(diff('RUB:fee_revenue', bal)).toBe(new Decimal(p.commission).toFixed(2));
       await ledgerOk(e);
     }, 120_000);

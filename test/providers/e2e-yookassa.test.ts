@@ -93,7 +93,8 @@ for (const size of ['phone', 'desktop'] as const) {
       expect(diff('RUB:fee_revenue', bal)).toBe(commission.toFixed(2));
       expect(diff(`RUB:merchant:${m.merchantId}:available`, bal)).toBe(new Decimal(1000).minus(commission).toFixed(2));
 
-      // A partial refund, then the rest: YooKassa refunds them; the acquirer owes that much less.
+      // A partial refund, then the rest: YooKassa refunds them; each lands in refund clearing
+      // (DESIGN.md: locked -> refund_clearing), the acquirer's side of the payment stays.
       const r1 = await refundVia(e, m, paymentId, '300.00');
       expect(await refundFinal(e, r1.id)).toMatchObject({ status: 'SUCCESS' });
       const r2 = await refundVia(e, m, paymentId);
@@ -104,7 +105,8 @@ for (const size of ['phone', 'desktop'] as const) {
       const provRefunds = [...yk.refunds.values()].filter((x) => x.payment_id === ref).map((x) => x.amount.value).sort();
       expect(provRefunds).toEqual(['300.00', '700.00']);
       bal = await accountBalances(e);
-      expect(diff(ACQ, bal)).toBe('0.00');
+      expect(diff(ACQ, bal)).toBe('1000.00');
+      expect(diff('RUB:refund_clearing', bal)).toBe('1000.00');
 
       // Payouts from the balance: to a card and to SBP, through YooKassa's payout gateway.
       const fundR = await admin(e, 'POST', `/merchants/${m.merchantId}/balance-adjustments`, { currency: 'RUB', amount: '2000.00', reason: 'e2e funds' });
@@ -135,9 +137,10 @@ for (const size of ['phone', 'desktop'] as const) {
 }
 
 describe('YooKassa end to end: a bill in another currency', () => {
-  it('a USD bill paid in roubles is refunded in roubles: each provider refund carries its RUB share, the last one the rest; the acquirer clearing returns to zero', async () => {
+  it('a USD bill paid in roubles is refunded in roubles: each provider refund carries its RUB share, the last one the rest; the USD refund clearing shows both', async () => {
     expect((await admin(e, 'PUT', '/rates/USD', { rub_per_unit: '92.5' })).status).toBe(200);
     const before = await accountBalances(e);
+    const beforeUsd = await accountBalances(e, 'USD');
     const billId = await billFor(e, m, { amount: '10.00', currencyIn: 'USD', orderId: 'yk-usd' });
     // JSON mode (PROVIDERS.md): no card fields, the action is YooKassa's page.
     const r = await e.t.app.inject({ method: 'POST', url: `/pay/${billId}`, headers: { accept: 'application/json' }, payload: { method: 'BANK_CARD' } });
@@ -156,7 +159,9 @@ describe('YooKassa end to end: a bill in another currency', () => {
     expect((await e.t.db.pool.query(`SELECT amount::text, amount_rub::text, currency::text FROM refunds WHERE payment_id = $1 ORDER BY created_at`, [paymentId])).rows)
       .toEqual([{ amount: '4.00', amount_rub: '370.00', currency: 'USD' }, { amount: '6.00', amount_rub: '555.00', currency: 'USD' }]);
     const bal = await accountBalances(e);
-    expect(new Decimal(bal(ACQ)).minus(before(ACQ)).toFixed(2)).toBe('0.00');
+    expect(new Decimal(bal(ACQ)).minus(before(ACQ)).toFixed(2)).toBe('925.00');
+    const balUsd = await accountBalances(e, 'USD');
+    expect(new Decimal(balUsd('USD:refund_clearing')).minus(beforeUsd('USD:refund_clearing')).toFixed(2)).toBe('10.00');
     await ledgerOk(e);
   }, 60_000);
 });

@@ -90,22 +90,16 @@ export function refundCreated(r: RefundMoney): Transfer {
 }
 
 /**
- * Refund SUCCESS: the acquirer that took the payment gave the payer's money back, so it owes
- * that much less: locked -> that connector's acquirer_clearing (credited), the mirror of
- * paymentReceived. A USD/EUR refund goes through the fx accounts as the payment did: locked ->
- * fx in the bill's currency, and the RUB the provider gave back from the RUB fx account to the
- * acquirer. A refund of another currency without its RUB amount (admitted before it was kept)
- * settles against refund_clearing as before.
+ * Refund SUCCESS: locked -> refund clearing in the refund's currency (DESIGN.md "Balance and
+ * ledger": what the operator owes the acquirer that gave the payer's money back; it is settled
+ * with the acquirer outside this ledger). The connector and the roubles sent (`amount_rub`) are
+ * on the refund row for the reconciliation of that settlement.
  */
-export function refundSucceeded(r: RefundMoney & { connector: string; amountRub: Decimal | null }): Transfer {
-  const locked = merchantAccount(r.merchantId, 'locked', r.currency);
-  const acquirer = operatorAccount('acquirer_clearing', 'RUB', r.connector);
-  const l = r.currency === 'RUB'
-    ? legs(leg(locked, acquirer, r.amount, 'RUB'))
-    : r.amountRub === null
-      ? legs(leg(locked, operatorAccount('refund_clearing', r.currency), r.amount, r.currency))
-      : legs(leg(locked, operatorAccount('fx', r.currency), r.amount, r.currency), leg(operatorAccount('fx', 'RUB'), acquirer, r.amountRub, 'RUB'));
-  return { kind: 'REFUND_DEBIT', refType: 'refund', refId: r.refundId, merchantId: r.merchantId, legs: l };
+export function refundSucceeded(r: RefundMoney): Transfer {
+  return {
+    kind: 'REFUND_DEBIT', refType: 'refund', refId: r.refundId, merchantId: r.merchantId,
+    legs: legs(leg(merchantAccount(r.merchantId, 'locked', r.currency), operatorAccount('refund_clearing', r.currency), r.amount, r.currency)),
+  };
 }
 
 /** Refund FAIL: locked back to available. */

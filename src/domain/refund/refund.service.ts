@@ -276,7 +276,7 @@ export class RefundService {
       const via = await c.query<{ connector: string; amount_rub: string | null }>(
         `SELECT coalesce(connector, 'sandbox') AS connector, amount_rub::text FROM refunds WHERE id = $1`, [r.id]);
       const v = via.rows[0]!;
-      await post(c, refundSucceeded({ ...money, connector: v.connector, amountRub: v.amount_rub === null ? null : new Decimal(v.amount_rub) }));
+      await post(c, refundSucceeded(money));
     } else {
       await post(c, refundReturned(money));
       await addRefunded(c, r.paymentId, r.amount.neg());
