@@ -456,6 +456,11 @@ export class PaymentService {
     return r.rows.map((x) => ({ id: x.id, merchantId: x.merchant_id, connector: x.connector, ref: x.provider_ref, attempts: x.check_attempts, ageMs: x.age_ms }));
   }
 
+  /** Gives back checks claimed but never asked (a worker stopping): due again at once. */
+  async releaseChecks(ids: string[]): Promise<void> {
+    if (ids.length > 0) await this.db.pool.query(`UPDATE payments SET next_check_at = now() WHERE id = ANY($1::text[]) AND status = 'PROCESS'`, [ids]);
+  }
+
   /**
    * Opens the payment: reads the bill, checks it, then ONE atomic statement moves the bill to
    * PROCESS only if it is still payable (a NORMAL bill NEW or FAIL, a MULTI bill any status, and

@@ -422,6 +422,13 @@ export class PayoutService {
    * Returns how many were finalised.
    */
   async processDue(batch = 50): Promise<number> {
+    let done = 0;
+    for (const row of await this.claimDue(batch)) if (await this.processClaimed(row)) done += 1;
+    return done;
+  }
+
+  /** Claims up to `batch` due PROCESS payouts under a lease (the worker's poll; see processDue). */
+  async claimDue(batch: number): Promise<WorkRow[]> {
     const claimed = await this.db.pool.query<WorkRow>(
       `UPDATE payouts SET lease_until = now() + $2::int * interval '1 second', updated_at = now()
         WHERE id IN (SELECT id FROM payouts
@@ -431,24 +438,29 @@ export class PayoutService {
         RETURNING ${WORK_COLUMNS}`,
       [batch, Math.ceil(this.config.workerLeaseMs / 1000)],
     );
-    let done = 0;
-    for (const row of claimed.rows) {
-      const step = row.sent_at === null ? await this.sendNew(row) : await this.reconcile(row);
-      if (step.final) {
-        const f = step.final;
-        const finished = await withPgTx(this.db.pool, async (c) => {
-          const cur = await this.lockProcess(c, row.id);
-          if (!cur) return false;
-          await this.finalize(c, cur, f.status, f.reason ?? null, step.taken);
-          if (row.sent_at !== null) await closeAttention(c, 'payout', row.id, { resolution: f.status, note: 'the provider answered', by: 'reconciliation' });
-          return true;
-        });
-        if (finished) done += 1;
-      } else {
-        await this.deferCheck(row, step.taken, step.heard);
-      }
+    return claimed.rows;
+  }
+
+  /** Sends or reconciles one claimed payout; true when it was finalised. */
+  async processClaimed(row: WorkRow): Promise<boolean> {
+    const step = row.sent_at === null ? await this.sendNew(row) : await this.reconcile(row);
+    if (!step.final) {
+      await this.deferCheck(row, step.taken, step.heard);
+      return false;
     }
-    return done;
+    const f = step.final;
+    return withPgTx(this.db.pool, async (c) => {
+      const cur = await this.lockProcess(c, row.id);
+      if (!cur) return false;
+      await this.finalize(c, cur, f.status, f.reason ?? null, step.taken);
+      if (row.sent_at !== null) await closeAttention(c, 'payout', row.id, { resolution: f.status, note: 'the provider answered', by: 'reconciliation' });
+      return true;
+    });
+  }
+
+  /** Gives back the leases of payouts claimed but never worked on (a worker stopping). */
+  async releaseClaims(ids: string[]): Promise<void> {
+    if (ids.length > 0) await this.db.pool.query(`UPDATE payouts SET lease_until = NULL WHERE id = ANY($1::text[]) AND status = 'PROCESS'`, [ids]);
   }
 
   /** First send, through the merchant's routing; each connector is on record before it is called. */
@@ -583,7 +595,7 @@ export class PayoutService {
 }
 
 /** A claimed payout with its reconciliation state. */
-type WorkRow = PayoutRow & { sent_at: Date | null; check_attempts: number };
+export type WorkRow = PayoutRow & { sent_at: Date | null; check_attempts: number };
 const WORK_COLUMNS = `${PAYOUT_COLUMNS}, sent_at, check_attempts`;
 
 /** What one send or question ended in: a final status to apply, or none (ask again later). */
