@@ -427,14 +427,19 @@ export class PayoutService {
     return done;
   }
 
-  /** Claims up to `batch` due PROCESS payouts under a lease (the worker's poll; see processDue). */
+  /**
+   * Claims up to `batch` due PROCESS payouts under a lease (the worker's poll; see processDue).
+   * The due moment is payouts_due_idx's expression (a partial index of PROCESS payouts): an idle
+   * poll reads one index page; the conditions after it are the exact rule.
+   */
   async claimDue(batch: number): Promise<WorkRow[]> {
     const claimed = await this.db.pool.query<WorkRow>(
       `UPDATE payouts SET lease_until = now() + $2::int * interval '1 second', updated_at = now()
         WHERE id IN (SELECT id FROM payouts
-                      WHERE status = 'PROCESS' AND process_after <= now() AND (lease_until IS NULL OR lease_until < now())
+                      WHERE status = 'PROCESS' AND greatest(process_after, next_check_at, lease_until) <= now()
+                        AND process_after <= now() AND (lease_until IS NULL OR lease_until < now())
                         AND (next_check_at IS NULL OR next_check_at <= now())
-                      ORDER BY process_after LIMIT $1 FOR UPDATE SKIP LOCKED)
+                      ORDER BY greatest(process_after, next_check_at, lease_until) LIMIT $1 FOR UPDATE SKIP LOCKED)
         RETURNING ${WORK_COLUMNS}`,
       [batch, Math.ceil(this.config.workerLeaseMs / 1000)],
     );
