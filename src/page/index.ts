@@ -26,7 +26,7 @@ const BILL_ID = { type: 'object', properties: { billId: { type: 'string', maxLen
 const PAYMENT_ID = {
   type: 'object', properties: { billId: { type: 'string', maxLength: 64 }, paymentId: { type: 'string', maxLength: 64 } }, required: ['billId', 'paymentId'],
 } as const;
-/** A payment page being polled asks the provider at most this often (per payment and process). */
+/** A payment page being polled asks the provider at most this often per payment, whichever process serves it. */
 const ASK_EVERY_MS = 1500;
 
 /** JSON mode: the caller asks for JSON (and not for HTML first) or posts JSON. */
@@ -73,7 +73,6 @@ export default async function pageRoutes(app: FastifyInstance): Promise<void> {
   const { config, services } = app;
   const csrf = new PayCsrf(config.tokenEncryptionKey);
   const limiter = new AttemptLimiter(ATTEMPT_WINDOW_MS);
-  const lastAsked = new Map<string, number>();
 
   installPageHeaders(app);
 
@@ -248,9 +247,7 @@ export default async function pageRoutes(app: FastifyInstance): Promise<void> {
     const { billId, paymentId } = req.params;
     let st = await services.payments.paymentState(billId, paymentId);
     // A payment still waiting: ask its provider (the payer may just have come back from the bank), at most every ASK_EVERY_MS.
-    if (st && st.outcome.status === 'PROCESS' && st.connector && Date.now() - (lastAsked.get(paymentId) ?? 0) >= ASK_EVERY_MS) {
-      if (lastAsked.size > 10_000) lastAsked.clear();
-      lastAsked.set(paymentId, Date.now());
+    if (st && st.outcome.status === 'PROCESS' && st.connector && await services.payments.mayAskProvider(paymentId, ASK_EVERY_MS)) {
       await services.payments.askProvider({ id: paymentId, connector: st.connector, ref: st.ref });
       st = await services.payments.paymentState(billId, paymentId);
     }

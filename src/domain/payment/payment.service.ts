@@ -413,6 +413,20 @@ export class PaymentService {
     return { outcome, result: await this.applyOutcome(p.id, outcome, { attempts }) };
   }
 
+  /**
+   * Whether this caller may ask the provider about a payment in PROCESS now: at most once per
+   * `everyMs` per payment across every process (the page is polled by payers through any API
+   * process). One conditional UPDATE picks the caller that asks; the others read the state.
+   */
+  async mayAskProvider(paymentId: string, everyMs: number): Promise<boolean> {
+    const r = await this.db.pool.query(
+      `UPDATE payments SET provider_asked_at = clock_timestamp()
+        WHERE id = $1 AND status = 'PROCESS'
+          AND (provider_asked_at IS NULL OR provider_asked_at <= clock_timestamp() - make_interval(secs => $2::double precision / 1000))`,
+      [paymentId, everyMs]);
+    return r.rowCount === 1;
+  }
+
   /** A payment of a bill for the polling page; null when there is no such payment of that bill. */
   async paymentState(billId: string, paymentId: string): Promise<{ bill: PayableBill; outcome: PayOutcome; connector: string | null; ref: string | null } | null> {
     if (!/^[A-Za-z0-9]{1,64}$/.test(paymentId)) return null;
