@@ -8,7 +8,7 @@ import { seedDemo } from './db/seed.js';
 import { createLogger } from './logger.js';
 import { onStopSignal, serve } from './server.js';
 import { createServices } from './services.js';
-import { startWorkers, stopWorkers } from './workers.js';
+import { startWorkers, stopWorkers } from './workers/index.js';
 
 // npm start: migrate, serve the API, pages, cabinet and operator API, and run the workers
 // (unless RUN_WORKERS=false). With WEB_CONCURRENCY=N > 1 this process is the cluster primary:

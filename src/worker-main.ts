@@ -4,7 +4,7 @@ import { createDb } from './db/client.js';
 import { createServices } from './services.js';
 import { createLogger } from './logger.js';
 import { onStopSignal } from './server.js';
-import { startWorkers, stopWorkers } from './workers.js';
+import { startWorkers, stopWorkers } from './workers/index.js';
 
 // npm run worker: only the background workers (any number of these may run at once).
 const b = await boot();

@@ -7,7 +7,7 @@ import type { OutboxEventStatus } from '../generated/prisma/enums.js';
 import { NotFoundError, ValidationError } from '../errors.js';
 import { newId } from '../lib/ids.js';
 import { enqueueEvent, NO_URL, type PaymentPostbackFields } from './events.js';
-import { OutboxDeliverer, type DeliveryResult } from './worker.js';
+import { OutboxDeliverer, type DeliveryResult } from './deliverer.js';
 import { REDELIVERABLE_FROM } from './outbox-event.states.js';
 
 /** Dead events, as far as the transition table lets them go back to PENDING. */

@@ -26,7 +26,7 @@ const BILL_ID = { type: 'object', properties: { billId: { type: 'string', maxLen
 const PAYMENT_ID = {
   type: 'object', properties: { billId: { type: 'string', maxLength: 64 }, paymentId: { type: 'string', maxLength: 64 } }, required: ['billId', 'paymentId'],
 } as const;
-/** A payment page being polled asks the provider at most this often (per payment and process). */
+/** A payment page being polled asks the provider at most this often per payment, whichever process serves it. */
 const ASK_EVERY_MS = 1500;
 /**
  * A payer declined this many times on one bill (from one address, within DECLINE_WINDOW_MS)
@@ -79,7 +79,6 @@ export default async function pageRoutes(app: FastifyInstance): Promise<void> {
   const { config, services } = app;
   const csrf = new PayCsrf(config.tokenEncryptionKey);
   const limiter = new AttemptLimiter(ATTEMPT_WINDOW_MS);
-  const lastAsked = new Map<string, number>();
 
   installPageHeaders(app);
 
@@ -283,9 +282,7 @@ export default async function pageRoutes(app: FastifyInstance): Promise<void> {
     const { billId, paymentId } = req.params;
     let st = await services.payments.paymentState(billId, paymentId);
     // A payment still waiting: ask its provider (the payer may just have come back from the bank), at most every ASK_EVERY_MS.
-    if (st && st.outcome.status === 'PROCESS' && st.connector && Date.now() - (lastAsked.get(paymentId) ?? 0) >= ASK_EVERY_MS) {
-      if (lastAsked.size > 10_000) lastAsked.clear();
-      lastAsked.set(paymentId, Date.now());
+    if (st && st.outcome.status === 'PROCESS' && st.connector && await services.payments.mayAskProvider(paymentId, ASK_EVERY_MS)) {
       await services.payments.askProvider({ id: paymentId, connector: st.connector, ref: st.ref });
       st = await services.payments.paymentState(billId, paymentId);
     }

@@ -4,7 +4,7 @@ import { createMerchant, type MerchantFixture } from '../factories/merchant.js';
 import { createPaidPayment } from '../factories/paid-payment.js';
 import { md5Upper } from '../../src/lib/crypto.js';
 import { verifyBalances } from '../../src/domain/ledger/ledger.js';
-import { OutboxDeliverer } from '../../src/outbox/worker.js';
+import { OutboxDeliverer } from '../../src/outbox/deliverer.js';
 import { buildCall } from '../../src/admin/cli.js';
 import { startReceiver, type Receiver } from '../outbox/receiver.js';
 import { balance } from '../refund/helpers.js';

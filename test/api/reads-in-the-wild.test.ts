@@ -3,7 +3,7 @@ import { setupTestApp, type TestApp } from '../helpers/app.js';
 import { createMerchant, type MerchantFixture } from '../factories/merchant.js';
 import { createPaidPayment } from '../factories/paid-payment.js';
 import { grantedMerchant, refundPartial } from '../refund/helpers.js';
-import { processDueRefunds } from '../../src/domain/refund/refund.worker.js';
+import { processDueRefunds } from '../../src/workers/refunds.js';
 import { fund, insertAccount, payoutMerchant, personal } from '../payout/helpers.js';
 import { createBill, expect422, insertPayment } from './support.js';
 

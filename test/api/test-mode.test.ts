@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pino from 'pino';
-import { processDueRefunds } from '../../src/domain/refund/refund.worker.js';
-import { processDuePayouts } from '../../src/domain/payout/payout.worker.js';
-import { OutboxDeliverer } from '../../src/outbox/worker.js';
+import { processDueRefunds } from '../../src/workers/refunds.js';
+import { processDuePayouts } from '../../src/workers/payouts.js';
+import { OutboxDeliverer } from '../../src/outbox/deliverer.js';
 import { paymentSignature, payoutSignature, refundSignature } from '../../src/outbox/events.js';
 import { buildCall } from '../../src/admin/cli.js';
 import { newApiToken, sha256Hex, encrypt } from '../../src/lib/crypto.js';

@@ -5,7 +5,7 @@ import { withPgTx } from '../../src/db/client.js';
 import { enqueueEvent } from '../../src/outbox/events.js';
 import { CabinetClient, cabinetMerchant, signedIn } from './helpers.js';
 import { seedDemo } from '../../src/db/seed.js';
-import { OutboxDeliverer } from '../../src/outbox/worker.js';
+import { OutboxDeliverer } from '../../src/outbox/deliverer.js';
 import { cardForm, payRequest } from '../factories/payment.js';
 import pino from 'pino';
 

@@ -5,7 +5,7 @@ import pino from 'pino';
 import { setupTestApp, type TestApp } from '../helpers/app.js';
 import { createMerchant, type MerchantFixture } from '../factories/merchant.js';
 import { cardForm, payRequest } from '../factories/payment.js';
-import { OutboxDeliverer } from '../../src/outbox/worker.js';
+import { OutboxDeliverer } from '../../src/outbox/deliverer.js';
 import { startReceiver } from '../outbox/receiver.js';
 
 /**

@@ -6,7 +6,7 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listMigrations, migrate, MIGRATIONS_DIR } from '../../src/db/migrate.js';
 import { dropExpiredOutbox, ensurePartitions, monthStart, PARTITIONED_TABLES, partitionName } from '../../src/db/partitions.js';
-import { startPartitionWorker } from '../../src/db/partitions.worker.js';
+import { startPartitionWorker } from '../../src/workers/partitions.js';
 import { verifyLedger } from '../../src/domain/ledger/ledger.js';
 import { createEmptyDatabase, setupTestApp, type TestApp } from '../helpers/app.js';
 import { createMerchant } from '../factories/merchant.js';

@@ -2,15 +2,15 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import pino from 'pino';
 import { withPgTx } from '../../src/db/client.js';
 import { enqueueEvent, paymentSignature, payoutSignature } from '../../src/outbox/events.js';
-import { processDuePayouts } from '../../src/domain/payout/payout.worker.js';
+import { processDuePayouts } from '../../src/workers/payouts.js';
 import { card, fund, payoutMerchant, regular } from '../payout/helpers.js';
-import { OutboxDeliverer } from '../../src/outbox/worker.js';
+import { OutboxDeliverer } from '../../src/outbox/deliverer.js';
 import { ADMIN_TOKEN, setupTestApp, type TestApp } from '../helpers/app.js';
 import { createMerchant, type MerchantFixture } from '../factories/merchant.js';
 import { cardForm, createBill, type BillOptions } from '../factories/payment.js';
 import { parsePayInput } from '../../src/domain/payment/pay-input.js';
 import { startReceiver, waitFor, type Receiver } from './receiver.js';
-import { startWorkers, stopWorkers } from '../../src/workers.js';
+import { startWorkers, stopWorkers } from '../../src/workers/index.js';
 
 let t: TestApp;
 let m: MerchantFixture;

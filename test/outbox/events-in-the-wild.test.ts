@@ -3,9 +3,9 @@ import { ADMIN_TOKEN, setupTestApp, type TestApp } from '../helpers/app.js';
 import { createMerchant, type MerchantFixture } from '../factories/merchant.js';
 import { cardForm, DECLINED_CARD, payRequest } from '../factories/payment.js';
 import { md5Upper } from '../../src/lib/crypto.js';
-import { OutboxDeliverer } from '../../src/outbox/worker.js';
+import { OutboxDeliverer } from '../../src/outbox/deliverer.js';
 import { startReceiver, type Receiver } from './receiver.js';
-import { processDueRefunds } from '../../src/domain/refund/refund.worker.js';
+import { processDueRefunds } from '../../src/workers/refunds.js';
 import { REFUND_FAIL_CARD } from '../factories/payment.js';
 
 let t: TestApp;

@@ -4,7 +4,7 @@ import pino from 'pino';
 import { loadConfig } from '../../src/config.js';
 import { createDb } from '../../src/db/client.js';
 import { MerchantService } from '../../src/domain/merchant/merchant.service.js';
-import { startOutboxWorker } from '../../src/outbox/worker.js';
+import { startOutboxWorker } from '../../src/workers/outbox.js';
 
 const config = loadConfig({ ...process.env, LOG_LEVEL: 'silent' } as Record<string, string>);
 const db = createDb(config.databaseUrl!, { max: 4 });

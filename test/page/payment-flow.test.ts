@@ -1,7 +1,7 @@
 import { Decimal } from 'decimal.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyBalances } from '../../src/domain/ledger/ledger.js';
-import { reconcilePayments } from '../../src/domain/payment/reconcile.worker.js';
+import { reconcilePayments } from '../../src/workers/payment-reconciler.js';
 import { md5Upper } from '../../src/lib/crypto.js';
 import { setupTestApp, type TestApp } from '../helpers/app.js';
 import { createMerchant, type MerchantFixture } from '../factories/merchant.js';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { processDuePayouts } from '../../src/domain/payout/payout.worker.js';
+import { processDuePayouts } from '../../src/workers/payouts.js';
 import { ADMIN_TOKEN, setupTestApp, type TestApp } from '../helpers/app.js';
 
 let t: TestApp;

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PayoutService } from '../../src/domain/payout/payout.service.js';
-import { processDuePayouts, startPayoutWorker } from '../../src/domain/payout/payout.worker.js';
+import { processDuePayouts, startPayoutWorker } from '../../src/workers/payouts.js';
 import { ConnectorRefusedError, type CreatePayout, type OperationOutcome } from '../../src/domain/providers/connector.js';
 import { ConnectorRegistry } from '../../src/domain/providers/registry.js';
 import { SandboxConnector } from '../../src/domain/providers/sandbox.js';
@@ -147,7 +147,7 @@ describe('sandbox provider and the ledger after each final status', () => {
   it('the worker loop picks payouts up by itself and stops cleanly', async () => {
     const m = await merchantWithHook();
     const p = (await regular(t, m, card('7'))).json().data[0];
-    const w = startPayoutWorker({ config: t.config, db: t.db, services: t.app.services, log: t.app.log }, { idleMs: 20 });
+    const w = startPayoutWorker({ config: t.config, db: t.db, services: t.app.services, log: t.app.log }, { pollMs: 20 });
     const until = Date.now() + 10_000;
     while ((await payoutStatus(p.id)) !== 'SUCCESS' && Date.now() < until) await new Promise((r) => setTimeout(r, 25));
     await w.stop();

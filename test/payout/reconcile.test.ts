@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PayoutService } from '../../src/domain/payout/payout.service.js';
-import { processDuePayouts } from '../../src/domain/payout/payout.worker.js';
+import { processDuePayouts } from '../../src/workers/payouts.js';
 import type { Connector, CreatePayout, OperationOutcome } from '../../src/domain/providers/connector.js';
 import { ConnectorRegistry } from '../../src/domain/providers/registry.js';
 import { RECONCILE_FIRST_DELAY_MS, RECONCILE_MAX_DELAY_MS, reconcileDelayMs } from '../../src/domain/providers/operation-reconcile.js';

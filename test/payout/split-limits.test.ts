@@ -2,7 +2,7 @@ import { Decimal } from 'decimal.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { splitAmount } from '../../src/domain/payout/payout.service.js';
 import { setupTestApp, type TestApp } from '../helpers/app.js';
-import { processDuePayouts } from '../../src/domain/payout/payout.worker.js';
+import { processDuePayouts } from '../../src/workers/payouts.js';
 import { balance, booksBalance, card, FAIL_CARD, fund, insertAccount, payoutMerchant, personal, regular, sbp, seedBanks } from './helpers.js';
 
 let t: TestApp;

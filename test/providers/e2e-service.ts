@@ -1,7 +1,7 @@
 import { Decimal } from 'decimal.js';
 import type { Browser, Page } from 'playwright-core';
 import { expect } from 'vitest';
-import { startWorkers, stopWorkers, type Worker } from '../../src/workers.js';
+import { startWorkers, stopWorkers, type Worker } from '../../src/workers/index.js';
 import { ADMIN_TOKEN, type TestApp } from '../helpers/app.js';
 import { launchChromium, listeningTestApp } from '../helpers/browser.js';
 import { createMerchant, type MerchantFixture } from '../factories/merchant.js';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyBalances } from '../../src/domain/ledger/ledger.js';
-import { processDueRefunds } from '../../src/domain/refund/refund.worker.js';
+import { processDueRefunds } from '../../src/workers/refunds.js';
 import { setupTestApp, type TestApp } from '../helpers/app.js';
 import { createPaidPayment } from '../factories/paid-payment.js';
 import { balance, grantedMerchant, refundFull, refundPartial, refundStatus } from './helpers.js';

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyBalances } from '../../src/domain/ledger/ledger.js';
 import { RefundService } from '../../src/domain/refund/refund.service.js';
 import { IllegalRefundTransitionError, assertTransition, REFUND_TRANSITIONS } from '../../src/domain/refund/refund.states.js';
-import { processDueRefunds, startRefundWorker } from '../../src/domain/refund/refund.worker.js';
+import { processDueRefunds, startRefundWorker } from '../../src/workers/refunds.js';
 import { setupTestApp, type TestApp } from '../helpers/app.js';
 import { createPaidPayment } from '../factories/paid-payment.js';
 import { balance, expect422, grantedMerchant, refundFull, refundPartial, refundStatus, refundedAmount } from './helpers.js';

@@ -4,7 +4,7 @@ import { ConnectorRefusedError, type Connector, type CreateRefund, type Operatio
 import { ConnectorRegistry } from '../../src/domain/providers/registry.js';
 import { SandboxConnector } from '../../src/domain/providers/sandbox.js';
 import { RefundService } from '../../src/domain/refund/refund.service.js';
-import { processDueRefunds } from '../../src/domain/refund/refund.worker.js';
+import { processDueRefunds } from '../../src/workers/refunds.js';
 import { ConflictError, NotFoundError, ValidationError } from '../../src/errors.js';
 import { setupTestApp, type TestApp } from '../helpers/app.js';
 import { createPaidPayment } from '../factories/paid-payment.js';

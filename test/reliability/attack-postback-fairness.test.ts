@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { withPgTx } from '../../src/db/client.js';
 import { enqueueEvent } from '../../src/outbox/events.js';
-import { startOutboxWorker } from '../../src/outbox/worker.js';
+import { startOutboxWorker } from '../../src/workers/outbox.js';
 import { setupTestApp, type TestApp } from '../helpers/app.js';
 import { createMerchant } from '../factories/merchant.js';
 import { startReceiver } from '../outbox/receiver.js';
@@ -56,7 +56,7 @@ describe('one merchant cannot slow everyone\'s postbacks', () => {
 
 describe('a receiver that keeps timing out holds its slots for less', () => {
   test('after two timeouts in a row the attempt is cut at a fifth of the timeout (at least 1 s)', async () => {
-    const { OutboxDeliverer } = await import('../../src/outbox/worker.js');
+    const { OutboxDeliverer } = await import('../../src/outbox/deliverer.js');
     const hang = await startReceiver(() => 'timeout');
     const m = await createMerchant(t);
     await enqueue(m.merchantId, `${hang.url}/slow`, 3, 'slow');

@@ -8,8 +8,8 @@ import { boot } from '../../src/boot.js';
 import { createDb } from '../../src/db/client.js';
 import { createServices } from '../../src/services.js';
 import { createLogger } from '../../src/logger.js';
-import { startPayoutWorker } from '../../src/domain/payout/payout.worker.js';
-import { startRefundWorker } from '../../src/domain/refund/refund.worker.js';
+import { startPayoutWorker } from '../../src/workers/payouts.js';
+import { startRefundWorker } from '../../src/workers/refunds.js';
 import type { CreateRefund, OperationOutcome } from '../../src/domain/providers/connector.js';
 import { SandboxConnector } from '../../src/domain/providers/sandbox.js';
 import { YooKassaPayoutTestConnector } from './payout-kill.connector.js';
@@ -33,7 +33,7 @@ if (process.env.CHILD_WORKER === 'refund') {
   worker = startRefundWorker(ctx);
 } else {
   services.connectors.override(new YooKassaPayoutTestConnector('yk-emu', process.env.EMU_URL!, process.env.EMU_AGENT_ID!, process.env.EMU_KEY!));
-  worker = startPayoutWorker(ctx, { idleMs: 50 });
+  worker = startPayoutWorker(ctx, { pollMs: 50 });
 }
 process.stdout.write('worker up\n');
 process.on('SIGTERM', () => { void worker.stop().then(() => db.close()).then(() => process.exit(0)); });

@@ -10,7 +10,7 @@ import { IllegalPayoutTransition } from '../../src/domain/payout/payout.states.j
 import { finishRefund } from '../../src/domain/refund/refund.repository.js';
 import { IllegalRefundTransitionError } from '../../src/domain/refund/refund.states.js';
 import { ConflictError } from '../../src/errors.js';
-import { OutboxDeliverer } from '../../src/outbox/worker.js';
+import { OutboxDeliverer } from '../../src/outbox/deliverer.js';
 import { setupTestApp, type TestApp } from '../helpers/app.js';
 import { createMerchant, type MerchantFixture } from '../factories/merchant.js';
 import { createPaidPayment } from '../factories/paid-payment.js';

@@ -434,6 +434,20 @@ export class PaymentService {
     return { outcome, result: await this.applyOutcome(p.id, outcome, { attempts }) };
   }
 
+  /**
+   * Whether this caller may ask the provider about a payment in PROCESS now: at most once per
+   * `everyMs` per payment across every process (the page is polled by payers through any API
+   * process). One conditional UPDATE picks the caller that asks; the others read the state.
+   */
+  async mayAskProvider(paymentId: string, everyMs: number): Promise<boolean> {
+    const r = await this.db.pool.query(
+      `UPDATE payments SET provider_asked_at = clock_timestamp()
+        WHERE id = $1 AND status = 'PROCESS'
+          AND (provider_asked_at IS NULL OR provider_asked_at <= clock_timestamp() - make_interval(secs => $2::double precision / 1000))`,
+      [paymentId, everyMs]);
+    return r.rowCount === 1;
+  }
+
   /** A payment of a bill for the polling page; null when there is no such payment of that bill. */
   async paymentState(billId: string, paymentId: string): Promise<{ bill: PayableBill; outcome: PayOutcome; connector: string | null; ref: string | null } | null> {
     if (!/^[A-Za-z0-9]{1,64}$/.test(paymentId)) return null;
@@ -476,6 +490,11 @@ export class PaymentService {
         RETURNING p.id, p.merchant_id, p.connector, p.provider_ref, p.check_attempts,
                   (extract(epoch FROM now() - p.created_at) * 1000)::float8 AS age_ms`, [limit, leaseMs]);
     return r.rows.map((x) => ({ id: x.id, merchantId: x.merchant_id, connector: x.connector, ref: x.provider_ref, attempts: x.check_attempts, ageMs: x.age_ms }));
+  }
+
+  /** Gives back checks claimed but never asked (a worker stopping): due again at once. */
+  async releaseChecks(ids: string[]): Promise<void> {
+    if (ids.length > 0) await this.db.pool.query(`UPDATE payments SET next_check_at = now() WHERE id = ANY($1::text[]) AND status = 'PROCESS'`, [ids]);
   }
 
   /**

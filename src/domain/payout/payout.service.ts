@@ -426,33 +426,50 @@ export class PayoutService {
    * Returns how many were finalised.
    */
   async processDue(batch = 50): Promise<number> {
+    let done = 0;
+    for (const row of await this.claimDue(batch)) if (await this.processClaimed(row)) done += 1;
+    return done;
+  }
+
+  /**
+   * Claims up to `batch` due PROCESS payouts under a lease (the worker's poll; see processDue).
+   * The due moment is payouts_due_idx's expression (a partial index of PROCESS payouts): an idle
+   * poll reads one index page; the conditions after it are the exact rule.
+   */
+  async claimDue(batch: number): Promise<WorkRow[]> {
     const claimed = await this.db.pool.query<WorkRow>(
       `UPDATE payouts SET lease_until = now() + $2::int * interval '1 second', updated_at = now()
         WHERE id IN (SELECT id FROM payouts
-                      WHERE status = 'PROCESS' AND process_after <= now() AND (lease_until IS NULL OR lease_until < now())
+                      WHERE status = 'PROCESS' AND greatest(process_after, next_check_at, lease_until) <= now()
+                        AND process_after <= now() AND (lease_until IS NULL OR lease_until < now())
                         AND (next_check_at IS NULL OR next_check_at <= now())
-                      ORDER BY process_after LIMIT $1 FOR UPDATE SKIP LOCKED)
+                      ORDER BY greatest(process_after, next_check_at, lease_until) LIMIT $1 FOR UPDATE SKIP LOCKED)
         RETURNING ${WORK_COLUMNS}`,
       [batch, Math.ceil(this.config.workerLeaseMs / 1000)],
     );
-    let done = 0;
-    for (const row of claimed.rows) {
-      const step = row.sent_at === null ? await this.sendNew(row) : await this.reconcile(row);
-      if (step.final) {
-        const f = step.final;
-        const finished = await withPgTx(this.db.pool, async (c) => {
-          const cur = await this.lockProcess(c, row.id);
-          if (!cur) return false;
-          await this.finalize(c, cur, f.status, f.reason ?? null, step.taken);
-          if (row.sent_at !== null) await closeAttention(c, 'payout', row.id, { resolution: f.status, note: 'the provider answered', by: 'reconciliation' });
-          return true;
-        });
-        if (finished) done += 1;
-      } else {
-        await this.deferCheck(row, step.taken, step.heard);
-      }
+    return claimed.rows;
+  }
+
+  /** Sends or reconciles one claimed payout; true when it was finalised. */
+  async processClaimed(row: WorkRow): Promise<boolean> {
+    const step = row.sent_at === null ? await this.sendNew(row) : await this.reconcile(row);
+    if (!step.final) {
+      await this.deferCheck(row, step.taken, step.heard);
+      return false;
     }
-    return done;
+    const f = step.final;
+    return withPgTx(this.db.pool, async (c) => {
+      const cur = await this.lockProcess(c, row.id);
+      if (!cur) return false;
+      await this.finalize(c, cur, f.status, f.reason ?? null, step.taken);
+      if (row.sent_at !== null) await closeAttention(c, 'payout', row.id, { resolution: f.status, note: 'the provider answered', by: 'reconciliation' });
+      return true;
+    });
+  }
+
+  /** Gives back the leases of payouts claimed but never worked on (a worker stopping). */
+  async releaseClaims(ids: string[]): Promise<void> {
+    if (ids.length > 0) await this.db.pool.query(`UPDATE payouts SET lease_until = NULL WHERE id = ANY($1::text[]) AND status = 'PROCESS'`, [ids]);
   }
 
   /** First send, through the merchant's routing; each connector is on record before it is called. */
@@ -587,7 +604,7 @@ export class PayoutService {
 }
 
 /** A claimed payout with its reconciliation state. */
-type WorkRow = PayoutRow & { sent_at: Date | null; check_attempts: number };
+export type WorkRow = PayoutRow & { sent_at: Date | null; check_attempts: number };
 const WORK_COLUMNS = `${PAYOUT_COLUMNS}, sent_at, check_attempts`;
 
 /** What one send or question ended in: a final status to apply, or none (ask again later). */

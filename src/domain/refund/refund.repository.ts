@@ -135,16 +135,22 @@ export interface ClaimedRefund {
  * check is due are taken again. SKIP LOCKED lets any number of workers share the queue
  * without taking the same refund.
  */
+/** When a NEW or PROCESS refund is due; identical to the expression of refunds_due_idx (migration 20261125040000). */
+const REFUND_DUE_AT = `(CASE WHEN status = 'NEW' THEN process_after ELSE coalesce(greatest(next_check_at, lease_until), '-infinity'::timestamptz) END)`;
+
 export async function claimDueRefunds(c: Queryable, limit: number, leaseMs: number): Promise<ClaimedRefund[]> {
   const r = await c.query<{
     id: string; merchant_id: string; payment_id: string; amount: string; amount_rub: string | null; currency: Currency; from_card: string | null; connector: string;
     payment_ref: string | null; provider_ref: string | null; sent_at: Date | null; check_attempts: number;
   }>(
+    // The due moment is refunds_due_idx's expression (a partial index of the rows that can be
+    // due): an idle poll reads one index page. The conditions after it are the exact rule.
     `WITH due AS (
        SELECT id FROM refunds
-        WHERE (status = ANY($1::"RefundStatus"[]) AND process_after <= now())
-           OR (status = 'PROCESS' AND (lease_until IS NULL OR lease_until < now()) AND (next_check_at IS NULL OR next_check_at <= now()))
-        ORDER BY process_after
+        WHERE status IN ('NEW', 'PROCESS') AND ${REFUND_DUE_AT} <= now()
+          AND ((status = ANY($1::"RefundStatus"[]) AND process_after <= now())
+            OR (status = 'PROCESS' AND (lease_until IS NULL OR lease_until < now()) AND (next_check_at IS NULL OR next_check_at <= now())))
+        ORDER BY ${REFUND_DUE_AT}
         LIMIT $2
         FOR UPDATE SKIP LOCKED
      )

@@ -133,21 +133,36 @@ export class RefundService {
    * were claimed.
    */
   async processDue(limit = 20): Promise<number> {
-    const claimed = await claimDueRefunds(this.db.pool, limit, this.config.workerLeaseMs);
+    const claimed = await this.claimDue(limit);
     const errors: unknown[] = [];
     for (const r of claimed) {
       // A refund that fails to finish here keeps its lease and is taken again when it expires;
       // the others of the batch still finish.
       try {
-        const outcome = r.sentAt === null ? await this.send(r) : await this.reconcile(r);
-        if (isFinal(outcome)) await this.finish(r.id, outcome, r.sentAt !== null ? 'reconciliation' : null);
-        else await this.deferCheck(r, outcome);
+        await this.processClaimed(r);
       } catch (e) {
         errors.push(e);
       }
     }
     if (errors.length > 0) throw new AggregateError(errors, `${errors.length} refund(s) could not be finished`);
     return claimed.length;
+  }
+
+  /** Claims up to `limit` due refunds under a lease (the worker's poll; see processDue). */
+  claimDue(limit: number): Promise<ClaimedRefund[]> {
+    return claimDueRefunds(this.db.pool, limit, this.config.workerLeaseMs);
+  }
+
+  /** Sends or reconciles one claimed refund; a final answer finishes it, anything else defers its next check. */
+  async processClaimed(r: ClaimedRefund): Promise<void> {
+    const outcome = r.sentAt === null ? await this.send(r) : await this.reconcile(r);
+    if (isFinal(outcome)) await this.finish(r.id, outcome, r.sentAt !== null ? 'reconciliation' : null);
+    else await this.deferCheck(r, outcome);
+  }
+
+  /** Gives back the leases of refunds claimed but never worked on (a worker stopping). */
+  async releaseClaims(ids: string[]): Promise<void> {
+    if (ids.length > 0) await this.db.pool.query(`UPDATE refunds SET lease_until = NULL WHERE id = ANY($1::text[]) AND status = 'PROCESS'`, [ids]);
   }
 
   /** The first send; the refund is on record as handed to its connector before the call. */

@@ -1,7 +1,9 @@
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import type { Queryable } from '../domain/ledger/ledger.js';
-import type { WorkerContext, Worker } from '../workers.js';
+import type { FastifyBaseLogger } from 'fastify';
+import type { Config } from '../config.js';
+import type { Db } from '../db/client.js';
 import type { OutboxEventKind } from '../generated/prisma/enums.js';
 import { eventBody, NO_URL } from './events.js';
 import { sendForm } from './http-sender.js';
@@ -32,7 +34,7 @@ export interface OutboxWorkerOptions {
 }
 
 /** What delivery needs: the token decryption only, so a service can deliver too (test postback). */
-export type OutboxCtx = Pick<WorkerContext, 'config' | 'db' | 'log'> & { services: { merchants: { decryptToken(enc: string): string } } };
+export type OutboxCtx = { config: Config; db: Db; log: FastifyBaseLogger } & { services: { merchants: { decryptToken(enc: string): string } } };
 type Ctx = OutboxCtx;
 
 /** An event claimed under our lease, with what is needed to send it. */
@@ -143,11 +145,9 @@ const RECORD_SQL = `
   )
   SELECT count(*)::int AS n FROM upd`;
 
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
-
 /**
  * Claims due events under a lease, posts them, and writes the results in bulk. Used by the
- * background loop (startOutboxWorker), by test postbacks (deliverNow), and by tests that drive
+ * background loop (src/workers/outbox.ts), by test postbacks (deliverNow), and by tests that drive
  * it step by step with an injected clock (runOnce).
  */
 export class OutboxDeliverer {
@@ -313,121 +313,5 @@ function toClaimed(row: Record<string, unknown>): ClaimedEvent {
     attempts: row.attempts as number,
     url: (row.target_url as string | null) || null,
     tokenEnc: row.api_token_enc as string,
-  };
-}
-
-/**
- * The outbox delivery loop: keeps up to `concurrency` deliveries in flight, claiming as slots
- * free up (an event is claimed only when it can be posted at once, so its lease covers its
- * whole attempt), and writes results in batches. `stop()` stops claiming, lets what is in
- * flight finish (each attempt is bounded by its timeout), records it, and releases any lease
- * still held.
- */
-export function startOutboxWorker(ctx: Ctx, opts: OutboxWorkerOptions = {}): Worker & { deliverer: OutboxDeliverer } {
-  const d = new OutboxDeliverer(ctx, opts);
-  const concurrency = opts.concurrency ?? 64;
-  const perMerchant = opts.perMerchant ?? Math.max(1, Math.ceil(concurrency / 2));
-  const pollMs = opts.pollMs ?? 200;
-  const inflight = new Set<Promise<void>>();
-  const busy = new Map<string, number>();
-  const buffer: DeliveryResult[] = [];
-  let flushing: Promise<void> | null = null;
-  let stopping = false;
-  let stopFailures = 0;
-  let wake: (() => void) | null = null;
-
-  const nap = (ms: number, wakeOnSlot: boolean) => new Promise<void>((resolve) => {
-    const t = setTimeout(() => { wake = null; resolve(); }, ms);
-    wake = () => {
-      if (!wakeOnSlot && !stopping) return;
-      clearTimeout(t); wake = null; resolve();
-    };
-  });
-
-  const flush = (): Promise<void> => {
-    if (flushing) return flushing;
-    flushing = (async () => {
-      while (buffer.length > 0) {
-        const batch = buffer.splice(0, 1000);
-        try {
-          await d.record(batch);
-        } catch (err) {
-          // Database unavailable: keep the results and try again. If this worker dies first,
-          // the leases expire and another worker sends again (at-least-once).
-          ctx.log.error({ err }, 'outbox: cannot record delivery results');
-          if (stopping && ++stopFailures >= 3) {
-            // Stopping and the database is gone: give up; the leases expire and another
-            // worker sends these again (at-least-once).
-            buffer.length = 0;
-            break;
-          }
-          buffer.unshift(...batch);
-          await sleep(500);
-        }
-      }
-      flushing = null;
-    })();
-    return flushing;
-  };
-
-  const start = (ev: ClaimedEvent) => {
-    const p: Promise<void> = d.deliver(ev, { retries: ev.kind !== 'TEST_POSTBACK' })
-      .catch((err: unknown): DeliveryResult => {
-        // A bug, not the receiver: keep the event for a later try rather than crash the worker.
-        ctx.log.error({ err, eventId: ev.id }, 'outbox: delivery crashed');
-        return { eventId: ev.id, decision: { status: 'PENDING', nextAttemptAt: new Date(d.now().getTime() + 60_000) }, lastError: `internal error: ${(err as Error).message}`.slice(0, 500), attempt: null };
-      })
-      .then((r) => { buffer.push(r); void flush(); })
-      .finally(() => {
-        inflight.delete(p);
-        const n = (busy.get(ev.merchantId) ?? 1) - 1;
-        if (n > 0) busy.set(ev.merchantId, n); else busy.delete(ev.merchantId);
-        wake?.();
-      });
-    inflight.add(p);
-    busy.set(ev.merchantId, (busy.get(ev.merchantId) ?? 0) + 1);
-  };
-
-  const loop = (async () => {
-    let backlog = false;
-    while (!stopping) {
-      const free = concurrency - inflight.size;
-      // Claim in chunks (one round trip for many events), not one event per freed slot.
-      if (free > 0 && (inflight.size === 0 || free >= Math.max(1, Math.floor(concurrency / 4)))) {
-        let events: ClaimedEvent[] = [];
-        try {
-          events = await d.claim(free, undefined, perMerchant, busy);
-        } catch (err) {
-          ctx.log.error({ err }, 'outbox: claim failed');
-          await nap(Math.max(pollMs, 1000), false);
-          continue;
-        }
-        if (stopping) {
-          // Claimed while stopping: not sent; given back at once.
-          await d.release(events.map((e) => e.id)).catch(() => {});
-          break;
-        }
-        for (const e of events) start(e);
-        backlog = events.length === free;
-      }
-      if (stopping) break;
-      // With a backlog, or deliveries in flight (a claim the per-merchant cap held back may
-      // succeed once one of them finishes), go on as soon as a slot frees up; otherwise poll.
-      // Waiting for the poll here would cap a one-merchant backlog at perMerchant per pollMs.
-      await nap(pollMs, backlog || inflight.size > 0);
-    }
-  })();
-
-  return {
-    name: 'outbox',
-    deliverer: d,
-    async stop() {
-      stopping = true;
-      wake?.();
-      await loop;
-      await Promise.allSettled([...inflight]);
-      await flush();
-      await d.releaseAll().catch((err) => ctx.log.error({ err }, 'outbox: cannot release leases'));
-    },
   };
 }

@@ -1,16 +1,16 @@
 import type { FastifyBaseLogger } from 'fastify';
-import type { Config } from './config.js';
-import type { Db } from './db/client.js';
-import type { Services } from './services.js';
-import { startOutboxWorker } from './outbox/worker.js';
-import { startRefundWorker } from './domain/refund/refund.worker.js';
-import { startPayoutWorker } from './domain/payout/payout.worker.js';
-import { startPaymentReconciler } from './domain/payment/reconcile.worker.js';
-import { startPartitionWorker } from './db/partitions.worker.js';
+import type { Config } from '../config.js';
+import type { Db } from '../db/client.js';
+import type { Services } from '../services.js';
+import { startOutboxWorker } from './outbox.js';
+import { startRefundWorker } from './refunds.js';
+import { startPayoutWorker } from './payouts.js';
+import { startPaymentReconciler } from './payment-reconciler.js';
+import { startPartitionWorker } from './partitions.js';
 
 export interface WorkerContext { config: Config; db: Db; services: Services; log: FastifyBaseLogger }
 
-/** A background loop; `stop` finishes or releases what it holds, then resolves. */
+/** A background loop (src/workers/poll-loop.ts); `stop` finishes or releases what it holds, then resolves. */
 export interface Worker { name: string; stop(): Promise<void> }
 
 /** Every background worker of the service (outbox delivery, sandbox processing...). */
@@ -21,7 +21,6 @@ export function startWorkers(ctx: WorkerContext): Worker[] {
   workers.push(startPayoutWorker(ctx));
   workers.push(startPaymentReconciler(ctx));
   workers.push(startPartitionWorker(ctx));
-  void ctx;
   return workers;
 }
 

@@ -1,0 +1,192 @@
+import pg from 'pg';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { startPollLoop, type PollLoopOptions } from '../../src/workers/poll-loop.js';
+import { createTestDatabase } from '../helpers/app.js';
+
+// The loop driven over a real queue table: claims are UPDATE ... FOR UPDATE SKIP LOCKED with a
+// lease, as every worker's are.
+let db: Awaited<ReturnType<typeof createTestDatabase>>;
+let pool: pg.Pool;
+beforeAll(async () => {
+  db = await createTestDatabase();
+  pool = new pg.Pool({ connectionString: db.url, max: 10 });
+});
+afterAll(async () => {
+  await pool.end();
+  await db.drop();
+});
+beforeEach(async () => {
+  await pool.query(`DROP TABLE IF EXISTS jobs; CREATE TABLE jobs (id int PRIMARY KEY, lease_until timestamptz, done_at timestamptz)`);
+});
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const addJobs = (n: number, from = 1) => pool.query(`INSERT INTO jobs (id) SELECT g FROM generate_series($1::int, $2::int) g`, [from, from + n - 1]);
+const claimJobs = async (limit: number): Promise<number[]> => (await pool.query<{ id: number }>(
+  `UPDATE jobs SET lease_until = now() + interval '1 minute'
+    WHERE id IN (SELECT id FROM jobs WHERE done_at IS NULL AND (lease_until IS NULL OR lease_until < now())
+                  ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED)
+    RETURNING id`, [limit])).rows.map((r) => r.id);
+const finishJob = async (id: number, ms = 0) => {
+  // The work itself in the database (pg_sleep): what is in flight holds a real connection.
+  if (ms > 0) await pool.query('SELECT pg_sleep($1::float8 / 1000)', [ms]);
+  await pool.query(`UPDATE jobs SET done_at = clock_timestamp(), lease_until = NULL WHERE id = $1`, [id]);
+};
+const counts = async () => (await pool.query<{ done: number; leased: number }>(
+  `SELECT count(done_at)::int AS done, count(*) FILTER (WHERE done_at IS NULL AND lease_until IS NOT NULL)::int AS leased FROM jobs`)).rows[0]!;
+
+function logSink() {
+  const lines: { level: 'error' | 'warn'; obj: Record<string, unknown>; msg: string }[] = [];
+  return {
+    lines,
+    log: {
+      error: (obj: Record<string, unknown>, msg: string) => { lines.push({ level: 'error', obj, msg }); },
+      warn: (obj: Record<string, unknown>, msg: string) => { lines.push({ level: 'warn', obj, msg }); },
+    } as unknown as PollLoopOptions<number>['log'],
+  };
+}
+
+describe('the poll loop', () => {
+  it('idle: one claim per poll interval (jittered within +-20%), nothing processed', async () => {
+    const { log, lines } = logSink();
+    const claims: number[] = [];
+    const loop = startPollLoop<number>({
+      name: 'jobs', log, pollMs: 100, concurrency: 4,
+      claim: async (n) => { claims.push(Date.now()); return claimJobs(n); },
+      process: async () => { throw new Error('nothing is due'); },
+    });
+    await sleep(1050);
+    await loop.stop();
+    // 1 at start, then one per 80..120 ms.
+    expect(claims.length).toBeGreaterThanOrEqual(9);
+    expect(claims.length).toBeLessThanOrEqual(14);
+    const gaps = claims.slice(1).map((t, i) => t - claims[i]!);
+    for (const g of gaps) expect(g).toBeGreaterThanOrEqual(75);
+    expect(lines).toEqual([]);
+  });
+
+  it('wake() ends the nap at once: a job added during a 10 s nap is done in well under a second', async () => {
+    const { log } = logSink();
+    const loop = startPollLoop<number>({
+      name: 'jobs', log, pollMs: 10_000, claim: claimJobs, process: (id) => finishJob(id),
+    });
+    await sleep(100);
+    await addJobs(1);
+    const t0 = Date.now();
+    loop.wake();
+    while ((await counts()).done < 1 && Date.now() - t0 < 3000) await sleep(10);
+    expect(Date.now() - t0).toBeLessThan(1000);
+    await loop.stop();
+  });
+
+  it('a freed slot wakes the loop: 24 jobs of 100 ms with 4 slots and a 10 s poll interval drain in ~0.6 s, never more than 4 in flight', async () => {
+    await addJobs(24);
+    const { log } = logSink();
+    let inFlight = 0;
+    let most = 0;
+    const loop = startPollLoop<number>({
+      name: 'jobs', log, pollMs: 10_000, concurrency: 4, claim: claimJobs,
+      process: async (id) => { most = Math.max(most, ++inFlight); try { await finishJob(id, 100); } finally { inFlight--; } },
+    });
+    const t0 = Date.now();
+    while ((await counts()).done < 24 && Date.now() - t0 < 8000) await sleep(10);
+    const took = Date.now() - t0;
+    await loop.stop();
+    expect((await counts()).done).toBe(24);
+    expect(took).toBeLessThan(3000);
+    expect(most).toBe(4);
+  });
+
+  it('a database error backs off (one logged line per try, waits doubling to the max), then work resumes', async () => {
+    await pool.query('DROP TABLE jobs');
+    const { log, lines } = logSink();
+    const tries: number[] = [];
+    const loop = startPollLoop<number>({
+      name: 'jobs', log, pollMs: 20, backoffMs: { first: 50, max: 200 },
+      claim: async (n) => { tries.push(Date.now()); return claimJobs(n); },
+      process: (id) => finishJob(id),
+    });
+    await sleep(1000);
+    const failed = tries.length;
+    // 0, 50, 150, 350, 550, 750, 950: not a busy loop (a 20 ms poll would have made ~50 tries).
+    expect(failed).toBeGreaterThanOrEqual(5);
+    expect(failed).toBeLessThanOrEqual(8);
+    const gaps = tries.slice(1).map((t, i) => t - tries[i]!);
+    expect(gaps[0]).toBeGreaterThanOrEqual(45);
+    expect(gaps[1]).toBeGreaterThanOrEqual(95);
+    expect(gaps[2]).toBeGreaterThanOrEqual(190);
+    expect(Math.max(...gaps)).toBeLessThan(300);
+    expect(lines.length).toBe(failed);
+    expect(lines.every((l) => l.level === 'error' && l.msg === 'jobs: claim failed' && typeof l.obj.retryInMs === 'number')).toBe(true);
+    expect((lines[0]!.obj.err as { code?: string }).code).toBe('42P01'); // relation "jobs" does not exist
+    // The database is back: the loop goes on by itself.
+    await pool.query(`CREATE TABLE jobs (id int PRIMARY KEY, lease_until timestamptz, done_at timestamptz)`);
+    await addJobs(3);
+    const t0 = Date.now();
+    while ((await counts()).done < 3 && Date.now() - t0 < 3000) await sleep(10);
+    expect((await counts()).done).toBe(3);
+    await loop.stop();
+    expect(lines.length).toBeLessThanOrEqual(failed + 1);
+  });
+
+  it('stop() during work: no new claim, the work in flight finishes, nothing logged', async () => {
+    await addJobs(10);
+    const { log, lines } = logSink();
+    let claimsAfterStop = 0;
+    let stopping = false;
+    const loop = startPollLoop<number>({
+      name: 'jobs', log, pollMs: 20, concurrency: 2,
+      claim: async (n) => { if (stopping) claimsAfterStop++; return claimJobs(n); },
+      process: (id) => finishJob(id, 300),
+    });
+    await sleep(100);
+    expect(loop.inFlight).toBe(2);
+    stopping = true;
+    const t0 = Date.now();
+    await loop.stop();
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(150);
+    expect(loop.inFlight).toBe(0);
+    expect(claimsAfterStop).toBe(0);
+    expect(await counts()).toEqual({ done: 2, leased: 0 });
+    expect(lines).toEqual([]);
+  });
+
+  it('stop() while a claim is running gives back what it claimed (release), and runs onStop once after the work', async () => {
+    await addJobs(5);
+    const { log, lines } = logSink();
+    let claimStarted!: () => void;
+    const started = new Promise<void>((r) => { claimStarted = r; });
+    const released: number[][] = [];
+    let onStops = 0;
+    const loop = startPollLoop<number>({
+      name: 'jobs', log, pollMs: 20, concurrency: 4,
+      // A slow claim: stop() arrives while it runs.
+      claim: async (n) => { claimStarted(); await pool.query('SELECT pg_sleep(0.2)'); return claimJobs(n); },
+      process: (id) => finishJob(id),
+      release: async (ids) => { released.push(ids); await pool.query('UPDATE jobs SET lease_until = NULL WHERE id = ANY($1::int[])', [ids]); },
+      onStop: async () => { onStops++; },
+    });
+    await started;
+    await Promise.all([loop.stop(), loop.stop()]);
+    expect(released.map((ids) => [...ids].sort())).toEqual([[1, 2, 3, 4]]);
+    expect(await counts()).toEqual({ done: 0, leased: 0 });
+    expect(onStops).toBe(1);
+    expect(lines).toEqual([]);
+  });
+
+  it('stop() waits for the work in flight at most stopTimeoutMs; the lease stays (the work may still land), one warning, no error', async () => {
+    await addJobs(1);
+    const { log, lines } = logSink();
+    const loop = startPollLoop<number>({
+      name: 'jobs', log, pollMs: 20, stopTimeoutMs: 200,
+      process: async (id) => { await finishJob(id, 1500); throw new Error('failed after the bound'); },
+      claim: claimJobs,
+    });
+    await sleep(100);
+    const t0 = Date.now();
+    await loop.stop();
+    expect(Date.now() - t0).toBeLessThan(500);
+    expect(await counts()).toEqual({ done: 0, leased: 1 });
+    await sleep(1600);
+    expect(lines.map((l) => [l.level, l.msg])).toEqual([['warn', 'jobs: stopped with work still in flight']]);
+  });
+});
