@@ -137,14 +137,17 @@ describe('T-Bank end to end: refunds in flight and what can go wrong', () => {
     await ledgerOk(e);
   }, 60_000);
 
-  it('a card T-Bank rejects ends FAIL with the reason; the payer is sent to the Fail URL', async () => {
+  it('a card T-Bank rejects ends FAIL with the reason; the payer is back on our form with the reason, and 'Back to the shop' goes to the Fail URL', async () => {
     const billId = await billFor(e, m, { amount: '55.00', orderId: 'tb-declined' });
     const page = await newPage(e, 'desktop');
     await chooseCard(e, page, billId, `${ART}/tbank-declined-form.png`);
     const paymentId = await paymentOfBill(billId);
     await Promise.all([page.waitForURL(/\/new\//), page.getByTestId('action-link').click()]);
     await page.fill('#card', '4000 0000 0000 0002');
-    await Promise.all([page.waitForURL(`${e.shop.base}/fail`, { timeout: 20_000 }), page.click('#pay')]);
+    // Issue 16: a declined card brings the payer back to our form with the reason beside it.
+    await Promise.all([page.waitForURL(/\/pay\/\w+\?declined=\w+/, { timeout: 20_000 }), page.click('#pay')]);
+    expect(await page.getByTestId('decline-reason').getAttribute('data-code')).toBe('card_declined');
+    await Promise.all([page.waitForURL(`${e.shop.base}/fail`, { timeout: 20_000 }), page.getByTestId('fail-back').click()]);
     await page.screenshot({ path: `${ART}/tbank-declined-shop.png`, fullPage: true });
     await page.context().close();
     expect(await payment(paymentId)).toMatchObject({ status: 'FAIL', failure_reason: 'card_declined' });

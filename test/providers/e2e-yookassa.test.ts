@@ -188,7 +188,7 @@ describe('YooKassa end to end: what can go wrong', () => {
     await ledgerOk(e);
   }, 60_000);
 
-  it('a card the provider declines ends FAIL with the reason; the payer is sent to the Fail URL; nothing is credited', async () => {
+  it('a card the provider declines ends FAIL with the reason; the payer is back on our form with the reason, and 'Back to the shop' goes to the Fail URL; nothing is credited', async () => {
     const billId = await billFor(e, m, { amount: '77.00', orderId: 'yk-declined' });
     const page = await newPage(e, 'phone');
     await chooseCard(e, page, billId, `${ART}/yookassa-declined-form.png`);
@@ -196,7 +196,10 @@ describe('YooKassa end to end: what can go wrong', () => {
     const availableBefore = await merchantAvailable();
     await Promise.all([page.waitForURL(/\/checkout\//), page.getByTestId('action-link').click()]);
     await page.fill('#card', '4000 0000 0000 9995');
-    await Promise.all([page.waitForURL(`${e.shop.base}/fail`, { timeout: 20_000 }), page.click('#pay')]);
+    // Issue 16: a declined card brings the payer back to our form with the reason beside it.
+    await Promise.all([page.waitForURL(/\/pay\/\w+\?declined=\w+/, { timeout: 20_000 }), page.click('#pay')]);
+    expect(await page.getByTestId('decline-reason').getAttribute('data-code')).toBe('insufficient_funds');
+    await Promise.all([page.waitForURL(`${e.shop.base}/fail`, { timeout: 20_000 }), page.getByTestId('fail-back').click()]);
     await page.screenshot({ path: `${ART}/yookassa-declined-shop.png`, fullPage: true });
     await page.context().close();
     expect(await payment(paymentId)).toMatchObject({ status: 'FAIL', failure_reason: 'insufficient_funds' });
