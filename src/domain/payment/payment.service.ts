@@ -106,10 +106,12 @@ interface PaymentRow {
   method: PayMethod; from_card: string | null; email: string | null; phone: string | null; name: string | null; comment: string | null;
   connector: string | null; provider_ref: string | null; payer_action: PayerAction | null; finished_at: Date | null;
   failure_reason: string | null;
+  /** The partition key, as text: the finishing statement finds the row in its month's partition only. */
+  created_at: string;
 }
 const PAYMENT_SQL = `SELECT id, bill_id, status::text, amount::text, amount_received::text, commission::text, rate::text, method::text, from_card,
        payer_email AS email, payer_phone AS phone, payer_name AS name, payer_comment AS comment, connector, provider_ref, payer_action, finished_at,
-       failure_reason
+       failure_reason, created_at::text
   FROM payments WHERE id = $1`;
 
 const paidWithOf = (x: PaymentRow): PaidWith => ({
@@ -329,7 +331,7 @@ export class PaymentService {
       };
     }
     // The finishing step is a single atomic statement: no explicit transaction around it.
-    return this.finish(this.db.pool, opened.bill, paymentId, opened.quote, result, {
+    return this.finish(this.db.pool, opened.bill, { id: paymentId, createdAt: opened.createdAt }, opened.quote, result, {
       method: pay.method, fromCard: pay.card ? maskCard(pay.card.number) : null, payer: pay.payer,
     }, connector?.name ?? null);
   }
@@ -372,7 +374,7 @@ export class PaymentService {
     }
     const bill = toBill((await c.query<BillRow>(BILL_SQL, [p.bill_id])).rows[0]!);
     try {
-      const out = await this.finish(c, bill, paymentId, storedQuote(bill, p), result, paidWithOf(p), p.connector);
+      const out = await this.finish(c, bill, { id: paymentId, createdAt: p.created_at }, storedQuote(bill, p), result, paidWithOf(p), p.connector);
       // An attention item raised for it is settled by the provider's own answer.
       await c.query(`UPDATE attention_items SET resolved_at = now(), resolution = $2, resolved_by = 'provider'
                       WHERE object_type = 'payment' AND object_id = $1 AND resolved_at IS NULL`, [paymentId, out.status]);
@@ -528,7 +530,7 @@ export class PaymentService {
     // The payment is opened and handed to the acquirer in one step: it is written as PROCESS.
     // clock_timestamp() is taken after the bill's row lock: payments of a MULTI bill are
     // ordered as they took it.
-    const r = await c.query({ name: 'pay_open', text:
+    const r = await c.query<{ created_at: string }>({ name: 'pay_open', text:
       `WITH b AS (
          UPDATE bills SET status = 'PROCESS', updated_at = now()
           WHERE id = $2 AND active AND (expires_at IS NULL OR expires_at > now())
@@ -539,7 +541,8 @@ export class PaymentService {
                              connector, next_check_at, form_nonce, created_at, updated_at)
        SELECT $1, b.id, $3, $4, 'PROCESS', $5::"PaymentMethod", $6, 'RUB', $7::"Currency", $8, $9, $7::"Currency", $10, $11,
               $12, $13, $14, $15, $18, clock_timestamp() + make_interval(secs => $19::double precision / 1000), $20, clock_timestamp(), clock_timestamp()
-         FROM b`,
+         FROM b
+       RETURNING created_at::text`,
       values: [paymentId, bill.id, bill.merchantId, bill.shopId, input.method, quote.dueRub.toFixed(2), bill.currency,
         bill.currency === 'RUB' ? null : quote.rate.toFixed(), quote.commission.toFixed(2), input.card ? maskCard(input.card.number) : null, ip,
         input.payer.email, input.payer.phone, input.payer.name, input.payer.comment, PAYABLE_FROM.NORMAL, PAYABLE_FROM.MULTI,
@@ -555,7 +558,7 @@ export class PaymentService {
       await this.payableBillOrThrow(c, billId);
       throw new DomainError('payment_in_progress', 409);
     }
-    return { bill, paymentId, quote, input, candidates };
+    return { bill, paymentId, createdAt: r.rows[0]!.created_at, quote, input, candidates };
   }
 
   /**
@@ -572,8 +575,9 @@ export class PaymentService {
   }
 
   private async finish(
-    c: Pick<pg.Pool, 'query'>, bill: PayableBill, paymentId: string, q: Quote, result: ChargeResult, paid: PaidWith, connector: string | null,
+    c: Pick<pg.Pool, 'query'>, bill: PayableBill, payment: { id: string; createdAt: string }, q: Quote, result: ChargeResult, paid: PaidWith, connector: string | null,
   ): Promise<PayOutcome> {
+    const paymentId = payment.id;
     const receivedRub = result.outcome === 'PAID' ? round2(result.amountReceived) : new Decimal(0);
     const status: PaymentStatus = result.outcome === 'PAID' && receivedRub.gt(0) ? statusFor(receivedRub, q.dueRub) : 'FAIL';
     assertPaymentTransition('PROCESS', status);
@@ -613,7 +617,8 @@ export class PaymentService {
          UPDATE payments SET status = $2::text::"PaymentStatus", amount_received = $3, commission = $4, account_amount = $5,
                 provider_ref = coalesce($6, provider_ref), failure_reason = $7, failure_message = $26,
                 connector = coalesce($27, connector), finished_at = now(), updated_at = now()
-          WHERE id = $1 AND status = ANY($24::"PaymentStatus"[])
+          -- The creation time (the partition key) leads the planner to the one month's partition.
+          WHERE id = $1 AND created_at = $28::timestamptz AND status = ANY($24::"PaymentStatus"[])
             -- A NORMAL bill must still be where it can follow the payment (PROCESS): else
             -- nothing of this statement happens (no credit for a payment whose bill cannot).
             AND EXISTS (SELECT 1 FROM bills bb WHERE bb.id = payments.bill_id AND (bb.type = 'MULTI' OR bb.status = ANY($25::"BillStatus"[])))
@@ -622,7 +627,10 @@ export class PaymentService {
          UPDATE bills SET status = $2::text::"BillStatus", updated_at = now()
            FROM p
           WHERE bills.id = p.bill_id AND bills.status = ANY($25::"BillStatus"[])
-            AND NOT EXISTS (SELECT 1 FROM payments q WHERE q.bill_id = p.bill_id AND (q.created_at, q.id) > (p.created_at, p.id))
+            -- This payment is the bill's latest. A scalar subquery, not NOT EXISTS: an anti-join
+            -- may be planned as a hash over every partition's payments (it was, on a month's
+            -- young partition: one seq scan of the month per payment); this one is an index probe.
+            AND p.id = (SELECT q.id FROM payments q WHERE q.bill_id = p.bill_id ORDER BY q.created_at DESC, q.id DESC LIMIT 1)
          RETURNING bills.id),
        ${creditFragment('p', 13)},
        o AS (
@@ -636,7 +644,7 @@ export class PaymentService {
         result.outcome === 'DECLINED' ? result.reason : null, bill.merchantId,
         eventUrl, eventPayload, eventStatus, eventError, ...ledgerValues,
         paymentSourcesOf(status), billSourcesOf(status as BillStatus, bill.type),
-        result.outcome === 'DECLINED' ? result.message : null, connector] }).catch((e) => { throw ledgerError(e, `payment ${paymentId}`); });
+        result.outcome === 'DECLINED' ? result.message : null, connector, payment.createdAt] }).catch((e) => { throw ledgerError(e, `payment ${paymentId}`); });
     const row = r.rows[0]!;
     if (row.p !== 1) {
       // The table's guard refused it (another finish, the reaper): nothing of the statement happened.
