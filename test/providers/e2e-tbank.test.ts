@@ -137,7 +137,7 @@ describe('T-Bank end to end: refunds in flight and what can go wrong', () => {
     await ledgerOk(e);
   }, 60_000);
 
-  it('a card T-Bank rejects ends FAIL with the reason; the payer is back on our form with the reason, and 'Back to the shop' goes to the Fail URL', async () => {
+  it('a card T-Bank rejects ends FAIL with the reason; the payer is back on our form with the reason, and "Back to the shop" goes to the Fail URL', async () => {
     const billId = await billFor(e, m, { amount: '55.00', orderId: 'tb-declined' });
     const page = await newPage(e, 'desktop');
     await chooseCard(e, page, billId, `${ART}/tbank-declined-form.png`);

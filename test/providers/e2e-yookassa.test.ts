@@ -188,7 +188,7 @@ describe('YooKassa end to end: what can go wrong', () => {
     await ledgerOk(e);
   }, 60_000);
 
-  it('a card the provider declines ends FAIL with the reason; the payer is back on our form with the reason, and 'Back to the shop' goes to the Fail URL; nothing is credited', async () => {
+  it('a card the provider declines ends FAIL with the reason; the payer is back on our form with the reason, and "Back to the shop" goes to the Fail URL; nothing is credited', async () => {
     const billId = await billFor(e, m, { amount: '77.00', orderId: 'yk-declined' });
     const page = await newPage(e, 'phone');
     await chooseCard(e, page, billId, `${ART}/yookassa-declined-form.png`);
