@@ -18,7 +18,6 @@ export function sbpBanksRoute(app: FastifyInstance): void {
         }),
       },
     },
-    config: { errorStatus: { merchant_banned: 403 } },
   }, async () => {
     const r = await app.db.pool.query<BankRow>(
       'SELECT member_id, name, name_en, bic FROM sbp_banks WHERE active ORDER BY member_id',

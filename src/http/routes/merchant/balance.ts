@@ -12,13 +12,7 @@ export function merchantBalanceRoute(app: FastifyInstance): void {
         200: Type.Object({ balances: Type.Array(BalanceSchema), success: Type.String({ description: 'The string "true"' }) }),
       },
     },
-    config: {
-      subscription: true,
-      errorStatus: {
-        merchant_banned: 403, merchant_subscription_inactive: 403, merchant_subscription_not_found: 403,
-        merchant_not_found: 403, bill_not_found: 422,
-      },
-    },
+    config: { subscription: true },
   }, async (req) => {
     const r = await app.db.pool.query<BalanceRow>(
       `SELECT ${BALANCE_COLUMNS} FROM balances WHERE merchant_id = $1 ORDER BY currency`, [req.merchant.id],
