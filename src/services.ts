@@ -14,6 +14,7 @@ import { PaymentReads } from './domain/payment/payment.reads.js';
 import { PayoutService } from './domain/payout/payout.service.js';
 import { ConnectorRegistry } from './domain/providers/registry.js';
 import { OperatorService } from './domain/operator/operator.service.js';
+import { SbpBankService } from './domain/sbp-bank/sbp-bank.service.js';
 import { AttentionService } from './domain/attention/attention.service.js';
 
 /** Every service class, built once per process; the API, pages, cabinet, CLI and workers share them. */
@@ -33,8 +34,9 @@ export function createServices(config: Config, db: Db) {
   const payouts = new PayoutService(config, db, connectors);
   const outbox = new OutboxService(config, db, merchants);
   const operators = new OperatorService(db);
+  const sbpBanks = new SbpBankService(db);
   const attention = new AttentionService(db, payments, { payout: payouts, refund: refunds });
-  return { connectors, operators, outbox, payouts, payments, paymentReads, merchants, shops, bills, refunds, payoutAccounts, rates, adjustments, chargebacks, attention };
+  return { connectors, operators, sbpBanks, outbox, payouts, payments, paymentReads, merchants, shops, bills, refunds, payoutAccounts, rates, adjustments, chargebacks, attention };
 }
 
 export type Services = ReturnType<typeof createServices>;

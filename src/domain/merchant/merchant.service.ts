@@ -13,6 +13,7 @@ import { Prisma, type Merchant } from '../../generated/prisma/client.js';
 export interface MerchantChange { before: Merchant | null; after: Merchant }
 import { ensureBalances } from '../ledger/ledger.js';
 import { insertTestTwin } from './test-twin.js';
+import { BALANCE_COLUMNS, type BalanceRow } from '../ledger/balance.row.js';
 
 export interface IssuedToken { apiToken: string; apiTokenHash: string; apiTokenEnc: string }
 
@@ -61,6 +62,12 @@ export class MerchantService {
   async currentToken(merchantId: string): Promise<string> {
     const m = await this.db.prisma.merchant.findUniqueOrThrow({ where: { id: merchantId }, select: { apiTokenEnc: true } });
     return decrypt(this.config.tokenEncryptionKey, m.apiTokenEnc);
+  }
+
+  /** The merchant's balances, one per currency (merchant/balance). */
+  async balances(merchantId: string): Promise<BalanceRow[]> {
+    const r = await this.db.pool.query<BalanceRow>(`SELECT ${BALANCE_COLUMNS} FROM balances WHERE merchant_id = $1 ORDER BY currency`, [merchantId]);
+    return r.rows;
   }
 
   decryptToken(apiTokenEnc: string): string {

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import { BALANCE_COLUMNS, BalanceSchema, balanceView, type BalanceRow } from '../../views/balance.js';
+import { BalanceSchema, balanceView } from '../../views/balance.js';
 
 /** GET /api/v1/merchant/balance */
 export function merchantBalanceRoute(app: FastifyInstance): void {
@@ -14,9 +14,6 @@ export function merchantBalanceRoute(app: FastifyInstance): void {
     },
     config: { subscription: true },
   }, async (req) => {
-    const r = await app.db.pool.query<BalanceRow>(
-      `SELECT ${BALANCE_COLUMNS} FROM balances WHERE merchant_id = $1 ORDER BY currency`, [req.merchant.id],
-    );
-    return { balances: r.rows.map(balanceView), success: 'true' };
+    return { balances: (await app.services.merchants.balances(req.merchant.id)).map(balanceView), success: 'true' };
   });
 }
