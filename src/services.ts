@@ -15,6 +15,7 @@ import { PayoutService } from './domain/payout/payout.service.js';
 import { ConnectorRegistry } from './domain/providers/registry.js';
 import { OperatorService } from './domain/operator/operator.service.js';
 import { SbpBankService } from './domain/sbp-bank/sbp-bank.service.js';
+import { LedgerService } from './domain/ledger/ledger.service.js';
 import { AttentionService } from './domain/attention/attention.service.js';
 
 /** Every service class, built once per process; the API, pages, cabinet, CLI and workers share them. */
@@ -35,8 +36,9 @@ export function createServices(config: Config, db: Db) {
   const outbox = new OutboxService(config, db, merchants);
   const operators = new OperatorService(db);
   const sbpBanks = new SbpBankService(db);
+  const ledger = new LedgerService(db);
   const attention = new AttentionService(db, payments, { payout: payouts, refund: refunds });
-  return { connectors, operators, sbpBanks, outbox, payouts, payments, paymentReads, merchants, shops, bills, refunds, payoutAccounts, rates, adjustments, chargebacks, attention };
+  return { connectors, operators, sbpBanks, ledger, outbox, payouts, payments, paymentReads, merchants, shops, bills, refunds, payoutAccounts, rates, adjustments, chargebacks, attention };
 }
 
 export type Services = ReturnType<typeof createServices>;

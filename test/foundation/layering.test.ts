@@ -38,7 +38,6 @@ const DB_ACCESS = /\bdb\.(pool|prisma)\b|\$queryRaw|\$executeRaw|\$transaction|w
  */
 const NOT_YET_THROUGH_SERVICES = [
   'admin/routes/audit.ts',
-  'admin/routes/ledger.ts',
   'admin/routes/merchants.ts',
   'cabinet/routes/accounts.ts',
   'cabinet/routes/auth.ts',
