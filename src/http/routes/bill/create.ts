@@ -65,11 +65,11 @@ export function billCreateRoute(app: FastifyInstance): void {
       await ensureMerchant(app, req);
       throw e;
     }
-    if (!isValidAmount(p.amount!)) await ensureMerchant(app, req);
+    if (!isValidAmount(p.amount)) await ensureMerchant(app, req);
     const view = (bill: CreatedBill) => ({ success: 'true', link_url: bill.linkUrl, link_page_url: bill.linkPageUrl, bill_id: bill.id });
     return view(await app.services.bills.create(req.merchant ?? { tokenHash: req.tokenHash!, clientIp: req.ip }, {
-      amount: p.amount!,
-      shopId: p.shop_id!,
+      amount: p.amount,
+      shopId: p.shop_id,
       orderId: p.order_id,
       description: p.description,
       type: p.type === 'multi' ? 'MULTI' : 'NORMAL',

@@ -21,8 +21,8 @@ export function billPaymentsRoute(app: FastifyInstance): void {
     config: { errorStatus: { bill_not_found: 403 } },
   }, async (req) => {
     const p = input.parse(requestInput(req));
-    const params = pageParams(p, app.config.billPaymentsMax, { id: p.id! });
+    const params = pageParams(p, app.config.billPaymentsMax, { id: p.id });
     const tz = app.config.tz;
-    return toPage(await app.services.bills.payments(req.merchant, p.id!, params), params, endpointUrl(req, app.config.publicBaseUrl), (r) => paymentView(r, tz));
+    return toPage(await app.services.bills.payments(req.merchant, p.id, params), params, endpointUrl(req, app.config.publicBaseUrl), (r) => paymentView(r, tz));
   });
 }

@@ -16,7 +16,7 @@ export function billStatusRoute(app: FastifyInstance): void {
     },
   }, async (req) => {
     const p = input.parse(requestInput(req));
-    const bill = await app.services.bills.status(req.merchant, p.id!);
+    const bill = await app.services.bills.status(req.merchant, p.id);
     return { ...billView(bill, app.config.tz), success: true };
   });
 }

@@ -25,7 +25,7 @@ export function billToggleActivityRoute(app: FastifyInstance): void {
     config: { subscription: true },
   }, async (req) => {
     const p = input.parse(requestInput(req));
-    const bill = await app.services.bills.toggle(req.merchant, { id: p.id!, active: p.active! });
+    const bill = await app.services.bills.toggle(req.merchant, { id: p.id, active: p.active });
     const view = billView(bill, app.config.tz);
     return { ...view, activity: view.active, success: true };
   });

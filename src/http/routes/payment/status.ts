@@ -32,7 +32,7 @@ export function paymentStatusRoute(app: FastifyInstance): void {
     const p = input.parse(requestInput(req));
     const tz = app.config.tz;
     const { payment, refunds, chargebacks } = await app.services.paymentReads.ofMerchant(
-      req.merchant.id, p.id!, { refunds: p.refunds === true, chargebacks: p.chargeback === true },
+      req.merchant.id, p.id, { refunds: p.refunds === true, chargebacks: p.chargeback === true },
     );
     return {
       ...paymentView(payment, tz),

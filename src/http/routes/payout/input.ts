@@ -29,7 +29,7 @@ export const statusInput = defineInput({
 /** payout/personal/create's body (the API's and the cabinet's form) as the service takes it. */
 export function parsePersonal(input: Record<string, unknown>): PersonalPayoutInput {
   const p = personalCreateInput.parse(input);
-  return { amount: p.amount!, payoutAccountId: p.payout_account_id!, orderId: p.order_id };
+  return { amount: p.amount, payoutAccountId: p.payout_account_id, orderId: p.order_id };
 }
 
 /** payout/status: by id (or its alias payout_id), else by order_id; one of them is required. */

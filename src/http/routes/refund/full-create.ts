@@ -15,6 +15,6 @@ export function refundFullCreateRoute(app: FastifyInstance): void {
     assertGrant(req.merchant);
     const p = input.parse(requestInput(req));
     const view = (r: RefundRecord) => refundView(r, app.config.tz);
-    return view(await app.services.refunds.createFull(req.merchant, p.payment_id!, recordAnswer(req, reply, view)));
+    return view(await app.services.refunds.createFull(req.merchant, p.payment_id, recordAnswer(req, reply, view)));
   });
 }

@@ -17,6 +17,6 @@ export function refundPartialCreateRoute(app: FastifyInstance): void {
     assertGrant(req.merchant);
     const p = input.parse(requestInput(req));
     const view = (r: RefundRecord) => refundView(r, app.config.tz);
-    return view(await app.services.refunds.createPartial(req.merchant, p.payment_id!, p.amount!, recordAnswer(req, reply, view)));
+    return view(await app.services.refunds.createPartial(req.merchant, p.payment_id, p.amount, recordAnswer(req, reply, view)));
   });
 }
