@@ -10,9 +10,12 @@ import { PayoutAccountService } from './domain/payout-account/payout-account.ser
 import { RateService } from './domain/rate/rate.service.js';
 import { AdjustmentService } from './domain/adjustment/adjustment.service.js';
 import { PaymentService } from './domain/payment/payment.service.js';
+import { PaymentReads } from './domain/payment/payment.reads.js';
 import { PayoutService } from './domain/payout/payout.service.js';
 import { ConnectorRegistry } from './domain/providers/registry.js';
 import { OperatorService } from './domain/operator/operator.service.js';
+import { SbpBankService } from './domain/sbp-bank/sbp-bank.service.js';
+import { LedgerService } from './domain/ledger/ledger.service.js';
 import { AttentionService } from './domain/attention/attention.service.js';
 
 /** Every service class, built once per process; the API, pages, cabinet, CLI and workers share them. */
@@ -28,11 +31,14 @@ export function createServices(config: Config, db: Db) {
   const adjustments = new AdjustmentService(config, db);
   const chargebacks = new ChargebackService(config, db);
   const payments = new PaymentService(config, db, connectors);
+  const paymentReads = new PaymentReads(db);
   const payouts = new PayoutService(config, db, connectors);
   const outbox = new OutboxService(config, db, merchants);
   const operators = new OperatorService(db);
+  const sbpBanks = new SbpBankService(db);
+  const ledger = new LedgerService(db);
   const attention = new AttentionService(db, payments, { payout: payouts, refund: refunds });
-  return { connectors, operators, outbox, payouts, payments, merchants, shops, bills, refunds, payoutAccounts, rates, adjustments, chargebacks, attention };
+  return { connectors, operators, sbpBanks, ledger, outbox, payouts, payments, paymentReads, merchants, shops, bills, refunds, payoutAccounts, rates, adjustments, chargebacks, attention };
 }
 
 export type Services = ReturnType<typeof createServices>;

@@ -5,9 +5,9 @@ import { sha256Hex } from '../lib/crypto.js';
 
 const digest = (s: string): Buffer => createHash('sha256').update(s, 'utf8').digest();
 
-/** Operator roles (docs/decisions.md "People: operators, roles, audit"). */
-export const ROLES = ['admin', 'finance', 'support', 'auditor'] as const;
-export type Role = (typeof ROLES)[number];
+import { ROLES, type Role } from '../domain/operator/roles.js';
+
+export { ROLES, type Role };
 
 /**
  * What a route needs. Every operator route declares one in `config.permission`; a GET without

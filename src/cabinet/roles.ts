@@ -1,9 +1,9 @@
 import type { FastifyRequest } from 'fastify';
 import type { CabinetSession } from './session.js';
 
-/** Merchant team roles (issue 17, item 3). The merchant's own login is an `owner`. */
-export const TEAM_ROLES = ['owner', 'developer', 'accountant', 'support'] as const;
-export type TeamRole = (typeof TEAM_ROLES)[number];
+import { TEAM_ROLES, type TeamRole } from '../domain/merchant/team-roles.js';
+
+export { TEAM_ROLES, type TeamRole };
 
 /**
  * What a cabinet route needs: `read` (every page), `api` (the API token, the IP allow-list,

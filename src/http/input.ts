@@ -25,10 +25,10 @@ export function requestInput(req: FastifyRequest): Record<string, unknown> {
 /** A field's message, collected by `defineInput` into the 422's `errors`. */
 export class FieldError extends Error {}
 
-export interface Rule<T> {
+export interface Rule<T, Req extends boolean = boolean> {
   parse(value: unknown, field: string): T;
   schema: TSchema;
-  required: boolean;
+  required: Req;
 }
 
 const label = (f: string) => f.replace(/_/g, ' ');
@@ -40,16 +40,20 @@ function scalar(value: unknown, field: string): string | number | boolean {
   return value as string | number | boolean;
 }
 
-function make<T>(required: boolean, schema: TSchema, parse: (v: unknown, field: string) => T): Rule<T> {
+function make<T, Req extends boolean>(required: Req, schema: TSchema, parse: (v: unknown, field: string) => T): Rule<T, Req> {
   return { required, schema, parse };
 }
 
 interface Common { required?: boolean; description?: string }
 
+/** `required: true` in a rule's options makes its parsed field `T`, else `T | undefined`. */
+type ReqOf<O> = O extends { required: true } ? true : false;
+const req = <O extends Common>(o: O) => !!o.required as ReqOf<O>;
+
 export const v = {
-  string(o: Common & { max?: number; min?: number; pattern?: RegExp } = {}): Rule<string> {
+  string<O extends Common & { max?: number; min?: number; pattern?: RegExp }>(o: O = {} as O): Rule<string, ReqOf<O>> {
     const max = o.max ?? 255;
-    return make(!!o.required, Type.String({ maxLength: max, description: o.description }), (raw, f) => {
+    return make(req(o), Type.String({ maxLength: max, description: o.description }), (raw, f) => {
       const x = scalar(raw, f);
       if (typeof x === 'boolean') throw new FieldError(`The ${label(f)} must be a string.`);
       const s = String(x);
@@ -63,9 +67,9 @@ export const v = {
    * A string; a JSON object or array (a bot sends `custom` as `{"user_id":1}`) is kept as its
    * JSON text, so it comes back as such.
    */
-  stringOrJson(o: Common & { max?: number } = {}): Rule<string> {
+  stringOrJson<O extends Common & { max?: number }>(o: O = {} as O): Rule<string, ReqOf<O>> {
     const max = o.max ?? 255;
-    return make(!!o.required, Type.Union([Type.String({ maxLength: max }), Type.Object({}, { additionalProperties: true })], { description: o.description }), (raw, f) => {
+    return make(req(o), Type.Union([Type.String({ maxLength: max }), Type.Object({}, { additionalProperties: true })], { description: o.description }), (raw, f) => {
       if (typeof raw === 'boolean') throw new FieldError(`The ${label(f)} must be a string.`);
       const s = raw !== null && typeof raw === 'object' ? JSON.stringify(raw) : String(raw);
       if (s.length > max) throw new FieldError(`The ${label(f)} may not be greater than ${max} characters.`);
@@ -73,8 +77,8 @@ export const v = {
     });
   },
   /** A decimal amount as a Decimal; range rules belong to the service (api:error.invalid_amount). */
-  decimal(o: Common = {}): Rule<Decimal> {
-    return make(!!o.required, Type.Union([Type.String(), Type.Number()], { description: o.description }), (raw, f) => {
+  decimal<O extends Common>(o: O = {} as O): Rule<Decimal, ReqOf<O>> {
+    return make(req(o), Type.Union([Type.String(), Type.Number()], { description: o.description }), (raw, f) => {
       const x = scalar(raw, f);
       // Bounded on the text before any arithmetic: `1e600000000` would exhaust the heap when formatted.
       const s = typeof x === 'number' ? (Number.isFinite(x) ? String(x) : 'x') : typeof x === 'string' && x.length <= 1000 ? x.trim() : 'x';
@@ -83,8 +87,8 @@ export const v = {
       return d;
     });
   },
-  integer(o: Common & { min?: number; max?: number } = {}): Rule<number> {
-    return make(!!o.required, Type.Integer({ description: o.description }), (raw, f) => {
+  integer<O extends Common & { min?: number; max?: number }>(o: O = {} as O): Rule<number, ReqOf<O>> {
+    return make(req(o), Type.Integer({ description: o.description }), (raw, f) => {
       const x = scalar(raw, f);
       const s = String(x).trim();
       if (typeof x === 'boolean' || !/^-?\d{1,15}$/.test(s)) throw new FieldError(`The ${label(f)} must be an integer.`);
@@ -95,8 +99,8 @@ export const v = {
     });
   },
   /** 0/1, true/false, as numbers, strings or JSON booleans. */
-  bool(o: Common = {}): Rule<boolean> {
-    return make(!!o.required, Type.Union([Type.Boolean(), Type.Integer({ enum: [0, 1] }), Type.String()], { description: o.description }), (raw, f) => {
+  bool<O extends Common>(o: O = {} as O): Rule<boolean, ReqOf<O>> {
+    return make(req(o), Type.Union([Type.Boolean(), Type.Integer({ enum: [0, 1] }), Type.String()], { description: o.description }), (raw, f) => {
       const x = scalar(raw, f);
       if (x === true || x === 1 || x === '1' || x === 'true') return true;
       if (x === false || x === 0 || x === '0' || x === 'false') return false;
@@ -104,8 +108,8 @@ export const v = {
     });
   },
   /** One of `values`, matched case-insensitively, returned as listed. */
-  enumOf<T extends string>(values: readonly T[], o: Common = {}): Rule<T> {
-    return make(!!o.required, Type.String({ enum: [...values], description: o.description }), (raw, f) => {
+  enumOf<T extends string, O extends Common = Common>(values: readonly T[], o: O = {} as O): Rule<T, ReqOf<O>> {
+    return make(req(o), Type.String({ enum: [...values], description: o.description }), (raw, f) => {
       const x = scalar(raw, f);
       const s = String(x).toUpperCase();
       const hit = values.find((val) => val.toUpperCase() === s);
@@ -115,15 +119,16 @@ export const v = {
   },
 };
 
+/** What `parse` returns: required fields are `T`, the others `T | undefined`. */
 type Parsed<R extends Record<string, Rule<unknown>>> = {
-  [K in keyof R]: R[K] extends Rule<infer T> ? (R[K]['required'] extends true ? T : T | undefined) : never;
+  [K in keyof R]: R[K] extends Rule<infer T, infer Req> ? (Req extends true ? T : T | undefined) : never;
 };
 
 export interface InputSpec<R extends Record<string, Rule<unknown>>> {
   rules: R;
   /** JSON schema for the OpenAPI document (not used to validate). */
   schema: TSchema;
-  parse(input: Record<string, unknown>): { [K in keyof R]: R[K] extends Rule<infer T> ? T | undefined : never };
+  parse(input: Record<string, unknown>): Parsed<R>;
 }
 
 /**

@@ -1,9 +1,9 @@
 import { Type, type TSchema } from '@sinclair/typebox';
-import type pg from 'pg';
 import type { FastifyRequest } from 'fastify';
 import { defineInput, v } from './input.js';
 import { ValidationError } from '../errors.js';
 import { parseSearchDate } from '../lib/time.js';
+import { decodeCursor, type Cursor, type KeysetPage, type KeysetParams } from '../db/keyset.js';
 
 /**
  * Search endpoints (bill/search, payment/search, payout/search): a date window plus keyset
@@ -25,39 +25,9 @@ export const searchRules = {
 };
 export const searchInput = defineInput(searchRules);
 
-interface Cursor { t: Date; id: string; next: boolean }
-
-export interface SearchParams {
-  start: Date;
-  /** Exclusive upper bound, or null for "up to now". */
-  end: Date | null;
-  perPage: number;
-  cursor: Cursor | null;
-  shopId: string | undefined;
+export interface SearchParams extends KeysetParams {
   /** The search parameters the client sent, repeated in the page links. */
   echo: Record<string, string>;
-}
-
-function encodeCursor(c: Cursor): string {
-  return Buffer.from(JSON.stringify({ t: c.t.toISOString(), i: c.id, n: c.next ? 1 : 0 })).toString('base64url');
-}
-
-function decodeCursor(s: string): Cursor {
-  const bad = () => ValidationError.field('cursor', 'The cursor is invalid.');
-  if (!/^[A-Za-z0-9_-]+$/.test(s)) throw bad();
-  let o: unknown;
-  try {
-    o = JSON.parse(Buffer.from(s, 'base64url').toString('utf8'));
-  } catch {
-    throw bad();
-  }
-  if (!o || typeof o !== 'object') throw bad();
-  const { t, i, n } = o as Record<string, unknown>;
-  if (typeof t !== 'string' || typeof i !== 'string' || i.length === 0 || i.length > 64 || (n !== 0 && n !== 1)) throw bad();
-  if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/.test(t)) throw bad();
-  const d = new Date(t);
-  if (Number.isNaN(d.getTime())) throw bad();
-  return { t: d, id: i, next: n === 1 };
 }
 
 /** Validates the search input (422 with the bad fields) into a date window and a page request. */
@@ -118,77 +88,23 @@ export interface Page<T> {
   meta: { path: string; per_page: number; next_cursor: string | null; prev_cursor: string | null };
 }
 
-export interface KeysetSearch<Row, Out> {
-  /** Table with `merchant_id`, `created_at`, `id` columns and a (merchant_id, created_at, id) index. */
-  table: string;
-  /** SELECT list (trusted SQL); must include created_at and id as returned columns. */
-  columns: string;
-  merchantId: string;
-  params: SearchParams;
-  /** Extra equality filters: column (trusted name) -> value; undefined values are skipped. */
-  filters?: Record<string, unknown>;
-  /** Full URL of the endpoint without query, e.g. `${publicBaseUrl}/api/v1/bill/search`. */
-  path: string;
-  map(row: Row): Out;
-  /** 'desc' (default, newest first) or 'asc' (oldest first). */
-  order?: 'asc' | 'desc';
-}
-
 /** Full URL of the current endpoint (no query string) under the public base URL. */
 export function endpointUrl(req: FastifyRequest, publicBaseUrl: string): string {
   return publicBaseUrl + (req.routeOptions.url ?? req.url.split('?')[0]);
 }
 
-/**
- * One page of a merchant's rows, newest first, by keyset on (created_at, id): one query, which
- * the (merchant_id, created_at, id) index serves whatever the page depth.
- */
-export async function keysetSearch<Row extends { created_at: Date; id: string }, Out>(
-  db: pg.Pool | pg.PoolClient, q: KeysetSearch<Row, Out>,
-): Promise<Page<Out>> {
-  const { params } = q;
-  const values: unknown[] = [q.merchantId, params.start];
-  const where = ['merchant_id = $1', 'created_at >= $2'];
-  if (params.end) { values.push(params.end); where.push(`created_at < $${values.length}`); }
-  for (const [col, val] of Object.entries({ shop_id: params.shopId, ...(q.filters ?? {}) })) {
-    if (val === undefined) continue;
-    values.push(val);
-    where.push(`${col} = $${values.length}`);
-  }
-  const backwards = params.cursor !== null && !params.cursor.next;
-  // A page is read in the listing's order, a previous page in the reverse order (then flipped).
-  const descending = (q.order !== 'asc') !== backwards;
-  if (params.cursor) {
-    values.push(params.cursor.t, params.cursor.id);
-    const op = descending ? '<' : '>';
-    where.push(`(created_at, id) ${op} ($${values.length - 1}, $${values.length})`);
-  }
-  const dir = descending ? 'DESC' : 'ASC';
-  values.push(params.perPage + 1);
-  const sql = `SELECT ${q.columns} FROM ${q.table} WHERE ${where.join(' AND ')}
-    ORDER BY created_at ${dir}, id ${dir} LIMIT $${values.length}`;
-  const rows = (await db.query<Row>(sql, values)).rows;
-  const more = rows.length > params.perPage;
-  if (more) rows.pop();
-  if (backwards) rows.reverse();
-
-  const first = rows[0];
-  const last = rows[rows.length - 1];
-  let next: string | null = null;
-  let prev: string | null = null;
-  if (last && (backwards || more)) next = encodeCursor({ t: last.created_at, id: last.id, next: true });
-  if (first && (backwards ? more : params.cursor !== null)) prev = encodeCursor({ t: first.created_at, id: first.id, next: false });
-
+/** A keyset page as the API answers it, Laravel cursorPaginate style; `map` makes each row its wire view. */
+export function toPage<Row, Out>(p: KeysetPage<Row>, params: SearchParams, path: string, map: (row: Row) => Out): Page<Out> {
   const link = (c: string | null) => {
     if (c === null) return null;
     const qs = new URLSearchParams({ ...params.echo, cursor: c });
-    return `${q.path}?${qs.toString()}`;
+    return `${path}?${qs.toString()}`;
   };
   return {
     success: true,
-    data: rows.map(q.map),
-    links: { prev: link(prev), next: link(next) },
-    meta: { path: q.path, per_page: params.perPage, next_cursor: next, prev_cursor: prev },
+    data: p.rows.map(map),
+    links: { prev: link(p.prev), next: link(p.next) },
+    meta: { path, per_page: params.perPage, next_cursor: p.next, prev_cursor: p.prev },
   };
 }
 

@@ -187,7 +187,7 @@ export default async function pageRoutes(app: FastifyInstance): Promise<void> {
 
   app.post<{ Params: { billId: string } }>('/:billId', {
     schema: { hide: true, params: BILL_ID },
-    config: { errorStatus: { bill_not_found: 404, bill_inactive: 403, bill_expired: 403, bill_is_finished: 403, payment_in_progress: 409, 'rate-not-found': 403, too_many_attempts: 429 } },
+    config: { errorStatus: { bill_not_found: 404 } },
   }, async (req, reply) => {
     const json = wantsJson(req);
     const raw = requestInput(req);
@@ -199,7 +199,7 @@ export default async function pageRoutes(app: FastifyInstance): Promise<void> {
 
     if (limiter.blocked(ipKey, config.payAttemptsPerIp) || limiter.blocked(billKey, config.payAttemptsPerBill)) {
       reply.header('Retry-After', String(ATTEMPT_WINDOW_MS / 1000));
-      if (json) throw new DomainError('too_many_attempts', 429);
+      if (json) throw new DomainError('too_many_attempts');
       return html(reply, 429, infoPage(ctx, { title: t.limitTitle, text: t.limitText, icon: 'wait', testId: 'too-many' }));
     }
 
@@ -287,7 +287,7 @@ export default async function pageRoutes(app: FastifyInstance): Promise<void> {
       st = await services.payments.paymentState(billId, paymentId);
     }
     if (!st) {
-      if (json) throw new DomainError('payment_not_found', 404);
+      if (json) throw new DomainError('payment_not_found');
       const ctx = ctxOf(req, reply);
       return html(reply, 404, refusal(ctx, null)!.body);
     }

@@ -3,13 +3,13 @@ import type { FastifyError, FastifyInstance } from 'fastify';
 import { TooManyRequestsError } from './rate-limit.js';
 import { isMalformedBody } from './bad-input.js';
 import {
-  ConflictError, DomainError, NotFoundError, UnauthenticatedError, UnauthorizedActionError, ValidationError,
+  ConflictError, DomainError, NotFoundError, UnauthenticatedError, UnauthorizedActionError, ValidationError, type ErrorStatusMap,
 } from '../errors.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /** Status per error key, as the spec lists it for this endpoint. */
-    errorStatus?: Partial<Record<string, number>>;
+    /** Statuses of this endpoint where the spec lists other than the code's usual one (src/errors.ts). */
+    errorStatus?: ErrorStatusMap;
   }
 }
 
@@ -24,7 +24,7 @@ export const errorHandler = fp(
   async (app: FastifyInstance) => {
     app.setErrorHandler((err: FastifyError | Error, req, reply) => {
       if (err instanceof DomainError) {
-        const status = req.routeOptions.config?.errorStatus?.[err.code] ?? err.status ?? 400;
+        const status = req.routeOptions.config?.errorStatus?.[err.code] ?? err.status;
         return reply.status(status).send({ success: false, message: err.message });
       }
       if (err instanceof ValidationError) {

@@ -1,3 +1,4 @@
+import { Decimal } from 'decimal.js';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { setupTestApp, type TestApp } from '../helpers/app.js';
 import { createBill, payNewBill } from '../factories/payment.js';
@@ -27,7 +28,7 @@ beforeAll(async () => {
   B.refund = refund.id;
   const acc = await t.app.services.payoutAccounts.create(b.merchantId, { type: 'card', identifier: '5555555555554444', cardHolder: 'B HOLDER' });
   B.account = acc.id;
-  const payouts = await t.app.services.payouts.createPersonal({ id: b.merchantId, verified: true }, { amount: '50', payout_account_id: acc.id });
+  const payouts = await t.app.services.payouts.createPersonal({ id: b.merchantId, verified: true }, { amount: new Decimal('50'), payoutAccountId: acc.id });
   B.payout = payouts[0]!.id;
   B.shop = b.shopId;
   await withPgTx(t.db.pool, (c) => enqueueEvent(c, {

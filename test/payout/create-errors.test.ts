@@ -1,3 +1,4 @@
+import { Decimal } from 'decimal.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DomainError } from '../../src/errors.js';
 import { setupTestApp, type TestApp } from '../helpers/app.js';
@@ -145,7 +146,7 @@ describe('payout/personal/create errors of the payout account', () => {
   });
 
   it('merchant_not_found when the merchant row is gone (service level: the auth hook finds it first over HTTP)', async () => {
-    await expect(t.app.services.payouts.createPersonal({ id: 'no-such-merchant', verified: true }, { amount: '10', payout_account_id: cardAccount }))
+    await expect(t.app.services.payouts.createPersonal({ id: 'no-such-merchant', verified: true }, { amount: new Decimal('10'), payoutAccountId: cardAccount }))
       .rejects.toMatchObject({ code: 'merchant_not_found' } satisfies Partial<DomainError>);
   });
 });

@@ -4,7 +4,6 @@ import { defineInput, requestInput, v } from '../../http/input.js';
 import { NotFoundError } from '../../errors.js';
 import { sbpBankView } from '../views.js';
 import { actorOf, writeAudit } from '../../audit/audit.js';
-import { prismaTxQueryable } from '../../db/client.js';
 
 const MemberParams = Type.Object({ member_id: Type.String() });
 const SetInput = defineInput({ active: v.bool({ required: true }) });
@@ -14,7 +13,7 @@ const tags = ['admin'];
 /** Operator API: the SBP bank dictionary (inactive banks are hidden from merchants). */
 export default async function sbpBankAdminRoutes(app: FastifyInstance): Promise<void> {
   app.get('/sbp-banks', { schema: { tags, summary: 'Every SBP bank, active or not' } }, async () => {
-    const rows = await app.db.prisma.sbpBank.findMany({ orderBy: { memberId: 'asc' } });
+    const rows = await app.services.sbpBanks.listAll();
     return { success: true, data: rows.map(sbpBankView) };
   });
 
@@ -23,17 +22,13 @@ export default async function sbpBankAdminRoutes(app: FastifyInstance): Promise<
   }, async (req) => {
     if (!/^\d{1,15}$/.test(req.params.member_id)) throw new NotFoundError('SBP bank not found.');
     const memberId = BigInt(req.params.member_id);
-    if (!(await app.db.prisma.sbpBank.findUnique({ where: { memberId } }))) throw new NotFoundError('SBP bank not found.');
+    // Unknown bank before bad input, as before the service took this over.
+    await app.services.sbpBanks.exists(memberId);
     const { active } = SetInput.parse(requestInput(req));
     const who = actorOf(req);
-    const bank = await app.db.prisma.$transaction(async (tx) => {
-      const before = await tx.sbpBank.findUniqueOrThrow({ where: { memberId } });
-      const after = await tx.sbpBank.update({ where: { memberId }, data: { active: active! } });
-      await writeAudit(prismaTxQueryable(tx), who, {
-        action: 'sbp_bank.set', objectType: 'sbp_bank', objectId: memberId.toString(), before: { active: before.active }, after: { active: after.active },
-      });
-      return after;
-    });
+    const bank = await app.services.sbpBanks.setActive(memberId, active!, (c, { before, after }) => writeAudit(c, who, {
+      action: 'sbp_bank.set', objectType: 'sbp_bank', objectId: memberId.toString(), before: { active: before.active }, after: { active: after.active },
+    }));
     return { success: true, ...sbpBankView(bank) };
   });
 }

@@ -6,6 +6,7 @@ import { payoutWhere } from '../lists.js';
 import { batches, csvFormat, exportFilename, exportPage, sendCsv } from '../export.js';
 import { NotFoundError } from '../../errors.js';
 import { parseAmountInput } from '../../lib/money-format.js';
+import { parsePersonal } from '../../http/routes/payout/input.js';
 import { payoutCreateAudit } from '../../audit/steps.js';
 
 const STATUSES = ['NEW', 'MODERATING', 'PROCESS', 'SUCCESS', 'FAIL', 'ERROR', 'DECLINED'] as const;
@@ -59,7 +60,8 @@ export default async function payoutRoutes(app: FastifyInstance): Promise<void> 
     try {
       assertMerchantUsable(m, { subscription: true });
       // "1 500,00" as people type it (lib/money-format.ts), then the API's own rules.
-      await app.services.payouts.createPersonal(m, { amount: parseAmountInput(b.amount, req.cabinet.lang), payout_account_id: b.payout_account_id, order_id: b.order_id || undefined }, payoutCreateAudit(cabinetActor(req)));
+      const input = parsePersonal({ amount: parseAmountInput(b.amount, req.cabinet.lang), payout_account_id: b.payout_account_id, order_id: b.order_id || undefined });
+      await app.services.payouts.createPersonal(m, input, payoutCreateAudit(cabinetActor(req)));
       return reply.redirect(`${BASE}/payouts?ok=payouts.created`, 303);
     } catch (e) {
       const errors = formErrors(req, e, {

@@ -6,9 +6,9 @@ import { assertMerchantUsable } from '../merchant/merchant-guard.js';
 import { assertIpAllowed } from '../merchant/ip-allowlist.js';
 import { newBillId } from '../../lib/ids.js';
 import { isValidAmount } from '../../lib/money.js';
-import { BILL_COLUMNS, type BillRow } from '../../http/views/bill.js';
-import { PAYMENT_COLUMNS, type PaymentRow } from '../../http/views/payment.js';
-import { keysetSearch, type Page, type SearchParams } from '../../http/pagination.js';
+import { BILL_COLUMNS, type BillRow } from './bill.row.js';
+import { PAYMENT_COLUMNS, type PaymentRow } from '../payment/payment.row.js';
+import { keysetPage, type KeysetPage, type KeysetParams } from '../../db/keyset.js';
 import { PAID_STATUSES, isBillFinished, type BillStatus, type BillType } from './bill.states.js';
 
 export type Currency = 'RUB' | 'USD' | 'EUR';
@@ -180,10 +180,8 @@ export class BillService {
   }
 
   /** The merchant's bills in a window, newest first, one page. */
-  search<Out>(merchant: { id: string }, params: SearchParams, path: string, map: (b: BillRow) => Out): Promise<Page<Out>> {
-    return keysetSearch<BillRow, Out>(this.db.pool, {
-      table: 'bills', columns: BILL_COLUMNS, merchantId: merchant.id, params, path, map,
-    });
+  search(merchant: { id: string }, params: KeysetParams): Promise<KeysetPage<BillRow>> {
+    return keysetPage<BillRow>(this.db.pool, { table: 'bills', columns: BILL_COLUMNS, merchantId: merchant.id, params });
   }
 
   /**
@@ -191,12 +189,12 @@ export class BillService {
    * `billPaymentsMax`, else api:error.too_many_payments: asking for more at once than the
    * service answers in one request is what the key means now that the list is paginated).
    */
-  async payments<Out>(merchant: { id: string }, id: string, params: SearchParams, path: string, map: (p: PaymentRow) => Out): Promise<Page<Out>> {
+  async payments(merchant: { id: string }, id: string, params: KeysetParams): Promise<KeysetPage<PaymentRow>> {
     if (params.perPage > this.config.billPaymentsMax) throw new DomainError('too_many_payments');
     const bill = await this.find(merchant, id);
     if (!bill) throw new DomainError('bill_not_found');
-    return keysetSearch<PaymentRow, Out>(this.db.pool, {
-      table: 'payments', columns: PAYMENT_COLUMNS, merchantId: merchant.id, params, path, map, filters: { bill_id: id }, order: 'asc',
+    return keysetPage<PaymentRow>(this.db.pool, {
+      table: 'payments', columns: PAYMENT_COLUMNS, merchantId: merchant.id, params, filters: { bill_id: id }, order: 'asc',
     });
   }
 }

@@ -1,4 +1,4 @@
-import { DomainError } from '../../errors.js';
+import { DomainError, type ErrorCode } from '../../errors.js';
 import { MONEY_RECEIVED_STATUSES } from '../statuses.js';
 import { sourcesOf as tableSourcesOf } from '../transitions.js';
 
@@ -37,7 +37,7 @@ export const BILL_TRANSITIONS: Record<BillType, Record<BillStatus, readonly Bill
 export class IllegalBillTransitionError extends DomainError {
   constructor(public readonly from: BillStatus, public readonly to: BillStatus, public readonly type: BillType) {
     // A finished NORMAL bill is what a client can run into (e.g. paying twice): the spec's key.
-    super('bill_is_finished', 403);
+    super('bill_is_finished');
   }
 }
 
@@ -69,10 +69,8 @@ export const PAYABLE_FROM: Readonly<Record<BillType, readonly BillStatus[]>> = {
   MULTI: [...sourcesOf('PROCESS', 'MULTI'), 'PROCESS'],
 };
 
-export type PayRefusal = 'bill_is_finished' | 'bill_inactive' | 'bill_expired' | 'payment_in_progress';
-
-/** The HTTP status of each refusal (the payment page's JSON answers, DESIGN "Sandbox"). */
-export const PAY_REFUSAL_STATUS: Readonly<Record<PayRefusal, number>> = { bill_is_finished: 403, bill_inactive: 403, bill_expired: 403, payment_in_progress: 409 };
+/** Each refusal's status is its code's in src/errors.ts (the payment page's JSON answers, DESIGN "Sandbox"). */
+export type PayRefusal = Extract<ErrorCode, 'bill_is_finished' | 'bill_inactive' | 'bill_expired' | 'payment_in_progress'>;
 
 /** Why a payment cannot open on this bill now, or null when it can. */
 export function payRefusal(bill: { type: BillType; status: BillStatus; active: boolean; expired?: boolean }): PayRefusal | null {

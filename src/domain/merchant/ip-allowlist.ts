@@ -58,5 +58,5 @@ export function ipAllowed(list: readonly string[] | null | undefined, ip: string
 
 /** 403 api:error.ip_access_denied unless the client address is on the merchant's allow-list. */
 export function assertIpAllowed(m: { apiIpAllowlist: readonly string[] | null }, ip: string): void {
-  if (!ipAllowed(m.apiIpAllowlist, ip)) throw new DomainError('ip_access_denied', 403);
+  if (!ipAllowed(m.apiIpAllowlist, ip)) throw new DomainError('ip_access_denied');
 }

@@ -1,7 +1,7 @@
 import bcrypt from 'bcrypt';
 import { Decimal, Decimal as DecimalJs } from 'decimal.js';
 import type { Config } from '../../config.js';
-import { prismaTxQueryable, type Db, type InTx } from '../../db/client.js';
+import { prismaTxQueryable, withPgTx, type Db, type InTx } from '../../db/client.js';
 import { decrypt, encrypt, newApiToken, sha256Hex } from '../../lib/crypto.js';
 import { newId } from '../../lib/ids.js';
 import { NotFoundError, ValidationError } from '../../errors.js';
@@ -13,6 +13,7 @@ import { Prisma, type Merchant } from '../../generated/prisma/client.js';
 export interface MerchantChange { before: Merchant | null; after: Merchant }
 import { ensureBalances } from '../ledger/ledger.js';
 import { insertTestTwin } from './test-twin.js';
+import { BALANCE_COLUMNS, type BalanceRow } from '../ledger/balance.row.js';
 
 export interface IssuedToken { apiToken: string; apiTokenHash: string; apiTokenEnc: string }
 
@@ -63,6 +64,12 @@ export class MerchantService {
     return decrypt(this.config.tokenEncryptionKey, m.apiTokenEnc);
   }
 
+  /** The merchant's balances, one per currency (merchant/balance). */
+  async balances(merchantId: string): Promise<BalanceRow[]> {
+    const r = await this.db.pool.query<BalanceRow>(`SELECT ${BALANCE_COLUMNS} FROM balances WHERE merchant_id = $1 ORDER BY currency`, [merchantId]);
+    return r.rows;
+  }
+
   decryptToken(apiTokenEnc: string): string {
     return decrypt(this.config.tokenEncryptionKey, apiTokenEnc);
   }
@@ -86,18 +93,20 @@ export class MerchantService {
             apiTokenHash: t.apiTokenHash, apiTokenEnc: t.apiTokenEnc,
           },
         });
-        // Its test twin (the test token's merchant) comes with it.
-        await insertTestTwin(prismaTxQueryable(tx), m.id, newId(), test);
-        if (inTx) await inTx(prismaTxQueryable(tx), { before: null, after: m });
+        // Its test twin (the test token's merchant) and both balance sets come with it: one
+        // transaction, so a failure anywhere leaves no merchant without its balance rows.
+        const c = prismaTxQueryable(tx);
+        const twinId = newId();
+        await insertTestTwin(c, m.id, twinId, test);
+        await ensureBalances(c, m.id);
+        await ensureBalances(c, twinId);
+        if (inTx) await inTx(c, { before: null, after: m });
         return m;
       });
     } catch (e) {
       if (isUniqueViolation(e)) throw taken();
       throw e;
     }
-    await ensureBalances(this.db.pool, merchant.id);
-    const twin = await this.testTwinOf(merchant.id);
-    if (twin) await ensureBalances(this.db.pool, twin.id);
     return { merchant, apiToken: t.apiToken, testApiToken: test.apiToken };
   }
 
@@ -123,10 +132,15 @@ export class MerchantService {
     if (existing) return { twin: existing, apiToken: null };
     await this.get(liveMerchantId);
     const t = this.issueToken();
-    const created = await insertTestTwin(this.db.pool, liveMerchantId, newId(), t);
+    const twinId = newId();
+    // The twin and its balance rows in one transaction (a twin without balances cannot take a test payment).
+    const created = await withPgTx(this.db.pool, async (c) => {
+      const inserted = await insertTestTwin(c, liveMerchantId, twinId, t);
+      if (inserted) await ensureBalances(c, twinId);
+      return inserted;
+    });
     const twin = await this.testTwinOf(liveMerchantId);
     if (!twin) throw new NotFoundError('Merchant not found.');
-    await ensureBalances(this.db.pool, twin.id);
     return { twin, apiToken: created ? t.apiToken : null };
   }
 

@@ -4,7 +4,7 @@ import { withPgTx, type Db, type InTx } from '../../db/client.js';
 import { sha256Hex } from '../../lib/crypto.js';
 import { newId } from '../../lib/ids.js';
 import { NotFoundError, ValidationError } from '../../errors.js';
-import type { TeamRole } from '../../cabinet/roles.js';
+import type { TeamRole } from './team-roles.js';
 
 /** How long an invitation link works. */
 export const INVITE_DAYS = 7;

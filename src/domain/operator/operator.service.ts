@@ -4,7 +4,7 @@ import { withPgTx, type Db, type InTx } from '../../db/client.js';
 import { newApiToken, sha256Hex } from '../../lib/crypto.js';
 import { newId } from '../../lib/ids.js';
 import { NotFoundError, ValidationError } from '../../errors.js';
-import type { Role } from '../../admin/auth.js';
+import type { Role } from './roles.js';
 
 export type OperatorStatusName = 'active' | 'disabled';
 

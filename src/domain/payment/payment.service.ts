@@ -13,7 +13,7 @@ import { paymentReceived } from '../ledger/postings.js';
 import { eventRow, paymentSignature, type PaymentPostbackFields } from '../../outbox/events.js';
 import type { Currency, PaymentStatus } from '../../generated/prisma/enums.js';
 import {
-  assertTransition, IllegalBillTransitionError, PAY_REFUSAL_STATUS, PAYABLE_FROM, payRefusal, sourcesOf as billSourcesOf, type BillStatus, type BillType,
+  assertTransition, IllegalBillTransitionError, PAYABLE_FROM, payRefusal, sourcesOf as billSourcesOf, type BillStatus, type BillType,
 } from '../bill/bill.states.js';
 import type { Connector, PayerAction, PaymentOutcome } from '../providers/connector.js';
 import { ConnectorRegistry, DEFAULT_ROUTING, type Routing } from '../providers/registry.js';
@@ -125,7 +125,7 @@ export type PayInputOf = (bill: PayableBill, o: { hostedCard: boolean }) => PayI
 
 /** A payment form's token that already opened a payment (the page finds it: paymentOfForm). */
 export class FormAlreadyUsedError extends DomainError {
-  constructor() { super('payment_in_progress', 409); }
+  constructor() { super('payment_in_progress'); }
 }
 
 const BILL_SQL = `
@@ -363,7 +363,7 @@ export class PaymentService {
     const c = opts.tx ?? this.db.pool;
     // In a caller's transaction (an operator's decision with its audit entry) the row is locked.
     const p = (await c.query<PaymentRow>(opts.tx ? `${PAYMENT_SQL} FOR UPDATE` : PAYMENT_SQL, [paymentId])).rows[0];
-    if (!p) throw new DomainError('payment_not_found', 404);
+    if (!p) throw new DomainError('payment_not_found');
     if (p.status !== 'PROCESS') return { applied: false, status: p.status };
     const result = finalAnswer(outcome);
     if (result === null) {
@@ -508,7 +508,7 @@ export class PaymentService {
    * be a parser of the raw form, run on the bill (its fixed method, which never changes).
    */
   private async open(c: Pick<pg.Pool, 'query'>, billId: string, rawInput: PayInput | PayInputOf, ip: string | null, formNonce: string | null) {
-    if (!/^[A-Za-z0-9]{1,64}$/.test(billId)) throw new DomainError('bill_not_found', 404);
+    if (!/^[A-Za-z0-9]{1,64}$/.test(billId)) throw new DomainError('bill_not_found');
     const bill = await this.payableBillOrThrow(c, billId);
     // The card route's connectors first: whether the card form is the provider's decides what the form must carry.
     const cardCandidates = bill.paymentMethod === 'SBP' ? [] : await this.connectors.candidates(bill.routing.payment_card, 'payment_card');
@@ -517,7 +517,7 @@ export class PaymentService {
       throw new PayValidationError({ method: 'method_not_allowed' });
     }
     const quote = this.quote(bill, input.method);
-    if (!quote) throw new DomainError('rate-not-found', 403);
+    if (!quote) throw new DomainError('rate-not-found');
     // A card the payer typed into a provider's own form never reached us: a connector that needs
     // the card number cannot be a fallback for it (it would decline a payer who did nothing wrong).
     const candidates = input.method === 'SBP' ? await this.connectors.candidates(bill.routing.payment_sbp, 'payment_sbp')
@@ -556,7 +556,7 @@ export class PaymentService {
       // The bill changed since it was read (another payment opened or finished it, or it was
       // deactivated): answer with what it is now.
       await this.payableBillOrThrow(c, billId);
-      throw new DomainError('payment_in_progress', 409);
+      throw new DomainError('payment_in_progress');
     }
     return { bill, paymentId, createdAt: r.rows[0]!.created_at, quote, input, candidates };
   }
@@ -567,10 +567,10 @@ export class PaymentService {
    */
   private async payableBillOrThrow(c: Pick<pg.Pool, 'query'>, billId: string): Promise<PayableBill> {
     const r = await c.query<BillRow>({ name: 'pay_read_bill', text: BILL_SQL, values: [billId] });
-    if (!r.rows[0]) throw new DomainError('bill_not_found', 404);
+    if (!r.rows[0]) throw new DomainError('bill_not_found');
     const bill = toBill(r.rows[0]);
     const refusal = payRefusal(bill);
-    if (refusal) throw new DomainError(refusal, PAY_REFUSAL_STATUS[refusal]);
+    if (refusal) throw new DomainError(refusal);
     return bill;
   }
 

@@ -3,7 +3,7 @@ import { Decimal } from 'decimal.js';
 import type { Config } from '../../config.js';
 import { inTxOr, withPgTx, type Db, type InTx } from '../../db/client.js';
 import { DomainError, NotFoundError, UnauthorizedActionError, ValidationError } from '../../errors.js';
-import { keysetSearch, parseSearchParams, type Page } from '../../http/pagination.js';
+import { keysetPage, type KeysetPage, type KeysetParams } from '../../db/keyset.js';
 import { decrypt, encrypt } from '../../lib/crypto.js';
 import { newId } from '../../lib/ids.js';
 import { isValidAmount } from '../../lib/money.js';
@@ -12,7 +12,25 @@ import { payoutLockFragment, payoutLockValues } from '../ledger/fragments.js';
 import { ledgerError, post, type Queryable } from '../ledger/ledger.js';
 import { payoutReturned, payoutSucceeded } from '../ledger/postings.js';
 import { commissionFor, type MerchantFeeColumns } from '../merchant/fees.js';
-import { parseRegular, personalCreateInput, statusInput } from './payout.input.js';
+
+/** payout/personal/create, parsed: to a stored payout account of the merchant. */
+export interface PersonalPayoutInput { amount: Decimal; payoutAccountId: string; orderId?: string }
+
+/** payout/regular/create, parsed: the identifier normalised (card digits or +7XXXXXXXXXX). */
+export interface RegularPayoutInput {
+  amount: Decimal;
+  accountType: 'CARD' | 'SBP';
+  identifier: string;
+  masked: string;
+  cardHolder: string | null;
+  bankMemberId: string | null;
+  orderId: string | undefined;
+}
+
+/** Regular payouts are granted per merchant: 403 before anything else is looked at. */
+export function assertRegularGrant(merchant: PayoutMerchant): void {
+  if (merchant.grantRegularPayouts !== true) throw new UnauthorizedActionError();
+}
 import { assertTransition, FINAL_PAYOUT_STATUSES, IllegalPayoutTransition, payoutSourcesOf } from './payout.states.js';
 import type { PayoutStatus } from '../../generated/prisma/enums.js';
 import { adminPayoutView, PAYOUT_COLUMNS, payoutView, payoutWebhookFields, type PayoutRow, type PayoutView } from './payout.view.js';
@@ -166,14 +184,13 @@ export class PayoutService {
   ) {}
 
   /** payout/personal/create: to a stored payout account of this merchant. */
-  async createPersonal(merchant: PayoutMerchant, input: Record<string, unknown>, inTx?: InTx<PayoutView[]>): Promise<PayoutView[]> {
-    const p = personalCreateInput.parse(input);
-    const accountId = p.payout_account_id!;
+  async createPersonal(merchant: PayoutMerchant, p: PersonalPayoutInput, inTx?: InTx<PayoutView[]>): Promise<PayoutView[]> {
+    const accountId = p.payoutAccountId;
     return this.create(merchant, {
       kind: 'PERSONAL',
-      amount: p.amount!,
-      orderId: p.order_id,
-      hashParts: { kind: 'personal', amount: p.amount!.toFixed(), account: accountId },
+      amount: p.amount,
+      orderId: p.orderId,
+      hashParts: { kind: 'personal', amount: p.amount.toFixed(), account: accountId },
       accountId,
       bankMemberId: null,
       inTx,
@@ -196,9 +213,8 @@ export class PayoutService {
   }
 
   /** payout/regular/create: to a card or an SBP phone; needs the merchant's grant. */
-  async createRegular(merchant: PayoutMerchant, input: Record<string, unknown>, inTx?: InTx<PayoutView[]>): Promise<PayoutView[]> {
-    if (merchant.grantRegularPayouts !== true) throw new UnauthorizedActionError();
-    const p = parseRegular(input);
+  async createRegular(merchant: PayoutMerchant, p: RegularPayoutInput, inTx?: InTx<PayoutView[]>): Promise<PayoutView[]> {
+    assertRegularGrant(merchant);
     return this.create(merchant, {
       kind: 'REGULAR',
       amount: p.amount,
@@ -301,38 +317,28 @@ export class PayoutService {
   }
 
   /** payout/status by id, or by order_id (a split request answers its first payout). */
-  async status(merchantId: string, input: Record<string, unknown>): Promise<PayoutView> {
-    const p = statusInput.parse(input);
-    p.id ??= p.payout_id;
-    if (p.id === undefined && p.order_id === undefined) {
-      throw new ValidationError({
-        id: ['The id field is required when order id is not present.'],
-        order_id: ['The order id field is required when id is not present.'],
-      });
-    }
-    const r = p.id !== undefined
+  async status(merchantId: string, p: { id: string } | { orderId: string }): Promise<PayoutView> {
+    const r = 'id' in p
       ? await this.db.pool.query<PayoutRow>(`SELECT ${PAYOUT_COLUMNS} FROM payouts WHERE id = $1 AND merchant_id = $2`, [p.id, merchantId])
       : await this.db.pool.query<PayoutRow>(
         `SELECT ${PAYOUT_COLUMNS} FROM payouts WHERE merchant_id = $1 AND order_id = $2 ORDER BY id COLLATE "C" LIMIT 1`,
-        [merchantId, p.order_id],
+        [merchantId, p.orderId],
       );
     const row = r.rows[0];
     if (!row) throw new DomainError('payout_not_found');
     return payoutView(row, this.config.tz);
   }
 
-  /** payout/search: newest first, cursor pagination (src/http/pagination.ts). */
-  async search(merchantId: string, input: Record<string, unknown>, path: string): Promise<Page<PayoutView>> {
-    const params = parseSearchParams(input, this.config.tz);
+  /** payout/search: newest first, one keyset page. */
+  async search(merchantId: string, params: KeysetParams): Promise<KeysetPage<PayoutView>> {
     // Payouts belong to the merchant, not to a shop: a shop_id filter does not apply.
-    return keysetSearch<PayoutRow, PayoutView>(this.db.pool, {
+    const page = await keysetPage<PayoutRow>(this.db.pool, {
       table: 'payouts',
       columns: 'id, status, amount::text AS amount, commission::text AS commission, account_masked, currency, created_at, failure_reason',
       merchantId,
       params: { ...params, shopId: undefined },
-      path,
-      map: (r) => payoutView(r, this.config.tz),
     });
+    return { ...page, rows: page.rows.map((r) => payoutView(r, this.config.tz)) };
   }
 
   /** Operator: MODERATING -> PROCESS (the provider picks it up after the sandbox delay). */

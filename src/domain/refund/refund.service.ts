@@ -4,6 +4,7 @@ import { inTxOr, withPgTx, type Db, type InTx, type Queryable } from '../../db/c
 import { isMoneyReceived } from '../statuses.js';
 import { UnauthorizedActionError, ValidationError } from '../../errors.js';
 import { newId } from '../../lib/ids.js';
+import { keysetPage, type KeysetPage, type KeysetParams } from '../../db/keyset.js';
 import { isValidAmount, money2 } from '../../lib/money.js';
 import { post } from '../ledger/ledger.js';
 import { refundCreated, refundReturned, refundSucceeded } from '../ledger/postings.js';
@@ -13,7 +14,7 @@ import type { OperationOutcome } from '../providers/connector.js';
 import { ConnectorRegistry } from '../providers/registry.js';
 import {
   addRefunded, claimDueRefunds, paymentShopOf, findRefund, finishRefund, insertRefund, latestRefundOfPayment, lockPayment, lockRefund,
-  refundsOfPayment, type ClaimedRefund, type RefundRecord,
+  refundsOfPayment, REFUND_COLUMNS, toRecord, type ClaimedRefund, type RefundRecord, type RefundRow,
 } from './refund.repository.js';
 import { assertTransition, IllegalRefundTransitionError } from './refund.states.js';
 import { refundRub } from './refund-rub.js';
@@ -86,6 +87,17 @@ export class RefundService {
   /** Every refund of one of the merchant's payments, newest first (for the cabinet). */
   listForPayment(merchantId: string, paymentId: string): Promise<RefundRecord[]> {
     return refundsOfPayment(this.db.pool, merchantId, paymentId);
+  }
+
+  /** refund/search: newest first; refunds have no shop column, so a shop filter joins their payment. */
+  async search(m: RefundActor, params: KeysetParams, paymentId: string | undefined): Promise<KeysetPage<RefundRecord>> {
+    assertGrant(m);
+    const table = params.shopId === undefined ? 'refunds'
+      : '(SELECT r.*, p.shop_id FROM refunds r JOIN payments p ON p.id = r.payment_id) AS refunds';
+    const page = await keysetPage<RefundRow>(this.db.pool, {
+      table, columns: REFUND_COLUMNS, merchantId: m.id, params, filters: { payment_id: paymentId },
+    });
+    return { ...page, rows: page.rows.map(toRecord) };
   }
 
   private async create(m: RefundActor, paymentId: string, requested: Decimal | null, inTx?: InTx<RefundRecord>): Promise<RefundRecord> {

@@ -1,9 +1,8 @@
 import { Type } from '@sinclair/typebox';
 import { money8 } from '../../lib/money.js';
+import { BALANCE_COLUMNS, type BalanceRow } from '../../domain/ledger/balance.row.js';
 
-export interface BalanceRow { currency: string; available: string; locked: string; hold: string }
-
-export const BALANCE_COLUMNS = 'currency, available, locked, hold';
+export { BALANCE_COLUMNS, type BalanceRow };
 
 export interface BalanceView { currency: string; balance_available: string; balance_locked: string; balance_hold: string }
 

@@ -2,31 +2,9 @@ import { Type } from '@sinclair/typebox';
 import { moneyNumber } from '../../lib/money.js';
 import { formatDateTime } from '../../lib/time.js';
 import { paymentError } from '../../domain/payment/payment-errors.js';
+import { PAYMENT_COLUMNS, type PaymentRow } from '../../domain/payment/payment.row.js';
 
-export interface PaymentRow {
-  id: string;
-  bill_id: string;
-  status: string;
-  amount: string;
-  amount_received: string;
-  from_card: string | null;
-  currency_in: string;
-  created_at: Date;
-  commission: string;
-  account_amount: string | null;
-  account_currency: string;
-  refunded_amount: string;
-  payer_email: string | null;
-  payer_phone: string | null;
-  payer_name: string | null;
-  payer_comment: string | null;
-  failure_reason: string | null;
-}
-
-/** Columns to SELECT for `PaymentRow`. */
-export const PAYMENT_COLUMNS = `id, bill_id, status, amount, amount_received, from_card, currency_in, created_at,
-  commission, account_amount, account_currency, refunded_amount, payer_email, payer_phone, payer_name, payer_comment,
-  failure_reason`;
+export { PAYMENT_COLUMNS, type PaymentRow };
 
 export interface PaymentView {
   id: string;

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { defineInput, requestInput, v } from '../../input.js';
-import { endpointUrl, pageParams, pageSchema } from '../../pagination.js';
+import { endpointUrl, pageParams, pageSchema, toPage } from '../../pagination.js';
 import { PaymentSchema, paymentView } from '../../views/payment.js';
 
 const input = defineInput({
@@ -18,11 +18,11 @@ export function billPaymentsRoute(app: FastifyInstance): void {
       querystring: input.schema,
       response: { 200: pageSchema(PaymentSchema) },
     },
-    config: { errorStatus: { too_many_payments: 400, merchant_not_found: 403, merchant_banned: 403, bill_not_found: 403 } },
+    config: { errorStatus: { bill_not_found: 403 } },
   }, async (req) => {
     const p = input.parse(requestInput(req));
-    const params = pageParams(p, app.config.billPaymentsMax, { id: p.id! });
+    const params = pageParams(p, app.config.billPaymentsMax, { id: p.id });
     const tz = app.config.tz;
-    return app.services.bills.payments(req.merchant, p.id!, params, endpointUrl(req, app.config.publicBaseUrl), (r) => paymentView(r, tz));
+    return toPage(await app.services.bills.payments(req.merchant, p.id, params), params, endpointUrl(req, app.config.publicBaseUrl), (r) => paymentView(r, tz));
   });
 }

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { requestInput } from '../../input.js';
-import { endpointUrl, pageSchema, parseSearchParams, searchInput } from '../../pagination.js';
+import { endpointUrl, pageSchema, parseSearchParams, searchInput, toPage } from '../../pagination.js';
 import { BillSchema, billView } from '../../views/bill.js';
 
 /** GET /api/v1/bill/search */
@@ -12,10 +12,9 @@ export function billSearchRoute(app: FastifyInstance): void {
       querystring: searchInput.schema,
       response: { 200: pageSchema(BillSchema) },
     },
-    config: { errorStatus: { merchant_banned: 403 } },
   }, async (req) => {
     const params = parseSearchParams(requestInput(req), app.config.tz);
     const tz = app.config.tz;
-    return app.services.bills.search(req.merchant, params, endpointUrl(req, app.config.publicBaseUrl), (b) => billView(b, tz));
+    return toPage(await app.services.bills.search(req.merchant, params), params, endpointUrl(req, app.config.publicBaseUrl), (b) => billView(b, tz));
   });
 }

@@ -14,10 +14,9 @@ export function billStatusRoute(app: FastifyInstance): void {
       querystring: input.schema,
       response: { 200: Type.Composite([BillSchema, Type.Object({ success: Type.Boolean() })]) },
     },
-    config: { errorStatus: { merchant_banned: 403, bill_not_found: 422 } },
   }, async (req) => {
     const p = input.parse(requestInput(req));
-    const bill = await app.services.bills.status(req.merchant, p.id!);
+    const bill = await app.services.bills.status(req.merchant, p.id);
     return { ...billView(bill, app.config.tz), success: true };
   });
 }

@@ -22,16 +22,10 @@ export function billToggleActivityRoute(app: FastifyInstance): void {
         })]),
       },
     },
-    config: {
-      subscription: true,
-      errorStatus: {
-        merchant_banned: 403, merchant_subscription_inactive: 403, merchant_subscription_not_found: 403,
-        merchant_not_found: 403, bill_is_finished: 403, bill_not_found: 422,
-      },
-    },
+    config: { subscription: true },
   }, async (req) => {
     const p = input.parse(requestInput(req));
-    const bill = await app.services.bills.toggle(req.merchant, { id: p.id!, active: p.active! });
+    const bill = await app.services.bills.toggle(req.merchant, { id: p.id, active: p.active });
     const view = billView(bill, app.config.tz);
     return { ...view, activity: view.active, success: true };
   });

@@ -1,8 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 
-interface BankRow { member_id: string; name: string; name_en: string; bic: string }
-
 /** GET /api/v1/payout/dictionaries/sbp_banks */
 export function sbpBanksRoute(app: FastifyInstance): void {
   app.get('/sbp_banks', {
@@ -18,13 +16,10 @@ export function sbpBanksRoute(app: FastifyInstance): void {
         }),
       },
     },
-    config: { errorStatus: { merchant_banned: 403 } },
   }, async () => {
-    const r = await app.db.pool.query<BankRow>(
-      'SELECT member_id, name, name_en, bic FROM sbp_banks WHERE active ORDER BY member_id',
-    );
+    const banks = await app.services.sbpBanks.listActive();
     // The spec types member_id and bic as integers (a BIC's leading zero is not kept).
-    const data = r.rows.map((b) => ({ member_id: Number(b.member_id), name: b.name, name_en: b.name_en, bic: Number(b.bic) }));
+    const data = banks.map((b) => ({ member_id: Number(b.member_id), name: b.name, name_en: b.name_en, bic: Number(b.bic) }));
     return { data, success: 'true' };
   });
 }

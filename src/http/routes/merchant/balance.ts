@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import { BALANCE_COLUMNS, BalanceSchema, balanceView, type BalanceRow } from '../../views/balance.js';
+import { BalanceSchema, balanceView } from '../../views/balance.js';
 
 /** GET /api/v1/merchant/balance */
 export function merchantBalanceRoute(app: FastifyInstance): void {
@@ -12,17 +12,8 @@ export function merchantBalanceRoute(app: FastifyInstance): void {
         200: Type.Object({ balances: Type.Array(BalanceSchema), success: Type.String({ description: 'The string "true"' }) }),
       },
     },
-    config: {
-      subscription: true,
-      errorStatus: {
-        merchant_banned: 403, merchant_subscription_inactive: 403, merchant_subscription_not_found: 403,
-        merchant_not_found: 403, bill_not_found: 422,
-      },
-    },
+    config: { subscription: true },
   }, async (req) => {
-    const r = await app.db.pool.query<BalanceRow>(
-      `SELECT ${BALANCE_COLUMNS} FROM balances WHERE merchant_id = $1 ORDER BY currency`, [req.merchant.id],
-    );
-    return { balances: r.rows.map(balanceView), success: 'true' };
+    return { balances: (await app.services.merchants.balances(req.merchant.id)).map(balanceView), success: 'true' };
   });
 }

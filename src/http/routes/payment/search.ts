@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { requestInput } from '../../input.js';
-import { endpointUrl, keysetSearch, pageSchema, parseSearchParams, searchInput } from '../../pagination.js';
-import { PAYMENT_COLUMNS, PaymentSchema, paymentView, type PaymentRow } from '../../views/payment.js';
+import { endpointUrl, pageSchema, parseSearchParams, searchInput, toPage } from '../../pagination.js';
+import { PaymentSchema, paymentView } from '../../views/payment.js';
 
 /** GET /api/v1/payment/search */
 export function paymentSearchRoute(app: FastifyInstance): void {
@@ -12,17 +12,10 @@ export function paymentSearchRoute(app: FastifyInstance): void {
       querystring: searchInput.schema,
       response: { 200: pageSchema(PaymentSchema) },
     },
-    config: { errorStatus: { merchant_banned: 403 } },
   }, async (req) => {
     const params = parseSearchParams(requestInput(req), app.config.tz);
     const tz = app.config.tz;
-    return keysetSearch<PaymentRow, ReturnType<typeof paymentView>>(app.db.pool, {
-      table: 'payments',
-      columns: PAYMENT_COLUMNS,
-      merchantId: req.merchant.id,
-      params,
-      path: endpointUrl(req, app.config.publicBaseUrl),
-      map: (p) => paymentView(p, tz),
-    });
+    const page = await app.services.paymentReads.search(req.merchant.id, params);
+    return toPage(page, params, endpointUrl(req, app.config.publicBaseUrl), (p) => paymentView(p, tz));
   });
 }

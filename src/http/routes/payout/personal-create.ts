@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { personalCreateInput } from '../../../domain/payout/payout.input.js';
+import { parsePersonal, personalCreateInput } from './input.js';
 import type { PayoutView } from '../../../domain/payout/payout.view.js';
 import { recordAnswer } from '../../../plugins/idempotency.js';
 import { requestInput } from '../../input.js';
@@ -12,6 +12,6 @@ export function personalCreateRoute(app: FastifyInstance): void {
     config: { subscription: true, errorStatus: CREATE_ERROR_STATUS },
   }, async (req, reply) => {
     const view = (data: PayoutView[]) => ({ data, success: true });
-    return view(await app.services.payouts.createPersonal(req.merchant, requestInput(req), recordAnswer(req, reply, view)));
+    return view(await app.services.payouts.createPersonal(req.merchant, parsePersonal(requestInput(req)), recordAnswer(req, reply, view)));
   });
 }

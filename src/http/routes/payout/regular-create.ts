@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { regularCreateInput } from '../../../domain/payout/payout.input.js';
+import { parseRegular, regularCreateInput } from './input.js';
+import { assertRegularGrant } from '../../../domain/payout/payout.service.js';
 import type { PayoutView } from '../../../domain/payout/payout.view.js';
 import { recordAnswer } from '../../../plugins/idempotency.js';
 import { requestInput } from '../../input.js';
@@ -11,7 +12,8 @@ export function regularCreateRoute(app: FastifyInstance): void {
     schema: { tags: ['payout'], summary: 'Payout to a card or an SBP phone', body: regularCreateInput.schema, response: { 200: PayoutListSchema } },
     config: { subscription: true, errorStatus: CREATE_ERROR_STATUS },
   }, async (req, reply) => {
+    assertRegularGrant(req.merchant);
     const view = (data: PayoutView[]) => ({ data, success: true });
-    return view(await app.services.payouts.createRegular(req.merchant, requestInput(req), recordAnswer(req, reply, view)));
+    return view(await app.services.payouts.createRegular(req.merchant, parseRegular(requestInput(req)), recordAnswer(req, reply, view)));
   });
 }

@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox';
+import type { ErrorStatusMap } from '../../../errors.js';
 
 /** The spec's Payout object (amounts as JSON numbers: docs/decisions.md "Public clients"). */
 export const PayoutSchema = Type.Object({
@@ -18,16 +19,7 @@ export const PayoutListSchema = Type.Object({ data: Type.Array(PayoutSchema), su
 
 export const PayoutStatusSchema = Type.Intersect([PayoutSchema, Type.Object({ success: Type.Boolean() })]);
 
-/** Statuses of the create endpoints' keyed errors (spec: all 400 on payouts, merchant_banned too). */
-export const CREATE_ERROR_STATUS: Record<string, number> = Object.fromEntries([
-  'invalid_amount', 'merchant_banned', 'merchant_not_found', 'merchant_subscription_inactive',
-  'merchant_subscription_not_found', 'payout_account_not_found', 'payout_account_banned',
-  'daily_payout_limit_exceeded', 'monthly_payout_limit_exceeded', 'balance_not_enough',
-  'direction_not_available', 'merchant_not_verified',
-].map((k) => [k, 400]));
-
-/** payout/status and payout/search: merchant keys 403, payout_not_found 422. */
-export const READ_ERROR_STATUS: Record<string, number> = {
-  merchant_banned: 403, merchant_not_found: 403, merchant_subscription_inactive: 403,
-  merchant_subscription_not_found: 403, payout_not_found: 422,
+/** The create endpoints answer every keyed error 400 (spec), the merchant's state too (usually 403). */
+export const CREATE_ERROR_STATUS: ErrorStatusMap = {
+  merchant_banned: 400, merchant_not_found: 400, merchant_subscription_inactive: 400, merchant_subscription_not_found: 400,
 };

@@ -1,15 +1,15 @@
 import type { FastifyInstance } from 'fastify';
-import { statusInput } from '../../../domain/payout/payout.input.js';
+import { parseStatus, statusInput } from './input.js';
 import { requestInput } from '../../input.js';
-import { PayoutStatusSchema, READ_ERROR_STATUS } from './schemas.js';
+import { PayoutStatusSchema } from './schemas.js';
 
 /** GET /api/v1/payout/status: by id, or by order_id (a split request answers its first payout). */
 export function statusRoute(app: FastifyInstance): void {
   app.get('/status', {
     schema: { tags: ['payout'], summary: 'One payout by id or order_id', querystring: statusInput.schema, response: { 200: PayoutStatusSchema } },
-    config: { subscription: true, errorStatus: READ_ERROR_STATUS },
+    config: { subscription: true },
   }, async (req) => {
-    const payout = await app.services.payouts.status(req.merchant.id, requestInput(req));
+    const payout = await app.services.payouts.status(req.merchant.id, parseStatus(requestInput(req)));
     return { ...payout, success: true };
   });
 }

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { assertGrant, type RefundRecord } from '../../../domain/refund/refund.service.js';
 import { recordAnswer } from '../../../plugins/idempotency.js';
 import { defineInput, requestInput, v } from '../../input.js';
-import { REFUND_ERROR_STATUS, RefundSchema, refundView } from './view.js';
+import { RefundSchema, refundView } from './view.js';
 
 const input = defineInput({ payment_id: v.string({ required: true, max: 64, description: 'Payment ID' }) });
 
@@ -10,12 +10,11 @@ const input = defineInput({ payment_id: v.string({ required: true, max: 64, desc
 export function refundFullCreateRoute(app: FastifyInstance): void {
   app.post('/full/create', {
     schema: { tags: ['refund'], summary: 'Refund a payment in full (what is left of it)', body: input.schema, response: { 200: RefundSchema } },
-    config: { errorStatus: REFUND_ERROR_STATUS },
   }, async (req, reply) => {
     // Authorise before validating (a merchant without the grant learns nothing about its input).
     assertGrant(req.merchant);
     const p = input.parse(requestInput(req));
     const view = (r: RefundRecord) => refundView(r, app.config.tz);
-    return view(await app.services.refunds.createFull(req.merchant, p.payment_id!, recordAnswer(req, reply, view)));
+    return view(await app.services.refunds.createFull(req.merchant, p.payment_id, recordAnswer(req, reply, view)));
   });
 }

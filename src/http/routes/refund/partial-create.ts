@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { assertGrant, type RefundRecord } from '../../../domain/refund/refund.service.js';
 import { recordAnswer } from '../../../plugins/idempotency.js';
 import { defineInput, requestInput, v } from '../../input.js';
-import { REFUND_ERROR_STATUS, RefundSchema, refundView } from './view.js';
+import { RefundSchema, refundView } from './view.js';
 
 const input = defineInput({
   payment_id: v.string({ required: true, max: 64, description: 'Payment ID' }),
@@ -13,11 +13,10 @@ const input = defineInput({
 export function refundPartialCreateRoute(app: FastifyInstance): void {
   app.post('/partial/create', {
     schema: { tags: ['refund'], summary: 'Refund part of a payment', body: input.schema, response: { 200: RefundSchema } },
-    config: { errorStatus: REFUND_ERROR_STATUS },
   }, async (req, reply) => {
     assertGrant(req.merchant);
     const p = input.parse(requestInput(req));
     const view = (r: RefundRecord) => refundView(r, app.config.tz);
-    return view(await app.services.refunds.createPartial(req.merchant, p.payment_id!, p.amount!, recordAnswer(req, reply, view)));
+    return view(await app.services.refunds.createPartial(req.merchant, p.payment_id, p.amount, recordAnswer(req, reply, view)));
   });
 }

@@ -1,9 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { assertGrant } from '../../../domain/refund/refund.service.js';
-import { REFUND_COLUMNS, toRecord, type RefundRow } from '../../../domain/refund/refund.repository.js';
 import { defineInput, requestInput, v } from '../../input.js';
-import { endpointUrl, keysetSearch, pageSchema, parseSearchParams, searchRules } from '../../pagination.js';
-import { REFUND_ERROR_STATUS, RefundSchema, refundView } from './view.js';
+import { endpointUrl, pageSchema, parseSearchParams, searchRules, toPage } from '../../pagination.js';
+import { RefundSchema, refundView } from './view.js';
 
 const input = defineInput({
   ...searchRules,
@@ -19,25 +18,15 @@ export function refundSearchRoute(app: FastifyInstance): void {
       querystring: input.schema,
       response: { 200: pageSchema(RefundSchema) },
     },
-    config: { errorStatus: REFUND_ERROR_STATUS },
   }, async (req) => {
-    // The refund endpoints are granted per merchant (spec part 5.4); searching them is one of them.
+    // The refund endpoints are granted per merchant (spec part 5.4), checked before the input as every refund endpoint does.
     assertGrant(req.merchant);
     const raw = requestInput(req);
     const p = input.parse(raw);
     const params = parseSearchParams(raw, app.config.tz);
     const tz = app.config.tz;
-    // Refunds have no shop column: with shop_id, search them joined to their payment's shop.
-    const table = params.shopId === undefined ? 'refunds'
-      : '(SELECT r.*, p.shop_id FROM refunds r JOIN payments p ON p.id = r.payment_id) AS refunds';
-    return keysetSearch<RefundRow, ReturnType<typeof refundView>>(app.db.pool, {
-      table,
-      columns: REFUND_COLUMNS,
-      merchantId: req.merchant.id,
-      params: { ...params, echo: { ...params.echo, ...(p.payment_id ? { payment_id: p.payment_id } : {}) } },
-      filters: { payment_id: p.payment_id },
-      path: endpointUrl(req, app.config.publicBaseUrl),
-      map: (r) => refundView(toRecord(r), tz),
-    });
+    const page = await app.services.refunds.search(req.merchant, params, p.payment_id);
+    const echo = { ...params.echo, ...(p.payment_id ? { payment_id: p.payment_id } : {}) };
+    return toPage(page, { ...params, echo }, endpointUrl(req, app.config.publicBaseUrl), (r) => refundView(r, tz));
   });
 }

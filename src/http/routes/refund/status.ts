@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { assertGrant } from '../../../domain/refund/refund.service.js';
 import { defineInput, requestInput, v } from '../../input.js';
-import { REFUND_ERROR_STATUS, RefundSchema, refundView } from './view.js';
+import { RefundSchema, refundView } from './view.js';
 
 const input = defineInput({
   payment_id: v.string({ max: 64, description: 'Payment ID: answers its latest refund (required when id is absent)' }),
@@ -12,7 +12,6 @@ const input = defineInput({
 export function refundStatusRoute(app: FastifyInstance): void {
   app.get('/status', {
     schema: { tags: ['refund'], summary: 'A refund, by payment_id (its latest) or by id', querystring: input.schema, response: { 200: RefundSchema } },
-    config: { errorStatus: REFUND_ERROR_STATUS },
   }, async (req) => {
     assertGrant(req.merchant);
     const p = input.parse(requestInput(req));

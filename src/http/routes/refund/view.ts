@@ -29,4 +29,3 @@ export function refundView(r: RefundRecord, tz: string) {
 }
 
 /** Statuses of the spec's error keys for the refund endpoints (part 4). */
-export const REFUND_ERROR_STATUS = { balance_not_enough: 400, merchant_banned: 403, merchant_not_found: 403 };

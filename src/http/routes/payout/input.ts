@@ -1,7 +1,8 @@
 import type { Decimal } from 'decimal.js';
-import { defineInput, v } from '../../http/input.js';
-import { ValidationError } from '../../errors.js';
-import { cardDigits, luhnValid, maskCard, normalizePhone } from '../../lib/card.js';
+import type { PersonalPayoutInput, RegularPayoutInput } from '../../../domain/payout/payout.service.js';
+import { defineInput, v } from '../../input.js';
+import { ValidationError } from '../../../errors.js';
+import { cardDigits, luhnValid, maskCard, normalizePhone } from '../../../lib/card.js';
 
 export const personalCreateInput = defineInput({
   amount: v.decimal({ required: true, description: 'Payout amount, RUB' }),
@@ -25,19 +26,26 @@ export const statusInput = defineInput({
   payout_id: v.string({ max: 64, description: 'Alias of id (some clients send this name); id wins when both are sent' }),
 });
 
-/** Validated regular payout request; the identifier normalised (card digits or +7XXXXXXXXXX). */
-export interface RegularRequest {
-  amount: Decimal;
-  accountType: 'CARD' | 'SBP';
-  identifier: string;
-  masked: string;
-  cardHolder: string | null;
-  bankMemberId: string | null;
-  orderId: string | undefined;
+/** payout/personal/create's body (the API's and the cabinet's form) as the service takes it. */
+export function parsePersonal(input: Record<string, unknown>): PersonalPayoutInput {
+  const p = personalCreateInput.parse(input);
+  return { amount: p.amount, payoutAccountId: p.payout_account_id, orderId: p.order_id };
+}
+
+/** payout/status: by id (or its alias payout_id), else by order_id; one of them is required. */
+export function parseStatus(input: Record<string, unknown>): { id: string } | { orderId: string } {
+  const p = statusInput.parse(input);
+  const id = p.id ?? p.payout_id;
+  if (id !== undefined) return { id };
+  if (p.order_id !== undefined) return { orderId: p.order_id };
+  throw new ValidationError({
+    id: ['The id field is required when order id is not present.'],
+    order_id: ['The order id field is required when id is not present.'],
+  });
 }
 
 /** Field rules plus the conditional ones (card checks, phone form, per-type required fields), all reported at once. */
-export function parseRegular(input: Record<string, unknown>): RegularRequest {
+export function parseRegular(input: Record<string, unknown>): RegularPayoutInput {
   const errors: Record<string, string[]> = {};
   // Field by field, so that one answer lists every bad field, the conditional rules included.
   const p: Record<string, unknown> = {};

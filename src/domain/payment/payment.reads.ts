@@ -1,0 +1,40 @@
+import type { Db } from '../../db/client.js';
+import { keysetPage, type KeysetPage, type KeysetParams } from '../../db/keyset.js';
+import { DomainError } from '../../errors.js';
+import { refundsOfPayment, type RefundRecord } from '../refund/refund.repository.js';
+import { chargebacksOfPayment, type ChargebackRecord } from '../chargeback/chargeback.repository.js';
+import { PAYMENT_COLUMNS, type PaymentRow } from './payment.row.js';
+
+/** A payment as payment/status reads it, with its refunds and chargebacks when asked for. */
+export interface PaymentWithExtras {
+  payment: PaymentRow;
+  refunds: RefundRecord[] | null;
+  chargebacks: ChargebackRecord[] | null;
+}
+
+/**
+ * The merchant's reads of its payments (payment/status, payment/search): kept apart from the
+ * payment service, whose file is the hot money path.
+ */
+export class PaymentReads {
+  constructor(private readonly db: Db) {}
+
+  /** Scoped by merchant: another merchant's payment is not found. */
+  async ofMerchant(merchantId: string, id: string, extras: { refunds: boolean; chargebacks: boolean }): Promise<PaymentWithExtras> {
+    const r = await this.db.pool.query<PaymentRow>(
+      `SELECT ${PAYMENT_COLUMNS} FROM payments WHERE id = $1 AND merchant_id = $2`, [id, merchantId],
+    );
+    const payment = r.rows[0];
+    if (!payment) throw new DomainError('payment_not_found');
+    const [refunds, chargebacks] = await Promise.all([
+      extras.refunds ? refundsOfPayment(this.db.pool, merchantId, payment.id) : null,
+      extras.chargebacks ? chargebacksOfPayment(this.db.pool, merchantId, payment.id) : null,
+    ]);
+    return { payment, refunds, chargebacks };
+  }
+
+  /** The merchant's payments in a window, newest first, one page. */
+  search(merchantId: string, params: KeysetParams): Promise<KeysetPage<PaymentRow>> {
+    return keysetPage<PaymentRow>(this.db.pool, { table: 'payments', columns: PAYMENT_COLUMNS, merchantId, params });
+  }
+}
