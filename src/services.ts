@@ -17,6 +17,7 @@ import { OperatorService } from './domain/operator/operator.service.js';
 import { SbpBankService } from './domain/sbp-bank/sbp-bank.service.js';
 import { LedgerService } from './domain/ledger/ledger.service.js';
 import { AttentionService } from './domain/attention/attention.service.js';
+import { AuditService } from './audit/audit.service.js';
 
 /** Every service class, built once per process; the API, pages, cabinet, CLI and workers share them. */
 export function createServices(config: Config, db: Db) {
@@ -38,7 +39,8 @@ export function createServices(config: Config, db: Db) {
   const sbpBanks = new SbpBankService(db);
   const ledger = new LedgerService(db);
   const attention = new AttentionService(db, payments, { payout: payouts, refund: refunds });
-  return { connectors, operators, sbpBanks, ledger, outbox, payouts, payments, paymentReads, merchants, shops, bills, refunds, payoutAccounts, rates, adjustments, chargebacks, attention };
+  const audit = new AuditService(db);
+  return { audit, connectors, operators, sbpBanks, ledger, outbox, payouts, payments, paymentReads, merchants, shops, bills, refunds, payoutAccounts, rates, adjustments, chargebacks, attention };
 }
 
 export type Services = ReturnType<typeof createServices>;

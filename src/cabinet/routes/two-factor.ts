@@ -84,7 +84,7 @@ export default async function twoFactorRoutes(app: FastifyInstance, opts: Cabine
       after: r.factor === 'recovery_code' ? { factor: r.factor, codes_left: r.codesLeft } : { factor: r.factor },
     }));
     if (!factor) {
-      await writeAudit(app.db.pool, who(req, s), { action: 'merchant.sign_in.failed', ...objectOf(s), before: null, after: { step: 'totp' } });
+      await app.services.audit.record(who(req, s), { action: 'merchant.sign_in.failed', ...objectOf(s), before: null, after: { step: 'totp' } });
       reply.status(401);
       return codePage(req, reply, { error: w(req)('code.wrong') });
     }
@@ -146,7 +146,7 @@ export default async function twoFactorRoutes(app: FastifyInstance, opts: Cabine
       action: 'merchant.totp.disable', ...objectOf(s), before: { totp_enabled: true }, after: { totp_enabled: false, factor: r.factor },
     }));
     if (!factor) {
-      await writeAudit(app.db.pool, who(req, s), { action: 'merchant.totp.disable.failed', ...objectOf(s), before: null, after: null });
+      await app.services.audit.record(who(req, s), { action: 'merchant.totp.disable.failed', ...objectOf(s), before: null, after: null });
       reply.status(401);
       return securityPage(req, reply, { disableError: w(req)('code.wrong') });
     }
