@@ -418,15 +418,20 @@ async function joinRunningEmbedded(): Promise<void> {
   process.env.ALLOW_PRIVATE_WEBHOOK_URLS = env.ALLOW_PRIVATE_WEBHOOK_URLS || 'true';
 }
 
-async function main(argv: string[]): Promise<number> {
+/** Where the CLI writes: the process's streams, or a test's buffers. */
+export interface CliIo { out(s: string): void; err(s: string): void }
+const processIo: CliIo = { out: (s) => { process.stdout.write(s); }, err: (s) => { process.stderr.write(s); } };
+
+/** One CLI run: the exit code (0 ok, 1 refused, 2 usage); settings from the environment. */
+export async function runCli(argv: string[], io: CliIo = processIo): Promise<number> {
   let call: Call | 'help';
   try {
     call = buildCall(argv);
   } catch (e) {
-    if (e instanceof UsageError) { process.stderr.write(`${e.message}\n`); return 2; }
+    if (e instanceof UsageError) { io.err(`${e.message}\n`); return 2; }
     throw e;
   }
-  if (call === 'help') { process.stdout.write(helpText()); return 0; }
+  if (call === 'help') { io.out(helpText()); return 0; }
 
   // Imported here so --help and usage errors need no database.
   const { boot } = await import('../boot.js');
@@ -448,9 +453,9 @@ async function main(argv: string[]): Promise<number> {
     let body: unknown;
     try { body = res.json(); } catch { body = res.body; }
     if (res.statusCode < 400 && call.extra && body && typeof body === 'object') body = { ...(body as object), ...call.extra };
-    process.stdout.write(`${JSON.stringify(body, null, 2)}\n`);
+    io.out(`${JSON.stringify(body, null, 2)}\n`);
     if (res.statusCode >= 400) {
-      process.stderr.write(`error: HTTP ${res.statusCode}\n`);
+      io.err(`error: HTTP ${res.statusCode}\n`);
       return 1;
     }
     if (call.failed && call.failed(body as Record<string, unknown>)) return 1;
@@ -463,7 +468,7 @@ async function main(argv: string[]): Promise<number> {
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  main(process.argv.slice(2)).then(
+  runCli(process.argv.slice(2)).then(
     (code) => process.exit(code),
     (e: unknown) => { process.stderr.write(`error: ${(e as Error).message}\n`); process.exit(1); },
   );

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import bcrypt from 'bcrypt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_TOKEN, TEST_KEY, setupTestApp, type TestApp } from '../helpers/app.js';
-import { buildCall, parseArgs, UsageError } from '../../src/admin/cli.js';
+import { buildCall, parseArgs, runCli, UsageError } from '../../src/admin/cli.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -11,25 +11,43 @@ beforeAll(async () => {
 });
 afterAll(async () => { await t.close(); });
 
+const CLI_ENV = (): Record<string, string> => ({
+  DATABASE_URL: t.dbUrl, ADMIN_API_TOKEN: ADMIN_TOKEN, TOKEN_ENCRYPTION_KEY: TEST_KEY, LOG_LEVEL: 'silent',
+  ALLOW_PRIVATE_WEBHOOK_URLS: 'false', TZ: 'Europe/Moscow',
+});
+
+function parsed(code: number, stdout: string, stderr: string): { code: number; out: any; stderr: string } {
+  let out: unknown = stdout;
+  try { out = JSON.parse(stdout); } catch { /* help text */ }
+  return { code, out, stderr };
+}
+
+/**
+ * The CLI's own entry (`runCli`, what `npm run admin -- ...` runs) in this process against this
+ * file's database: the same parsing, boot, operator routes and exit codes, without paying a
+ * TypeScript start-up per call (the child-process tests below prove the real command).
+ */
+async function cli(args: string[]): Promise<{ code: number; out: any; stderr: string }> {
+  Object.assign(process.env, CLI_ENV());
+  let stdout = '';
+  let stderr = '';
+  const code = await runCli(args, { out: (s) => { stdout += s; }, err: (s) => { stderr += s; } })
+    .catch((e: unknown) => { stderr += `error: ${(e as Error).message}\n`; return 1; });
+  return parsed(code, stdout, stderr);
+}
+
 /** `npm run admin -- ...` as a child process against this file's database. */
-function cli(args: string[]): Promise<{ code: number; out: any; stderr: string }> {
+function cliProcess(args: string[]): Promise<{ code: number; out: any; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', 'tsx', 'src/admin/cli.ts', ...args], {
-      env: {
-        PATH: process.env.PATH, HOME: process.env.HOME, DATABASE_URL: t.dbUrl, ADMIN_API_TOKEN: ADMIN_TOKEN,
-        TOKEN_ENCRYPTION_KEY: TEST_KEY, LOG_LEVEL: 'silent', ALLOW_PRIVATE_WEBHOOK_URLS: 'false', TZ: 'Europe/Moscow',
-      },
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, ...CLI_ENV() },
     });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => { stdout += d; });
     child.stderr.on('data', (d) => { stderr += d; });
     child.on('error', reject);
-    child.on('close', (code) => {
-      let out: unknown = stdout;
-      try { out = JSON.parse(stdout); } catch { /* help text */ }
-      resolve({ code: code ?? -1, out, stderr });
-    });
+    child.on('close', (code) => resolve(parsed(code ?? -1, stdout, stderr)));
   });
 }
 
@@ -58,11 +76,29 @@ describe('operator CLI (argument parsing)', () => {
 // Each spawn boots the whole app (tsx, migrations check, routes): seconds on a shared 2-core machine.
 describe('operator CLI (child process against the database)', { timeout: 180_000 }, () => {
   it('--help lists the verbs and exits 0; an unknown verb exits 2', async () => {
-    const h = await cli(['--help']);
+    const h = await cliProcess(['--help']);
     expect(h.code).toBe(0);
     for (const verb of ['merchants:create', 'balance:adjust', 'rates:set', 'payouts:approve', 'events:redeliver', 'ledger:verify', 'request']) {
       expect(h.out).toContain(verb);
     }
+    expect((await cliProcess(['frobnicate'])).code).toBe(2);
+  });
+
+  it('the command prints the JSON answer and exits 0; a refusal exits 1 with the error JSON', async () => {
+    const c = await cliProcess(['merchants:create', '--name', 'Process shop', '--email', 'process-cli@example.test']);
+    expect(c.code, c.stderr).toBe(0);
+    expect(c.out.id).toEqual(expect.any(String));
+    const nf = await cliProcess(['request', 'GET', '/merchants/unknown']);
+    expect(nf.code).toBe(1);
+    expect(nf.stderr).toContain('HTTP 404');
+  });
+});
+
+describe('operator CLI (its entry in this process, against the database)', { timeout: 180_000 }, () => {
+  it('--help lists the verbs and exits 0; an unknown verb exits 2', async () => {
+    const h = await cli(['--help']);
+    expect(h.code).toBe(0);
+    expect(h.out).toContain('merchants:create');
     expect((await cli(['frobnicate'])).code).toBe(2);
   });
 
