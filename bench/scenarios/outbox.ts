@@ -1,11 +1,9 @@
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import { createDb, withPgTx } from '../../src/db/client.js';
 import { loadConfig } from '../../src/config.js';
 import { createServices } from '../../src/services.js';
 import { enqueueEvent, type PaymentPostbackFields } from '../../src/outbox/events.js';
 import { withClient } from '../lib/pg.js';
-import { ROOT, sampleRss, startChild } from '../lib/proc.js';
+import { sampleRss, startChild } from '../lib/proc.js';
 import type { BenchPlan } from '../lib/plan.js';
 import { serviceEnv } from './service.js';
 
@@ -27,7 +25,6 @@ export interface OutboxResult {
  * and timed until every event is DELIVERED.
  */
 export async function runOutbox(plan: BenchPlan, url: string, receiverUrl: string): Promise<OutboxResult | { unavailable: string }> {
-  if (!existsSync(join(ROOT, 'src', 'outbox', 'worker.ts'))) return { unavailable: 'src/outbox/worker.ts does not exist yet' };
   const env = serviceEnv(url);
   const config = loadConfig({ ...env, PORT: '3000' });
   const db = createDb(url, { max: 2 });
