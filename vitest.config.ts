@@ -5,10 +5,14 @@ export default defineConfig({
     include: ['test/**/*.test.ts'],
     globalSetup: ['test/helpers/global-setup.ts'],
     pool: 'forks',
-    // 2 cores, three files at a time, each on its own database: a file spends about a third of
-    // its time importing the app (CPU) and much of the rest waiting on PostgreSQL, child
-    // processes or Chromium, so a third file fills the cores (15.2 -> see docs/performance.md).
-    maxWorkers: 3,
+    // Each worker process keeps its modules from one file to the next (isolate: false): importing
+    // the app cost every file ~2 s of CPU (285 s of 900 in a full run; 19 s without). Files stay
+    // independent because state lives in what each file builds (its own database, config and
+    // app); nothing in src/ keeps module-level state a test relies on. Two files at a time: a
+    // third made the CPU-bound ones (the CLI's child processes, bcrypt bursts) slower than it
+    // saved (docs/decisions.md "Test run time").
+    isolate: false,
+    maxWorkers: 2,
     testTimeout: 30_000,
     hookTimeout: 60_000,
   },

@@ -13,7 +13,7 @@ import { createMerchant, type MerchantFixture } from '../factories/merchant.js';
  * nothing. Seeded and reproducible: FUZZ_SEED, FUZZ_RUNS (npm run test:reliability runs
  * 10,000+; the CI profile fewer).
  */
-const RUNS = Number(process.env.FUZZ_RUNS ?? 2000);
+const RUNS = Number(process.env.FUZZ_RUNS ?? 1000);
 const SEED = Number(process.env.FUZZ_SEED ?? 20261121);
 
 let t: TestApp;
