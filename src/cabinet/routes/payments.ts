@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { isMoneyReceived } from '../../domain/statuses.js';
+import { paymentError } from '../../domain/payment/payment-errors.js';
 import { UnauthorizedActionError } from '../../errors.js';
 import { defineInput, v } from '../../http/input.js';
 import { BASE, cabinetActor, formBody, formErrors, liveMerchantIdOf, merchantIdOf, render } from '../context.js';
@@ -37,15 +38,18 @@ export default async function paymentRoutes(app: FastifyInstance): Promise<void>
     const c = csvFormat(req.cabinet.lang, app.config.tz);
     async function* rows() {
       for await (const p of app.services.merchantLists.paymentsForExport(merchantId, f)) {
+        // Why a FAIL failed, as the API's error_code and error_message say it (empty otherwise).
+        const err = paymentError(p.status, p.failureReason);
         yield [p.id, p.billId, p.bill.orderId ?? '', t(`status.${p.status}`), c.num(p.amount), c.num(p.amountReceived), p.currencyIn,
           c.num(p.commission), c.num(p.refundedAmount), p.method, p.fromCard ?? '', p.payerEmail ?? p.bill.payerEmail ?? '', p.shop.name,
-          c.date(p.createdAt), c.date(p.finishedAt)];
+          c.date(p.createdAt), c.date(p.finishedAt), err.code ?? '', err.message ?? ''];
       }
     }
     return sendCsv(req, reply, exportFilename('payments', f), [
       t('common.id'), t('payments.bill'), t('bills.order_id'), t('common.status'), t('common.amount'), t('payments.received'),
       t('common.currency'), t('payments.commission'), t('payments.refunded'), t('payments.method'), t('payments.card'),
-      t('payments.payer_email'), t('common.shop'), t('common.created'), t('payments.finished'),
+      t('payments.payer_email'), t('common.shop'), t('common.created'), t('payments.finished'), t('payments.error_code'),
+      t('payments.error_message'),
     ], rows());
   });
 
