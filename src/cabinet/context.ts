@@ -3,6 +3,7 @@ import { Decimal } from 'decimal.js';
 import { formatDateTime } from '../lib/time.js';
 import { formatMoney } from '../lib/money-format.js';
 import { refundState } from './lists.js';
+import { paymentError } from '../domain/payment/payment-errors.js';
 import { DomainError, UnauthorizedActionError, ValidationError } from '../errors.js';
 import { UnsafeUrlError } from '../outbox/url-guard.js';
 import { fieldMessage, translator, type Lang, type T } from './i18n.js';
@@ -100,6 +101,8 @@ export function render(req: FastifyRequest, reply: FastifyReply, page: string, d
       return s === 'full' ? t('payments.refunded_full') : s === 'partly' ? t('payments.refunded_part') : '';
     },
     status: (s: string) => t(`status.${s}`),
+    /** Why a FAIL payment failed: its API `error_code` and `error_message` (both null otherwise). */
+    paymentError: (p: { status: string; failureReason: string | null }) => paymentError(p.status, p.failureReason),
     qs: (params: Record<string, unknown>) => {
       const u = new URLSearchParams();
       for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== null && v !== '') u.set(k, String(v));

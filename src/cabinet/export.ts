@@ -6,13 +6,11 @@ import { formatDateTime } from '../lib/time.js';
 import type { Lang } from './i18n.js';
 import type { ListFilters } from './paging.js';
 
-/** Rows read from the database per round trip while a CSV export streams. */
-export const EXPORT_BATCH = 500;
-
 /**
- * A CSV export, streamed (issue 16 item 3): rows are read in keyset batches as the client
- * takes them (backpressure through the pipeline), so a year of payments never sits in memory
- * and no connection is held between batches. Opens in a spreadsheet as it is: UTF-8 with a BOM,
+ * A CSV export, streamed (issue 16 item 3): rows are read in keyset batches (the domain's
+ * list reads, `db/export-batches.ts`) as the client takes them (backpressure through the
+ * pipeline), so a year of payments never sits in memory and no connection is held between
+ * batches. Opens in a spreadsheet as it is: UTF-8 with a BOM,
  * the locale's separators (Russian: `;` between fields and a decimal comma, English: `,` and a
  * dot), dates in the service time zone. Amounts are the Decimal's exact fixed string.
  */
@@ -24,23 +22,6 @@ export function csvFormat(lang: Lang, tz: string) {
     date: (d: Date | null | undefined) => (d ? formatDateTime(d, tz) : ''),
   };
 }
-
-/** Keyset batches over `fetch(afterId)` until a short batch. */
-export async function* batches<T extends { id: string }>(fetch: (after: T | undefined) => Promise<T[]>): AsyncGenerator<T> {
-  let last: T | undefined;
-  for (;;) {
-    const rows = await fetch(last);
-    for (const r of rows) yield r;
-    if (rows.length < EXPORT_BATCH) return;
-    last = rows.at(-1);
-  }
-}
-
-/** Prisma arguments of the batch after `after`: oldest first, EXPORT_BATCH rows. */
-export const exportPage = (after: { id: string } | undefined) => ({
-  orderBy: [{ createdAt: 'asc' as const }, { id: 'asc' as const }], take: EXPORT_BATCH,
-  ...(after ? { cursor: { id: after.id }, skip: 1 } : {}),
-});
 
 /** `name-<from>_<to>.csv` from the filters' dates. */
 export function exportFilename(name: string, f: ListFilters): string {

@@ -1,19 +1,15 @@
 import type { FastifyRequest } from 'fastify';
 import { parseSearchDate } from '../lib/time.js';
 import { queryOf } from './context.js';
+import type { ListFilter } from '../domain/merchant/list-filters.js';
 
 export const PAGE_SIZE = 20;
 
-export interface ListFilters {
-  status?: string;
-  shop_id?: string;
+/** The domain's list filter (status, shop, search, `createdAt` bounds) plus what the form shows. */
+export interface ListFilters extends ListFilter {
   from?: string;
   to?: string;
-  /** Search text: an id, order id, card's last 4 digits or payer email (each list says which). */
-  q?: string;
   page: number;
-  /** Prisma `createdAt` bounds from the date fields. */
-  createdAt?: { gte?: Date; lt?: Date };
   errors: Record<string, string>;
 }
 
@@ -42,16 +38,6 @@ export function listFilters(req: FastifyRequest, statuses: readonly string[]): L
   return f;
 }
 
-/** The Prisma `where` of a merchant's bill or payment list under these filters. */
-export function listWhere<S extends string>(merchantId: string, f: ListFilters) {
-  return {
-    merchantId,
-    ...(f.status ? { status: f.status as S } : {}),
-    ...(f.shop_id ? { shopId: f.shop_id } : {}),
-    ...(f.createdAt ? { createdAt: f.createdAt } : {}),
-  };
-}
-
 /** The query string of these filters (pager links, export links), with `extra` on top. */
 export function filterQuery(f: ListFilters, extra: Record<string, string | number | undefined> = {}): string {
   const u = new URLSearchParams();
@@ -61,11 +47,3 @@ export function filterQuery(f: ListFilters, extra: Record<string, string | numbe
   const s = u.toString();
   return s ? `?${s}` : '';
 }
-
-/** A card's last 4 digits typed in a search box. */
-export const isLast4 = (q: string) => /^\d{4}$/.test(q);
-
-/** Prisma paging arguments: newest first, one row more than a page to know if there is a next. */
-export const pageArgs = (f: ListFilters) => ({
-  orderBy: [{ createdAt: 'desc' as const }, { id: 'desc' as const }], skip: (f.page - 1) * PAGE_SIZE, take: PAGE_SIZE + 1,
-});

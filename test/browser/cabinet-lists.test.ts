@@ -22,6 +22,7 @@ let browser: Browser;
 let ctx: BrowserContext;
 let page: Page;
 let m: CabinetMerchant;
+let declinedId: string;
 
 beforeAll(async () => {
   const port = await freePort();
@@ -30,7 +31,7 @@ beforeAll(async () => {
   await t.app.listen({ port, host: '127.0.0.1' });
   m = await cabinetMerchant(t, { merchant: { verified: true, grantRefunds: true } });
   for (let i = 1; i <= 3; i++) await payNewBill(t, m, { amount: `${i}250.00`, orderId: `shop-order-${i}` });
-  await payNewBill(t, m, { amount: '99.90', orderId: 'shop-order-declined' }, cardForm(DECLINED_CARD));
+  declinedId = (await payNewBill(t, m, { amount: '99.90', orderId: 'shop-order-declined' }, cardForm(DECLINED_CARD))).paymentId;
   browser = await launchChromium();
   ctx = await browser.newContext({ viewport: DESKTOP, locale: 'en-US', acceptDownloads: true });
   page = await ctx.newPage();
@@ -55,7 +56,18 @@ test('a first visit, then lists, search, refund labels, export, reloads after ea
   await page.goto(`${base}/cabinet/payments`);
   await expect(page.getByText('shop-order-2').isVisible()).resolves.toBe(true);
   await expect(page.getByText('₽2,250.00').first().isVisible()).resolves.toBe(true);
+  // A declined payment says why in the list (the API's error_message; error_code as its title).
+  const reason = page.getByTestId('failure-reason');
+  expect(await reason.count()).toBe(1);
+  await expect(reason.textContent()).resolves.toBe('The card was declined by the issuer.');
+  await expect(reason.getAttribute('title')).resolves.toBe('card_declined');
+  await expect(reason.isVisible()).resolves.toBe(true);
   await shoot(page, '02-payments');
+  await page.goto(`${base}/cabinet/payments/${declinedId}`);
+  await expect(page.getByTestId('failure-reason').isVisible()).resolves.toBe(true);
+  await expect(page.getByTestId('failure-reason').textContent()).resolves.toContain('The card was declined by the issuer.');
+  await shoot(page, '02b-payment-failed');
+  await page.goto(`${base}/cabinet/payments`);
 
   // Search by order id.
   await page.getByLabel('Search').fill('shop-order-3');

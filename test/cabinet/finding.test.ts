@@ -108,6 +108,38 @@ describe('payouts: a detail page with the failure reason, error_message in the A
   });
 });
 
+describe('payments: why a FAIL failed (issue 16), as the API says it', () => {
+  test('a declined payment shows error_message in the list and on its page, error_code as its title; a paid one shows none', async () => {
+    const api = (await t.app.inject({ method: 'GET', url: `/api/v1/payment/status?id=${declined.paymentId}`, headers: m.auth })).json();
+    expect(api).toMatchObject({ status: 'FAIL', error_code: 'card_declined', error_message: 'The card was declined by the issuer.' });
+    const reason = `data-testid="failure-reason" data-error-code="card_declined" title="card_declined">The card was declined by the issuer.`;
+
+    const list = await c.get('/cabinet/payments?lang=en');
+    expect(list.statusCode).toBe(200);
+    // One reason on the page: the declined payment's row, not the paid one's.
+    expect(list.body.split('data-testid="failure-reason"')).toHaveLength(2);
+    const row = (html: string, id: string) => html.split('<tr>').find((r) => r.includes(`href="/cabinet/payments/${id}"`))!;
+    expect(row(list.body, declined.paymentId)).toContain(reason);
+    expect(row(list.body, paid.paymentId)).not.toContain('failure-reason');
+
+    const page = await c.get(`/cabinet/payments/${declined.paymentId}?lang=en`);
+    expect(page.statusCode).toBe(200);
+    expect(page.body).toContain('<dt>Failure reason</dt>');
+    expect(page.body).toContain(reason);
+    const paidPage = await c.get(`/cabinet/payments/${paid.paymentId}?lang=en`);
+    expect(paidPage.body).not.toContain('failure-reason');
+  });
+
+  test('the payments CSV carries error_code and error_message: filled for a FAIL, empty otherwise', async () => {
+    const lines = (await c.get('/cabinet/payments/export.csv?lang=en')).body.replace(/^\uFEFF/, '').trim().split('\r\n');
+    expect(lines[0]!.endsWith(',Error code,Error message')).toBe(true);
+    expect(lines.find((l) => l.startsWith(`${declined.paymentId},`))!.endsWith(',card_declined,The card was declined by the issuer.')).toBe(true);
+    expect(lines.find((l) => l.startsWith(`${paid.paymentId},`))!.endsWith(',,')).toBe(true);
+    const ru = (await c.get('/cabinet/payments/export.csv?lang=ru')).body.replace(/^\uFEFF/, '').trim().split('\r\n');
+    expect(ru[0]!.endsWith(';Код ошибки;Текст ошибки')).toBe(true);
+  });
+});
+
 describe('CSV exports', () => {
   test('payments in English: BOM, commas, decimal dot, the filters applied, oldest first', async () => {
     const r = await c.get('/cabinet/payments/export.csv?lang=en');
@@ -116,7 +148,7 @@ describe('CSV exports', () => {
     expect(r.headers['content-disposition']).toBe('attachment; filename="payments.csv"');
     expect(r.rawPayload.subarray(0, 3)).toEqual(Buffer.from([0xef, 0xbb, 0xbf]));
     const lines = r.body.replace(/^\uFEFF/, '').trim().split('\r\n');
-    expect(lines[0]).toBe('ID,Bill,Order ID,Status,Amount,Received,Currency,Commission,Refunded,Method,Card,Payer email,Shop,Created,Finished');
+    expect(lines[0]).toBe('ID,Bill,Order ID,Status,Amount,Received,Currency,Commission,Refunded,Method,Card,Payer email,Shop,Created,Finished,Error code,Error message');
     const rowOf = (id: string) => lines.find((l) => l.startsWith(`${id},`))!;
     expect(rowOf(paid.paymentId)).toContain(`,${paid.billId},order-find-1,Success,1500.00,1500.00,RUB,`);
     expect(rowOf(declined.paymentId)).toContain('Payer@Example.test');

@@ -14,8 +14,6 @@ const ListInput = defineInput({
   limit: v.integer({ min: 1, max: 1000 }),
 });
 
-interface Entry { id: string; at: Date; actor: string; action: string; object_type: string; object_id: string; before: unknown; after: unknown; ip: string | null }
-
 const tags = ['admin'];
 const CSV_MAX = 100_000;
 
@@ -27,27 +25,19 @@ const cell = (s: string): string => (/^[=+\-@\t\r]/.test(s) ? `'${s}` : s);
 export async function queryAudit(app: FastifyInstance, raw: Record<string, unknown>, fallback: number, cap: number) {
   const q = ListInput.parse(raw);
   const errors: Record<string, string[]> = {};
-  const where: string[] = [];
-  const args: unknown[] = [];
-  const add = (sql: string, val: unknown) => { args.push(val); where.push(sql.replace('?', `$${args.length}`)); };
-  if (q.actor !== undefined) add('actor = ?', q.actor);
-  if (q.object_id !== undefined) add('object_id = ?', q.object_id);
-  if (q.action !== undefined) add('action = ?', q.action);
-  for (const [k, edge, op] of [['start_date', 'start', '>='], ['finish_date', 'end', '<=']] as const) {
+  const bounds: { start_date?: Date; finish_date?: Date } = {};
+  for (const [k, edge] of [['start_date', 'start'], ['finish_date', 'end']] as const) {
     if (q[k] === undefined) continue;
     const d = parseSearchDate(q[k]!, app.config.tz, edge);
     if (!d) errors[k] = [`The ${k.replace('_', ' ')} does not match the format Y-m-d or Y-m-d H:i:s.`];
-    else add(`at ${op} ?`, d);
+    else bounds[k] = d;
   }
   if (Object.keys(errors).length > 0) throw new ValidationError(errors);
-  if (q.before_id !== undefined) add('id < ?', q.before_id);
   const limit = Math.min(q.limit ?? fallback, cap);
-  const r = await app.db.pool.query<Entry>(
-    `SELECT id, at, actor, action, object_type, object_id, before, after, ip FROM audit_log
-     ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY id DESC LIMIT ${limit}`,
-    args,
-  );
-  return { rows: r.rows.map((e) => ({ ...e, at: e.at.toISOString() })), limit };
+  const rows = await app.services.audit.list({
+    actor: q.actor, objectId: q.object_id, action: q.action, from: bounds.start_date, to: bounds.finish_date, beforeId: q.before_id, limit,
+  });
+  return { rows, limit };
 }
 
 /** Entries as CSV (the operator API's and the console's export). */

@@ -7,7 +7,7 @@ export default async function accountRoutes(app: FastifyInstance): Promise<void>
     const merchantId = merchantIdOf(req);
     const [accounts, banks] = await Promise.all([
       app.services.payoutAccounts.list(merchantId),
-      app.db.prisma.sbpBank.findMany({ where: { active: true }, orderBy: { name: 'asc' } }),
+      app.services.sbpBanks.activeByName(),
     ]);
     return render(req, reply, 'accounts', { nav: 'accounts', accounts, banks, ...data });
   };

@@ -3,9 +3,7 @@ import { NotFoundError } from '../../errors.js';
 import { assertMerchantUsable } from '../../domain/merchant/merchant-guard.js';
 import { billCreateInput } from '../../http/routes/bill/create.js';
 import { BASE, cabinetActor, formBody, formErrors, liveMerchantIdOf, merchantIdOf, render } from '../context.js';
-import { listFilters, pageArgs, PAGE_SIZE } from '../paging.js';
-import { billWhere } from '../lists.js';
-import { PAYMENT_INCLUDE } from './payments.js';
+import { listFilters, PAGE_SIZE } from '../paging.js';
 import { parseAmountInput } from '../../lib/money-format.js';
 import { billToggleAudit } from '../../audit/steps.js';
 
@@ -15,12 +13,12 @@ export default async function billRoutes(app: FastifyInstance): Promise<void> {
   app.get('/', { schema: { hide: true } }, async (req, reply) => {
     const merchantId = merchantIdOf(req);
     const f = listFilters(req, STATUSES);
-    const [rows, shops] = await Promise.all([
-      app.db.prisma.bill.findMany({ where: billWhere(merchantId, f), ...pageArgs(f), include: { shop: { select: { name: true } } } }),
+    const [{ rows, hasNext }, shops] = await Promise.all([
+      app.services.merchantLists.bills(merchantId, f, { page: f.page, size: PAGE_SIZE }),
       app.services.shops.list(liveMerchantIdOf(req)),
     ]);
     return render(req, reply, 'bills', {
-      nav: 'bills', bills: rows.slice(0, PAGE_SIZE), hasNext: rows.length > PAGE_SIZE, f, shops, statuses: STATUSES, search: true,
+      nav: 'bills', bills: rows, hasNext, f, shops, statuses: STATUSES, search: true,
     });
   });
 
@@ -57,11 +55,7 @@ export default async function billRoutes(app: FastifyInstance): Promise<void> {
 
   const showBill = async (req: Parameters<typeof render>[0], reply: Parameters<typeof render>[1], id: string, data: Record<string, unknown> = {}) => {
     const merchantId = merchantIdOf(req);
-    const bill = await app.db.prisma.bill.findFirst({ where: { id, merchantId }, include: { shop: { select: { name: true } } } });
-    if (!bill) throw new NotFoundError();
-    const payments = await app.db.prisma.payment.findMany({
-      where: { billId: id, merchantId }, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], take: 200, include: PAYMENT_INCLUDE,
-    });
+    const { bill, payments } = await app.services.merchantLists.bill(merchantId, id, 200);
     return render(req, reply, 'bill', {
       nav: 'bills', bill, payments, pageUrl: app.services.bills.pageUrl(bill.id), qrUrl: app.services.bills.qrUrl(bill.id), ...data,
     });

@@ -1,12 +1,10 @@
 import type { FastifyInstance } from 'fastify';
 import { Decimal } from 'decimal.js';
-import { MONEY_RECEIVED_STATUSES } from '../../domain/statuses.js';
 import { formatDateTime } from '../../lib/time.js';
 import { merchantIdOf, render } from '../context.js';
 import { turnoverSvg, type DayPoint } from '../chart.js';
-import { PAYMENT_INCLUDE } from './payments.js';
 import { listFilters } from '../paging.js';
-import { batches, csvFormat, exportFilename, exportPage, sendCsv } from '../export.js';
+import { csvFormat, exportFilename, sendCsv } from '../export.js';
 import { parseAccount } from '../../domain/ledger/accounts.js';
 import { formatMoney } from '../../lib/money-format.js';
 
@@ -15,20 +13,12 @@ export default async function dashboardRoutes(app: FastifyInstance): Promise<voi
   app.get('/', { schema: { hide: true } }, async (req, reply) => {
     const merchantId = merchantIdOf(req);
     const tz = app.config.tz;
-    const [balances, latest, turnover] = await Promise.all([
-      app.db.prisma.balance.findMany({ where: { merchantId }, orderBy: { currency: 'asc' } }),
-      app.db.prisma.payment.findMany({ where: { merchantId }, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], take: 10, include: PAYMENT_INCLUDE }),
+    const [balances, latest, byDay] = await Promise.all([
+      app.services.merchants.balances(merchantId),
+      app.services.merchantLists.latestPayments(merchantId, 10),
       // Money received per day (service time zone) over the last 30 days, in the payer's currency (RUB).
-      app.db.pool.query<{ day: string; total: string }>(
-        `SELECT to_char(COALESCE(finished_at, created_at) AT TIME ZONE $2, 'YYYY-MM-DD') AS day, SUM(amount_received)::text AS total
-           FROM payments
-          WHERE merchant_id = $1 AND status = ANY($3::text[]::"PaymentStatus"[])
-            AND COALESCE(finished_at, created_at) >= now() - interval '30 days'
-          GROUP BY 1`,
-        [merchantId, tz, MONEY_RECEIVED_STATUSES],
-      ),
+      app.services.paymentReads.turnoverByDay(merchantId, tz, 30),
     ]);
-    const byDay = new Map(turnover.rows.map((r) => [r.day, new Decimal(r.total)]));
     const points: DayPoint[] = [];
     for (let i = 29; i >= 0; i--) {
       const day = formatDateTime(new Date(Date.now() - i * 86400000), tz).slice(0, 10);
@@ -50,11 +40,8 @@ export default async function dashboardRoutes(app: FastifyInstance): Promise<voi
     const f = listFilters(req, []);
     const { t } = req.cabinet;
     const c = csvFormat(req.cabinet.lang, app.config.tz);
-    const where = { merchantId, ...(f.createdAt ? { createdAt: f.createdAt } : {}) };
     async function* rows() {
-      for await (const tr of batches((after: { id: string } | undefined) => app.db.prisma.ledgerTransfer.findMany({
-        where, include: { entries: { orderBy: { leg: 'asc' } } }, ...exportPage(after),
-      }))) {
+      for await (const tr of app.services.merchantLists.transfersForExport(merchantId, f.createdAt)) {
         for (const e of tr.entries) {
           for (const [account, sign] of [[e.creditAccount, 1], [e.debitAccount, -1]] as const) {
             const a = parseAccount(account);

@@ -1,19 +1,16 @@
 import type { FastifyInstance } from 'fastify';
 import { isMoneyReceived } from '../../domain/statuses.js';
-import { NotFoundError, UnauthorizedActionError } from '../../errors.js';
+import { paymentError } from '../../domain/payment/payment-errors.js';
+import { UnauthorizedActionError } from '../../errors.js';
 import { defineInput, v } from '../../http/input.js';
 import { BASE, cabinetActor, formBody, formErrors, liveMerchantIdOf, merchantIdOf, render } from '../context.js';
-import { filterQuery, listFilters, pageArgs, PAGE_SIZE } from '../paging.js';
-import { paymentWhere, refundWhere } from '../lists.js';
-import { batches, csvFormat, exportFilename, exportPage, sendCsv } from '../export.js';
+import { filterQuery, listFilters, PAGE_SIZE } from '../paging.js';
+import { csvFormat, exportFilename, sendCsv } from '../export.js';
 import { parseAmountInput } from '../../lib/money-format.js';
 import { refundAudit } from '../../audit/steps.js';
 
 const STATUSES = ['NEW', 'PROCESS', 'UNDERPAID', 'SUCCESS', 'OVERPAID', 'FAIL'] as const;
 const REFUND_STATUSES = ['NEW', 'PROCESS', 'SUCCESS', 'FAIL'] as const;
-/** What the payment lists and the detail page show beside the payment row. */
-export const PAYMENT_INCLUDE = { shop: { select: { name: true } }, bill: { select: { orderId: true, payerEmail: true } } } as const;
-const REFUND_INCLUDE = { payment: { select: { billId: true, shop: { select: { name: true } }, bill: { select: { orderId: true } } } } } as const;
 
 // The same fields as POST /api/v1/refund/{full,partial}/create.
 const refundInput = defineInput({ mode: v.enumOf(['full', 'partial'] as const, { required: true }) });
@@ -23,12 +20,12 @@ export default async function paymentRoutes(app: FastifyInstance): Promise<void>
   app.get('/', { schema: { hide: true } }, async (req, reply) => {
     const merchantId = merchantIdOf(req);
     const f = listFilters(req, STATUSES);
-    const [rows, shops] = await Promise.all([
-      app.db.prisma.payment.findMany({ where: paymentWhere(merchantId, f), ...pageArgs(f), include: PAYMENT_INCLUDE }),
+    const [{ rows, hasNext }, shops] = await Promise.all([
+      app.services.merchantLists.payments(merchantId, f, { page: f.page, size: PAGE_SIZE }),
       app.services.shops.list(liveMerchantIdOf(req)),
     ]);
     return render(req, reply, 'payments', {
-      nav: 'payments', payments: rows.slice(0, PAGE_SIZE), hasNext: rows.length > PAGE_SIZE, f, shops, statuses: STATUSES,
+      nav: 'payments', payments: rows, hasNext, f, shops, statuses: STATUSES,
       search: true, exportUrl: `${BASE}/payments/export.csv${filterQuery(f)}`,
     });
   });
@@ -39,20 +36,20 @@ export default async function paymentRoutes(app: FastifyInstance): Promise<void>
     const f = listFilters(req, STATUSES);
     const { t } = req.cabinet;
     const c = csvFormat(req.cabinet.lang, app.config.tz);
-    const where = paymentWhere(merchantId, f);
     async function* rows() {
-      for await (const p of batches((after: { id: string } | undefined) => app.db.prisma.payment.findMany({
-        where, include: PAYMENT_INCLUDE, ...exportPage(after),
-      }))) {
+      for await (const p of app.services.merchantLists.paymentsForExport(merchantId, f)) {
+        // Why a FAIL failed, as the API's error_code and error_message say it (empty otherwise).
+        const err = paymentError(p.status, p.failureReason);
         yield [p.id, p.billId, p.bill.orderId ?? '', t(`status.${p.status}`), c.num(p.amount), c.num(p.amountReceived), p.currencyIn,
           c.num(p.commission), c.num(p.refundedAmount), p.method, p.fromCard ?? '', p.payerEmail ?? p.bill.payerEmail ?? '', p.shop.name,
-          c.date(p.createdAt), c.date(p.finishedAt)];
+          c.date(p.createdAt), c.date(p.finishedAt), err.code ?? '', err.message ?? ''];
       }
     }
     return sendCsv(req, reply, exportFilename('payments', f), [
       t('common.id'), t('payments.bill'), t('bills.order_id'), t('common.status'), t('common.amount'), t('payments.received'),
       t('common.currency'), t('payments.commission'), t('payments.refunded'), t('payments.method'), t('payments.card'),
-      t('payments.payer_email'), t('common.shop'), t('common.created'), t('payments.finished'),
+      t('payments.payer_email'), t('common.shop'), t('common.created'), t('payments.finished'), t('payments.error_code'),
+      t('payments.error_message'),
     ], rows());
   });
 
@@ -60,12 +57,12 @@ export default async function paymentRoutes(app: FastifyInstance): Promise<void>
   app.get('/refunds', { schema: { hide: true } }, async (req, reply) => {
     const merchantId = merchantIdOf(req);
     const f = listFilters(req, REFUND_STATUSES);
-    const [rows, shops] = await Promise.all([
-      app.db.prisma.refund.findMany({ where: refundWhere(merchantId, f), ...pageArgs(f), include: REFUND_INCLUDE }),
+    const [{ rows, hasNext }, shops] = await Promise.all([
+      app.services.merchantLists.refunds(merchantId, f, { page: f.page, size: PAGE_SIZE }),
       app.services.shops.list(liveMerchantIdOf(req)),
     ]);
     return render(req, reply, 'refunds', {
-      nav: 'refunds', refunds: rows.slice(0, PAGE_SIZE), hasNext: rows.length > PAGE_SIZE, f, shops, statuses: REFUND_STATUSES,
+      nav: 'refunds', refunds: rows, hasNext, f, shops, statuses: REFUND_STATUSES,
       search: true, exportUrl: `${BASE}/payments/refunds/export.csv${filterQuery(f)}`,
     });
   });
@@ -75,11 +72,8 @@ export default async function paymentRoutes(app: FastifyInstance): Promise<void>
     const f = listFilters(req, REFUND_STATUSES);
     const { t } = req.cabinet;
     const c = csvFormat(req.cabinet.lang, app.config.tz);
-    const where = refundWhere(merchantId, f);
     async function* rows() {
-      for await (const r of batches((after: { id: string } | undefined) => app.db.prisma.refund.findMany({
-        where, include: REFUND_INCLUDE, ...exportPage(after),
-      }))) {
+      for await (const r of app.services.merchantLists.refundsForExport(merchantId, f)) {
         yield [r.id, r.paymentId, r.payment.billId, r.payment.bill.orderId ?? '', t(`status.${r.status}`), c.num(r.amount), r.currency,
           r.failureReason ?? '', r.payment.shop.name, c.date(r.createdAt), c.date(r.finishedAt)];
       }
@@ -92,8 +86,7 @@ export default async function paymentRoutes(app: FastifyInstance): Promise<void>
 
   const show = async (req: Parameters<typeof render>[0], reply: Parameters<typeof render>[1], id: string, data: Record<string, unknown> = {}) => {
     const merchantId = merchantIdOf(req);
-    const payment = await app.db.prisma.payment.findFirst({ where: { id, merchantId }, include: PAYMENT_INCLUDE });
-    if (!payment) throw new NotFoundError();
+    const payment = await app.services.merchantLists.payment(merchantId, id);
     const refunds = await app.services.refunds.listForPayment(merchantId, id);
     const refundable = isMoneyReceived(payment.status)
       && payment.accountAmount !== null && payment.accountAmount.gt(payment.refundedAmount);

@@ -1,10 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { assertMerchantUsable } from '../../domain/merchant/merchant-guard.js';
 import { cabinetActor, BASE, formBody, formErrors, merchantIdOf, render } from '../context.js';
-import { filterQuery, listFilters, pageArgs, PAGE_SIZE } from '../paging.js';
-import { payoutWhere } from '../lists.js';
-import { batches, csvFormat, exportFilename, exportPage, sendCsv } from '../export.js';
-import { NotFoundError } from '../../errors.js';
+import { filterQuery, listFilters, PAGE_SIZE } from '../paging.js';
+import { csvFormat, exportFilename, sendCsv } from '../export.js';
 import { parseAmountInput } from '../../lib/money-format.js';
 import { parsePersonal } from '../../http/routes/payout/input.js';
 import { payoutCreateAudit } from '../../audit/steps.js';
@@ -15,9 +13,9 @@ export default async function payoutRoutes(app: FastifyInstance): Promise<void> 
   app.get('/', { schema: { hide: true } }, async (req, reply) => {
     const merchantId = merchantIdOf(req);
     const f = listFilters(req, STATUSES);
-    const rows = await app.db.prisma.payout.findMany({ where: payoutWhere(merchantId, f), ...pageArgs(f) });
+    const { rows, hasNext } = await app.services.merchantLists.payouts(merchantId, f, { page: f.page, size: PAGE_SIZE });
     return render(req, reply, 'payouts', {
-      nav: 'payouts', payouts: rows.slice(0, PAGE_SIZE), hasNext: rows.length > PAGE_SIZE, f, statuses: STATUSES,
+      nav: 'payouts', payouts: rows, hasNext, f, statuses: STATUSES,
       search: true, exportUrl: `${BASE}/payouts/export.csv${filterQuery(f)}`,
     });
   });
@@ -27,11 +25,8 @@ export default async function payoutRoutes(app: FastifyInstance): Promise<void> 
     const f = listFilters(req, STATUSES);
     const { t } = req.cabinet;
     const c = csvFormat(req.cabinet.lang, app.config.tz);
-    const where = payoutWhere(merchantId, f);
     async function* rows() {
-      for await (const p of batches((after: { id: string } | undefined) => app.db.prisma.payout.findMany({
-        where, ...exportPage(after),
-      }))) {
+      for await (const p of app.services.merchantLists.payoutsForExport(merchantId, f)) {
         yield [p.id, p.orderId ?? '', t(`status.${p.status}`), c.num(p.amount), c.num(p.commission), p.currency, p.accountMasked,
           p.cardHolder ?? '', isFailed(p.status) ? p.failureReason ?? '' : '', c.date(p.createdAt), c.date(p.finishedAt)];
       }
@@ -44,10 +39,11 @@ export default async function payoutRoutes(app: FastifyInstance): Promise<void> 
 
   const newForm = async (req: Parameters<typeof render>[0], reply: Parameters<typeof render>[1], data: Record<string, unknown> = {}) => {
     const merchantId = merchantIdOf(req);
-    const [accounts, balance] = await Promise.all([
+    const [accounts, balances] = await Promise.all([
       app.services.payoutAccounts.list(merchantId),
-      app.db.prisma.balance.findUnique({ where: { merchantId_currency: { merchantId, currency: 'RUB' } } }),
+      app.services.merchants.balances(merchantId),
     ]);
+    const balance = balances.find((b) => b.currency === 'RUB') ?? null;
     return render(req, reply, 'payout-new', { nav: 'payouts', accounts: accounts.filter((a) => a.status === 'ACTIVE'), balance, ...data });
   };
 
@@ -76,8 +72,7 @@ export default async function payoutRoutes(app: FastifyInstance): Promise<void> 
 
   // One payout: everything the list shows, plus when it finished and why it failed.
   app.get('/:id', { schema: { hide: true } }, async (req, reply) => {
-    const payout = await app.db.prisma.payout.findFirst({ where: { id: (req.params as { id: string }).id, merchantId: merchantIdOf(req) } });
-    if (!payout) throw new NotFoundError();
+    const payout = await app.services.merchantLists.payout(merchantIdOf(req), (req.params as { id: string }).id);
     return render(req, reply, 'payout', { nav: 'payouts', payout, failed: isFailed(payout.status) });
   });
 }

@@ -1,9 +1,11 @@
+import { Decimal } from 'decimal.js';
 import type { Db } from '../../db/client.js';
 import { keysetPage, type KeysetPage, type KeysetParams } from '../../db/keyset.js';
 import { DomainError } from '../../errors.js';
 import { refundsOfPayment, type RefundRecord } from '../refund/refund.repository.js';
 import { chargebacksOfPayment, type ChargebackRecord } from '../chargeback/chargeback.repository.js';
 import { PAYMENT_COLUMNS, type PaymentRow } from './payment.row.js';
+import { MONEY_RECEIVED_STATUSES } from '../statuses.js';
 
 /** A payment as payment/status reads it, with its refunds and chargebacks when asked for. */
 export interface PaymentWithExtras {
@@ -36,5 +38,21 @@ export class PaymentReads {
   /** The merchant's payments in a window, newest first, one page. */
   search(merchantId: string, params: KeysetParams): Promise<KeysetPage<PaymentRow>> {
     return keysetPage<PaymentRow>(this.db.pool, { table: 'payments', columns: PAYMENT_COLUMNS, merchantId, params });
+  }
+
+  /**
+   * Money received per day (the service time zone's days) over the last `days` days, in the
+   * payer's currency (RUB): days without any are absent.
+   */
+  async turnoverByDay(merchantId: string, tz: string, days: number): Promise<Map<string, Decimal>> {
+    const r = await this.db.pool.query<{ day: string; total: string }>(
+      `SELECT to_char(COALESCE(finished_at, created_at) AT TIME ZONE $2, 'YYYY-MM-DD') AS day, SUM(amount_received)::text AS total
+         FROM payments
+        WHERE merchant_id = $1 AND status = ANY($3::text[]::"PaymentStatus"[])
+          AND COALESCE(finished_at, created_at) >= now() - make_interval(days => $4::int)
+        GROUP BY 1`,
+      [merchantId, tz, MONEY_RECEIVED_STATUSES, days],
+    );
+    return new Map(r.rows.map((x) => [x.day, new Decimal(x.total)]));
   }
 }

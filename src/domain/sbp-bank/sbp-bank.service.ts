@@ -15,6 +15,11 @@ export class SbpBankService {
     return r.rows;
   }
 
+  /** The active banks by name (the cabinet's payout account form). */
+  activeByName(): Promise<SbpBank[]> {
+    return this.db.prisma.sbpBank.findMany({ where: { active: true }, orderBy: { name: 'asc' } });
+  }
+
   listAll(): Promise<SbpBank[]> {
     return this.db.prisma.sbpBank.findMany({ orderBy: { memberId: 'asc' } });
   }

@@ -1,0 +1,69 @@
+import { withPgTx, type Db } from '../../db/client.js';
+import { heard } from '../attention/attention.service.js';
+import type { PaymentService } from '../payment/payment.service.js';
+import type { RefundService } from '../refund/refund.service.js';
+import type { PayoutService } from '../payout/payout.service.js';
+import type { OperationOutcome, ParsedNotification, PaymentOutcome } from './connector.js';
+
+/** A verified, parsed notification (what `parseNotification` answers when `ok`). */
+export type VerifiedNotification = Extract<ParsedNotification, { ok: true }>;
+
+/**
+ * `applied`: recorded and applied now; `duplicate`: recorded before, nothing changed;
+ * `not_found`: no object of ours matches, nothing recorded (the provider's retry is applied later).
+ */
+export type NotificationResult = { result: 'applied' | 'duplicate' } | { result: 'not_found'; object: VerifiedNotification['object'] };
+
+class NotOurs extends Error {}
+
+/**
+ * Inbound provider notifications (PROVIDERS.md "Inbound"): recorded once by (connector, event
+ * key) and applied in the same transaction through the object's state table and the ledger (a
+ * payment through PaymentService.applyOutcome, refunds and payouts through their services), so
+ * a duplicate or an out-of-order one changes nothing.
+ */
+export class ProviderNotificationService {
+  constructor(
+    private readonly db: Db,
+    private readonly services: { payments: PaymentService; refunds: RefundService; payouts: PayoutService },
+  ) {}
+
+  async apply(connector: string, n: VerifiedNotification): Promise<NotificationResult> {
+    const { payments, refunds, payouts } = this.services;
+    try {
+      const applied = await withPgTx(this.db.pool, async (tx): Promise<'applied' | 'duplicate'> => {
+        const ins = await tx.query(
+          `INSERT INTO provider_notifications (connector, event_key, object_type, object_id, provider_ref, outcome)
+           VALUES ($1, $2, $3, $4, $5, $6::jsonb) ON CONFLICT (connector, event_key) DO NOTHING`,
+          [connector, n.eventKey, n.object, n.ourId, n.ref, JSON.stringify(heard(n.outcome))]);
+        if (ins.rowCount !== 1) return 'duplicate';
+        switch (n.object) {
+          case 'payment': {
+            const id = await payments.findAtConnector(connector, n.ourId, n.ref, tx);
+            if (!id) throw new NotOurs();
+            await payments.applyOutcome(id, n.outcome as PaymentOutcome, { tx });
+            return 'applied';
+          }
+          // Refunds and payouts: their services apply the answer in this transaction.
+          case 'refund':
+          case 'payout': {
+            const target = n.ourId ? { id: n.ourId, connector } : { connector, ref: n.ref };
+            const svc = n.object === 'refund' ? refunds : payouts;
+            const done: { status: unknown; id?: string } = await svc.applyProviderOutcome(target, n.outcome as OperationOutcome, tx);
+            if (done.status === null) throw new NotOurs();
+            // Which of our objects it was about (found by the provider's reference): kept with the record.
+            if (done.id && !n.ourId) {
+              await tx.query(`UPDATE provider_notifications SET object_id = $3 WHERE connector = $1 AND event_key = $2`, [connector, n.eventKey, done.id]);
+            }
+            return 'applied';
+          }
+        }
+      });
+      return { result: applied };
+    } catch (e) {
+      // Rolled back: nothing was recorded.
+      if (e instanceof NotOurs) return { result: 'not_found', object: n.object };
+      throw e;
+    }
+  }
+}
