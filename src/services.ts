@@ -18,6 +18,8 @@ import { SbpBankService } from './domain/sbp-bank/sbp-bank.service.js';
 import { LedgerService } from './domain/ledger/ledger.service.js';
 import { AttentionService } from './domain/attention/attention.service.js';
 import { AuditService } from './audit/audit.service.js';
+import { cabinetTwoFactors } from './domain/operator/two-factor.js';
+import { MerchantTeamService } from './domain/merchant/team.service.js';
 
 /** Every service class, built once per process; the API, pages, cabinet, CLI and workers share them. */
 export function createServices(config: Config, db: Db) {
@@ -40,7 +42,10 @@ export function createServices(config: Config, db: Db) {
   const ledger = new LedgerService(db);
   const attention = new AttentionService(db, payments, { payout: payouts, refund: refunds });
   const audit = new AuditService(db);
-  return { audit, connectors, operators, sbpBanks, ledger, outbox, payouts, payments, paymentReads, merchants, shops, bills, refunds, payoutAccounts, rates, adjustments, chargebacks, attention };
+  // Cabinet accounts' TOTP (the merchant's own login and team members) and the team.
+  const cabinetTwoFactor = cabinetTwoFactors(db, config.tokenEncryptionKey);
+  const team = new MerchantTeamService(db);
+  return { audit, cabinetTwoFactor, team, connectors, operators, sbpBanks, ledger, outbox, payouts, payments, paymentReads, merchants, shops, bills, refunds, payoutAccounts, rates, adjustments, chargebacks, attention };
 }
 
 export type Services = ReturnType<typeof createServices>;

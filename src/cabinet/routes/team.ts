@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { safeEqual } from '../../lib/crypto.js';
 import { newFormSecret } from '../../lib/web-session.js';
 import { writeAudit, changed } from '../../audit/audit.js';
-import { MerchantTeamService, MIN_PASSWORD, type TeamMember } from '../../domain/merchant/team.service.js';
+import { MIN_PASSWORD, type TeamMember } from '../../domain/merchant/team.service.js';
 import { BASE, LOGIN_CSRF_COOKIE, cabinetActor, formBody, formErrors, merchantIdOf, render, type CabinetRouteOptions } from '../context.js';
 import { TEAM_ROLES } from '../roles.js';
 import type { Lang } from '../i18n.js';
@@ -41,7 +41,7 @@ const memberAudit = (m: TeamMember) => ({ email: m.email, role: m.role, state: m
  * change is audited with the cabinet actor.
  */
 export default async function teamRoutes(app: FastifyInstance, opts: CabinetRouteOptions): Promise<void> {
-  const team = new MerchantTeamService(app.db);
+  const { team } = app.services;
 
   const page = async (req: FastifyRequest, reply: FastifyReply, data: Record<string, unknown> = {}) =>
     render(req, reply, 'team', { nav: 'team', members: await team.list(merchantIdOf(req)), roles: TEAM_ROLES, w: words(req.cabinet.lang), ...data });

@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { SignInGuard } from '../sign-in-guard.js';
 import { safeNext as sharedSafeNext } from '../../lib/web-session.js';
 import { writeAudit, type Actor } from '../../audit/audit.js';
-import { CABINET_TOTP_ISSUER, RECOVERY_CODE_COUNT, TwoFactor, newTotpSecret, totpQrDataUrl, totpUri, type TwoFactorTable } from '../../domain/operator/two-factor.js';
+import { CABINET_TOTP_ISSUER, RECOVERY_CODE_COUNT, newTotpSecret, totpQrDataUrl, totpUri } from '../../domain/operator/two-factor.js';
 import { BASE, SESSION_COOKIE, formBody, queryOf, render, type CabinetRouteOptions } from '../context.js';
 import { accountOf, type CabinetSession } from '../session.js';
 import type { Lang } from '../i18n.js';
@@ -58,10 +58,7 @@ const secondFactor = { cabinetSecondFactor: true } as const;
 export default async function twoFactorRoutes(app: FastifyInstance, opts: CabinetRouteOptions): Promise<void> {
   const { sessions, cookieOpts } = opts;
   const codeGuard = new SignInGuard({ ...opts.signInLimits, perPair: 5, perAccount: 20 });
-  const factors: Record<Exclude<TwoFactorTable, 'operators'>, TwoFactor> = {
-    merchants: new TwoFactor(app.db, app.config.tokenEncryptionKey, 'merchants'),
-    merchant_users: new TwoFactor(app.db, app.config.tokenEncryptionKey, 'merchant_users'),
-  };
+  const factors = app.services.cabinetTwoFactor;
   const safeNext = (next: string | undefined) => sharedSafeNext(next, BASE);
 
   const who = (req: FastifyRequest, s: CabinetSession): Actor =>
