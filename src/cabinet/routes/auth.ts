@@ -87,7 +87,7 @@ export default async function authRoutes(app: FastifyInstance, opts: CabinetRout
     return reply.redirect(safeNext(b.next), 303);
   });
 
-  app.post('/logout', { schema: { hide: true } }, async (req, reply) => {
+  app.post('/logout', { config: { cabinetEnrolment: true }, schema: { hide: true } }, async (req, reply) => {
     await sessions.destroy(req.cabinet.session!.id);
     reply.clearCookie(SESSION_COOKIE, { path: BASE });
     reply.clearCookie(MODE_COOKIE, { path: BASE });

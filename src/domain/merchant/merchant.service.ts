@@ -183,6 +183,14 @@ export class MerchantService {
     });
   }
 
+  /**
+   * The owner's "Require two-factor authentication for everyone" (the cabinet enforces it on
+   * every request); the caller's step (the audit entry) in the same transaction.
+   */
+  async setTwoFactorRequired(merchantId: string, required: boolean, inTx?: InTx<MerchantChange>): Promise<Merchant> {
+    return this.change(merchantId, { requireTwoFactor: required }, inTx);
+  }
+
   /** Refresh: the old token fails from the moment this commits. */
   async refreshToken(merchantId: string, inTx?: InTx<MerchantChange>): Promise<string> {
     const t = this.issueToken();
