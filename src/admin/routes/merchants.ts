@@ -79,13 +79,7 @@ export default async function merchantAdminRoutes(app: FastifyInstance): Promise
     schema: { tags, summary: 'List merchants (newest first)', querystring: ListInput.schema },
   }, async (req) => {
     const q = ListInput.parse(requestInput(req));
-    const rows = await app.db.prisma.merchant.findMany({
-      // Test twins (test mode's rows) are not merchants of their own.
-      where: { liveMerchantId: null, ...(q.email ? { email: q.email.toLowerCase() } : {}) },
-      orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
-      take: q.limit ?? 100,
-      skip: q.offset ?? 0,
-    });
+    const rows = await merchants.list({ email: q.email, limit: q.limit ?? 100, offset: q.offset ?? 0 });
     return { success: true, data: rows.map((m) => merchantView(app.config, m)) };
   });
 
@@ -93,9 +87,9 @@ export default async function merchantAdminRoutes(app: FastifyInstance): Promise
     schema: { tags, summary: 'A merchant with its balances', params: IdParams },
   }, async (req) => {
     const m = await load(req.params.id);
-    const balances = await app.db.prisma.balance.findMany({ where: { merchantId: m.id }, orderBy: { currency: 'asc' } });
+    const balances = await merchants.balances(m.id);
     const twin = await merchants.testTwinOf(m.id);
-    const testBalances = twin ? await app.db.prisma.balance.findMany({ where: { merchantId: twin.id }, orderBy: { currency: 'asc' } }) : [];
+    const testBalances = twin ? await merchants.balances(twin.id) : [];
     return {
       success: true, ...merchantView(app.config, m), balances: balances.map(balanceView),
       // Test mode: its token's issue time and its balances (null until it has a test token).

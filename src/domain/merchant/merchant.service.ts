@@ -117,6 +117,16 @@ export class MerchantService {
     return m;
   }
 
+  /** Live merchants, newest first, optionally by exact e-mail (any case). Test twins are not merchants of their own. */
+  list(q: { email?: string | undefined; limit: number; offset: number }): Promise<Merchant[]> {
+    return this.db.prisma.merchant.findMany({
+      where: { liveMerchantId: null, ...(q.email ? { email: q.email.toLowerCase() } : {}) },
+      orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+      take: q.limit,
+      skip: q.offset,
+    });
+  }
+
   /** The test twin of a live merchant (the row behind its test token), or null. */
   testTwinOf(liveMerchantId: string): Promise<Merchant | null> {
     return this.db.prisma.merchant.findUnique({ where: { liveMerchantId } });

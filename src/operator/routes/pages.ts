@@ -71,7 +71,7 @@ export default async function consolePages(app: FastifyInstance): Promise<void> 
 
   app.get('/merchants/:id', { schema: { hide: true } }, async (req, reply) => {
     const m = await actions.loadMerchant(idOf(req));
-    const balances = await app.db.prisma.balance.findMany({ where: { merchantId: m.id }, orderBy: { currency: 'asc' } });
+    const balances = await app.services.merchants.balances(m.id);
     const twin = await app.services.merchants.testTwinOf(m.id);
     // The cabinet's people (the merchant's own login, the owner, then the team) with their 2FA state, for the reset buttons.
     const people = [
