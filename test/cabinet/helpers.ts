@@ -88,3 +88,16 @@ export async function enableTotp(c: CabinetClient, step = -1): Promise<{ secret:
   const codes = [...r.body.matchAll(/<li><code>([a-z0-9]{5}-[a-z0-9]{5})<\/code><\/li>/g)].map((m) => m[1]!);
   return { secret, codes };
 }
+
+export const MEMBER_PASSWORD = 'member password 0123';
+let memberSeq = 0;
+
+/** A team member of `m` with `role` (invited and accepted through the service) and a client signed in as them. */
+export async function teamMember(t: TestApp, m: CabinetMerchant, role: 'owner' | 'developer' | 'accountant' | 'support'): Promise<{ id: string; email: string; client: CabinetClient }> {
+  const { member: u, token } = await t.app.services.team.invite(m.merchantId, { email: `member${++memberSeq}-${process.pid}-${Date.now()}@team.test`, role });
+  await t.app.services.team.accept(token, MEMBER_PASSWORD);
+  const client = new CabinetClient(t);
+  const r = await client.login(u.email, MEMBER_PASSWORD);
+  if (r.statusCode !== 303) throw new Error(`member sign-in: ${r.statusCode}`);
+  return { id: u.id, email: u.email, client };
+}

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { setupTestApp, type TestApp } from '../helpers/app.js';
 import { ADMIN_TOKEN } from '../helpers/app.js';
-import { CabinetClient, PASSWORD, cabinetMerchant, enableTotp, signedIn, type CabinetMerchant } from './helpers.js';
+import { CabinetClient, MEMBER_PASSWORD, PASSWORD, cabinetMerchant, enableTotp, signedIn, teamMember, type CabinetMerchant } from './helpers.js';
 import { totpCode } from '../operator/helpers.js';
 import type { TeamRole } from '../../src/cabinet/roles.js';
 
@@ -16,16 +16,7 @@ let t: TestApp;
 beforeAll(async () => { t = await setupTestApp(); });
 afterAll(async () => { await t?.close(); });
 
-const MEMBER_PASSWORD = 'member password 0123';
-let n = 0;
-
-async function member(m: CabinetMerchant, role: TeamRole): Promise<{ id: string; email: string; client: CabinetClient }> {
-  const { member: u, token } = await t.app.services.team.invite(m.merchantId, { email: `rq${++n}-${Date.now()}@team.test`, role });
-  await t.app.services.team.accept(token, MEMBER_PASSWORD);
-  const client = new CabinetClient(t);
-  expect((await client.login(u.email, MEMBER_PASSWORD)).statusCode).toBe(303);
-  return { id: u.id, email: u.email, client };
-}
+const member = (m: CabinetMerchant, role: TeamRole) => teamMember(t, m, role);
 
 const required = async (merchantId: string) => (await t.db.pool.query('SELECT require_two_factor FROM merchants WHERE id = $1', [merchantId])).rows[0].require_two_factor as boolean;
 const trail = async (merchantId: string) => (await t.db.pool.query(
