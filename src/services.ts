@@ -20,6 +20,8 @@ import { AttentionService } from './domain/attention/attention.service.js';
 import { AuditService } from './audit/audit.service.js';
 import { MerchantLists } from './domain/merchant/merchant-lists.js';
 import { ProviderNotificationService } from './domain/providers/notification.service.js';
+import { cabinetTwoFactors } from './domain/operator/two-factor.js';
+import { MerchantTeamService } from './domain/merchant/team.service.js';
 
 /** Every service class, built once per process; the API, pages, cabinet, CLI and workers share them. */
 export function createServices(config: Config, db: Db) {
@@ -45,7 +47,10 @@ export function createServices(config: Config, db: Db) {
   const providerNotifications = new ProviderNotificationService(db, { payments, refunds, payouts });
   // The merchant's own lists as the cabinet reads them (filters, pages, CSV exports).
   const merchantLists = new MerchantLists(db);
-  return { audit, providerNotifications, merchantLists, connectors, operators, sbpBanks, ledger, outbox, payouts, payments, paymentReads, merchants, shops, bills, refunds, payoutAccounts, rates, adjustments, chargebacks, attention };
+  // Cabinet accounts' TOTP (the merchant's own login and team members) and the team.
+  const cabinetTwoFactor = cabinetTwoFactors(db, config.tokenEncryptionKey);
+  const team = new MerchantTeamService(db);
+  return { audit, providerNotifications, merchantLists, cabinetTwoFactor, team, connectors, operators, sbpBanks, ledger, outbox, payouts, payments, paymentReads, merchants, shops, bills, refunds, payoutAccounts, rates, adjustments, chargebacks, attention };
 }
 
 export type Services = ReturnType<typeof createServices>;

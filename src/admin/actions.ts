@@ -54,6 +54,25 @@ export function operatorActions(app: FastifyInstance) {
       return password;
     },
 
+    /**
+     * An operator's reset of a cabinet account's TOTP (a merchant locked out: a lost phone and
+     * lost recovery codes): `memberId` null is the merchant's own login (the owner), else a team
+     * member of this merchant (404 otherwise). Clears the secret and the recovery codes and ends
+     * that person's sessions; audited without secrets in the same transaction.
+     */
+    async resetMerchantTwoFactor(who: Actor, id: string, memberId: string | null): Promise<void> {
+      await loadMerchant(id);
+      if (memberId !== null && !isIdLike(memberId)) throw new NotFoundError('Team member not found.');
+      const factor = app.services.cabinetTwoFactor[memberId === null ? 'merchants' : 'merchant_users'];
+      const found = await factor.reset(id, memberId ?? id, (c, r) => writeAudit(c, who, {
+        action: 'merchant.two_factor.reset',
+        ...(memberId === null ? { objectType: 'merchant', objectId: id } : { objectType: 'merchant_user', objectId: memberId }),
+        before: { totp_enabled: r.wasEnabled },
+        after: { totp_enabled: false, sessions_ended: r.sessionsEnded, ...(memberId === null ? {} : { merchant_id: id }) },
+      }));
+      if (!found) throw new NotFoundError(memberId === null ? 'Merchant not found.' : 'Team member not found.');
+    },
+
     approvePayout(who: Actor, id: string) {
       return payouts.approve(id, (c, r) => writeAudit(c, who, {
         action: 'payout.approve', objectType: 'payout', objectId: id, before: { status: r.from }, after: { status: r.to },

@@ -21,15 +21,17 @@ export type Permission =
   | 'events.redeliver'
   | 'shops.test-postback'
   | 'merchants.password-reset'
+  | 'merchants.two-factor-reset'
   | 'attention.resolve'
   | 'admin';
 
 /** The one table of who may do what; `admin` may do everything. */
 export const ROLE_PERMISSIONS: Record<Role, ReadonlySet<Permission>> = {
-  admin: new Set<Permission>(['read', 'payouts.moderate', 'balance.adjust', 'events.redeliver', 'shops.test-postback', 'merchants.password-reset', 'attention.resolve', 'admin']),
+  admin: new Set<Permission>(['read', 'payouts.moderate', 'balance.adjust', 'events.redeliver', 'shops.test-postback', 'merchants.password-reset', 'merchants.two-factor-reset', 'attention.resolve', 'admin']),
   // Issue 17: finance has moderation, adjustments, the attention list and the ledger.
   finance: new Set<Permission>(['read', 'payouts.moderate', 'balance.adjust', 'attention.resolve']),
-  support: new Set<Permission>(['read', 'events.redeliver', 'shops.test-postback', 'merchants.password-reset']),
+  // Issue 17: support unlocks a merchant's cabinet (a new password, a 2FA reset).
+  support: new Set<Permission>(['read', 'events.redeliver', 'shops.test-postback', 'merchants.password-reset', 'merchants.two-factor-reset']),
   auditor: new Set<Permission>(['read']),
 };
 

@@ -175,6 +175,15 @@ export const VERBS: Record<string, Verb> = {
     help: 'Refresh the test-mode API token (the old test token stops working at once; the live one is untouched)',
     build(p) { const [id] = need(p, 1, this.usage); return { method: 'POST', path: `/merchants/${id}/test-token` }; },
   },
+  'merchants:two-factor-reset': {
+    usage: 'merchants:two-factor-reset MERCHANT_ID [MEMBER_ID]',
+    help: "Reset a cabinet account's two-factor sign-in (the owner, or the team member MEMBER_ID): TOTP and recovery codes cleared, its sessions ended",
+    build(p) {
+      const [id] = need(p, 1, this.usage);
+      const member = p.positional[1];
+      return { method: 'POST', path: `/merchants/${id}/two-factor-reset`, ...(member !== undefined ? { body: { member_id: member } } : {}) };
+    },
+  },
   'shops:create': {
     usage: 'shops:create MERCHANT_ID --name NAME [--enabled B] [--default-currency RUB|USD|EUR] [--result-url U] [--success-url U] [--fail-url U]',
     help: 'Create a shop',

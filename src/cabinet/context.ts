@@ -7,7 +7,7 @@ import { paymentError } from '../domain/payment/payment-errors.js';
 import { DomainError, UnauthorizedActionError, ValidationError } from '../errors.js';
 import { UnsafeUrlError } from '../outbox/url-guard.js';
 import { fieldMessage, translator, type Lang, type T } from './i18n.js';
-import type { CabinetSession } from './session.js';
+import { mustEnrolTwoFactor, type CabinetSession } from './session.js';
 import { FormTokens, Flashes } from './forms.js';
 import type { Actor } from '../audit/audit.js';
 
@@ -20,6 +20,8 @@ declare module 'fastify' {
     cabinetPublic?: boolean;
     /** Cabinet routes for a session that still owes the TOTP code (and only for it). */
     cabinetSecondFactor?: boolean;
+    /** Cabinet routes an account that must set up TOTP (its team requires it) may still reach. */
+    cabinetEnrolment?: boolean;
   }
   interface FastifyReply {
     cabinetView(page: string, data?: object): Promise<string>;
@@ -113,7 +115,8 @@ export function render(req: FastifyRequest, reply: FastifyReply, page: string, d
   const ctx: Record<string, unknown> = {
     base: BASE, t, lang, h, langUrl, flash, path: url.pathname,
     // A session that still owes its TOTP code shows no menu or merchant: only the code page.
-    csrf: session ? new FormTokens(req.server.db).issue(session) : '', merchant: session?.stage === 'FULL' ? session.merchant : null,
+    // Nor while the account must set up TOTP first (its team requires it): only the security page.
+    csrf: session ? new FormTokens(req.server.db).issue(session) : '', merchant: session?.stage === 'FULL' && !mustEnrolTwoFactor(session) ? session.merchant : null,
     mode: req.cabinet.mode ?? 'live',
     teamRole: session ? (session.user?.role ?? 'owner') : null,
     errors: { fields: {} }, values: {}, ...data,

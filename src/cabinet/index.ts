@@ -10,7 +10,7 @@ import { isMalformedBody } from '../plugins/bad-input.js';
 import { pickLang, translator } from './i18n.js';
 import { BASE, LOGIN_CSRF_COOKIE, MODE_COOKIE, SESSION_COOKIE, formBody, render } from './context.js';
 export { LOGIN_CSRF_COOKIE, SESSION_COOKIE };
-import { SessionStore } from './session.js';
+import { SessionStore, mustEnrolTwoFactor } from './session.js';
 import { FormTokens } from './forms.js';
 import { cabinetRoutePermission, teamAllows } from './roles.js';
 import { SIGN_IN_LIMITS } from './sign-in-guard.js';
@@ -79,6 +79,9 @@ export default async function cabinetRoutes(app: FastifyInstance): Promise<void>
     const secondFactorRoute = !!req.routeOptions.config.cabinetSecondFactor;
     if (s.stage === 'PASSWORD' && !secondFactorRoute) return reply.redirect(`${BASE}/2fa`, 303);
     if (s.stage === 'FULL' && secondFactorRoute) return reply.redirect(BASE, 303);
+    // The team requires 2FA and this account has none: the security page (to set it up) and
+    // sign-out only, whatever the URL or method; nothing else runs (issue 17).
+    if (mustEnrolTwoFactor(s) && !req.routeOptions.config.cabinetEnrolment) return reply.redirect(`${BASE}/security?required=1`, 303);
     if (req.cookies[MODE_COOKIE] === 'test') {
       req.cabinet.mode = 'test';
       req.cabinet.testMerchantId = (await app.services.merchants.ensureTestTwin(s.merchant.id)).twin.id;

@@ -15,6 +15,8 @@ export interface CabinetMerchant {
   subscription: 'ACTIVE' | 'INACTIVE' | 'NONE';
   grantRefunds: boolean;
   grantRegularPayouts: boolean;
+  /** The owner's "Require two-factor authentication for everyone". */
+  requireTwoFactor: boolean;
 }
 
 /** A merchant team member's sign-in (issue 17); null on a session of the merchant's own login. */
@@ -42,6 +44,12 @@ export interface CabinetSession {
 export const accountOf = (s: CabinetSession): { table: 'merchants' | 'merchant_users'; id: string; email: string } =>
   s.user ? { table: 'merchant_users', id: s.user.id, email: s.user.email } : { table: 'merchants', id: s.merchant.id, email: s.merchant.email };
 
+/**
+ * A signed-in account that must set up TOTP before anything else: its merchant requires 2FA for
+ * everyone and this account has none (it reaches only the security page and sign-out).
+ */
+export const mustEnrolTwoFactor = (s: CabinetSession): boolean => s.stage === 'FULL' && s.merchant.requireTwoFactor && !s.totpEnabled;
+
 /** Whose login it was (for the audit trail): the merchant, and the team member when it was one. */
 export interface LoginAccount { merchantId: string; userId: string | null }
 
@@ -50,7 +58,7 @@ export type LoginResult =
   | { ok: false; reason: 'invalid' | 'banned'; account: LoginAccount | null };
 
 const MERCHANT_COLS = `m.id, m.name, m.email, m.status, m.verified, m.subscription,
-  m.grant_refunds AS "grantRefunds", m.grant_regular_payouts AS "grantRegularPayouts"`;
+  m.grant_refunds AS "grantRefunds", m.grant_regular_payouts AS "grantRegularPayouts", m.require_two_factor AS "requireTwoFactor"`;
 
 /** Cabinet sign-in, server-side sessions and the lock-out after repeated failures. */
 export class SessionStore {

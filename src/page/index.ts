@@ -151,16 +151,25 @@ export default async function pageRoutes(app: FastifyInstance): Promise<void> {
     }
     const r = refusal(ctx, bill);
     if (r) return html(reply, r.status, r.body);
-    return renderForm(req, reply, ctx, bill!, 200, { declined: await declinedOf(bill!.id, (req.query as Record<string, unknown>).declined) });
+    const back = await declinedOf(bill!.id, (req.query as Record<string, unknown>).declined, req.ip);
+    return renderForm(req, reply, ctx, bill!, 200, back ? { declined: back.declined, payer: back.payer } : {});
   });
 
-  /** The declined payment a form comes back from (`?declined=<payment id>`): only a FAIL payment of this bill counts. */
-  async function declinedOf(billId: string, paymentId: unknown): Promise<Declined | undefined> {
+  /**
+   * The declined payment a form comes back from (`?declined=<payment id>`): only a FAIL payment
+   * of this bill counts. The payer's fields (e-mail, phone, name, comment; never the card) are
+   * filled in again from it, only for the address that paid: a shared or leaked link shows the
+   * reason but not the payer's data (docs/decisions.md "Payer fields after a decline").
+   */
+  async function declinedOf(billId: string, paymentId: unknown, ip: string): Promise<{ declined: Declined; payer: Record<string, string> } | undefined> {
     if (typeof paymentId !== 'string') return undefined;
     const st = await services.payments.paymentState(billId, paymentId);
     if (!st || st.outcome.status !== 'FAIL') return undefined;
     const r = st.outcome.redirect;
-    return { code: st.outcome.failureReason ?? null, method: st.outcome.method ?? 'BANK_CARD', back: r?.url ? { url: r.url, fields: { ...r.fields } } : null };
+    const declined: Declined = { code: st.outcome.failureReason ?? null, method: st.outcome.method ?? 'BANK_CARD', back: r?.url ? { url: r.url, fields: { ...r.fields } } : null };
+    const typed = st.outcome.payerIp === ip ? st.outcome.payer : undefined;
+    const payer = Object.fromEntries(Object.entries(typed ?? {}).filter((e): e is [string, string] => typeof e[1] === 'string').map(([k, v]) => [`payer_${k}`, v]));
+    return { declined, payer };
   }
 
   /**

@@ -66,6 +66,9 @@ describe('operator CLI (argument parsing)', () => {
     expect(buildCall(['request', 'POST', '/admin/v1/merchants', '{"name":"A"}'])).toEqual({ method: 'POST', path: '/merchants', body: { name: 'A' } });
     expect(buildCall(['events:list', '--status', 'dead'])).toMatchObject({ method: 'GET', path: '/events', query: { status: 'dead' } });
     expect(buildCall(['payouts:approve', 'P1'])).toMatchObject({ method: 'POST', path: '/payouts/P1/approve' });
+    expect(buildCall(['merchants:two-factor-reset', 'M1'])).toEqual({ method: 'POST', path: '/merchants/M1/two-factor-reset' });
+    expect(buildCall(['merchants:two-factor-reset', 'M1', 'U1'])).toEqual({ method: 'POST', path: '/merchants/M1/two-factor-reset', body: { member_id: 'U1' } });
+    expect(() => buildCall(['merchants:two-factor-reset'])).toThrow(UsageError);
     expect(buildCall(['--help'])).toBe('help');
     expect(() => buildCall(['nope'])).toThrow(UsageError);
     expect(() => buildCall(['merchants:create', '--name', 'X'])).toThrow(/--email/);
@@ -150,6 +153,28 @@ describe('operator CLI (its entry in this process, against the database)', { tim
     expect(list.code).toBe(0);
     expect(list.out.data).toEqual([expect.objectContaining({ actor: 'admin-token', action: 'operator.create', object_id: c.out.id })]);
     expect((await cli(['operators:create', '--email', 'x@example.test'])).code).toBe(2);
+  });
+
+  it('merchants:two-factor-reset clears the owner\'s or a member\'s TOTP (exit 0); an unknown member exits 1 with 404', async () => {
+    const { merchant } = await t.app.services.merchants.create({ name: 'TF', email: 'cli-tf@example.test' });
+    const { member, token } = await t.app.services.team.invite(merchant.id, { email: 'cli-tf-dev@example.test', role: 'developer' });
+    await t.app.services.team.accept(token, 'member password 0123');
+    await t.db.pool.query(`UPDATE merchants SET totp_secret_enc = 'x', totp_enabled_at = now(), recovery_code_hashes = '["h"]' WHERE id = $1`, [merchant.id]);
+    await t.db.pool.query(`UPDATE merchant_users SET totp_secret_enc = 'x', totp_enabled_at = now(), recovery_code_hashes = '["h"]' WHERE id = $1`, [member.id]);
+    const state = async () => [
+      (await t.db.pool.query('SELECT totp_enabled_at IS NOT NULL AS on, recovery_code_hashes AS codes FROM merchants WHERE id = $1', [merchant.id])).rows[0],
+      (await t.db.pool.query('SELECT totp_enabled_at IS NOT NULL AS on, recovery_code_hashes AS codes FROM merchant_users WHERE id = $1', [member.id])).rows[0],
+    ];
+    const nf = await cli(['merchants:two-factor-reset', merchant.id, 'nope']);
+    expect(nf.code).toBe(1);
+    expect(nf.stderr).toContain('404');
+    expect(await state()).toEqual([{ on: true, codes: ['h'] }, { on: true, codes: ['h'] }]);
+    const mem = await cli(['merchants:two-factor-reset', merchant.id, member.id]);
+    expect(mem.code, mem.stderr).toBe(0);
+    expect(mem.out).toEqual({ success: true, ok: true });
+    expect(await state()).toEqual([{ on: true, codes: ['h'] }, { on: false, codes: [] }]);
+    expect((await cli(['merchants:two-factor-reset', merchant.id])).code).toBe(0);
+    expect(await state()).toEqual([{ on: false, codes: [] }, { on: false, codes: [] }]);
   });
 
   it('rates:set and rates:delete change the operator rate', async () => {

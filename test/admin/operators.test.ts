@@ -100,14 +100,15 @@ describe('roles on operator routes', () => {
     ['payouts.moderate', () => ['POST', '/payouts/nope/approve'], 404],
     ['events.redeliver', () => ['POST', '/events/999999/redeliver'], 404],
     ['merchants.password-reset', () => ['POST', `/merchants/${m.id}/password-reset`], 200],
+    ['merchants.two-factor-reset', () => ['POST', `/merchants/${m.id}/two-factor-reset`], 200],
     ['admin', () => ['PATCH', `/merchants/${m.id}`, { verified: true }], 200],
     ['admin', () => ['PUT', '/rates/USD', { rub_per_unit: '90' }], 200],
     ['admin', () => ['POST', '/operators', { email: `new${Math.random()}@example.test`, role: 'auditor' }], 201],
   ];
   const allowed: Record<string, string[]> = {
-    admin: ['read', 'balance.adjust', 'payouts.moderate', 'events.redeliver', 'merchants.password-reset', 'admin'],
+    admin: ['read', 'balance.adjust', 'payouts.moderate', 'events.redeliver', 'merchants.password-reset', 'merchants.two-factor-reset', 'admin'],
     finance: ['read', 'balance.adjust', 'payouts.moderate'],
-    support: ['read', 'events.redeliver', 'merchants.password-reset'],
+    support: ['read', 'events.redeliver', 'merchants.password-reset', 'merchants.two-factor-reset'],
     auditor: ['read'],
   };
 

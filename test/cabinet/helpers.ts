@@ -1,5 +1,6 @@
 import type { LightMyRequestResponse } from 'fastify';
 import type { TestApp } from '../helpers/app.js';
+import { generate } from 'otplib';
 import { createMerchant, type MerchantFixture } from '../factories/merchant.js';
 
 export const PASSWORD = 'correct horse battery staple';
@@ -74,4 +75,29 @@ export async function signedIn(t: TestApp, m: CabinetMerchant): Promise<CabinetC
   const r = await c.login(m.email, PASSWORD);
   if (r.statusCode !== 303) throw new Error(`sign-in failed: ${r.statusCode}`);
   return c;
+}
+
+/** Turns TOTP on from the security page with a code of `step` (each step is accepted once); the secret and the recovery codes shown. */
+export async function enableTotp(c: CabinetClient, step = -1): Promise<{ secret: string; codes: string[] }> {
+  const page = await c.get('/cabinet/security');
+  const secret = /id="totp-secret">([A-Z2-7]+)</.exec(page.body)?.[1];
+  if (!secret) throw new Error('no TOTP secret on the security page');
+  const code = await generate({ secret, epoch: Math.floor(Date.now() / 1000) + step * 30 });
+  const r = await c.post('/cabinet/security/totp/enable', { _csrf: CabinetClient.csrfOf(page.body), code });
+  if (r.statusCode !== 200) throw new Error(`enable: ${r.statusCode}`);
+  const codes = [...r.body.matchAll(/<li><code>([a-z0-9]{5}-[a-z0-9]{5})<\/code><\/li>/g)].map((m) => m[1]!);
+  return { secret, codes };
+}
+
+export const MEMBER_PASSWORD = 'member password 0123';
+let memberSeq = 0;
+
+/** A team member of `m` with `role` (invited and accepted through the service) and a client signed in as them. */
+export async function teamMember(t: TestApp, m: CabinetMerchant, role: 'owner' | 'developer' | 'accountant' | 'support'): Promise<{ id: string; email: string; client: CabinetClient }> {
+  const { member: u, token } = await t.app.services.team.invite(m.merchantId, { email: `member${++memberSeq}-${process.pid}-${Date.now()}@team.test`, role });
+  await t.app.services.team.accept(token, MEMBER_PASSWORD);
+  const client = new CabinetClient(t);
+  const r = await client.login(u.email, MEMBER_PASSWORD);
+  if (r.statusCode !== 303) throw new Error(`member sign-in: ${r.statusCode}`);
+  return { id: u.id, email: u.email, client };
 }

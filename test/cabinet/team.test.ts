@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { setupTestApp, type TestApp } from '../helpers/app.js';
-import { CabinetClient, cabinetMerchant, signedIn, type CabinetMerchant } from './helpers.js';
+import { CabinetClient, MEMBER_PASSWORD, cabinetMerchant, signedIn, teamMember, type CabinetMerchant } from './helpers.js';
 import { createPaidPayment } from '../factories/paid-payment.js';
-import { MerchantTeamService } from '../../src/domain/merchant/team.service.js';
 import type { TeamRole } from '../../src/cabinet/roles.js';
 
 /**
@@ -14,19 +13,8 @@ let t: TestApp;
 beforeAll(async () => { t = await setupTestApp(); });
 afterAll(async () => { await t?.close(); });
 
-const MEMBER_PASSWORD = 'member password 0123';
-let n = 0;
-
 /** A member of `m` with `role`, through the service (the HTTP flow is tested once below). */
-async function member(m: CabinetMerchant, role: TeamRole): Promise<{ id: string; email: string; client: CabinetClient }> {
-  const team = new MerchantTeamService(t.db);
-  const { member: u, token } = await team.invite(m.merchantId, { email: `member${++n}-${Date.now()}@team.test`, role });
-  await team.accept(token, MEMBER_PASSWORD);
-  const client = new CabinetClient(t);
-  const r = await client.login(u.email, MEMBER_PASSWORD);
-  if (r.statusCode !== 303) throw new Error(`member sign-in: ${r.statusCode}`);
-  return { id: u.id, email: u.email, client };
-}
+const member = (m: CabinetMerchant, role: TeamRole) => teamMember(t, m, role);
 
 const tokenHash = async (merchantId: string) => (await t.db.pool.query('SELECT api_token_hash FROM merchants WHERE id = $1', [merchantId])).rows[0].api_token_hash as string;
 const auditCount = async () => Number((await t.db.pool.query('SELECT count(*) FROM audit_log')).rows[0].count);

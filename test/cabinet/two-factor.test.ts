@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { setupTestApp, type TestApp } from '../helpers/app.js';
-import { CabinetClient, PASSWORD, cabinetMerchant, signedIn, type CabinetMerchant } from './helpers.js';
+import { CabinetClient, PASSWORD, cabinetMerchant, enableTotp as enable, signedIn, type CabinetMerchant } from './helpers.js';
 import { totpCode } from '../operator/helpers.js';
 import { MerchantTeamService } from '../../src/domain/merchant/team.service.js';
 
@@ -23,16 +23,6 @@ const totpRow = async (table: 'merchants' | 'merchant_users', id: string) => (aw
   `SELECT totp_enabled_at, totp_secret_enc, recovery_code_hashes FROM ${table} WHERE id = $1`, [id],
 )).rows[0];
 
-/** Turns TOTP on from the security page with a code of `step`; the secret and the recovery codes shown. */
-async function enable(c: CabinetClient, step = -1): Promise<{ secret: string; codes: string[] }> {
-  const page = await c.get('/cabinet/security');
-  const secret = /id="totp-secret">([A-Z2-7]+)</.exec(page.body)?.[1];
-  if (!secret) throw new Error('no TOTP secret on the security page');
-  const r = await c.post('/cabinet/security/totp/enable', { _csrf: CabinetClient.csrfOf(page.body), code: await totpCode(secret, step) });
-  if (r.statusCode !== 200) throw new Error(`enable: ${r.statusCode}`);
-  const codes = [...r.body.matchAll(/<li><code>([a-z0-9]{5}-[a-z0-9]{5})<\/code><\/li>/g)].map((m) => m[1]!);
-  return { secret, codes };
-}
 
 async function passwordStep(email: string, password = PASSWORD): Promise<CabinetClient> {
   const c = new CabinetClient(t);

@@ -32,15 +32,6 @@ const ROUTE_DIRS = ['http/routes', 'cabinet/routes', 'admin/routes'];
 /** SQL or Prisma straight from a route: the pool, Prisma, a client's query, a transaction of its own. */
 const DB_ACCESS = /\bdb\.(pool|prisma)\b|\$queryRaw|\$executeRaw|\$transaction|withPgTx\(|(?<!\b(req|request))\.query\s*(<[^>]*>)?\s*\(/;
 
-/**
- * Routes that still query the database themselves (issue 13 item 4, not finished in session 4):
- * the list only shrinks. docs/decisions.md "Routes through services (session 4)".
- */
-const NOT_YET_THROUGH_SERVICES = [
-  'admin/routes/merchants.ts',
-  'cabinet/routes/auth.ts',
-];
-
 /** The src/ top folder a file or import path lives in. */
 const topOf = (p: string) => p.split(/[\\/]/)[0]!;
 
@@ -61,8 +52,8 @@ describe('layering', () => {
     const routes = ROUTE_DIRS.flatMap((d) => files(join(SRC, d)));
     expect(routes.length).toBeGreaterThan(40);
     const offenders = routes.filter((f) => DB_ACCESS.test(withoutComments(readFileSync(f, 'utf8')))).map((f) => relative(SRC, f)).sort();
-    // Only the files still on the list may touch the database; a file that no longer does must leave the list.
-    expect(offenders).toEqual([...NOT_YET_THROUGH_SERVICES].sort());
+    // Every route goes through a service (issue 13 item 4, finished in session 5).
+    expect(offenders).toEqual([]);
   });
 
   it('the database-access scan recognises each way of reaching it (guards the test itself)', () => {

@@ -21,7 +21,8 @@ async function snapshot() {
   const q = async (sql: string) => JSON.stringify((await t.db.pool.query(sql)).rows);
   return [
     await q('SELECT id, status FROM payouts ORDER BY id'),
-    await q('SELECT id, status, verified, grant_refunds, api_token_hash, password_hash, updated_at, payout_daily_limit, api_ip_allowlist FROM merchants ORDER BY id'),
+    await q('SELECT id, status, verified, grant_refunds, api_token_hash, password_hash, updated_at, payout_daily_limit, api_ip_allowlist, totp_enabled_at, recovery_code_hashes FROM merchants ORDER BY id'),
+    await q('SELECT id, totp_enabled_at, recovery_code_hashes FROM merchant_users ORDER BY id'),
     await q('SELECT id, status, attempts, next_attempt_at FROM outbox_events ORDER BY id'),
     await q('SELECT count(*) FROM audit_log'),
     await q('SELECT available, locked FROM balances ORDER BY merchant_id, currency'),
@@ -67,6 +68,17 @@ const cases: Case[] = [
   { name: "reset a merchant's cabinet password", allowed: ['admin', 'support'], async setup() {
     const m = await adminApi(t, 'POST', '/merchants', { name: 'P', email: `p-${Date.now()}-${Math.random()}@shop.test` });
     return [`/operator/merchants/${m.id}`, `/operator/merchants/${m.id}/password-reset`, {}, 'merchant.password.reset'];
+  } },
+  { name: "reset a merchant's cabinet two-factor sign-in", allowed: ['admin', 'support'], async setup() {
+    const m = await adminApi(t, 'POST', '/merchants', { name: '2FA', email: `tf-${Date.now()}-${Math.random()}@shop.test` });
+    await t.db.pool.query(`UPDATE merchants SET totp_secret_enc = 'x', totp_enabled_at = now(), recovery_code_hashes = '["h"]' WHERE id = $1`, [m.id]);
+    return [`/operator/merchants/${m.id}`, `/operator/merchants/${m.id}/two-factor-reset`, {}, 'merchant.two_factor.reset'];
+  } },
+  { name: "reset a merchant team member's two-factor sign-in", allowed: ['admin', 'support'], async setup() {
+    const m = await adminApi(t, 'POST', '/merchants', { name: '2FA', email: `tfm-${Date.now()}-${Math.random()}@shop.test` });
+    const { member } = await t.app.services.team.invite(m.id, { email: `tfm-${Date.now()}-${Math.random()}@team.test`, role: 'accountant' });
+    await t.db.pool.query(`UPDATE merchant_users SET totp_secret_enc = 'x', totp_enabled_at = now(), recovery_code_hashes = '["h"]' WHERE id = $1`, [member.id]);
+    return [`/operator/merchants/${m.id}`, `/operator/merchants/${m.id}/two-factor-reset`, { member_id: member.id }, 'merchant.two_factor.reset'];
   } },
   { name: 'redeliver one event', allowed: ['admin', 'support'], async setup() {
     const m = await adminApi(t, 'POST', '/merchants', { name: 'E', email: `e-${Date.now()}-${Math.random()}@shop.test` });
@@ -121,6 +133,7 @@ describe('every role reads every console page', () => {
       expect(queue.includes(`/operator/payouts/${payoutId}/approve`)).toBe(role === 'admin' || role === 'finance');
       const merchant = (await c.get(`/operator/merchants/${merchantId}`)).body;
       expect(merchant.includes(`/operator/merchants/${merchantId}/token`)).toBe(role === 'admin');
+      expect(merchant).toContain('id="cabinet-people"');
       const csv = await c.get('/operator/audit.csv');
       expect(csv.statusCode).toBe(200);
       expect(csv.headers['content-type']).toMatch(/^text\/csv/);
@@ -158,5 +171,30 @@ describe('bad input in the console: the operator API status, the field named, no
     const badDate = await c.get('/operator/audit?start_date=yesterday');
     expect(badDate.statusCode).toBe(422);
     expect(badDate.body).toContain('does not match the format');
+  });
+});
+
+describe('the cabinet sign-in card of a merchant page', () => {
+  it('lists the owner and the team with their 2FA state; the reset button only for a person with 2FA on and only for admin and support; a reset turns it off', async () => {
+    const m = await adminApi(t, 'POST', '/merchants', { name: 'People', email: `people-${Date.now()}@shop.test` });
+    const { member } = await t.app.services.team.invite(m.id, { email: `people-${Date.now()}@team.test`, role: 'developer' });
+    await t.db.pool.query(`UPDATE merchants SET totp_secret_enc = 'x', totp_enabled_at = now() WHERE id = $1`, [m.id]);
+    const page = `/operator/merchants/${m.id}`;
+    for (const role of ROLES) {
+      const body = (await ops[role].client.get(page)).body;
+      const card = body.slice(body.indexOf('id="cabinet-people"'), body.indexOf('</section>', body.indexOf('id="cabinet-people"')));
+      expect(card).toContain(member.email);
+      expect(card.match(/data-testid="person"/g)).toHaveLength(2);
+      expect((card.match(/data-testid="two-factor-reset"/g) ?? []).length, role).toBe(role === 'admin' || role === 'support' ? 1 : 0);
+    }
+    const r = await ops.support.client.act(page, `${page}/two-factor-reset`, {});
+    expect(r.statusCode).toBe(303);
+    expect((await t.db.pool.query('SELECT totp_enabled_at FROM merchants WHERE id = $1', [m.id])).rows[0].totp_enabled_at).toBeNull();
+    expect((await ops.support.client.get(page)).body).not.toContain('data-testid="two-factor-reset"');
+    // A member of another merchant through the console form: 404, nothing changes.
+    const other = await adminApi(t, 'POST', '/merchants', { name: 'Other', email: `other-${Date.now()}@shop.test` });
+    const before = await snapshot();
+    expect((await ops.admin.client.act(`/operator/merchants/${other.id}`, `/operator/merchants/${other.id}/two-factor-reset`, { member_id: member.id })).statusCode).toBe(404);
+    expect(await snapshot()).toBe(before);
   });
 });

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Decimal } from 'decimal.js';
 import { md5Upper } from '../../src/lib/crypto.js';
 import { setupTestApp, type TestApp } from '../helpers/app.js';
 import { createMerchant, type MerchantFixture } from '../factories/merchant.js';
@@ -150,6 +151,47 @@ describe('a declined card keeps the payer on the form', () => {
     const notFailed = await get(`/pay/${multi}?declined=${p2.json().payment_id}`, ip);
     expect(notFailed.statusCode).toBe(200);
     expect(notFailed.body).not.toContain('decline-reason');
+  });
+
+  it('the payer\'s fields come back filled from the declined payment (e-mail, phone, name, comment), never the card number or CVC; only for the address that paid', async () => {
+    const ip = newPayer();
+    const billId = await t.app.services.bills.create({ id: m.merchantId }, {
+      amount: new Decimal('77.00'), shopId: m.shopId, payerEmail: 'prefill@shop.test', requestFields: ['email', 'phone', 'name', 'comment'],
+    }).then((b) => b.id);
+    const form = await get(`/pay/${billId}?lang=en`, ip);
+    expect(form.body).toContain('value="prefill@shop.test"');
+    const typed = { payer_email: 'anna@payer.test', payer_phone: '+7 (916) 123-45-67', payer_name: 'Anna "Q" <Petrova>', payer_comment: 'Room 12 & door B' };
+    const r = await post(`/pay/${billId}`, { _csrf: csrfOf(form.body), lang: 'en', ...cardForm(DECLINED_CARD), card_cvc: '987', ...typed }, ip);
+    expect(r.statusCode).toBe(303);
+    expect(String(r.headers.location)).toContain('?declined=');
+
+    const page = await get(String(r.headers.location), ip);
+    expect(page.statusCode).toBe(200);
+    const h = page.body;
+    const valueOf = (name: string) => new RegExp(`<input id="${name}" name="${name}"[^>]* value="([^"]*)"`).exec(h)?.[1];
+    expect(valueOf('payer_email')).toBe('anna@payer.test');
+    // As stored: the phone normalised by the form's own rule.
+    expect(valueOf('payer_phone')).toBe('+79161234567');
+    expect(valueOf('payer_name')).toBe('Anna &#34;Q&#34; &#60;Petrova&#62;');
+    expect(h).toMatch(/<textarea id="payer_comment" name="payer_comment"[^>]*>Room 12 &#38; door B<\/textarea>/);
+    // The card fields stay empty: nothing of the card is written back.
+    expect(h).toMatch(/<input id="card_number" name="card_number"(?![^>]*value=)[^>]*>/);
+    expect(h).toMatch(/<input id="card_cvc" name="card_cvc"(?![^>]*value=)[^>]*>/);
+    expect(h).not.toContain(DECLINED_CARD);
+    expect(h).not.toContain('987');
+
+    // The same link from another address shows the reason, but not the payer's data.
+    const other = await get(String(r.headers.location), newPayer());
+    expect(other.body).toContain('data-testid="decline-reason"');
+    expect(other.body).not.toContain('anna@payer.test');
+    expect(other.body).not.toContain('+79161234567');
+    expect(other.body).not.toContain('Petrova');
+    expect(other.body).toContain('value="prefill@shop.test"');
+
+    // The refilled form pays: the payment keeps what the payer sent.
+    const paid = await post(`/pay/${billId}`, { _csrf: csrfOf(h), lang: 'en', ...cardForm(SUCCESS_CARD), payer_email: valueOf('payer_email')!, payer_phone: valueOf('payer_phone')!, payer_name: 'Anna', payer_comment: 'x' }, ip);
+    expect(paid.statusCode).toBe(303);
+    expect((await paymentsOf(billId)).map((p) => p.status)).toEqual(['FAIL', 'SUCCESS']);
   });
 
   it('JSON mode answers a decline as before: {payment_id, status: FAIL, redirect: {url: Fail URL, fields}}', async () => {

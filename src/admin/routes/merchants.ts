@@ -51,6 +51,14 @@ const PatchSchema = Type.Object({
 
 const tags = ['admin'];
 
+/** `member_id` of a 2FA reset: absent or null is the owner; a non-empty string a team member; anything else a 422. */
+export function memberIdOf(body: Record<string, unknown>): string | null {
+  const m = body.member_id;
+  if (m === undefined || m === null) return null;
+  if (typeof m !== 'string' || m.trim() === '') throw new ValidationError({ member_id: ['The member id must be a team member\'s id, or absent for the owner.'] });
+  return m.trim();
+}
+
 /** Operator API: merchants, their settings and API tokens. */
 export default async function merchantAdminRoutes(app: FastifyInstance): Promise<void> {
   const { merchants } = app.services;
@@ -71,13 +79,7 @@ export default async function merchantAdminRoutes(app: FastifyInstance): Promise
     schema: { tags, summary: 'List merchants (newest first)', querystring: ListInput.schema },
   }, async (req) => {
     const q = ListInput.parse(requestInput(req));
-    const rows = await app.db.prisma.merchant.findMany({
-      // Test twins (test mode's rows) are not merchants of their own.
-      where: { liveMerchantId: null, ...(q.email ? { email: q.email.toLowerCase() } : {}) },
-      orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
-      take: q.limit ?? 100,
-      skip: q.offset ?? 0,
-    });
+    const rows = await merchants.list({ email: q.email, limit: q.limit ?? 100, offset: q.offset ?? 0 });
     return { success: true, data: rows.map((m) => merchantView(app.config, m)) };
   });
 
@@ -85,9 +87,9 @@ export default async function merchantAdminRoutes(app: FastifyInstance): Promise
     schema: { tags, summary: 'A merchant with its balances', params: IdParams },
   }, async (req) => {
     const m = await load(req.params.id);
-    const balances = await app.db.prisma.balance.findMany({ where: { merchantId: m.id }, orderBy: { currency: 'asc' } });
+    const balances = await merchants.balances(m.id);
     const twin = await merchants.testTwinOf(m.id);
-    const testBalances = twin ? await app.db.prisma.balance.findMany({ where: { merchantId: twin.id }, orderBy: { currency: 'asc' } }) : [];
+    const testBalances = twin ? await merchants.balances(twin.id) : [];
     return {
       success: true, ...merchantView(app.config, m), balances: balances.map(balanceView),
       // Test mode: its token's issue time and its balances (null until it has a test token).
@@ -121,6 +123,17 @@ export default async function merchantAdminRoutes(app: FastifyInstance): Promise
     schema: { tags, summary: 'Set a new random cabinet password and answer it once', params: IdParams },
   }, async (req) => {
     return { success: true, password: await actions.resetMerchantPassword(actorOf(req), req.params.id) };
+  });
+
+  app.post<{ Params: { id: string } }>('/merchants/:id/two-factor-reset', {
+    config: { permission: 'merchants.two-factor-reset' },
+    schema: {
+      tags, summary: "Reset a cabinet account's two-factor sign-in (the owner, or the team member `member_id`): TOTP and recovery codes cleared, that person's sessions ended",
+      params: IdParams, body: Type.Object({ member_id: Type.Optional(Type.Union([Type.String(), Type.Null()], { description: "A team member of this merchant; absent or null: the owner" })) }),
+    },
+  }, async (req) => {
+    await actions.resetMerchantTwoFactor(actorOf(req), req.params.id, memberIdOf(bodyObject(req)));
+    return { success: true, ok: true };
   });
 
   app.put<{ Params: { id: string } }>('/merchants/:id/payout-webhook', {

@@ -5,7 +5,6 @@ import { BASE, LOGIN_CSRF_COOKIE, MODE_COOKIE, SESSION_COOKIE, formBody, queryOf
 import { SignInGuard } from '../sign-in-guard.js';
 import { Gate } from '../../lib/gate.js';
 import { safeNext as sharedSafeNext } from '../../lib/web-session.js';
-import { writeAudit } from '../../audit/audit.js';
 
 /** Only same-cabinet paths are followed after sign-in (src/lib/web-session.ts). */
 const safeNext = (next: string | undefined): string => sharedSafeNext(next, BASE);
@@ -65,7 +64,7 @@ export default async function authRoutes(app: FastifyInstance, opts: CabinetRout
     const account = r.ok ? r : r.account;
     // With TOTP on, the sign-in is recorded when the code is given (src/cabinet/routes/two-factor.ts).
     if (account && !(r.ok && r.secondFactor)) {
-      await writeAudit(app.db.pool, { actor: r.ok ? (r.userId ? `merchant-user:${r.userId}` : `merchant:${r.merchantId}`) : 'anonymous', ip: req.ip ?? null }, {
+      await app.services.audit.record({ actor: r.ok ? (r.userId ? `merchant-user:${r.userId}` : `merchant:${r.merchantId}`) : 'anonymous', ip: req.ip ?? null }, {
         action: r.ok ? 'merchant.sign_in' : 'merchant.sign_in.failed', objectType: account.userId ? 'merchant_user' : 'merchant',
         objectId: account.userId ?? account.merchantId, before: null, after: r.ok ? null : { reason: r.reason },
       });
@@ -87,7 +86,7 @@ export default async function authRoutes(app: FastifyInstance, opts: CabinetRout
     return reply.redirect(safeNext(b.next), 303);
   });
 
-  app.post('/logout', { schema: { hide: true } }, async (req, reply) => {
+  app.post('/logout', { config: { cabinetEnrolment: true }, schema: { hide: true } }, async (req, reply) => {
     await sessions.destroy(req.cabinet.session!.id);
     reply.clearCookie(SESSION_COOKIE, { path: BASE });
     reply.clearCookie(MODE_COOKIE, { path: BASE });

@@ -2,8 +2,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { safeEqual } from '../../lib/crypto.js';
 import { newFormSecret } from '../../lib/web-session.js';
 import { writeAudit, changed } from '../../audit/audit.js';
-import { MerchantTeamService, MIN_PASSWORD, type TeamMember } from '../../domain/merchant/team.service.js';
-import { BASE, LOGIN_CSRF_COOKIE, cabinetActor, formBody, formErrors, merchantIdOf, render, type CabinetRouteOptions } from '../context.js';
+import { MIN_PASSWORD, type TeamMember } from '../../domain/merchant/team.service.js';
+import { BASE, LOGIN_CSRF_COOKIE, cabinetActor, formBody, formErrors, liveMerchantIdOf, merchantIdOf, render, type CabinetRouteOptions } from '../context.js';
 import { TEAM_ROLES } from '../roles.js';
 import type { Lang } from '../i18n.js';
 
@@ -17,7 +17,12 @@ const WORDS: Record<Lang, Record<string, string>> = {
     'role.accountant': 'Accountant: read and export', 'role.support': 'Support: read and refunds',
     'accept.title': 'Set your password', 'accept.text': 'You were invited to the merchant cabinet as {email}. Choose a password of at least {n} characters.',
     'accept.password': 'Password', 'accept.submit': 'Save and sign in', 'accept.gone': 'This invitation link is not valid any more (used or expired). Ask the owner for a new one.',
-    done: 'Done.',
+    done: 'Done.', two_factor: 'Two-factor', on: 'on', off: 'off',
+    'require.title': 'Two-factor sign-in for everyone',
+    'require.label': 'Require two-factor authentication for everyone',
+    'require.text': 'While this is on, everyone (you included) who signs in without two-factor sign-in is sent to set it up and can open nothing else until it is on.',
+    'require.save': 'Save',
+    'require.own_first': 'Turn on your own two-factor sign-in first (Security page), then require it for everyone.',
   },
   ru: {
     title: 'Команда', invite: 'Пригласить', email: 'Email', role: 'Роль', state: 'Состояние', invited: 'приглашён', active: 'активен',
@@ -27,7 +32,12 @@ const WORDS: Record<Lang, Record<string, string>> = {
     'role.accountant': 'Бухгалтер: просмотр и выгрузки', 'role.support': 'Поддержка: просмотр и возвраты',
     'accept.title': 'Задайте пароль', 'accept.text': 'Вас пригласили в кабинет мерчанта как {email}. Придумайте пароль не короче {n} символов.',
     'accept.password': 'Пароль', 'accept.submit': 'Сохранить и войти', 'accept.gone': 'Ссылка-приглашение больше не действует (использована или истекла). Попросите владельца прислать новую.',
-    done: 'Готово.',
+    done: 'Готово.', two_factor: 'Двухфакторный вход', on: 'вкл.', off: 'выкл.',
+    'require.title': 'Двухфакторный вход для всех',
+    'require.label': 'Требовать двухфакторную аутентификацию от всех',
+    'require.text': 'Пока это включено, каждый (и вы тоже), кто входит без двухфакторного входа, попадает на его настройку и не может открыть ничего другого, пока не включит его.',
+    'require.save': 'Сохранить',
+    'require.own_first': 'Сначала включите свой двухфакторный вход (страница «Безопасность»), затем требуйте его от всех.',
   },
 };
 const words = (lang: Lang) => (k: string, vars: Record<string, string | number> = {}) =>
@@ -41,10 +51,15 @@ const memberAudit = (m: TeamMember) => ({ email: m.email, role: m.role, state: m
  * change is audited with the cabinet actor.
  */
 export default async function teamRoutes(app: FastifyInstance, opts: CabinetRouteOptions): Promise<void> {
-  const team = new MerchantTeamService(app.db);
+  const { team } = app.services;
 
-  const page = async (req: FastifyRequest, reply: FastifyReply, data: Record<string, unknown> = {}) =>
-    render(req, reply, 'team', { nav: 'team', members: await team.list(merchantIdOf(req)), roles: TEAM_ROLES, w: words(req.cabinet.lang), ...data });
+  const page = async (req: FastifyRequest, reply: FastifyReply, data: Record<string, unknown> = {}) => {
+    const s = req.cabinet.session!;
+    return render(req, reply, 'team', {
+      nav: 'team', members: await team.list(merchantIdOf(req)), roles: TEAM_ROLES, w: words(req.cabinet.lang),
+      requireTwoFactor: s.merchant.requireTwoFactor, ...data,
+    });
+  };
 
   app.get('/', { schema: { hide: true } }, async (req, reply) => page(req, reply));
 
@@ -61,6 +76,25 @@ export default async function teamRoutes(app: FastifyInstance, opts: CabinetRout
       reply.status(422);
       return page(req, reply, { errors: formErrors(req, e), values: b });
     }
+  });
+
+  // The owner's "Require two-factor authentication for everyone" (owner only: src/cabinet/roles.ts),
+  // enforced on every cabinet request (src/cabinet/index.ts). Audited both ways.
+  app.post('/two-factor', { schema: { hide: true } }, async (req, reply) => {
+    const s = req.cabinet.session!;
+    const w = words(req.cabinet.lang);
+    // A checkbox: sent as "true" when ticked, absent when not.
+    const raw = formBody(req).required ?? 'false';
+    if (raw !== 'true' && raw !== 'false') { reply.status(422); return page(req, reply, { errors: { top: req.cabinet.t('common.fix'), fields: { required: req.cabinet.t('error.general') } } }); }
+    const required = raw === 'true';
+    // Whoever requires it has it: switching it on cannot lock its own author out of the page they are on.
+    if (required && !s.totpEnabled) { reply.status(422); return page(req, reply, { errors: { top: w('require.own_first'), fields: {} } }); }
+    const who = cabinetActor(req);
+    await app.services.merchants.setTwoFactorRequired(liveMerchantIdOf(req), required, (c, r) => writeAudit(c, who, {
+      action: 'merchant.two_factor.require', objectType: 'merchant', objectId: r.after.id,
+      before: { require_two_factor: r.before!.requireTwoFactor }, after: { require_two_factor: r.after.requireTwoFactor },
+    }));
+    return reply.redirect(`${BASE}/team?ok=common.saved`, 303);
   });
 
   app.post<{ Params: { id: string } }>('/:id/role', { schema: { hide: true } }, async (req, reply) => {

@@ -2,9 +2,9 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { SignInGuard } from '../sign-in-guard.js';
 import { safeNext as sharedSafeNext } from '../../lib/web-session.js';
 import { writeAudit, type Actor } from '../../audit/audit.js';
-import { CABINET_TOTP_ISSUER, RECOVERY_CODE_COUNT, TwoFactor, newTotpSecret, totpQrDataUrl, totpUri, type TwoFactorTable } from '../../domain/operator/two-factor.js';
+import { CABINET_TOTP_ISSUER, RECOVERY_CODE_COUNT, newTotpSecret, totpQrDataUrl, totpUri } from '../../domain/operator/two-factor.js';
 import { BASE, SESSION_COOKIE, formBody, queryOf, render, type CabinetRouteOptions } from '../context.js';
-import { accountOf, type CabinetSession } from '../session.js';
+import { accountOf, mustEnrolTwoFactor, type CabinetSession } from '../session.js';
 import type { Lang } from '../i18n.js';
 
 // The pages' words (kept beside the pages, as the team page does).
@@ -24,6 +24,10 @@ const WORDS: Record<Lang, Record<string, string>> = {
     'codes.title': 'Your recovery codes',
     'codes.text': 'Two-factor sign-in is on. Keep these ten codes somewhere safe: each signs you in once if you lose your phone. They are shown only now.',
     'codes.done': 'I have saved them, continue', disabled: 'Two-factor sign-in is off.',
+    'required.enrol': 'Your team requires two-factor sign-in. Set it up to continue: the rest of the cabinet opens once it is on.',
+    'required.on': 'Your team requires two-factor sign-in for everyone.',
+    'required.no_disable': 'Your team requires two-factor sign-in, so it cannot be turned off. The owner can switch the requirement off on the Team page.',
+    signout: 'Sign out',
   },
   ru: {
     'code.title': 'Код подтверждения', 'code.text': 'Введите шестизначный код из приложения-аутентификатора или один из резервных кодов.',
@@ -40,6 +44,10 @@ const WORDS: Record<Lang, Record<string, string>> = {
     'codes.title': 'Ваши резервные коды',
     'codes.text': 'Двухфакторный вход включён. Сохраните эти десять кодов в надёжном месте: каждый один раз заменяет код из телефона. Они показаны только сейчас.',
     'codes.done': 'Я сохранил их, продолжить', disabled: 'Двухфакторный вход выключен.',
+    'required.enrol': 'В вашей команде обязателен двухфакторный вход. Настройте его, чтобы продолжить: остальной кабинет откроется, когда он будет включён.',
+    'required.on': 'В вашей команде двухфакторный вход обязателен для всех.',
+    'required.no_disable': 'В вашей команде двухфакторный вход обязателен, поэтому его нельзя выключить. Владелец может отменить требование на странице «Команда».',
+    signout: 'Выйти',
   },
 };
 const words = (lang: Lang) => (k: string, vars: Record<string, string | number> = {}) =>
@@ -58,10 +66,7 @@ const secondFactor = { cabinetSecondFactor: true } as const;
 export default async function twoFactorRoutes(app: FastifyInstance, opts: CabinetRouteOptions): Promise<void> {
   const { sessions, cookieOpts } = opts;
   const codeGuard = new SignInGuard({ ...opts.signInLimits, perPair: 5, perAccount: 20 });
-  const factors: Record<Exclude<TwoFactorTable, 'operators'>, TwoFactor> = {
-    merchants: new TwoFactor(app.db, app.config.tokenEncryptionKey, 'merchants'),
-    merchant_users: new TwoFactor(app.db, app.config.tokenEncryptionKey, 'merchant_users'),
-  };
+  const factors = app.services.cabinetTwoFactor;
   const safeNext = (next: string | undefined) => sharedSafeNext(next, BASE);
 
   const who = (req: FastifyRequest, s: CabinetSession): Actor =>
@@ -102,7 +107,11 @@ export default async function twoFactorRoutes(app: FastifyInstance, opts: Cabine
   const securityPage = async (req: FastifyRequest, reply: FastifyReply, data: Record<string, unknown> = {}) => {
     const s = req.cabinet.session!;
     const account = accountOf(s);
-    const base = { nav: 'security', title: w(req)('title'), w: w(req), email: account.email, on: s.totpEnabled, ...data };
+    const base = {
+      nav: 'security', title: w(req)('title'), w: w(req), email: account.email, on: s.totpEnabled,
+      // The team requires 2FA: said on the page; without it yet, the page is all this account reaches.
+      required: s.merchant.requireTwoFactor, mustEnrol: mustEnrolTwoFactor(s), ...data,
+    };
     if (s.totpEnabled) return render(req, reply, 'security', { ...base, left: await factors[account.table].recoveryCodesLeft(account.id) });
     // One secret per session until a code confirms it, kept encrypted with the session.
     let secret: string;
@@ -115,9 +124,10 @@ export default async function twoFactorRoutes(app: FastifyInstance, opts: Cabine
     return render(req, reply, 'security', { ...base, secret, qr: await totpQrDataUrl(uri) });
   };
 
-  app.get('/security', { schema: { hide: true } }, async (req, reply) => securityPage(req, reply));
+  const enrolment = { cabinetEnrolment: true } as const;
+  app.get('/security', { config: enrolment, schema: { hide: true } }, async (req, reply) => securityPage(req, reply));
 
-  app.post('/security/totp/enable', { schema: { hide: true } }, async (req, reply) => {
+  app.post('/security/totp/enable', { config: enrolment, schema: { hide: true } }, async (req, reply) => {
     const s = req.cabinet.session!;
     if (s.totpEnabled || !s.pendingTotpEnc) return reply.redirect(`${BASE}/security`, 303);
     const account = accountOf(s);
@@ -139,6 +149,8 @@ export default async function twoFactorRoutes(app: FastifyInstance, opts: Cabine
   app.post('/security/totp/disable', { schema: { hide: true } }, async (req, reply) => {
     const s = req.cabinet.session!;
     if (!s.totpEnabled) return reply.redirect(`${BASE}/security`, 303);
+    // While the owner requires 2FA for everyone it cannot be turned off (the owner switches the requirement off first).
+    if (s.merchant.requireTwoFactor) { reply.status(403); return securityPage(req, reply, { disableError: w(req)('required.no_disable') }); }
     const account = accountOf(s);
     const ticket = codeGuard.admit(account.id, req.ip);
     if (!ticket) { reply.status(429); return securityPage(req, reply, { disableError: w(req)('code.throttled') }); }

@@ -117,6 +117,16 @@ export class MerchantService {
     return m;
   }
 
+  /** Live merchants, newest first, optionally by exact e-mail (any case). Test twins are not merchants of their own. */
+  list(q: { email?: string | undefined; limit: number; offset: number }): Promise<Merchant[]> {
+    return this.db.prisma.merchant.findMany({
+      where: { liveMerchantId: null, ...(q.email ? { email: q.email.toLowerCase() } : {}) },
+      orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+      take: q.limit,
+      skip: q.offset,
+    });
+  }
+
   /** The test twin of a live merchant (the row behind its test token), or null. */
   testTwinOf(liveMerchantId: string): Promise<Merchant | null> {
     return this.db.prisma.merchant.findUnique({ where: { liveMerchantId } });
@@ -181,6 +191,14 @@ export class MerchantService {
       if (inTx) await inTx(prismaTxQueryable(tx), { before, after });
       return after;
     });
+  }
+
+  /**
+   * The owner's "Require two-factor authentication for everyone" (the cabinet enforces it on
+   * every request); the caller's step (the audit entry) in the same transaction.
+   */
+  async setTwoFactorRequired(merchantId: string, required: boolean, inTx?: InTx<MerchantChange>): Promise<Merchant> {
+    return this.change(merchantId, { requireTwoFactor: required }, inTx);
   }
 
   /** Refresh: the old token fails from the moment this commits. */

@@ -16,14 +16,16 @@ export interface TeamMember {
   role: TeamRole;
   /** invited: the link was not used yet; active: a password is set. */
   state: 'invited' | 'active';
+  /** Whether the member's TOTP two-factor sign-in is on. */
+  two_factor: boolean;
   created_at: Date;
 }
 
-interface Row { id: string; email: string; role: string; password_hash: string | null; created_at: Date }
+interface Row { id: string; email: string; role: string; password_hash: string | null; two_factor: boolean; created_at: Date }
 const view = (r: Row): TeamMember => ({
-  id: r.id, email: r.email, role: r.role.toLowerCase() as TeamRole, state: r.password_hash ? 'active' : 'invited', created_at: r.created_at,
+  id: r.id, email: r.email, role: r.role.toLowerCase() as TeamRole, state: r.password_hash ? 'active' : 'invited', two_factor: r.two_factor, created_at: r.created_at,
 });
-const COLS = 'id, email, role::text AS role, password_hash, created_at';
+const COLS = 'id, email, role::text AS role, password_hash, totp_enabled_at IS NOT NULL AS two_factor, created_at';
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
 /**

@@ -171,3 +171,44 @@ export class OperatorTwoFactor extends TwoFactor {
     });
   }
 }
+
+/** What an operator's reset of a cabinet account's TOTP found. */
+export interface CabinetResetResult { wasEnabled: boolean; sessionsEnded: number }
+
+/**
+ * Cabinet accounts' TOTP (the merchant's own login, `merchants`, or a team member,
+ * `merchant_users`), optional; an operator may reset it for a merchant locked out (a lost phone
+ * and lost recovery codes, issue 17).
+ */
+export class CabinetTwoFactor extends TwoFactor {
+  constructor(db: Db, key: Buffer, table: Exclude<TwoFactorTable, 'operators'>) { super(db, key, table); }
+
+  /**
+   * Turns TOTP off without a code and ends the account's cabinet sessions, under the row's lock,
+   * with the caller's audit step in the same transaction. `accountId` is the merchant's id for
+   * its own login, else a member of `merchantId` (a member of another merchant is not found).
+   * False when there is no such account.
+   */
+  async reset(merchantId: string, accountId: string, inTx?: InTx<CabinetResetResult>): Promise<boolean> {
+    return withPgTx(this.db.pool, async (c) => {
+      const cur = this.table === 'merchants'
+        ? await c.query<{ on: boolean }>(
+          'SELECT totp_enabled_at IS NOT NULL AS on FROM merchants WHERE id = $1 AND id = $2 AND live_merchant_id IS NULL FOR UPDATE', [accountId, merchantId])
+        : await c.query<{ on: boolean }>(
+          'SELECT totp_enabled_at IS NOT NULL AS on FROM merchant_users WHERE id = $1 AND merchant_id = $2 FOR UPDATE', [accountId, merchantId]);
+      if (!cur.rows[0]) return false;
+      await this.clear(c, accountId);
+      const ended = this.table === 'merchants'
+        ? await c.query('DELETE FROM cabinet_sessions WHERE merchant_id = $1 AND user_id IS NULL', [accountId])
+        : await c.query('DELETE FROM cabinet_sessions WHERE user_id = $1', [accountId]);
+      if (inTx) await inTx(c, { wasEnabled: cur.rows[0].on, sessionsEnded: ended.rowCount ?? 0 });
+      return true;
+    });
+  }
+}
+
+/** Both cabinet tables' factors, as services.ts builds them once. */
+export const cabinetTwoFactors = (db: Db, key: Buffer): Record<Exclude<TwoFactorTable, 'operators'>, CabinetTwoFactor> => ({
+  merchants: new CabinetTwoFactor(db, key, 'merchants'),
+  merchant_users: new CabinetTwoFactor(db, key, 'merchant_users'),
+});

@@ -92,6 +92,10 @@ export interface PayOutcome {
   method?: PayMethod;
   /** Why a FAIL failed: the acquirer's code as `payments.failure_reason` keeps it; null otherwise. */
   failureReason?: string | null;
+  /** What the payer typed in the bill's payer fields (read back by paymentState; never the card). */
+  payer?: PayerFields;
+  /** The address the payment was made from (read back by paymentState). */
+  payerIp?: string | null;
 }
 
 /** A payment reconciliation is to ask its provider about. */
@@ -106,12 +110,13 @@ interface PaymentRow {
   method: PayMethod; from_card: string | null; email: string | null; phone: string | null; name: string | null; comment: string | null;
   connector: string | null; provider_ref: string | null; payer_action: PayerAction | null; finished_at: Date | null;
   failure_reason: string | null;
+  payer_ip: string | null;
   /** The partition key, as text: the finishing statement finds the row in its month's partition only. */
   created_at: string;
 }
 const PAYMENT_SQL = `SELECT id, bill_id, status::text, amount::text, amount_received::text, commission::text, rate::text, method::text, from_card,
        payer_email AS email, payer_phone AS phone, payer_name AS name, payer_comment AS comment, connector, provider_ref, payer_action, finished_at,
-       failure_reason, created_at::text
+       failure_reason, payer_ip, created_at::text
   FROM payments WHERE id = $1`;
 
 const paidWithOf = (x: PaymentRow): PaidWith => ({
@@ -460,6 +465,7 @@ export class PaymentService {
       bill, paymentId, billId, status: p.status, amountRub: new Decimal(p.amount), amountReceivedRub: new Decimal(p.amount_received),
       redirect: null, action: p.status === 'PROCESS' ? p.payer_action : null, finishedAt: p.finished_at,
       method: p.method, failureReason: p.status === 'FAIL' ? p.failure_reason : null,
+      payer: paidWithOf(p).payer, payerIp: p.payer_ip,
     };
     if (isPaymentFinal(p.status)) {
       // The redirect as the finishing step built it: the postback's fields, signed with the current token.

@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { actorOf } from '../../audit/audit.js';
 import { operatorActions } from '../../admin/actions.js';
 import { queryAudit, auditCsv } from '../../admin/routes/audit.js';
-import { CreateInput } from '../../admin/routes/merchants.js';
+import { CreateInput, memberIdOf } from '../../admin/routes/merchants.js';
 import { balanceView, connectorView, merchantView, rateView, sbpBankView } from '../../admin/views.js';
 import { listAccounts, verifyLedger } from '../../domain/ledger/ledger.js';
 import { ValidationError } from '../../errors.js';
@@ -71,9 +71,14 @@ export default async function consolePages(app: FastifyInstance): Promise<void> 
 
   app.get('/merchants/:id', { schema: { hide: true } }, async (req, reply) => {
     const m = await actions.loadMerchant(idOf(req));
-    const balances = await app.db.prisma.balance.findMany({ where: { merchantId: m.id }, orderBy: { currency: 'asc' } });
+    const balances = await app.services.merchants.balances(m.id);
     const twin = await app.services.merchants.testTwinOf(m.id);
-    return render(req, reply, 'merchant', { nav: 'merchants', m: merchantView(app.config, m), balances: balances.map(balanceView), twinId: twin?.id ?? null });
+    // The cabinet's people (the merchant's own login, the owner, then the team) with their 2FA state, for the reset buttons.
+    const people = [
+      { id: null, email: m.email, role: 'owner (merchant login)', state: m.passwordHash ? 'active' : 'no password', two_factor: m.totpEnabledAt !== null },
+      ...await app.services.team.list(m.id),
+    ];
+    return render(req, reply, 'merchant', { nav: 'merchants', m: merchantView(app.config, m), balances: balances.map(balanceView), twinId: twin?.id ?? null, people });
   });
 
   app.post('/merchants/:id/patch', { config: { permission: 'admin' }, schema: { hide: true } }, async (req, reply) => {
@@ -92,6 +97,14 @@ export default async function consolePages(app: FastifyInstance): Promise<void> 
     const id = idOf(req);
     const password = await actions.resetMerchantPassword(actorOf(req), id);
     return render(req, reply, 'secret-once', { nav: 'merchants', title: 'Cabinet password reset', what: 'New cabinet password', secret: password, back: `${BASE}/merchants/${id}` });
+  });
+
+  app.post('/merchants/:id/two-factor-reset', { config: { permission: 'merchants.two-factor-reset' }, schema: { hide: true } }, async (req, reply) => {
+    const id = idOf(req);
+    const member = formBody(req).member_id;
+    // The form sends no member_id for the owner (the API's "absent").
+    await actions.resetMerchantTwoFactor(actorOf(req), id, member ? memberIdOf({ member_id: member }) : null);
+    return done(reply, `${BASE}/merchants/${id}`, 'Two-factor sign-in reset: the next sign-in asks only for the password.');
   });
 
   app.post('/merchants/:id/redeliver-dead', { config: { permission: 'events.redeliver' }, schema: { hide: true } }, async (req, reply) => {
