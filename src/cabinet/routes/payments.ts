@@ -8,6 +8,7 @@ import { paymentWhere, refundWhere } from '../lists.js';
 import { batches, csvFormat, exportFilename, exportPage, sendCsv } from '../export.js';
 import { parseAmountInput } from '../../lib/money-format.js';
 import { refundAudit } from '../../audit/steps.js';
+import { paymentMonthOf, paymentMonthWhere, type PaymentMonth } from '../../domain/payment/payment-by-id.js';
 
 const STATUSES = ['NEW', 'PROCESS', 'UNDERPAID', 'SUCCESS', 'OVERPAID', 'FAIL'] as const;
 const REFUND_STATUSES = ['NEW', 'PROCESS', 'SUCCESS', 'FAIL'] as const;
@@ -92,7 +93,10 @@ export default async function paymentRoutes(app: FastifyInstance): Promise<void>
 
   const show = async (req: Parameters<typeof render>[0], reply: Parameters<typeof render>[1], id: string, data: Record<string, unknown> = {}) => {
     const merchantId = merchantIdOf(req);
-    const payment = await app.db.prisma.payment.findFirst({ where: { id, merchantId }, include: PAYMENT_INCLUDE });
+    // Its creation month's partition first (the id names it), then every month (older ids).
+    const find = (month: PaymentMonth) => app.db.prisma.payment.findFirst({ where: { id, merchantId, ...paymentMonthWhere(month) }, include: PAYMENT_INCLUDE });
+    const month = paymentMonthOf(id);
+    const payment = (month && await find(month)) ?? await find(null);
     if (!payment) throw new NotFoundError();
     const refunds = await app.services.refunds.listForPayment(merchantId, id);
     const refundable = isMoneyReceived(payment.status)

@@ -125,7 +125,7 @@ export class RefundService {
       }
       const refund = await insertRefund(c, {
         id: newId(), merchantId: m.id, paymentId, amount, amountRub: refundRub(p, amount, amount.eq(left)), currency: p.accountCurrency,
-        delayMs: this.config.sandboxProcessingDelayMs,
+        delayMs: this.config.sandboxProcessingDelayMs, connector: p.connector,
       });
       await addRefunded(c, paymentId, amount);
       // Overdraft: the ledger throws balance_not_enough and withPgTx rolls everything back.
