@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setupTestApp, type TestApp } from '../helpers/app.js';
-import { createDb, type Db } from '../../src/db/client.js';
+import pino from 'pino';
+import { createDb, type Db, type Queryable } from '../../src/db/client.js';
+import { OutboxDeliverer } from '../../src/outbox/deliverer.js';
 import { buildApp } from '../../src/app.js';
 import { monthStart, partitionName } from '../../src/db/partitions.js';
 import { paymentIdMonth, paymentIdPrefix, randomId } from '../../src/lib/ids.js';
@@ -40,13 +42,13 @@ afterAll(async () => { await t?.close(); });
 const api = (app: TestApp['app'], url: string) => app.inject({ method: 'GET', url, headers: m.auth });
 
 /** The statements on `payments` a call sends to the pool of `db`. */
-async function statementsOf<T>(db: Db, fn: () => Promise<T>): Promise<{ out: T; sent: Array<{ text: string; values: unknown[] }> }> {
+async function statementsOf<T>(db: Db, fn: () => Promise<T>, on = /FROM payments\b/): Promise<{ out: T; sent: Array<{ text: string; values: unknown[] }> }> {
   const sent: Array<{ text: string; values: unknown[] }> = [];
   const pool = db.pool;
   const query = pool.query.bind(pool) as (...a: unknown[]) => unknown;
   (pool as unknown as { query: (...a: unknown[]) => unknown }).query = (cfg: unknown, values?: unknown, ...rest: unknown[]) => {
     const s = typeof cfg === 'string' ? { text: cfg, values: (values as unknown[]) ?? [] } : cfg as { text: string; values: unknown[] };
-    if (/FROM payments\b/.test(s.text)) sent.push({ text: s.text, values: s.values ?? [] });
+    if (on.test(s.text)) sent.push({ text: s.text, values: s.values ?? [] });
     return query(cfg, values, ...rest);
   };
   try {
@@ -58,16 +60,26 @@ async function statementsOf<T>(db: Db, fn: () => Promise<T>): Promise<{ out: T; 
 
 interface PlanNode { 'Relation Name'?: string; 'Actual Loops'?: number; Plans?: PlanNode[] }
 
-/** The partitions of `payments` the statement's plan really scanned (EXPLAIN ANALYZE). */
-async function partitionsScanned(s: { text: string; values: unknown[] }): Promise<string[]> {
-  const r = await t.db.pool.query<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }>(`EXPLAIN (ANALYZE, FORMAT JSON) ${s.text}`, s.values);
-  const out = new Set<string>();
-  const walk = (n: PlanNode) => {
-    if (n['Relation Name']?.startsWith('payments_') && (n['Actual Loops'] ?? 0) > 0) out.add(n['Relation Name']);
-    n.Plans?.forEach(walk);
-  };
-  walk(r.rows[0]!['QUERY PLAN'][0]!.Plan);
-  return [...out];
+/**
+ * The partitions of `table` the statement's plan really scanned (EXPLAIN ANALYZE, in a
+ * transaction rolled back: a claim's UPDATE changes nothing).
+ */
+async function partitionsScanned(s: { text: string; values: unknown[] }, table = 'payments'): Promise<string[]> {
+  const c = await t.db.pool.connect();
+  try {
+    await c.query('BEGIN');
+    const r = await c.query<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }>(`EXPLAIN (ANALYZE, FORMAT JSON) ${s.text}`, s.values);
+    const out = new Set<string>();
+    const walk = (n: PlanNode) => {
+      if (n['Relation Name']?.startsWith(`${table}_`) && (n['Actual Loops'] ?? 0) > 0) out.add(n['Relation Name']);
+      n.Plans?.forEach(walk);
+    };
+    walk(r.rows[0]!['QUERY PLAN'][0]!.Plan);
+    return [...out];
+  } finally {
+    await c.query('ROLLBACK');
+    c.release();
+  }
 }
 
 const partitionOf = async (id: string) =>
@@ -93,12 +105,37 @@ describe('payment ids name their creation month', () => {
     expect(unpruned.length).toBeGreaterThanOrEqual(13);
   });
 
-  it('the payer page polling a payment reads one partition', async () => {
+  it('the payer page polling a finished payment reads one partition of payments and one of outbox events', async () => {
     const { billId, paymentId } = await payNewBill(t, m);
-    const { sent } = await statementsOf(t.db, () => t.app.services.payments.paymentState(billId, paymentId));
+    const { out, sent } = await statementsOf(t.db, () => t.app.services.payments.paymentState(billId, paymentId), /payments|outbox_event/);
+    expect(out?.outcome.redirect?.fields.SignatureValue).toMatch(/^[0-9A-F]{32}$/);
     const byId = sent.filter((s) => /FROM payments WHERE id = \$1/.test(s.text));
     expect(byId).toHaveLength(1);
     expect(await partitionsScanned(byId[0]!)).toEqual([(await partitionOf(paymentId)).p]);
+    // The postback it redirects with: by its key row, one month's partition (no seq scan of every month's events).
+    const event = sent.filter((s) => /outbox_event/.test(s.text));
+    expect(event).toHaveLength(1);
+    const month = (await t.db.pool.query<{ p: string }>(
+      `SELECT tableoid::regclass::text AS p FROM outbox_events WHERE kind = 'PAYMENT_POSTBACK' AND aggregate_id = $1`, [paymentId])).rows[0]!.p;
+    expect(await partitionsScanned(event[0]!, 'outbox_events')).toEqual([month]);
+  });
+
+  it('the postback worker\'s claim finds the payment\'s shop in one partition', async () => {
+    const m2 = await createMerchant(t, { shop: { resultUrl: 'http://127.0.0.1:9/result' } });
+    const { paymentId } = await payNewBill(t, m2);
+    const d = new OutboxDeliverer({ config: t.config, db: t.db, services: t.app.services, log: pino({ level: 'silent' }) });
+    let claim: { text: string; values: unknown[] } | null = null;
+    const c = await t.db.pool.connect();
+    try {
+      await c.query('BEGIN');
+      const claimed = await d.claim(10, { query: ((text: string, values: unknown[]) => { claim = { text, values }; return c.query(text, values); }) as Queryable['query'] });
+      expect(claimed.map((e) => e.aggregateId)).toContain(paymentId);
+      expect(claimed.find((e) => e.aggregateId === paymentId)!.url).toBe('http://127.0.0.1:9/result');
+    } finally {
+      await c.query('ROLLBACK');
+      c.release();
+    }
+    expect(await partitionsScanned(claim!)).toEqual([(await partitionOf(paymentId)).p]);
   });
 
   it('ids made before the format are still found: one whose characters name another month, one that names none', async () => {

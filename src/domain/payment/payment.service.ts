@@ -469,8 +469,12 @@ export class PaymentService {
     if (isPaymentFinal(p.status)) {
       // The redirect as the finishing step built it: the postback's fields, signed with the current token.
       const r = await this.db.pool.query<{ payload: { fields: PaymentPostbackFields }; tok: string }>(
-        `SELECT e.payload, m.api_token_enc AS tok FROM outbox_events e JOIN merchants m ON m.id = e.merchant_id
-          WHERE e.kind = 'PAYMENT_POSTBACK' AND e.aggregate_id = $1`, [paymentId]);
+        // Through its key row: outbox partitions have no (kind, aggregate_id) index, and the key's
+        // (id, created_at) is the event's primary key in one month's partition.
+        `SELECT e.payload, m.api_token_enc AS tok FROM outbox_event_keys k
+           JOIN outbox_events e ON e.id = k.id AND e.created_at = k.created_at
+           JOIN merchants m ON m.id = e.merchant_id
+          WHERE k.kind = 'PAYMENT_POSTBACK' AND k.aggregate_id = $1`, [paymentId]);
       const row = r.rows[0];
       if (row) {
         const f = row.payload.fields;
