@@ -7,7 +7,7 @@ import { buildApp } from '../../src/app.js';
 import { monthStart, partitionName } from '../../src/db/partitions.js';
 import { paymentIdMonth, paymentIdPrefix, randomId } from '../../src/lib/ids.js';
 import { createMerchant, type MerchantFixture } from '../factories/merchant.js';
-import { createBill, payNewBill, payRequest } from '../factories/payment.js';
+import { cardForm, createBill, payNewBill, payRequest } from '../factories/payment.js';
 
 /**
  * Payments are partitioned by month and kept forever, so a read by id alone probes every
@@ -118,6 +118,27 @@ describe('payment ids name their creation month', () => {
     const month = (await t.db.pool.query<{ p: string }>(
       `SELECT tableoid::regclass::text AS p FROM outbox_events WHERE kind = 'PAYMENT_POSTBACK' AND aggregate_id = $1`, [paymentId])).rows[0]!.p;
     expect(await partitionsScanned(event[0]!, 'outbox_events')).toEqual([month]);
+  });
+
+  it('a poll that may not ask the provider yet (throttled) changes nothing and still reads one month only; so do the reconciler\'s read and update', async () => {
+    const billId = await createBill(t, m);
+    const res = await payRequest(t, billId, cardForm('4000002760003184'));
+    expect(res.json().status).toBe('PROCESS');
+    const paymentId: string = res.json().payment_id;
+    const ask = () => statementsOf(t.db, () => t.app.services.payments.mayAskProvider(paymentId, 3_600_000), /payments/);
+    const first = await ask();
+    expect(first.out).toBe(true);
+    const second = await ask();
+    expect(second.out).toBe(false);
+    // One statement each: the throttled one found its payment in its month and did not run again over every month.
+    expect(first.sent).toHaveLength(1);
+    expect(second.sent).toHaveLength(1);
+    expect(await partitionsScanned(second.sent[0]!)).toEqual([(await partitionOf(paymentId)).p]);
+
+    // Reconciliation hears "still pending": the read and the update that schedules the next question, one partition each.
+    const { sent } = await statementsOf(t.db, () => t.app.services.payments.applyOutcome(paymentId, { status: 'pending', ref: 'r-1' }, { attempts: 1 }), /payments/);
+    expect(sent.map((x) => x.text.trim().slice(0, 6))).toEqual(['SELECT', 'UPDATE']);
+    for (const x of sent) expect(await partitionsScanned(x)).toEqual([(await partitionOf(paymentId)).p]);
   });
 
   it('the postback worker\'s claim finds the payment\'s shop in one partition', async () => {

@@ -5,7 +5,7 @@ import type { Db, Queryable } from '../../db/client.js';
 import { DomainError } from '../../errors.js';
 import { decrypt } from '../../lib/crypto.js';
 import { newPaymentIdSuffix, paymentIdSql } from '../../lib/ids.js';
-import { runPaymentById } from './payment-by-id.js';
+import { monthCondition, queryPaymentById, runPaymentById } from './payment-by-id.js';
 import { maskCard } from '../../lib/card.js';
 import { commissionFor, type MerchantFeeColumns } from '../merchant/fees.js';
 import { creditFragment, creditValues } from '../ledger/fragments.js';
@@ -447,12 +447,23 @@ export class PaymentService {
    * process). One conditional UPDATE picks the caller that asks; the others read the state.
    */
   async mayAskProvider(paymentId: string, everyMs: number): Promise<boolean> {
-    const r = await runPaymentById(this.db.pool, paymentId, { text:
-      `UPDATE payments SET provider_asked_at = clock_timestamp()
-        WHERE id = $1 AND status = 'PROCESS'
-          AND (provider_asked_at IS NULL OR provider_asked_at <= clock_timestamp() - make_interval(secs => $2::double precision / 1000))`,
-    values: [paymentId, everyMs] });
-    return r.rowCount === 1;
+    // A row whenever the payment is in the month its id names (so a throttled poll, which
+    // changes nothing, does not fall back to the read of every month); `asked` says who asks.
+    const r = await queryPaymentById<{ asked: boolean }>(this.db.pool, paymentId, (month) => {
+      const m = monthCondition('created_at', month, 3);
+      const mu = monthCondition('payments.created_at', month, 3);
+      return { text:
+        `WITH p AS (SELECT id, created_at FROM payments WHERE id = $1${m.sql}),
+         u AS (
+           UPDATE payments SET provider_asked_at = clock_timestamp() FROM p
+            WHERE payments.id = p.id AND payments.created_at = p.created_at AND payments.status = 'PROCESS'${mu.sql}
+              AND (payments.provider_asked_at IS NULL
+                   OR payments.provider_asked_at <= clock_timestamp() - make_interval(secs => $2::double precision / 1000))
+           RETURNING 1)
+         SELECT EXISTS (SELECT 1 FROM u) AS asked FROM p`,
+      values: [paymentId, everyMs, ...m.values] };
+    });
+    return r.rows[0]?.asked === true;
   }
 
   /** A payment of a bill for the polling page; null when there is no such payment of that bill. */
