@@ -17,3 +17,49 @@ export function randomId(length: number): string {
 /** Short opaque ids, unguessable; bills are 10 chars like 5QWlqB2kKJ. */
 export const newBillId = (): string => randomId(10);
 export const newId = (): string => randomId(16);
+
+/*
+ * Payment ids name the month of their creation (docs/decisions.md "Payment ids name their
+ * month"): two base62 characters count UTC calendar months from January 2000 (the months of
+ * the partitions of `payments`), then 14 random characters (83 bits). 16 characters of
+ * [A-Za-z0-9] as before, still opaque to merchants. A read by id then names the one partition
+ * (payment-by-id.ts); ids made before this format decode to no month or to a wrong one, and are
+ * found by the unpruned read that follows a miss.
+ */
+const ID_EPOCH_YEAR = 2000;
+const PAYMENT_ID_RANDOM = 14;
+
+/** Months since January 2000 of `at` in UTC. */
+const monthIndex = (at: Date): number => (at.getUTCFullYear() - ID_EPOCH_YEAR) * 12 + at.getUTCMonth();
+
+/** The two characters naming the UTC month of `at`. */
+export function paymentIdPrefix(at: Date): string {
+  const m = monthIndex(at);
+  return ALPHABET[Math.floor(m / 62)]! + ALPHABET[m % 62]!;
+}
+
+/** The random part of a payment id (the statement that inserts the payment adds the month). */
+export const newPaymentIdSuffix = (): string => randomId(PAYMENT_ID_RANDOM);
+
+/** A payment id made at `at` (the insert makes it in SQL, `paymentIdSql`, from the row's own creation time). */
+export const newPaymentId = (at: Date): string => paymentIdPrefix(at) + newPaymentIdSuffix();
+
+/**
+ * SQL for the payment id of a row created at `at` (an expression of type timestamptz(3): the
+ * row's created_at itself, so the id and the partition key cannot fall into different months)
+ * with the random part `suffix` (an expression of type text). Same encoding as paymentIdPrefix.
+ */
+export function paymentIdSql(at: string, suffix: string): string {
+  const m = `((extract(year FROM (${at}) AT TIME ZONE 'UTC')::int - ${ID_EPOCH_YEAR}) * 12 + extract(month FROM (${at}) AT TIME ZONE 'UTC')::int - 1)`;
+  return `(substr('${ALPHABET}', ${m} / 62 + 1, 1) || substr('${ALPHABET}', ${m} % 62 + 1, 1) || ${suffix})`;
+}
+
+/** The UTC month [from, to) a payment id names; null when it names none that can hold a payment yet. */
+export function paymentIdMonth(id: string, now: Date = new Date()): { from: Date; to: Date } | null {
+  if (!/^[A-Za-z0-9]{16}$/.test(id)) return null;
+  const m = ALPHABET.indexOf(id[0]!) * 62 + ALPHABET.indexOf(id[1]!);
+  // A month after next cannot be one a payment was made in (next: a clock a little ahead).
+  if (m > monthIndex(now) + 1) return null;
+  const year = ID_EPOCH_YEAR + Math.floor(m / 12);
+  return { from: new Date(Date.UTC(year, m % 12, 1)), to: new Date(Date.UTC(year, m % 12 + 1, 1)) };
+}

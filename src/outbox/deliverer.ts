@@ -72,6 +72,9 @@ export interface DeliveryResult {
 // postback, the merchant's payout webhook URL for a payout webhook, the payment's shop's
 // Result URL for a refund or chargeback postback. Events whose payment or
 // payout row is not found (test postbacks) keep the URL stored at enqueue time.
+// Payments are found through payment_keys (id -> created_at): the partition key lets the
+// planner probe one month's partition, not every month's (docs/decisions.md "Payment ids name
+// their month").
 const CLAIM_SELECT = `
   SELECT c.id::text AS id, c.merchant_id, c.kind::text AS kind, c.aggregate_id, c.payload, c.attempts, m.api_token_enc,
          CASE WHEN c.kind = 'PAYMENT_POSTBACK' AND p.id IS NOT NULL THEN s.result_url
@@ -80,12 +83,14 @@ const CLAIM_SELECT = `
               ELSE c.url END AS target_url
     FROM claimed c
     JOIN merchants m ON m.id = c.merchant_id
-    LEFT JOIN payments p ON c.kind = 'PAYMENT_POSTBACK' AND p.id = c.aggregate_id
+    LEFT JOIN payment_keys pk ON c.kind = 'PAYMENT_POSTBACK' AND pk.id = c.aggregate_id
+    LEFT JOIN payments p ON p.id = pk.id AND p.created_at = pk.created_at
     LEFT JOIN shops s ON s.id = p.shop_id
     LEFT JOIN payouts po ON c.kind = 'PAYOUT_WEBHOOK' AND po.id = c.aggregate_id
     LEFT JOIN refunds rf ON c.kind = 'REFUND_POSTBACK' AND rf.id = c.aggregate_id
     LEFT JOIN chargebacks cb ON c.kind = 'CHARGEBACK_POSTBACK' AND cb.id = c.aggregate_id
-    LEFT JOIN payments p2 ON p2.id = COALESCE(rf.payment_id, cb.payment_id)
+    LEFT JOIN payment_keys pk2 ON pk2.id = COALESCE(rf.payment_id, cb.payment_id)
+    LEFT JOIN payments p2 ON p2.id = pk2.id AND p2.created_at = pk2.created_at
     LEFT JOIN shops s2 ON s2.id = p2.shop_id`;
 
 // Due events oldest first, but at most $6 per merchant counting those already in flight

@@ -152,7 +152,8 @@ export class OutboxService {
     };
     const eventId = await withPgTx(this.db.pool, async (c) => {
       await enqueueEvent(c, { merchantId: shop.merchant_id, kind: 'TEST_POSTBACK', aggregateId: trsId, url: shop.result_url, fields });
-      const r = await c.query(`SELECT id::text AS id FROM outbox_events WHERE kind = 'TEST_POSTBACK' AND aggregate_id = $1`, [trsId]);
+      // The key row (written by the insert's trigger): outbox partitions have no (kind, aggregate_id) index.
+      const r = await c.query(`SELECT id::text AS id FROM outbox_event_keys WHERE kind = 'TEST_POSTBACK' AND aggregate_id = $1`, [trsId]);
       return r.rows[0].id as string;
     });
     const d = new OutboxDeliverer({ config: this.config, db: this.db, services: { merchants: this.merchants }, log: silentLog });

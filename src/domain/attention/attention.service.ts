@@ -4,6 +4,7 @@ import { withPgTx } from '../../db/client.js';
 import { ConflictError, NotFoundError, ValidationError } from '../../errors.js';
 import { randomId } from '../../lib/ids.js';
 import type { PaymentService } from '../payment/payment.service.js';
+import { runPaymentById } from '../payment/payment-by-id.js';
 
 export type AttentionObject = 'payment' | 'payout' | 'refund';
 
@@ -104,7 +105,7 @@ export class AttentionService {
       if (typeof outcome !== 'string' || outcome.length === 0 || outcome.length > 40) throw ValidationError.field('outcome', 'The outcome is required.');
       if (item.resolvedAt) throw new ConflictError(`Attention item is already resolved (${item.resolution}).`);
       if (item.objectType === 'payment') {
-        const p = await c.query<{ amount: string; provider_ref: string | null }>(`SELECT amount::text, provider_ref FROM payments WHERE id = $1`, [item.objectId]);
+        const p = await runPaymentById<{ amount: string; provider_ref: string | null }>(c, item.objectId, { text: `SELECT amount::text, provider_ref FROM payments WHERE id = $1`, values: [item.objectId] });
         const ref = p.rows[0]?.provider_ref ?? item.providerRef ?? '';
         const done = await this.payments.applyOutcome(item.objectId, outcome === 'SUCCESS'
           ? { status: 'paid', amountReceived: new Decimal(p.rows[0]!.amount), ref }

@@ -8,6 +8,7 @@ import { isValidAmount, money2 } from '../../lib/money.js';
 import { enqueueEvent } from '../../outbox/events.js';
 import { post } from '../ledger/ledger.js';
 import { paymentShopOf } from '../refund/refund.repository.js';
+import { runPaymentById } from '../payment/payment-by-id.js';
 import { insertChargeback, chargebacksOfPayment, type ChargebackRecord } from './chargeback.repository.js';
 
 const RECEIVED: readonly PaymentStatus[] = ['SUCCESS', 'UNDERPAID', 'OVERPAID'];
@@ -27,10 +28,10 @@ export class ChargebackService {
     if (!isValidAmount(input.amount)) throw ValidationError.field('amount', 'The amount must be greater than 0, with at most 2 decimals, and at most 99999999.99.');
     // Lock, then check, then change: the payment row lock serialises its refunds and chargebacks.
     return withPgTx(this.db.pool, async (c) => {
-      const r = await c.query<{ merchant_id: string; status: PaymentStatus; received: string | null; refunded: string; charged: string; currency: Currency }>(
-        `SELECT merchant_id, status, (account_amount + commission)::text AS received, refunded_amount::text AS refunded,
-                chargeback_amount::text AS charged, account_currency AS currency
-           FROM payments WHERE id = $1 FOR UPDATE`, [paymentId]);
+      const r = await runPaymentById<{ merchant_id: string; status: PaymentStatus; received: string | null; refunded: string; charged: string; currency: Currency }>(c, paymentId, {
+        text: `SELECT merchant_id, status, (account_amount + commission)::text AS received, refunded_amount::text AS refunded,
+                      chargeback_amount::text AS charged, account_currency AS currency
+                 FROM payments WHERE id = $1`, values: [paymentId], suffix: ' FOR UPDATE' });
       const p = r.rows[0];
       if (!p) throw new NotFoundError('Payment not found.');
       if (!RECEIVED.includes(p.status) || p.received === null || new Decimal(p.received).lte(0)) {
@@ -41,7 +42,8 @@ export class ChargebackService {
         throw ValidationError.field('amount', `The amount may not be greater than ${money2(Decimal.max(left, 0))} (what the payment received less its refunds and chargebacks).`);
       }
       const cb = await insertChargeback(c, { id: newId(), merchantId: p.merchant_id, paymentId, amount: input.amount, currency: p.currency, reason: input.reason });
-      await c.query(`UPDATE payments SET chargeback_amount = chargeback_amount + $2, updated_at = now() WHERE id = $1`, [paymentId, input.amount.toFixed(2)]);
+      await runPaymentById(c, paymentId, {
+        text: `UPDATE payments SET chargeback_amount = chargeback_amount + $2, updated_at = now() WHERE id = $1`, values: [paymentId, input.amount.toFixed(2)] });
       // Overdraft: the ledger throws balance_not_enough and withPgTx rolls everything back.
       await post(c, {
         merchantId: p.merchant_id, currency: p.currency, kind: 'CHARGEBACK_DEBIT', refType: 'chargeback', refId: cb.id,
@@ -61,7 +63,7 @@ export class ChargebackService {
 
   /** A payment's chargebacks for the operator, whoever the merchant. */
   async listForPayment(paymentId: string): Promise<ChargebackRecord[]> {
-    const r = await this.db.pool.query<{ merchant_id: string }>('SELECT merchant_id FROM payments WHERE id = $1', [paymentId]);
+    const r = await runPaymentById<{ merchant_id: string }>(this.db.pool, paymentId, { text: 'SELECT merchant_id FROM payments WHERE id = $1', values: [paymentId] });
     if (!r.rows[0]) throw new NotFoundError('Payment not found.');
     return chargebacksOfPayment(this.db.pool, r.rows[0].merchant_id, paymentId);
   }

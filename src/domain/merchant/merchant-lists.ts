@@ -1,4 +1,5 @@
 import type { Db } from '../../db/client.js';
+import { paymentMonthOf, paymentMonthWhere, type PaymentMonth } from '../payment/payment-by-id.js';
 import { batches, exportPage } from '../../db/export-batches.js';
 import { NotFoundError } from '../../errors.js';
 import { billWhere, paymentWhere, payoutWhere, refundWhere, type ListFilter } from './list-filters.js';
@@ -39,7 +40,10 @@ export class MerchantLists {
   }
 
   async payment(merchantId: string, id: string) {
-    const payment = await this.db.prisma.payment.findFirst({ where: { id, merchantId }, include: PAYMENT_INCLUDE });
+    // Its creation month's partition first (the id names it), then every month (older ids).
+    const find = (month: PaymentMonth) => this.db.prisma.payment.findFirst({ where: { id, merchantId, ...paymentMonthWhere(month) }, include: PAYMENT_INCLUDE });
+    const month = paymentMonthOf(id);
+    const payment = (month && await find(month)) ?? await find(null);
     if (!payment) throw new NotFoundError();
     return payment;
   }

@@ -6,6 +6,7 @@ import { refundsOfPayment, type RefundRecord } from '../refund/refund.repository
 import { chargebacksOfPayment, type ChargebackRecord } from '../chargeback/chargeback.repository.js';
 import { PAYMENT_COLUMNS, type PaymentRow } from './payment.row.js';
 import { MONEY_RECEIVED_STATUSES } from '../statuses.js';
+import { runPaymentById } from './payment-by-id.js';
 
 /** A payment as payment/status reads it, with its refunds and chargebacks when asked for. */
 export interface PaymentWithExtras {
@@ -23,9 +24,9 @@ export class PaymentReads {
 
   /** Scoped by merchant: another merchant's payment is not found. */
   async ofMerchant(merchantId: string, id: string, extras: { refunds: boolean; chargebacks: boolean }): Promise<PaymentWithExtras> {
-    const r = await this.db.pool.query<PaymentRow>(
-      `SELECT ${PAYMENT_COLUMNS} FROM payments WHERE id = $1 AND merchant_id = $2`, [id, merchantId],
-    );
+    const r = await runPaymentById<PaymentRow>(this.db.pool, id, {
+      text: `SELECT ${PAYMENT_COLUMNS} FROM payments WHERE id = $1 AND merchant_id = $2`, values: [id, merchantId],
+    });
     const payment = r.rows[0];
     if (!payment) throw new DomainError('payment_not_found');
     const [refunds, chargebacks] = await Promise.all([

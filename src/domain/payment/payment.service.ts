@@ -4,7 +4,8 @@ import type { Config } from '../../config.js';
 import type { Db, Queryable } from '../../db/client.js';
 import { DomainError } from '../../errors.js';
 import { decrypt } from '../../lib/crypto.js';
-import { newId } from '../../lib/ids.js';
+import { newPaymentIdSuffix, paymentIdSql } from '../../lib/ids.js';
+import { monthCondition, queryPaymentById, runPaymentById } from './payment-by-id.js';
 import { maskCard } from '../../lib/card.js';
 import { commissionFor, type MerchantFeeColumns } from '../merchant/fees.js';
 import { creditFragment, creditValues } from '../ledger/fragments.js';
@@ -313,7 +314,7 @@ export class PaymentService {
     let outcome: PaymentOutcome | null = null;
     let connector: Connector | null = null;
     for (const [i, c] of opened.candidates.entries()) {
-      if (i > 0) await this.db.pool.query(`UPDATE payments SET connector = $2 WHERE id = $1 AND status = 'PROCESS'`, [paymentId, c.name]);
+      if (i > 0) await runPaymentById(this.db.pool, paymentId, { text: `UPDATE payments SET connector = $2 WHERE id = $1 AND status = 'PROCESS'`, values: [paymentId, c.name] });
       connector = c;
       outcome = await this.connectors.call<PaymentOutcome>(c, 'create_payment', (cc) => c.createPayment({
         paymentId, method, amount: opened.quote.dueRub, card: c.capabilities.hostsCardForm ? undefined : pay.card, sbpAmount: pay.sbpAmount,
@@ -348,12 +349,12 @@ export class PaymentService {
   private async hold(paymentId: string, o: PaymentOutcome, connector: string | null, attempts: number, c: Queryable = this.db.pool): Promise<void> {
     const ref = 'ref' in o ? o.ref : null;
     const action = o.status === 'action' ? JSON.stringify(o.action) : null;
-    await c.query(
+    await runPaymentById(c, paymentId, { text:
       `UPDATE payments SET connector = coalesce($2, connector), provider_ref = coalesce($3, provider_ref),
               payer_action = coalesce($4::jsonb, payer_action), check_attempts = $5,
               next_check_at = now() + make_interval(secs => $6::double precision / 1000), updated_at = now()
         WHERE id = $1 AND status = 'PROCESS'`,
-      [paymentId, connector, ref, action, attempts, nextCheckDelayMs(this.config, attempts)]);
+    values: [paymentId, connector, ref, action, attempts, nextCheckDelayMs(this.config, attempts)] });
   }
 
   /**
@@ -367,7 +368,7 @@ export class PaymentService {
   async applyOutcome(paymentId: string, outcome: PaymentOutcome, opts: { attempts?: number; tx?: Queryable } = {}): Promise<ApplyResult> {
     const c = opts.tx ?? this.db.pool;
     // In a caller's transaction (an operator's decision with its audit entry) the row is locked.
-    const p = (await c.query<PaymentRow>(opts.tx ? `${PAYMENT_SQL} FOR UPDATE` : PAYMENT_SQL, [paymentId])).rows[0];
+    const p = (await runPaymentById<PaymentRow>(c, paymentId, { text: PAYMENT_SQL, values: [paymentId], suffix: opts.tx ? ' FOR UPDATE' : '' })).rows[0];
     if (!p) throw new DomainError('payment_not_found');
     if (p.status !== 'PROCESS') return { applied: false, status: p.status };
     const result = finalAnswer(outcome);
@@ -393,6 +394,10 @@ export class PaymentService {
 
   /** Our payment at `connector` by our id or the provider's reference (inbound notifications); null when unknown there. */
   async findAtConnector(connector: string, ourId: string | null, ref: string, c: Queryable = this.db.pool): Promise<string | null> {
+    if (ourId !== null) {
+      const r = await runPaymentById<{ id: string }>(c, ourId, { text: `SELECT id FROM payments WHERE connector = $1 AND id = $2`, values: [connector, ourId] });
+      return r.rows[0]?.id ?? null;
+    }
     const r = await c.query<{ id: string }>(
       `SELECT id FROM payments WHERE connector = $1 AND ($2::text IS NOT NULL AND id = $2 OR $2::text IS NULL AND provider_ref = $3) LIMIT 1`,
       [connector, ourId, ref]);
@@ -447,18 +452,29 @@ export class PaymentService {
    * process). One conditional UPDATE picks the caller that asks; the others read the state.
    */
   async mayAskProvider(paymentId: string, everyMs: number): Promise<boolean> {
-    const r = await this.db.pool.query(
-      `UPDATE payments SET provider_asked_at = clock_timestamp()
-        WHERE id = $1 AND status = 'PROCESS'
-          AND (provider_asked_at IS NULL OR provider_asked_at <= clock_timestamp() - make_interval(secs => $2::double precision / 1000))`,
-      [paymentId, everyMs]);
-    return r.rowCount === 1;
+    // A row whenever the payment is in the month its id names (so a throttled poll, which
+    // changes nothing, does not fall back to the read of every month); `asked` says who asks.
+    const r = await queryPaymentById<{ asked: boolean }>(this.db.pool, paymentId, (month) => {
+      const m = monthCondition('created_at', month, 3);
+      const mu = monthCondition('payments.created_at', month, 3);
+      return { text:
+        `WITH p AS (SELECT id, created_at FROM payments WHERE id = $1${m.sql}),
+         u AS (
+           UPDATE payments SET provider_asked_at = clock_timestamp() FROM p
+            WHERE payments.id = p.id AND payments.created_at = p.created_at AND payments.status = 'PROCESS'${mu.sql}
+              AND (payments.provider_asked_at IS NULL
+                   OR payments.provider_asked_at <= clock_timestamp() - make_interval(secs => $2::double precision / 1000))
+           RETURNING 1)
+         SELECT EXISTS (SELECT 1 FROM u) AS asked FROM p`,
+      values: [paymentId, everyMs, ...m.values] };
+    });
+    return r.rows[0]?.asked === true;
   }
 
   /** A payment of a bill for the polling page; null when there is no such payment of that bill. */
   async paymentState(billId: string, paymentId: string): Promise<{ bill: PayableBill; outcome: PayOutcome; connector: string | null; ref: string | null } | null> {
     if (!/^[A-Za-z0-9]{1,64}$/.test(paymentId)) return null;
-    const p = (await this.db.pool.query<PaymentRow>(PAYMENT_SQL, [paymentId])).rows[0];
+    const p = (await runPaymentById<PaymentRow>(this.db.pool, paymentId, { text: PAYMENT_SQL, values: [paymentId] })).rows[0];
     if (!p || p.bill_id !== billId) return null;
     const bill = toBill((await this.db.pool.query<BillRow>(BILL_SQL, [billId])).rows[0]!);
     const outcome: PayOutcome = {
@@ -470,8 +486,12 @@ export class PaymentService {
     if (isPaymentFinal(p.status)) {
       // The redirect as the finishing step built it: the postback's fields, signed with the current token.
       const r = await this.db.pool.query<{ payload: { fields: PaymentPostbackFields }; tok: string }>(
-        `SELECT e.payload, m.api_token_enc AS tok FROM outbox_events e JOIN merchants m ON m.id = e.merchant_id
-          WHERE e.kind = 'PAYMENT_POSTBACK' AND e.aggregate_id = $1`, [paymentId]);
+        // Through its key row: outbox partitions have no (kind, aggregate_id) index, and the key's
+        // (id, created_at) is the event's primary key in one month's partition.
+        `SELECT e.payload, m.api_token_enc AS tok FROM outbox_event_keys k
+           JOIN outbox_events e ON e.id = k.id AND e.created_at = k.created_at
+           JOIN merchants m ON m.id = e.merchant_id
+          WHERE k.kind = 'PAYMENT_POSTBACK' AND k.aggregate_id = $1`, [paymentId]);
       const row = r.rows[0];
       if (row) {
         const f = row.payload.fields;
@@ -532,11 +552,12 @@ export class PaymentService {
     if (bill.status !== 'PROCESS') assertTransition(bill.status, 'PROCESS', bill.type);
     assertPaymentTransition('NEW', 'PROCESS');
 
-    const paymentId = newId();
     // The payment is opened and handed to the acquirer in one step: it is written as PROCESS.
-    // clock_timestamp() is taken after the bill's row lock: payments of a MULTI bill are
-    // ordered as they took it.
-    const r = await c.query<{ created_at: string }>({ name: 'pay_open', text:
+    // clock_timestamp() is taken after the bill's row lock (the lateral `t` is evaluated per
+    // updated bill row): payments of a MULTI bill are ordered as they took it. The id names the
+    // month of `t.at`, the row's own creation time, rounded to the column's milliseconds first,
+    // so the id's month is its partition's even at 23:59:59.9995 (lib/ids.ts).
+    const r = await c.query<{ id: string; created_at: string }>({ name: 'pay_open', text:
       `WITH b AS (
          UPDATE bills SET status = 'PROCESS', updated_at = now()
           WHERE id = $2 AND active AND (expires_at IS NULL OR expires_at > now())
@@ -545,11 +566,11 @@ export class PaymentService {
        INSERT INTO payments (id, bill_id, merchant_id, shop_id, status, method, amount, currency_in, bill_currency, rate,
                              commission, account_currency, from_card, payer_ip, payer_email, payer_phone, payer_name, payer_comment,
                              connector, next_check_at, form_nonce, created_at, updated_at)
-       SELECT $1, b.id, $3, $4, 'PROCESS', $5::"PaymentMethod", $6, 'RUB', $7::"Currency", $8, $9, $7::"Currency", $10, $11,
-              $12, $13, $14, $15, $18, clock_timestamp() + make_interval(secs => $19::double precision / 1000), $20, clock_timestamp(), clock_timestamp()
-         FROM b
-       RETURNING created_at::text`,
-      values: [paymentId, bill.id, bill.merchantId, bill.shopId, input.method, quote.dueRub.toFixed(2), bill.currency,
+       SELECT ${paymentIdSql('t.at', '$1::text')}, b.id, $3, $4, 'PROCESS', $5::"PaymentMethod", $6, 'RUB', $7::"Currency", $8, $9, $7::"Currency", $10, $11,
+              $12, $13, $14, $15, $18, t.at + make_interval(secs => $19::double precision / 1000), $20, t.at, t.at
+         FROM b, LATERAL (SELECT clock_timestamp()::timestamptz(3) AS at, b.id AS bill_id OFFSET 0) t
+       RETURNING id, created_at::text`,
+      values: [newPaymentIdSuffix(), bill.id, bill.merchantId, bill.shopId, input.method, quote.dueRub.toFixed(2), bill.currency,
         bill.currency === 'RUB' ? null : quote.rate.toFixed(), quote.commission.toFixed(2), input.card ? maskCard(input.card.number) : null, ip,
         input.payer.email, input.payer.phone, input.payer.name, input.payer.comment, PAYABLE_FROM.NORMAL, PAYABLE_FROM.MULTI,
         candidates[0]?.name ?? null, nextCheckDelayMs(this.config, 0), formNonce],
@@ -564,7 +585,7 @@ export class PaymentService {
       await this.payableBillOrThrow(c, billId);
       throw new DomainError('payment_in_progress');
     }
-    return { bill, paymentId, createdAt: r.rows[0]!.created_at, quote, input, candidates };
+    return { bill, paymentId: r.rows[0]!.id, createdAt: r.rows[0]!.created_at, quote, input, candidates };
   }
 
   /**
@@ -654,7 +675,7 @@ export class PaymentService {
     const row = r.rows[0]!;
     if (row.p !== 1) {
       // The table's guard refused it (another finish, the reaper): nothing of the statement happened.
-      const cur = await c.query<{ status: PaymentStatus }>(`SELECT status::text FROM payments WHERE id = $1`, [paymentId]);
+      const cur = await c.query<{ status: PaymentStatus }>(`SELECT status::text FROM payments WHERE id = $1 AND created_at = $2::timestamptz`, [paymentId, payment.createdAt]);
       const bb = await c.query<{ status: BillStatus }>(`SELECT status::text FROM bills WHERE id = $1`, [bill.id]);
       if (cur.rows[0] && !paymentSourcesOf(status).includes(cur.rows[0].status)) throw new IllegalPaymentTransitionError(cur.rows[0].status, status);
       throw new IllegalBillTransitionError(bb.rows[0]?.status ?? bill.status, status as BillStatus, bill.type);

@@ -37,7 +37,7 @@ import { adminPayoutView, PAYOUT_COLUMNS, payoutView, payoutWebhookFields, type 
 import type { OperationOutcome } from '../providers/connector.js';
 import { ConnectorRegistry } from '../providers/registry.js';
 import {
-  closeAttention, isFinal, resolveItem, isNotFound, lastHeard, lockOpenAttention, parseResolution, pastDeadline, raiseAttention, reconcileDelayMs,
+  closeAttention, deferProviderCheck, isFinal, resolveItem, isNotFound, lastHeard, lockOpenAttention, parseResolution,
   type AttentionRow,
 } from '../providers/operation-reconcile.js';
 
@@ -460,7 +460,10 @@ export class PayoutService {
   async processClaimed(row: WorkRow): Promise<boolean> {
     const step = row.sent_at === null ? await this.sendNew(row) : await this.reconcile(row);
     if (!step.final) {
-      await this.deferCheck(row, step.taken, step.heard);
+      await deferProviderCheck(this.db.pool, this.config.reconcileGiveUpMs, {
+        objectType: 'payout', id: row.id, checkAttempts: row.check_attempts,
+        taken: { connector: step.taken?.connector ?? null, ref: step.taken?.ref ?? null }, heard: step.heard,
+      });
       return false;
     }
     const f = step.final;
@@ -511,24 +514,6 @@ export class PayoutService {
     }
     if ('ref' in o && o.ref) taken.ref = o.ref;
     return { final: isFinal(o) ? finalOf(o) : null, taken, heard: lastHeard(o) };
-  }
-
-  /** No final answer: stays PROCESS with its connector and reference, asked again later; past the deadline, on the attention list. */
-  private async deferCheck(row: WorkRow, taken: { connector: string; ref: string | null } | null, heard: Record<string, unknown>): Promise<void> {
-    await withPgTx(this.db.pool, async (c) => {
-      const r = await c.query<{ sent_at: Date | null; merchant_id: string; connector: string | null; provider_ref: string | null }>(
-        `UPDATE payouts SET connector = coalesce($2, connector), provider_ref = coalesce($3, provider_ref), lease_until = NULL,
-                next_check_at = now() + $4::int * interval '1 millisecond', check_attempts = check_attempts + 1, updated_at = now()
-          WHERE id = $1 AND status = 'PROCESS' RETURNING sent_at, merchant_id, connector, provider_ref`,
-        [row.id, taken?.connector ?? null, taken?.ref ?? null, reconcileDelayMs(row.check_attempts)],
-      );
-      const cur = r.rows[0];
-      if (!cur || !cur.connector || !pastDeadline(cur.sent_at, this.config.reconcileGiveUpMs)) return;
-      await raiseAttention(c, {
-        objectType: 'payout', objectId: row.id, merchantId: cur.merchant_id, connector: cur.connector, providerRef: cur.provider_ref,
-        reason: `no final answer from ${cur.connector} within ${this.config.reconcileGiveUpMs} ms`, lastHeard: heard,
-      });
-    });
   }
 
   /**

@@ -1,4 +1,5 @@
-import type { Queryable } from '../../db/client.js';
+import type pg from 'pg';
+import { withPgTx, type Queryable } from '../../db/client.js';
 import { ConflictError, NotFoundError, ValidationError } from '../../errors.js';
 import { randomId } from '../../lib/ids.js';
 import type { OperationOutcome } from './connector.js';
@@ -112,3 +113,35 @@ export async function lockOpenAttention(c: Queryable, id: string, objectType: At
 /** Whether an operation handed to its provider at `sentAt` is past the provider's deadline. */
 export const pastDeadline = (sentAt: Date | null, giveUpMs: number, now = Date.now()) =>
   sentAt !== null && now - sentAt.getTime() >= giveUpMs;
+
+/** The table of each kind of operation reconciliation asks about. */
+const OPERATION_TABLE: Record<AttentionObject, 'payouts' | 'refunds'> = { payout: 'payouts', refund: 'refunds' };
+
+/**
+ * No final answer about a PROCESS payout or refund: its lease is given back, what was heard is
+ * kept (the connector that took it, when `taken` names one, and the provider's reference), and
+ * the next question is due after the backoff of `checkAttempts` questions. Once the operation
+ * has been with its connector past `giveUpMs`, the operator gets an attention item (once).
+ * `defaultConnector`: the connector an operation with none recorded is with (refunds of
+ * payments made before connectors: the sandbox); without one such an operation raises nothing.
+ */
+export async function deferProviderCheck(pool: pg.Pool, giveUpMs: number, op: {
+  objectType: AttentionObject; id: string; checkAttempts: number;
+  taken: { connector: string | null; ref: string | null }; heard: Record<string, unknown>; defaultConnector?: string;
+}): Promise<void> {
+  await withPgTx(pool, async (c) => {
+    const r = await c.query<{ sent_at: Date | null; merchant_id: string; connector: string | null; provider_ref: string | null }>(
+      `UPDATE ${OPERATION_TABLE[op.objectType]}
+          SET connector = coalesce($2, connector), provider_ref = coalesce($3, provider_ref), lease_until = NULL,
+              next_check_at = now() + $4::int * interval '1 millisecond', check_attempts = check_attempts + 1, updated_at = now()
+        WHERE id = $1 AND status = 'PROCESS' RETURNING sent_at, merchant_id, coalesce(connector, $5) AS connector, provider_ref`,
+      [op.id, op.taken.connector, op.taken.ref, reconcileDelayMs(op.checkAttempts), op.defaultConnector ?? null],
+    );
+    const cur = r.rows[0];
+    if (!cur || !cur.connector || !pastDeadline(cur.sent_at, giveUpMs)) return;
+    await raiseAttention(c, {
+      objectType: op.objectType, objectId: op.id, merchantId: cur.merchant_id, connector: cur.connector, providerRef: cur.provider_ref,
+      reason: `no final answer from ${cur.connector} within ${giveUpMs} ms`, lastHeard: op.heard,
+    });
+  });
+}

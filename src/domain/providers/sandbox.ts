@@ -1,6 +1,7 @@
 import { Decimal } from 'decimal.js';
 import type { Queryable } from '../../db/client.js';
 import { randomId } from '../../lib/ids.js';
+import { runPaymentById } from '../payment/payment-by-id.js';
 import {
   ConnectorRefusedError, type Capabilities, type Connector, type ConnectorMode, type CreatePayment, type CreatePayout, type CreateRefund,
   type InboundNotification, type OperationOutcome, type ParsedNotification, type PayerAction, type PaymentOutcome,
@@ -74,8 +75,8 @@ export class SandboxBank {
 
   /** The payment row's card and amount, for a card payment the sandbox answered at once (it answers the same again). */
   async paymentCard(ourId: string): Promise<{ billId: string; method: string; fromCard: string | null; amount: Decimal } | null> {
-    const r = await this.db.query<{ bill_id: string; method: string; from_card: string | null; amount: string }>(
-      `SELECT bill_id, method::text, from_card, amount::text FROM payments WHERE id = $1`, [ourId]);
+    const r = await runPaymentById<{ bill_id: string; method: string; from_card: string | null; amount: string }>(this.db, ourId, {
+      text: `SELECT bill_id, method::text, from_card, amount::text FROM payments WHERE id = $1`, values: [ourId] });
     const x = r.rows[0];
     return x ? { billId: x.bill_id, method: x.method, fromCard: x.from_card, amount: new Decimal(x.amount) } : null;
   }

@@ -2,6 +2,7 @@ import { Decimal } from 'decimal.js';
 import type { Currency, PaymentStatus, RefundStatus } from '../../generated/prisma/enums.js';
 import type { Queryable } from '../ledger/ledger.js';
 import { IllegalRefundTransitionError, sourcesOf } from './refund.states.js';
+import { runPaymentById } from '../payment/payment-by-id.js';
 
 /** A refund as the service hands it out (the API view and the cabinet read this). */
 export interface RefundRecord {
@@ -43,22 +44,24 @@ export interface RefundablePayment {
   chargebackAmount: Decimal;
   /** What the payer paid the acquirer, in RUB. */
   receivedRub: Decimal;
+  /** The connector that took the payment (its refunds go through it). */
+  connector: string;
   /** The RUB of the payment's refunds so far (NEW, PROCESS, SUCCESS): what the provider has given or will give back. */
   refundedRub: Decimal;
 }
 
 /** Locks the merchant's payment (FOR UPDATE): refunds of one payment are serialised on it. */
 export async function lockPayment(c: Queryable, merchantId: string, paymentId: string): Promise<RefundablePayment | null> {
-  const r = await c.query<{
+  const r = await runPaymentById<{
     status: PaymentStatus; received: string | null; account_currency: Currency; refunded_amount: string; chargeback_amount: string;
-    received_rub: string; refunded_rub: string;
-  }>(
-    `SELECT status, (account_amount + commission)::text AS received, account_currency, refunded_amount::text AS refunded_amount,
+    received_rub: string; refunded_rub: string; connector: string;
+  }>(c, paymentId, {
+    text: `SELECT status, coalesce(connector, 'sandbox') AS connector, (account_amount + commission)::text AS received, account_currency, refunded_amount::text AS refunded_amount,
             chargeback_amount::text AS chargeback_amount, amount_received::text AS received_rub,
             (SELECT coalesce(sum(amount_rub), 0)::text FROM refunds WHERE payment_id = $1 AND status <> 'FAIL') AS refunded_rub
-       FROM payments WHERE id = $1 AND merchant_id = $2 FOR UPDATE`,
-    [paymentId, merchantId],
-  );
+       FROM payments WHERE id = $1 AND merchant_id = $2`,
+    values: [paymentId, merchantId], suffix: ' FOR UPDATE',
+  });
   const p = r.rows[0];
   if (!p) return null;
   return {
@@ -69,27 +72,30 @@ export async function lockPayment(c: Queryable, merchantId: string, paymentId: s
     chargebackAmount: new Decimal(p.chargeback_amount),
     receivedRub: new Decimal(p.received_rub),
     refundedRub: new Decimal(p.refunded_rub),
+    connector: p.connector,
   };
 }
 
 /** Adds to (or, with a negative delta, gives back) what was refunded of a payment. */
 export async function addRefunded(c: Queryable, paymentId: string, delta: Decimal): Promise<void> {
-  await c.query(`UPDATE payments SET refunded_amount = refunded_amount + $2, updated_at = now() WHERE id = $1`, [paymentId, delta.toFixed(2)]);
+  await runPaymentById(c, paymentId, {
+    text: `UPDATE payments SET refunded_amount = refunded_amount + $2, updated_at = now() WHERE id = $1`, values: [paymentId, delta.toFixed(2)],
+  });
 }
 
 export async function insertRefund(
   c: Queryable,
-  r: { id: string; merchantId: string; paymentId: string; amount: Decimal; amountRub: Decimal; currency: Currency; delayMs: number },
+  r: { id: string; merchantId: string; paymentId: string; amount: Decimal; amountRub: Decimal; currency: Currency; delayMs: number; connector: string },
 ): Promise<RefundRecord> {
   // clock_timestamp(): taken after the payment lock, so a payment's refunds are ordered by
   // created_at in the order they were admitted ("latest refund" in refund/status).
   const res = await c.query<RefundRow>(
-    // A refund goes through the connector that took its payment.
+    // A refund goes through the connector that took its payment (lockPayment read it).
     `INSERT INTO refunds (id, merchant_id, payment_id, status, amount, amount_rub, currency, process_after, created_at, updated_at, connector)
      VALUES ($1, $2, $3, 'NEW', $4, $7, $5::"Currency", clock_timestamp() + $6 * interval '1 millisecond', clock_timestamp(), clock_timestamp(),
-             (SELECT coalesce(connector, 'sandbox') FROM payments WHERE id = $3))
+             $8)
      RETURNING ${REFUND_COLUMNS}`,
-    [r.id, r.merchantId, r.paymentId, r.amount.toFixed(2), r.currency, r.delayMs, r.amountRub.toFixed(2)],
+    [r.id, r.merchantId, r.paymentId, r.amount.toFixed(2), r.currency, r.delayMs, r.amountRub.toFixed(2), r.connector],
   );
   return toRecord(res.rows[0]!);
 }
@@ -196,10 +202,10 @@ export async function finishRefund(
 
 /** The bill, order id and current shop Result URL of a payment (for refund and chargeback postbacks). */
 export async function paymentShopOf(c: Queryable, paymentId: string): Promise<{ billId: string; orderId: string | null; resultUrl: string | null }> {
-  const r = await c.query<{ bill_id: string; order_id: string | null; result_url: string | null }>(
-    `SELECT p.bill_id, b.order_id, s.result_url FROM payments p JOIN bills b ON b.id = p.bill_id JOIN shops s ON s.id = p.shop_id WHERE p.id = $1`,
-    [paymentId],
-  );
+  const r = await runPaymentById<{ bill_id: string; order_id: string | null; result_url: string | null }>(c, paymentId, {
+    text: `SELECT p.bill_id, b.order_id, s.result_url FROM payments p JOIN bills b ON b.id = p.bill_id JOIN shops s ON s.id = p.shop_id WHERE p.id = $1`,
+    values: [paymentId], column: 'p.created_at',
+  });
   const row = r.rows[0]!;
   return { billId: row.bill_id, orderId: row.order_id, resultUrl: row.result_url };
 }

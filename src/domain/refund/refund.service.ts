@@ -20,7 +20,7 @@ import { assertTransition, IllegalRefundTransitionError } from './refund.states.
 import { refundRub } from './refund-rub.js';
 import type { RefundStatus } from '../../generated/prisma/enums.js';
 import {
-  closeAttention, isFinal, resolveItem, isNotFound, lastHeard, lockOpenAttention, parseResolution, pastDeadline, raiseAttention, reconcileDelayMs,
+  closeAttention, deferProviderCheck, isFinal, resolveItem, isNotFound, lastHeard, lockOpenAttention, parseResolution,
   type AttentionRow, type FinalOutcome,
 } from '../providers/operation-reconcile.js';
 
@@ -125,7 +125,7 @@ export class RefundService {
       }
       const refund = await insertRefund(c, {
         id: newId(), merchantId: m.id, paymentId, amount, amountRub: refundRub(p, amount, amount.eq(left)), currency: p.accountCurrency,
-        delayMs: this.config.sandboxProcessingDelayMs,
+        delayMs: this.config.sandboxProcessingDelayMs, connector: p.connector,
       });
       await addRefunded(c, paymentId, amount);
       // Overdraft: the ledger throws balance_not_enough and withPgTx rolls everything back.
@@ -169,7 +169,12 @@ export class RefundService {
   async processClaimed(r: ClaimedRefund): Promise<void> {
     const outcome = r.sentAt === null ? await this.send(r) : await this.reconcile(r);
     if (isFinal(outcome)) await this.finish(r.id, outcome, r.sentAt !== null ? 'reconciliation' : null);
-    else await this.deferCheck(r, outcome);
+    else {
+      await deferProviderCheck(this.db.pool, this.config.reconcileGiveUpMs, {
+        objectType: 'refund', id: r.id, checkAttempts: r.checkAttempts, taken: { connector: null, ref: 'ref' in outcome ? outcome.ref : null },
+        heard: lastHeard(outcome), defaultConnector: 'sandbox',
+      });
+    }
   }
 
   /** Gives back the leases of refunds claimed but never worked on (a worker stopping). */
@@ -202,24 +207,6 @@ export class RefundService {
     return {
       refundId: r.id, paymentId: r.paymentId, paymentRef: r.paymentRef, amount: r.amount, amountRub: r.amountRub, currency: r.currency, fromCard: r.fromCard,
     };
-  }
-
-  /** No final answer: stays PROCESS, asked again later; past the deadline, on the attention list. */
-  private async deferCheck(r: ClaimedRefund, o: OperationOutcome): Promise<void> {
-    await withPgTx(this.db.pool, async (c) => {
-      const u = await c.query<{ sent_at: Date | null; connector: string; provider_ref: string | null }>(
-        `UPDATE refunds SET provider_ref = coalesce($2, provider_ref), lease_until = NULL, updated_at = now(),
-                next_check_at = now() + $3::int * interval '1 millisecond', check_attempts = check_attempts + 1
-          WHERE id = $1 AND status = 'PROCESS' RETURNING sent_at, coalesce(connector, 'sandbox') AS connector, provider_ref`,
-        [r.id, 'ref' in o ? o.ref : null, reconcileDelayMs(r.checkAttempts)],
-      );
-      const cur = u.rows[0];
-      if (!cur || !pastDeadline(cur.sent_at, this.config.reconcileGiveUpMs)) return;
-      await raiseAttention(c, {
-        objectType: 'refund', objectId: r.id, merchantId: r.merchantId, connector: cur.connector, providerRef: cur.provider_ref,
-        reason: `no final answer from ${cur.connector} within ${this.config.reconcileGiveUpMs} ms`, lastHeard: lastHeard(o),
-      });
-    });
   }
 
   /**
