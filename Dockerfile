@@ -19,14 +19,22 @@ RUN npm run build \
  && npm prune --omit=dev --no-audit --no-fund
 
 # ---- runtime: production dependencies, dist/ and the migrations (read from prisma/migrations) ----
-# NODE_COMPILE_CACHE (Node >= 22.1): V8 keeps the compiled code of every module on disk, so a
-# restart and each WEB_CONCURRENCY process skip most of the compiling (docs/performance.md).
+# dist/main.js and dist/worker-main.js are bundles (scripts/build.mjs); node_modules is still
+# needed for what they leave out (bcrypt, Prisma's query compiler, the embedded PostgreSQL) and
+# for the files bundled packages read from their own directory (Swagger UI's static files).
+# NODE_COMPILE_CACHE (Node >= 22.1): V8 keeps the compiled code on disk, so a restart and each
+# WEB_CONCURRENCY process skip most of the compiling (docs/performance.md).
+# NODE_OPTIONS=--max-semi-space-size=4: V8's young generation capped at 4 MB per semi-space, as
+# `npm run start:prod` runs; every process of the image gets it (the API, its cluster processes,
+# the workers' command in docker-compose.yml): peak RSS of one API process under 150 MB
+# (docs/decisions.md "Young generation capped in production").
 FROM node:22-bookworm-slim AS runtime
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     PORT=3000 \
     LOG_FORMAT=json \
-    NODE_COMPILE_CACHE=/tmp/node-compile-cache
+    NODE_COMPILE_CACHE=/tmp/node-compile-cache \
+    NODE_OPTIONS=--max-semi-space-size=4
 WORKDIR /app
 COPY --from=build --chown=node:node /app/package.json /app/package-lock.json ./
 COPY --from=build --chown=node:node /app/node_modules ./node_modules

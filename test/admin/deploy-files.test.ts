@@ -32,9 +32,12 @@ describe('deployment files (no Docker engine here: checked by reading)', () => {
     expect(runtime).toMatch(/^HEALTHCHECK .*\n?.*\/health/m);
     expect(runtime).toMatch(/^CMD \["node", "dist\/main.js"\]$/m);
     const scripts = JSON.parse(read('package.json')).scripts as Record<string, string>;
-    // The image runs what `npm run start:prod` runs; `npm start` stays the newcomer's (tsx).
-    expect(scripts['start:prod']).toBe('node dist/main.js');
-    expect(scripts['worker:prod']).toBe('node dist/worker-main.js');
+    // The image runs what `npm run start:prod` runs, with the same node flags (NODE_OPTIONS, so
+    // every process of the image has them); `npm start` stays the newcomer's (tsx).
+    const flags = '--max-semi-space-size=4';
+    expect(runtime).toMatch(new RegExp(`^\\s+NODE_OPTIONS=${flags}$`, 'm'));
+    expect(scripts['start:prod']).toBe(`node ${flags} dist/main.js`);
+    expect(scripts['worker:prod']).toBe(`node ${flags} dist/worker-main.js`);
     expect(scripts.start).toBe('tsx src/main.ts');
     expect(scripts.build).toBe('node scripts/build.mjs');
     expect(read('scripts/build.mjs')).toContain('tsconfig.build.json');

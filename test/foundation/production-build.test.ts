@@ -1,4 +1,6 @@
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -8,18 +10,24 @@ import { complaints, databaseEnv, killAll, startService, type ServiceProcess } f
 
 let db: Awaited<ReturnType<typeof createTestDatabase>>;
 let svc: ServiceProcess;
+let worker: ChildProcess | undefined;
 const tmp = mkdtempSync(join(tmpdir(), 'pay-prod-'));
 const modules = join(tmp, 'modules.txt');
+const scripts = JSON.parse(readFileSync('package.json', 'utf8')).scripts as Record<string, string>;
+const START_PROD = scripts['start:prod']!.split(' ');
+const swaggerUiStatic = join(createRequire(import.meta.url).resolve('@fastify/swagger-ui'), '..', 'static');
+const get = (path: string) => fetch(`${svc.url}${path}`).then(async (r) => ({ status: r.status, body: Buffer.from(await r.arrayBuffer()) }));
 
 beforeAll(async () => {
   ensureBuilt();
   db = await createTestDatabase();
-  // Plain node on dist/main.js (`npm run start:prod`); the recorder lists every module it loads.
-  svc = await startService(['--import', './test/helpers/record-modules.mjs', 'dist/main.js'], databaseEnv(db.url, { RECORD_MODULES_FILE: modules }));
+  // `npm run start:prod` (its node flags included) without npm; the recorder lists every module it loads.
+  svc = await startService(['--import', './test/helpers/record-modules.mjs', ...START_PROD.slice(1)], databaseEnv(db.url, { RECORD_MODULES_FILE: modules }));
 }, 600_000);
 
 afterAll(async () => {
   killAll();
+  worker?.kill('SIGKILL');
   await db?.drop();
   rmSync(tmp, { recursive: true, force: true });
 });
@@ -52,14 +60,63 @@ describe('the production build (npm run build, node dist/main.js)', () => {
     expect(await css.text()).toBe(readFileSync('src/cabinet/assets/app.css', 'utf8'));
   });
 
-  it('loads no TypeScript and no tsx: every module of the process is JavaScript from dist/ or node_modules', () => {
+  it('finds every file it reads beside its code from the bundle: views, assets, favicon, the API docs (Swagger UI) and the migrations', async () => {
+    // Rendered eta views (cabinet, operator console), each through its own views directory.
+    const cabinet = await get('/cabinet/login');
+    expect(cabinet.status).toBe(200);
+    expect(cabinet.body.toString()).toMatch(/<form[^>]+action="\/cabinet\/login"/);
+    const console_ = await get('/operator/login');
+    expect(console_.status).toBe(200);
+    expect(console_.body.toString()).toMatch(/<form[^>]+action="\/operator\/login"/);
+    // Static files, byte for byte.
+    expect((await get('/cabinet/assets/app.js')).body.toString()).toBe(readFileSync('src/cabinet/assets/app.js', 'utf8'));
+    const consoleCss = await get('/operator/assets/app.css');
+    expect(consoleCss.body.toString()).toBe(readFileSync('src/cabinet/assets/app.css', 'utf8') + readFileSync('src/operator/assets/console.css', 'utf8'));
+    expect((await get('/favicon.ico')).body.equals(readFileSync('src/assets/favicon.ico'))).toBe(true);
+    // The API docs: the spec, the UI page and the UI's own files from @fastify/swagger-ui's package.
+    const spec = await get('/docs/json');
+    expect(spec.status).toBe(200);
+    expect(Object.keys(JSON.parse(spec.body.toString()).paths)).toContain('/api/v1/bill/create');
+    const ui = await get('/docs');
+    expect(ui.status).toBe(200);
+    expect(ui.body.toString()).toContain('swagger-ui');
+    for (const f of ['swagger-ui-bundle.js', 'index.css', 'logo.svg']) {
+      const r = await get(`/docs/static/${f}`);
+      expect(r.status, f).toBe(200);
+      expect(r.body.equals(readFileSync(join(swaggerUiStatic, f))), f).toBe(true);
+    }
+    // /ready compares the applied migrations with prisma/migrations, found from the code's place.
+    expect((await get('/ready')).status).toBe(200);
+  });
+
+  it('runs one bundled file of ours: dist/main.js, no TypeScript, no tsx, and few modules from node_modules', () => {
     const urls = readFileSync(modules, 'utf8').trim().split('\n');
     const ours = urls.filter((u) => u.startsWith('file://') && !u.includes('/node_modules/') && !u.includes('/test/helpers/'));
-    expect(ours.length).toBeGreaterThan(50);
-    expect(ours.filter((u) => !u.includes('/dist/'))).toEqual([]);
+    expect(ours.map((u) => u.replace(/.*\/dist\//, 'dist/'))).toEqual(['dist/main.js']);
     expect(urls.filter((u) => /\.[cm]?ts$/.test(u) || u.includes('/node_modules/tsx/'))).toEqual([]);
-    expect(urls.some((u) => u.endsWith('/dist/generated/prisma/client.js'))).toBe(true);
+    // Only what the build leaves out of the bundle: the native bcrypt, Prisma's query compiler
+    // (loaded at the first Prisma query, which the operator API calls above made).
+    const packages = new Set(urls.filter((u) => u.includes('/node_modules/')).map((u) => /\/node_modules\/((@[^/]+\/)?[^/]+)/.exec(u)![1]));
+    expect([...packages].sort()).toEqual(['@prisma/client', 'bcrypt']);
+    expect(urls.some((u) => /query_compiler_fast_bg\.postgresql\.wasm-base64\.mjs$/.test(u))).toBe(true);
   });
+
+  it('the workers entry (dist/worker-main.js, bundled too) starts its workers and stops on SIGTERM with exit 0', async () => {
+    const child = worker = spawn(process.execPath, [...scripts['worker:prod']!.split(' ').slice(1)], {
+      env: { PATH: process.env.PATH!, HOME: process.env.HOME!, LOG_FORMAT: 'json', ...databaseEnv(db.url) }, stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => { out += d.toString(); });
+    child.stderr.on('data', (d: Buffer) => { out += d.toString(); });
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) => child.once('exit', (code, signal) => r({ code, signal })));
+    const until = Date.now() + 60_000;
+    while (!out.includes('workers started') && child.exitCode === null && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+    expect(out).toContain('workers started');
+    child.kill('SIGTERM');
+    expect(await exited).toEqual({ code: 0, signal: null });
+    const lines = out.split('\n').filter((l) => l.trim() !== '');
+    expect(complaints(lines)).toEqual([]);
+  }, 90_000);
 
   it('stops on SIGTERM with exit 0 and nothing logged at warn or above', async () => {
     svc.child.kill('SIGTERM');
