@@ -1,5 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { setupTestApp, type TestApp } from '../helpers/app.js';
+import { withDatabase } from '../helpers/pg-server.js';
 import pino from 'pino';
 import { createDb, type Db, type Queryable } from '../../src/db/client.js';
 import { OutboxDeliverer } from '../../src/outbox/deliverer.js';
@@ -191,7 +192,9 @@ describe('payment ids name their creation month', () => {
  * The month boundary: the insert takes the creation time once, after the bill's lock, rounded
  * to the column's milliseconds, and makes the id from it; the partitions are UTC months. The
  * database's clock is set by shadowing clock_timestamp() for the connections of a second app on
- * this test's own database (search_path public before pg_catalog).
+ * this test's own database (search_path public before pg_catalog). That setting takes effect when
+ * a backend starts, so the second app connects to PostgreSQL directly: through PgBouncer
+ * (TEST_PGBOUNCER=1) it would be handed server connections opened before the setting.
  */
 describe('a payment made at the end of a month', () => {
   let db2: Db;
@@ -203,7 +206,7 @@ describe('a payment made at the end of a month', () => {
     await t.db.pool.query(`CREATE FUNCTION public.clock_timestamp() RETURNS timestamptz LANGUAGE sql VOLATILE AS $$ SELECT at FROM test_clock $$`);
     for (const month of ['2026-11-01', '2026-12-01']) await t.db.pool.query(`SELECT create_month_partition('payments', $1::date)`, [month]);
     await t.db.pool.query(`ALTER DATABASE "${name}" SET search_path = public, pg_catalog`);
-    db2 = createDb(t.dbUrl, { max: 2 });
+    db2 = createDb(withDatabase(inject('adminUrl'), name), { max: 2 });
     app2 = await buildApp({ config: t.config, db: db2, logger: false });
     await app2.ready();
   });
@@ -218,6 +221,9 @@ describe('a payment made at the end of a month', () => {
   for (const [clock, month, why] of cases) {
     it(`at ${clock}: the id names ${month.slice(0, 7)} and the payment is in that partition (${why})`, async () => {
       await t.db.pool.query(`UPDATE test_clock SET at = $1::timestamptz`, [clock]);
+      // The second app's connections see the set clock (else the cases could pass on the real one).
+      const seen = await db2.pool.query<{ same: boolean }>(`SELECT clock_timestamp() = $1::timestamptz AS same`, [clock]);
+      expect(seen.rows[0]!.same).toBe(true);
       const billId = await createBill(t, m);
       const res = await payRequest({ ...t, app: app2 }, billId);
       expect(res.statusCode).toBe(200);
