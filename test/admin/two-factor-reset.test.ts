@@ -152,6 +152,22 @@ describe('resetting a team member\'s 2FA', () => {
   });
 });
 
+describe('finding the member to reset', () => {
+  it('GET /merchants/{id}/team lists the team with ids, roles and 2FA state, never a secret; 404 for an unknown merchant', async () => {
+    const a = await lockedOut();
+    const r = await admin(t, 'GET', `/merchants/${a.m.merchantId}/team`);
+    expect(r.status).toBe(200);
+    expect(r.body.data).toEqual([
+      { id: a.memberId, email: a.memberEmail, role: 'developer', state: 'active', two_factor: true, created_at: expect.stringMatching(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/) },
+    ]);
+    expect(JSON.stringify(r.body)).not.toMatch(/totp|secret|password|recovery/i);
+    // The id it gives is the one two-factor-reset takes; afterwards the list says 2FA is off.
+    expect((await admin(t, 'POST', `/merchants/${a.m.merchantId}/two-factor-reset`, { member_id: r.body.data[0].id })).status).toBe(200);
+    expect((await admin(t, 'GET', `/merchants/${a.m.merchantId}/team`)).body.data[0].two_factor).toBe(false);
+    expect((await admin(t, 'GET', '/merchants/nope/team')).status).toBe(404);
+  });
+});
+
 describe('who may reset', () => {
   const roles: Record<string, { id: string; token: string }> = {};
   beforeAll(async () => { for (const r of ['admin', 'support', 'finance', 'auditor']) roles[r] = await operatorToken(r); });

@@ -125,6 +125,17 @@ export default async function merchantAdminRoutes(app: FastifyInstance): Promise
     return { success: true, password: await actions.resetMerchantPassword(actorOf(req), req.params.id) };
   });
 
+  app.get<{ Params: { id: string } }>('/merchants/:id/team', {
+    schema: { tags, summary: "The merchant's cabinet team: each member's id (for two-factor-reset), email, role, state and whether two-factor sign-in is on", params: IdParams },
+  }, async (req) => {
+    const m = await load(req.params.id);
+    const members = await app.services.team.list(m.id);
+    return {
+      success: true,
+      data: members.map((x) => ({ id: x.id, email: x.email, role: x.role, state: x.state, two_factor: x.two_factor, created_at: formatDateTime(x.created_at, app.config.tz) })),
+    };
+  });
+
   app.post<{ Params: { id: string } }>('/merchants/:id/two-factor-reset', {
     config: { permission: 'merchants.two-factor-reset' },
     schema: {
