@@ -126,8 +126,12 @@ describe('payments: why a FAIL failed (issue 16), as the API says it', () => {
     expect(page.statusCode).toBe(200);
     expect(page.body).toContain('<dt>Failure reason</dt>');
     expect(page.body).toContain(reason);
+    // No refund form for money never received, and the refund card says why instead of standing empty.
+    expect(page.body).not.toContain(`/cabinet/payments/${declined.paymentId}/refund`);
+    expect(page.body).toContain('data-testid="nothing-to-refund">Nothing to refund');
     const paidPage = await c.get(`/cabinet/payments/${paid.paymentId}?lang=en`);
     expect(paidPage.body).not.toContain('failure-reason');
+    expect(paidPage.body).not.toContain('nothing-to-refund');
   });
 
   test('the payments CSV carries error_code and error_message: filled for a FAIL, empty otherwise', async () => {
