@@ -1,9 +1,8 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { withPgTx } from '../../src/db/client.js';
-import { enqueueEvent } from '../../src/outbox/events.js';
 import { startOutboxWorker } from '../../src/workers/outbox.js';
 import { setupTestApp, type TestApp } from '../helpers/app.js';
 import { createMerchant } from '../factories/merchant.js';
+import { enqueueTestPostbacks } from '../factories/outbox.js';
 import { startReceiver, waitFor } from './receiver.js';
 
 /**
@@ -21,14 +20,7 @@ beforeEach(async () => { await t.db.pool.query(`UPDATE outbox_events SET status 
 const log = { info() {}, warn() {}, error() {}, debug() {} } as never;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function enqueue(merchantId: string, url: string, n: number, tag: string): Promise<void> {
-  await withPgTx(t.db.pool, async (c) => {
-    for (let i = 0; i < n; i++) {
-      const trs = `${tag}-${i}`;
-      await enqueueEvent(c, { merchantId, kind: 'TEST_POSTBACK', aggregateId: trs, url, fields: { InvId: trs, OutSum: '1.00', Commission: '0.00', Currency: 'RUB', CurrencyIn: 'RUB', TrsId: trs, Status: 'SUCCESS', custom: '' } });
-    }
-  });
-}
+const enqueue = (merchantId: string, url: string, n: number, tag: string) => enqueueTestPostbacks(t, merchantId, url, n, tag);
 
 describe('the outbox cap lends idle slots', () => {
   it('one merchant alone with a backlog gets every slot of the worker (8 of 8 in flight at once, not its cap of 4)', async () => {

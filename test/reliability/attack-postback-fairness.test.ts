@@ -1,9 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { withPgTx } from '../../src/db/client.js';
-import { enqueueEvent } from '../../src/outbox/events.js';
 import { startOutboxWorker } from '../../src/workers/outbox.js';
 import { setupTestApp, type TestApp } from '../helpers/app.js';
 import { createMerchant } from '../factories/merchant.js';
+import { enqueueTestPostbacks } from '../factories/outbox.js';
 import { startReceiver } from '../outbox/receiver.js';
 
 /**
@@ -17,14 +16,7 @@ afterAll(async () => { await t.close(); });
 
 const log = { info() {}, warn() {}, error() {}, debug() {} } as never;
 
-async function enqueue(merchantId: string, url: string, n: number, tag: string): Promise<void> {
-  await withPgTx(t.db.pool, async (c) => {
-    for (let i = 0; i < n; i++) {
-      const trs = `${tag}-${i}`;
-      await enqueueEvent(c, { merchantId, kind: 'TEST_POSTBACK', aggregateId: trs, url, fields: { InvId: trs, OutSum: '1.00', Commission: '0.00', Currency: 'RUB', CurrencyIn: 'RUB', TrsId: trs, Status: 'SUCCESS', custom: '' } });
-    }
-  });
-}
+const enqueue = (merchantId: string, url: string, n: number, tag: string) => enqueueTestPostbacks(t, merchantId, url, n, tag);
 
 describe('one merchant cannot slow everyone\'s postbacks', () => {
   test('A\'s receiver never answers and A has 200 events due first; B\'s postback is delivered within a few seconds', async () => {
