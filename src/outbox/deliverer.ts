@@ -15,8 +15,13 @@ export interface OutboxWorkerOptions {
   workerId?: string;
   /** Deliveries in flight at most. */
   concurrency?: number;
-  /** Deliveries in flight at most for one merchant (default half of concurrency), so one slow receiver cannot hold every slot. */
+  /**
+   * Deliveries in flight at most for one merchant (default half of concurrency), so one slow
+   * receiver cannot hold every slot; lent more while no other merchant has events due.
+   */
   perMerchant?: number;
+  /** A delivery past the merchant's cap (a lent slot) gives its slot back after this long (default 1000). */
+  lendMs?: number;
   /** How long a claimed event is ours; another worker takes it over after that. */
   leaseMs?: number;
   /** Per-attempt HTTP timeout (must stay well under leaseMs). */
@@ -95,21 +100,30 @@ const CLAIM_SELECT = `
 
 // Due events oldest first, but at most $6 per merchant counting those already in flight
 // ($5: [merchant_id, in flight] pairs as JSON), so a merchant with a large backlog or a
-// receiver that never answers cannot take every slot from the others.
+// receiver that never answers cannot take every slot from the others. The cap lends what would
+// stay idle: a merchant may go on up to $7 in flight when no OTHER merchant has an event the cap
+// lets in (counted here, in the same statement), unless it is listed in $8 (the worker's
+// merchants whose receiver has not answered lately). Lent events come after every capped one
+// and are spread over the borrowers (fewest in flight first).
 const CLAIM_DUE_SQL = `
   WITH claimed AS (
     UPDATE outbox_events e SET lease_owner = $1, lease_until = $3
      WHERE e.id IN (
        SELECT id FROM outbox_events
         WHERE id IN (
-          SELECT r.id FROM (
-            SELECT d.id, d.merchant_id, d.next_attempt_at,
-                   row_number() OVER (PARTITION BY d.merchant_id ORDER BY d.next_attempt_at, d.id) AS rn
-              FROM outbox_events d
-             WHERE d.status = 'PENDING' AND d.next_attempt_at <= $2 AND (d.lease_until IS NULL OR d.lease_until <= $2)) r
-          LEFT JOIN jsonb_to_recordset($5::jsonb) AS b(m text, n int) ON b.m = r.merchant_id
-           WHERE r.rn <= $6 - coalesce(b.n, 0)
-           ORDER BY r.next_attempt_at
+          SELECT c.id FROM (
+            SELECT r.id, r.next_attempt_at, r.k, r.k > $6 AS lent,
+                   count(*) FILTER (WHERE r.k <= $6) OVER ()
+                     - count(*) FILTER (WHERE r.k <= $6) OVER (PARTITION BY r.merchant_id) AS others
+              FROM (
+                SELECT d.id, d.merchant_id, d.next_attempt_at,
+                       coalesce(b.n, 0) + row_number() OVER (PARTITION BY d.merchant_id ORDER BY d.next_attempt_at, d.id) AS k
+                  FROM outbox_events d
+                  LEFT JOIN jsonb_to_recordset($5::jsonb) AS b(m text, n int) ON b.m = d.merchant_id
+                 WHERE d.status = 'PENDING' AND d.next_attempt_at <= $2 AND (d.lease_until IS NULL OR d.lease_until <= $2)) r
+             WHERE r.k <= $6 OR (r.k <= $7 AND r.merchant_id <> ALL($8::text[]))) c
+           WHERE NOT c.lent OR c.others = 0
+           ORDER BY c.lent, CASE WHEN c.lent THEN c.k END, c.next_attempt_at
            LIMIT $4)
           -- Checked again on the locked row: another worker may have claimed it meanwhile.
           AND status = 'PENDING' AND next_attempt_at <= $2 AND (lease_until IS NULL OR lease_until <= $2)
@@ -179,12 +193,19 @@ export class OutboxDeliverer {
 
   /**
    * Claims up to `limit` due events (FOR UPDATE SKIP LOCKED: concurrent workers never share
-   * one), at most `perMerchant` per merchant counting `busy` (its deliveries in flight).
+   * one), at most `perMerchant` per merchant counting `busy` (its deliveries in flight). With
+   * `lend`, a merchant may go on up to `lend.upTo` in flight when no other merchant has an event
+   * the cap lets in, unless it is in `lend.not`.
    */
-  async claim(limit: number, q: Queryable = this.ctx.db.pool, perMerchant = limit, busy: ReadonlyMap<string, number> = new Map()): Promise<ClaimedEvent[]> {
+  async claim(
+    limit: number, q: Queryable = this.ctx.db.pool, perMerchant = limit, busy: ReadonlyMap<string, number> = new Map(),
+    lend: { upTo: number; not?: readonly string[] } = { upTo: perMerchant },
+  ): Promise<ClaimedEvent[]> {
     const now = this.now();
     const inFlight = JSON.stringify([...busy].map(([m, n]) => ({ m, n })));
-    const r = await q.query(CLAIM_DUE_SQL, [this.workerId, now, new Date(now.getTime() + this.leaseMs), limit, inFlight, perMerchant]);
+    const r = await q.query(CLAIM_DUE_SQL, [
+      this.workerId, now, new Date(now.getTime() + this.leaseMs), limit, inFlight, perMerchant, Math.max(perMerchant, lend.upTo), lend.not ?? [],
+    ]);
     return r.rows.map(toClaimed);
   }
 

@@ -10,8 +10,12 @@ export interface PollLoopOptions<T> {
    * statement, since an idle service runs it every poll interval. A throw is a database error.
    */
   claim(limit: number): Promise<T[]>;
-  /** Works on one claimed item; a throw is logged and the loop goes on (its lease expires). */
-  process(item: T): Promise<void>;
+  /**
+   * Works on one claimed item; a throw is logged and the loop goes on (its lease expires).
+   * `giveBackSlot()` lets the item's slot go before its work ends: the work goes on (stop() still
+   * waits for it), but the loop may start another item in its place (the outbox's lent slots).
+   */
+  process(item: T, giveBackSlot: () => void): Promise<void>;
   /** Gives back items claimed but never started (claimed while the loop was stopping). */
   release?(items: T[]): Promise<void>;
   /** Runs once on stop after the work in flight settled (or the bound passed): flush, release leases. */
@@ -56,6 +60,8 @@ export function startPollLoop<T>(o: PollLoopOptions<T>): PollLoop {
   const random = o.random ?? Math.random;
   const backoff = o.backoffMs ?? { first: 1000, max: 30_000 };
   const inflight = new Set<Promise<void>>();
+  // Items holding a slot: those in flight less those that gave theirs back.
+  let holding = 0;
   let stopping = false;
   // Past the stop bound: what still runs may fail on a closed pool; that is not worth a line.
   let abandoned = false;
@@ -71,18 +77,24 @@ export function startPollLoop<T>(o: PollLoopOptions<T>): PollLoop {
   });
 
   const start = (item: T) => {
-    const p: Promise<void> = o.process(item)
+    let held = true;
+    holding += 1;
+    const giveBack = () => {
+      if (held) { held = false; holding -= 1; }
+      wakeNap?.(false);
+    };
+    const p: Promise<void> = o.process(item, giveBack)
       .catch((err: unknown) => { if (!abandoned) o.log.error({ err }, `${o.name}: processing failed`); })
-      .finally(() => { inflight.delete(p); wakeNap?.(false); });
+      .finally(() => { inflight.delete(p); giveBack(); });
     inflight.add(p);
   };
 
   const loop = (async () => {
     let backlog = false;
     while (!stopping) {
-      const free = concurrency - inflight.size;
+      const free = concurrency - holding;
       backlog = false;
-      if (free > 0 && (inflight.size === 0 || free >= minClaim)) {
+      if (free > 0 && (holding === 0 || free >= minClaim)) {
         const want = Math.min(free, o.batch ?? free);
         let items: T[];
         try {
@@ -102,7 +114,7 @@ export function startPollLoop<T>(o: PollLoopOptions<T>): PollLoop {
         for (const item of items) start(item);
         backlog = items.length === want;
         // Slots left over a full claim (batch smaller than the slots): claim again at once.
-        if (backlog && inflight.size < concurrency) continue;
+        if (backlog && holding < concurrency) continue;
       }
       if (stopping) break;
       const ms = Math.max(0, Math.round(o.pollMs * (1 + jitter * (2 * random() - 1))));

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-export type Mode = 'ok' | 'fail500' | 'timeout' | 'drop' | { status: number; body?: string; headers?: Record<string, string>; delayMs?: number };
+export type Mode = 'ok' | 'fail500' | 'timeout' | 'drop' | 'hold' | { status: number; body?: string; headers?: Record<string, string>; delayMs?: number };
 
 export interface Received {
   path: string;
@@ -14,13 +14,16 @@ export interface Received {
 /**
  * A real HTTP receiver on 127.0.0.1 that answers 200, 500, times out or drops the connection
  * on demand (per request, by `mode`), records every request, and counts overlaps: a TrsId
- * being received while another request with the same TrsId is still open.
+ * being received while another request with the same TrsId is still open. 'hold' keeps a
+ * request open until `releaseHeld()` answers it 200: `held` and `maxHeld` count them at once.
  */
 export async function startReceiver(mode: (r: Received, n: number) => Mode = () => 'ok') {
   const received: Received[] = [];
   const open = new Map<string, number>();
   let overlaps = 0;
   const hanging = new Set<http.ServerResponse>();
+  let held: http.ServerResponse[] = [];
+  let maxHeld = 0;
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -39,6 +42,7 @@ export async function startReceiver(mode: (r: Received, n: number) => Mode = () 
       if (m === 'ok') return void res.end('OK');
       if (m === 'fail500') { res.statusCode = 500; return void res.end('Internal Server Error'); }
       if (m === 'timeout') { hanging.add(res); return; }
+      if (m === 'hold') { held.push(res); maxHeld = Math.max(maxHeld, held.length); return; }
       if (m === 'drop') { req.socket.destroy(); return; }
       const answer = () => {
         res.writeHead(m.status, m.headers ?? {});
@@ -55,8 +59,19 @@ export async function startReceiver(mode: (r: Received, n: number) => Mode = () 
     received,
     get overlaps() { return overlaps; },
     setMode(m: (r: Received, n: number) => Mode) { mode = m; },
+    /** Requests held open now, and the most held at once since the last `resetMaxHeld()`. */
+    get held() { return held.length; },
+    get maxHeld() { return maxHeld; },
+    resetMaxHeld() { maxHeld = held.length; },
+    /** Answers every held request 200 OK. */
+    releaseHeld() {
+      const all = held;
+      held = [];
+      for (const res of all) res.end('OK');
+    },
     async close() {
       for (const h of hanging) h.destroy();
+      for (const h of held) h.destroy();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },

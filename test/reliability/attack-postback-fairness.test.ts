@@ -1,9 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { withPgTx } from '../../src/db/client.js';
-import { enqueueEvent } from '../../src/outbox/events.js';
 import { startOutboxWorker } from '../../src/workers/outbox.js';
 import { setupTestApp, type TestApp } from '../helpers/app.js';
 import { createMerchant } from '../factories/merchant.js';
+import { enqueueTestPostbacks } from '../factories/outbox.js';
 import { startReceiver } from '../outbox/receiver.js';
 
 /**
@@ -17,14 +16,7 @@ afterAll(async () => { await t.close(); });
 
 const log = { info() {}, warn() {}, error() {}, debug() {} } as never;
 
-async function enqueue(merchantId: string, url: string, n: number, tag: string): Promise<void> {
-  await withPgTx(t.db.pool, async (c) => {
-    for (let i = 0; i < n; i++) {
-      const trs = `${tag}-${i}`;
-      await enqueueEvent(c, { merchantId, kind: 'TEST_POSTBACK', aggregateId: trs, url, fields: { InvId: trs, OutSum: '1.00', Commission: '0.00', Currency: 'RUB', CurrencyIn: 'RUB', TrsId: trs, Status: 'SUCCESS', custom: '' } });
-    }
-  });
-}
+const enqueue = (merchantId: string, url: string, n: number, tag: string) => enqueueTestPostbacks(t, merchantId, url, n, tag);
 
 describe('one merchant cannot slow everyone\'s postbacks', () => {
   test('A\'s receiver never answers and A has 200 events due first; B\'s postback is delivered within a few seconds', async () => {
@@ -46,6 +38,38 @@ describe('one merchant cannot slow everyone\'s postbacks', () => {
       // A is still being tried, with at most its share of the slots.
       expect(hang.received.length).toBeGreaterThan(0);
       expect(hang.received.length).toBeLessThanOrEqual(8);
+    } finally {
+      await hang.close();
+      await w.stop();
+      await ok.close();
+    }
+  }, 60_000);
+});
+
+describe('slots lent to a merchant alone come back when another merchant has events due', () => {
+  test('A\'s 200 events due with a receiver that never answers take every slot; B\'s postback due later is still delivered within a few seconds', async () => {
+    // Alone means alone: the events the test above left due are retired.
+    await t.db.pool.query(`UPDATE outbox_events SET status = 'DEAD' WHERE status = 'PENDING'`);
+    const hang = await startReceiver(() => 'timeout');
+    const ok = await startReceiver(() => 'ok');
+    const a = await createMerchant(t);
+    const b = await createMerchant(t);
+    await enqueue(a.merchantId, `${hang.url}/lent`, 200, 'lent-a');
+    const w = startOutboxWorker({ config: t.config, db: t.db, services: t.app.services, log }, { pollMs: 50, concurrency: 16, timeoutMs: 10_000 });
+    try {
+      // A alone: the cap lends it every slot (16, not its 8), all hanging.
+      const t0 = Date.now();
+      while (hang.received.length < 16 && Date.now() - t0 < 5000) await new Promise((r) => setTimeout(r, 20));
+      expect(hang.received.length).toBe(16);
+      // B's event becomes due while every slot is held by A.
+      await enqueue(b.merchantId, `${ok.url}/result`, 1, 'lent-b');
+      const started = Date.now();
+      while (ok.received.length === 0 && Date.now() - started < 15_000) await new Promise((r) => setTimeout(r, 50));
+      const waited = Date.now() - started;
+      expect(ok.received.map((r) => r.fields.TrsId)).toEqual(['lent-b-0']);
+      expect(waited, `B waited ${waited} ms`).toBeLessThan(3000);
+      // A's deliveries were not cut short nor doubled: still its 16 requests, none answered yet.
+      expect(hang.received.length).toBe(16);
     } finally {
       await hang.close();
       await w.stop();

@@ -128,6 +128,26 @@ describe('the poll loop', () => {
     expect(lines.length).toBeLessThanOrEqual(failed + 1);
   });
 
+  it('an item that gives its slot back lets the loop start another while it still runs; stop() still waits for it', async () => {
+    await addJobs(3);
+    const { log, lines } = logSink();
+    const started: number[] = [];
+    const loop = startPollLoop<number>({
+      name: 'jobs', log, pollMs: 20, concurrency: 1,
+      // Job 1 gives its slot back at once and runs on for 600 ms; the others hold theirs.
+      process: async (id, giveBackSlot) => { started.push(id); if (id === 1) giveBackSlot(); await finishJob(id, id === 1 ? 600 : 50); },
+      claim: claimJobs,
+    });
+    await sleep(300);
+    // One slot, yet job 2 started (and finished) while job 1 runs; job 3 waited for job 2's slot.
+    expect(started).toEqual([1, 2, 3]);
+    expect((await counts()).done).toBe(2);
+    expect(loop.inFlight).toBe(1);
+    await loop.stop();
+    expect(await counts()).toEqual({ done: 3, leased: 0 });
+    expect(lines).toEqual([]);
+  });
+
   it('stop() during work: no new claim, the work in flight finishes, nothing logged', async () => {
     await addJobs(10);
     const { log, lines } = logSink();
