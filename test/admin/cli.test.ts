@@ -28,12 +28,20 @@ function parsed(code: number, stdout: string, stderr: string): { code: number; o
  * TypeScript start-up per call (the child-process tests below prove the real command).
  */
 async function cli(args: string[]): Promise<{ code: number; out: any; stderr: string }> {
+  // The CLI reads and sets process.env (as its command does); put it back afterwards, since the
+  // next test file of this worker process shares it (vitest.config.ts: isolate false).
+  const saved = { ...process.env };
   Object.assign(process.env, CLI_ENV());
   let stdout = '';
   let stderr = '';
-  const code = await runCli(args, { out: (s) => { stdout += s; }, err: (s) => { stderr += s; } })
-    .catch((e: unknown) => { stderr += `error: ${(e as Error).message}\n`; return 1; });
-  return parsed(code, stdout, stderr);
+  try {
+    const code = await runCli(args, { out: (s) => { stdout += s; }, err: (s) => { stderr += s; } })
+      .catch((e: unknown) => { stderr += `error: ${(e as Error).message}\n`; return 1; });
+    return parsed(code, stdout, stderr);
+  } finally {
+    for (const k of Object.keys(process.env)) if (!(k in saved)) delete process.env[k];
+    Object.assign(process.env, saved);
+  }
 }
 
 /** `npm run admin -- ...` as a child process against this file's database. */

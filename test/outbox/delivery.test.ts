@@ -283,7 +283,7 @@ describe('outbox delivery: URL guard at send time', () => {
     expect(rx.received).toHaveLength(0);
     expect((await attempts(id))[0]!.error).toMatch(/resolves to a private or loopback address/);
     // Allowed when private URLs are allowed (sandbox profile).
-    await t.db.pool.query(`UPDATE outbox_events SET next_attempt_at = now() WHERE id = $1`, [id]);
+    await t.db.pool.query(`UPDATE outbox_events SET next_attempt_at = now() - interval '1 second' WHERE id = $1`, [id]);
     await deliverer({ allowPrivate: true }).d.runOnce();
     expect(rx.received).toHaveLength(1);
   });

@@ -288,7 +288,7 @@ describe('payments abandoned in PROCESS', () => {
     // Not due yet: nothing is asked, nothing changes (no blind reaper).
     await reconcilePayments(t.app);
     expect((await payment('stuckpayment0001')).status).toBe('PROCESS');
-    await t.db.pool.query(`UPDATE payments SET next_check_at = now() WHERE id = 'stuckpayment0001'`);
+    await t.db.pool.query(`UPDATE payments SET next_check_at = now() - interval '1 second' WHERE id = 'stuckpayment0001'`);
     await reconcilePayments(t.app);
     // The sandbox never saw it: its answer (declined, not found) fails it.
     expect(await payment('stuckpayment0001')).toMatchObject({ status: 'FAIL', amount_received: '0.00' });

@@ -113,7 +113,7 @@ describe('sandbox provider and the ledger after each final status', () => {
     expect(await serviceWith(t, async () => { throw new Error('connection reset'); }).processDue()).toBe(0);
     expect(await payoutStatus(p.id)).toBe('PROCESS');
     // Its next check is scheduled (backoff); made due at once here.
-    await t.db.pool.query('UPDATE payouts SET next_check_at = now() WHERE id = $1', [p.id]);
+    await t.db.pool.query(`UPDATE payouts SET next_check_at = now() - interval '1 second' WHERE id = $1`, [p.id]);
     await serviceWith(t, async () => { throw new ConnectorRefusedError('http_503', 'bank said no'); }).processDue();
     expect(await payoutStatus(p.id)).toBe('PROCESS');
     expect(await balance(t, m.merchantId)).toEqual({ available: '948.00', locked: '50.00', hold: '2.00' });

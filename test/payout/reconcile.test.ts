@@ -30,7 +30,7 @@ const one = async (sql: string, v: unknown[]) => (await t.db.pool.query(sql, v))
 const count = async (sql: string, v: unknown[]) => (await one(sql, v)).n as number;
 const run = () => processDuePayouts({ services: t.app.services });
 const payout = (id: string) => one(`SELECT status::text, connector, provider_ref, sent_at, check_attempts, next_check_at FROM payouts WHERE id = $1`, [id]);
-const due = (id: string) => t.db.pool.query(`UPDATE payouts SET next_check_at = now() WHERE id = $1`, [id]);
+const due = (id: string) => t.db.pool.query(`UPDATE payouts SET next_check_at = now() - interval '1 second' WHERE id = $1`, [id]);
 const webhooks = (id: string) => count(`SELECT count(*)::int AS n FROM outbox_events WHERE kind = 'PAYOUT_WEBHOOK' AND aggregate_id = $1`, [id]);
 const debits = (id: string) => count(`SELECT count(*)::int AS n FROM ledger_transfers WHERE kind = 'PAYOUT_DEBIT' AND ref_id = $1`, [id]);
 const releases = (id: string) => count(`SELECT count(*)::int AS n FROM ledger_transfers WHERE kind = 'PAYOUT_RELEASE' AND ref_id = $1`, [id]);
@@ -169,7 +169,7 @@ const UNKNOWN: OperationOutcome = { status: 'unknown', ref: null, reason: 'timeo
 async function stuckPayout(amount = '60') {
   const { m, p, svc } = await handedOver(amount, () => UNKNOWN);
   // Handed to the provider a day and a minute ago (RECONCILE_GIVE_UP_MS defaults to 24 h).
-  await t.db.pool.query(`UPDATE payouts SET sent_at = now() - interval '24 hours 1 minute', next_check_at = now() WHERE id = $1`, [p.id]);
+  await t.db.pool.query(`UPDATE payouts SET sent_at = now() - interval '24 hours 1 minute', next_check_at = now() - interval '1 second' WHERE id = $1`, [p.id]);
   await svc.processDue();
   const item = await one(`SELECT * FROM attention_items WHERE object_type = 'payout' AND object_id = $1`, [p.id]);
   return { m, p, svc, item };

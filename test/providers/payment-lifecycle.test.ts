@@ -29,7 +29,7 @@ const balance = async (merchantId: string) => (await one(`SELECT coalesce((SELEC
 const credits = async (id: string) => (await one(`SELECT count(*)::int AS n FROM ledger_transfers WHERE ref_id = $1`, [id])).n as number;
 const postbacks = async (id: string) => (await one(`SELECT count(*)::int AS n FROM outbox_events WHERE aggregate_id = $1`, [id])).n as number;
 /** Makes a payment due for reconciliation now. */
-const due = (id: string) => t.db.pool.query(`UPDATE payments SET next_check_at = now() WHERE id = $1`, [id]);
+const due = (id: string) => t.db.pool.query(`UPDATE payments SET next_check_at = now() - interval '1 second' WHERE id = $1`, [id]);
 
 async function payCard(number: string, amount = '100.00', mm = m) {
   const billId = await createBill(t, mm, { amount });
@@ -170,7 +170,7 @@ describe('reconciliation (replaces the blind reaper)', () => {
     // creation time is fixed once written, its partition key: the passing hour is played by a
     // worker whose RECONCILE_GIVE_UP_MS has already elapsed.)
     const later = { services: t.app.services, config: { ...t.app.config, reconcileGiveUpMs: 0 } };
-    await t.db.pool.query(`UPDATE payments SET next_check_at = now() WHERE id = $1`, [id]);
+    await t.db.pool.query(`UPDATE payments SET next_check_at = now() - interval '1 second' WHERE id = $1`, [id]);
     await reconcilePayments(later);
     await due(id);
     await reconcilePayments(later);

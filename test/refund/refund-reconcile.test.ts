@@ -22,7 +22,7 @@ const one = async (sql: string, v: unknown[]) => (await t.db.pool.query(sql, v))
 const count = async (sql: string, v: unknown[]) => (await one(sql, v)).n as number;
 const run = () => processDueRefunds({ services: t.app.services });
 const refund = (id: string) => one(`SELECT status::text, connector, provider_ref, sent_at, check_attempts FROM refunds WHERE id = $1`, [id]);
-const due = (id: string) => t.db.pool.query(`UPDATE refunds SET next_check_at = now() WHERE id = $1`, [id]);
+const due = (id: string) => t.db.pool.query(`UPDATE refunds SET next_check_at = now() - interval '1 second' WHERE id = $1`, [id]);
 const transfers = (id: string, kind: string) => count(`SELECT count(*)::int AS n FROM ledger_transfers WHERE kind = $2 AND ref_id = $1`, [id, kind]);
 const postbacks = (id: string) => count(`SELECT count(*)::int AS n FROM outbox_events WHERE kind = 'REFUND_POSTBACK' AND aggregate_id = $1`, [id]);
 
@@ -109,7 +109,7 @@ async function stuckRefund(amount = '30.00') {
   const unknown: OperationOutcome = { status: 'unknown', ref: null, reason: 'timeout after 15000 ms' };
   const svc = serviceWith({ refund: async () => unknown, get: async () => unknown });
   await svc.processDue();
-  await t.db.pool.query(`UPDATE refunds SET sent_at = now() - interval '24 hours 1 minute', next_check_at = now() WHERE id = $1`, [x.id]);
+  await t.db.pool.query(`UPDATE refunds SET sent_at = now() - interval '24 hours 1 minute', next_check_at = now() - interval '1 second' WHERE id = $1`, [x.id]);
   await svc.processDue();
   const item = await one(`SELECT * FROM attention_items WHERE object_type = 'refund' AND object_id = $1`, [x.id]);
   return { ...x, svc, item };
