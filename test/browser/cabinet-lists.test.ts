@@ -2,8 +2,8 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { DESKTOP, launchChromium, PHONE, shooter } from './cabinet-helpers.js';
-import { setupTestApp, type TestApp } from '../helpers/app.js';
-import { freePort } from '../helpers/service-process.js';
+import type { TestApp } from '../helpers/app.js';
+import { listeningTestApp } from '../helpers/browser.js';
 import { createBill } from '../factories/payment.js';
 import { cabinetMerchant, PASSWORD, type CabinetMerchant } from '../cabinet/helpers.js';
 import { DECLINED_CARD, cardForm, payNewBill } from '../factories/payment.js';
@@ -25,10 +25,7 @@ let m: CabinetMerchant;
 let declinedId: string;
 
 beforeAll(async () => {
-  const port = await freePort();
-  base = `http://127.0.0.1:${port}`;
-  t = await setupTestApp({ PUBLIC_BASE_URL: base });
-  await t.app.listen({ port, host: '127.0.0.1' });
+  ({ t, base } = await listeningTestApp(ARTIFACTS));
   m = await cabinetMerchant(t, { merchant: { verified: true, grantRefunds: true } });
   for (let i = 1; i <= 3; i++) await payNewBill(t, m, { amount: `${i}250.00`, orderId: `shop-order-${i}` });
   declinedId = (await payNewBill(t, m, { amount: '99.90', orderId: 'shop-order-declined' }, cardForm(DECLINED_CARD))).paymentId;

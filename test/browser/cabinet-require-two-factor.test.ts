@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { PHONE, launchChromium, shooter } from './cabinet-helpers.js';
-import { setupTestApp, type TestApp } from '../helpers/app.js';
-import { freePort } from '../helpers/service-process.js';
+import type { TestApp } from '../helpers/app.js';
+import { listeningTestApp } from '../helpers/browser.js';
 import { MEMBER_PASSWORD, PASSWORD, cabinetMerchant, type CabinetMerchant } from '../cabinet/helpers.js';
 import { totpCode } from '../operator/helpers.js';
 import { newTotpSecret } from '../../src/domain/operator/two-factor.js';
@@ -22,10 +22,7 @@ let ownerSecret: string;
 let devEmail: string;
 
 beforeAll(async () => {
-  const port = await freePort();
-  base = `http://127.0.0.1:${port}`;
-  t = await setupTestApp({ PUBLIC_BASE_URL: base });
-  await t.app.listen({ port, host: '127.0.0.1' });
+  ({ t, base } = await listeningTestApp('test/artifacts/cabinet-require-two-factor'));
   m = await cabinetMerchant(t);
   // Set-up through the services: the owner has TOTP on, a developer has a password and no TOTP.
   ownerSecret = newTotpSecret();

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { DESKTOP, launchChromium, shooter } from './cabinet-helpers.js';
-import { setupTestApp, type TestApp } from '../helpers/app.js';
-import { freePort } from '../helpers/service-process.js';
+import type { TestApp } from '../helpers/app.js';
+import { listeningTestApp } from '../helpers/browser.js';
 import { cabinetMerchant, PASSWORD, type CabinetMerchant } from '../cabinet/helpers.js';
 import { totpCode } from '../operator/helpers.js';
 
@@ -15,10 +15,7 @@ let page: Page;
 let m: CabinetMerchant;
 
 beforeAll(async () => {
-  const port = await freePort();
-  base = `http://127.0.0.1:${port}`;
-  t = await setupTestApp({ PUBLIC_BASE_URL: base });
-  await t.app.listen({ port, host: '127.0.0.1' });
+  ({ t, base } = await listeningTestApp('test/artifacts/cabinet-two-factor'));
   m = await cabinetMerchant(t);
   browser = await launchChromium();
   page = await (await browser.newContext({ viewport: DESKTOP, locale: 'en-US' })).newPage();
