@@ -3,6 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyBalances } from '../../src/domain/ledger/ledger.js';
 import { reconcilePayments } from '../../src/workers/payment-reconciler.js';
 import { md5Upper } from '../../src/lib/crypto.js';
+import { newPaymentId } from '../../src/lib/ids.js';
+import { SANDBOX_3DS_CARD } from '../../src/domain/providers/sandbox.js';
 import { setupTestApp, type TestApp } from '../helpers/app.js';
 import { createMerchant, type MerchantFixture } from '../factories/merchant.js';
 import { cardForm, createBill, DECLINED_CARD, payRequest, REFUND_FAIL_CARD, SUCCESS_CARD } from '../factories/payment.js';
@@ -258,6 +260,37 @@ describe('MULTI bills', () => {
     expect((await payRequest(t, billId)).json().status).toBe('SUCCESS');
     expect((await billRow(billId)).status).toBe('SUCCESS');
     expect(await balance(mm.merchantId)).toBe('32.00000000');
+    expect(await verifyBalances(t.db.pool)).toEqual([]);
+  });
+
+  it('a MULTI bill follows only its latest payment: an older payment (opened the month before) finishing while a newer one runs leaves the bill in PROCESS; the newer one\'s finish sets it', async () => {
+    const mm = await createMerchant(t, { shop: SHOP_URLS });
+    const billId = await createBill(t, mm, { amount: '10.00', type: 'MULTI' });
+    // The older payment, opened an hour before this month began and still waiting at the
+    // acquirer: in the previous month's partition, which the finishing statement of a payment
+    // of this month does not look into.
+    const olderAt = new Date(Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth(), 1) - 3_600_000);
+    await q(`SELECT create_month_partition('payments', $1::date)`, [olderAt.toISOString().slice(0, 10)]);
+    const olderId = newPaymentId(olderAt);
+    await q(
+      `INSERT INTO payments (id, bill_id, merchant_id, shop_id, status, method, amount, bill_currency, account_currency, connector, created_at, updated_at)
+       VALUES ($1, $2, $3, $4, 'PROCESS', 'BANK_CARD', 10.00, 'RUB', 'RUB', 'sandbox', $5, $5)`, [olderId, billId, mm.merchantId, mm.shopId, olderAt]);
+    await q(`UPDATE bills SET status = 'PROCESS' WHERE id = $1`, [billId]);
+    // The newer payment, through the page: the sandbox asks for 3-D Secure, so it runs on.
+    const opened = await payRequest(t, billId, cardForm(SANDBOX_3DS_CARD));
+    expect(opened.statusCode).toBe(200);
+    const newerId = opened.json().payment_id as string;
+    expect((await payment(newerId)).status).toBe('PROCESS');
+
+    // The older one is paid (and credited) while the newer one runs: the bill waits for the newer one.
+    expect(await t.app.services.payments.applyOutcome(olderId, { status: 'paid', amountReceived: new Decimal('10.00'), ref: 'older-1' }))
+      .toEqual({ applied: true, status: 'SUCCESS' });
+    expect((await billRow(billId)).status).toBe('PROCESS');
+    expect(await balance(mm.merchantId)).toBe('10.00000000');
+
+    expect(await t.app.services.payments.applyOutcome(newerId, { status: 'declined', code: 'declined', message: 'Declined.', ref: 'newer-1' }))
+      .toEqual({ applied: true, status: 'FAIL' });
+    expect((await billRow(billId)).status).toBe('FAIL');
     expect(await verifyBalances(t.db.pool)).toEqual([]);
   });
 });

@@ -657,7 +657,12 @@ export class PaymentService {
             -- This payment is the bill's latest. A scalar subquery, not NOT EXISTS: an anti-join
             -- may be planned as a hash over every partition's payments (it was, on a month's
             -- young partition: one seq scan of the month per payment); this one is an index probe.
-            AND p.id = (SELECT q.id FROM payments q WHERE q.bill_id = p.bill_id ORDER BY q.created_at DESC, q.id DESC LIMIT 1)
+            -- A later payment of the bill is never older than this one, so the bound on the
+            -- partition key, a parameter, prunes every earlier month before the statement runs
+            -- (this month, the months made ahead and the default are probed, however many
+            -- months are kept; docs/decisions.md "The latest payment of a bill").
+            AND p.id = (SELECT q.id FROM payments q WHERE q.bill_id = p.bill_id AND q.created_at >= $28::timestamptz
+                         ORDER BY q.created_at DESC, q.id DESC LIMIT 1)
          RETURNING bills.id),
        ${creditFragment('p', 13)},
        o AS (
