@@ -12,7 +12,8 @@ afterAll(async () => { await t.close(); });
  * partitioned by month, a lookup by id alone visits every month's partition, and its "is this
  * the bill's latest payment" anti-join was planned as a hash over a sequential scan of the
  * month's payments: every payment read the whole month (docs/performance.md, session 4); its
- * latest-payment check then probed every month kept (docs/performance.md, session 6).
+ * latest-payment check then probed every month kept (now the bill records its latest payment,
+ * and the check over payments is for bills that do not; docs/performance.md, session 6).
  */
 describe('the payment finishing statement', () => {
   it('updates the one partition of its payment, never scans the month of payments, and looks for later payments of the bill from its month on', async () => {
@@ -64,8 +65,9 @@ describe('the payment finishing statement', () => {
     expect(plan.match(/Update on payments_\w+/g) ?? []).toEqual([`Update on ${month}`]);
     // The month's payments are reached by index, never read whole.
     expect(plan).not.toMatch(new RegExp(`Seq Scan on ${month}\\b`));
-    // "Is this the bill's latest payment" looks from the payment's month on: no earlier month's
-    // partition is in the plan, however many months are kept.
+    // "Is this the bill's latest payment", for a bill that does not record it (last paid before
+    // bills.last_payment_id), looks from the payment's month on: no earlier month's partition is
+    // in the plan, however many months are kept.
     for (const p of earlier) expect(plan).not.toContain(p);
     expect(plan).toMatch(new RegExp(`Index Scan Backward using ${month}_bill_id_created_at_idx`));
   });
