@@ -29,6 +29,14 @@ const balance = async (merchantId: string, currency = 'RUB') =>
   (await q(`SELECT available::text FROM balances WHERE merchant_id = $1 AND currency = $2::"Currency"`, [merchantId, currency]))[0].available as string;
 const event = async (paymentId: string) => (await q(`SELECT url, status::text, payload FROM outbox_events WHERE kind = 'PAYMENT_POSTBACK' AND aggregate_id = $1`, [paymentId]))[0];
 
+/** The acquirer declines a MULTI bill's latest payment: the bill follows it to FAIL, and the ledger balances. */
+async function latestDeclined(billId: string, paymentId: string): Promise<void> {
+  expect(await t.app.services.payments.applyOutcome(paymentId, { status: 'declined', code: 'declined', message: 'Declined.', ref: `declined-${paymentId}` }))
+    .toEqual({ applied: true, status: 'FAIL' });
+  expect((await billRow(billId)).status).toBe('FAIL');
+  expect(await verifyBalances(t.db.pool)).toEqual([]);
+}
+
 /** Until `n` backends of this database wait for a lock. */
 async function lockWaiters(n: number): Promise<void> {
   for (let i = 0; i < 200; i++) {
@@ -296,10 +304,7 @@ describe('MULTI bills', () => {
     expect((await billRow(billId)).status).toBe('PROCESS');
     expect(await balance(mm.merchantId)).toBe('10.00000000');
 
-    expect(await t.app.services.payments.applyOutcome(newerId, { status: 'declined', code: 'declined', message: 'Declined.', ref: 'newer-1' }))
-      .toEqual({ applied: true, status: 'FAIL' });
-    expect((await billRow(billId)).status).toBe('FAIL');
-    expect(await verifyBalances(t.db.pool)).toEqual([]);
+    await latestDeclined(billId, newerId);
   });
 
   it('a MULTI bill follows only its latest payment: one opened while an older payment\'s finishing statement waits for the bill\'s row lock is the latest', async () => {
@@ -327,11 +332,9 @@ describe('MULTI bills', () => {
     expect((await payment(newerId)).status).toBe('PROCESS');
     // The older payment is credited; the bill waits for the newer one.
     expect((await billRow(billId)).status).toBe('PROCESS');
-    expect(await t.app.services.payments.applyOutcome(newerId, { status: 'declined', code: 'declined', message: 'Declined.', ref: 'newer-3' }))
-      .toEqual({ applied: true, status: 'FAIL' });
-    expect((await billRow(billId)).status).toBe('FAIL');
-    expect(await verifyBalances(t.db.pool)).toEqual([]);
+    await latestDeclined(billId, newerId);
   });
+
   it('a payment opened while another statement changes its bill (another payment opening) is created after that change commits: payments are ordered as they took the bill', async () => {
     const mm = await createMerchant(t, { shop: SHOP_URLS });
     const billId = await createBill(t, mm, { amount: '10.00', type: 'MULTI' });
