@@ -6,13 +6,17 @@
  * written per request (pg_stat_database). Scenarios: bill_create, bill_status, payment (card,
  * JSON), then the idle workers' cost per second and the service's RSS. `<tree>` (default this
  * checkout) is a checkout of another commit with its node_modules, to compare before and after
- * with the same script. Writes bench/results/cost-<timestamp>.json.
+ * with the same script. Writes bench/results/cost-<timestamp>.json. COST_YEAR_OF_MONTHS=1 gives
+ * the bench database the monthly partitions of a year-old service (empty): a fresh database has
+ * only this month and the months made ahead, so a statement that visits every month kept costs
+ * no more there than one that visits this month alone.
  */
 import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { createPastMonths } from './lib/growth-seed.js';
 import { adminQuery, dropBenchDatabase, seededBillId, urlFor, withClient } from './lib/pg.js';
 import { freePort, procStatusKb, ROOT } from './lib/proc.js';
 import { serviceEnv, setupTenant, type Tenant } from './scenarios/service.js';
@@ -103,9 +107,11 @@ const r3 = (x: number) => Math.round(x * 1000) / 1000;
 const countDelta = (a: Record<string, number>, b: Record<string, number>, per: number): Record<string, number> =>
   Object.fromEntries(Object.entries(b).map(([k, v]) => [k, r3((v - (a[k] ?? 0)) / per)] as const).filter(([, v]) => v > 0));
 
-const report: Record<string, unknown> = { tree, requests: N, concurrency: CONC, at: new Date().toISOString(), load_average: readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ') };
+const YEAR_OF_MONTHS = Boolean(process.env.COST_YEAR_OF_MONTHS);
+const report: Record<string, unknown> = { tree, requests: N, concurrency: CONC, year_of_months: YEAR_OF_MONTHS, at: new Date().toISOString(), load_average: readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ') };
 try {
   await run(['--import', 'tsx', 'src/db/migrate-cli.ts'], baseEnv);
+  if (YEAR_OF_MONTHS) await createPastMonths(url);
   if (process.env.COST_AUTO_EXPLAIN) {
     // Every statement's plan with its buffers, triggers' statements included, in the server's log (a look, not a figure).
     await adminQuery(`ALTER DATABASE "${dbName}" SET session_preload_libraries = 'auto_explain'`);

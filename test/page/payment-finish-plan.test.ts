@@ -11,10 +11,12 @@ afterAll(async () => { await t.close(); });
  * The statement that finishes a payment (pay_finish) runs once per payment. Since payments are
  * partitioned by month, a lookup by id alone visits every month's partition, and its "is this
  * the bill's latest payment" anti-join was planned as a hash over a sequential scan of the
- * month's payments: every payment read the whole month (docs/performance.md, session 4).
+ * month's payments: every payment read the whole month (docs/performance.md, session 4); its
+ * latest-payment check then probed every month kept (now the bill records its latest payment,
+ * and the check over payments is for bills that do not; docs/performance.md, session 6).
  */
 describe('the payment finishing statement', () => {
-  it('updates the one partition of its payment and never scans the month of payments', async () => {
+  it('updates the one partition of its payment, never scans the month of payments, and looks for later payments of the bill from its month on', async () => {
     const m = await createMerchant(t);
     // A month with payments in it, its statistics known.
     await t.db.pool.query(
@@ -24,6 +26,17 @@ describe('the payment finishing statement', () => {
       `INSERT INTO payments (id, bill_id, merchant_id, shop_id, status, method, amount, bill_currency, account_currency)
        SELECT 'FP' || lpad(to_hex(n), 9, '0'), 'F' || lpad(to_hex(n), 9, '0'), $1, $2, 'SUCCESS', 'BANK_CARD', 100.00, 'RUB', 'RUB'
          FROM generate_series(1, 3000) n`, [m.merchantId, m.shopId]);
+    // Two earlier months kept, with payments in them.
+    const earlier: string[] = [];
+    for (const k of [1, 2]) {
+      const at = new Date(Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth() - k, 15));
+      await t.db.pool.query(`SELECT create_month_partition('payments', $1::date)`, [at.toISOString().slice(0, 10)]);
+      earlier.push(`payments_p${at.getUTCFullYear()}_${String(at.getUTCMonth() + 1).padStart(2, '0')}`);
+      await t.db.pool.query(
+        `INSERT INTO payments (id, bill_id, merchant_id, shop_id, status, method, amount, bill_currency, account_currency, created_at)
+         SELECT 'E${k}' || lpad(to_hex(n), 9, '0'), 'F' || lpad(to_hex(n), 9, '0'), $1, $2, 'SUCCESS', 'BANK_CARD', 100.00, 'RUB', 'RUB', $3
+           FROM generate_series(1, 100) n`, [m.merchantId, m.shopId, at]);
+    }
     await t.db.pool.query('ANALYZE payments');
 
     // The statement as the service sends it, caught on its way to the pool.
@@ -52,5 +65,10 @@ describe('the payment finishing statement', () => {
     expect(plan.match(/Update on payments_\w+/g) ?? []).toEqual([`Update on ${month}`]);
     // The month's payments are reached by index, never read whole.
     expect(plan).not.toMatch(new RegExp(`Seq Scan on ${month}\\b`));
+    // "Is this the bill's latest payment", for a bill that does not record it (last paid before
+    // bills.last_payment_id), looks from the payment's month on: no earlier month's partition is
+    // in the plan, however many months are kept.
+    for (const p of earlier) expect(plan).not.toContain(p);
+    expect(plan).toMatch(new RegExp(`Index Scan Backward using ${month}_bill_id_created_at_idx`));
   });
 });

@@ -3,6 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyBalances } from '../../src/domain/ledger/ledger.js';
 import { reconcilePayments } from '../../src/workers/payment-reconciler.js';
 import { md5Upper } from '../../src/lib/crypto.js';
+import { newPaymentId } from '../../src/lib/ids.js';
+import { SANDBOX_3DS_CARD } from '../../src/domain/providers/sandbox.js';
 import { setupTestApp, type TestApp } from '../helpers/app.js';
 import { createMerchant, type MerchantFixture } from '../factories/merchant.js';
 import { cardForm, createBill, DECLINED_CARD, payRequest, REFUND_FAIL_CARD, SUCCESS_CARD } from '../factories/payment.js';
@@ -26,6 +28,23 @@ const billRow = async (id: string) => (await q(`SELECT status::text, active FROM
 const balance = async (merchantId: string, currency = 'RUB') =>
   (await q(`SELECT available::text FROM balances WHERE merchant_id = $1 AND currency = $2::"Currency"`, [merchantId, currency]))[0].available as string;
 const event = async (paymentId: string) => (await q(`SELECT url, status::text, payload FROM outbox_events WHERE kind = 'PAYMENT_POSTBACK' AND aggregate_id = $1`, [paymentId]))[0];
+
+/** The acquirer declines a MULTI bill's latest payment: the bill follows it to FAIL, and the ledger balances. */
+async function latestDeclined(billId: string, paymentId: string): Promise<void> {
+  expect(await t.app.services.payments.applyOutcome(paymentId, { status: 'declined', code: 'declined', message: 'Declined.', ref: `declined-${paymentId}` }))
+    .toEqual({ applied: true, status: 'FAIL' });
+  expect((await billRow(billId)).status).toBe('FAIL');
+  expect(await verifyBalances(t.db.pool)).toEqual([]);
+}
+
+/** Until `n` backends of this database wait for a lock. */
+async function lockWaiters(n: number): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    if ((await q(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`))[0].n >= n) return;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  throw new Error(`fewer than ${n} lock waiters`);
+}
 
 describe('card payment in the sandbox', () => {
   it('the success card pays: payment and NORMAL bill SUCCESS, balance credited once, postback row, redirect to the Success URL signed', async () => {
@@ -259,6 +278,85 @@ describe('MULTI bills', () => {
     expect((await billRow(billId)).status).toBe('SUCCESS');
     expect(await balance(mm.merchantId)).toBe('32.00000000');
     expect(await verifyBalances(t.db.pool)).toEqual([]);
+  });
+
+  it('a MULTI bill last paid before bills recorded their latest payment follows only its latest: an older payment (the month before) finishing while a newer one runs leaves it in PROCESS; the newer one\'s finish sets it', async () => {
+    const mm = await createMerchant(t, { shop: SHOP_URLS });
+    const billId = await createBill(t, mm, { amount: '10.00', type: 'MULTI' });
+    // Two payments still waiting at the acquirer, opened before the bill had last_payment_id
+    // (so its payments say which is the latest): the older an hour before this month began, in
+    // the previous month's partition, which the finishing statement of a payment of this month
+    // does not look into; the newer one now.
+    const olderAt = new Date(Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth(), 1) - 3_600_000);
+    await q(`SELECT create_month_partition('payments', $1::date)`, [olderAt.toISOString().slice(0, 10)]);
+    const newerAt = new Date();
+    const [olderId, newerId] = [newPaymentId(olderAt), newPaymentId(newerAt)];
+    for (const [id, at] of [[olderId, olderAt], [newerId, newerAt]] as const) {
+      await q(
+        `INSERT INTO payments (id, bill_id, merchant_id, shop_id, status, method, amount, bill_currency, account_currency, connector, created_at, updated_at)
+         VALUES ($1, $2, $3, $4, 'PROCESS', 'BANK_CARD', 10.00, 'RUB', 'RUB', 'sandbox', $5, $5)`, [id, billId, mm.merchantId, mm.shopId, at]);
+    }
+    await q(`UPDATE bills SET status = 'PROCESS' WHERE id = $1`, [billId]);
+
+    // The older one is paid (and credited) while the newer one runs: the bill waits for the newer one.
+    expect(await t.app.services.payments.applyOutcome(olderId, { status: 'paid', amountReceived: new Decimal('10.00'), ref: 'older-1' }))
+      .toEqual({ applied: true, status: 'SUCCESS' });
+    expect((await billRow(billId)).status).toBe('PROCESS');
+    expect(await balance(mm.merchantId)).toBe('10.00000000');
+
+    await latestDeclined(billId, newerId);
+  });
+
+  it('a MULTI bill follows only its latest payment: one opened while an older payment\'s finishing statement waits for the bill\'s row lock is the latest', async () => {
+    const mm = await createMerchant(t, { shop: SHOP_URLS });
+    const billId = await createBill(t, mm, { amount: '10.00', type: 'MULTI' });
+    const olderId = (await payRequest(t, billId, cardForm(SANDBOX_3DS_CARD))).json().payment_id as string;
+    // Another transaction holds the bill's row lock: a new payment's opening waits for it, then
+    // the older payment's finishing statement, its snapshot taken before the new payment exists.
+    const x = await t.db.pool.connect();
+    let opening: ReturnType<typeof payRequest>;
+    let finishing: ReturnType<typeof t.app.services.payments.applyOutcome>;
+    try {
+      await x.query('BEGIN');
+      await x.query('SELECT 1 FROM bills WHERE id = $1 FOR UPDATE', [billId]);
+      opening = payRequest(t, billId, cardForm(SANDBOX_3DS_CARD));
+      await lockWaiters(1);
+      finishing = t.app.services.payments.applyOutcome(olderId, { status: 'paid', amountReceived: new Decimal('10.00'), ref: 'older-3' });
+      await lockWaiters(2);
+      await x.query('COMMIT');
+    } finally {
+      x.release();
+    }
+    const newerId = (await opening).json().payment_id as string;
+    expect(await finishing).toEqual({ applied: true, status: 'SUCCESS' });
+    expect((await payment(newerId)).status).toBe('PROCESS');
+    // The older payment is credited; the bill waits for the newer one.
+    expect((await billRow(billId)).status).toBe('PROCESS');
+    await latestDeclined(billId, newerId);
+  });
+
+  it('a payment opened while another statement changes its bill (another payment opening) is created after that change commits: payments are ordered as they took the bill', async () => {
+    const mm = await createMerchant(t, { shop: SHOP_URLS });
+    const billId = await createBill(t, mm, { amount: '10.00', type: 'MULTI' });
+    const x = await t.db.pool.connect();
+    let opening: ReturnType<typeof payRequest>;
+    let committedAt: Date;
+    try {
+      await x.query('BEGIN');
+      await x.query(`UPDATE bills SET status = 'PROCESS', updated_at = now() WHERE id = $1`, [billId]);
+      opening = payRequest(t, billId, cardForm(SANDBOX_3DS_CARD));
+      await lockWaiters(1);
+      await new Promise((r) => setTimeout(r, 50));
+      committedAt = (await x.query<{ at: Date }>('SELECT clock_timestamp() AS at')).rows[0]!.at;
+      await x.query('COMMIT');
+    } finally {
+      x.release();
+    }
+    const id = (await opening).json().payment_id as string;
+    const row = (await q(`SELECT p.created_at, b.last_payment_id, b.last_payment_at FROM payments p JOIN bills b ON b.id = p.bill_id WHERE p.id = $1`, [id]))[0];
+    // Rounded to the column's milliseconds: at most half of one earlier.
+    expect(row.created_at.getTime()).toBeGreaterThanOrEqual(committedAt.getTime() - 1);
+    expect(row).toMatchObject({ last_payment_id: id, last_payment_at: row.created_at });
   });
 });
 

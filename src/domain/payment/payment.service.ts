@@ -552,23 +552,29 @@ export class PaymentService {
     if (bill.status !== 'PROCESS') assertTransition(bill.status, 'PROCESS', bill.type);
     assertPaymentTransition('NEW', 'PROCESS');
 
-    // The payment is opened and handed to the acquirer in one step: it is written as PROCESS.
-    // clock_timestamp() is taken after the bill's row lock (the lateral `t` is evaluated per
-    // updated bill row): payments of a MULTI bill are ordered as they took it. The id names the
-    // month of `t.at`, the row's own creation time, rounded to the column's milliseconds first,
-    // so the id's month is its partition's even at 23:59:59.9995 (lib/ids.ts).
+    // The payment is opened and handed to the acquirer in one step: it is written as PROCESS,
+    // and the bill records it as its latest (the finishing statement compares with that). Its
+    // creation time is one clock reading, taken in the bill's UPDATE: the sub-SELECT refers to
+    // the bill's row, so it is a per-row subplan (uncorrelated, it would be an InitPlan, read
+    // once), and an UPDATE that waited for the bill's row lock evaluates it again on the row it
+    // then updates (EvalPlanQual): payments of a MULTI bill are ordered as they took the lock.
+    // The id names the month of that time, rounded to the column's milliseconds first, so the
+    // id's month is its partition's even at 23:59:59.9995 (lib/ids.ts).
     const r = await c.query<{ id: string; created_at: string }>({ name: 'pay_open', text:
       `WITH b AS (
-         UPDATE bills SET status = 'PROCESS', updated_at = now()
+         UPDATE bills SET status = 'PROCESS', updated_at = now(),
+                (last_payment_id, last_payment_at) = (SELECT ${paymentIdSql('t.at', '$1::text')}, t.at
+                                                        FROM (SELECT clock_timestamp()::timestamptz(3) AS at, bills.id AS bill_id OFFSET 0) t
+                                                       WHERE t.bill_id = bills.id)
           WHERE id = $2 AND active AND (expires_at IS NULL OR expires_at > now())
             AND status = ANY(CASE WHEN type = 'NORMAL' THEN $16::"BillStatus"[] ELSE $17::"BillStatus"[] END)
-         RETURNING id)
+         RETURNING id, last_payment_id, last_payment_at)
        INSERT INTO payments (id, bill_id, merchant_id, shop_id, status, method, amount, currency_in, bill_currency, rate,
                              commission, account_currency, from_card, payer_ip, payer_email, payer_phone, payer_name, payer_comment,
                              connector, next_check_at, form_nonce, created_at, updated_at)
-       SELECT ${paymentIdSql('t.at', '$1::text')}, b.id, $3, $4, 'PROCESS', $5::"PaymentMethod", $6, 'RUB', $7::"Currency", $8, $9, $7::"Currency", $10, $11,
-              $12, $13, $14, $15, $18, t.at + make_interval(secs => $19::double precision / 1000), $20, t.at, t.at
-         FROM b, LATERAL (SELECT clock_timestamp()::timestamptz(3) AS at, b.id AS bill_id OFFSET 0) t
+       SELECT b.last_payment_id, b.id, $3, $4, 'PROCESS', $5::"PaymentMethod", $6, 'RUB', $7::"Currency", $8, $9, $7::"Currency", $10, $11,
+              $12, $13, $14, $15, $18, b.last_payment_at + make_interval(secs => $19::double precision / 1000), $20, b.last_payment_at, b.last_payment_at
+         FROM b
        RETURNING id, created_at::text`,
       values: [newPaymentIdSuffix(), bill.id, bill.merchantId, bill.shopId, input.method, quote.dueRub.toFixed(2), bill.currency,
         bill.currency === 'RUB' ? null : quote.rate.toFixed(), quote.commission.toFixed(2), input.card ? maskCard(input.card.number) : null, ip,
@@ -654,10 +660,19 @@ export class PaymentService {
          UPDATE bills SET status = $2::text::"BillStatus", updated_at = now()
            FROM p
           WHERE bills.id = p.bill_id AND bills.status = ANY($25::"BillStatus"[])
-            -- This payment is the bill's latest. A scalar subquery, not NOT EXISTS: an anti-join
-            -- may be planned as a hash over every partition's payments (it was, on a month's
-            -- young partition: one seq scan of the month per payment); this one is an index probe.
-            AND p.id = (SELECT q.id FROM payments q WHERE q.bill_id = p.bill_id ORDER BY q.created_at DESC, q.id DESC LIMIT 1)
+            -- This payment is the bill's latest, as the bill row records it (pay_open). The
+            -- column is read on the row version this UPDATE locks, so a payment opened while
+            -- it waited for the lock counts; a subquery over payments would read the snapshot
+            -- taken before, and the bill would follow the older payment for good
+            -- (docs/decisions.md "The latest payment of a bill").
+            AND (bills.last_payment_id = p.id
+              -- A bill with no payment opened since the column exists: its payments say. A
+              -- scalar subquery, not NOT EXISTS (an anti-join was once planned as a hash over
+              -- a seq scan of the month); a later payment is never older than this one, so
+              -- the bound on the partition key, a parameter, prunes the earlier months.
+              OR bills.last_payment_id IS NULL
+                 AND p.id = (SELECT q.id FROM payments q WHERE q.bill_id = p.bill_id AND q.created_at >= $28::timestamptz
+                              ORDER BY q.created_at DESC, q.id DESC LIMIT 1))
          RETURNING bills.id),
        ${creditFragment('p', 13)},
        o AS (
