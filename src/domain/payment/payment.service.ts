@@ -654,12 +654,15 @@ export class PaymentService {
           WHERE id = $1 AND created_at = $28::timestamptz AND status = ANY($24::"PaymentStatus"[])
             -- A NORMAL bill must still be where it can follow the payment (PROCESS): else
             -- nothing of this statement happens (no credit for a payment whose bill cannot).
-            AND EXISTS (SELECT 1 FROM bills bb WHERE bb.id = payments.bill_id AND (bb.type = 'MULTI' OR bb.status = ANY($25::"BillStatus"[])))
+            -- The bill's id also as a parameter ($29): with it the planner probes bills_pkey; from
+            -- the join alone it estimated one row per partition of payments and hashed a seq scan
+            -- of bills, which costs the whole table while it is small (a new service's).
+            AND EXISTS (SELECT 1 FROM bills bb WHERE bb.id = $29 AND bb.id = payments.bill_id AND (bb.type = 'MULTI' OR bb.status = ANY($25::"BillStatus"[])))
          RETURNING bill_id, created_at, id),
        b AS (
          UPDATE bills SET status = $2::text::"BillStatus", updated_at = now()
            FROM p
-          WHERE bills.id = p.bill_id AND bills.status = ANY($25::"BillStatus"[])
+          WHERE bills.id = $29 AND bills.id = p.bill_id AND bills.status = ANY($25::"BillStatus"[])
             -- This payment is the bill's latest, as the bill row records it (pay_open). The
             -- column is read on the row version this UPDATE locks, so a payment opened while
             -- it waited for the lock counts; a subquery over payments would read the snapshot
@@ -686,7 +689,7 @@ export class PaymentService {
         result.outcome === 'DECLINED' ? result.reason : null, bill.merchantId,
         eventUrl, eventPayload, eventStatus, eventError, ...ledgerValues,
         paymentSourcesOf(status), billSourcesOf(status as BillStatus, bill.type),
-        result.outcome === 'DECLINED' ? result.message : null, connector, payment.createdAt] }).catch((e) => { throw ledgerError(e, `payment ${paymentId}`); });
+        result.outcome === 'DECLINED' ? result.message : null, connector, payment.createdAt, bill.id] }).catch((e) => { throw ledgerError(e, `payment ${paymentId}`); });
     const row = r.rows[0]!;
     if (row.p !== 1) {
       // The table's guard refused it (another finish, the reaper): nothing of the statement happened.
