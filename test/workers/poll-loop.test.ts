@@ -106,6 +106,10 @@ describe('the poll loop', () => {
       process: (id) => finishJob(id),
     });
     await sleep(1000);
+    // A try may be in flight at this instant (its query sent, not yet failed): its line comes when
+    // it fails, well before the next try (the waits are 200 ms by now).
+    const settle = Date.now();
+    while (lines.length < tries.length && Date.now() - settle < 150) await sleep(5);
     const failed = tries.length;
     // 0, 50, 150, 350, 550, 750, 950: not a busy loop (a 20 ms poll would have made ~50 tries).
     expect(failed).toBeGreaterThanOrEqual(5);
