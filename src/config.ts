@@ -53,6 +53,8 @@ export interface Config {
   reconcileGiveUpMs: number;
   /** How often the reconciliation worker looks for due operations. */
   reconcilePollMs: number;
+  /** How long a decline read without its reason waits for the provider's notification to bring it. */
+  declineReasonWaitMs: number;
   /** How long an Idempotency-Key answer is kept, in hours. */
   idempotencyTtlHours: number;
   /** Monthly partitions kept created ahead of the current month (src/db/partitions.ts). */
@@ -177,6 +179,7 @@ export function loadConfig(env: Env = { ...readDotEnv(), ...process.env }, gener
     reconcileMaxDelayMs: int('RECONCILE_MAX_DELAY_MS', env.RECONCILE_MAX_DELAY_MS, 3_600_000, 0),
     reconcileGiveUpMs: int('RECONCILE_GIVE_UP_MS', env.RECONCILE_GIVE_UP_MS, 86_400_000, 0),
     reconcilePollMs: int('RECONCILE_POLL_MS', env.RECONCILE_POLL_MS, 5_000, 50),
+    declineReasonWaitMs: int('DECLINE_REASON_WAIT_MS', env.DECLINE_REASON_WAIT_MS, 10_000, 0),
     idempotencyTtlHours: int('IDEMPOTENCY_TTL_HOURS', env.IDEMPOTENCY_TTL_HOURS, 24, 1),
     partitionMonthsAhead: int('PARTITION_MONTHS_AHEAD', env.PARTITION_MONTHS_AHEAD, 3, 1),
     outboxRetentionDays: int('OUTBOX_RETENTION_DAYS', env.OUTBOX_RETENTION_DAYS, 90, 1),

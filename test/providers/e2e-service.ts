@@ -32,6 +32,8 @@ export async function startE2E(artifacts: string): Promise<E2E> {
     // Reconciliation asks soon (the lost-notification case) and workers poll fast.
     CONNECTOR_TIMEOUT_MS: '3000', RECONCILE_FIRST_CHECK_MS: '300', RECONCILE_MAX_DELAY_MS: '1000', RECONCILE_POLL_MS: '100',
     PAY_ATTEMPTS_PER_BILL: '1000', PAY_ATTEMPTS_PER_IP: '1000', WORKER_LEASE_MS: '5000',
+    // A decline read without its reason (T-Bank's GetState) waits this long for the notification.
+    DECLINE_REASON_WAIT_MS: '3000',
   });
   const workers = startWorkers({ config: t.config, db: t.db, services: t.app.services, log: t.app.log });
   const browser = await launchChromium();

@@ -154,4 +154,50 @@ describe('T-Bank end to end: refunds in flight and what can go wrong', () => {
     expect((await one(e, `SELECT count(*)::int AS n FROM ledger_transfers WHERE ref_id = $1`, [paymentId])).n).toBe(0);
     await ledgerOk(e);
   }, 60_000);
+
+  /** A bill paid with the declined card on T-Bank's form, the payer back on our waiting page; our payment id. */
+  async function declinedOnTheForm(orderId: string): Promise<{ paymentId: string; page: Awaited<ReturnType<typeof newPage>> }> {
+    const billId = await billFor(e, m, { amount: '56.00', orderId });
+    const page = await newPage(e, 'desktop');
+    await chooseCard(e, page, billId, `${ART}/tbank-${orderId}-form.png`);
+    const paymentId = await paymentOfBill(billId);
+    await Promise.all([page.waitForURL(/\/new\//), page.getByTestId('action-link').click()]);
+    await page.fill('#card', '4000 0000 0000 0002');
+    await page.click('#pay');
+    return { paymentId, page };
+  }
+
+  it('a decline read by GetState before the notification waits for it: the notification\'s reason wins, whichever comes first', async () => {
+    tb.misbehave({ notifications: 'out-of-order' });
+    try {
+      const { paymentId, page } = await declinedOnTheForm('tb-declined-held');
+      // The page has read REJECTED (GetState has no decline reason) and waits for the notification.
+      await until('the decline read without its reason', async () => (await one(e, `SELECT decline_seen_at FROM payments WHERE id = $1`, [paymentId])).decline_seen_at);
+      expect(await payment(paymentId)).toMatchObject({ status: 'PROCESS', failure_reason: null });
+      const back = page.waitForURL(/\/pay\/\w+\?declined=\w+/, { timeout: 20_000 });
+      tb.flushNotifications();
+      await back;
+      expect(await page.getByTestId('decline-reason').getAttribute('data-code')).toBe('card_declined');
+      await page.context().close();
+      expect(await payment(paymentId)).toMatchObject({ status: 'FAIL', failure_reason: 'card_declined' });
+    } finally {
+      tb.misbehave({ notifications: 'normal' });
+    }
+  }, 60_000);
+
+  it('a decline whose notification never comes ends FAIL with T-Bank\'s status as the reason after DECLINE_REASON_WAIT_MS', async () => {
+    tb.misbehave({ notifications: 'lost' });
+    try {
+      const { paymentId, page } = await declinedOnTheForm('tb-declined-lost');
+      const seen = await until('the decline read without its reason', async () => (await one(e, `SELECT decline_seen_at FROM payments WHERE id = $1`, [paymentId])).decline_seen_at as Date | null);
+      await page.waitForURL(/\/pay\/\w+\?declined=\w+/, { timeout: 20_000 });
+      expect(await page.getByTestId('decline-reason').getAttribute('data-code')).toBe('tbank:rejected');
+      await page.context().close();
+      const p = await one(e, `SELECT status::text, failure_reason, finished_at FROM payments WHERE id = $1`, [paymentId]);
+      expect(p).toMatchObject({ status: 'FAIL', failure_reason: 'tbank:rejected' });
+      expect((p.finished_at as Date).getTime() - seen.getTime()).toBeGreaterThanOrEqual(3000);
+    } finally {
+      tb.misbehave({ notifications: 'normal' });
+    }
+  }, 60_000);
 });

@@ -358,6 +358,23 @@ export class PaymentService {
   }
 
   /**
+   * Whether a decline whose reason the provider sends separately (its notification) has waited
+   * DECLINE_REASON_WAIT_MS since it was first read. The first read starts the wait and asks the
+   * provider again when it ends, so reconciliation applies it with the generic reason when the
+   * notification never comes; a notification that comes first finishes the payment with its reason.
+   */
+  private async declineReasonWaited(paymentId: string, attempts: number | undefined, c: Queryable): Promise<boolean> {
+    const r = await runPaymentById<{ waited: boolean }>(c, paymentId, { text:
+      `UPDATE payments SET decline_seen_at = coalesce(decline_seen_at, clock_timestamp()),
+              next_check_at = coalesce(decline_seen_at, clock_timestamp()) + make_interval(secs => $2::double precision / 1000),
+              check_attempts = coalesce($3, check_attempts), updated_at = now()
+        WHERE id = $1 AND status = 'PROCESS'`,
+    values: [paymentId, this.config.declineReasonWaitMs, attempts ?? null],
+    suffix: ` RETURNING decline_seen_at <= clock_timestamp() - make_interval(secs => $2::double precision / 1000) AS waited` });
+    return r.rows[0]?.waited === true;
+  }
+
+  /**
    * Applies a provider's answer about a payment (the payer's return, a notification,
    * reconciliation, an operator's decision): the one writer is `finish`, guarded by the state
    * table, so the ledger is credited once. A payment already final, or a second answer, changes
@@ -371,6 +388,9 @@ export class PaymentService {
     const p = (await runPaymentById<PaymentRow>(c, paymentId, { text: PAYMENT_SQL, values: [paymentId], suffix: opts.tx ? ' FOR UPDATE' : '' })).rows[0];
     if (!p) throw new DomainError('payment_not_found');
     if (p.status !== 'PROCESS') return { applied: false, status: p.status };
+    if (outcome.status === 'declined' && outcome.reasonFollows && !await this.declineReasonWaited(paymentId, opts.attempts, c)) {
+      return { applied: false, status: 'PROCESS' };
+    }
     const result = finalAnswer(outcome);
     if (result === null) {
       if (outcome.status === 'action' || outcome.status === 'pending' || opts.attempts !== undefined) {

@@ -43,7 +43,11 @@ export type PayerAction =
  */
 export type PaymentOutcome =
   | { status: 'paid'; amountReceived: Decimal; ref: string }
-  | { status: 'declined'; code: string; message: string; ref: string | null }
+  /**
+   * `reasonFollows`: the provider said "declined" without saying why, and sends the reason in its
+   * notification (T-Bank's GetState); the payment waits for it a while (DECLINE_REASON_WAIT_MS).
+   */
+  | { status: 'declined'; code: string; message: string; ref: string | null; reasonFollows?: boolean }
   | { status: 'action'; action: PayerAction; ref: string }
   | { status: 'pending'; ref: string }
   | { status: 'refused'; code: string; message: string }

@@ -107,7 +107,7 @@ export class TBankConnector implements Connector {
   async getPayment(q: { paymentId: string; ref: string | null }, ctx: CallContext): Promise<PaymentOutcome> {
     if (q.ref) {
       const a = answered(await this.send('GetState', { PaymentId: q.ref }, ctx), 'GetState', true);
-      return paymentOutcome(q.ref, a.Status ?? '', a.Amount, '0', a.Message);
+      return reasonFollows(paymentOutcome(q.ref, a.Status ?? '', a.Amount, '0', a.Message));
     }
     // The Init answer was lost: the order (our payment id) tells whether it created a payment.
     const a = answered(await this.send('CheckOrder', { OrderId: q.paymentId }, ctx), 'CheckOrder', true);
@@ -115,7 +115,7 @@ export class TBankConnector implements Connector {
     // No payment for the order: Init never applied, and no payer ever had a form to pay on.
     if (list.length === 0) return { status: 'declined', code: 'tbank:not_found', message: 'T-Bank has no payment for this order.', ref: null };
     const p = list.find((x) => PAID.has(x.Status)) ?? list.find((x) => IN_PROGRESS.has(x.Status)) ?? list[list.length - 1]!;
-    return paymentOutcome(String(p.PaymentId), p.Status, p.Amount, '0', undefined);
+    return reasonFollows(paymentOutcome(String(p.PaymentId), p.Status, p.Amount, '0', undefined));
   }
 
   async refund(req: CreateRefund, ctx: CallContext): Promise<OperationOutcome> {
@@ -223,6 +223,15 @@ function paymentOutcome(ref: string, status: string, amount: number | undefined,
   }
   // In progress, or a status this version does not know: nothing is guessed.
   return { status: 'pending', ref };
+}
+
+/**
+ * GetState's and CheckOrder's ErrorCode is their own request's ("0"): T-Bank sends a decline's
+ * reason (1001, 1051...) only in the notification. A decline read there, other than an expiry,
+ * waits for it (docs/decisions.md "A T-Bank decline waits for its reason").
+ */
+function reasonFollows(o: PaymentOutcome): PaymentOutcome {
+  return o.status === 'declined' && o.code !== 'expired' ? { ...o, reasonFollows: true } : o;
 }
 
 function refundOutcome(ref: string, status: string): OperationOutcome {
