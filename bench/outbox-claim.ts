@@ -80,7 +80,13 @@ for (const shapeName of (process.env.CLAIM_SHAPES ?? Object.keys(SHAPES).join(',
     const c = await db.pool.connect();
     try {
       let stmt: { text: string; values: unknown[] } | null = null;
-      const q = { query: (text: string, values: unknown[]) => { stmt = { text, values }; return c.query(text, values); } } as unknown as pg.PoolClient;
+      // The claim names its statement (a config object) or passes text and values.
+      const q = {
+        query: (t: string | { text: string; values: unknown[] }, v?: unknown[]) => {
+          stmt = typeof t === 'string' ? { text: t, values: v ?? [] } : { text: t.text, values: t.values };
+          return c.query(t as string, v);
+        },
+      } as unknown as pg.PoolClient;
       const ms: number[] = [];
       let claimed = 0;
       for (let i = 0; i < runs; i++) {
