@@ -98,56 +98,11 @@ const CLAIM_SELECT = `
     LEFT JOIN payments p2 ON p2.id = pk2.id AND p2.created_at = pk2.created_at
     LEFT JOIN shops s2 ON s2.id = p2.shop_id`;
 
-// Due events oldest first, but at most $6 per merchant counting those already in flight
-// ($5: [merchant_id, in flight] pairs as JSON), so a merchant with a large backlog or a
-// receiver that never answers cannot take every slot from the others. The cap lends what would
-// stay idle: a merchant may go on up to $7 in flight when no OTHER merchant has an event the cap
-// lets in (counted here, in the same statement), unless it is listed in $8 (the worker's
-// merchants whose receiver has not answered lately). Lent events come after every capped one
-// and are spread over the borrowers (fewest in flight first).
-// Only each merchant's head is ranked (docs/performance.md "The outbox claim reads each
-// merchant's head"): `due` steps from one merchant with a due event to the next through the
-// partial index on pending (merchant_id, next_attempt_at, id), one descent per merchant whatever
-// its backlog, and `head` reads each one's oldest due events, no more than can be claimed.
-// Ranking every due event made a backlog of 10,000 a sort of 10,000 rows in every claim. The
-// picked rows are then found again by their ctid within their month (created_at, the partition
-// key): a TID fetch per row, which no statistics turn into a hash join over every due event.
-const due = (a = '') => `${a}status = 'PENDING' AND ${a}next_attempt_at <= $2 AND (${a}lease_until IS NULL OR ${a}lease_until <= $2)`;
+// Due events oldest first, at most `perMerchant` per merchant counting those in flight, idle
+// slots lent: outbox_claim_due (prisma/migrations/20261125233000_outbox_claim_function says
+// how, and why it is a function) leases them to this worker; this statement reads their targets.
 const CLAIM_DUE_SQL = `
-  WITH RECURSIVE due(m) AS (
-    (SELECT merchant_id FROM outbox_events WHERE ${due()} ORDER BY merchant_id, next_attempt_at, id LIMIT 1)
-    UNION ALL
-    SELECT (SELECT merchant_id FROM outbox_events WHERE ${due()} AND merchant_id > due.m ORDER BY merchant_id, next_attempt_at, id LIMIT 1)
-      FROM due WHERE due.m IS NOT NULL
-  ), head AS (
-    SELECT h.ctid AS tid, h.id, h.created_at, due.m AS merchant_id, h.next_attempt_at,
-           coalesce(b.n, 0) + row_number() OVER (PARTITION BY due.m ORDER BY h.next_attempt_at, h.id) AS k
-      FROM due
-      LEFT JOIN jsonb_to_recordset($5::jsonb) AS b(m text, n int) ON b.m = due.m
-      CROSS JOIN LATERAL (
-        SELECT ctid, id, created_at, next_attempt_at FROM outbox_events
-         WHERE ${due()} AND merchant_id = due.m
-         ORDER BY merchant_id, next_attempt_at, id LIMIT least($7::int, $4::int)) h
-     WHERE due.m IS NOT NULL
-  ), pick AS (
-    SELECT c.tid, c.id, c.created_at FROM (
-      SELECT r.tid, r.id, r.created_at, r.next_attempt_at, r.k, r.k > $6 AS lent,
-             count(*) FILTER (WHERE r.k <= $6) OVER ()
-               - count(*) FILTER (WHERE r.k <= $6) OVER (PARTITION BY r.merchant_id) AS others
-        FROM head r
-       WHERE r.k <= $6 OR (r.k <= $7 AND r.merchant_id <> ALL($8::text[]))) c
-     WHERE NOT c.lent OR c.others = 0
-     ORDER BY c.lent, CASE WHEN c.lent THEN c.k END, c.next_attempt_at
-     LIMIT $4
-  ), locked AS (
-    -- Checked again on the locked row: another worker may have claimed it meanwhile.
-    SELECT e.ctid AS tid, e.created_at FROM pick JOIN outbox_events e ON e.ctid = pick.tid AND e.created_at = pick.created_at
-     WHERE e.id = pick.id AND ${due('e.')}
-       FOR UPDATE OF e SKIP LOCKED
-  ), claimed AS (
-    UPDATE outbox_events e SET lease_owner = $1, lease_until = $3
-      FROM locked l WHERE e.ctid = l.tid AND e.created_at = l.created_at
-    RETURNING e.id, e.merchant_id, e.kind, e.aggregate_id, e.url, e.payload, e.attempts)
+  WITH claimed AS (SELECT * FROM outbox_claim_due($1, $2, $3, $4::int, $5::jsonb, $6::int, $7::int, $8::text[]))
   ${CLAIM_SELECT}`;
 
 const CLAIM_ONE_SQL = `
@@ -222,11 +177,10 @@ export class OutboxDeliverer {
   ): Promise<ClaimedEvent[]> {
     const now = this.now();
     const inFlight = JSON.stringify([...busy].map(([m, n]) => ({ m, n })));
-    // Not a named statement: after five runs PostgreSQL may keep a generic plan, and the generic
-    // plan of this statement reads every due event (measured: docs/performance.md, session 7).
-    const r = await q.query(CLAIM_DUE_SQL, [
+    // Named: planned once per connection (node-postgres drops the name behind PgBouncer).
+    const r = await q.query({ name: 'outbox_claim', text: CLAIM_DUE_SQL, values: [
       this.workerId, now, new Date(now.getTime() + this.leaseMs), limit, inFlight, perMerchant, Math.max(perMerchant, lend.upTo), lend.not ?? [],
-    ]);
+    ] });
     return r.rows.map(toClaimed);
   }
 
