@@ -150,7 +150,12 @@ describe('payment ids name their creation month', () => {
     const c = await t.db.pool.connect();
     try {
       await c.query('BEGIN');
-      const claimed = await d.claim(10, { query: ((text: string, values: unknown[]) => { claim = { text, values }; return c.query(text, values); }) as Queryable['query'] });
+      // The claim names its statement (a config object).
+      const capture = (cfg: string | { text: string; values?: unknown[] }, values?: unknown[]) => {
+        claim = typeof cfg === 'string' ? { text: cfg, values: values ?? [] } : { text: cfg.text, values: cfg.values ?? [] };
+        return c.query(cfg as string, values);
+      };
+      const claimed = await d.claim(10, { query: capture as Queryable['query'] });
       expect(claimed.map((e) => e.aggregateId)).toContain(paymentId);
       expect(claimed.find((e) => e.aggregateId === paymentId)!.url).toBe('http://127.0.0.1:9/result');
     } finally {
