@@ -103,7 +103,8 @@ export function tbankToken(params: Record<string, unknown>, password: string): s
 
 export class TBankEmulator {
   readonly payments = new Map<string, TbPayment>();
-  readonly requests: { op: string; errorCode?: string; status: number }[] = [];
+  /** Every API call answered: its method, the PaymentId it named (if any), when, and the answer. */
+  readonly requests: { op: string; paymentId?: string; at: number; errorCode?: string; status: number }[] = [];
   readonly terminalKey: string;
   readonly password: string;
   notifyUrl?: string;
@@ -165,8 +166,13 @@ export class TBankEmulator {
     const a = await this.api(op, r);
     if (a) {
       let code: string | undefined;
+      let paymentId: string | undefined;
       try { code = (JSON.parse(a.body) as { ErrorCode?: string }).ErrorCode; } catch { /* a 5xx page */ }
-      this.requests.push({ op, errorCode: code, status: a.status });
+      try {
+        const id = (JSON.parse(r.raw) as { PaymentId?: unknown }).PaymentId;
+        if (typeof id === 'string' || typeof id === 'number') paymentId = String(id);
+      } catch { /* not JSON */ }
+      this.requests.push({ op, paymentId, at: Date.now(), errorCode: code, status: a.status });
     }
     return a;
   }

@@ -193,9 +193,14 @@ describe('T-Bank end to end: refunds in flight and what can go wrong', () => {
       await page.waitForURL(/\/pay\/\w+\?declined=\w+/, { timeout: 20_000 });
       expect(await page.getByTestId('decline-reason').getAttribute('data-code')).toBe('tbank:rejected');
       await page.context().close();
-      const p = await one(e, `SELECT status::text, failure_reason, finished_at FROM payments WHERE id = $1`, [paymentId]);
+      const p = await one(e, `SELECT status::text, failure_reason, finished_at, provider_ref FROM payments WHERE id = $1`, [paymentId]);
       expect(p).toMatchObject({ status: 'FAIL', failure_reason: 'tbank:rejected' });
       expect((p.finished_at as Date).getTime() - seen.getTime()).toBeGreaterThanOrEqual(3000);
+      // While it waits, nobody asks T-Bank again (the page polls every 1.5 s; it would only read
+      // the same decline): the next GetState comes when the wait ends.
+      const during = tb.requests.filter((r) => r.op === 'GetState' && r.paymentId === p.provider_ref
+        && r.at > seen.getTime() + 500 && r.at < seen.getTime() + 2_900);
+      expect(during).toEqual([]);
     } finally {
       tb.misbehave({ notifications: 'normal' });
     }

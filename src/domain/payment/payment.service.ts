@@ -470,13 +470,15 @@ export class PaymentService {
    * Whether this caller may ask the provider about a payment in PROCESS now: at most once per
    * `everyMs` per payment across every process (the page is polled by payers through any API
    * process). One conditional UPDATE picks the caller that asks; the others read the state.
+   * Not while a decline read without its reason waits for the notification: asking again would
+   * only read the same decline (reconciliation asks when the wait ends; so does the page).
    */
   async mayAskProvider(paymentId: string, everyMs: number): Promise<boolean> {
     // A row whenever the payment is in the month its id names (so a throttled poll, which
     // changes nothing, does not fall back to the read of every month); `asked` says who asks.
     const r = await queryPaymentById<{ asked: boolean }>(this.db.pool, paymentId, (month) => {
-      const m = monthCondition('created_at', month, 3);
-      const mu = monthCondition('payments.created_at', month, 3);
+      const m = monthCondition('created_at', month, 4);
+      const mu = monthCondition('payments.created_at', month, 4);
       return { text:
         `WITH p AS (SELECT id, created_at FROM payments WHERE id = $1${m.sql}),
          u AS (
@@ -484,9 +486,11 @@ export class PaymentService {
             WHERE payments.id = p.id AND payments.created_at = p.created_at AND payments.status = 'PROCESS'${mu.sql}
               AND (payments.provider_asked_at IS NULL
                    OR payments.provider_asked_at <= clock_timestamp() - make_interval(secs => $2::double precision / 1000))
+              AND (payments.decline_seen_at IS NULL
+                   OR payments.decline_seen_at <= clock_timestamp() - make_interval(secs => $3::double precision / 1000))
            RETURNING 1)
          SELECT EXISTS (SELECT 1 FROM u) AS asked FROM p`,
-      values: [paymentId, everyMs, ...m.values] };
+      values: [paymentId, everyMs, this.config.declineReasonWaitMs, ...m.values] };
     });
     return r.rows[0]?.asked === true;
   }
