@@ -2,8 +2,17 @@ import { existsSync, readFileSync } from 'node:fs';
 import { Decimal } from 'decimal.js';
 
 /** Every setting of the service, read once at boot (see .env.example). */
+export type PaymentsProfile = 'sandbox' | 'production';
+
 export interface Config {
   databaseUrl: string | undefined;
+  /**
+   * What the deployment is (PAYMENTS_PROFILE): `sandbox`, a test instrument where every route
+   * defaults to the built-in sandbox; `production`, where live money moves only through
+   * live-mode connectors and the sandbox serves test mode only. Default: `sandbox` with the
+   * embedded PostgreSQL (no DATABASE_URL), else `production`.
+   */
+  profile: PaymentsProfile;
   host: string;
   port: number;
   publicBaseUrl: string;
@@ -120,6 +129,12 @@ function trustProxyOf(v: string | undefined): boolean | number | string {
   return v;
 }
 
+function profileOf(v: string | undefined, dflt: PaymentsProfile): PaymentsProfile {
+  if (v === undefined || v === '') return dflt;
+  if (v === 'sandbox' || v === 'production') return v;
+  throw new ConfigError(`PAYMENTS_PROFILE must be sandbox or production, got "${v}"`);
+}
+
 function logFormatOf(v: string | undefined): Config['logFormat'] {
   if (v === undefined || v === '') return 'auto';
   if (v === 'auto' || v === 'json' || v === 'pretty') return v;
@@ -149,8 +164,10 @@ export function loadConfig(env: Env = { ...readDotEnv(), ...process.env }, gener
   const publicBaseUrl = (env.PUBLIC_BASE_URL || `http://${host.includes(':') ? `[${host}]` : host}:${port}`).replace(/\/+$/, '');
   if (!/^https?:\/\/[^/]+/.test(publicBaseUrl)) throw new ConfigError(`PUBLIC_BASE_URL must be an http(s) URL, got "${publicBaseUrl}"`);
   const databaseUrl = env.DATABASE_URL || undefined;
+  const profile = profileOf(env.PAYMENTS_PROFILE, databaseUrl === undefined ? 'sandbox' : 'production');
   return {
     databaseUrl,
+    profile,
     host,
     port,
     publicBaseUrl,
@@ -160,8 +177,8 @@ export function loadConfig(env: Env = { ...readDotEnv(), ...process.env }, gener
     logLevel: env.LOG_LEVEL || 'info',
     logFormat: logFormatOf(env.LOG_FORMAT),
     webConcurrency: int('WEB_CONCURRENCY', env.WEB_CONCURRENCY, 1, 1),
-    // Default true only in the sandbox/dev profile (embedded database).
-    allowPrivateWebhookUrls: bool('ALLOW_PRIVATE_WEBHOOK_URLS', env.ALLOW_PRIVATE_WEBHOOK_URLS, databaseUrl === undefined),
+    // Default true only in the sandbox profile.
+    allowPrivateWebhookUrls: bool('ALLOW_PRIVATE_WEBHOOK_URLS', env.ALLOW_PRIVATE_WEBHOOK_URLS, profile === 'sandbox'),
     sandboxProcessingDelayMs: int('SANDBOX_PROCESSING_DELAY_MS', env.SANDBOX_PROCESSING_DELAY_MS, 1000),
     runWorkers: bool('RUN_WORKERS', env.RUN_WORKERS, true),
     dataDir: env.DATA_DIR || './.data',

@@ -13,8 +13,20 @@ describe('configuration', () => {
     expect(c.tz).toBe('Europe/Moscow');
     expect(c.sandboxProcessingDelayMs).toBe(1000);
     expect(c.runWorkers).toBe(true);
-    // Private webhook URLs are allowed by default only in the embedded (no DATABASE_URL) profile.
+    // With DATABASE_URL the deployment is production unless it says otherwise; private webhook
+    // URLs are allowed by default only in the sandbox profile.
+    expect(c.profile).toBe('production');
     expect(c.allowPrivateWebhookUrls).toBe(false);
+  });
+
+  it('PAYMENTS_PROFILE: sandbox without DATABASE_URL (embedded), production with it, or as set', () => {
+    const { DATABASE_URL: _url, ...embedded } = base;
+    expect(loadConfig(embedded).profile).toBe('sandbox');
+    expect(loadConfig(embedded).allowPrivateWebhookUrls).toBe(true);
+    expect(loadConfig({ ...base, PAYMENTS_PROFILE: 'sandbox' }).profile).toBe('sandbox');
+    expect(loadConfig({ ...base, PAYMENTS_PROFILE: 'sandbox' }).allowPrivateWebhookUrls).toBe(true);
+    expect(loadConfig({ ...embedded, PAYMENTS_PROFILE: 'production' }).profile).toBe('production');
+    expect(() => loadConfig({ ...base, PAYMENTS_PROFILE: 'staging' })).toThrow(/PAYMENTS_PROFILE/);
   });
 
   it.each([

@@ -57,6 +57,7 @@ export function testConfig(databaseUrl: string, env: Record<string, string> = {}
     ADMIN_API_TOKEN: ADMIN_TOKEN,
     TOKEN_ENCRYPTION_KEY: TEST_KEY,
     PUBLIC_BASE_URL: 'http://pay.test',
+    PAYMENTS_PROFILE: 'sandbox',
     ALLOW_PRIVATE_WEBHOOK_URLS: 'true',
     SANDBOX_PROCESSING_DELAY_MS: '0',
     LOG_LEVEL: 'silent',

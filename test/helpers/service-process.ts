@@ -78,7 +78,7 @@ export async function startService(args: string[], env: Record<string, string>, 
 
 /** The environment of the DATABASE_URL profile on a test database. */
 export function databaseEnv(dbUrl: string, extra: Record<string, string> = {}): Record<string, string> {
-  return { DATABASE_URL: dbUrl, ADMIN_API_TOKEN: ADMIN_TOKEN, TOKEN_ENCRYPTION_KEY: TEST_KEY, ALLOW_PRIVATE_WEBHOOK_URLS: 'true', ...extra };
+  return { DATABASE_URL: dbUrl, ADMIN_API_TOKEN: ADMIN_TOKEN, TOKEN_ENCRYPTION_KEY: TEST_KEY, ALLOW_PRIVATE_WEBHOOK_URLS: 'true', PAYMENTS_PROFILE: 'sandbox', ...extra };
 }
 
 /** Log lines at warn or above (JSON lines) and any line that mentions an error. */
