@@ -88,11 +88,13 @@ export async function buildApp(opts: BuildOptions): Promise<FastifyInstance> {
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
 
-  app.get('/health', { schema: { hide: true } }, async () => ({ status: 'ok' }));
+  // Which profile runs (PAYMENTS_PROFILE) is said by both: an operator or a load balancer sees a
+  // sandbox deployment for what it is.
+  app.get('/health', { schema: { hide: true } }, async () => ({ status: 'ok', profile: opts.config.profile }));
   registerFavicon(app);
   app.get('/ready', { schema: { hide: true } }, async (_req, reply) => {
     const ok = await migrationsCurrent(app.db.pool);
-    return reply.status(ok ? 200 : 503).send({ status: ok ? 'ready' : 'not ready' });
+    return reply.status(ok ? 200 : 503).send({ status: ok ? 'ready' : 'not ready', profile: opts.config.profile });
   });
 
   await registerRoutes(app);

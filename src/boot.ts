@@ -5,11 +5,15 @@ import pg from 'pg';
 import { ConfigError, loadConfig, readDotEnv, type Config } from './config.js';
 import { startEmbeddedPostgres, type EmbeddedHandle } from './db/embedded.js';
 import { migrate } from './db/migrate.js';
+import { enterProfile, ProfileRefusedError } from './domain/deployment/deployment.service.js';
+import { profileWarnings } from './domain/deployment/profile-warnings.js';
 
 export interface Booted {
   config: Config;
   databaseUrl: string;
   embedded: EmbeddedHandle | null;
+  /** What the start logs as warnings (settings an operator chose that production would not default to). */
+  warnings: string[];
 }
 
 /** Secrets of the embedded/dev profile: generated once, kept in ./.data/secrets.json. */
@@ -26,7 +30,7 @@ function devSecrets(dataDir: string): { ADMIN_API_TOKEN: string; TOKEN_ENCRYPTIO
  * applies pending migrations. A missing setting exits with one line naming it.
  * `databaseUrl`: a cluster worker's, handed down by the primary that started the database.
  */
-export async function boot(opts: { migrate?: boolean; databaseUrl?: string } = {}): Promise<Booted> {
+export async function boot(opts: { migrate?: boolean; databaseUrl?: string; enterProfile?: boolean } = {}): Promise<Booted> {
   const env = { ...readDotEnv(), ...process.env };
   let embedded: EmbeddedHandle | null = null;
   let config: Config;
@@ -57,5 +61,24 @@ export async function boot(opts: { migrate?: boolean; databaseUrl?: string } = {
     databaseUrl = embedded.url('payments');
   }
   if (opts.migrate ?? true) await migrate(databaseUrl);
-  return { config, databaseUrl, embedded };
+  let warnings: string[] = [];
+  // The profile is the database's too (its triggers read it): recorded by the processes that
+  // migrate (the primary, npm run worker), after the checks that keep live money safe.
+  if (opts.enterProfile ?? opts.migrate ?? true) {
+    const c = new pg.Client({ connectionString: databaseUrl });
+    await c.connect();
+    try {
+      await enterProfile(c, config);
+      warnings = await profileWarnings(c, config);
+    } catch (e) {
+      if (!(e instanceof ProfileRefusedError)) throw e;
+      process.stderr.write(`${e.lines.join('\n')}\n`);
+      await c.end();
+      await embedded?.stop();
+      process.exit(78);
+    } finally {
+      await c.end().catch(() => {});
+    }
+  }
+  return { config, databaseUrl, embedded, warnings };
 }

@@ -25,6 +25,8 @@ export const ERROR_STATUS = {
   payment_in_progress: 409,
   too_many_payments: 400,
   too_many_attempts: 429,
+  // No connector may take the payer's method now (production: no enabled live-mode connector).
+  method_unavailable: 422,
   payout_not_found: 422,
   // Money rules.
   invalid_amount: 400,

@@ -31,6 +31,7 @@ if (cluster.isWorker) {
 async function single(b: Booted): Promise<void> {
   const db = createDb(b.databaseUrl);
   const app = await buildApp({ config: b.config, db });
+  logProfile(app.log, b);
   const demo = b.embedded ? await seedDemo(app.services, db, b.config.publicBaseUrl) : null;
   const workers = b.config.runWorkers ? startWorkers({ config: b.config, db, services: app.services, log: app.log }) : [];
   // Stop order: HTTP (drain), workers (release leases), pool, then the embedded PostgreSQL.
@@ -55,6 +56,7 @@ async function primary(b: Booted): Promise<void> {
   const log = createLogger(b.config);
   const db = createDb(b.databaseUrl, { max: 10 });
   const services = createServices(b.config, db);
+  logProfile(log, b);
   const demo = b.embedded ? await seedDemo(services, db, b.config.publicBaseUrl) : null;
   const workers = b.config.runWorkers ? startWorkers({ config: b.config, db, services, log }) : [];
   let stopping = false;
@@ -94,13 +96,21 @@ async function primary(b: Booted): Promise<void> {
   if (demo) printBanner(b.config, demo, n);
 }
 
+/** Which profile runs, said at every start, and what an operator set that production would not default to. */
+function logProfile(log: { info(o: object, m: string): void; warn(o: object, m: string): void }, b: Booted): void {
+  log.info({ profile: b.config.profile }, b.config.profile === 'production'
+    ? 'PAYMENTS_PROFILE=production: live money moves only through live-mode connectors; the sandbox serves test mode only'
+    : 'PAYMENTS_PROFILE=sandbox: a test instrument; every route defaults to the built-in sandbox and no real money moves through it');
+  for (const w of b.warnings) log.warn({ profile: b.config.profile }, w);
+}
+
 /** What a newcomer does next, printed once the sandbox profile listens. */
 function printBanner(config: Config, demo: Demo, processes: number): void {
   const base = config.publicBaseUrl;
   const line = '-'.repeat(78);
   process.stdout.write([
     line,
-    `Payment service, sandbox profile: embedded PostgreSQL (data in ${config.dataDir}),`,
+    `Payment service, ${config.profile} profile${config.profile === 'sandbox' ? ' (a test instrument: no real money moves)' : ''}: embedded PostgreSQL (data in ${config.dataDir}),`,
     `listening at ${base}${processes > 1 ? ` (${processes} API processes)` : ''}. Stop with Ctrl-C.`,
     '',
     'Create a bill as the demo merchant:',

@@ -9,6 +9,7 @@ import { ChargebackService } from './domain/chargeback/chargeback.service.js';
 import { PayoutAccountService } from './domain/payout-account/payout-account.service.js';
 import { RateService } from './domain/rate/rate.service.js';
 import { AdjustmentService } from './domain/adjustment/adjustment.service.js';
+import { DeploymentService } from './domain/deployment/deployment.service.js';
 import { PaymentService } from './domain/payment/payment.service.js';
 import { PaymentReads } from './domain/payment/payment.reads.js';
 import { PayoutService } from './domain/payout/payout.service.js';
@@ -34,6 +35,7 @@ export function createServices(config: Config, db: Db) {
   const payoutAccounts = new PayoutAccountService(config, db);
   const rates = new RateService(config, db);
   const adjustments = new AdjustmentService(config, db);
+  const deployment = new DeploymentService(config, db);
   const chargebacks = new ChargebackService(config, db);
   const payments = new PaymentService(config, db, connectors);
   const paymentReads = new PaymentReads(db);
@@ -50,7 +52,7 @@ export function createServices(config: Config, db: Db) {
   // Cabinet accounts' TOTP (the merchant's own login and team members) and the team.
   const cabinetTwoFactor = cabinetTwoFactors(db, config.tokenEncryptionKey);
   const team = new MerchantTeamService(db);
-  return { audit, providerNotifications, merchantLists, cabinetTwoFactor, team, connectors, operators, sbpBanks, ledger, outbox, payouts, payments, paymentReads, merchants, shops, bills, refunds, payoutAccounts, rates, adjustments, chargebacks, attention };
+  return { audit, providerNotifications, merchantLists, cabinetTwoFactor, team, connectors, operators, sbpBanks, ledger, outbox, payouts, payments, paymentReads, merchants, shops, bills, refunds, payoutAccounts, rates, adjustments, chargebacks, attention, deployment };
 }
 
 export type Services = ReturnType<typeof createServices>;

@@ -10,6 +10,8 @@ import { startWorkers, stopWorkers } from './workers/index.js';
 const b = await boot();
 const db = createDb(b.databaseUrl, { max: 10 });
 const log = createLogger(b.config);
+log.info({ profile: b.config.profile }, `PAYMENTS_PROFILE=${b.config.profile}`);
+for (const w of b.warnings) log.warn({ profile: b.config.profile }, w);
 const workers = startWorkers({ config: b.config, db, services: createServices(b.config, db), log });
 log.info({ workers: workers.map((w) => w.name) }, 'workers started');
 // Stop order: workers (finish or release what they hold), pool, then the embedded PostgreSQL.

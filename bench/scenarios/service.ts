@@ -27,6 +27,8 @@ export function serviceEnv(url: string): Record<string, string> {
     ADMIN_API_TOKEN: randomBytes(24).toString('base64url'),
     TOKEN_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
     RUN_WORKERS: 'false',
+    // The bench pays through the sandbox (no provider runs here): a sandbox deployment.
+    PAYMENTS_PROFILE: 'sandbox',
     LOG_LEVEL: 'warn',
     NODE_ENV: 'production',
     ALLOW_PRIVATE_WEBHOOK_URLS: 'true',

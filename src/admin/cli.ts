@@ -251,6 +251,21 @@ export const VERBS: Record<string, Verb> = {
       return { method: 'POST', path: `/merchants/${id}/balance-adjustments`, body: flagsBody(p.flags) };
     },
   },
+  'deployment:show': {
+    usage: 'deployment:show',
+    help: "The profile (PAYMENTS_PROFILE), the database's, and the money the sandbox credited to live balances",
+    build() { return { method: 'GET', path: '/deployment' }; },
+  },
+  'sandbox-money:clear': {
+    usage: 'sandbox-money:clear [--merchant MERCHANT_ID] --reason TEXT',
+    help: 'Debit the money the sandbox credited from live balances (audited), so the database may start as production',
+    build(p) {
+      requireFlags(p, ['reason'], this.usage);
+      const body: Record<string, Json> = { reason: cliValue(p.flags.reason!) };
+      if (p.flags.merchant !== undefined) body.merchant_id = cliValue(p.flags.merchant);
+      return { method: 'POST', path: '/deployment/sandbox-money/clear', body };
+    },
+  },
   'chargebacks:create': {
     usage: 'chargebacks:create PAYMENT_ID --amount X --reason TEXT',
     help: "Record a chargeback against a payment (debits the merchant's available balance, posts to the shop)",
@@ -447,7 +462,7 @@ export async function runCli(argv: string[], io: CliIo = processIo): Promise<num
   const { createDb } = await import('../db/client.js');
   const { buildApp } = await import('../app.js');
   await joinRunningEmbedded();
-  const b = await boot({ migrate: true });
+  const b = await boot({ migrate: true, enterProfile: false });
   const db = createDb(b.databaseUrl, { max: 4 });
   const app = await buildApp({ config: b.config, db, logger: false });
   try {

@@ -113,7 +113,7 @@ export function render(req: FastifyRequest, reply: FastifyReply, page: string, d
     },
   };
   const ctx: Record<string, unknown> = {
-    base: BASE, t, lang, h, langUrl, flash, path: url.pathname,
+    base: BASE, t, lang, h, langUrl, flash, path: url.pathname, profile: req.server.config.profile,
     // A session that still owes its TOTP code shows no menu or merchant: only the code page.
     // Nor while the account must set up TOTP first (its team requires it): only the security page.
     csrf: session ? new FormTokens(req.server.db).issue(session) : '', merchant: session?.stage === 'FULL' && !mustEnrolTwoFactor(session) ? session.merchant : null,
@@ -170,6 +170,17 @@ export function cabinetActor(req: FastifyRequest): Actor {
 export function merchantIdOf(req: FastifyRequest): string {
   const live = liveMerchantIdOf(req);
   return req.cabinet.mode === 'test' && req.cabinet.testMerchantId ? req.cabinet.testMerchantId : live;
+}
+
+/**
+ * The merchant a money form acts as: the signed-in merchant, or in test mode its test twin
+ * (whose settings, grants and limits the database keeps equal to the live merchant's). A form
+ * in test mode thus moves test money only: never a live payout or refund.
+ */
+export function actingMerchant(req: FastifyRequest): CabinetSession['merchant'] {
+  const s = req.cabinet.session;
+  if (!s) throw new Error('cabinet route without a session');
+  return { ...s.merchant, id: merchantIdOf(req) };
 }
 
 /**

@@ -87,19 +87,27 @@ export default async function pageRoutes(app: FastifyInstance): Promise<void> {
     lang: pickLang(req.headers['accept-language'], langField ?? (req.query as Record<string, unknown> | undefined)?.lang ?? bill?.locale),
     nonce: reply.cspNonce,
     sandbox,
+    profile: config.profile,
   });
   const html = (reply: FastifyReply, status: number, body: string) =>
     reply.status(status).type('text/html; charset=utf-8').send(body);
   const pageUrl = (billId: string) => `${config.publicBaseUrl}/pay/${billId}`;
 
-  const quotesOf = (bill: PayableBill): Partial<Record<PayMethod, Quote>> => {
+  /** What the payer owes by each method some connector may take now (the only methods offered). */
+  const quotesOf = async (bill: PayableBill): Promise<Partial<Record<PayMethod, Quote>>> => {
     const out: Partial<Record<PayMethod, Quote>> = {};
-    for (const m of ['BANK_CARD', 'SBP'] as const) {
-      if (bill.paymentMethod && bill.paymentMethod !== m) continue;
+    for (const m of await services.payments.availableMethods(bill)) {
       const q = services.payments.quote(bill, m);
       if (q) out[m] = q;
     }
     return out;
+  };
+
+  /** No method of the bill can be paid now (production: no enabled live connector on its routes). */
+  const unavailablePage = (ctx: PageCtx, bill: PayableBill) => {
+    const t = MESSAGES[ctx.lang];
+    const back = bill.returnUrl ? { href: bill.returnUrl, label: t.backToShop } : undefined;
+    return infoPage(ctx, { title: t.rateTitle, text: t.unavailableText, icon: 'info', shopName: bill.shopName, testId: 'unavailable', link: back });
   };
 
   /** The page for a bill that cannot be paid now, or null when it can. */
@@ -125,11 +133,13 @@ export default async function pageRoutes(app: FastifyInstance): Promise<void> {
     const method = extra.method ?? extra.declined?.method ?? (asked === 'SBP' || asked === 'BANK_CARD' ? asked : undefined);
     // The "back to the shop" button after a decline posts to the Fail URL: the CSP must allow it.
     if (extra.declined?.back) reply.formActionOrigin = originOf(extra.declined.back.url);
+    const quotes = await quotesOf(bill);
+    if (Object.keys(quotes).length === 0 && bill.rate) return html(reply, 503, unavailablePage(ctx, bill));
     const card = await services.payments.cardRoute(bill);
     const body = paymentPage({ ...ctx, sandbox: card.sandbox }, {
       hostedCard: card.hosted,
       bill,
-      quotes: quotesOf(bill),
+      quotes,
       csrf: csrf.issue(bill.id),
       qrSvg: await qrSvg(`${pageUrl(bill.id)}?method=SBP`),
       errors: extra.errors,
@@ -190,7 +200,8 @@ export default async function pageRoutes(app: FastifyInstance): Promise<void> {
     const r = refusal(ctx, bill);
     if (r) return html(reply, r.status, r.body);
     const url = pageUrl(bill!.id);
-    const qs = quotesOf(bill!);
+    const qs = await quotesOf(bill!);
+    if (Object.keys(qs).length === 0) return html(reply, 503, unavailablePage(ctx, bill!));
     return html(reply, 200, qrPage(ctx, bill!, url, await qrSvg(url), qs[bill!.paymentMethod ?? 'BANK_CARD']));
   });
 
@@ -246,6 +257,12 @@ export default async function pageRoutes(app: FastifyInstance): Promise<void> {
         if (!bill) return html(reply, 404, refusal(ctx, null)!.body);
         const m = String(raw.method ?? '').toUpperCase();
         return renderForm(req, reply, ctx, bill, 422, { errors: e.codes, method: m === 'SBP' || m === 'BANK_CARD' ? m : undefined, payer: raw });
+      }
+      if (e instanceof DomainError && e.code === 'method_unavailable' && !json) {
+        const bill = await services.payments.findPayableBill(billId);
+        if (!bill) return html(reply, 404, refusal(ctx, null)!.body);
+        const m = String(raw.method ?? '').toUpperCase();
+        return renderForm(req, reply, ctx, bill, 422, { errors: { method: 'method_unavailable' }, method: m === 'SBP' || m === 'BANK_CARD' ? m : undefined, payer: raw });
       }
       if (e instanceof DomainError && !json) {
         const r = refusal(ctx, await services.payments.findPayableBill(billId), e.code);

@@ -4,6 +4,7 @@ import type { PayFieldCode, PayMethod } from '../domain/payment/pay-input.js';
 import { declineText, FIELD_MESSAGES, MESSAGES, type Lang, type Messages } from './i18n.js';
 import { PAGE_CSS } from './styles.js';
 import { PAGE_JS } from './script.js';
+import type { PaymentsProfile } from '../config.js';
 
 /** Escapes text and attribute values (every value that reaches HTML goes through it). */
 export function esc(v: unknown): string {
@@ -12,7 +13,11 @@ export function esc(v: unknown): string {
 
 const money = (d: Decimal): string => d.toFixed(2);
 
-export interface PageCtx { lang: Lang; nonce: string; sandbox: boolean }
+export interface PageCtx {
+  lang: Lang; nonce: string; sandbox: boolean;
+  /** The deployment's profile (PAYMENTS_PROFILE): every page says it; the sandbox's is visible. */
+  profile?: PaymentsProfile;
+}
 
 /** The page document around a body (shared by the payment page and the sandbox bank pages). */
 export function layout(ctx: PageCtx, title: string, body: string, opts: { script?: string } = {}): string {
@@ -20,6 +25,7 @@ export function layout(ctx: PageCtx, title: string, body: string, opts: { script
 <html lang="${ctx.lang}">
 <head>
 <meta charset="utf-8">
+<meta name="payments-profile" content="${ctx.profile ?? 'sandbox'}">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="robots" content="noindex, nofollow">
 <meta name="referrer" content="no-referrer">
@@ -72,7 +78,9 @@ export interface Declined {
 
 function footer(ctx: PageCtx): string {
   const t = MESSAGES[ctx.lang];
-  return `<footer class="foot"><span>${LOCK} ${esc(t.secure)}</span></footer>`;
+  // A sandbox deployment is a test instrument: its pages say so, whatever the bill.
+  const profile = ctx.profile === 'production' ? '' : ` <span class="profile" data-testid="profile">${esc(t.sandboxProfile)}</span>`;
+  return `<footer class="foot"><span>${LOCK} ${esc(t.secure)}</span>${profile}</footer>`;
 }
 
 export interface FormState {
@@ -187,7 +195,10 @@ const invalid = (errors: FormState['errors'], field: string): string =>
 export function paymentPage(ctx: PageCtx, s: FormState): string {
   const t = MESSAGES[ctx.lang];
   const { bill } = s;
-  const methods: PayMethod[] = bill.paymentMethod ? [bill.paymentMethod] : ['BANK_CARD', 'SBP'];
+  // Only the methods some connector may take now (the caller leaves the others out of quotes).
+  const allowed: PayMethod[] = bill.paymentMethod ? [bill.paymentMethod] : ['BANK_CARD', 'SBP'];
+  const offered = allowed.filter((m) => s.quotes[m]);
+  const methods: PayMethod[] = offered.length > 0 ? offered : allowed;
   const selected: PayMethod = s.method && methods.includes(s.method) ? s.method : methods[0]!;
   const q = s.quotes[selected];
   const e = s.errors;

@@ -38,7 +38,7 @@ export default async function sandboxBankRoutes(app: FastifyInstance): Promise<v
   installPageHeaders(app);
 
   const ctxOf = (req: FastifyRequest, reply: FastifyReply): PageCtx => ({
-    lang: pickLang(req.headers['accept-language'], (req.query as Record<string, unknown> | undefined)?.lang), nonce: reply.cspNonce, sandbox: true,
+    lang: pickLang(req.headers['accept-language'], (req.query as Record<string, unknown> | undefined)?.lang), nonce: reply.cspNonce, sandbox: true, profile: app.config.profile,
   });
   const html = (reply: FastifyReply, status: number, body: string) => reply.status(status).type('text/html; charset=utf-8').send(body);
   const backTo = (billId: string, id: string) => `/pay/${billId}/payments/${id}`;

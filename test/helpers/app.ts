@@ -5,6 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import { loadConfig, type Config } from '../../src/config.js';
 import { createDb, type Db } from '../../src/db/client.js';
 import { buildApp } from '../../src/app.js';
+import { enterProfile } from '../../src/domain/deployment/deployment.service.js';
 import { withDatabase } from './pg-server.js';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef';
@@ -78,6 +79,8 @@ export async function setupTestApp(env: Record<string, string> = {}, opts: { log
   const database = await createTestDatabase();
   const config = testConfig(database.url, env);
   const db = createDb(database.url, { max: 30 });
+  // As a start does: the database records the profile its triggers enforce.
+  await enterProfile(db.pool, config);
   const app = await buildApp({ config, db, ...(opts.logStream ? { logStream: opts.logStream } : { logger: false }) });
   await app.ready();
   return {

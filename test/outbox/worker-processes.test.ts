@@ -30,7 +30,7 @@ beforeEach(async () => {
 async function spawnWorker(id: string, env: Record<string, string> = {}): Promise<ChildProcess> {
   const c = spawn(process.execPath, ['--import', 'tsx', 'test/outbox/worker-child.ts'], {
     env: {
-      ...process.env, DATABASE_URL: t.dbUrl, ADMIN_API_TOKEN: ADMIN_TOKEN, TOKEN_ENCRYPTION_KEY: TEST_KEY,
+      ...process.env, DATABASE_URL: t.dbUrl, ADMIN_API_TOKEN: ADMIN_TOKEN, TOKEN_ENCRYPTION_KEY: TEST_KEY, PAYMENTS_PROFILE: 'sandbox',
       ALLOW_PRIVATE_WEBHOOK_URLS: 'true', WORKER_ID: id, ...env,
     },
     stdio: ['ignore', 'pipe', 'inherit'],

@@ -45,10 +45,14 @@ describe('connector registry (operator API)', () => {
     const a = await put('sbx-crud', { kind: 'sandbox', mode: 'test', settings: {} });
     expect(a.statusCode).toBe(201);
     expect(a.json()).toMatchObject({ name: 'sbx-crud', kind: 'sandbox', mode: 'test', enabled: true, settings: {} });
-    const b = await put('sbx-crud', { kind: 'sandbox', mode: 'live', settings: {} });
+    const b = await put('sbx-crud', { kind: 'sandbox', mode: 'test', settings: { refuse: true } });
     expect(b.statusCode).toBe(200);
+    // The sandbox is a test instrument: never a live-mode connector.
+    const live = await put('sbx-crud', { kind: 'sandbox', mode: 'live', settings: {} });
+    expect(live.statusCode).toBe(422);
+    expect(live.json().errors.mode).toBeDefined();
     const shown = (await get('/admin/v1/connectors/sbx-crud')).json();
-    expect(shown).toMatchObject({ name: 'sbx-crud', mode: 'live', health: { last_success_at: null, recent_calls: 0, recent_error_rate: null }, unknown_outcomes: 0 });
+    expect(shown).toMatchObject({ name: 'sbx-crud', mode: 'test', settings: { refuse: true }, health: { last_success_at: null, recent_calls: 0, recent_error_rate: null }, unknown_outcomes: 0 });
     expect((await get('/admin/v1/connectors/nope')).statusCode).toBe(404);
   });
 

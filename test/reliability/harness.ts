@@ -23,7 +23,7 @@ process.on('exit', () => { for (const c of spawned) c.kill('SIGKILL'); });
 
 function baseEnv(dbUrl: string, extra: Record<string, string>): NodeJS.ProcessEnv {
   return {
-    PATH: process.env.PATH, HOME: process.env.HOME, DATABASE_URL: dbUrl, ADMIN_API_TOKEN: ADMIN_TOKEN, TOKEN_ENCRYPTION_KEY: TEST_KEY,
+    PATH: process.env.PATH, HOME: process.env.HOME, DATABASE_URL: dbUrl, ADMIN_API_TOKEN: ADMIN_TOKEN, TOKEN_ENCRYPTION_KEY: TEST_KEY, PAYMENTS_PROFILE: 'sandbox',
     LOG_LEVEL: 'error', ALLOW_PRIVATE_WEBHOOK_URLS: 'true', SANDBOX_PROCESSING_DELAY_MS: '50',
     RATE_LIMIT_PER_TOKEN: '0', RATE_LIMIT_PER_IP: '0', PAY_ATTEMPTS_PER_BILL: '1000000', PAY_ATTEMPTS_PER_IP: '1000000', ...extra,
   };

@@ -33,7 +33,7 @@ afterAll(async () => {
 async function startWorker(extra: Record<string, string> = {}): Promise<ChildProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'test/reliability/payout-kill.child.ts'], {
     env: {
-      PATH: process.env.PATH, HOME: process.env.HOME, DATABASE_URL: t.dbUrl, ADMIN_API_TOKEN: ADMIN_TOKEN, TOKEN_ENCRYPTION_KEY: TEST_KEY,
+      PATH: process.env.PATH, HOME: process.env.HOME, DATABASE_URL: t.dbUrl, ADMIN_API_TOKEN: ADMIN_TOKEN, TOKEN_ENCRYPTION_KEY: TEST_KEY, PAYMENTS_PROFILE: 'sandbox',
       LOG_LEVEL: 'error', LOG_FORMAT: 'json', EMU_URL: emu.apiUrl, EMU_AGENT_ID: emu.payoutAgentId, EMU_KEY: emu.payoutSecretKey,
       // Long enough that the held answer is still awaited when the process is killed; a short
       // lease, so the restarted worker takes the payout over soon after.

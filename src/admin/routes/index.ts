@@ -4,6 +4,7 @@ import merchantAdminRoutes from './merchants.js';
 import shopAdminRoutes from './shops.js';
 import payoutAccountAdminRoutes from './payout-accounts.js';
 import adjustmentAdminRoutes from './adjustments.js';
+import deploymentAdminRoutes from './deployment.js';
 import rateAdminRoutes from './rates.js';
 import sbpBankAdminRoutes from './sbp-banks.js';
 import ledgerAdminRoutes from './ledger.js';
@@ -28,6 +29,7 @@ export default async function adminRoutes(app: FastifyInstance): Promise<void> {
   await app.register(shopAdminRoutes);
   await app.register(payoutAccountAdminRoutes);
   await app.register(adjustmentAdminRoutes);
+  await app.register(deploymentAdminRoutes);
   await app.register(rateAdminRoutes);
   await app.register(sbpBankAdminRoutes);
   await app.register(ledgerAdminRoutes);

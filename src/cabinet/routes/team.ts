@@ -3,7 +3,7 @@ import { safeEqual } from '../../lib/crypto.js';
 import { newFormSecret } from '../../lib/web-session.js';
 import { writeAudit, changed } from '../../audit/audit.js';
 import { MIN_PASSWORD, type TeamMember } from '../../domain/merchant/team.service.js';
-import { BASE, LOGIN_CSRF_COOKIE, cabinetActor, formBody, formErrors, liveMerchantIdOf, merchantIdOf, render, type CabinetRouteOptions } from '../context.js';
+import { BASE, LOGIN_CSRF_COOKIE, cabinetActor, formBody, formErrors, liveMerchantIdOf, render, type CabinetRouteOptions } from '../context.js';
 import { TEAM_ROLES } from '../roles.js';
 import type { Lang } from '../i18n.js';
 
@@ -56,7 +56,7 @@ export default async function teamRoutes(app: FastifyInstance, opts: CabinetRout
   const page = async (req: FastifyRequest, reply: FastifyReply, data: Record<string, unknown> = {}) => {
     const s = req.cabinet.session!;
     return render(req, reply, 'team', {
-      nav: 'team', members: await team.list(merchantIdOf(req)), roles: TEAM_ROLES, w: words(req.cabinet.lang),
+      nav: 'team', members: await team.list(liveMerchantIdOf(req)), roles: TEAM_ROLES, w: words(req.cabinet.lang),
       requireTwoFactor: s.merchant.requireTwoFactor, ...data,
     });
   };
@@ -67,8 +67,8 @@ export default async function teamRoutes(app: FastifyInstance, opts: CabinetRout
     const b = formBody(req);
     const who = cabinetActor(req);
     try {
-      const { member, token } = await team.invite(merchantIdOf(req), { email: b.email ?? '', role: b.role ?? '' }, (c, m) => writeAudit(c, who, {
-        action: 'merchant_user.invite', objectType: 'merchant_user', objectId: m.id, before: null, after: { ...memberAudit(m), merchant_id: merchantIdOf(req) },
+      const { member, token } = await team.invite(liveMerchantIdOf(req), { email: b.email ?? '', role: b.role ?? '' }, (c, m) => writeAudit(c, who, {
+        action: 'merchant_user.invite', objectType: 'merchant_user', objectId: m.id, before: null, after: { ...memberAudit(m), merchant_id: liveMerchantIdOf(req) },
       }));
       // The link is shown once, in the answer to this POST (as a new API token is).
       return page(req, reply, { invited: { email: member.email, link: `${app.config.publicBaseUrl}${BASE}/team/invite/${token}` } });
@@ -99,7 +99,7 @@ export default async function teamRoutes(app: FastifyInstance, opts: CabinetRout
 
   app.post<{ Params: { id: string } }>('/:id/role', { schema: { hide: true } }, async (req, reply) => {
     const who = cabinetActor(req);
-    await team.setRole(merchantIdOf(req), req.params.id, formBody(req).role ?? '', (c, r) => writeAudit(c, who, {
+    await team.setRole(liveMerchantIdOf(req), req.params.id, formBody(req).role ?? '', (c, r) => writeAudit(c, who, {
       action: 'merchant_user.role', objectType: 'merchant_user', objectId: r.after.id, ...changed(memberAudit(r.before), memberAudit(r.after)),
     }));
     return reply.redirect(`${BASE}/team?ok=common.saved`, 303);
@@ -107,7 +107,7 @@ export default async function teamRoutes(app: FastifyInstance, opts: CabinetRout
 
   app.post<{ Params: { id: string } }>('/:id/remove', { schema: { hide: true } }, async (req, reply) => {
     const who = cabinetActor(req);
-    await team.remove(merchantIdOf(req), req.params.id, (c, m) => writeAudit(c, who, {
+    await team.remove(liveMerchantIdOf(req), req.params.id, (c, m) => writeAudit(c, who, {
       action: 'merchant_user.remove', objectType: 'merchant_user', objectId: m.id, before: memberAudit(m), after: null,
     }));
     return reply.redirect(`${BASE}/team?ok=common.saved`, 303);

@@ -13,6 +13,9 @@ import type { IssuedToken } from './merchant.service.js';
 /** Twins' emails: unique per row, in a reserved domain nobody can sign in with (no password). */
 export const TEST_TWIN_EMAIL_DOMAIN = 'test-mode.invalid';
 
+/** A twin's routing: the sandbox, always (CHECK merchants_test_twin_sandbox_only). */
+export const TEST_TWIN_ROUTING = { payment_card: ['sandbox'], payment_sbp: ['sandbox'], payout_card: ['sandbox'], payout_sbp: ['sandbox'] };
+
 /** The settings a twin copies from its live merchant when created (then kept by the trigger). */
 const COPIED = `name, status, verified, subscription, grant_refunds, grant_regular_payouts, payout_daily_limit,
   payout_monthly_limit, moderation_threshold, payout_max_card, payout_max_sbp, payment_card_percent, payment_card_fixed,
@@ -25,8 +28,8 @@ const COPIED = `name, status, verified, subscription, grant_refunds, grant_regul
  */
 export async function insertTestTwin(c: Queryable, liveMerchantId: string, twinId: string, token: Pick<IssuedToken, 'apiTokenHash' | 'apiTokenEnc'>): Promise<boolean> {
   const r = await c.query(
-    `INSERT INTO merchants (id, live_merchant_id, email, api_token_hash, api_token_enc, ${COPIED})
-     SELECT $1, m.id, $2, $3, $4, ${COPIED.split(',').map((x) => `m.${x.trim()}`).join(', ')}
+    `INSERT INTO merchants (id, live_merchant_id, email, api_token_hash, api_token_enc, routing, ${COPIED})
+     SELECT $1, m.id, $2, $3, $4, '${JSON.stringify(TEST_TWIN_ROUTING)}'::jsonb, ${COPIED.split(',').map((x) => `m.${x.trim()}`).join(', ')}
        FROM merchants m WHERE m.id = $5 AND m.live_merchant_id IS NULL
      ON CONFLICT (live_merchant_id) DO NOTHING`,
     [twinId, `${twinId.toLowerCase()}.${liveMerchantId.toLowerCase()}@${TEST_TWIN_EMAIL_DOMAIN}`, token.apiTokenHash, token.apiTokenEnc, liveMerchantId],

@@ -30,6 +30,7 @@ export const PAY_FIELD_MESSAGES = {
   method_required: 'The method field is required.',
   method_invalid: 'The selected method is invalid.',
   method_not_allowed: 'The selected method is not allowed for this bill.',
+  method_unavailable: 'The selected method is not available now.',
   card_number_required: 'The card number field is required.',
   card_number_invalid: 'The card number is invalid.',
   card_expiry_required: 'The card expiry field is required.',

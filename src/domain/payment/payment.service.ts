@@ -17,7 +17,7 @@ import {
   assertTransition, IllegalBillTransitionError, PAYABLE_FROM, payRefusal, sourcesOf as billSourcesOf, type BillStatus, type BillType,
 } from '../bill/bill.states.js';
 import type { Connector, PayerAction, PaymentOutcome } from '../providers/connector.js';
-import { ConnectorRegistry, DEFAULT_ROUTING, type Routing } from '../providers/registry.js';
+import { ConnectorRegistry, type Routing } from '../providers/registry.js';
 import { nextCheckDelayMs } from './reconcile-schedule.js';
 import { assertPaymentTransition, IllegalPaymentTransitionError, isPaymentFinal, paymentSourcesOf } from './payment.states.js';
 import { isMoneyReceived } from '../statuses.js';
@@ -162,13 +162,13 @@ interface BillRow {
   test: boolean;
 }
 
-const toBill = (r: BillRow): PayableBill => ({
+const toBill = (r: BillRow, routing: (stored: Partial<Routing> | null, live: boolean) => Routing): PayableBill => ({
   id: r.id, merchantId: r.merchant_id, shopId: r.shop_id, shopName: r.shop_name, orderId: r.order_id, name: r.name,
   description: r.description, custom: r.custom, type: r.type, status: r.status, active: r.active,
   amount: new Decimal(r.amount), currency: r.currency, payerPaysCommission: r.payer_pays_commission,
   paymentMethod: r.payment_method, successUrl: r.success_url, failUrl: r.fail_url, resultUrl: r.result_url,
   rate: r.rate === null ? null : new Decimal(r.rate),
-  routing: { ...DEFAULT_ROUTING, ...(r.routing ?? {}) },
+  routing: routing(r.routing, !r.test),
   fees: {
     paymentCardPercent: r.payment_card_percent, paymentCardFixed: r.payment_card_fixed,
     paymentSbpPercent: r.payment_sbp_percent, paymentSbpFixed: r.payment_sbp_fixed,
@@ -277,9 +277,28 @@ export class PaymentService {
     readonly connectors: ConnectorRegistry = new ConnectorRegistry(config, db),
   ) {}
 
+  private readonly routingFor = (stored: Partial<Routing> | null, live: boolean): Routing => this.connectors.routingFor(stored, live);
+
+  /** The methods of a bill some connector may take now (the page offers only these). */
+  async availableMethods(bill: PayableBill): Promise<PayMethod[]> {
+    const out: PayMethod[] = [];
+    for (const m of ['BANK_CARD', 'SBP'] as const) {
+      if (bill.paymentMethod && bill.paymentMethod !== m) continue;
+      if ((await this.paymentCandidates(bill, m)).length > 0) out.push(m);
+    }
+    return out;
+  }
+
+  /** The connectors that may take a bill's payment by `method`, in routing order. */
+  paymentCandidates(bill: PayableBill, method: PayMethod): Promise<Connector[]> {
+    return method === 'SBP'
+      ? this.connectors.candidates(bill.routing.payment_sbp, 'payment_sbp', { live: !bill.test })
+      : this.connectors.candidates(bill.routing.payment_card, 'payment_card', { live: !bill.test });
+  }
+
   /** How the card of a bill is taken: by a provider's own form (`hosted`), and whether the sandbox takes it (test hints). */
   async cardRoute(bill: PayableBill): Promise<{ hosted: boolean; sandbox: boolean }> {
-    const first = (await this.connectors.candidates(bill.routing.payment_card, 'payment_card'))[0];
+    const first = (await this.paymentCandidates(bill, 'BANK_CARD'))[0];
     return { hosted: first?.capabilities.hostsCardForm ?? false, sandbox: !first || first.kind === 'sandbox' };
   }
 
@@ -287,7 +306,7 @@ export class PaymentService {
   async findPayableBill(billId: string): Promise<PayableBill | null> {
     if (!/^[A-Za-z0-9]{1,64}$/.test(billId)) return null;
     const r = await this.db.pool.query<BillRow>(BILL_SQL, [billId]);
-    return r.rows[0] ? toBill(r.rows[0]) : null;
+    return r.rows[0] ? toBill(r.rows[0], this.routingFor) : null;
   }
 
   /** What the payer owes with `method`; null when the bill's currency has no rate. */
@@ -317,7 +336,10 @@ export class PaymentService {
       if (i > 0) await runPaymentById(this.db.pool, paymentId, { text: `UPDATE payments SET connector = $2 WHERE id = $1 AND status = 'PROCESS'`, values: [paymentId, c.name] });
       connector = c;
       outcome = await this.connectors.call<PaymentOutcome>(c, 'create_payment', (cc) => c.createPayment({
-        paymentId, method, amount: opened.quote.dueRub, card: c.capabilities.hostsCardForm ? undefined : pay.card, sbpAmount: pay.sbpAmount,
+        paymentId, method, amount: opened.quote.dueRub, card: c.capabilities.hostsCardForm ? undefined : pay.card,
+        // What an SBP payer sends is chosen on the sandbox bank's page only (a test instrument):
+        // a real provider is asked for the amount due, whatever the request said.
+        sbpAmount: c.kind === 'sandbox' ? pay.sbpAmount : undefined,
         returnUrl: `${this.config.publicBaseUrl}/pay/${opened.bill.id}/payments/${paymentId}`,
       }, cc));
       if (outcome.status !== 'refused') break;
@@ -398,7 +420,7 @@ export class PaymentService {
       }
       return { applied: false, status: 'PROCESS' };
     }
-    const bill = toBill((await c.query<BillRow>(BILL_SQL, [p.bill_id])).rows[0]!);
+    const bill = toBill((await c.query<BillRow>(BILL_SQL, [p.bill_id])).rows[0]!, this.routingFor);
     try {
       const out = await this.finish(c, bill, { id: paymentId, createdAt: p.created_at }, storedQuote(bill, p), result, paidWithOf(p), p.connector);
       // An attention item raised for it is settled by the provider's own answer.
@@ -500,7 +522,7 @@ export class PaymentService {
     if (!/^[A-Za-z0-9]{1,64}$/.test(paymentId)) return null;
     const p = (await runPaymentById<PaymentRow>(this.db.pool, paymentId, { text: PAYMENT_SQL, values: [paymentId] })).rows[0];
     if (!p || p.bill_id !== billId) return null;
-    const bill = toBill((await this.db.pool.query<BillRow>(BILL_SQL, [billId])).rows[0]!);
+    const bill = toBill((await this.db.pool.query<BillRow>(BILL_SQL, [billId])).rows[0]!, this.routingFor);
     const outcome: PayOutcome = {
       bill, paymentId, billId, status: p.status, amountRub: new Decimal(p.amount), amountReceivedRub: new Decimal(p.amount_received),
       redirect: null, action: p.status === 'PROCESS' ? p.payer_action : null, finishedAt: p.finished_at,
@@ -561,7 +583,7 @@ export class PaymentService {
     if (!/^[A-Za-z0-9]{1,64}$/.test(billId)) throw new DomainError('bill_not_found');
     const bill = await this.payableBillOrThrow(c, billId);
     // The card route's connectors first: whether the card form is the provider's decides what the form must carry.
-    const cardCandidates = bill.paymentMethod === 'SBP' ? [] : await this.connectors.candidates(bill.routing.payment_card, 'payment_card');
+    const cardCandidates = bill.paymentMethod === 'SBP' ? [] : await this.paymentCandidates(bill, 'BANK_CARD');
     const input = typeof rawInput === 'function' ? rawInput(bill, { hostedCard: cardCandidates[0]?.capabilities.hostsCardForm ?? false }) : rawInput;
     if (bill.paymentMethod && bill.paymentMethod !== input.method) {
       throw new PayValidationError({ method: 'method_not_allowed' });
@@ -570,8 +592,11 @@ export class PaymentService {
     if (!quote) throw new DomainError('rate-not-found');
     // A card the payer typed into a provider's own form never reached us: a connector that needs
     // the card number cannot be a fallback for it (it would decline a payer who did nothing wrong).
-    const candidates = input.method === 'SBP' ? await this.connectors.candidates(bill.routing.payment_sbp, 'payment_sbp')
+    const candidates = input.method === 'SBP' ? await this.paymentCandidates(bill, 'SBP')
       : input.card ? cardCandidates : cardCandidates.filter((c) => c.capabilities.hostsCardForm);
+    // No connector may take this method's money (production: no enabled live-mode connector on
+    // the route): refused before any payment is opened; never handed to the sandbox.
+    if (candidates.length === 0) throw new DomainError('method_unavailable');
     // A MULTI bill already in PROCESS (another payment running) stays there.
     if (bill.status !== 'PROCESS') assertTransition(bill.status, 'PROCESS', bill.type);
     assertPaymentTransition('NEW', 'PROCESS');
@@ -625,7 +650,7 @@ export class PaymentService {
   private async payableBillOrThrow(c: Pick<pg.Pool, 'query'>, billId: string): Promise<PayableBill> {
     const r = await c.query<BillRow>({ name: 'pay_read_bill', text: BILL_SQL, values: [billId] });
     if (!r.rows[0]) throw new DomainError('bill_not_found');
-    const bill = toBill(r.rows[0]);
+    const bill = toBill(r.rows[0], this.routingFor);
     const refusal = payRefusal(bill);
     if (refusal) throw new DomainError(refusal);
     return bill;

@@ -262,6 +262,7 @@ export class PayoutService {
     if (!m.verified) throw new DomainError('merchant_not_verified');
     if (m.priorRequestId) return this.replayOf(c, m.priorRequestId, m.priorRequestHash!, hash);
     const target = req.resolve(m);
+    if (this.config.profile === 'production') await this.assertDirection(merchant.id, target.accountType);
     const max = new Decimal(target.accountType === 'CARD' ? m.maxCard : m.maxSbp);
     const parts = splitAmount(req.amount, max);
     if (parts === null) throw new DomainError('invalid_amount');
@@ -292,6 +293,17 @@ export class PayoutService {
       id, status, amount: parts[i]!.toFixed(), commission: commissions[i]!.toFixed(), account_masked: target.masked,
       currency: 'RUB', created_at: createdAt.get(id)!,
     }, tz));
+  }
+
+  /**
+   * Production: a payout goes out only through an enabled connector allowed to move its money
+   * (a live merchant's: live-mode only, never the sandbox). With none on the route it is
+   * refused before anything is locked (direction_not_available), never left to fail at send.
+   */
+  private async assertDirection(merchantId: string, accountType: 'CARD' | 'SBP'): Promise<void> {
+    const route = accountType === 'CARD' ? 'payout_card' : 'payout_sbp';
+    const { routing, live } = await this.connectors.routingOf(merchantId);
+    if ((await this.connectors.candidates(routing[route], route, { live })).length === 0) throw new DomainError('direction_not_available');
   }
 
   /** The same order_id: same parameters -> the stored payouts; other parameters -> 422. */
@@ -486,8 +498,8 @@ export class PayoutService {
     const account = this.accountOf(row);
     if (account === null) return { final: { status: 'ERROR', reason: 'account identifier unreadable' }, taken: null, heard: {} };
     const route = row.account_type === 'CARD' ? 'payout_card' : 'payout_sbp';
-    const names = (await this.connectors.routingOf(row.merchant_id))[route];
-    const routed = await this.connectors.route<OperationOutcome>(names, route, 'create_payout', (c, ctx) => c.createPayout(this.request(row, account), ctx),
+    const { routing, live } = await this.connectors.routingOf(row.merchant_id);
+    const routed = await this.connectors.route<OperationOutcome>(routing[route], route, { live }, 'create_payout', (c, ctx) => c.createPayout(this.request(row, account), ctx),
       async (c) => { await this.db.pool.query('UPDATE payouts SET connector = $2, sent_at = now() WHERE id = $1', [row.id, c.name]); });
     const o = routed.outcome;
     const taken = routed.connector ? { connector: routed.connector.name, ref: 'ref' in o ? o.ref : null } : null;

@@ -1,4 +1,4 @@
-import type { Config } from '../../config.js';
+import type { Config, PaymentsProfile } from '../../config.js';
 import type { Db, Queryable } from '../../db/client.js';
 import { ValidationError } from '../../errors.js';
 import { decrypt, encrypt } from '../../lib/crypto.js';
@@ -26,7 +26,21 @@ export const IMPLEMENTED_KINDS: readonly ConnectorKind[] = ['sandbox', 'yookassa
 export const MASK = '********';
 
 export type Routing = Record<Route, string[]>;
+/** Every route of a test twin, and of a live merchant's unset route in the `sandbox` profile. */
 export const DEFAULT_ROUTING: Routing = { payment_card: ['sandbox'], payment_sbp: ['sandbox'], payout_card: ['sandbox'], payout_sbp: ['sandbox'] };
+const NO_ROUTING: Routing = { payment_card: [], payment_sbp: [], payout_card: [], payout_sbp: [] };
+
+/**
+ * Whether a connector may move an operation's money (PROVIDERS.md "Connectors"): a test
+ * operation only through a test-mode connector (the sandbox), a live one in the `production`
+ * profile only through a live-mode connector of a real provider. In the `sandbox` profile the
+ * whole deployment is a test instrument and a live operation may use either. The database
+ * refuses the same mismatches on its own (trigger operation_connector_mode).
+ */
+export function connectorServes(c: Pick<Connector, 'kind' | 'mode'>, operation: { live: boolean }, profile: PaymentsProfile): boolean {
+  if (!operation.live) return c.mode === 'test';
+  return profile === 'sandbox' || (c.mode === 'live' && c.kind !== 'sandbox');
+}
 
 interface ConnectorRow {
   name: string; kind: ConnectorKind; mode: ConnectorMode; settings: Record<string, unknown>; secrets_enc: string | null;
@@ -80,6 +94,7 @@ export class ConnectorRegistry {
     const raw = body.settings ?? {};
     if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) errors.settings = ['The settings must be an object.'];
     if (name === 'sandbox' && kind !== 'sandbox' && !errors.kind) errors.kind = ['The built-in sandbox connector stays of kind sandbox.'];
+    if (kind === 'sandbox' && mode === 'live') errors.mode = ['A sandbox connector is a test instrument: its mode is test.'];
     if (Object.keys(errors).length > 0) throw new ValidationError(errors);
     const k = kind as ConnectorKind;
     const spec = SETTINGS[k];
@@ -107,7 +122,12 @@ export class ConnectorRegistry {
               secrets_enc = EXCLUDED.secrets_enc, updated_at = now()
        RETURNING ${COLUMNS}, (xmax = 0) AS inserted`,
       [name, k, mode, JSON.stringify(plain), secretsEnc],
-    );
+    ).catch((e: { constraint?: string }) => {
+      if (e.constraint === 'connectors_mode_fixed_once_used') {
+        throw ValidationError.field('mode', 'Money has moved through this connector: its mode stays as it is. Add a new connector for the other account.');
+      }
+      throw e;
+    });
     const row = r.rows[0]!;
     return { created: row.inserted, record: this.toRecord(row) };
   }
@@ -166,19 +186,37 @@ export class ConnectorRegistry {
         if (!row && !c) (errors[`routing.${route}`] ??= []).push(`Unknown connector ${n}.`);
         else if (row && !IMPLEMENTED_KINDS.includes(row.kind)) (errors[`routing.${route}`] ??= []).push(`Connector ${n} is of kind ${row.kind}, not available in this version.`);
         else if (c && !supports(c.capabilities, route)) (errors[`routing.${route}`] ??= []).push(`Connector ${n} (${c.kind}) cannot take ${route}.`);
+        else if (c && !connectorServes(c, { live: true }, this.config.profile)) {
+          (errors[`routing.${route}`] ??= []).push(
+            `Connector ${n} is ${c.kind === 'sandbox' ? 'the sandbox' : 'a test-mode connector'}: in the production profile a live route takes live-mode connectors only (test mode always uses the sandbox).`);
+        }
       }
     }
     if (Object.keys(errors).length > 0) throw new ValidationError(errors);
   }
 
-  /** The enabled connectors of `names`, in order, that can take `route`. */
-  async candidates(names: string[], route: Route): Promise<Connector[]> {
+  /**
+   * The enabled connectors of `names`, in order, that can take `route` for an operation of a
+   * live merchant or of a test twin (connectorServes: never the sandbox for live money in
+   * production, never a live connector for a test operation).
+   */
+  async candidates(names: string[], route: Route, operation: { live: boolean }): Promise<Connector[]> {
     const out: Connector[] = [];
     for (const n of names) {
       const c = await this.get(n);
-      if (c && supports(c.capabilities, route)) out.push(c);
+      if (c && supports(c.capabilities, route) && connectorServes(c, operation, this.config.profile)) out.push(c);
     }
     return out;
+  }
+
+  /**
+   * A merchant's routes from its stored routing: a test twin's are the sandbox's; a live
+   * merchant's unset route is the sandbox in the `sandbox` profile and nothing in `production`
+   * (live routes have no default there: the operator sets them).
+   */
+  routingFor(stored: Partial<Routing> | null, live: boolean): Routing {
+    if (!live) return DEFAULT_ROUTING;
+    return { ...(this.config.profile === 'sandbox' ? DEFAULT_ROUTING : NO_ROUTING), ...(stored ?? {}) };
   }
 
   /** One timed call (src/domain/providers/call.ts). */
@@ -195,10 +233,10 @@ export class ConnectorRegistry {
    * connector may hold the money, so a process killed during the call leaves that on record.
    */
   async route<T extends { status: string }>(
-    names: string[], route: Route, op: ConnectorOperation, fn: (c: Connector, ctx: CallContext) => Promise<T>,
+    names: string[], route: Route, operation: { live: boolean }, op: ConnectorOperation, fn: (c: Connector, ctx: CallContext) => Promise<T>,
     before?: (c: Connector) => Promise<void>,
   ): Promise<Routed<T> | { connector: null; outcome: Refused }> {
-    const list = await this.candidates(names, route);
+    const list = await this.candidates(names, route, operation);
     let last: Routed<T> | null = null;
     for (const c of list) {
       await before?.(c);
@@ -209,10 +247,12 @@ export class ConnectorRegistry {
     return last ?? { connector: null, outcome: { status: 'refused', code: 'no_connector', message: `No enabled connector can take ${route}.` } };
   }
 
-  /** The merchant's routing (the default for a route it has none for). */
-  async routingOf(merchantId: string): Promise<Routing> {
-    const r = await this.db.pool.query<{ routing: Partial<Routing> | null }>('SELECT routing FROM merchants WHERE id = $1', [merchantId]);
-    return { ...DEFAULT_ROUTING, ...(r.rows[0]?.routing ?? {}) };
+  /** The merchant's routes (routingFor) and whether it is a live merchant (else a test twin). */
+  async routingOf(merchantId: string): Promise<{ routing: Routing; live: boolean }> {
+    const r = await this.db.pool.query<{ routing: Partial<Routing> | null; live: boolean }>(
+      'SELECT routing, (live_merchant_id IS NULL) AS live FROM merchants WHERE id = $1', [merchantId]);
+    const live = r.rows[0]?.live ?? true;
+    return { routing: this.routingFor(r.rows[0]?.routing ?? null, live), live };
   }
 
   private async row(c: Queryable, name: string): Promise<ConnectorRow | null> {

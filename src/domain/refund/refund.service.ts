@@ -2,7 +2,7 @@ import { Decimal } from 'decimal.js';
 import type { Config } from '../../config.js';
 import { inTxOr, withPgTx, type Db, type InTx, type Queryable } from '../../db/client.js';
 import { isMoneyReceived } from '../statuses.js';
-import { UnauthorizedActionError, ValidationError } from '../../errors.js';
+import { DomainError, UnauthorizedActionError, ValidationError } from '../../errors.js';
 import { newId } from '../../lib/ids.js';
 import { keysetPage, type KeysetPage, type KeysetParams } from '../../db/keyset.js';
 import { isValidAmount, money2 } from '../../lib/money.js';
@@ -10,8 +10,8 @@ import { post } from '../ledger/ledger.js';
 import { refundCreated, refundReturned, refundSucceeded } from '../ledger/postings.js';
 import { enqueueEvent } from '../../outbox/events.js';
 import type { AuthMerchant } from '../merchant/merchant-guard.js';
-import type { OperationOutcome } from '../providers/connector.js';
-import { ConnectorRegistry } from '../providers/registry.js';
+import type { ConnectorKind, ConnectorMode, OperationOutcome } from '../providers/connector.js';
+import { ConnectorRegistry, connectorServes } from '../providers/registry.js';
 import {
   addRefunded, claimDueRefunds, paymentShopOf, findRefund, finishRefund, insertRefund, latestRefundOfPayment, lockPayment, lockRefund,
   refundsOfPayment, REFUND_COLUMNS, toRecord, type ClaimedRefund, type RefundRecord, type RefundRow,
@@ -100,6 +100,23 @@ export class RefundService {
     return { ...page, rows: page.rows.map(toRecord) };
   }
 
+  /**
+   * A refund goes back through the connector that took the payment; it must still be one
+   * allowed to move this merchant's money (production: a live merchant's money only through a
+   * live-mode connector; a payment the sandbox took before the switch cannot be refunded as
+   * live money). Refused before anything moves: direction_not_available.
+   */
+  private async assertDirection(c: Queryable, merchantId: string, connector: string | null): Promise<void> {
+    if (this.config.profile !== 'production') return;
+    const r = await c.query<{ live: boolean; kind: ConnectorKind | null; mode: ConnectorMode | null }>(
+      `SELECT (m.live_merchant_id IS NULL) AS live, k.kind, k.mode FROM merchants m LEFT JOIN connectors k ON k.name = $2 WHERE m.id = $1`,
+      [merchantId, connector ?? 'sandbox']);
+    const row = r.rows[0];
+    if (!row || row.kind === null || row.mode === null || !connectorServes({ kind: row.kind, mode: row.mode }, { live: row.live }, 'production')) {
+      throw new DomainError('direction_not_available');
+    }
+  }
+
   private async create(m: RefundActor, paymentId: string, requested: Decimal | null, inTx?: InTx<RefundRecord>): Promise<RefundRecord> {
     assertGrant(m);
     if (requested !== null && !isValidAmount(requested)) throw ValidationError.field('amount', REFUND_MESSAGES.amountInvalid);
@@ -123,6 +140,7 @@ export class RefundService {
         if (requested.gt(left)) throw ValidationError.field('amount', REFUND_MESSAGES.amountTooLarge(left));
         amount = requested;
       }
+      await this.assertDirection(c, m.id, p.connector);
       const refund = await insertRefund(c, {
         id: newId(), merchantId: m.id, paymentId, amount, amountRub: refundRub(p, amount, amount.eq(left)), currency: p.accountCurrency,
         delayMs: this.config.sandboxProcessingDelayMs, connector: p.connector,
