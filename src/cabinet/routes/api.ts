@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { BASE, cabinetActor, formBody, formErrors, liveMerchantIdOf as merchantIdOf, putFlash, render, takeFlash } from '../context.js';
 import { keyScopesAllowed, roleOf, teamAllows } from '../roles.js';
 import type { ApiKeyView } from '../../domain/api-key/api-key.service.js';
+import { isApiScope } from '../../domain/api-key/api-key.scopes.js';
 import { Errors } from '../../admin/input.js';
 import { parseAllowlist } from '../../admin/merchant-patch.js';
 import { ValidationError } from '../../errors.js';
@@ -102,10 +103,13 @@ function checkedScopes(req: FastifyRequest): string[] {
   return list.filter((x): x is string => typeof x === 'string').slice(0, 20);
 }
 
-/** Whether the signed-in role may create (or revoke) a key with these scopes. */
+/**
+ * Whether the signed-in role may create (or revoke) a key with these scopes. A name that is no
+ * scope at all is the form's mistake (422 from the service), not a power the role lacks.
+ */
 function mayHandle(req: FastifyRequest, scopes: readonly string[]): boolean {
   const allowed: readonly string[] = keyScopesAllowed(req.cabinet.session!);
-  return scopes.every((x) => allowed.includes(x));
+  return scopes.filter(isApiScope).every((x) => allowed.includes(x));
 }
 
 function refused(req: FastifyRequest, reply: FastifyReply) {
