@@ -1,11 +1,10 @@
 import fp from 'fastify-plugin';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { sha256Hex } from '../lib/crypto.js';
-import { UnauthenticatedError } from '../errors.js';
+import { DomainError, UnauthenticatedError } from '../errors.js';
 import { AUTH_MERCHANT_COLUMNS, assertMerchantUsable, type AuthMerchant } from '../domain/merchant/merchant-guard.js';
 import { assertIpAllowed } from '../domain/merchant/ip-allowlist.js';
 import { isKeyToken, type ApiScope } from '../domain/api-key/api-key.scopes.js';
-import { DomainError } from '../errors.js';
 import { scopeAllows } from '../http/api-scopes.js';
 
 declare module 'fastify' {
@@ -53,6 +52,8 @@ export async function authenticateMerchant(app: FastifyInstance, req: FastifyReq
     assertIpAllowed(k.merchant, req.ip);
     if (!scopeAllows(req.routeOptions.url ?? '', k.scopes)) throw new DomainError('insufficient_scope');
     req.apiKey = { id: k.keyId, scopes: k.scopes };
+    // The request's log lines name the key (which integration did what; never its token).
+    req.log = req.log.child({ api_key_id: k.keyId });
     return k.merchant;
   }
   // Named: prepared once per pooled connection, so PostgreSQL skips parse and plan on every
