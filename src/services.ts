@@ -23,6 +23,7 @@ import { MerchantLists } from './domain/merchant/merchant-lists.js';
 import { ProviderNotificationService } from './domain/providers/notification.service.js';
 import { cabinetTwoFactors } from './domain/operator/two-factor.js';
 import { MerchantTeamService } from './domain/merchant/team.service.js';
+import { ApiKeyService } from './domain/api-key/api-key.service.js';
 
 /** Every service class, built once per process; the API, pages, cabinet, CLI and workers share them. */
 export function createServices(config: Config, db: Db) {
@@ -52,7 +53,9 @@ export function createServices(config: Config, db: Db) {
   // Cabinet accounts' TOTP (the merchant's own login and team members) and the team.
   const cabinetTwoFactor = cabinetTwoFactors(db, config.tokenEncryptionKey);
   const team = new MerchantTeamService(db);
-  return { audit, providerNotifications, merchantLists, cabinetTwoFactor, team, connectors, operators, sbpBanks, ledger, outbox, payouts, payments, paymentReads, merchants, shops, bills, refunds, payoutAccounts, rates, adjustments, chargebacks, attention, deployment };
+  // Restricted API keys (issue 27): the merchant API's auth hook, the cabinet and the operator API.
+  const apiKeys = new ApiKeyService(db);
+  return { apiKeys, audit, providerNotifications, merchantLists, cabinetTwoFactor, team, connectors, operators, sbpBanks, ledger, outbox, payouts, payments, paymentReads, merchants, shops, bills, refunds, payoutAccounts, rates, adjustments, chargebacks, attention, deployment };
 }
 
 export type Services = ReturnType<typeof createServices>;

@@ -175,6 +175,27 @@ export const VERBS: Record<string, Verb> = {
     help: 'Refresh the test-mode API token (the old test token stops working at once; the live one is untouched)',
     build(p) { const [id] = need(p, 1, this.usage); return { method: 'POST', path: `/merchants/${id}/test-token` }; },
   },
+  'keys:create': {
+    usage: 'keys:create MERCHANT_ID --name NAME --scopes bills:read,payouts:write,...',
+    help: 'Create a restricted API key limited to scopes (bills:read bills:write payments:read refunds:write payouts:read payouts:write balance:read); prints its token once',
+    build(p) {
+      const [id] = need(p, 1, this.usage);
+      requireFlags(p, ['name', 'scopes'], this.usage);
+      const raw = p.flags.scopes;
+      const scopes = typeof raw === 'string' ? raw.split(/[\s,]+/).filter(Boolean) : [];
+      return { method: 'POST', path: `/merchants/${id}/keys`, body: { name: cliValue(p.flags.name!), scopes } };
+    },
+  },
+  'keys:list': {
+    usage: 'keys:list MERCHANT_ID',
+    help: "A merchant's restricted API keys (never a token)",
+    build(p) { const [id] = need(p, 1, this.usage); return { method: 'GET', path: `/merchants/${id}/keys` }; },
+  },
+  'keys:revoke': {
+    usage: 'keys:revoke MERCHANT_ID KEY_ID',
+    help: 'Revoke a restricted API key (it fails from now on)',
+    build(p) { const [id, key] = need(p, 2, this.usage); return { method: 'DELETE', path: `/merchants/${id}/keys/${key}` }; },
+  },
   'merchants:two-factor-reset': {
     usage: 'merchants:two-factor-reset MERCHANT_ID [MEMBER_ID]',
     help: "Reset a cabinet account's two-factor sign-in (the owner, or the team member MEMBER_ID): TOTP and recovery codes cleared, its sessions ended",

@@ -5,6 +5,7 @@ import { formatDateTime } from '../lib/time.js';
 import { feeRate, type FeeKind } from '../domain/merchant/fees.js';
 import { DEFAULT_ROUTING, type ConnectorHealth, type ConnectorRecord, type Routing } from '../domain/providers/registry.js';
 import type { Merchant, PayoutAccount, Shop, SbpBank, FxRate } from '../generated/prisma/client.js';
+import type { ApiKeyView } from '../domain/api-key/api-key.service.js';
 
 type Dec = { toString(): string } | null | undefined;
 const d8 = (x: Dec): string | null => (x === null || x === undefined ? null : money8(x.toString()));
@@ -106,5 +107,14 @@ export function connectorView(config: Config, c: ConnectorRecord, h?: ConnectorH
     } : {}),
     created_at: formatDateTime(c.createdAt, config.tz),
     updated_at: formatDateTime(c.updatedAt, config.tz),
+  };
+}
+
+/** Operator view of a restricted API key: never its token (only the last four characters). */
+export function apiKeyView(config: Config, k: ApiKeyView) {
+  const at = (d: Date | null) => (d ? formatDateTime(d, config.tz) : null);
+  return {
+    id: k.id, merchant_id: k.merchant_id, name: k.name, scopes: k.scopes, token_last4: k.token_last4,
+    created_by: k.created_by, created_at: at(k.created_at), last_used_at: at(k.last_used_at), revoked_at: at(k.revoked_at),
   };
 }

@@ -3,6 +3,7 @@ import type { Config } from '../config.js';
 import type { RefundRecord } from '../domain/refund/refund.repository.js';
 import type { PayoutView } from '../domain/payout/payout.view.js';
 import type { InTx } from '../db/client.js';
+import type { ApiKeyView } from '../domain/api-key/api-key.service.js';
 import type { Merchant, PayoutAccount, Shop } from '../generated/prisma/client.js';
 import { merchantView, payoutAccountView, shopView } from '../admin/views.js';
 import { changed, writeAudit, type Actor } from './audit.js';
@@ -67,3 +68,16 @@ export async function testPostback(app: FastifyInstance, who: Actor, merchantId:
   });
   return r;
 }
+
+/**
+ * A restricted API key created or revoked (issue 27): its merchant, name and scopes, never its
+ * token. `reason` says why a revocation happened when it was not asked for (a member removed).
+ */
+export const apiKeyAudit = (who: Actor, action: 'api_key.create' | 'api_key.revoke', reason?: string): InTx<ApiKeyView> => (c, k) => writeAudit(c, who, {
+  action, objectType: 'api_key', objectId: k.id,
+  before: action === 'api_key.create' ? null : { revoked_at: null },
+  after: {
+    merchant_id: k.merchant_id, name: k.name, scopes: k.scopes,
+    ...(action === 'api_key.revoke' ? { revoked_at: k.revoked_at } : {}), ...(reason ? { reason } : {}),
+  },
+});

@@ -2,13 +2,15 @@ import type { FastifyRequest } from 'fastify';
 import type { CabinetSession } from './session.js';
 
 import { TEAM_ROLES, type TeamRole } from '../domain/merchant/team-roles.js';
+import { API_SCOPES, MONEY_OUT_SCOPES, type ApiScope } from '../domain/api-key/api-key.scopes.js';
 
 export { TEAM_ROLES, type TeamRole };
 
 /**
- * What a cabinet route needs: `read` (every page), `api` (the API token, the IP allow-list,
- * shop settings, the webhook URL, delivery log actions), `refunds`, `team` and `owner`
- * (money out: bills, payouts, payout accounts).
+ * What a cabinet route needs: `read` (every page), `api` (the test token, restricted keys
+ * within keyScopesAllowed, the IP allow-list, shop settings, the webhook URL, delivery log
+ * actions), `refunds`, `team` and `owner` (money out: bills, payouts, payout accounts; the live
+ * API token).
  */
 export type CabinetPermission = 'read' | 'api' | 'refunds' | 'team' | 'owner';
 
@@ -26,8 +28,12 @@ export const TEAM_PERMISSIONS: Record<TeamRole, ReadonlySet<CabinetPermission>> 
  */
 const ROUTE_PERMISSIONS: Record<string, CabinetPermission> = {
   'POST /cabinet/logout': 'read',
-  'GET /cabinet/api/refresh': 'api',
-  'POST /cabinet/api/refresh': 'api',
+  // The live token moves all the merchant's money: the owner's alone (issue 27). Developers
+  // integrate with restricted keys (below) and the test token.
+  'GET /cabinet/api/refresh': 'owner',
+  'POST /cabinet/api/refresh': 'owner',
+  'POST /cabinet/api/keys': 'api',
+  'POST /cabinet/api/keys/:id/revoke': 'api',
   'POST /cabinet/api/allowlist': 'api',
   'POST /cabinet/api/test-token': 'api',
   // The live/test switch changes what is shown, nothing stored.
@@ -59,3 +65,15 @@ export function cabinetRoutePermission(req: FastifyRequest): CabinetPermission {
 }
 
 export const teamAllows = (s: CabinetSession, p: CabinetPermission): boolean => TEAM_PERMISSIONS[roleOf(s)].has(p);
+
+/**
+ * The restricted-key scopes a role may create or revoke keys with: the owner any; a developer
+ * none that move money out (a developer is refused cabinet payouts and refunds, so a key of
+ * theirs is too); the others none.
+ */
+export function keyScopesAllowed(s: CabinetSession): readonly ApiScope[] {
+  const role = roleOf(s);
+  if (role === 'owner') return API_SCOPES;
+  if (role === 'developer') return API_SCOPES.filter((x) => !MONEY_OUT_SCOPES.has(x));
+  return [];
+}

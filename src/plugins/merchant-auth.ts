@@ -1,9 +1,11 @@
 import fp from 'fastify-plugin';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { sha256Hex } from '../lib/crypto.js';
-import { UnauthenticatedError } from '../errors.js';
+import { DomainError, UnauthenticatedError } from '../errors.js';
 import { AUTH_MERCHANT_COLUMNS, assertMerchantUsable, type AuthMerchant } from '../domain/merchant/merchant-guard.js';
 import { assertIpAllowed } from '../domain/merchant/ip-allowlist.js';
+import { isKeyToken, type ApiScope } from '../domain/api-key/api-key.scopes.js';
+import { scopeAllows } from '../http/api-scopes.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -11,6 +13,8 @@ declare module 'fastify' {
     merchant: AuthMerchant;
     /** SHA-256 of the bearer token, for a deferAuth route's own statement. */
     tokenHash: string | null;
+    /** The restricted key the request authenticated with; null for the merchant's own token. */
+    apiKey: { id: string; scopes: ApiScope[] } | null;
   }
   interface FastifyContextConfig {
     /** Check the subscription too (endpoints whose spec lists the subscription keys). */
@@ -26,24 +30,38 @@ declare module 'fastify' {
 
 const BEARER = /^Bearer ([A-Za-z0-9._~+/=-]{1,512})$/;
 
-/** SHA-256 of the `Authorization: Bearer <token>` token, or 401. */
-export function bearerTokenHash(req: FastifyRequest): string {
+/** The `Authorization: Bearer <token>` token, or 401. */
+function bearerToken(req: FastifyRequest): string {
   const m = BEARER.exec(req.headers.authorization ?? '');
   if (!m) throw new UnauthenticatedError();
-  return sha256Hex(m[1]!);
+  return m[1]!;
 }
 
 /**
  * Resolves `Authorization: Bearer <token>` to a merchant, or 401; then the merchant's IP
  * allow-list (403 api:error.ip_access_denied) on the client address as TRUST_PROXY defines it.
+ * A restricted key's token (its prefix and length say so, src/domain/api-key/api-key.scopes.ts)
+ * is looked up among the keys, and then must hold a scope the endpoint accepts (403
+ * api:error.insufficient_scope); the merchant's own token never touches the keys table.
  */
 export async function authenticateMerchant(app: FastifyInstance, req: FastifyRequest): Promise<AuthMerchant> {
+  const token = bearerToken(req);
+  if (isKeyToken(token)) {
+    const k = await app.services.apiKeys.authenticate(sha256Hex(token));
+    if (!k) throw new UnauthenticatedError();
+    assertIpAllowed(k.merchant, req.ip);
+    if (!scopeAllows(req.routeOptions.url ?? '', k.scopes)) throw new DomainError('insufficient_scope');
+    req.apiKey = { id: k.keyId, scopes: k.scopes };
+    // The request's log lines name the key (which integration did what; never its token).
+    req.log = req.log.child({ api_key_id: k.keyId });
+    return k.merchant;
+  }
   // Named: prepared once per pooled connection, so PostgreSQL skips parse and plan on every
   // request after the first (docs/performance.md).
   const r = await app.db.pool.query<AuthMerchant>({
     name: 'merchant_auth',
     text: `SELECT ${AUTH_MERCHANT_COLUMNS} FROM merchants WHERE api_token_hash = $1`,
-    values: [bearerTokenHash(req)],
+    values: [sha256Hex(token)],
   });
   const merchant = r.rows[0];
   if (!merchant) throw new UnauthenticatedError();
@@ -72,10 +90,16 @@ export const merchantAuth = fp(
   async (app: FastifyInstance) => {
     app.decorateRequest('merchant', null as unknown as AuthMerchant);
     app.decorateRequest('tokenHash', null);
+    app.decorateRequest('apiKey', null);
     app.addHook('onRequest', async (req) => {
+      // A restricted key is authenticated here (its scopes are checked before any handler):
+      // one indexed lookup more than the live token's deferred path.
       if (req.routeOptions.config.deferAuth && req.headers['idempotency-key'] === undefined) {
-        req.tokenHash = bearerTokenHash(req);
-        return;
+        const token = bearerToken(req);
+        if (!isKeyToken(token)) {
+          req.tokenHash = sha256Hex(token);
+          return;
+        }
       }
       req.merchant = await authenticateMerchant(app, req);
       assertMerchantUsable(req.merchant, { subscription: req.routeOptions.config.subscription === true });

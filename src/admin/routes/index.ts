@@ -15,6 +15,7 @@ import connectorAdminRoutes from './connectors.js';
 import operatorAdminRoutes from './operators.js';
 import auditAdminRoutes from './audit.js';
 import attentionAdminRoutes from './attention.js';
+import apiKeyAdminRoutes from './api-keys.js';
 
 /** Operator API, /admin/v1/* (bearer ADMIN_API_TOKEN or an operator's personal token; roles per route). */
 export default async function adminRoutes(app: FastifyInstance): Promise<void> {
@@ -42,4 +43,5 @@ export default async function adminRoutes(app: FastifyInstance): Promise<void> {
   await app.register(operatorAdminRoutes);
   await app.register(auditAdminRoutes);
   await app.register(attentionAdminRoutes);
+  await app.register(apiKeyAdminRoutes);
 }

@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { safeEqual } from '../../lib/crypto.js';
 import { newFormSecret } from '../../lib/web-session.js';
 import { writeAudit, changed } from '../../audit/audit.js';
+import { apiKeyAudit } from '../../audit/steps.js';
 import { MIN_PASSWORD, type TeamMember } from '../../domain/merchant/team.service.js';
 import { BASE, LOGIN_CSRF_COOKIE, cabinetActor, formBody, formErrors, liveMerchantIdOf, render, type CabinetRouteOptions } from '../context.js';
 import { TEAM_ROLES } from '../roles.js';
@@ -13,7 +14,7 @@ const WORDS: Record<Lang, Record<string, string>> = {
     title: 'Team', invite: 'Invite', email: 'Email', role: 'Role', state: 'State', invited: 'invited', active: 'active',
     remove: 'Remove', change: 'Change role', none: 'No team members yet. The merchant login itself is the owner.',
     link: 'Send this link to {email}. It works once, for 7 days, and is shown only now:',
-    'role.owner': 'Owner: everything', 'role.developer': 'Developer: API page, token, webhooks, shop settings',
+    'role.owner': 'Owner: everything, the live API token included', 'role.developer': 'Developer: API page, test token, restricted keys without refunds or payouts, webhooks, shop settings',
     'role.accountant': 'Accountant: read and export', 'role.support': 'Support: read and refunds',
     'accept.title': 'Set your password', 'accept.text': 'You were invited to the merchant cabinet as {email}. Choose a password of at least {n} characters.',
     'accept.password': 'Password', 'accept.submit': 'Save and sign in', 'accept.gone': 'This invitation link is not valid any more (used or expired). Ask the owner for a new one.',
@@ -28,7 +29,7 @@ const WORDS: Record<Lang, Record<string, string>> = {
     title: 'Команда', invite: 'Пригласить', email: 'Email', role: 'Роль', state: 'Состояние', invited: 'приглашён', active: 'активен',
     remove: 'Удалить', change: 'Сменить роль', none: 'В команде пока никого. Основной вход мерчанта — владелец.',
     link: 'Отправьте эту ссылку на {email}. Она действует один раз, 7 дней, и показана только сейчас:',
-    'role.owner': 'Владелец: всё', 'role.developer': 'Разработчик: API, токен, вебхуки, настройки магазинов',
+    'role.owner': 'Владелец: всё, включая боевой API-токен', 'role.developer': 'Разработчик: API, тестовый токен, ограниченные ключи без возвратов и выплат, вебхуки, настройки магазинов',
     'role.accountant': 'Бухгалтер: просмотр и выгрузки', 'role.support': 'Поддержка: просмотр и возвраты',
     'accept.title': 'Задайте пароль', 'accept.text': 'Вас пригласили в кабинет мерчанта как {email}. Придумайте пароль не короче {n} символов.',
     'accept.password': 'Пароль', 'accept.submit': 'Сохранить и войти', 'accept.gone': 'Ссылка-приглашение больше не действует (использована или истекла). Попросите владельца прислать новую.',
@@ -107,9 +108,11 @@ export default async function teamRoutes(app: FastifyInstance, opts: CabinetRout
 
   app.post<{ Params: { id: string } }>('/:id/remove', { schema: { hide: true } }, async (req, reply) => {
     const who = cabinetActor(req);
-    await team.remove(liveMerchantIdOf(req), req.params.id, (c, m) => writeAudit(c, who, {
-      action: 'merchant_user.remove', objectType: 'merchant_user', objectId: m.id, before: memberAudit(m), after: null,
-    }));
+    await team.remove(liveMerchantIdOf(req), req.params.id, async (c, m) => {
+      await writeAudit(c, who, { action: 'merchant_user.remove', objectType: 'merchant_user', objectId: m.id, before: memberAudit(m), after: null });
+      // The keys the member created were revoked with the removal: one entry each.
+      for (const k of m.revokedKeys) await apiKeyAudit(who, 'api_key.revoke', 'member_removed')(c, k);
+    });
     return reply.redirect(`${BASE}/team?ok=common.saved`, 303);
   });
 

@@ -5,6 +5,7 @@ import { sha256Hex } from '../../lib/crypto.js';
 import { newId } from '../../lib/ids.js';
 import { NotFoundError, ValidationError } from '../../errors.js';
 import type { TeamRole } from './team-roles.js';
+import { revokeKeysOfMember, type ApiKeyView } from '../api-key/api-key.service.js';
 
 /** How long an invitation link works. */
 export const INVITE_DAYS = 7;
@@ -116,12 +117,17 @@ export class MerchantTeamService {
     });
   }
 
-  /** Removes a member; their sessions end with the row (ON DELETE CASCADE). */
-  async remove(merchantId: string, id: string, inTx?: InTx<TeamMember>): Promise<void> {
+  /**
+   * Removes a member; their sessions end with the row (ON DELETE CASCADE), and the restricted
+   * API keys they created are revoked in the same transaction (issue 27): a key outliving its
+   * author's access would keep what the author can no longer do.
+   */
+  async remove(merchantId: string, id: string, inTx?: InTx<TeamMember & { revokedKeys: ApiKeyView[] }>): Promise<void> {
     await withPgTx(this.db.pool, async (c) => {
       const r = await c.query<Row>(`DELETE FROM merchant_users WHERE id = $1 AND merchant_id = $2 RETURNING ${COLS}`, [id, merchantId]);
       if (!r.rows[0]) throw new NotFoundError('Team member not found.');
-      if (inTx) await inTx(c, view(r.rows[0]));
+      const revokedKeys = await revokeKeysOfMember(c, merchantId, id);
+      if (inTx) await inTx(c, { ...view(r.rows[0]), revokedKeys });
     });
   }
 }
