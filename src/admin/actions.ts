@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { NotFoundError } from '../errors.js';
 import { isIdLike } from './input.js';
 import { parseMerchantPatch } from './merchant-patch.js';
-import { DEFAULT_ROUTING, type Routing } from '../domain/providers/registry.js';
+import type { Routing } from '../domain/providers/registry.js';
 import { writeAudit, type Actor } from '../audit/audit.js';
 import { merchantAudit } from '../audit/steps.js';
 import { newPassword } from '../domain/operator/operator.service.js';
@@ -37,7 +37,8 @@ export function operatorActions(app: FastifyInstance) {
       if (patch.routing) {
         // Unknown names, or a kind without a connector class yet: 422 on the route, nothing stored.
         await app.services.connectors.assertRoutable(patch.routing);
-        patch.routing = { ...DEFAULT_ROUTING, ...(cur.routing as Partial<Routing> | null ?? {}), ...patch.routing };
+        // Only the routes set are stored: an unset route follows the profile (the sandbox's default, or none).
+        patch.routing = { ...(cur.routing as Partial<Routing> | null ?? {}), ...patch.routing };
       }
       return merchants.update(id, patch, audited(who, 'merchant.update'));
     },

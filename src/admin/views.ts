@@ -3,7 +3,7 @@ import type { Config } from '../config.js';
 import { money2, money8 } from '../lib/money.js';
 import { formatDateTime } from '../lib/time.js';
 import { feeRate, type FeeKind } from '../domain/merchant/fees.js';
-import { DEFAULT_ROUTING, type ConnectorHealth, type ConnectorRecord, type Routing } from '../domain/providers/registry.js';
+import { effectiveRouting, type ConnectorHealth, type ConnectorRecord, type Routing } from '../domain/providers/registry.js';
 import type { Merchant, PayoutAccount, Shop, SbpBank, FxRate } from '../generated/prisma/client.js';
 import type { ApiKeyView } from '../domain/api-key/api-key.service.js';
 
@@ -38,7 +38,7 @@ export function merchantView(config: Config, m: Merchant) {
     fees,
     payout_webhook_url: m.payoutWebhookUrl,
     api_ip_allowlist: (m.apiIpAllowlist as string[] | null) ?? [],
-    routing: { ...DEFAULT_ROUTING, ...((m.routing ?? {}) as Partial<Routing>) },
+    routing: effectiveRouting((m.routing ?? {}) as Partial<Routing>, m.liveMerchantId === null, config.profile),
     has_password: m.passwordHash !== null,
     api_token_issued_at: formatDateTime(m.apiTokenIssuedAt, config.tz),
     created_at: formatDateTime(m.createdAt, config.tz),

@@ -90,6 +90,9 @@ describe('production: live money never meets the sandbox', () => {
       expect(r.json().errors['routing.payment_sbp'].join(' ')).toMatch(/production profile a live route takes live-mode connectors only/);
     }
     expect((await admin('PATCH', `/admin/v1/merchants/${m.merchantId}`, { routing: { payout_card: ['yk-live'] } })).statusCode).toBe(200);
+    // Live routes have no default: what is not set is empty, never the sandbox.
+    expect((await admin('GET', `/admin/v1/merchants/${m.merchantId}`)).json().routing)
+      .toEqual({ payment_card: ['yk-live'], payment_sbp: [], payout_card: ['yk-live'], payout_sbp: [] });
   });
 
   it('test mode still pays through the sandbox, on the test balance only', async () => {

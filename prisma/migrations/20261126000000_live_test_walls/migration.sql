@@ -27,6 +27,9 @@ CREATE UNIQUE INDEX "merchants_id_mode_key" ON "merchants"("id", "mode");
 -- New live merchants have no routing of their own: in the sandbox profile the service routes
 -- them to the sandbox, in production they have none until the operator sets it.
 ALTER TABLE "merchants" ALTER COLUMN "routing" SET DEFAULT '{}';
+-- Live merchants that only ever had the old default keep no routing of their own either.
+UPDATE "merchants" SET "routing" = '{}' WHERE "live_merchant_id" IS NULL AND "routing" =
+    '{"payment_card":["sandbox"],"payment_sbp":["sandbox"],"payout_card":["sandbox"],"payout_sbp":["sandbox"]}'::jsonb;
 
 -- The operation records its merchant's mode and its connector's mode, taken from those rows
 -- whenever a connector is attached (whatever the writer said), and the mismatch is refused.

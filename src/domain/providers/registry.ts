@@ -30,6 +30,12 @@ export type Routing = Record<Route, string[]>;
 export const DEFAULT_ROUTING: Routing = { payment_card: ['sandbox'], payment_sbp: ['sandbox'], payout_card: ['sandbox'], payout_sbp: ['sandbox'] };
 const NO_ROUTING: Routing = { payment_card: [], payment_sbp: [], payout_card: [], payout_sbp: [] };
 
+/** A merchant's routes in a profile (ConnectorRegistry.routingFor; the operator API shows these). */
+export function effectiveRouting(stored: Partial<Routing> | null, live: boolean, profile: PaymentsProfile): Routing {
+  if (!live) return DEFAULT_ROUTING;
+  return { ...(profile === 'sandbox' ? DEFAULT_ROUTING : NO_ROUTING), ...(stored ?? {}) };
+}
+
 /**
  * Whether a connector may move an operation's money (PROVIDERS.md "Connectors"): a test
  * operation only through a test-mode connector (the sandbox), a live one in the `production`
@@ -215,8 +221,7 @@ export class ConnectorRegistry {
    * (live routes have no default there: the operator sets them).
    */
   routingFor(stored: Partial<Routing> | null, live: boolean): Routing {
-    if (!live) return DEFAULT_ROUTING;
-    return { ...(this.config.profile === 'sandbox' ? DEFAULT_ROUTING : NO_ROUTING), ...(stored ?? {}) };
+    return effectiveRouting(stored, live, this.config.profile);
   }
 
   /** One timed call (src/domain/providers/call.ts). */
