@@ -116,6 +116,10 @@ describe('roles on operator routes', () => {
     ['admin', () => ['PATCH', `/merchants/${m.id}`, { verified: true }], 200],
     ['admin', () => ['PUT', '/rates/USD', { rub_per_unit: '90' }], 200],
     ['admin', () => ['POST', '/operators', { email: `new${Math.random()}@example.test`, role: 'auditor' }], 201],
+    // Issue 27: money and connectors move only at an admin's hand.
+    ['admin', () => ['POST', '/payments/nope/chargebacks', { amount: '1.00', reason: 'x' }], 404],
+    ['admin', () => ['PATCH', '/connectors/sandbox', { enabled: true }], 200],
+    ['admin', () => ['PUT', '/connectors/sandbox', { kind: 'sandbox', mode: 'live', settings: {} }], 200],
   ];
   const allowed: Record<string, string[]> = {
     admin: ['read', 'balance.adjust', 'payouts.moderate', 'events.redeliver', 'merchants.password-reset', 'merchants.two-factor-reset', 'admin'],
