@@ -10,6 +10,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { randomBytes } from 'node:crypto';
+import { userInfo } from 'node:os';
 
 type Json = string | number | boolean | null | Json[] | { [k: string]: Json };
 
@@ -119,7 +120,7 @@ export const VERBS: Record<string, Verb> = {
   },
   'operators:update': {
     usage: 'operators:update OPERATOR_ID [--role admin|finance|support|auditor] [--status active|disabled]',
-    help: "Change an operator's role or status (disabled: its tokens fail at once)",
+    help: "Change an operator's role or status (disabled: every token revoked and console session ended; re-enabling restores none)",
     build(p) { const [id] = need(p, 1, this.usage); return { method: 'PATCH', path: `/operators/${id}`, body: flagsBody(p.flags) }; },
   },
   'operators:token': {
@@ -334,7 +335,7 @@ export const VERBS: Record<string, Verb> = {
     },
   },
   'connectors:set': {
-    usage: 'connectors:set NAME --kind sandbox|yookassa|tbank --mode live|test [--setting-shop-id X --setting-secret-key Y ...]',
+    usage: 'connectors:set NAME --kind sandbox|yookassa|tbank --mode live|test [--enabled B] [--setting-shop-id X --setting-secret-key Y ...]',
     help: 'Create or replace a connector (settings as --setting-<name>; secrets stored encrypted, shown masked)',
     build(p) {
       const [name] = need(p, 1, this.usage);
@@ -343,6 +344,16 @@ export const VERBS: Record<string, Verb> = {
       body.settings ??= {};
       return { method: 'PUT', path: `/connectors/${name}`, body };
     },
+  },
+  'connectors:enable': {
+    usage: 'connectors:enable NAME',
+    help: 'Switch a connector on',
+    build(p) { const [name] = need(p, 1, this.usage); return { method: 'PATCH', path: `/connectors/${name}`, body: { enabled: true } }; },
+  },
+  'connectors:disable': {
+    usage: 'connectors:disable NAME',
+    help: 'Switch a connector off: it takes no new payment or payout (routing moves to the next one); operations in flight finish',
+    build(p) { const [name] = need(p, 1, this.usage); return { method: 'PATCH', path: `/connectors/${name}`, body: { enabled: false } }; },
   },
   'connectors:list': {
     usage: 'connectors:list',
@@ -463,6 +474,17 @@ async function joinRunningEmbedded(): Promise<void> {
   process.env.ALLOW_PRIVATE_WEBHOOK_URLS = env.ALLOW_PRIVATE_WEBHOOK_URLS || 'true';
 }
 
+/**
+ * Who runs the CLI, for the audit trail (`cli:<user>`): the person behind sudo when there is
+ * one (SUDO_USER), else the OS account; the environment's USER when the account has no name.
+ */
+export function cliUser(env: NodeJS.ProcessEnv = process.env): string {
+  let os: string | undefined;
+  try { os = userInfo().username; } catch { os = undefined; }
+  const u = env.SUDO_USER || os || env.USER || env.LOGNAME || 'unknown';
+  return u.replace(/[^\w.@-]/g, '_').slice(0, 64);
+}
+
 /** Where the CLI writes: the process's streams, or a test's buffers. */
 export interface CliIo { out(s: string): void; err(s: string): void }
 const processIo: CliIo = { out: (s) => { process.stdout.write(s); }, err: (s) => { process.stderr.write(s); } };
@@ -482,6 +504,7 @@ export async function runCli(argv: string[], io: CliIo = processIo): Promise<num
   const { boot } = await import('../boot.js');
   const { createDb } = await import('../db/client.js');
   const { buildApp } = await import('../app.js');
+  const { CLI_HEADER, registerCliActor } = await import('./auth.js');
   await joinRunningEmbedded();
   const b = await boot({ migrate: true, enterProfile: false });
   const db = createDb(b.databaseUrl, { max: 4 });
@@ -492,7 +515,7 @@ export async function runCli(argv: string[], io: CliIo = processIo): Promise<num
     const res = await app.inject({
       method: call.method,
       url: `/admin/v1${call.path}${qs}`,
-      headers: { authorization: `Bearer ${b.config.adminApiToken}` },
+      headers: { authorization: `Bearer ${b.config.adminApiToken}`, [CLI_HEADER]: registerCliActor(cliUser()) },
       ...(call.body ? { payload: call.body } : {}),
     });
     let body: unknown;

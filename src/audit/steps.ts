@@ -4,6 +4,8 @@ import type { RefundRecord } from '../domain/refund/refund.repository.js';
 import type { PayoutView } from '../domain/payout/payout.view.js';
 import type { InTx } from '../db/client.js';
 import type { ApiKeyView } from '../domain/api-key/api-key.service.js';
+import type { ConnectorChange, ConnectorShape } from '../domain/providers/registry.js';
+import type { ChargebackRecord } from '../domain/chargeback/chargeback.repository.js';
 import type { Merchant, PayoutAccount, Shop } from '../generated/prisma/client.js';
 import { merchantView, payoutAccountView, shopView } from '../admin/views.js';
 import { changed, writeAudit, type Actor } from './audit.js';
@@ -29,6 +31,12 @@ export const shopAudit = (config: Config, who: Actor, action: string) =>
   viewStep<Shop>((s) => shopView(config, s), 'shop')(who, action);
 export const payoutAccountAudit = (config: Config, who: Actor, action: string) =>
   viewStep<PayoutAccount>((a) => payoutAccountView(config, a), 'payout_account')(who, action);
+
+/** `first` (the Idempotency-Key answer, say; may be absent), then `audit`, in the same transaction. */
+export const withAudit = <T>(first: InTx<T> | undefined, audit: InTx<T>): InTx<T> => async (c, r) => {
+  if (first) await first(c, r);
+  await audit(c, r);
+};
 
 // The steps of money and event actions, shared by the cabinet and the operator API (issue 17).
 
@@ -80,4 +88,33 @@ export const apiKeyAudit = (who: Actor, action: 'api_key.create' | 'api_key.revo
     merchant_id: k.merchant_id, name: k.name, scopes: k.scopes,
     ...(action === 'api_key.revoke' ? { revoked_at: k.revoked_at } : {}), ...(reason ? { reason } : {}),
   },
+});
+
+// Issue 27: connectors and chargebacks.
+
+/** A connector's audited fields, settings flattened (`settings.base_url`): secret values never, only their names. */
+const connectorFields = (x: ConnectorShape): Record<string, unknown> => {
+  const out: Record<string, unknown> = { kind: x.kind, mode: x.mode, enabled: x.enabled, credentials_set: x.credentials };
+  for (const [k, v] of Object.entries(x.settings)) out[`settings.${k}`] = v;
+  return out;
+};
+
+/**
+ * A connector created, changed, switched on or off: the fields that changed, and which
+ * credentials (secret settings) got a new value, by name ("password changed"), never the value.
+ */
+export const connectorAudit = (who: Actor): InTx<ConnectorChange> => (c, r) => {
+  const flipped = r.before !== null && r.before.enabled !== r.after.enabled;
+  const action = r.before === null ? 'connector.create' : flipped ? (r.after.enabled ? 'connector.enable' : 'connector.disable') : 'connector.update';
+  const diff = r.before ? changed(connectorFields(r.before), connectorFields(r.after)) : { before: null, after: connectorFields(r.after) };
+  return writeAudit(c, who, {
+    action, objectType: 'connector', objectId: r.name,
+    before: diff.before, after: { ...diff.after, credentials_changed: r.credentialsChanged },
+  });
+};
+
+/** A chargeback recorded: the money that left the merchant's balance, and why. */
+export const chargebackAudit = (who: Actor): InTx<ChargebackRecord> => (c, cb) => writeAudit(c, who, {
+  action: 'chargeback.create', objectType: 'chargeback', objectId: cb.id, before: null,
+  after: { payment_id: cb.paymentId, merchant_id: cb.merchantId, amount: cb.amount.toFixed(2), currency: cb.currency, reason: cb.reason },
 });

@@ -156,11 +156,12 @@ export function queryOf(req: FastifyRequest): Record<string, string> {
 
 /**
  * The audit actor of a cabinet change: `merchant:<id>` (the merchant's own login) or
- * `merchant-user:<id>` (a team member, issue 17).
+ * `merchant-user:<id>` (a team member, issue 17), named by that account's email (issue 27).
  */
 export function cabinetActor(req: FastifyRequest): Actor {
-  const user = req.cabinet.session?.user;
-  return { actor: user ? `merchant-user:${user.id}` : `merchant:${liveMerchantIdOf(req)}`, ip: req.ip ?? null };
+  const s = req.cabinet.session;
+  const user = s?.user;
+  return { actor: user ? `merchant-user:${user.id}` : `merchant:${liveMerchantIdOf(req)}`, name: user ? user.email : s!.merchant.email, ip: req.ip ?? null };
 }
 
 /**

@@ -3,6 +3,7 @@ import { pipeline } from 'node:stream/promises';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { stringify } from 'csv-stringify';
 import { formatDateTime } from '../lib/time.js';
+import { csvCell } from '../lib/csv-cell.js';
 import type { Lang } from './i18n.js';
 import type { ListFilters } from './paging.js';
 
@@ -30,14 +31,18 @@ export function exportFilename(name: string, f: ListFilters): string {
   return `${name}${range ? `-${range}` : ''}.csv`;
 }
 
-/** Sends `rows` (each an array of cells in `header` order) as a streamed CSV download. */
+/**
+ * Sends `rows` (each an array of cells in `header` order) as a streamed CSV download; every
+ * cell is neutralized against formula injection (csvCell: a payer's email `=HYPERLINK(...)`).
+ */
 export async function sendCsv(req: FastifyRequest, reply: FastifyReply, filename: string, header: string[], rows: AsyncIterable<string[]>): Promise<FastifyReply> {
   const lang = req.cabinet.lang;
   const csv = stringify({ bom: true, header: true, columns: header, delimiter: lang === 'ru' ? ';' : ',', record_delimiter: 'windows' });
   reply
     .type('text/csv; charset=utf-8')
     .header('content-disposition', `attachment; filename="${filename}"`);
-  pipeline(Readable.from(rows), csv).catch((err: unknown) => {
+  async function* safe() { for await (const r of rows) yield r.map(csvCell); }
+  pipeline(Readable.from(safe()), csv).catch((err: unknown) => {
     req.log.error({ err }, 'cabinet CSV export failed');
     csv.destroy(err as Error);
   });

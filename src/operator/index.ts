@@ -63,6 +63,7 @@ export default async function operatorConsole(app: FastifyInstance): Promise<voi
     if (s.stage === 'FULL' && cfg.secondFactor) return reply.redirect(BASE, 303);
     req.console.session = s;
     req.auditActor = `operator:${s.operator.id}`;
+    req.auditActorName = s.operator.email;
     req.operator = { role: s.operator.role, operatorId: s.operator.id };
     // The operator API's table, the same declaration per route: refused before anything runs.
     if (s.stage === 'FULL' && !allows(s.operator.role, routePermission(req))) {

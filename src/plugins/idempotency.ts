@@ -30,8 +30,11 @@ export function recordAnswer<T>(req: FastifyRequest, reply: FastifyReply, view: 
       [req.merchant.id, key, body],
     );
     // The key was taken over meanwhile (this request was presumed dead): its change must not
-    // commit a second time.
-    if (r.rowCount !== 1) throw new ConflictError('A request with this Idempotency-Key is in progress.');
+    // commit a second time. The request that took it over holds a fresh lease.
+    if (r.rowCount !== 1) {
+      reply.header('retry-after', String(ABANDONED_AFTER_MS / 1000));
+      throw new ConflictError('A request with this Idempotency-Key is in progress.');
+    }
     req.idempotencyRecorded = true;
   };
 }
@@ -50,7 +53,8 @@ function requestHash(req: FastifyRequest): string {
  * `Idempotency-Key` on POSTs of the merchant API, with Stripe's semantics: the first answer for
  * a (merchant, key) is kept `config.idempotencyTtlHours`; the same key and body replays it
  * (header `Idempotent-Replayed: true`); the same key with another body is a 422; a duplicate
- * arriving while the first is still running is a 409. 5xx answers are not kept, so a retry
+ * arriving while the first is still running is a 409 whose `Retry-After` is the seconds left of
+ * the first one's lease (after it a retry takes the key over). 5xx answers are not kept, so a retry
  * runs again (the failed request changed nothing: its transaction rolled back).
  * Endpoints that change money (bill/create, payouts, refunds) store their answer inside their
  * own transaction (recordAnswer); other answers (refusals, which changed nothing) are stored here
@@ -88,16 +92,27 @@ export const idempotency = fp(
         req.idempotencyKey = key;
         return;
       }
-      const r = await app.db.pool.query<{ request_hash: string; response_status: number | null; response_body: string | null }>(
-        'SELECT request_hash, response_status, response_body FROM idempotency_keys WHERE merchant_id = $1 AND key = $2',
-        [merchantId, key],
+      // `retry_in`: whole seconds until the in-progress lease runs out and a retry takes the key
+      // over (issue 27: a request cut off by a crash holds its key for the rest of the lease).
+      const r = await app.db.pool.query<{ request_hash: string; response_status: number | null; response_body: string | null; retry_in: number }>(
+        `SELECT request_hash, response_status, response_body,
+                GREATEST(1, ceil(extract(epoch FROM created_at + $3 * interval '1 millisecond' - now())))::int AS retry_in
+           FROM idempotency_keys WHERE merchant_id = $1 AND key = $2`,
+        [merchantId, key, ABANDONED_AFTER_MS],
       );
       const row = r.rows[0];
-      if (!row) throw new ConflictError('A request with this Idempotency-Key is in progress.');
+      if (!row) {
+        // Claimed and gone between the two statements (a 5xx answer deletes its key): retry now.
+        reply.header('retry-after', '1');
+        throw new ConflictError('A request with this Idempotency-Key is in progress.');
+      }
       if (row.request_hash !== hash) {
         throw new ValidationError({ 'Idempotency-Key': ['This Idempotency-Key was used with different request parameters.'] });
       }
-      if (row.response_status === null) throw new ConflictError('A request with this Idempotency-Key is in progress.');
+      if (row.response_status === null) {
+        reply.header('retry-after', String(row.retry_in));
+        throw new ConflictError('A request with this Idempotency-Key is in progress.');
+      }
       return reply
         .status(row.response_status)
         .header('content-type', 'application/json; charset=utf-8')

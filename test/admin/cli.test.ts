@@ -159,7 +159,9 @@ describe('operator CLI (its entry in this process, against the database)', { tim
     expect(given.out.password).toBeUndefined();
     const list = await cli(['audit:list', '--object-id', c.out.id]);
     expect(list.code).toBe(0);
-    expect(list.out.data).toEqual([expect.objectContaining({ actor: 'admin-token', action: 'operator.create', object_id: c.out.id })]);
+    // Issue 27: the CLI names the OS user who ran it, not the token it uses.
+    expect(list.out.data).toEqual([expect.objectContaining({ actor: expect.stringMatching(/^cli:\S+$/), action: 'operator.create', object_id: c.out.id })]);
+    expect(list.out.data[0].actor_id).toBe(list.out.data[0].actor);
     expect((await cli(['operators:create', '--email', 'x@example.test'])).code).toBe(2);
   });
 

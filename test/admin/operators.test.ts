@@ -52,15 +52,27 @@ describe('operator accounts and personal tokens', () => {
     expect(JSON.stringify(list.body)).not.toMatch(/password_hash|token_hash|totp_secret/);
   });
 
-  it('a disabled operator is refused at once (401), and works again when re-enabled', async () => {
+  it('a disabled operator is refused at once (401); re-enabled, the tokens issued before the disable stay revoked (issue 27), a new one works', async () => {
     const o = await operator('admin');
+    const second = (await admin(t, 'POST', `/operators/${o.id}/tokens`, { name: 'laptop' })).body.api_token as string;
     expect((await as(o.token, 'GET', '/merchants')).status).toBe(200);
     expect((await admin(t, 'PATCH', `/operators/${o.id}`, { status: 'disabled' })).status).toBe(200);
     const r = await as(o.token, 'GET', '/merchants');
     expect(r.status).toBe(401);
     expect(r.body).toEqual({ success: false, message: 'Unauthenticated.' });
     expect((await admin(t, 'PATCH', `/operators/${o.id}`, { status: 'active' })).status).toBe(200);
-    expect((await as(o.token, 'GET', '/merchants')).status).toBe(200);
+    for (const old of [o.token, second]) {
+      const again = await as(old, 'GET', '/merchants');
+      expect(again.status).toBe(401);
+      expect(again.body).toEqual({ success: false, message: 'Unauthenticated.' });
+      expect((await as(old, 'POST', '/operators', { email: `z${n}@example.test`, role: 'admin' })).status).toBe(401);
+    }
+    const shown = (await admin(t, 'GET', `/operators/${o.id}`)).body.tokens as { revoked_at: string | null }[];
+    expect(shown.every((x) => x.revoked_at !== null)).toBe(true);
+    const trail = (await admin(t, 'GET', `/audit?object_id=${o.id}&action=operator.update`)).body.data;
+    expect(trail.map((e: { after: unknown }) => e.after)).toEqual([{ status: 'active' }, { status: 'disabled', tokens_revoked: 2 }]);
+    const fresh = (await admin(t, 'POST', `/operators/${o.id}/tokens`, { name: 'new' })).body.api_token as string;
+    expect((await as(fresh, 'GET', '/merchants')).status).toBe(200);
   });
 
   it('a revoked token fails; a role change applies to the next request', async () => {
@@ -104,6 +116,10 @@ describe('roles on operator routes', () => {
     ['admin', () => ['PATCH', `/merchants/${m.id}`, { verified: true }], 200],
     ['admin', () => ['PUT', '/rates/USD', { rub_per_unit: '90' }], 200],
     ['admin', () => ['POST', '/operators', { email: `new${Math.random()}@example.test`, role: 'auditor' }], 201],
+    // Issue 27: money and connectors move only at an admin's hand.
+    ['admin', () => ['POST', '/payments/nope/chargebacks', { amount: '1.00', reason: 'x' }], 404],
+    ['admin', () => ['PATCH', '/connectors/sandbox', { enabled: true }], 200],
+    ['admin', () => ['PUT', '/connectors/sandbox', { kind: 'sandbox', mode: 'live', settings: {} }], 200],
   ];
   const allowed: Record<string, string[]> = {
     admin: ['read', 'balance.adjust', 'payouts.moderate', 'events.redeliver', 'merchants.password-reset', 'merchants.two-factor-reset', 'admin'],
@@ -159,9 +175,10 @@ describe('audit trail', () => {
     const list = await as(o.token, 'GET', `/audit?object_id=${m.id}&action=merchant.update`);
     expect(list.body.data).toHaveLength(1);
     const e = list.body.data[0];
-    expect(Object.keys(e).sort()).toEqual(['action', 'actor', 'after', 'at', 'before', 'id', 'ip', 'object_id', 'object_type']);
+    expect(Object.keys(e).sort()).toEqual(['action', 'actor', 'actor_id', 'after', 'at', 'before', 'id', 'ip', 'object_id', 'object_type']);
+    // Issue 27: the actor is the person (the operator's email), the stable key beside it.
     expect(e).toMatchObject({
-      actor: `operator:${o.id}`, action: 'merchant.update', object_type: 'merchant', object_id: m.id,
+      actor: `op${n}-admin@example.test`, actor_id: `operator:${o.id}`, action: 'merchant.update', object_type: 'merchant', object_id: m.id,
       before: { verified: false, payout_daily_limit: null }, after: { verified: true, payout_daily_limit: '500.00000000' },
     });
     expect(e.ip).toBeTruthy();
@@ -277,7 +294,7 @@ describe('audit trail', () => {
     expect((await as(aud.token, 'GET', '/audit?start_date=yesterday')).status).toBe(422);
     const csv = await as(aud.token, 'GET', '/audit.csv?actor=admin-token');
     expect(csv.status).toBe(200);
-    expect(csv.text.split('\n')[0]).toBe('id,at,actor,action,object_type,object_id,before,after,ip');
+    expect(csv.text.split('\n')[0]).toBe('id,at,actor,actor_id,action,object_type,object_id,before,after,ip');
     expect(csv.text).toContain('merchant.create');
   });
 });

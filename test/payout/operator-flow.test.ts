@@ -27,10 +27,12 @@ describe('payouts driven the way outside tools do: operator API, then the mercha
     expect(p).toMatchObject({ status: 'MODERATING', amount: 600, commission: 6, account_identifier: '424242******4242', currency: 'RUB' });
 
     await op('POST', `/payouts/${p.id}/approve`);
-    // The approval is in the audit trail, written with it (docs/decisions.md, issue 17).
+    // The approval is in the audit trail, written with it (docs/decisions.md, issue 17), after
+    // the creation through the merchant API (issue 27), newest first.
     const trail = await op('GET', `/audit?object_id=${p.id}`);
-    expect(trail.data.map((e: Record<string, unknown>) => [e.actor, e.action, e.before, e.after]))
-      .toEqual([['admin-token', 'payout.approve', { status: 'MODERATING' }, { status: 'PROCESS' }]]);
+    expect(trail.data.map((e: Record<string, unknown>) => [e.actor_id, e.action, e.before]))
+      .toEqual([['admin-token', 'payout.approve', { status: 'MODERATING' }], [`merchant-api:${m.id}`, 'payout.create', null]]);
+    expect(trail.data[0].after).toEqual({ status: 'PROCESS' });
     await processDuePayouts({ services: t.app.services });
     const st = await t.app.inject({ method: 'GET', url: '/api/v1/payout/status?order_id=f-1', headers: auth });
     expect(st.json()).toMatchObject({ id: p.id, status: 'SUCCESS', success: true });

@@ -3,9 +3,10 @@ import { stringify } from 'csv-stringify/sync';
 import { defineInput, requestInput, v } from '../../http/input.js';
 import { ValidationError } from '../../errors.js';
 import { parseSearchDate } from '../../lib/time.js';
+import { csvCell } from '../../lib/csv-cell.js';
 
 const ListInput = defineInput({
-  actor: v.string({ max: 100, description: 'operator:<id>, admin-token, merchant:<id>, merchant-user:<id>' }),
+  actor: v.string({ max: 320, description: 'A person (an email, admin-token, cli:<os user>) or a key (operator:<id>, merchant:<id>, merchant-user:<id>, merchant-api:<id>)' }),
   object_id: v.string({ max: 100 }),
   action: v.string({ max: 100 }),
   start_date: v.string({ max: 19, description: 'YYYY-MM-DD or YYYY-MM-DD HH:MM:SS (service time zone)' }),
@@ -17,9 +18,6 @@ const ListInput = defineInput({
 const tags = ['admin'];
 const CSV_MAX = 100_000;
 
-// A cell a spreadsheet would run as a formula (a merchant-chosen shop name, say) is quoted
-// with a leading apostrophe (CSV injection).
-const cell = (s: string): string => (/^[=+\-@\t\r]/.test(s) ? `'${s}` : s);
 
 /** The trail with the operator API's filters (422 on a bad one), newest first; shared with the console. */
 export async function queryAudit(app: FastifyInstance, raw: Record<string, unknown>, fallback: number, cap: number) {
@@ -42,9 +40,9 @@ export async function queryAudit(app: FastifyInstance, raw: Record<string, unkno
 
 /** Entries as CSV (the operator API's and the console's export). */
 export function auditCsv(rows: Awaited<ReturnType<typeof queryAudit>>['rows']): string {
-  return stringify(rows.map((e) => [e.id, e.at, e.actor, e.action, e.object_type, e.object_id,
-    e.before == null ? '' : JSON.stringify(e.before), e.after == null ? '' : JSON.stringify(e.after), e.ip ?? ''].map(cell)), {
-    header: true, columns: ['id', 'at', 'actor', 'action', 'object_type', 'object_id', 'before', 'after', 'ip'],
+  return stringify(rows.map((e) => [e.id, e.at, e.actor, e.actor_id, e.action, e.object_type, e.object_id,
+    e.before == null ? '' : JSON.stringify(e.before), e.after == null ? '' : JSON.stringify(e.after), e.ip ?? ''].map(csvCell)), {
+    header: true, columns: ['id', 'at', 'actor', 'actor_id', 'action', 'object_type', 'object_id', 'before', 'after', 'ip'],
   });
 }
 

@@ -4,6 +4,8 @@ import { defineInput, requestInput, v } from '../../http/input.js';
 import { DomainError, NotFoundError } from '../../errors.js';
 import { AdminChargebackSchema, adminChargebackView } from '../../http/views/chargeback.js';
 import { isIdLike } from '../input.js';
+import { actorOf } from '../../audit/audit.js';
+import { chargebackAudit } from '../../audit/steps.js';
 
 const IdParams = Type.Object({ id: Type.String() });
 const CreateInput = defineInput({
@@ -27,7 +29,7 @@ export default async function chargebackAdminRoutes(app: FastifyInstance): Promi
     if (!isIdLike(req.params.id)) throw new NotFoundError('Payment not found.');
     const input = CreateInput.parse(requestInput(req));
     try {
-      const cb = await chargebacks.create(req.params.id, { amount: input.amount!, reason: input.reason! });
+      const cb = await chargebacks.create(req.params.id, { amount: input.amount!, reason: input.reason! }, chargebackAudit(actorOf(req)));
       return reply.status(201).send({ success: true, merchant_id: cb.merchantId, ...adminChargebackView(cb, app.config.tz) });
     } catch (e) {
       // The ledger cannot hold a debt: a balance that cannot cover it refuses (docs/decisions.md).

@@ -4,15 +4,20 @@ import { NotFoundError } from '../../errors.js';
 import { CONNECTOR_NAME } from '../../domain/providers/registry.js';
 import { bodyObject } from '../input.js';
 import { connectorView } from '../views.js';
+import { actorOf } from '../../audit/audit.js';
+import { connectorAudit } from '../../audit/steps.js';
 
 const NameParams = Type.Object({ name: Type.String() });
 const PutBody = Type.Object({
   kind: Type.String({ enum: ['sandbox', 'yookassa', 'tbank'] }),
   mode: Type.String({ enum: ['live', 'test'] }),
+  enabled: Type.Optional(Type.Boolean({ description: 'Absent: unchanged (true on create)' })),
   settings: Type.Optional(Type.Record(Type.String(), Type.Unknown(), {
     description: 'yookassa {base_url?, shop_id, secret_key, payout_agent_id?, payout_secret_key?}; tbank {base_url?, terminal_key, password}; sandbox {} (refuse: true for drills)',
   })),
 });
+
+const PatchBody = Type.Object({ enabled: Type.Boolean() });
 
 const tags = ['admin'];
 
@@ -23,8 +28,15 @@ export default async function connectorAdminRoutes(app: FastifyInstance): Promis
   app.put<{ Params: { name: string } }>('/connectors/:name', {
     schema: { tags, summary: 'Create (201) or replace (200) a connector; secrets encrypted at rest, answered masked', params: NameParams, body: PutBody },
   }, async (req, reply) => {
-    const { created, record } = await connectors.put(req.params.name, bodyObject(req));
+    const { created, record } = await connectors.put(req.params.name, bodyObject(req), connectorAudit(actorOf(req)));
     return reply.status(created ? 201 : 200).send({ success: true, ...connectorView(app.config, record, await connectors.health(record.name)) });
+  });
+
+  app.patch<{ Params: { name: string } }>('/connectors/:name', {
+    schema: { tags, summary: 'Switch a connector on or off (a disabled one takes no new payment or payout; routing moves to the next)', params: NameParams, body: PatchBody },
+  }, async (req) => {
+    const record = await connectors.setEnabled(req.params.name, (req.body as { enabled: boolean }).enabled, connectorAudit(actorOf(req)));
+    return { success: true, ...connectorView(app.config, record, await connectors.health(record.name)) };
   });
 
   app.get('/connectors', { schema: { tags, summary: 'Every connector with its health (settings masked)' } }, async () => {

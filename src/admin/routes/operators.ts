@@ -64,13 +64,14 @@ export default async function operatorAdminRoutes(app: FastifyInstance): Promise
 
   app.patch<{ Params: { id: string } }>('/operators/:id', {
     config: { permission: 'admin' },
-    schema: { tags, summary: "Change an operator's role or status; a disabled operator's tokens fail at once", params: IdParams, body: PatchInput.schema },
+    schema: { tags, summary: "Change an operator's role or status; disabling revokes every token and ends every console session (re-enabling restores none)", params: IdParams, body: PatchInput.schema },
   }, async (req) => {
     if (!isIdLike(req.params.id)) throw new NotFoundError('Operator not found.');
     const input = PatchInput.parse(requestInput(req));
     const who = actorOf(req);
     const o = await operators.update(req.params.id, { role: input.role, status: input.status }, (c, r) => writeAudit(c, who, {
-      action: 'operator.update', objectType: 'operator', objectId: r.after.id, ...changed(auditView(r.before), auditView(r.after)),
+      action: 'operator.update', objectType: 'operator', objectId: r.after.id,
+      ...((d) => (r.tokensRevoked > 0 ? { before: d.before, after: { ...d.after, tokens_revoked: r.tokensRevoked } } : d))(changed(auditView(r.before), auditView(r.after))),
     }));
     return { success: true, ...out(o) };
   });

@@ -64,7 +64,9 @@ export default async function authRoutes(app: FastifyInstance, opts: CabinetRout
     const account = r.ok ? r : r.account;
     // With TOTP on, the sign-in is recorded when the code is given (src/cabinet/routes/two-factor.ts).
     if (account && !(r.ok && r.secondFactor)) {
-      await app.services.audit.record({ actor: r.ok ? (r.userId ? `merchant-user:${r.userId}` : `merchant:${r.merchantId}`) : 'anonymous', ip: req.ip ?? null }, {
+      await app.services.audit.record({
+        actor: r.ok ? (r.userId ? `merchant-user:${r.userId}` : `merchant:${r.merchantId}`) : 'anonymous', name: r.ok ? email.trim().toLowerCase() : null, ip: req.ip ?? null,
+      }, {
         action: r.ok ? 'merchant.sign_in' : 'merchant.sign_in.failed', objectType: account.userId ? 'merchant_user' : 'merchant',
         objectId: account.userId ?? account.merchantId, before: null, after: r.ok ? null : { reason: r.reason },
       });

@@ -133,7 +133,7 @@ export default async function teamRoutes(app: FastifyInstance, opts: CabinetRout
     const pre = req.cookies[LOGIN_CSRF_COOKIE] ?? '';
     if (!pre || !safeEqual(b._csrf ?? '', pre)) { reply.status(403); return acceptPage(req, reply, { errors: { top: req.cabinet.t('csrf.invalid'), fields: {} } }); }
     try {
-      const m = await team.accept(req.params.token, b.password ?? '', (c, u) => writeAudit(c, { actor: `merchant-user:${u.id}`, ip: req.ip ?? null }, {
+      const m = await team.accept(req.params.token, b.password ?? '', (c, u) => writeAudit(c, { actor: `merchant-user:${u.id}`, name: u.email, ip: req.ip ?? null }, {
         action: 'merchant_user.activate', objectType: 'merchant_user', objectId: u.id, before: { state: 'invited' }, after: { state: 'active', merchant_id: u.merchant_id },
       }));
       if (!m) { reply.status(404); return render(req, reply, 'error', { status: 404, message: words(req.cabinet.lang)('accept.gone') }); }

@@ -70,7 +70,7 @@ export default async function twoFactorRoutes(app: FastifyInstance, opts: Cabine
   const safeNext = (next: string | undefined) => sharedSafeNext(next, BASE);
 
   const who = (req: FastifyRequest, s: CabinetSession): Actor =>
-    ({ actor: s.user ? `merchant-user:${s.user.id}` : `merchant:${s.merchant.id}`, ip: req.ip ?? null });
+    ({ actor: s.user ? `merchant-user:${s.user.id}` : `merchant:${s.merchant.id}`, name: accountOf(s).email, ip: req.ip ?? null });
   const objectOf = (s: CabinetSession) => ({ objectType: s.user ? 'merchant_user' : 'merchant', objectId: accountOf(s).id });
   const w = (req: FastifyRequest) => words(req.cabinet.lang);
 

@@ -1,6 +1,6 @@
 import { Decimal } from 'decimal.js';
 import type { Config } from '../../config.js';
-import { withPgTx, type Db } from '../../db/client.js';
+import { withPgTx, type Db, type InTx } from '../../db/client.js';
 import type { Currency, PaymentStatus } from '../../generated/prisma/enums.js';
 import { NotFoundError, ValidationError } from '../../errors.js';
 import { newId } from '../../lib/ids.js';
@@ -24,7 +24,8 @@ const RECEIVED: readonly PaymentStatus[] = ['SUCCESS', 'UNDERPAID', 'OVERPAID'];
 export class ChargebackService {
   constructor(private readonly config: Config, private readonly db: Db) {}
 
-  async create(paymentId: string, input: { amount: Decimal; reason: string }): Promise<ChargebackRecord> {
+  /** `audit` runs in the chargeback's transaction (issue 27: every money movement is audited). */
+  async create(paymentId: string, input: { amount: Decimal; reason: string }, audit?: InTx<ChargebackRecord>): Promise<ChargebackRecord> {
     if (!isValidAmount(input.amount)) throw ValidationError.field('amount', 'The amount must be greater than 0, with at most 2 decimals, and at most 99999999.99.');
     // Lock, then check, then change: the payment row lock serialises its refunds and chargebacks.
     return withPgTx(this.db.pool, async (c) => {
@@ -57,6 +58,7 @@ export class ChargebackService {
           Currency: cb.currency, Reason: cb.reason, Status: 'CHARGEBACK',
         },
       });
+      if (audit) await audit(c, cb);
       return cb;
     });
   }

@@ -78,7 +78,7 @@ export class OperatorService {
    * Role and status. Disabling takes effect at the commit: the token lookup joins the
    * operator's status, so every token of a disabled operator fails from then on.
    */
-  async update(id: string, patch: { role?: Role; status?: OperatorStatusName }, inTx?: InTx<{ before: OperatorView; after: OperatorView }>) {
+  async update(id: string, patch: { role?: Role; status?: OperatorStatusName }, inTx?: InTx<{ before: OperatorView; after: OperatorView; tokensRevoked: number }>) {
     return withPgTx(this.db.pool, async (c) => {
       const cur = await c.query<Row>(`SELECT ${COLS} FROM operators WHERE id = $1 FOR UPDATE`, [id]);
       if (!cur.rows[0]) throw new NotFoundError('Operator not found.');
@@ -87,7 +87,15 @@ export class OperatorService {
           WHERE id = $1 RETURNING ${COLS}`,
         [id, patch.role?.toUpperCase() ?? null, patch.status?.toUpperCase() ?? null],
       );
-      const out = { before: view(cur.rows[0]), after: view(r.rows[0]!) };
+      // Disabling ends what the operator holds, for good (issue 27): every personal token is
+      // revoked and every console session ends, so re-enabling the account later brings none of
+      // them back (a token leaked before the disable stays dead); the operator gets new ones.
+      let tokensRevoked = 0;
+      if (cur.rows[0].status !== 'DISABLED' && r.rows[0]!.status === 'DISABLED') {
+        tokensRevoked = (await c.query('UPDATE operator_tokens SET revoked_at = now() WHERE operator_id = $1 AND revoked_at IS NULL', [id])).rowCount ?? 0;
+        await c.query('DELETE FROM operator_sessions WHERE operator_id = $1', [id]);
+      }
+      const out = { before: view(cur.rows[0]), after: view(r.rows[0]!), tokensRevoked };
       if (inTx) await inTx(c, out);
       return out.after;
     });

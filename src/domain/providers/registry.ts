@@ -1,6 +1,6 @@
 import type { Config, PaymentsProfile } from '../../config.js';
-import type { Db, Queryable } from '../../db/client.js';
-import { ValidationError } from '../../errors.js';
+import { withPgTx, type Db, type InTx, type Queryable } from '../../db/client.js';
+import { NotFoundError, ValidationError } from '../../errors.js';
 import { decrypt, encrypt } from '../../lib/crypto.js';
 import { callConnector, type Refused, type Unknown, flushCallStats } from './call.js';
 import {
@@ -9,7 +9,7 @@ import {
 import { parseAllowList } from './provider-http.js';
 import { SandboxConnector } from './sandbox.js';
 import { TBANK_BASE_URL, TBankConnector } from './tbank.js';
-import { YOOKASSA_BASE_URL, YooKassaConnector } from './yookassa.js';
+import { LOOPBACK_SOURCES, YOOKASSA_BASE_URL, YOOKASSA_NOTIFICATION_SOURCES, YooKassaConnector } from './yookassa.js';
 
 export const CONNECTOR_NAME = /^[a-z0-9-]{1,40}$/;
 
@@ -74,6 +74,15 @@ export interface ConnectorHealth {
 /** The result of a routed creation: the outcome and the connector whose answer it is. */
 export type Routed<T> = { connector: Connector; outcome: T | Refused | Unknown };
 
+/** What a connector looked like to the audit trail: no secret value, only which secrets are set. */
+export interface ConnectorShape { kind: string; mode: string; enabled: boolean; settings: Record<string, unknown>; credentials: string[] }
+
+/**
+ * One change of a connector, for its audit step: its shape before (null: created) and after, and
+ * the secret settings whose value changed, was set or was removed (names only, never values).
+ */
+export interface ConnectorChange { name: string; before: ConnectorShape | null; after: ConnectorShape; credentialsChanged: string[] }
+
 /**
  * Connector registry: the `connectors` table, the connector objects built from it, and routing.
  * Secrets are decrypted only to build a connector for a call.
@@ -87,8 +96,12 @@ export class ConnectorRegistry {
   /** Tests: answer `connector` for its name instead of building it from the table. */
   override(connector: Connector): void { this.overrides.set(connector.name, connector); }
 
-  /** Validates and stores a connector; `created` tells 201 from 200. Nothing is stored on a 422. */
-  async put(name: string, body: Record<string, unknown>): Promise<{ created: boolean; record: ConnectorRecord }> {
+  /**
+   * Validates and stores a connector; `created` tells 201 from 200. Nothing is stored on a 422.
+   * `enabled` absent keeps the current flag (true on create). `audit` runs in the same
+   * transaction with what changed (secret names only).
+   */
+  async put(name: string, body: Record<string, unknown>, audit?: InTx<ConnectorChange>): Promise<{ created: boolean; record: ConnectorRecord }> {
     if (!CONNECTOR_NAME.test(name)) throw ValidationError.field('name', 'The name must be 1 to 40 of a-z, 0-9 and -.');
     const errors: Record<string, string[]> = {};
     const kind = body.kind;
@@ -97,6 +110,7 @@ export class ConnectorRegistry {
       errors.kind = [`The kind must be one of ${CONNECTOR_KINDS.join(', ')}.`];
     }
     if (mode !== 'live' && mode !== 'test') errors.mode = ['The mode must be live or test.'];
+    if (body.enabled !== undefined && typeof body.enabled !== 'boolean') errors.enabled = ['Must be a boolean.'];
     const raw = body.settings ?? {};
     if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) errors.settings = ['The settings must be an object.'];
     if (name === 'sandbox' && kind !== 'sandbox' && !errors.kind) errors.kind = ['The built-in sandbox connector stays of kind sandbox.'];
@@ -122,20 +136,45 @@ export class ConnectorRegistry {
     const secret: Record<string, unknown> = {};
     for (const [f, v] of Object.entries(settings)) (spec.secret.includes(f) ? secret : plain)[f] = v;
     const secretsEnc = Object.keys(secret).length > 0 ? encrypt(this.config.tokenEncryptionKey, JSON.stringify(secret)) : null;
-    const r = await this.db.pool.query<ConnectorRow & { inserted: boolean }>(
-      `INSERT INTO connectors (name, kind, mode, settings, secrets_enc) VALUES ($1, $2, $3, $4::jsonb, $5)
-       ON CONFLICT (name) DO UPDATE SET kind = EXCLUDED.kind, mode = EXCLUDED.mode, settings = EXCLUDED.settings,
-              secrets_enc = EXCLUDED.secrets_enc, updated_at = now()
-       RETURNING ${COLUMNS}, (xmax = 0) AS inserted`,
-      [name, k, mode, JSON.stringify(plain), secretsEnc],
-    ).catch((e: { constraint?: string }) => {
-      if (e.constraint === 'connectors_mode_fixed_once_used') {
-        throw ValidationError.field('mode', 'Money has moved through this connector: its mode stays as it is. Add a new connector for the other account.');
+    const enabled = typeof body.enabled === 'boolean' ? body.enabled : null;
+    return withPgTx(this.db.pool, async (c) => {
+      // Locked, so the change the audit entry names is the one this statement makes.
+      const prev = (await c.query<ConnectorRow>(`SELECT ${COLUMNS} FROM connectors WHERE name = $1 FOR UPDATE`, [name])).rows[0] ?? null;
+      const r = await c.query<ConnectorRow & { inserted: boolean }>(
+        `INSERT INTO connectors (name, kind, mode, settings, secrets_enc, enabled) VALUES ($1, $2, $3, $4::jsonb, $5, COALESCE($6::boolean, true))
+         ON CONFLICT (name) DO UPDATE SET kind = EXCLUDED.kind, mode = EXCLUDED.mode, settings = EXCLUDED.settings,
+                secrets_enc = EXCLUDED.secrets_enc, enabled = COALESCE($6::boolean, connectors.enabled), updated_at = now()
+         RETURNING ${COLUMNS}, (xmax = 0) AS inserted`,
+        [name, k, mode, JSON.stringify(plain), secretsEnc, enabled],
+      );
+      const row = r.rows[0]!;
+      if (audit) {
+        const before = prev ? this.secretsOf(prev) : {};
+        const credentialsChanged = [...new Set([...Object.keys(before), ...Object.keys(secret)])]
+          .filter((f) => JSON.stringify(before[f]) !== JSON.stringify(secret[f])).sort();
+        await audit(c, { name, before: prev ? this.shapeOf(prev) : null, after: this.shapeOf(row), credentialsChanged });
       }
-      throw e;
+      return { created: row.inserted, record: this.toRecord(row) };
     });
-    const row = r.rows[0]!;
-    return { created: row.inserted, record: this.toRecord(row) };
+  }
+
+  /** Switches a connector on or off (a disabled one takes no new operation); 404 for an unknown name. */
+  async setEnabled(name: string, enabled: boolean, audit?: InTx<ConnectorChange>): Promise<ConnectorRecord> {
+    if (!CONNECTOR_NAME.test(name)) throw new NotFoundError('Connector not found.');
+    return withPgTx(this.db.pool, async (c) => {
+      const prev = (await c.query<ConnectorRow>(`SELECT ${COLUMNS} FROM connectors WHERE name = $1 FOR UPDATE`, [name])).rows[0];
+      if (!prev) throw new NotFoundError('Connector not found.');
+      const row = (await c.query<ConnectorRow>(
+        `UPDATE connectors SET enabled = $2, updated_at = now() WHERE name = $1 RETURNING ${COLUMNS}`, [name, enabled],
+      )).rows[0]!;
+      if (audit) await audit(c, { name, before: this.shapeOf(prev), after: this.shapeOf(row), credentialsChanged: [] });
+      return this.toRecord(row);
+    });
+  }
+
+  /** A row as the audit trail may see it: plain settings, and the names of the secrets set. */
+  private shapeOf(row: ConnectorRow): ConnectorShape {
+    return { kind: row.kind, mode: row.mode, enabled: row.enabled, settings: { ...row.settings }, credentials: Object.keys(this.secretsOf(row)).sort() };
   }
 
   async list(): Promise<ConnectorRecord[]> {
@@ -272,7 +311,10 @@ export class ConnectorRegistry {
         const sec = this.secretsOf(row);
         return new YooKassaConnector(row.name, row.mode, {
           baseUrl: str(row.settings.base_url) ?? YOOKASSA_BASE_URL, shopId: str(row.settings.shop_id) ?? '', secretKey: str(sec.secret_key) ?? '',
-          payoutAgentId: str(row.settings.payout_agent_id), payoutSecretKey: str(sec.payout_secret_key), allowedIps: str(row.settings.allowed_ips),
+          payoutAgentId: str(row.settings.payout_agent_id), payoutSecretKey: str(sec.payout_secret_key),
+          // Without its own list, YooKassa's published sources (plus loopback in the sandbox profile).
+          allowedIps: str(row.settings.allowed_ips)
+            ?? (this.config.profile === 'sandbox' ? `${YOOKASSA_NOTIFICATION_SOURCES}, ${LOOPBACK_SOURCES}` : YOOKASSA_NOTIFICATION_SOURCES),
         }, this.config.publicBaseUrl);
       }
       case 'tbank': {

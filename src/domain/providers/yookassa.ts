@@ -9,6 +9,17 @@ import { ipAllowed, parseAllowList, providerFetch, rubOfRefund, type ProviderAns
 /** YooKassa API v3 in production (yookassa.ru/developers/using-api/basics). */
 export const YOOKASSA_BASE_URL = 'https://api.yookassa.ru/v3';
 
+/**
+ * The networks YooKassa sends notifications from, as published (yookassa.ru/developers,
+ * "Входящие уведомления", IP addresses; the official PHP SDK's `lib/Helpers/SecurityHelper.php`
+ * lists the same IPv4 networks and, for IPv6, four /64 networks inside 2a02:5180::/32). The
+ * allow-list of a YooKassa connector without `allowed_ips` (issue 27): a forged notification
+ * from elsewhere is refused before it costs a call to YooKassa.
+ */
+export const YOOKASSA_NOTIFICATION_SOURCES = '185.71.76.0/27, 185.71.77.0/27, 77.75.153.0/25, 77.75.156.11, 77.75.156.35, 77.75.154.128/25, 2a02:5180::/32';
+/** Loopback, added to the default list in the `sandbox` profile only (a local emulator, tests). */
+export const LOOPBACK_SOURCES = '127.0.0.0/8, ::1';
+
 export interface YooKassaSettings {
   baseUrl: string;
   shopId: string;

@@ -28,7 +28,7 @@ export default async function consoleAuthRoutes(app: FastifyInstance, opts: Cons
   const audit = (who: Actor, action: string, objectId: string, after: Record<string, unknown> | null = null) =>
     writeAudit(app.db.pool, who, { action, objectType: 'operator', objectId, before: null, after });
   const anonymous = (req: FastifyRequest): Actor => ({ actor: 'anonymous', ip: req.ip ?? null });
-  const operatorActor = (req: FastifyRequest, s: ConsoleSession): Actor => ({ actor: `operator:${s.operator.id}`, ip: req.ip ?? null });
+  const operatorActor = (req: FastifyRequest, s: ConsoleSession): Actor => ({ actor: `operator:${s.operator.id}`, name: s.operator.email, ip: req.ip ?? null });
 
   const loginForm = async (req: FastifyRequest, reply: FastifyReply, data: Record<string, unknown> = {}) => {
     const pre = newFormSecret();

@@ -2,6 +2,8 @@ import type { FastifyInstance } from 'fastify';
 import { parsePersonal, personalCreateInput } from './input.js';
 import type { PayoutView } from '../../../domain/payout/payout.view.js';
 import { recordAnswer } from '../../../plugins/idempotency.js';
+import { apiActor } from '../../../audit/audit.js';
+import { payoutCreateAudit, withAudit } from '../../../audit/steps.js';
 import { requestInput } from '../../input.js';
 import { CREATE_ERROR_STATUS, PayoutListSchema } from './schemas.js';
 
@@ -12,6 +14,6 @@ export function personalCreateRoute(app: FastifyInstance): void {
     config: { subscription: true, errorStatus: CREATE_ERROR_STATUS },
   }, async (req, reply) => {
     const view = (data: PayoutView[]) => ({ data, success: true });
-    return view(await app.services.payouts.createPersonal(req.merchant, parsePersonal(requestInput(req)), recordAnswer(req, reply, view)));
+    return view(await app.services.payouts.createPersonal(req.merchant, parsePersonal(requestInput(req)), withAudit(recordAnswer(req, reply, view), payoutCreateAudit(apiActor(req)))));
   });
 }

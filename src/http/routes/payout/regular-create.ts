@@ -3,6 +3,8 @@ import { parseRegular, regularCreateInput } from './input.js';
 import { assertRegularGrant } from '../../../domain/payout/payout.service.js';
 import type { PayoutView } from '../../../domain/payout/payout.view.js';
 import { recordAnswer } from '../../../plugins/idempotency.js';
+import { apiActor } from '../../../audit/audit.js';
+import { payoutCreateAudit, withAudit } from '../../../audit/steps.js';
 import { requestInput } from '../../input.js';
 import { CREATE_ERROR_STATUS, PayoutListSchema } from './schemas.js';
 
@@ -14,6 +16,6 @@ export function regularCreateRoute(app: FastifyInstance): void {
   }, async (req, reply) => {
     assertRegularGrant(req.merchant);
     const view = (data: PayoutView[]) => ({ data, success: true });
-    return view(await app.services.payouts.createRegular(req.merchant, parseRegular(requestInput(req)), recordAnswer(req, reply, view)));
+    return view(await app.services.payouts.createRegular(req.merchant, parseRegular(requestInput(req)), withAudit(recordAnswer(req, reply, view), payoutCreateAudit(apiActor(req)))));
   });
 }

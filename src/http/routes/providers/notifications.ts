@@ -2,24 +2,44 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { CONNECTOR_NAME } from '../../../domain/providers/registry.js';
 import type { ParsedNotification } from '../../../domain/providers/connector.js';
+import { AttemptLimiter } from '../../../page/attempt-limiter.js';
 
 const Params = Type.Object({ connector: Type.String({ maxLength: 40 }) });
+
+/**
+ * Notifications a client address may have in flight or refused, per connector and second (issue
+ * 27). Each counts when it arrives and is taken back once it proved genuine (verified and
+ * applied), so a provider's own traffic is never throttled, while a flood of forged ones is
+ * refused 429 before anything is verified: they cannot make the service spend authenticated calls
+ * (YooKassa's are verified by reading the object back) faster than this. In process memory (N
+ * cluster processes: N times this).
+ */
+export const NOTIFICATIONS_PER_SECOND = 10;
 
 /**
  * Inbound provider notifications, `POST /providers/{connector}/notifications` (public;
  * PROVIDERS.md "Inbound"): the connector verifies and parses it; ProviderNotificationService
  * records it once by (connector, event key) and applies it in the same transaction, so a
  * duplicate or an out-of-order one changes nothing; answered as the provider expects.
- * Unverifiable: 400; about no object of ours: 404 (`<object>_not_found`); nothing changes.
+ * Unverifiable: 400; about no object of ours: 404 (`<object>_not_found`); more than
+ * NOTIFICATIONS_PER_SECOND from one address to one connector: 429; nothing changes.
  */
 export default async function providerNotificationRoutes(app: FastifyInstance): Promise<void> {
   const { services } = app;
   app.setValidatorCompiler(() => () => true);
+  const unproven = new AttemptLimiter(1000, 50_000);
 
   app.post<{ Params: { connector: string } }>('/:connector/notifications', {
     schema: { tags: ['providers'], summary: "A provider's notification about a payment, refund or payout (verified per connector kind)", params: Params, security: [] },
   }, async (req, reply) => {
     const name = req.params.connector;
+    const key = `${name}|${req.ip}`;
+    // Checked and counted with no await between: of a concurrent burst, exactly the limit passes.
+    if (unproven.blocked(key, NOTIFICATIONS_PER_SECOND)) {
+      req.log.warn({ connector: name, ip: req.ip }, 'provider notifications over the rate limit refused');
+      return reply.status(429).header('retry-after', '1').send({ error: 'too_many_requests' });
+    }
+    unproven.fail(key);
     const c = CONNECTOR_NAME.test(name) ? await services.connectors.get(name) : null;
     if (!c) return reply.status(404).send({ error: 'unknown_connector' });
     const called = await services.connectors.call(c, 'notification', async (ctx) => ({
@@ -35,6 +55,7 @@ export default async function providerNotificationRoutes(app: FastifyInstance): 
     const done = await services.providerNotifications.apply(name, n);
     if (done.result === 'not_found') return reply.status(404).send({ error: `${done.object}_not_found` });
     req.log.info({ connector: name, eventKey: n.eventKey, object: n.object, result: done.result }, 'provider notification');
+    unproven.undo(key);
     return sendReply(reply, n.reply);
   });
 }

@@ -1,6 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { assertGrant, type RefundRecord } from '../../../domain/refund/refund.service.js';
 import { recordAnswer } from '../../../plugins/idempotency.js';
+import { apiActor } from '../../../audit/audit.js';
+import { refundAudit, withAudit } from '../../../audit/steps.js';
 import { defineInput, requestInput, v } from '../../input.js';
 import { RefundSchema, refundView } from './view.js';
 
@@ -15,6 +17,6 @@ export function refundFullCreateRoute(app: FastifyInstance): void {
     assertGrant(req.merchant);
     const p = input.parse(requestInput(req));
     const view = (r: RefundRecord) => refundView(r, app.config.tz);
-    return view(await app.services.refunds.createFull(req.merchant, p.payment_id, recordAnswer(req, reply, view)));
+    return view(await app.services.refunds.createFull(req.merchant, p.payment_id, withAudit(recordAnswer(req, reply, view), refundAudit(apiActor(req)))));
   });
 }

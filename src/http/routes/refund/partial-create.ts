@@ -1,6 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { assertGrant, type RefundRecord } from '../../../domain/refund/refund.service.js';
 import { recordAnswer } from '../../../plugins/idempotency.js';
+import { apiActor } from '../../../audit/audit.js';
+import { refundAudit, withAudit } from '../../../audit/steps.js';
 import { defineInput, requestInput, v } from '../../input.js';
 import { RefundSchema, refundView } from './view.js';
 
@@ -17,6 +19,6 @@ export function refundPartialCreateRoute(app: FastifyInstance): void {
     assertGrant(req.merchant);
     const p = input.parse(requestInput(req));
     const view = (r: RefundRecord) => refundView(r, app.config.tz);
-    return view(await app.services.refunds.createPartial(req.merchant, p.payment_id, p.amount, recordAnswer(req, reply, view)));
+    return view(await app.services.refunds.createPartial(req.merchant, p.payment_id, p.amount, withAudit(recordAnswer(req, reply, view), refundAudit(apiActor(req)))));
   });
 }
