@@ -22,6 +22,8 @@ import { MerchantLists } from './domain/merchant/merchant-lists.js';
 import { ProviderNotificationService } from './domain/providers/notification.service.js';
 import { cabinetTwoFactors } from './domain/operator/two-factor.js';
 import { MerchantTeamService } from './domain/merchant/team.service.js';
+import { MailOutbox } from './mail/mail-outbox.js';
+import { PasswordResetService } from './domain/merchant/password-reset.service.js';
 
 /** Every service class, built once per process; the API, pages, cabinet, CLI and workers share them. */
 export function createServices(config: Config, db: Db) {
@@ -50,7 +52,11 @@ export function createServices(config: Config, db: Db) {
   // Cabinet accounts' TOTP (the merchant's own login and team members) and the team.
   const cabinetTwoFactor = cabinetTwoFactors(db, config.tokenEncryptionKey);
   const team = new MerchantTeamService(db);
-  return { audit, providerNotifications, merchantLists, cabinetTwoFactor, team, connectors, operators, sbpBanks, ledger, outbox, payouts, payments, paymentReads, merchants, shops, bills, refunds, payoutAccounts, rates, adjustments, chargebacks, attention };
+  // Outgoing mail (written in the business transaction, sent by the mail worker) and the
+  // operator's password reset by a mailed one-time link.
+  const mail = new MailOutbox(config, db);
+  const passwordResets = new PasswordResetService(config, db, mail);
+  return { mail, passwordResets, audit, providerNotifications, merchantLists, cabinetTwoFactor, team, connectors, operators, sbpBanks, ledger, outbox, payouts, payments, paymentReads, merchants, shops, bills, refunds, payoutAccounts, rates, adjustments, chargebacks, attention };
 }
 
 export type Services = ReturnType<typeof createServices>;
