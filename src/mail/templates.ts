@@ -1,3 +1,5 @@
+import { money2 } from '../lib/money.js';
+
 /**
  * The texts of outgoing mail (plain text, English). Each gives the subject and the body; links
  * are absolute (PUBLIC_BASE_URL). A mail never carries a password or an API token: at most a
@@ -39,12 +41,12 @@ export const mailTexts = {
 
   payoutApproved: (p: { id: string; amount: string; currency: string }): MailText => ({
     subject: `Payout ${p.id} approved`,
-    text: `Your payout ${p.id} of ${p.amount} ${p.currency} passed moderation and is being sent.${signOff}`,
+    text: `Your payout ${p.id} of ${money2(p.amount)} ${p.currency} passed moderation and is being sent.${signOff}`,
   }),
 
   payoutDeclined: (p: { id: string; amount: string; currency: string; reason: string }): MailText => ({
     subject: `Payout ${p.id} declined`,
-    text: `Your payout ${p.id} of ${p.amount} ${p.currency} was declined at moderation: ${p.reason}\n` +
+    text: `Your payout ${p.id} of ${money2(p.amount)} ${p.currency} was declined at moderation: ${p.reason}\n` +
       `The amount and its commission are back on your available balance.${signOff}`,
   }),
 };
