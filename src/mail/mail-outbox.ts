@@ -41,8 +41,8 @@ export interface MailView {
  */
 export const mailReachesReader = (config: Pick<Config, 'smtpUrl' | 'profile'>): boolean => config.smtpUrl !== undefined || config.profile === 'sandbox';
 
-/** A mail claimed by the worker, with its text decrypted for the send. */
-export interface ClaimedMail { id: string; kind: string; to: string; subject: string; text: string; attempts: number }
+/** A mail claimed by the worker, with its text decrypted for the send (null: it cannot be read). */
+export interface ClaimedMail { id: string; kind: string; to: string; subject: string; text: string | null; attempts: number }
 
 /**
  * The mail queue (a transactional outbox of its own, docs/decisions.md "Mail has its own
@@ -94,7 +94,7 @@ export class MailOutbox {
     return r.rows.map((x) => ({
       id: x.id, merchant_id: x.merchant_id, kind: x.kind, to: x.to_address, subject: x.subject, status: x.status,
       attempts: x.attempts, last_error: x.last_error, created_at: x.created_at, sent_at: x.sent_at,
-      text: showText && x.body_enc ? decrypt(this.config.tokenEncryptionKey, x.body_enc) : null,
+      text: showText ? this.open(x.body_enc) : null,
     }));
   }
 
@@ -111,8 +111,14 @@ export class MailOutbox {
     );
     return r.rows.map((x) => ({
       id: x.id, kind: x.kind, to: x.to_address, subject: x.subject, attempts: x.attempts,
-      text: x.body_enc ? decrypt(this.config.tokenEncryptionKey, x.body_enc) : '',
+      text: this.open(x.body_enc),
     }));
+  }
+
+  /** The text, or null when there is none or it cannot be decrypted (TOKEN_ENCRYPTION_KEY changed). */
+  private open(box: string | null): string | null {
+    if (!box) return null;
+    try { return decrypt(this.config.tokenEncryptionKey, box); } catch { return null; }
   }
 
   /** The SMTP server took it: the text (a possible one-time link) is not kept. */

@@ -19,8 +19,14 @@ export interface MailWorkerOptions {
  */
 async function sendOne(ctx: WorkerContext, mail: MailOutbox, sender: MailSender | null, m: ClaimedMail, delays?: readonly number[]): Promise<void> {
   if (!sender) { await mail.kept(m.id); return; }
+  if (m.text === null) {
+    // Nothing sensible to send (the key changed under it): given up, for the operator to see.
+    ctx.log.error({ mailId: m.id, kind: m.kind }, 'mail: the text cannot be read');
+    await mail.failed(m.id, 'the text cannot be read (TOKEN_ENCRYPTION_KEY changed?)', null);
+    return;
+  }
   try {
-    await sender.send(m);
+    await sender.send({ to: m.to, subject: m.subject, text: m.text });
     await mail.sent(m.id);
   } catch (err) {
     const outcome = smtpOutcome(err);
