@@ -71,6 +71,14 @@ export interface Config {
   /** Delivered / dead outbox events and their delivery attempts older than this are dropped by month. */
   outboxRetentionDays: number;
   /**
+   * Outgoing mail (SMTP_URL, e.g. `smtp://user:pass@mail.example.com:587` or `smtps://...:465`);
+   * unset: in the `sandbox` profile mail is kept in the dev mailbox (/operator/mailbox), in
+   * `production` it waits in the queue (one warning at start) and password resets are refused.
+   */
+  smtpUrl: string | undefined;
+  /** The From of outgoing mail (MAIL_FROM). */
+  mailFrom: string;
+  /**
    * Tests only (TEST_CRASH_AFTER_COMMIT=true): the process SIGKILLs itself after a keyed
    * request's transaction committed and before its answer leaves, to prove a retry finds it.
    */
@@ -133,6 +141,12 @@ function profileOf(v: string | undefined, dflt: PaymentsProfile): PaymentsProfil
   if (v === undefined || v === '') return dflt;
   if (v === 'sandbox' || v === 'production') return v;
   throw new ConfigError(`PAYMENTS_PROFILE must be sandbox or production, got "${v}"`);
+}
+
+function smtpUrlOf(v: string | undefined): string | undefined {
+  if (v === undefined || v === '') return undefined;
+  if (!/^smtps?:\/\/[^/]+/.test(v)) throw new ConfigError('SMTP_URL must be an smtp:// or smtps:// URL');
+  return v;
 }
 
 function logFormatOf(v: string | undefined): Config['logFormat'] {
@@ -200,6 +214,8 @@ export function loadConfig(env: Env = { ...readDotEnv(), ...process.env }, gener
     idempotencyTtlHours: int('IDEMPOTENCY_TTL_HOURS', env.IDEMPOTENCY_TTL_HOURS, 24, 1),
     partitionMonthsAhead: int('PARTITION_MONTHS_AHEAD', env.PARTITION_MONTHS_AHEAD, 3, 1),
     outboxRetentionDays: int('OUTBOX_RETENTION_DAYS', env.OUTBOX_RETENTION_DAYS, 90, 1),
+    smtpUrl: smtpUrlOf(env.SMTP_URL),
+    mailFrom: env.MAIL_FROM || 'Payments <no-reply@localhost>',
     crashAfterCommit: bool('TEST_CRASH_AFTER_COMMIT', env.TEST_CRASH_AFTER_COMMIT, false),
     crashAfterProviderAnswer: bool('TEST_CRASH_AFTER_PROVIDER_ANSWER', env.TEST_CRASH_AFTER_PROVIDER_ANSWER, false),
     defaultFees: {

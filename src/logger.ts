@@ -90,7 +90,8 @@ export function loggerOptions(
     },
     serializers: {
       // Never log query strings: GET endpoints may carry identifiers.
-      req: (req: { method: string; url: string; id: string }) => ({ method: req.method, url: req.url.split('?')[0], id: req.id }),
+      // Nor the token of a one-time link in a path (a cabinet invitation: /cabinet/team/invite/<token>).
+      req: (req: { method: string; url: string; id: string }) => ({ method: req.method, url: req.url.split('?')[0]!.replace(/\/invite\/[^/]+/, `/invite/${CENSOR}`), id: req.id }),
     },
     ...(pretty ? { stream: prettyStream(process.stdout) } : {}),
   };

@@ -24,6 +24,8 @@ import { ProviderNotificationService } from './domain/providers/notification.ser
 import { cabinetTwoFactors } from './domain/operator/two-factor.js';
 import { MerchantTeamService } from './domain/merchant/team.service.js';
 import { ApiKeyService } from './domain/api-key/api-key.service.js';
+import { MailOutbox } from './mail/mail-outbox.js';
+import { PasswordResetService } from './domain/merchant/password-reset.service.js';
 
 /** Every service class, built once per process; the API, pages, cabinet, CLI and workers share them. */
 export function createServices(config: Config, db: Db) {
@@ -55,7 +57,11 @@ export function createServices(config: Config, db: Db) {
   const team = new MerchantTeamService(db);
   // Restricted API keys (issue 27): the merchant API's auth hook, the cabinet and the operator API.
   const apiKeys = new ApiKeyService(db);
-  return { apiKeys, audit, providerNotifications, merchantLists, cabinetTwoFactor, team, connectors, operators, sbpBanks, ledger, outbox, payouts, payments, paymentReads, merchants, shops, bills, refunds, payoutAccounts, rates, adjustments, chargebacks, attention, deployment };
+  // Outgoing mail (written in the business transaction, sent by the mail worker) and the
+  // operator's password reset by a mailed one-time link.
+  const mail = new MailOutbox(config, db);
+  const passwordResets = new PasswordResetService(config, db, mail);
+  return { apiKeys, mail, passwordResets, audit, providerNotifications, merchantLists, cabinetTwoFactor, team, connectors, operators, sbpBanks, ledger, outbox, payouts, payments, paymentReads, merchants, shops, bills, refunds, payoutAccounts, rates, adjustments, chargebacks, attention, deployment };
 }
 
 export type Services = ReturnType<typeof createServices>;

@@ -5,7 +5,18 @@ import { parseMerchantPatch } from './merchant-patch.js';
 import type { Routing } from '../domain/providers/registry.js';
 import { writeAudit, type Actor } from '../audit/audit.js';
 import { merchantAudit } from '../audit/steps.js';
-import { newPassword } from '../domain/operator/operator.service.js';
+import { maskEmail } from '../lib/email.js';
+import { mailReachesReader } from '../mail/mail-outbox.js';
+import { mailTexts } from '../mail/templates.js';
+import { RESET_LINK_MINUTES } from '../domain/merchant/password-reset.service.js';
+
+/**
+ * Production without SMTP_URL: a reset link would wait unsent while the operator is told it
+ * went out. Refused instead (503 on the API, said on the console page).
+ */
+export class MailNotConfiguredError extends Error {
+  constructor() { super('Outgoing mail is not configured (SMTP_URL): no reset link can be sent.'); }
+}
 
 /**
  * The operator's changes, each with its audit entry, shared by the operator API
@@ -48,42 +59,64 @@ export function operatorActions(app: FastifyInstance) {
       return merchants.refreshToken(id, audited(who, 'merchant.token.refresh'));
     },
 
-    async resetMerchantPassword(who: Actor, id: string): Promise<string> {
+    /**
+     * An operator's password reset (issue 27 item 1): a one-time link mailed to the account
+     * (`memberId` null: the merchant's own login, else its team member), valid an hour; the
+     * operator learns only where it went (`o***@example.com`). Audited in the same transaction.
+     */
+    async sendPasswordResetLink(who: Actor, id: string, memberId: string | null): Promise<{ sentTo: string }> {
       await loadMerchant(id);
-      const password = newPassword();
-      await merchants.setPassword(id, password, audited(who, 'merchant.password.reset'));
-      return password;
+      if (memberId !== null && !isIdLike(memberId)) throw new NotFoundError('Team member not found.');
+      if (!mailReachesReader(app.config)) throw new MailNotConfiguredError();
+      const r = await app.services.passwordResets.request({ merchantId: id, userId: memberId }, (c, x) => writeAudit(c, who, {
+        action: 'merchant.password.reset',
+        ...(memberId === null ? { objectType: 'merchant', objectId: id } : { objectType: 'merchant_user', objectId: memberId }),
+        before: null,
+        after: { link_sent_to: maskEmail(x.email), valid_minutes: RESET_LINK_MINUTES, ...(memberId === null ? {} : { merchant_id: id }) },
+      }));
+      return { sentTo: maskEmail(r.email) };
     },
 
     /**
      * An operator's reset of a cabinet account's TOTP (a merchant locked out: a lost phone and
-     * lost recovery codes): `memberId` null is the merchant's own login (the owner), else a team
-     * member of this merchant (404 otherwise). Clears the secret and the recovery codes and ends
-     * that person's sessions; audited without secrets in the same transaction.
+     * lost recovery codes), admin operators only (src/admin/auth.ts), with the reason the
+     * operator checked: `memberId` null is the merchant's own login (the owner), else a team
+     * member of this merchant (404 otherwise). Clears the secret and the recovery codes, ends
+     * that person's sessions and mails them; audited with the reason, without secrets, in the
+     * same transaction.
      */
-    async resetMerchantTwoFactor(who: Actor, id: string, memberId: string | null): Promise<void> {
+    async resetMerchantTwoFactor(who: Actor, id: string, memberId: string | null, reason: string): Promise<void> {
       await loadMerchant(id);
       if (memberId !== null && !isIdLike(memberId)) throw new NotFoundError('Team member not found.');
       const factor = app.services.cabinetTwoFactor[memberId === null ? 'merchants' : 'merchant_users'];
-      const found = await factor.reset(id, memberId ?? id, (c, r) => writeAudit(c, who, {
-        action: 'merchant.two_factor.reset',
-        ...(memberId === null ? { objectType: 'merchant', objectId: id } : { objectType: 'merchant_user', objectId: memberId }),
-        before: { totp_enabled: r.wasEnabled },
-        after: { totp_enabled: false, sessions_ended: r.sessionsEnded, ...(memberId === null ? {} : { merchant_id: id }) },
-      }));
+      const found = await factor.reset(id, memberId ?? id, async (c, r) => {
+        await writeAudit(c, who, {
+          action: 'merchant.two_factor.reset',
+          ...(memberId === null ? { objectType: 'merchant', objectId: id } : { objectType: 'merchant_user', objectId: memberId }),
+          before: { totp_enabled: r.wasEnabled },
+          after: { totp_enabled: false, sessions_ended: r.sessionsEnded, reason, ...(memberId === null ? {} : { merchant_id: id }) },
+        });
+        await app.services.mail.enqueueToAccount(c, { merchantId: id, userId: memberId }, 'two_factor_reset', mailTexts.twoFactorReset());
+      });
       if (!found) throw new NotFoundError(memberId === null ? 'Merchant not found.' : 'Team member not found.');
     },
 
+    /** Moderation: audited, and the merchant's owner is mailed the decision (same transaction). */
     approvePayout(who: Actor, id: string) {
-      return payouts.approve(id, (c, r) => writeAudit(c, who, {
-        action: 'payout.approve', objectType: 'payout', objectId: id, before: { status: r.from }, after: { status: r.to },
-      }));
+      return payouts.approve(id, async (c, r) => {
+        await writeAudit(c, who, { action: 'payout.approve', objectType: 'payout', objectId: id, before: { status: r.from }, after: { status: r.to } });
+        await app.services.mail.enqueueToAccount(c, { merchantId: r.payout.merchant_id, userId: null }, 'payout_approved', mailTexts.payoutApproved(r.payout));
+      });
     },
 
     declinePayout(who: Actor, id: string, reason: string | undefined) {
-      return payouts.decline(id, reason, (c, r) => writeAudit(c, who, {
-        action: 'payout.decline', objectType: 'payout', objectId: id, before: { status: r.from }, after: { status: r.to, reason: reason ?? null },
-      }));
+      return payouts.decline(id, reason, async (c, r) => {
+        await writeAudit(c, who, {
+          action: 'payout.decline', objectType: 'payout', objectId: id, before: { status: r.from }, after: { status: r.to, reason: reason ?? null },
+        });
+        await app.services.mail.enqueueToAccount(c, { merchantId: r.payout.merchant_id, userId: null }, 'payout_declined',
+          mailTexts.payoutDeclined({ ...r.payout, reason: reason ?? 'declined by the operator' }));
+      });
     },
 
     /** The operator's decision on an attention item (the object's state table and ledger, audited). */

@@ -197,13 +197,23 @@ export const VERBS: Record<string, Verb> = {
     help: 'Revoke a restricted API key (it fails from now on)',
     build(p) { const [id, key] = need(p, 2, this.usage); return { method: 'DELETE', path: `/merchants/${id}/keys/${key}` }; },
   },
-  'merchants:two-factor-reset': {
-    usage: 'merchants:two-factor-reset MERCHANT_ID [MEMBER_ID]',
-    help: "Reset a cabinet account's two-factor sign-in (the owner, or the team member MEMBER_ID): TOTP and recovery codes cleared, its sessions ended",
+  'merchants:password-reset': {
+    usage: 'merchants:password-reset MERCHANT_ID [MEMBER_ID]',
+    help: 'Mail the cabinet account (the owner, or the team member MEMBER_ID) a one-time link to set a new password (valid 1 hour); prints where it went (masked), never a password',
     build(p) {
       const [id] = need(p, 1, this.usage);
       const member = p.positional[1];
-      return { method: 'POST', path: `/merchants/${id}/two-factor-reset`, ...(member !== undefined ? { body: { member_id: member } } : {}) };
+      return { method: 'POST', path: `/merchants/${id}/password-reset`, ...(member !== undefined ? { body: { member_id: member } } : {}) };
+    },
+  },
+  'merchants:two-factor-reset': {
+    usage: 'merchants:two-factor-reset MERCHANT_ID [MEMBER_ID] --reason TEXT',
+    help: "Admin only: reset a cabinet account's two-factor sign-in (the owner, or the team member MEMBER_ID) saying how the person was identified: TOTP and recovery codes cleared, its sessions ended, the person mailed",
+    build(p) {
+      const [id] = need(p, 1, this.usage);
+      requireFlags(p, ['reason'], this.usage);
+      const member = p.positional[1];
+      return { method: 'POST', path: `/merchants/${id}/two-factor-reset`, body: { ...(member !== undefined ? { member_id: member } : {}), reason: cliValue(p.flags.reason!) } };
     },
   },
   'shops:create': {

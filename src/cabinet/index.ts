@@ -28,6 +28,7 @@ import accountRoutes from './routes/accounts.js';
 import modeRoutes from './routes/mode.js';
 import teamRoutes from './routes/team.js';
 import twoFactorRoutes from './routes/two-factor.js';
+import passwordResetRoutes from './routes/password-reset.js';
 
 const VIEWS = fileURLToPath(new URL('./views', import.meta.url));
 const ASSETS = {
@@ -143,6 +144,7 @@ export default async function cabinetRoutes(app: FastifyInstance): Promise<void>
   await app.register(modeRoutes, { ...opts, prefix: '/mode' });
   await app.register(teamRoutes, { ...opts, prefix: '/team' });
   await app.register(twoFactorRoutes, opts);
+  await app.register(passwordResetRoutes, opts);
 }
 
 function errorPage(req: FastifyRequest, reply: FastifyReply, status: number, message: string) {

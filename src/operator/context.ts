@@ -62,7 +62,7 @@ export async function render(req: FastifyRequest, reply: FastifyReply, page: str
   };
   const ok = url.searchParams.get('ok');
   const ctx: Record<string, unknown> = {
-    base: BASE, h, form, path: url.pathname, profile: req.server.config.profile, flash: ok && /^[\w .,:'-]{1,200}$/.test(ok) ? ok : null,
+    base: BASE, h, form, path: url.pathname, profile: req.server.config.profile, flash: ok && /^[\w .,:'@*-]{1,200}$/.test(ok) ? ok : null,
     operator: session?.stage === 'FULL' ? session.operator : null, can: (p: string) => canOf(req, p),
     values: {}, errors: null, ...data,
   };

@@ -7,6 +7,7 @@ import { startRefundWorker } from './refunds.js';
 import { startPayoutWorker } from './payouts.js';
 import { startPaymentReconciler } from './payment-reconciler.js';
 import { startPartitionWorker } from './partitions.js';
+import { startMailWorker } from './mail.js';
 
 export interface WorkerContext { config: Config; db: Db; services: Services; log: FastifyBaseLogger }
 
@@ -21,6 +22,7 @@ export function startWorkers(ctx: WorkerContext): Worker[] {
   workers.push(startPayoutWorker(ctx));
   workers.push(startPaymentReconciler(ctx));
   workers.push(startPartitionWorker(ctx));
+  workers.push(startMailWorker(ctx));
   return workers;
 }
 

@@ -74,9 +74,12 @@ describe('operator CLI (argument parsing)', () => {
     expect(buildCall(['request', 'POST', '/admin/v1/merchants', '{"name":"A"}'])).toEqual({ method: 'POST', path: '/merchants', body: { name: 'A' } });
     expect(buildCall(['events:list', '--status', 'dead'])).toMatchObject({ method: 'GET', path: '/events', query: { status: 'dead' } });
     expect(buildCall(['payouts:approve', 'P1'])).toMatchObject({ method: 'POST', path: '/payouts/P1/approve' });
-    expect(buildCall(['merchants:two-factor-reset', 'M1'])).toEqual({ method: 'POST', path: '/merchants/M1/two-factor-reset' });
-    expect(buildCall(['merchants:two-factor-reset', 'M1', 'U1'])).toEqual({ method: 'POST', path: '/merchants/M1/two-factor-reset', body: { member_id: 'U1' } });
+    expect(buildCall(['merchants:two-factor-reset', 'M1', '--reason', 'id checked'])).toEqual({ method: 'POST', path: '/merchants/M1/two-factor-reset', body: { reason: 'id checked' } });
+    expect(buildCall(['merchants:two-factor-reset', 'M1', 'U1', '--reason', 'id checked'])).toEqual({ method: 'POST', path: '/merchants/M1/two-factor-reset', body: { member_id: 'U1', reason: 'id checked' } });
     expect(() => buildCall(['merchants:two-factor-reset'])).toThrow(UsageError);
+    expect(() => buildCall(['merchants:two-factor-reset', 'M1'])).toThrow(/--reason/);
+    expect(buildCall(['merchants:password-reset', 'M1'])).toEqual({ method: 'POST', path: '/merchants/M1/password-reset' });
+    expect(buildCall(['merchants:password-reset', 'M1', 'U1'])).toEqual({ method: 'POST', path: '/merchants/M1/password-reset', body: { member_id: 'U1' } });
     expect(buildCall(['--help'])).toBe('help');
     expect(() => buildCall(['nope'])).toThrow(UsageError);
     expect(() => buildCall(['merchants:create', '--name', 'X'])).toThrow(/--email/);
@@ -175,16 +178,31 @@ describe('operator CLI (its entry in this process, against the database)', { tim
       (await t.db.pool.query('SELECT totp_enabled_at IS NOT NULL AS on, recovery_code_hashes AS codes FROM merchants WHERE id = $1', [merchant.id])).rows[0],
       (await t.db.pool.query('SELECT totp_enabled_at IS NOT NULL AS on, recovery_code_hashes AS codes FROM merchant_users WHERE id = $1', [member.id])).rows[0],
     ];
-    const nf = await cli(['merchants:two-factor-reset', merchant.id, 'nope']);
+    const nf = await cli(['merchants:two-factor-reset', merchant.id, 'nope', '--reason', 'id checked']);
     expect(nf.code).toBe(1);
     expect(nf.stderr).toContain('404');
     expect(await state()).toEqual([{ on: true, codes: ['h'] }, { on: true, codes: ['h'] }]);
-    const mem = await cli(['merchants:two-factor-reset', merchant.id, member.id]);
+    const mem = await cli(['merchants:two-factor-reset', merchant.id, member.id, '--reason', 'id checked']);
     expect(mem.code, mem.stderr).toBe(0);
     expect(mem.out).toEqual({ success: true, ok: true });
     expect(await state()).toEqual([{ on: true, codes: ['h'] }, { on: false, codes: [] }]);
-    expect((await cli(['merchants:two-factor-reset', merchant.id])).code).toBe(0);
+    expect((await cli(['merchants:two-factor-reset', merchant.id, '--reason', 'id checked'])).code).toBe(0);
     expect(await state()).toEqual([{ on: false, codes: [] }, { on: false, codes: [] }]);
+  });
+
+  it('merchants:password-reset prints where the link went (masked), never a password (exit 0); an unknown merchant exits 1', async () => {
+    const { merchant } = await t.app.services.merchants.create({ name: 'PR', email: 'cli-pr@example.test' });
+    // This file's service runs the production profile: without SMTP_URL no link can go out (503, exit 1).
+    const refused = await cli(['merchants:password-reset', merchant.id]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('503');
+    process.env.SMTP_URL = 'smtp://127.0.0.1:9';
+    try {
+      const r = await cli(['merchants:password-reset', merchant.id]);
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.out).toEqual({ success: true, sent_to: 'c***@example.test' });
+      expect((await cli(['merchants:password-reset', 'nope'])).code).toBe(1);
+    } finally { delete process.env.SMTP_URL; }
   });
 
   it('rates:set and rates:delete change the operator rate', async () => {

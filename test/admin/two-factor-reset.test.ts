@@ -7,15 +7,17 @@ import { admin } from './helpers.js';
 
 /**
  * Issue 17: an operator resets a cabinet account's 2FA (a merchant who lost the phone and the
- * recovery codes): POST /admin/v1/merchants/{id}/two-factor-reset {member_id?} clears the TOTP
- * secret and the recovery codes and ends that person's sessions, audited without secrets in the
- * same transaction; admin and support may, finance and auditor get 403 and nothing changes.
+ * recovery codes): POST /admin/v1/merchants/{id}/two-factor-reset {member_id?, reason} clears the
+ * TOTP secret and the recovery codes and ends that person's sessions, audited with the reason and
+ * without secrets in the same transaction, and mails the person. Issue 27: admins only (support,
+ * finance and auditor get 403 and nothing changes), and the reason is required (422).
  */
 let t: TestApp;
 beforeAll(async () => { t = await setupTestApp(); });
 afterAll(async () => { await t?.close(); });
 
 const MEMBER_PASSWORD = 'member password 0123';
+const REASON = 'called back on the number on file, passport checked';
 type Method = 'POST';
 
 async function as(token: string, url: string, payload?: unknown, method: Method = 'POST') {
@@ -78,7 +80,7 @@ describe('resetting the owner\'s 2FA', () => {
     const member = await fullSession(memberEmail, MEMBER_PASSWORD, memberSecret, 0);
     const enc = (await totpRow('merchants', m.merchantId)).totp_secret_enc as string;
 
-    const r = await admin(t, 'POST', `/merchants/${m.merchantId}/two-factor-reset`);
+    const r = await admin(t, 'POST', `/merchants/${m.merchantId}/two-factor-reset`, { reason: REASON });
     expect(r).toEqual({ status: 200, body: { success: true, ok: true } });
 
     expect(await totpRow('merchants', m.merchantId)).toEqual({ totp_secret_enc: null, totp_enabled_at: null, totp_last_step: null, recovery_code_hashes: [] });
@@ -89,7 +91,7 @@ describe('resetting the owner\'s 2FA', () => {
     const entries = (await t.db.pool.query('SELECT actor, action, object_type, object_id, before, after FROM audit_log WHERE action = $1 AND object_id = $2', ['merchant.two_factor.reset', m.merchantId])).rows;
     expect(entries).toEqual([{
       actor: 'admin-token', action: 'merchant.two_factor.reset', object_type: 'merchant', object_id: m.merchantId,
-      before: { totp_enabled: true }, after: { totp_enabled: false, sessions_ended: 1 },
+      before: { totp_enabled: true }, after: { totp_enabled: false, sessions_ended: 1, reason: REASON },
     }]);
     const all = JSON.stringify((await t.db.pool.query('SELECT * FROM audit_log WHERE object_id = $1', [m.merchantId])).rows);
     expect(all).not.toContain(ownerSecret);
@@ -105,10 +107,10 @@ describe('resetting the owner\'s 2FA', () => {
 
   it('member_id null is the owner too; an owner without 2FA is reset all the same (200, recorded)', async () => {
     const m = await cabinetMerchant(t);
-    const r = await admin(t, 'POST', `/merchants/${m.merchantId}/two-factor-reset`, { member_id: null });
+    const r = await admin(t, 'POST', `/merchants/${m.merchantId}/two-factor-reset`, { member_id: null, reason: REASON });
     expect(r.status).toBe(200);
     const e = (await t.db.pool.query('SELECT before, after FROM audit_log WHERE action = $1 AND object_id = $2', ['merchant.two_factor.reset', m.merchantId])).rows;
-    expect(e).toEqual([{ before: { totp_enabled: false }, after: { totp_enabled: false, sessions_ended: 0 } }]);
+    expect(e).toEqual([{ before: { totp_enabled: false }, after: { totp_enabled: false, sessions_ended: 0, reason: REASON } }]);
   });
 });
 
@@ -118,7 +120,7 @@ describe('resetting a team member\'s 2FA', () => {
     const owner = await fullSession(m.email, PASSWORD, ownerSecret, 0);
     const member = await fullSession(memberEmail, MEMBER_PASSWORD, memberSecret, 0);
 
-    const r = await admin(t, 'POST', `/merchants/${m.merchantId}/two-factor-reset`, { member_id: memberId });
+    const r = await admin(t, 'POST', `/merchants/${m.merchantId}/two-factor-reset`, { member_id: memberId, reason: REASON });
     expect(r).toEqual({ status: 200, body: { success: true, ok: true } });
     expect(await totpRow('merchant_users', memberId)).toEqual({ totp_secret_enc: null, totp_enabled_at: null, totp_last_step: null, recovery_code_hashes: [] });
     expect((await totpRow('merchants', m.merchantId)).totp_enabled_at).not.toBeNull();
@@ -126,7 +128,7 @@ describe('resetting a team member\'s 2FA', () => {
     expect((await owner.get('/cabinet')).statusCode).toBe(200);
 
     const e = (await t.db.pool.query('SELECT object_type, before, after FROM audit_log WHERE action = $1 AND object_id = $2', ['merchant.two_factor.reset', memberId])).rows;
-    expect(e).toEqual([{ object_type: 'merchant_user', before: { totp_enabled: true }, after: { totp_enabled: false, sessions_ended: 1, merchant_id: m.merchantId } }]);
+    expect(e).toEqual([{ object_type: 'merchant_user', before: { totp_enabled: true }, after: { totp_enabled: false, sessions_ended: 1, reason: REASON, merchant_id: m.merchantId } }]);
     const login = await new CabinetClient(t).login(memberEmail, MEMBER_PASSWORD);
     expect(login.headers.location).toBe('/cabinet');
   });
@@ -135,16 +137,16 @@ describe('resetting a team member\'s 2FA', () => {
     const a = await lockedOut();
     const b = await lockedOut();
     const before = await snapshot();
-    const other = await admin(t, 'POST', `/merchants/${a.m.merchantId}/two-factor-reset`, { member_id: b.memberId });
+    const other = await admin(t, 'POST', `/merchants/${a.m.merchantId}/two-factor-reset`, { member_id: b.memberId, reason: REASON });
     expect(other.status).toBe(404);
     expect(other.body.success).toBe(false);
-    expect((await admin(t, 'POST', `/merchants/${a.m.merchantId}/two-factor-reset`, { member_id: 'nope' })).status).toBe(404);
-    expect((await admin(t, 'POST', `/merchants/${a.m.merchantId}/two-factor-reset`, { member_id: '<script>' })).status).toBe(404);
-    expect((await admin(t, 'POST', '/merchants/nope/two-factor-reset')).status).toBe(404);
+    expect((await admin(t, 'POST', `/merchants/${a.m.merchantId}/two-factor-reset`, { member_id: 'nope', reason: REASON })).status).toBe(404);
+    expect((await admin(t, 'POST', `/merchants/${a.m.merchantId}/two-factor-reset`, { member_id: '<script>', reason: REASON })).status).toBe(404);
+    expect((await admin(t, 'POST', '/merchants/nope/two-factor-reset', { reason: REASON })).status).toBe(404);
     // A member's id is not a merchant.
-    expect((await admin(t, 'POST', `/merchants/${a.memberId}/two-factor-reset`)).status).toBe(404);
+    expect((await admin(t, 'POST', `/merchants/${a.memberId}/two-factor-reset`, { reason: REASON })).status).toBe(404);
     for (const bad of ['', '   ', { x: 1 }, ['a']]) {
-      const r = await admin(t, 'POST', `/merchants/${a.m.merchantId}/two-factor-reset`, { member_id: bad });
+      const r = await admin(t, 'POST', `/merchants/${a.m.merchantId}/two-factor-reset`, { member_id: bad, reason: REASON });
       expect(r.status, JSON.stringify(bad)).toBe(422);
       expect(r.body.errors.member_id ?? r.body.errors['member_id'], JSON.stringify(r.body)).toBeDefined();
     }
@@ -162,7 +164,7 @@ describe('finding the member to reset', () => {
     ]);
     expect(JSON.stringify(r.body)).not.toMatch(/totp|secret|password|recovery/i);
     // The id it gives is the one two-factor-reset takes; afterwards the list says 2FA is off.
-    expect((await admin(t, 'POST', `/merchants/${a.m.merchantId}/two-factor-reset`, { member_id: r.body.data[0].id })).status).toBe(200);
+    expect((await admin(t, 'POST', `/merchants/${a.m.merchantId}/two-factor-reset`, { member_id: r.body.data[0].id, reason: REASON })).status).toBe(200);
     expect((await admin(t, 'GET', `/merchants/${a.m.merchantId}/team`)).body.data[0].two_factor).toBe(false);
     expect((await admin(t, 'GET', '/merchants/nope/team')).status).toBe(404);
   });
@@ -172,13 +174,13 @@ describe('who may reset', () => {
   const roles: Record<string, { id: string; token: string }> = {};
   beforeAll(async () => { for (const r of ['admin', 'support', 'finance', 'auditor']) roles[r] = await operatorToken(r); });
 
-  for (const [role, allowed] of [['admin', true], ['support', true], ['finance', false], ['auditor', false]] as const) {
+  for (const [role, allowed] of [['admin', true], ['support', false], ['finance', false], ['auditor', false]] as const) {
     it(`${role} ${allowed ? 'may' : 'may not (403, nothing changes)'}`, async () => {
       const { m, memberId, memberEmail, memberSecret } = await lockedOut();
       const member = await fullSession(memberEmail, MEMBER_PASSWORD, memberSecret, 0);
       const before = await snapshot();
-      const owner = await as(roles[role]!.token, `/merchants/${m.merchantId}/two-factor-reset`);
-      const mem = await as(roles[role]!.token, `/merchants/${m.merchantId}/two-factor-reset`, { member_id: memberId });
+      const owner = await as(roles[role]!.token, `/merchants/${m.merchantId}/two-factor-reset`, { reason: REASON });
+      const mem = await as(roles[role]!.token, `/merchants/${m.merchantId}/two-factor-reset`, { member_id: memberId, reason: REASON });
       if (allowed) {
         expect([owner.status, mem.status]).toEqual([200, 200]);
         expect((await totpRow('merchants', m.merchantId)).totp_enabled_at).toBeNull();
@@ -193,4 +195,30 @@ describe('who may reset', () => {
       }
     });
   }
+});
+
+describe('issue 27: a reason, and the person told', () => {
+  it('without a non-empty reason: 422 errors.reason, nothing changes', async () => {
+    const { m, memberId } = await lockedOut();
+    const before = await snapshot();
+    for (const body of [{}, { reason: '' }, { reason: '   ' }, { reason: 7 }, { member_id: memberId }, { member_id: memberId, reason: '' }, { reason: 'x'.repeat(501) }]) {
+      const r = await admin(t, 'POST', `/merchants/${m.merchantId}/two-factor-reset`, body);
+      expect(r.status, JSON.stringify(body)).toBe(422);
+      expect(r.body.errors.reason, JSON.stringify(r.body)).toBeDefined();
+    }
+    expect(await snapshot()).toBe(before);
+  });
+
+  it('the reset account is mailed (the owner at the merchant\'s address, a member at theirs), in the same transaction', async () => {
+    const { m, memberId, memberEmail } = await lockedOut();
+    const queued = async () => (await t.db.pool.query(
+      `SELECT to_address, kind FROM mail_outbox WHERE merchant_id = $1 AND kind = 'two_factor_reset' ORDER BY id`, [m.merchantId])).rows;
+    expect(await queued()).toEqual([]);
+    await admin(t, 'POST', `/merchants/${m.merchantId}/two-factor-reset`, { reason: REASON });
+    await admin(t, 'POST', `/merchants/${m.merchantId}/two-factor-reset`, { member_id: memberId, reason: REASON });
+    expect(await queued()).toEqual([{ to_address: m.email, kind: 'two_factor_reset' }, { to_address: memberEmail, kind: 'two_factor_reset' }]);
+    // A refused reset mails nobody.
+    await admin(t, 'POST', `/merchants/${m.merchantId}/two-factor-reset`, { member_id: 'nope', reason: REASON });
+    expect(await queued()).toHaveLength(2);
+  });
 });

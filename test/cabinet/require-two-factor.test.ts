@@ -142,7 +142,7 @@ describe('while it is required', () => {
     expect(off.body).toContain('cannot be turned off');
     expect((await t.db.pool.query('SELECT totp_enabled_at FROM merchants WHERE id = $1', [m.merchantId])).rows[0].totp_enabled_at).not.toBeNull();
 
-    const reset = await t.app.inject({ method: 'POST', url: `/admin/v1/merchants/${m.merchantId}/two-factor-reset`, headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+    const reset = await t.app.inject({ method: 'POST', url: `/admin/v1/merchants/${m.merchantId}/two-factor-reset`, headers: { authorization: `Bearer ${ADMIN_TOKEN}` }, payload: { reason: 'identified by a video call' } });
     expect(reset.statusCode).toBe(200);
     const c = new CabinetClient(t);
     const login = await c.login(m.email, PASSWORD);

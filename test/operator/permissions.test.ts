@@ -69,16 +69,16 @@ const cases: Case[] = [
     const m = await adminApi(t, 'POST', '/merchants', { name: 'P', email: `p-${Date.now()}-${Math.random()}@shop.test` });
     return [`/operator/merchants/${m.id}`, `/operator/merchants/${m.id}/password-reset`, {}, 'merchant.password.reset'];
   } },
-  { name: "reset a merchant's cabinet two-factor sign-in", allowed: ['admin', 'support'], async setup() {
+  { name: "reset a merchant's cabinet two-factor sign-in", allowed: ['admin'], async setup() {
     const m = await adminApi(t, 'POST', '/merchants', { name: '2FA', email: `tf-${Date.now()}-${Math.random()}@shop.test` });
     await t.db.pool.query(`UPDATE merchants SET totp_secret_enc = 'x', totp_enabled_at = now(), recovery_code_hashes = '["h"]' WHERE id = $1`, [m.id]);
-    return [`/operator/merchants/${m.id}`, `/operator/merchants/${m.id}/two-factor-reset`, {}, 'merchant.two_factor.reset'];
+    return [`/operator/merchants/${m.id}`, `/operator/merchants/${m.id}/two-factor-reset`, { reason: 'called back on the number on file' }, 'merchant.two_factor.reset'];
   } },
-  { name: "reset a merchant team member's two-factor sign-in", allowed: ['admin', 'support'], async setup() {
+  { name: "reset a merchant team member's two-factor sign-in", allowed: ['admin'], async setup() {
     const m = await adminApi(t, 'POST', '/merchants', { name: '2FA', email: `tfm-${Date.now()}-${Math.random()}@shop.test` });
     const { member } = await t.app.services.team.invite(m.id, { email: `tfm-${Date.now()}-${Math.random()}@team.test`, role: 'accountant' });
     await t.db.pool.query(`UPDATE merchant_users SET totp_secret_enc = 'x', totp_enabled_at = now(), recovery_code_hashes = '["h"]' WHERE id = $1`, [member.id]);
-    return [`/operator/merchants/${m.id}`, `/operator/merchants/${m.id}/two-factor-reset`, { member_id: member.id }, 'merchant.two_factor.reset'];
+    return [`/operator/merchants/${m.id}`, `/operator/merchants/${m.id}/two-factor-reset`, { member_id: member.id, reason: 'called back on the number on file' }, 'merchant.two_factor.reset'];
   } },
   { name: 'redeliver one event', allowed: ['admin', 'support'], async setup() {
     const m = await adminApi(t, 'POST', '/merchants', { name: 'E', email: `e-${Date.now()}-${Math.random()}@shop.test` });
@@ -175,7 +175,7 @@ describe('bad input in the console: the operator API status, the field named, no
 });
 
 describe('the cabinet sign-in card of a merchant page', () => {
-  it('lists the owner and the team with their 2FA state; the reset button only for a person with 2FA on and only for admin and support; a reset turns it off', async () => {
+  it('lists the owner and the team with their 2FA state; the 2FA reset button only for a person with 2FA on and only for admins; the reset link button for admin and support; a reset turns it off', async () => {
     const m = await adminApi(t, 'POST', '/merchants', { name: 'People', email: `people-${Date.now()}@shop.test` });
     const { member } = await t.app.services.team.invite(m.id, { email: `people-${Date.now()}@team.test`, role: 'developer' });
     await t.db.pool.query(`UPDATE merchants SET totp_secret_enc = 'x', totp_enabled_at = now() WHERE id = $1`, [m.id]);
@@ -185,16 +185,22 @@ describe('the cabinet sign-in card of a merchant page', () => {
       const card = body.slice(body.indexOf('id="cabinet-people"'), body.indexOf('</section>', body.indexOf('id="cabinet-people"')));
       expect(card).toContain(member.email);
       expect(card.match(/data-testid="person"/g)).toHaveLength(2);
-      expect((card.match(/data-testid="two-factor-reset"/g) ?? []).length, role).toBe(role === 'admin' || role === 'support' ? 1 : 0);
+      expect((card.match(/data-testid="two-factor-reset"/g) ?? []).length, role).toBe(role === 'admin' ? 1 : 0);
+      expect((card.match(/data-testid="password-reset"/g) ?? []).length, role).toBe(role === 'admin' || role === 'support' ? 2 : 0);
     }
-    const r = await ops.support.client.act(page, `${page}/two-factor-reset`, {});
+    // Without a reason the reset is refused (422) and nothing changes.
+    const noReason = await ops.admin.client.act(page, `${page}/two-factor-reset`, {});
+    expect(noReason.statusCode).toBe(422);
+    expect(noReason.body).toContain('reason');
+    expect((await t.db.pool.query('SELECT totp_enabled_at FROM merchants WHERE id = $1', [m.id])).rows[0].totp_enabled_at).not.toBeNull();
+    const r = await ops.admin.client.act(page, `${page}/two-factor-reset`, { reason: 'video call, passport shown' });
     expect(r.statusCode).toBe(303);
     expect((await t.db.pool.query('SELECT totp_enabled_at FROM merchants WHERE id = $1', [m.id])).rows[0].totp_enabled_at).toBeNull();
-    expect((await ops.support.client.get(page)).body).not.toContain('data-testid="two-factor-reset"');
+    expect((await ops.admin.client.get(page)).body).not.toContain('data-testid="two-factor-reset"');
     // A member of another merchant through the console form: 404, nothing changes.
     const other = await adminApi(t, 'POST', '/merchants', { name: 'Other', email: `other-${Date.now()}@shop.test` });
     const before = await snapshot();
-    expect((await ops.admin.client.act(`/operator/merchants/${other.id}`, `/operator/merchants/${other.id}/two-factor-reset`, { member_id: member.id })).statusCode).toBe(404);
+    expect((await ops.admin.client.act(`/operator/merchants/${other.id}`, `/operator/merchants/${other.id}/two-factor-reset`, { member_id: member.id, reason: 'checked' })).statusCode).toBe(404);
     expect(await snapshot()).toBe(before);
   });
 });

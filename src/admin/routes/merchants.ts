@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { defineInput, requestInput, v } from '../../http/input.js';
 import { ValidationError } from '../../errors.js';
 import { bodyObject } from '../input.js';
-import { operatorActions } from '../actions.js';
+import { MailNotConfiguredError, operatorActions } from '../actions.js';
 import { balanceView, merchantView } from '../views.js';
 import { actorOf } from '../../audit/audit.js';
 import { merchantAudit } from '../../audit/steps.js';
@@ -58,6 +58,16 @@ export function memberIdOf(body: Record<string, unknown>): string | null {
   if (typeof m !== 'string' || m.trim() === '') throw new ValidationError({ member_id: ['The member id must be a team member\'s id, or absent for the owner.'] });
   return m.trim();
 }
+
+/** The reason of a cabinet 2FA reset: required, what the operator checked (kept in the audit trail). */
+export function resetReasonOf(body: Record<string, unknown>): string {
+  const r = typeof body.reason === 'string' ? body.reason.trim() : '';
+  if (!r) throw new ValidationError({ reason: ['Say why the two-factor sign-in is reset (how the person was identified).'] });
+  if (r.length > 500) throw new ValidationError({ reason: ['The reason may not be greater than 500 characters.'] });
+  return r;
+}
+
+const MemberBody = { member_id: Type.Optional(Type.Union([Type.String(), Type.Null()], { description: 'A team member of this merchant; absent or null: the owner' })) };
 
 /** Operator API: merchants, their settings and API tokens. */
 export default async function merchantAdminRoutes(app: FastifyInstance): Promise<void> {
@@ -120,9 +130,18 @@ export default async function merchantAdminRoutes(app: FastifyInstance): Promise
 
   app.post<{ Params: { id: string } }>('/merchants/:id/password-reset', {
     config: { permission: 'merchants.password-reset' },
-    schema: { tags, summary: 'Set a new random cabinet password and answer it once', params: IdParams },
-  }, async (req) => {
-    return { success: true, password: await actions.resetMerchantPassword(actorOf(req), req.params.id) };
+    schema: {
+      tags, summary: 'Mail the cabinet account (the owner, or the team member `member_id`) a one-time link to set a new password (valid 1 hour); answers 202 with the masked address. No password is ever answered',
+      params: IdParams, body: Type.Object(MemberBody),
+    },
+  }, async (req, reply) => {
+    try {
+      const r = await actions.sendPasswordResetLink(actorOf(req), req.params.id, memberIdOf(bodyObject(req)));
+      return reply.status(202).send({ success: true, sent_to: r.sentTo });
+    } catch (e) {
+      if (e instanceof MailNotConfiguredError) return reply.status(503).send({ success: false, message: e.message });
+      throw e;
+    }
   });
 
   app.get<{ Params: { id: string } }>('/merchants/:id/team', {
@@ -139,11 +158,12 @@ export default async function merchantAdminRoutes(app: FastifyInstance): Promise
   app.post<{ Params: { id: string } }>('/merchants/:id/two-factor-reset', {
     config: { permission: 'merchants.two-factor-reset' },
     schema: {
-      tags, summary: "Reset a cabinet account's two-factor sign-in (the owner, or the team member `member_id`): TOTP and recovery codes cleared, that person's sessions ended",
-      params: IdParams, body: Type.Object({ member_id: Type.Optional(Type.Union([Type.String(), Type.Null()], { description: "A team member of this merchant; absent or null: the owner" })) }),
+      tags, summary: "Admin only: reset a cabinet account's two-factor sign-in (the owner, or the team member `member_id`) with a `reason`: TOTP and recovery codes cleared, that person's sessions ended, the person mailed",
+      params: IdParams, body: Type.Object({ ...MemberBody, reason: Type.Optional(Type.String({ description: 'Required: how the person was identified (kept in the audit trail)' })) }),
     },
   }, async (req) => {
-    await actions.resetMerchantTwoFactor(actorOf(req), req.params.id, memberIdOf(bodyObject(req)));
+    const body = bodyObject(req);
+    await actions.resetMerchantTwoFactor(actorOf(req), req.params.id, memberIdOf(body), resetReasonOf(body));
     return { success: true, ok: true };
   });
 

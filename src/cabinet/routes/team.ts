@@ -3,7 +3,8 @@ import { safeEqual } from '../../lib/crypto.js';
 import { newFormSecret } from '../../lib/web-session.js';
 import { writeAudit, changed } from '../../audit/audit.js';
 import { apiKeyAudit } from '../../audit/steps.js';
-import { MIN_PASSWORD, type TeamMember } from '../../domain/merchant/team.service.js';
+import { INVITE_DAYS, MIN_PASSWORD, type TeamMember } from '../../domain/merchant/team.service.js';
+import { mailTexts } from '../../mail/templates.js';
 import { BASE, LOGIN_CSRF_COOKIE, cabinetActor, formBody, formErrors, liveMerchantIdOf, render, type CabinetRouteOptions } from '../context.js';
 import { TEAM_ROLES } from '../roles.js';
 import type { Lang } from '../i18n.js';
@@ -13,7 +14,7 @@ const WORDS: Record<Lang, Record<string, string>> = {
   en: {
     title: 'Team', invite: 'Invite', email: 'Email', role: 'Role', state: 'State', invited: 'invited', active: 'active',
     remove: 'Remove', change: 'Change role', none: 'No team members yet. The merchant login itself is the owner.',
-    link: 'Send this link to {email}. It works once, for 7 days, and is shown only now:',
+    link: 'This link was mailed to {email} (you may also pass it on yourself). It works once, for 7 days, and is shown only now:',
     'role.owner': 'Owner: everything, the live API token included', 'role.developer': 'Developer: API page, test token, restricted keys without refunds or payouts, webhooks, shop settings',
     'role.accountant': 'Accountant: read and export', 'role.support': 'Support: read and refunds',
     'accept.title': 'Set your password', 'accept.text': 'You were invited to the merchant cabinet as {email}. Choose a password of at least {n} characters.',
@@ -28,7 +29,7 @@ const WORDS: Record<Lang, Record<string, string>> = {
   ru: {
     title: 'Команда', invite: 'Пригласить', email: 'Email', role: 'Роль', state: 'Состояние', invited: 'приглашён', active: 'активен',
     remove: 'Удалить', change: 'Сменить роль', none: 'В команде пока никого. Основной вход мерчанта — владелец.',
-    link: 'Отправьте эту ссылку на {email}. Она действует один раз, 7 дней, и показана только сейчас:',
+    link: 'Эта ссылка отправлена на {email} (можно передать её и самому). Она действует один раз, 7 дней, и показана только сейчас:',
     'role.owner': 'Владелец: всё, включая боевой API-токен', 'role.developer': 'Разработчик: API, тестовый токен, ограниченные ключи без возвратов и выплат, вебхуки, настройки магазинов',
     'role.accountant': 'Бухгалтер: просмотр и выгрузки', 'role.support': 'Поддержка: просмотр и возвраты',
     'accept.title': 'Задайте пароль', 'accept.text': 'Вас пригласили в кабинет мерчанта как {email}. Придумайте пароль не короче {n} символов.',
@@ -53,6 +54,7 @@ const memberAudit = (m: TeamMember) => ({ email: m.email, role: m.role, state: m
  */
 export default async function teamRoutes(app: FastifyInstance, opts: CabinetRouteOptions): Promise<void> {
   const { team } = app.services;
+  const inviteLink = (token: string) => `${app.config.publicBaseUrl}${BASE}/team/invite/${token}`;
 
   const page = async (req: FastifyRequest, reply: FastifyReply, data: Record<string, unknown> = {}) => {
     const s = req.cabinet.session!;
@@ -68,11 +70,15 @@ export default async function teamRoutes(app: FastifyInstance, opts: CabinetRout
     const b = formBody(req);
     const who = cabinetActor(req);
     try {
-      const { member, token } = await team.invite(liveMerchantIdOf(req), { email: b.email ?? '', role: b.role ?? '' }, (c, m) => writeAudit(c, who, {
-        action: 'merchant_user.invite', objectType: 'merchant_user', objectId: m.id, before: null, after: { ...memberAudit(m), merchant_id: liveMerchantIdOf(req) },
-      }));
-      // The link is shown once, in the answer to this POST (as a new API token is).
-      return page(req, reply, { invited: { email: member.email, link: `${app.config.publicBaseUrl}${BASE}/team/invite/${token}` } });
+      const { member, token } = await team.invite(liveMerchantIdOf(req), { email: b.email ?? '', role: b.role ?? '' }, async (c, m) => {
+        await writeAudit(c, who, {
+          action: 'merchant_user.invite', objectType: 'merchant_user', objectId: m.id, before: null, after: { ...memberAudit(m), merchant_id: liveMerchantIdOf(req) },
+        });
+        // Mailed to the invitee in the same transaction (issue 27 item 2).
+        await app.services.mail.enqueue(c, { merchantId: liveMerchantIdOf(req), kind: 'team_invite', to: m.email, ...mailTexts.teamInvite(inviteLink(m.token), m.role, INVITE_DAYS) });
+      });
+      // The link is also shown once, in the answer to this POST (as a new API token is).
+      return page(req, reply, { invited: { email: member.email, link: inviteLink(token) } });
     } catch (e) {
       reply.status(422);
       return page(req, reply, { errors: formErrors(req, e), values: b });

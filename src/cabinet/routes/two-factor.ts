@@ -6,6 +6,7 @@ import { CABINET_TOTP_ISSUER, RECOVERY_CODE_COUNT, newTotpSecret, totpQrDataUrl,
 import { BASE, SESSION_COOKIE, formBody, queryOf, render, type CabinetRouteOptions } from '../context.js';
 import { accountOf, mustEnrolTwoFactor, type CabinetSession } from '../session.js';
 import type { Lang } from '../i18n.js';
+import { mailTexts } from '../../mail/templates.js';
 
 // The pages' words (kept beside the pages, as the team page does).
 const WORDS: Record<Lang, Record<string, string>> = {
@@ -73,6 +74,8 @@ export default async function twoFactorRoutes(app: FastifyInstance, opts: Cabine
     ({ actor: s.user ? `merchant-user:${s.user.id}` : `merchant:${s.merchant.id}`, name: accountOf(s).email, ip: req.ip ?? null });
   const objectOf = (s: CabinetSession) => ({ objectType: s.user ? 'merchant_user' : 'merchant', objectId: accountOf(s).id });
   const w = (req: FastifyRequest) => words(req.cabinet.lang);
+  // Changes of an account's second factor are mailed to that account (issue 27 item 2).
+  const mailAccount = (s: CabinetSession) => ({ merchantId: s.merchant.id, userId: s.user?.id ?? null });
 
   const codePage = (req: FastifyRequest, reply: FastifyReply, data: Record<string, unknown> = {}) =>
     render(req, reply, 'two-factor-code', { title: w(req)('code.title'), w: w(req), next: safeNext(queryOf(req).next ?? formBody(req).next), ...data });
@@ -138,6 +141,7 @@ export default async function twoFactorRoutes(app: FastifyInstance, opts: Cabine
       await writeAudit(c, who(req, s), { action: 'merchant.totp.enable', ...objectOf(s), before: { totp_enabled: false }, after: { totp_enabled: true, codes_issued: RECOVERY_CODE_COUNT } });
       // Whoever was signed in with the password alone is signed out; this browser stays.
       await sessions.endOthers(c, s);
+      await app.services.mail.enqueueToAccount(c, mailAccount(s), 'two_factor_on', mailTexts.twoFactorOn());
     });
     if (!r) { reply.status(401); return securityPage(req, reply, { error: w(req)('code.wrong') }); }
     codeGuard.succeeded(ticket);
@@ -154,9 +158,12 @@ export default async function twoFactorRoutes(app: FastifyInstance, opts: Cabine
     const account = accountOf(s);
     const ticket = codeGuard.admit(account.id, req.ip);
     if (!ticket) { reply.status(429); return securityPage(req, reply, { disableError: w(req)('code.throttled') }); }
-    const factor = await factors[account.table].disable(account.id, formBody(req).code ?? '', (c, r) => writeAudit(c, who(req, s), {
-      action: 'merchant.totp.disable', ...objectOf(s), before: { totp_enabled: true }, after: { totp_enabled: false, factor: r.factor },
-    }));
+    const factor = await factors[account.table].disable(account.id, formBody(req).code ?? '', async (c, r) => {
+      await writeAudit(c, who(req, s), {
+        action: 'merchant.totp.disable', ...objectOf(s), before: { totp_enabled: true }, after: { totp_enabled: false, factor: r.factor },
+      });
+      await app.services.mail.enqueueToAccount(c, mailAccount(s), 'two_factor_off', mailTexts.twoFactorOff());
+    });
     if (!factor) {
       await app.services.audit.record(who(req, s), { action: 'merchant.totp.disable.failed', ...objectOf(s), before: null, after: null });
       reply.status(401);

@@ -13,6 +13,7 @@ import { Prisma, type Merchant } from '../../generated/prisma/client.js';
 export interface MerchantChange { before: Merchant | null; after: Merchant }
 import { ensureBalances } from '../ledger/ledger.js';
 import { insertTestTwin } from './test-twin.js';
+import { endAccountSessions } from './cabinet-sessions.js';
 import { BALANCE_COLUMNS, type BalanceRow } from '../ledger/balance.row.js';
 
 export interface IssuedToken { apiToken: string; apiTokenHash: string; apiTokenEnc: string }
@@ -176,10 +177,16 @@ export class MerchantService {
 
   hashPassword(password: string): Promise<string> { return bcrypt.hash(password, 10); }
 
-  /** Cabinet password, bcrypt-hashed (cost 10) in the libuv thread pool, off the event loop. */
+  /**
+   * Cabinet password, bcrypt-hashed (cost 10) in the libuv thread pool, off the event loop.
+   * Every session of the merchant's own login ends with the change (issue 27: any password change).
+   */
   async setPassword(merchantId: string, password: string, inTx?: InTx<MerchantChange>): Promise<void> {
     const passwordHash = await this.hashPassword(password);
-    await this.change(merchantId, { passwordHash }, inTx);
+    await this.change(merchantId, { passwordHash }, async (c, r) => {
+      await endAccountSessions(c, { merchantId, userId: null });
+      if (inTx) await inTx(c, r);
+    });
   }
 
   /** One merchant update and the caller's step (the audit entry) in one transaction. */

@@ -42,8 +42,11 @@ export class MerchantTeamService {
     return r.rows.map(view);
   }
 
-  /** A new member with an invitation; returns the invitation token (shown once to the owner). */
-  async invite(merchantId: string, input: { email: string; role: string }, inTx?: InTx<TeamMember>): Promise<{ member: TeamMember; token: string }> {
+  /**
+   * A new member with an invitation; returns the invitation token (shown once to the owner).
+   * The caller's step gets the token too, to mail the link in the same transaction.
+   */
+  async invite(merchantId: string, input: { email: string; role: string }, inTx?: InTx<TeamMember & { token: string }>): Promise<{ member: TeamMember; token: string }> {
     const email = input.email.trim().toLowerCase();
     const errors: Record<string, string[]> = {};
     if (!EMAIL.test(email) || email.length > 255) errors.email = ['The email must be a valid email address.'];
@@ -64,7 +67,7 @@ export class MerchantTeamService {
         );
         if (!r.rows[0]) throw taken();
         const member = view(r.rows[0]);
-        if (inTx) await inTx(c, member);
+        if (inTx) await inTx(c, { ...member, token });
         return { member, token };
       });
     } catch (e) {

@@ -4,6 +4,7 @@ import QRCode from 'qrcode';
 import type { PoolClient } from 'pg';
 import { withPgTx, type Db, type InTx } from '../../db/client.js';
 import { decrypt, encrypt, sha256Hex } from '../../lib/crypto.js';
+import { endAccountSessions } from '../merchant/cabinet-sessions.js';
 
 /** The names authenticator apps show beside the account: the console's and the cabinet's. */
 export const TOTP_ISSUER = 'Payment service operator';
@@ -198,10 +199,8 @@ export class CabinetTwoFactor extends TwoFactor {
           'SELECT totp_enabled_at IS NOT NULL AS on FROM merchant_users WHERE id = $1 AND merchant_id = $2 FOR UPDATE', [accountId, merchantId]);
       if (!cur.rows[0]) return false;
       await this.clear(c, accountId);
-      const ended = this.table === 'merchants'
-        ? await c.query('DELETE FROM cabinet_sessions WHERE merchant_id = $1 AND user_id IS NULL', [accountId])
-        : await c.query('DELETE FROM cabinet_sessions WHERE user_id = $1', [accountId]);
-      if (inTx) await inTx(c, { wasEnabled: cur.rows[0].on, sessionsEnded: ended.rowCount ?? 0 });
+      const ended = await endAccountSessions(c, { merchantId, userId: this.table === 'merchants' ? null : accountId });
+      if (inTx) await inTx(c, { wasEnabled: cur.rows[0].on, sessionsEnded: ended });
       return true;
     });
   }

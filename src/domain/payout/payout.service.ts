@@ -354,22 +354,22 @@ export class PayoutService {
   }
 
   /** Operator: MODERATING -> PROCESS (the provider picks it up after the sandbox delay). */
-  async approve(id: string, inTx?: InTx<{ from: string; to: string }>) {
+  async approve(id: string, inTx?: InTx<{ from: string; to: string; payout: PayoutRow }>) {
     return withPgTx(this.db.pool, async (c) => {
       const row = await this.lockPayout(c, id);
       assertTransition(row.status, 'PROCESS');
       await transitionPayout(c, id, row.status, 'PROCESS', { processAfterMs: this.config.sandboxProcessingDelayMs });
-      if (inTx) await inTx(c, { from: row.status, to: 'PROCESS' });
+      if (inTx) await inTx(c, { from: row.status, to: 'PROCESS', payout: row });
       return adminPayoutView({ ...row, status: 'PROCESS' }, this.config.tz);
     });
   }
 
   /** Operator: MODERATING -> DECLINED, the money back to available, the webhook enqueued. */
-  async decline(id: string, reason?: string, inTx?: InTx<{ from: string; to: string }>) {
+  async decline(id: string, reason?: string, inTx?: InTx<{ from: string; to: string; payout: PayoutRow }>) {
     return withPgTx(this.db.pool, async (c) => {
       const row = await this.lockPayout(c, id);
       await this.finalize(c, row, 'DECLINED', reason ?? 'declined by the operator');
-      if (inTx) await inTx(c, { from: row.status, to: 'DECLINED' });
+      if (inTx) await inTx(c, { from: row.status, to: 'DECLINED', payout: row });
       return adminPayoutView({ ...row, status: 'DECLINED' }, this.config.tz);
     });
   }

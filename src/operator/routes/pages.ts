@@ -1,8 +1,8 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { actorOf } from '../../audit/audit.js';
-import { operatorActions } from '../../admin/actions.js';
+import { MailNotConfiguredError, operatorActions } from '../../admin/actions.js';
 import { queryAudit, auditCsv } from '../../admin/routes/audit.js';
-import { CreateInput, memberIdOf } from '../../admin/routes/merchants.js';
+import { CreateInput, memberIdOf, resetReasonOf } from '../../admin/routes/merchants.js';
 import { balanceView, connectorView, merchantView, rateView, sbpBankView } from '../../admin/views.js';
 import { listAccounts, verifyLedger } from '../../domain/ledger/ledger.js';
 import { ValidationError } from '../../errors.js';
@@ -95,16 +95,30 @@ export default async function consolePages(app: FastifyInstance): Promise<void> 
 
   app.post('/merchants/:id/password-reset', { config: { permission: 'merchants.password-reset' }, schema: { hide: true } }, async (req, reply) => {
     const id = idOf(req);
-    const password = await actions.resetMerchantPassword(actorOf(req), id);
-    return render(req, reply, 'secret-once', { nav: 'merchants', title: 'Cabinet password reset', what: 'New cabinet password', secret: password, back: `${BASE}/merchants/${id}` });
+    const member = formBody(req).member_id;
+    try {
+      // The form sends no member_id for the owner (the API's "absent"). No password is shown: a link goes to the account's email.
+      const r = await actions.sendPasswordResetLink(actorOf(req), id, member ? memberIdOf({ member_id: member }) : null);
+      return done(reply, `${BASE}/merchants/${id}`, `A reset link was sent to ${r.sentTo}.`);
+    } catch (e) {
+      if (!(e instanceof MailNotConfiguredError)) throw e;
+      reply.status(503);
+      return render(req, reply, 'error', { status: 503, message: e.message });
+    }
   });
 
   app.post('/merchants/:id/two-factor-reset', { config: { permission: 'merchants.two-factor-reset' }, schema: { hide: true } }, async (req, reply) => {
     const id = idOf(req);
-    const member = formBody(req).member_id;
-    // The form sends no member_id for the owner (the API's "absent").
-    await actions.resetMerchantTwoFactor(actorOf(req), id, member ? memberIdOf({ member_id: member }) : null);
+    const b = formBody(req);
+    await actions.resetMerchantTwoFactor(actorOf(req), id, b.member_id ? memberIdOf({ member_id: b.member_id }) : null, resetReasonOf(b));
     return done(reply, `${BASE}/merchants/${id}`, 'Two-factor sign-in reset: the next sign-in asks only for the password.');
+  });
+
+  // Outgoing mail: the sandbox's dev mailbox (with the texts) or, in production, what was sent,
+  // waits or failed (never a text). Admins only: the texts hold one-time links.
+  app.get('/mailbox', { config: { permission: 'admin' }, schema: { hide: true } }, async (req, reply) => {
+    const mails = await app.services.mail.list(100);
+    return render(req, reply, 'mailbox', { nav: 'mailbox', mails, profile: app.config.profile, smtp: app.config.smtpUrl !== undefined });
   });
 
   app.post('/merchants/:id/redeliver-dead', { config: { permission: 'events.redeliver' }, schema: { hide: true } }, async (req, reply) => {

@@ -1,0 +1,52 @@
+import { money2 } from '../lib/money.js';
+
+/**
+ * The texts of outgoing mail (plain text, English). Each gives the subject and the body; links
+ * are absolute (PUBLIC_BASE_URL). A mail never carries a password or an API token: at most a
+ * one-time link, which works once and for a limited time.
+ */
+export interface MailText { subject: string; text: string }
+
+const signOff = '\n\n-- \nThis message was sent by the payment service. If you did not expect it, tell your account manager.';
+
+export const mailTexts = {
+  passwordReset: (link: string, minutes: number): MailText => ({
+    subject: 'Set a new password for your merchant cabinet',
+    text: `A password reset for your merchant cabinet was requested through our support.\n\n` +
+      `Open this link to choose a new password (it works once, for ${minutes} minutes):\n\n${link}\n\n` +
+      `Setting the new password signs your account out everywhere. If you did not ask for this, ignore this message: your password stays as it is.${signOff}`,
+  }),
+
+  teamInvite: (link: string, role: string, days: number): MailText => ({
+    subject: 'You were invited to a merchant cabinet',
+    text: `You were invited to a merchant cabinet with the role "${role}".\n\n` +
+      `Open this link to set your password (it works once, for ${days} days):\n\n${link}${signOff}`,
+  }),
+
+  twoFactorOn: (): MailText => ({
+    subject: 'Two-factor sign-in was turned on',
+    text: `Two-factor sign-in was turned on for your merchant cabinet account. Every other session was signed out.${signOff}`,
+  }),
+
+  twoFactorOff: (): MailText => ({
+    subject: 'Two-factor sign-in was turned off',
+    text: `Two-factor sign-in was turned off for your merchant cabinet account: a password alone now opens it.${signOff}`,
+  }),
+
+  twoFactorReset: (): MailText => ({
+    subject: 'Two-factor sign-in was reset by support',
+    text: `At your request our support turned off two-factor sign-in for your merchant cabinet account and signed it out everywhere. ` +
+      `The next sign-in asks only for the password; turn two-factor sign-in on again on the Security page.${signOff}`,
+  }),
+
+  payoutApproved: (p: { id: string; amount: string; currency: string }): MailText => ({
+    subject: `Payout ${p.id} approved`,
+    text: `Your payout ${p.id} of ${money2(p.amount)} ${p.currency} passed moderation and is being sent.${signOff}`,
+  }),
+
+  payoutDeclined: (p: { id: string; amount: string; currency: string; reason: string }): MailText => ({
+    subject: `Payout ${p.id} declined`,
+    text: `Your payout ${p.id} of ${money2(p.amount)} ${p.currency} was declined at moderation: ${p.reason}\n` +
+      `The amount and its commission are back on your available balance.${signOff}`,
+  }),
+};
