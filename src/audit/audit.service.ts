@@ -15,6 +15,8 @@ const PERSON = `COALESCE(actor_name, CASE split_part(actor, ':', 1)
     WHEN 'merchant' THEN (SELECT m.email FROM merchants m WHERE m.id = split_part(actor, ':', 2))
     WHEN 'merchant-user' THEN (SELECT u.email FROM merchant_users u WHERE u.id = split_part(actor, ':', 2))
     WHEN 'merchant-api' THEN (SELECT 'api-token of ' || m.email FROM merchants m WHERE m.id = split_part(actor, ':', 2))
+    WHEN 'api-key' THEN (SELECT 'api-key "' || k.name || '" of ' || m.email FROM api_keys k JOIN merchants m ON m.id = k.merchant_id
+                          WHERE k.id = split_part(actor, ':', 2))
   END, actor)`;
 
 /** Keys whose account has this email today (old entries, written without a name, found by email). */

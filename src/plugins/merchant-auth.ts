@@ -52,6 +52,8 @@ export async function authenticateMerchant(app: FastifyInstance, req: FastifyReq
     assertIpAllowed(k.merchant, req.ip);
     if (!scopeAllows(req.routeOptions.url ?? '', k.scopes)) throw new DomainError('insufficient_scope');
     req.apiKey = { id: k.keyId, scopes: k.scopes };
+    // What the key does is audited as the key's (src/audit/audit.ts apiActor), not the live token's.
+    req.auditActor = `api-key:${k.keyId}`;
     // The request's log lines name the key (which integration did what; never its token).
     req.log = req.log.child({ api_key_id: k.keyId });
     return k.merchant;

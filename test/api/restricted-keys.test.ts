@@ -97,6 +97,9 @@ describe('a key acts only within its scopes', () => {
     expect(ok.statusCode, ok.body).toBe(200);
     expect((await api('GET', `/api/v1/refund/status?payment_id=${paymentId}`, k.auth)).statusCode).toBe(200);
     expectKeyed(await api('GET', `/api/v1/payment/status?id=${paymentId}`, k.auth), 403, 'insufficient_scope');
+    // The audit trail names the key that moved the money, not the merchant's live token.
+    const trail = (await admin(t, 'GET', `/audit?action=refund.create&object_id=${ok.json().id}`)).body.data;
+    expect(trail).toEqual([expect.objectContaining({ actor_id: `api-key:${k.id}`, actor: expect.stringMatching(/^api-key ".+" of /) })]);
   });
 
   it("a key sees only its own merchant's objects", async () => {
