@@ -5,6 +5,7 @@ import pg from 'pg';
 import { ConfigError, loadConfig, readDotEnv, type Config } from './config.js';
 import { startEmbeddedPostgres, type EmbeddedHandle } from './db/embedded.js';
 import { migrate } from './db/migrate.js';
+import { connectClient } from './db/connect.js';
 import { enterProfile, ProfileRefusedError } from './domain/deployment/deployment.service.js';
 import { profileWarnings } from './domain/deployment/profile-warnings.js';
 
@@ -65,7 +66,8 @@ export async function boot(opts: { migrate?: boolean; databaseUrl?: string; ente
   // The profile is the database's too (its triggers read it): recorded by the processes that
   // migrate (the primary, npm run worker), after the checks that keep live money safe.
   if (opts.enterProfile ?? opts.migrate ?? true) {
-    const c = new pg.Client({ connectionString: databaseUrl });
+    // A host list (pg_auto_failover) is the project's own to resolve (src/db/connect.ts).
+    const c = connectClient(databaseUrl);
     await c.connect();
     try {
       await enterProfile(c, config);

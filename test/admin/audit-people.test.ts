@@ -131,7 +131,7 @@ describe('routing, token refreshes and the operator console face name the operat
   it('PATCH merchants routing: the changed routes with the email', async () => {
     const op = await operator('admin');
     const m = await cabinetMerchant(t);
-    await admin(t, 'PUT', '/connectors/sbx-two', { kind: 'sandbox', mode: 'live', settings: {} });
+    await admin(t, 'PUT', '/connectors/sbx-two', { kind: 'sandbox', mode: 'test', settings: {} });
     const r = await asOperator(op.token, 'PATCH', `/merchants/${m.merchantId}`, { routing: { payment_card: ['sbx-two', 'sandbox'] } });
     expect(r.status, JSON.stringify(r.body)).toBe(200);
     const [e] = await trail(m.merchantId, 'merchant.update');

@@ -11,8 +11,10 @@ beforeAll(async () => {
 });
 afterAll(async () => { await t.close(); });
 
+/** The profile the CLI runs with (a test may run it as production). */
+let cliProfile = 'sandbox';
 const CLI_ENV = (): Record<string, string> => ({
-  DATABASE_URL: t.dbUrl, ADMIN_API_TOKEN: ADMIN_TOKEN, TOKEN_ENCRYPTION_KEY: TEST_KEY, PAYMENTS_PROFILE: 'sandbox', LOG_LEVEL: 'silent',
+  DATABASE_URL: t.dbUrl, ADMIN_API_TOKEN: ADMIN_TOKEN, TOKEN_ENCRYPTION_KEY: TEST_KEY, PAYMENTS_PROFILE: cliProfile, LOG_LEVEL: 'silent',
   ALLOW_PRIVATE_WEBHOOK_URLS: 'false', TZ: 'Europe/Moscow',
 });
 
@@ -192,17 +194,18 @@ describe('operator CLI (its entry in this process, against the database)', { tim
 
   it('merchants:password-reset prints where the link went (masked), never a password (exit 0); an unknown merchant exits 1', async () => {
     const { merchant } = await t.app.services.merchants.create({ name: 'PR', email: 'cli-pr@example.test' });
-    // This file's service runs the production profile: without SMTP_URL no link can go out (503, exit 1).
-    const refused = await cli(['merchants:password-reset', merchant.id]);
-    expect(refused.code).toBe(1);
-    expect(refused.stderr).toContain('503');
-    process.env.SMTP_URL = 'smtp://127.0.0.1:9';
+    // In the production profile without SMTP_URL no link can go out (503, exit 1).
+    cliProfile = 'production';
     try {
+      const refused = await cli(['merchants:password-reset', merchant.id]);
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toContain('503');
+      process.env.SMTP_URL = 'smtp://127.0.0.1:9';
       const r = await cli(['merchants:password-reset', merchant.id]);
       expect(r.code, r.stderr).toBe(0);
       expect(r.out).toEqual({ success: true, sent_to: 'c***@example.test' });
       expect((await cli(['merchants:password-reset', 'nope'])).code).toBe(1);
-    } finally { delete process.env.SMTP_URL; }
+    } finally { delete process.env.SMTP_URL; cliProfile = 'sandbox'; }
   });
 
   it('rates:set and rates:delete change the operator rate', async () => {

@@ -119,7 +119,7 @@ describe('roles on operator routes', () => {
     // Issue 27: money and connectors move only at an admin's hand.
     ['admin', () => ['POST', '/payments/nope/chargebacks', { amount: '1.00', reason: 'x' }], 404],
     ['admin', () => ['PATCH', '/connectors/sandbox', { enabled: true }], 200],
-    ['admin', () => ['PUT', '/connectors/sandbox', { kind: 'sandbox', mode: 'live', settings: {} }], 200],
+    ['admin', () => ['PUT', '/connectors/sandbox', { kind: 'sandbox', mode: 'test', settings: {} }], 200],
   ];
   const allowed: Record<string, string[]> = {
     admin: ['read', 'balance.adjust', 'payouts.moderate', 'events.redeliver', 'merchants.password-reset', 'merchants.two-factor-reset', 'admin'],

@@ -144,8 +144,8 @@ describe('production: the database refuses a live operation through a connector 
 
   it("a used connector's mode stays what it is (a test account never becomes a live one)", async () => {
     const r = await admin('PUT', '/admin/v1/connectors/yk-live', { kind: 'yookassa', mode: 'test', settings: { shop_id: '1', secret_key: 'k', base_url: 'http://127.0.0.1:9' } });
-    expect(r.statusCode).toBe(422);
-    expect(r.json().errors.mode).toBeDefined();
+    expect(r.statusCode, r.body).toBe(422);
+    expect(r.json().errors.mode, r.body).toBeDefined();
     expect(await one(t, `SELECT mode FROM connectors WHERE name = 'yk-live'`)).toEqual({ mode: 'live' });
   });
 });

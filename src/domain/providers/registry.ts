@@ -146,7 +146,12 @@ export class ConnectorRegistry {
                 secrets_enc = EXCLUDED.secrets_enc, enabled = COALESCE($6::boolean, connectors.enabled), updated_at = now()
          RETURNING ${COLUMNS}, (xmax = 0) AS inserted`,
         [name, k, mode, JSON.stringify(plain), secretsEnc, enabled],
-      );
+      ).catch((e: { constraint?: string }) => {
+        if (e.constraint === 'connectors_mode_fixed_once_used') {
+          throw ValidationError.field('mode', 'Money has moved through this connector: its mode stays as it is. Add a new connector for the other account.');
+        }
+        throw e;
+      });
       const row = r.rows[0]!;
       if (audit) {
         const before = prev ? this.secretsOf(prev) : {};
