@@ -2,7 +2,7 @@ import { Decimal } from 'decimal.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { withPgTx } from '../../src/db/client.js';
 import { post, verifyLedger } from '../../src/domain/ledger/ledger.js';
-import { outOfAvailable } from '../../src/domain/ledger/postings.js';
+import { chargebackDebited } from '../../src/domain/ledger/postings.js';
 import { DomainError } from '../../src/errors.js';
 import { setupTestApp, type TestApp } from '../helpers/app.js';
 import { createMerchant } from '../factories/merchant.js';
@@ -66,12 +66,12 @@ describe('postings', () => {
     expect(await booksBalance(t)).toEqual([]);
   });
 
-  it('a chargeback-like transfer out of available is one call, refused past available', async () => {
+  it('a chargeback is one transfer out of available, refused past available', async () => {
     const m = await createMerchant(t);
     await fund(t, m.merchantId, '50');
-    const out = (refId: string, amount: string) => outOfAvailable({ kind: 'ADJUSTMENT', refType: 'adjustment', refId, merchantId: m.merchantId, currency: 'RUB', amount: new Decimal(amount), to: 'chargebacks' });
+    const out = (refId: string, amount: string) => chargebackDebited({ chargebackId: refId, paymentId: 'p1', merchantId: m.merchantId, currency: 'RUB', amount: new Decimal(amount) });
     await withPgTx(t.db.pool, (c) => post(c, out('cb1', '20')));
-    expect(await legs('ADJUSTMENT', 'cb1', m.merchantId)).toEqual(['RUB:merchant:M:available -> RUB:chargebacks 20.00']);
+    expect(await legs('CHARGEBACK_DEBIT', 'cb1', m.merchantId)).toEqual(['RUB:merchant:M:available -> RUB:chargebacks 20.00']);
     await expect(withPgTx(t.db.pool, (c) => post(c, out('cb2', '30.01')))).rejects.toThrow(DomainError);
   });
 });

@@ -7,6 +7,7 @@ import { newId } from '../../lib/ids.js';
 import { isValidAmount, money2 } from '../../lib/money.js';
 import { enqueueEvent } from '../../outbox/events.js';
 import { post } from '../ledger/ledger.js';
+import { chargebackDebited } from '../ledger/postings.js';
 import { paymentShopOf } from '../refund/refund.repository.js';
 import { runPaymentById } from '../payment/payment-by-id.js';
 import { insertChargeback, chargebacksOfPayment, type ChargebackRecord } from './chargeback.repository.js';
@@ -46,10 +47,7 @@ export class ChargebackService {
       await runPaymentById(c, paymentId, {
         text: `UPDATE payments SET chargeback_amount = chargeback_amount + $2, updated_at = now() WHERE id = $1`, values: [paymentId, input.amount.toFixed(2)] });
       // Overdraft: the ledger throws balance_not_enough and withPgTx rolls everything back.
-      await post(c, {
-        merchantId: p.merchant_id, currency: p.currency, kind: 'CHARGEBACK_DEBIT', refType: 'chargeback', refId: cb.id,
-        available: input.amount.neg(), memo: `chargeback of payment ${paymentId}`,
-      });
+      await post(c, chargebackDebited({ chargebackId: cb.id, paymentId, merchantId: p.merchant_id, currency: p.currency, amount: input.amount }));
       const shop = await paymentShopOf(c, paymentId);
       await enqueueEvent(c, {
         merchantId: p.merchant_id, kind: 'CHARGEBACK_POSTBACK', aggregateId: cb.id, url: shop.resultUrl,

@@ -1,79 +1,97 @@
+import { Decimal } from 'decimal.js';
 import type { Currency } from '../../generated/prisma/enums.js';
-import { merchantAccount } from './accounts.js';
 import { merchantDeltas, transferId, type Transfer } from './ledger.js';
 
 /**
- * Statement fragments for the hot paths, so they apply their transfer inside the one statement
- * they already send (docs/performance.md: round trips per request) and the ledger stays written
- * by this module alone. Each returns CTE text to splice after the caller's own CTEs, with the
- * parameters it reads starting at `first`, and a values function that fills them.
+ * How every statement writes the ledger: the transfers are values built by postings.ts (the
+ * only place a leg rule lives), and this one renderer turns them into CTEs with named
+ * parameters (src/db/statement.ts) that a statement splices after its own CTEs. The hot paths
+ * (payment finishing, payout creation) thus apply their transfers inside the one statement they
+ * already send (docs/performance.md: round trips per request), and `post()` sends the same CTEs
+ * alone.
+ *
+ * CTEs: `lt` (the transfers), `le` (their entries), `lb` (the merchant's balances row moved by
+ * the transfers' sum, returning the new balances). Nothing is written unless `gate` (a CTE of
+ * the caller, or the ledger's own `ledger_gate`) returns a row, and no entry without its
+ * transfer. A transfer id applies once (ledger_transfers_pkey).
+ *
+ * `balance`: `update` moves an existing balances row (the non-negative CHECK refuses an
+ * overdraft; an upsert cannot, PostgreSQL checks the proposed row before the conflict);
+ * `credit` upserts it, for transfers that only add to a merchant's buckets (a payment received
+ * reaches a merchant whatever rows it has).
  */
-
-/**
- * A credit transfer (every merchant leg credits available: a payment received), applied only
- * when `gate` (a CTE of the caller) returned a row. CTEs `lt`, `le`, `lb`. The balance is an
- * upsert: a credit never goes below zero, so the non-negative CHECK cannot trip on the proposed
- * row, and a merchant without a balance row still gets its money.
- */
-export function creditFragment(gate: string, first: number): string {
-  const $ = (i: number) => `$${first + i}`;
+export function transfersSql(gate: string, balance: 'update' | 'credit'): string {
+  const lb = balance === 'credit'
+    ? `lb AS (
+  INSERT INTO balances AS bl (merchant_id, currency, available, locked, hold)
+  SELECT :ledger_merchant, :ledger_currency::"Currency", :ledger_available::numeric, :ledger_locked::numeric, :ledger_hold::numeric
+    FROM (SELECT 1 FROM lt LIMIT 1) x
+   WHERE :ledger_merchant::text IS NOT NULL
+  ON CONFLICT (merchant_id, currency) DO UPDATE SET available = bl.available + EXCLUDED.available,
+         locked = bl.locked + EXCLUDED.locked, hold = bl.hold + EXCLUDED.hold, updated_at = now()
+  RETURNING bl.available::text, bl.locked::text, bl.hold::text)`
+    : `lb AS (
+  UPDATE balances b SET available = b.available + :ledger_available::numeric, locked = b.locked + :ledger_locked::numeric,
+         hold = b.hold + :ledger_hold::numeric, updated_at = now()
+   WHERE b.merchant_id = :ledger_merchant AND b.currency = :ledger_currency::"Currency" AND EXISTS (SELECT 1 FROM lt)
+  RETURNING b.available::text, b.locked::text, b.hold::text)`;
   return `lt AS (
-  INSERT INTO ledger_transfers (id, kind, ref_type, ref_id, merchant_id)
-  SELECT ${$(0)}, ${$(1)}::"LedgerEntryKind", ${$(2)}, ${$(3)}, ${$(4)} FROM ${gate} WHERE cardinality(${$(6)}::text[]) > 0
+  INSERT INTO ledger_transfers (id, kind, ref_type, ref_id, merchant_id, memo)
+  SELECT u.id, u.kind::"LedgerEntryKind", u.ref_type, u.ref_id, :ledger_merchant, u.memo
+    FROM (SELECT 1 FROM ${gate} LIMIT 1) g,
+         unnest(:ledger_ids::text[], :ledger_kinds::text[], :ledger_ref_types::text[], :ledger_ref_ids::text[], :ledger_memos::text[])
+           AS u(id, kind, ref_type, ref_id, memo)
   RETURNING id),
 le AS (
   INSERT INTO ledger_entries (transfer_id, leg, currency, debit_account, credit_account, amount)
-  SELECT lt.id, u.n::int, u.cur::"Currency", u.dr, u.cr, u.amt
-    FROM lt, unnest(${$(5)}::text[], ${$(6)}::text[], ${$(7)}::text[], ${$(8)}::numeric[]) WITH ORDINALITY AS u(cur, dr, cr, amt, n)
+  SELECT u.tid, u.leg, u.cur::"Currency", u.dr, u.cr, u.amt
+    FROM unnest(:ledger_entry_transfers::text[], :ledger_entry_legs::int[], :ledger_entry_currencies::text[],
+                :ledger_entry_debits::text[], :ledger_entry_credits::text[], :ledger_entry_amounts::numeric[])
+           AS u(tid, leg, cur, dr, cr, amt)
+   WHERE u.tid IN (SELECT id FROM lt)
   RETURNING 1),
-lb AS (
-  INSERT INTO balances AS bl (merchant_id, currency, available)
-  SELECT ${$(4)}, ${$(9)}::"Currency", ${$(10)}::numeric FROM lt WHERE ${$(10)}::numeric > 0
-  ON CONFLICT (merchant_id, currency) DO UPDATE SET available = bl.available + EXCLUDED.available, updated_at = now()
-  RETURNING 1)`;
+${lb}`;
 }
 
-/** The 11 values of creditFragment; `t` null (nothing received) applies nothing. */
-export function creditValues(t: Transfer | null, fallback: { kind: Transfer['kind']; refId: string; merchantId: string; currency: Currency }): unknown[] {
-  if (t === null || t.legs.length === 0) {
-    return [transferId(fallback.kind, fallback.refId), fallback.kind, 'none', fallback.refId, fallback.merchantId, [], [], [], [], fallback.currency, '0'];
+/** The parameters of transfersSql, by name. */
+export type LedgerParams = Record<
+  | 'ledger_ids' | 'ledger_kinds' | 'ledger_ref_types' | 'ledger_ref_ids' | 'ledger_memos'
+  | 'ledger_entry_transfers' | 'ledger_entry_legs' | 'ledger_entry_currencies' | 'ledger_entry_debits' | 'ledger_entry_credits' | 'ledger_entry_amounts'
+  | 'ledger_merchant' | 'ledger_currency' | 'ledger_available' | 'ledger_locked' | 'ledger_hold', unknown>;
+
+/**
+ * The values of transfersSql for `transfers` (none: the statement applies nothing). Every
+ * merchant account they move is `merchantId`'s, in `currency`; their balance move is the sum of
+ * their merchant deltas. `credit` refuses a transfer that takes anything from the merchant.
+ */
+export function ledgerParams(merchantId: string | null, currency: Currency, transfers: Transfer[], balance: 'update' | 'credit'): LedgerParams {
+  const zero = new Decimal(0);
+  const sum = { available: zero, locked: zero, hold: zero };
+  const t = { ids: [] as string[], kinds: [] as string[], refTypes: [] as string[], refIds: [] as string[], memos: [] as (string | null)[] };
+  const e = { tids: [] as string[], legs: [] as number[], curs: [] as string[], drs: [] as string[], crs: [] as string[], amts: [] as string[] };
+  for (const x of transfers) {
+    if (x.legs.length === 0) throw new Error(`transfer ${x.kind} ${x.refId} has no legs`);
+    if (x.merchantId !== merchantId) throw new Error(`transfer ${x.kind} ${x.refId} is merchant ${x.merchantId}'s, not ${merchantId}'s`);
+    const d = merchantDeltas(x);
+    if (d !== null) {
+      if (d.currency !== currency) throw new Error(`transfer ${x.kind} ${x.refId} moves ${d.currency}, not ${currency}`);
+      if (balance === 'credit' && (d.available.lt(0) || d.locked.lt(0) || d.hold.lt(0))) throw new Error(`transfer ${x.kind} ${x.refId} is not a credit`);
+      sum.available = sum.available.add(d.available);
+      sum.locked = sum.locked.add(d.locked);
+      sum.hold = sum.hold.add(d.hold);
+    }
+    const id = transferId(x.kind, x.refId);
+    t.ids.push(id); t.kinds.push(x.kind); t.refTypes.push(x.refType); t.refIds.push(x.refId); t.memos.push(x.memo?.slice(0, 500) ?? null);
+    x.legs.forEach((l, i) => {
+      if (!l.amount.gt(0)) throw new Error(`transfer ${x.kind} ${x.refId}: a leg of ${l.amount.toFixed()}`);
+      e.tids.push(id); e.legs.push(i + 1); e.curs.push(l.currency); e.drs.push(l.from); e.crs.push(l.to); e.amts.push(l.amount.toFixed());
+    });
   }
-  const d = merchantDeltas(t);
-  if (d === null || !d.locked.isZero() || !d.hold.isZero() || d.available.lt(0)) throw new Error(`transfer ${t.kind} ${t.refId} is not a credit`);
-  return [
-    transferId(t.kind, t.refId), t.kind, t.refType, t.refId, t.merchantId,
-    t.legs.map((l) => l.currency), t.legs.map((l) => l.from), t.legs.map((l) => l.to), t.legs.map((l) => l.amount.toFixed()),
-    d.currency, d.available.toFixed(),
-  ];
-}
-
-/**
- * PAYOUT_LOCK transfers for every payout row `source` returns (columns id, amount, commission):
- * amount available -> locked, commission available -> hold (postings.payoutCreated, one
- * transfer per payout), and the merchant's balance moved by their sum. CTEs `lt`, `le`, `bal`
- * (`bal` returns a row only when the merchant has its balances row). Parameters: `merchant`
- * (text), `first` the currency, `first + 1` the three accounts (payoutLockValues).
- */
-export function payoutLockFragment(source: string, merchant: string, first: number): string {
-  const cur = `$${first}`;
-  const acc = `$${first + 1}::text[]`;
-  return `lt AS (
-  INSERT INTO ledger_transfers (id, kind, ref_type, ref_id, merchant_id)
-  SELECT 'PAYOUT_LOCK:' || s.id, 'PAYOUT_LOCK', 'payout', s.id, ${merchant} FROM ${source} s
-  RETURNING id),
-le AS (
-  INSERT INTO ledger_entries (transfer_id, leg, currency, debit_account, credit_account, amount)
-  SELECT 'PAYOUT_LOCK:' || s.id, x.leg, ${cur}::"Currency", (${acc})[1], x.cr, x.amt
-    FROM ${source} s, LATERAL (VALUES (1::int, (${acc})[2], s.amount), (2::int, (${acc})[3], s.commission)) AS x(leg, cr, amt)
-   WHERE x.amt > 0
-  RETURNING 1),
-bal AS (
-  UPDATE balances SET available = available - t.l - t.h, locked = locked + t.l, hold = hold + t.h, updated_at = now()
-    FROM (SELECT sum(amount) AS l, sum(commission) AS h FROM ${source} HAVING count(*) > 0) t
-   WHERE merchant_id = ${merchant} AND currency = ${cur}::"Currency"
-  RETURNING 1)`;
-}
-
-export function payoutLockValues(merchantId: string, currency: Currency): unknown[] {
-  return [currency, [merchantAccount(merchantId, 'available', currency), merchantAccount(merchantId, 'locked', currency), merchantAccount(merchantId, 'hold', currency)]];
+  return {
+    ledger_ids: t.ids, ledger_kinds: t.kinds, ledger_ref_types: t.refTypes, ledger_ref_ids: t.refIds, ledger_memos: t.memos,
+    ledger_entry_transfers: e.tids, ledger_entry_legs: e.legs, ledger_entry_currencies: e.curs,
+    ledger_entry_debits: e.drs, ledger_entry_credits: e.crs, ledger_entry_amounts: e.amts,
+    ledger_merchant: merchantId, ledger_currency: currency,
+    ledger_available: sum.available.toFixed(), ledger_locked: sum.locked.toFixed(), ledger_hold: sum.hold.toFixed(),
+  };
 }

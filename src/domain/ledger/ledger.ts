@@ -2,7 +2,10 @@ import { Decimal } from 'decimal.js';
 import type pg from 'pg';
 import { DomainError } from '../../errors.js';
 import type { Currency, LedgerEntryKind } from '../../generated/prisma/enums.js';
-import { merchantAccount, MERCHANT_BUCKETS, operatorAccount, parseAccount, type MerchantBucket, type OperatorKind } from './accounts.js';
+import { MERCHANT_BUCKETS, parseAccount, type MerchantBucket } from './accounts.js';
+import { bucketTransfer, type Posting } from './postings.js';
+import { statement } from '../../db/statement.js';
+import { ledgerParams, transfersSql, type LedgerParams } from './fragments.js';
 
 /** Anything that runs SQL inside the caller's transaction (a pg PoolClient). */
 export type Queryable = Pick<pg.PoolClient, 'query'>;
@@ -25,74 +28,12 @@ export interface Transfer {
   legs: Leg[];
 }
 
-/**
- * A transfer written as moves of one merchant's buckets (the shape callers had before the
- * ledger was double-entry, kept so a new single-merchant kind is one call): what the buckets do
- * not move between themselves goes to or comes from the operator account `against` (per bucket
- * or one for all), by default the kind's own (COUNTERPART).
- */
-export interface Posting {
-  merchantId: string;
-  currency: Currency;
-  kind: LedgerEntryKind;
-  refType: string;
-  refId: string;
-  available?: Decimal;
-  locked?: Decimal;
-  hold?: Decimal;
-  memo?: string;
-  against?: OperatorKind | Partial<Record<MerchantBucket, OperatorKind>>;
-  /** The connector of a per-connector counterpart (acquirer or payout clearing); default sandbox. */
-  connector?: string;
-}
-
 export interface BalanceRow { available: string; locked: string; hold: string }
 
 /** The ledger refused the transfer because the event already moved money. */
 export class DuplicatePostingError extends Error {}
 
-/** The operator account a merchant-bucket posting of each kind settles against. */
-const COUNTERPART: Partial<Record<string, OperatorKind | Partial<Record<MerchantBucket, OperatorKind>>>> = {
-  PAYMENT_CREDIT: 'acquirer_clearing',
-  PAYOUT_DEBIT: { locked: 'payout_clearing', hold: 'fee_revenue' },
-  REFUND_DEBIT: 'refund_clearing',
-  ADJUSTMENT: 'adjustments',
-  CHARGEBACK_DEBIT: 'chargebacks',
-};
-
 export const transferId = (kind: string, refId: string): string => `${kind}:${refId}`;
-
-/**
- * The legs of a bucket posting: sources (buckets going down) pay destinations (buckets going
- * up) in the order available, locked, hold; what is left on either side settles against the
- * counterpart. PAYOUT_LOCK (-105, +100, +5) is available -> locked 100, available -> hold 5.
- */
-export function transferOf(p: Posting): Transfer {
-  const zero = new Decimal(0);
-  const deltas: Record<MerchantBucket, Decimal> = { available: p.available ?? zero, locked: p.locked ?? zero, hold: p.hold ?? zero };
-  const acct = (b: MerchantBucket) => merchantAccount(p.merchantId, b, p.currency);
-  const against = p.against ?? COUNTERPART[p.kind];
-  const counter = (b: MerchantBucket): string => {
-    const kind = typeof against === 'string' ? against : against?.[b];
-    if (!kind) throw new Error(`${p.kind} ${p.refId}: no operator account to settle ${b} against`);
-    return operatorAccount(kind, p.currency, kind === 'acquirer_clearing' || kind === 'payout_clearing' ? p.connector ?? 'sandbox' : undefined);
-  };
-  const sources = MERCHANT_BUCKETS.filter((b) => deltas[b].lt(0)).map((b) => ({ b, left: deltas[b].neg() }));
-  const dests = MERCHANT_BUCKETS.filter((b) => deltas[b].gt(0)).map((b) => ({ b, left: deltas[b] }));
-  const legs: Leg[] = [];
-  for (const s of sources) {
-    for (const d of dests) {
-      const amount = Decimal.min(s.left, d.left);
-      if (amount.lte(0)) continue;
-      legs.push({ from: acct(s.b), to: acct(d.b), amount, currency: p.currency });
-      s.left = s.left.sub(amount);
-      d.left = d.left.sub(amount);
-    }
-  }
-  for (const s of sources) if (s.left.gt(0)) legs.push({ from: acct(s.b), to: counter(s.b), amount: s.left, currency: p.currency });
-  for (const d of dests) if (d.left.gt(0)) legs.push({ from: counter(d.b), to: acct(d.b), amount: d.left, currency: p.currency });
-  return { kind: p.kind, refType: p.refType, refId: p.refId, merchantId: p.merchantId, memo: p.memo, legs };
-}
 
 /** What a transfer does to its merchant's balances row (null: it touches no merchant account). */
 export function merchantDeltas(t: Transfer): { currency: Currency; available: Decimal; locked: Decimal; hold: Decimal } | null {
@@ -113,25 +54,13 @@ export function merchantDeltas(t: Transfer): { currency: Currency; available: De
   return out;
 }
 
-// One round trip: the transfer, its entries and its merchant's balance move. The balances CHECK
-// refuses any bucket below zero, so an overdraft never commits, whatever the concurrency: the
-// row lock of the UPDATE serialises transfers of one balance. (An INSERT .. ON CONFLICT upsert
-// cannot be used: PostgreSQL checks the proposed row, a negative delta, before the conflict.)
-const TRANSFER_CTES = `
-WITH t AS (
-  INSERT INTO ledger_transfers (id, kind, ref_type, ref_id, merchant_id, memo)
-  VALUES ($1, $2::"LedgerEntryKind", $3, $4, $5, $6) RETURNING id
-), e AS (
-  INSERT INTO ledger_entries (transfer_id, leg, currency, debit_account, credit_account, amount)
-  SELECT t.id, u.n::int, u.cur::"Currency", u.dr, u.cr, u.amt FROM t, unnest($7::text[], $8::text[], $9::text[], $10::numeric[]) WITH ORDINALITY AS u(cur, dr, cr, amt, n)
-  RETURNING 1
-)`;
-const POST_SQL = `${TRANSFER_CTES}
-UPDATE balances b
-   SET available = b.available + $12, locked = b.locked + $13, hold = b.hold + $14, updated_at = now()
- WHERE b.merchant_id = $5 AND b.currency = $11::"Currency"
-RETURNING b.available::text, b.locked::text, b.hold::text`;
-const POST_OPERATOR_SQL = `${TRANSFER_CTES} SELECT count(*)::int AS n FROM e`;
+// One round trip: the transfer, its entries and its merchant's balance move, rendered by the
+// one ledger writer (fragments.ts). The balances CHECK refuses any bucket below zero, so an
+// overdraft never commits, whatever the concurrency: the row lock of the UPDATE serialises
+// transfers of one balance.
+const POST = statement<keyof LedgerParams>('ledger_post', `WITH ledger_gate AS (SELECT 1),
+${transfersSql('ledger_gate', 'update')}
+SELECT available, locked, hold FROM lb`);
 
 const ENSURE_SQL = `INSERT INTO balances (merchant_id, currency) VALUES ($1, $2::"Currency") ON CONFLICT DO NOTHING`;
 const APPLY_SQL = `
@@ -155,30 +84,22 @@ export async function ensureBalances(c: Queryable, merchantId: string): Promise<
 
 /**
  * Applies one transfer inside the caller's transaction: its entries and its merchant's balance
- * move, one round trip. Accepts a Transfer, or a Posting of merchant buckets (transferOf).
+ * move, one round trip. Accepts a Transfer, or a Posting of merchant buckets (postings.bucketTransfer).
  * Throws DomainError('balance_not_enough') when a bucket would go negative (the caller's
  * transaction is then aborted and must roll back), DuplicatePostingError when the transfer
  * (kind, refId) was already applied.
  */
 export async function post(c: Queryable, input: Posting | Transfer): Promise<BalanceRow> {
-  const t = 'legs' in input ? input : transferOf(input);
-  if (t.legs.length === 0) throw new Error(`transfer ${t.kind} ${t.refId} has no legs`);
-  for (const l of t.legs) if (!l.amount.gt(0)) throw new Error(`transfer ${t.kind} ${t.refId}: a leg of ${l.amount.toFixed()}`);
+  const t = 'legs' in input ? input : bucketTransfer(input);
   const d = merchantDeltas(t);
-  const values = [
-    transferId(t.kind, t.refId), t.kind, t.refType, t.refId, t.merchantId, t.memo?.slice(0, 500) ?? null,
-    t.legs.map((l) => l.currency), t.legs.map((l) => l.from), t.legs.map((l) => l.to), t.legs.map((l) => l.amount.toFixed()),
-  ];
+  const params = ledgerParams(t.merchantId, d?.currency ?? 'RUB', [t], 'update');
   try {
-    if (d === null) {
-      await c.query({ name: 'ledger_post_operator', text: POST_OPERATOR_SQL, values });
-      return { available: '0', locked: '0', hold: '0' };
-    }
-    const deltas = [d.available.toFixed(), d.locked.toFixed(), d.hold.toFixed()];
     // Named: prepared once per connection (every payout and refund transfer goes through here).
-    const r = await c.query<BalanceRow>({ name: 'ledger_post', text: POST_SQL, values: [...values, d.currency, ...deltas] });
+    const r = await c.query<BalanceRow>(POST.bind(params));
+    if (d === null) return { available: '0', locked: '0', hold: '0' };
     if (r.rows[0]) return r.rows[0];
     // No balance row yet: the entries are in, so create the row and apply the same deltas.
+    const deltas = [d.available.toFixed(), d.locked.toFixed(), d.hold.toFixed()];
     await c.query(ENSURE_SQL, [t.merchantId, d.currency]);
     const r2 = await c.query<BalanceRow>(APPLY_SQL, [t.merchantId, d.currency, ...deltas]);
     return r2.rows[0]!;

@@ -8,7 +8,8 @@ import { newPaymentIdSuffix, paymentIdSql } from '../../lib/ids.js';
 import { monthCondition, queryPaymentById, runPaymentById } from './payment-by-id.js';
 import { maskCard } from '../../lib/card.js';
 import { commissionFor, type MerchantFeeColumns } from '../merchant/fees.js';
-import { creditFragment, creditValues } from '../ledger/fragments.js';
+import { ledgerParams, transfersSql } from '../ledger/fragments.js';
+import { statement } from '../../db/statement.js';
 import { ledgerError } from '../ledger/ledger.js';
 import { paymentReceived } from '../ledger/postings.js';
 import { eventRow, paymentSignature, type PaymentPostbackFields } from '../../outbox/events.js';
@@ -177,6 +178,54 @@ const toBill = (r: BillRow, routing: (stored: Partial<Routing> | null, live: boo
   expired: r.expired, returnUrl: r.return_url, locale: r.locale, payerEmail: r.payer_email,
   requestFields: r.request_fields ?? [], items: r.items ?? [], test: r.test,
 });
+
+/**
+ * ONE statement, atomic on its own (no BEGIN/COMMIT round trips): the payment PROCESS -> final
+ * (row count checked), the bill PROCESS -> final when this is its latest payment, the ledger's
+ * PAYMENT_CREDIT transfer with its balance move (the ledger's transfersSql), the postback outbox
+ * row, and the merchant's token for the redirect signature. Everything after `p` reads from it,
+ * so nothing moves unless the payment really went PROCESS -> final here; (kind, ref_id) and
+ * (kind, aggregate_id) stay unique as with ledger.post and enqueueEvent.
+ */
+const PAY_FINISH = statement('pay_finish', `WITH p AS (
+         UPDATE payments SET status = :status::text::"PaymentStatus", amount_received = :received, commission = :commission, account_amount = :account_amount,
+                provider_ref = coalesce(:reference, provider_ref), failure_reason = :failure_reason, failure_message = :failure_message,
+                connector = coalesce(:connector, connector), finished_at = now(), updated_at = now()
+          -- The creation time (the partition key) leads the planner to the one month's partition.
+          WHERE id = :payment_id AND created_at = :created_at::timestamptz AND status = ANY(:payment_sources::"PaymentStatus"[])
+            -- A NORMAL bill must still be where it can follow the payment (PROCESS): else
+            -- nothing of this statement happens (no credit for a payment whose bill cannot).
+            -- The bill's id also as a parameter (:bill_id): with it the planner probes bills_pkey; from
+            -- the join alone it estimated one row per partition of payments and hashed a seq scan
+            -- of bills, which costs the whole table while it is small (a new service's).
+            AND EXISTS (SELECT 1 FROM bills bb WHERE bb.id = :bill_id AND bb.id = payments.bill_id AND (bb.type = 'MULTI' OR bb.status = ANY(:bill_sources::"BillStatus"[])))
+         RETURNING bill_id, created_at, id),
+       b AS (
+         UPDATE bills SET status = :status::text::"BillStatus", updated_at = now()
+           FROM p
+          WHERE bills.id = :bill_id AND bills.id = p.bill_id AND bills.status = ANY(:bill_sources::"BillStatus"[])
+            -- This payment is the bill's latest, as the bill row records it (pay_open). The
+            -- column is read on the row version this UPDATE locks, so a payment opened while
+            -- it waited for the lock counts; a subquery over payments would read the snapshot
+            -- taken before, and the bill would follow the older payment for good
+            -- (docs/decisions.md "The latest payment of a bill").
+            AND (bills.last_payment_id = p.id
+              -- A bill with no payment opened since the column exists: its payments say. A
+              -- scalar subquery, not NOT EXISTS (an anti-join was once planned as a hash over
+              -- a seq scan of the month); a later payment is never older than this one, so
+              -- the bound on the partition key, a parameter, prunes the earlier months.
+              OR bills.last_payment_id IS NULL
+                 AND p.id = (SELECT q.id FROM payments q WHERE q.bill_id = p.bill_id AND q.created_at >= :created_at::timestamptz
+                              ORDER BY q.created_at DESC, q.id DESC LIMIT 1))
+         RETURNING bills.id),
+       ${transfersSql('p', 'credit')},
+       o AS (
+         INSERT INTO outbox_events (merchant_id, kind, aggregate_id, url, payload, status, last_error)
+         -- A duplicate (kind, aggregate_id) is skipped by the dedupe trigger (outbox_event_keys).
+         SELECT :merchant_id, 'PAYMENT_POSTBACK', p.id, :event_url, :event_payload::jsonb, :event_status::"OutboxEventStatus", :event_error FROM p
+         RETURNING 1)
+       SELECT (SELECT count(*) FROM p)::int AS p, (SELECT count(*) FROM b)::int AS b,
+              (SELECT api_token_enc FROM merchants WHERE id = :merchant_id) AS tok`);
 
 /** A connector's answer as the finishing step takes it; null when it is not final. */
 type ChargeResult =
@@ -680,65 +729,22 @@ export class PaymentService {
     const [, , , eventUrl, eventPayload, eventStatus, eventError] =
       eventRow({ merchantId: bill.merchantId, kind: 'PAYMENT_POSTBACK', aggregateId: paymentId, url: bill.resultUrl, fields });
 
-    // ONE statement, atomic on its own (no BEGIN/COMMIT round trips): the payment PROCESS ->
-    // final (row count checked), the bill PROCESS -> final when this is its latest payment, the
-    // ledger's PAYMENT_CREDIT transfer with its balance move (the ledger module's creditFragment),
-    // the postback outbox row, and the merchant's token
-    // for the redirect signature. Everything after `p` reads from it, so nothing moves unless
-    // the payment really went PROCESS -> final here; (kind, ref_id) and (kind, aggregate_id)
-    // stay unique as with ledger.post and enqueueEvent.
+    // The transfer's legs are postings.paymentReceived's; PAY_FINISH applies them in its one statement.
     const transfer = isMoneyReceived(status)
       ? paymentReceived({
         paymentId, merchantId: bill.merchantId, currency: bill.currency, connector: connector ?? 'sandbox',
         receivedRub, accountAmount: s.accountAmount, commission: s.commission,
       })
       : null;
-    const ledgerValues = creditValues(transfer, { kind: 'PAYMENT_CREDIT', refId: paymentId, merchantId: bill.merchantId, currency: bill.currency });
-    const r = await c.query<{ p: number; b: number; tok: string }>({ name: 'pay_finish', text:
-      `WITH p AS (
-         UPDATE payments SET status = $2::text::"PaymentStatus", amount_received = $3, commission = $4, account_amount = $5,
-                provider_ref = coalesce($6, provider_ref), failure_reason = $7, failure_message = $26,
-                connector = coalesce($27, connector), finished_at = now(), updated_at = now()
-          -- The creation time (the partition key) leads the planner to the one month's partition.
-          WHERE id = $1 AND created_at = $28::timestamptz AND status = ANY($24::"PaymentStatus"[])
-            -- A NORMAL bill must still be where it can follow the payment (PROCESS): else
-            -- nothing of this statement happens (no credit for a payment whose bill cannot).
-            -- The bill's id also as a parameter ($29): with it the planner probes bills_pkey; from
-            -- the join alone it estimated one row per partition of payments and hashed a seq scan
-            -- of bills, which costs the whole table while it is small (a new service's).
-            AND EXISTS (SELECT 1 FROM bills bb WHERE bb.id = $29 AND bb.id = payments.bill_id AND (bb.type = 'MULTI' OR bb.status = ANY($25::"BillStatus"[])))
-         RETURNING bill_id, created_at, id),
-       b AS (
-         UPDATE bills SET status = $2::text::"BillStatus", updated_at = now()
-           FROM p
-          WHERE bills.id = $29 AND bills.id = p.bill_id AND bills.status = ANY($25::"BillStatus"[])
-            -- This payment is the bill's latest, as the bill row records it (pay_open). The
-            -- column is read on the row version this UPDATE locks, so a payment opened while
-            -- it waited for the lock counts; a subquery over payments would read the snapshot
-            -- taken before, and the bill would follow the older payment for good
-            -- (docs/decisions.md "The latest payment of a bill").
-            AND (bills.last_payment_id = p.id
-              -- A bill with no payment opened since the column exists: its payments say. A
-              -- scalar subquery, not NOT EXISTS (an anti-join was once planned as a hash over
-              -- a seq scan of the month); a later payment is never older than this one, so
-              -- the bound on the partition key, a parameter, prunes the earlier months.
-              OR bills.last_payment_id IS NULL
-                 AND p.id = (SELECT q.id FROM payments q WHERE q.bill_id = p.bill_id AND q.created_at >= $28::timestamptz
-                              ORDER BY q.created_at DESC, q.id DESC LIMIT 1))
-         RETURNING bills.id),
-       ${creditFragment('p', 13)},
-       o AS (
-         INSERT INTO outbox_events (merchant_id, kind, aggregate_id, url, payload, status, last_error)
-         -- A duplicate (kind, aggregate_id) is skipped by the dedupe trigger (outbox_event_keys).
-         SELECT $8, 'PAYMENT_POSTBACK', p.id, $9, $10::jsonb, $11::"OutboxEventStatus", $12 FROM p
-         RETURNING 1)
-       SELECT (SELECT count(*) FROM p)::int AS p, (SELECT count(*) FROM b)::int AS b,
-              (SELECT api_token_enc FROM merchants WHERE id = $8) AS tok`,
-      values: [paymentId, status, receivedRub.toFixed(2), s.commission.toFixed(2), s.accountAmount.toFixed(8), result.reference || null,
-        result.outcome === 'DECLINED' ? result.reason : null, bill.merchantId,
-        eventUrl, eventPayload, eventStatus, eventError, ...ledgerValues,
-        paymentSourcesOf(status), billSourcesOf(status as BillStatus, bill.type),
-        result.outcome === 'DECLINED' ? result.message : null, connector, payment.createdAt, bill.id] }).catch((e) => { throw ledgerError(e, `payment ${paymentId}`); });
+    const r = await c.query<{ p: number; b: number; tok: string }>(PAY_FINISH.bind({
+      payment_id: paymentId, created_at: payment.createdAt, bill_id: bill.id, merchant_id: bill.merchantId,
+      status, received: receivedRub.toFixed(2), commission: s.commission.toFixed(2), account_amount: s.accountAmount.toFixed(8),
+      reference: result.reference || null, connector,
+      failure_reason: result.outcome === 'DECLINED' ? result.reason : null, failure_message: result.outcome === 'DECLINED' ? result.message : null,
+      payment_sources: paymentSourcesOf(status), bill_sources: billSourcesOf(status as BillStatus, bill.type),
+      event_url: eventUrl, event_payload: eventPayload, event_status: eventStatus, event_error: eventError,
+      ...ledgerParams(bill.merchantId, bill.currency, transfer ? [transfer] : [], 'credit'),
+    })).catch((e) => { throw ledgerError(e, `payment ${paymentId}`); });
     const row = r.rows[0]!;
     if (row.p !== 1) {
       // The table's guard refused it (another finish, the reaper): nothing of the statement happened.

@@ -8,9 +8,10 @@ import { decrypt, encrypt } from '../../lib/crypto.js';
 import { newId } from '../../lib/ids.js';
 import { isValidAmount } from '../../lib/money.js';
 import { enqueueEvent } from '../../outbox/events.js';
-import { payoutLockFragment, payoutLockValues } from '../ledger/fragments.js';
+import { ledgerParams, transfersSql } from '../ledger/fragments.js';
+import { statement } from '../../db/statement.js';
 import { ledgerError, post, type Queryable } from '../ledger/ledger.js';
-import { payoutReturned, payoutSucceeded } from '../ledger/postings.js';
+import { payoutCreated, payoutReturned, payoutSucceeded } from '../ledger/postings.js';
 import { commissionFor, type MerchantFeeColumns } from '../merchant/fees.js';
 
 /** payout/personal/create, parsed: to a stored payout account of the merchant. */
@@ -96,32 +97,33 @@ SELECT m.status, m.verified, m.payout_daily_limit::text AS "dailyLimit", m.payou
  WHERE m.id = $1 FOR NO KEY UPDATE OF m`;
 
 // Request, its payouts and their PAYOUT_LOCK ledger transfers with the balance move, in one
-// round trip (the ledger module's payoutLockFragment). ON CONFLICT DO NOTHING: when the same
-// order_id committed first, nothing is inserted and the caller answers with the winner's
-// payouts. The balances CHECK refuses an overdraft (the whole statement fails:
-// balance_not_enough); `bal` is 0 only when the merchant has no RUB balance row, which the
-// caller turns into a rollback. One transfer per payout, applied once (its id is unique).
-const INSERT_SQL = `
+// round trip (the ledger's transfersSql, the transfers built by postings.payoutCreated). ON
+// CONFLICT DO NOTHING: when the same order_id committed first, nothing is inserted and the
+// caller answers with the winner's payouts. The balances CHECK refuses an overdraft (the whole
+// statement fails: balance_not_enough); `bal` is 0 only when the merchant has no RUB balance
+// row, which the caller turns into a rollback. One transfer per payout, applied once.
+const INSERT = statement('payout_insert', `
 WITH r AS (
-  INSERT INTO payout_requests (id, merchant_id, order_id, request_hash) VALUES ($2, $1, $3, $4)
+  INSERT INTO payout_requests (id, merchant_id, order_id, request_hash) VALUES (:request_id, :merchant_id, :order_id, :request_hash)
   ON CONFLICT (merchant_id, order_id) DO NOTHING RETURNING id
 ), p AS (
   INSERT INTO payouts (id, merchant_id, request_id, order_id, kind, status, account_type, payout_account_id,
                        account_masked, account_enc, card_holder, bank_member_id, amount, commission, currency, process_after)
-  SELECT u.id, $1, r.id, $3, $5::"PayoutKind", $6::"PayoutStatus", $7::"PayoutAccountType", $8, $9, $10, $11, $12::bigint,
-         u.amount::numeric, u.commission::numeric, 'RUB', now() + $13::int * interval '1 millisecond'
-    FROM r, unnest($14::text[], $15::text[], $16::text[]) AS u(id, amount, commission)
+  SELECT u.id, :merchant_id, r.id, :order_id, :kind::"PayoutKind", :status::"PayoutStatus", :account_type::"PayoutAccountType",
+         :payout_account_id, :account_masked, :account_enc, :card_holder, :bank_member_id::bigint,
+         u.amount::numeric, u.commission::numeric, 'RUB', now() + :delay_ms::int * interval '1 millisecond'
+    FROM r, unnest(:ids::text[], :amounts::text[], :commissions::text[]) AS u(id, amount, commission)
   RETURNING id, created_at, amount, commission
-), ${payoutLockFragment('p', '$1', 18)}, usage AS (
+), ${transfersSql('p', 'update')}, usage AS (
   INSERT INTO payout_usage AS pu (merchant_id, period, period_start, amount)
-  SELECT $1, x.period, x.start, t.total
+  SELECT :merchant_id, x.period, x.start, t.total
     FROM (SELECT sum(amount) AS total FROM p HAVING count(*) > 0) t,
-         (VALUES ('D', (now() AT TIME ZONE $17::text)::date),
-                 ('M', date_trunc('month', now() AT TIME ZONE $17::text)::date)) AS x(period, start)
+         (VALUES ('D', (now() AT TIME ZONE :tz::text)::date),
+                 ('M', date_trunc('month', now() AT TIME ZONE :tz::text)::date)) AS x(period, start)
   ON CONFLICT (merchant_id, period, period_start) DO UPDATE SET amount = pu.amount + EXCLUDED.amount
   RETURNING 1
 )
-SELECT p.id, p.created_at, (SELECT count(*) FROM bal)::int AS bal FROM p`;
+SELECT p.id, p.created_at, (SELECT count(*) FROM lb)::int AS bal FROM p`);
 
 /**
  * What counts against the limits today and this month in the service time zone (payouts not
@@ -276,11 +278,14 @@ export class PayoutService {
     const commissions = parts.map((a) => commissionFor(this.config, m, feeKind, a));
     // Ids sorted, so that ordering by id gives the split order back (replays, status by order_id).
     const ids = parts.map(() => newId()).sort();
-    const ins = await c.query<{ id: string; created_at: Date; bal: number }>({ name: 'payout_insert', text: INSERT_SQL, values: [
-      merchant.id, newId(), req.orderId ?? null, hash, target.kind, status, target.accountType, target.payoutAccountId,
-      target.masked, target.enc, target.cardHolder, target.bankMemberId, moderate ? null : this.config.sandboxProcessingDelayMs,
-      ids, parts.map((a) => a.toFixed()), commissions.map((x) => x.toFixed()), tz, ...payoutLockValues(merchant.id, 'RUB'),
-    ] }).catch((e) => { throw ledgerError(e, 'payout request'); });
+    const locks = ids.map((id, i) => payoutCreated({ payoutId: id, merchantId: merchant.id, currency: 'RUB', amount: parts[i]!, commission: commissions[i]! }));
+    const ins = await c.query<{ id: string; created_at: Date; bal: number }>(INSERT.bind({
+      merchant_id: merchant.id, request_id: newId(), order_id: req.orderId ?? null, request_hash: hash, kind: target.kind, status,
+      account_type: target.accountType, payout_account_id: target.payoutAccountId, account_masked: target.masked, account_enc: target.enc,
+      card_holder: target.cardHolder, bank_member_id: target.bankMemberId, delay_ms: moderate ? null : this.config.sandboxProcessingDelayMs,
+      ids, amounts: parts.map((a) => a.toFixed()), commissions: commissions.map((x) => x.toFixed()), tz,
+      ...ledgerParams(merchant.id, 'RUB', locks, 'update'),
+    })).catch((e) => { throw ledgerError(e, 'payout request'); });
     if (ins.rowCount === 0) {
       // The same order_id won meanwhile (only reachable without the merchant lock, kept as the last word).
       const replay = await this.replay(c, merchant.id, req.orderId!, hash);
