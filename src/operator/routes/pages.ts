@@ -10,6 +10,9 @@ import { isIdLike } from '../../admin/input.js';
 import { formBody, queryOf } from '../../cabinet/context.js';
 import { BASE, done, render } from '../context.js';
 import { modeOf, testTwinsOf } from '../test-objects.js';
+import { pageSize } from '../../lib/page-size.js';
+
+const EVENTS_PAGE = 100;
 
 const PAYOUT_STATUSES = ['MODERATING', 'NEW', 'PROCESS', 'SUCCESS', 'FAIL', 'ERROR', 'DECLINED'];
 const FEE_KEYS = ['payment_card', 'payment_sbp', 'payout_card', 'payout_sbp'].flatMap((k) => [`${k}_percent`, `${k}_fixed`]);
@@ -162,8 +165,13 @@ export default async function consolePages(app: FastifyInstance): Promise<void> 
     const q = queryOf(req);
     const status = (['dead', 'pending', 'delivered'] as const).find((s) => s === q.status) ?? 'dead';
     const merchantId = q.merchant_id && isIdLike(q.merchant_id) ? q.merchant_id : undefined;
-    const events = await outbox.list({ status, merchantId, limit: 100 });
-    return render(req, reply, 'events', { nav: 'events', status, merchantId: merchantId ?? '', events });
+    const before = q.before && /^\d{1,18}$/.test(q.before) ? q.before : undefined;
+    const perPage = pageSize(q.per_page, EVENTS_PAGE);
+    const page = await outbox.page({ status, merchantId, beforeId: before, limit: perPage });
+    const next = page.nextBeforeId === null ? null : new URLSearchParams({
+      status, ...(merchantId ? { merchant_id: merchantId } : {}), ...(perPage === EVENTS_PAGE ? {} : { per_page: String(perPage) }), before: page.nextBeforeId,
+    });
+    return render(req, reply, 'events', { nav: 'events', status, merchantId: merchantId ?? '', events: page.data, nextUrl: next && `${BASE}/events?${next}` });
   });
 
   app.post('/events/:id/redeliver', { config: { permission: 'events.redeliver' }, schema: { hide: true } }, async (req, reply) => {
