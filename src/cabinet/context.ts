@@ -22,6 +22,11 @@ declare module 'fastify' {
     cabinetSecondFactor?: boolean;
     /** Cabinet routes an account that must set up TOTP (its team requires it) may still reach. */
     cabinetEnrolment?: boolean;
+    /**
+     * Where a replayed submission of this form goes (a reload of its answer), when that is not
+     * the page the form came from: a page under /cabinet and the `ok` message key it shows.
+     */
+    cabinetReplayTo?: { path: string; ok: string };
   }
   interface FastifyReply {
     cabinetView(page: string, data?: object): Promise<string>;

@@ -94,7 +94,10 @@ export default async function cabinetRoutes(app: FastifyInstance): Promise<void>
       // second time and lands on the page the form came from.
       const used = await forms.consume(s, formBody(req)._csrf ?? '');
       if (used.result === 'invalid') return csrfRefused(req, reply);
-      if (used.result === 'replay') return reply.redirect(`${backTo(req)}?ok=common.already_sent`, 303);
+      if (used.result === 'replay') {
+        const to = req.routeOptions.config.cabinetReplayTo;
+        return reply.redirect(to ? `${BASE}${to.path}?ok=${to.ok}` : `${backTo(req)}?ok=common.already_sent`, 303);
+      }
       req.cabinet.formNonce = used.nonce;
     }
   });

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setupTestApp, type TestApp } from '../helpers/app.js';
-import { cabinetMerchant, signedIn } from './helpers.js';
+import { generate } from 'otplib';
+import { CabinetClient, cabinetMerchant, signedIn } from './helpers.js';
 
 /** Issue 30 item 4: what the cabinet says is what is true. */
 let t: TestApp;
@@ -31,5 +32,28 @@ describe('an expired bill', () => {
     const livePage = await c.get(`/cabinet/bills/${live}`);
     expect(livePage.body).not.toContain('bill-expired');
     expect(livePage.body).toContain(`/bills/${live}/toggle`);
+  });
+});
+
+describe('reloading the recovery codes', () => {
+  it('lands on the security page saying two-factor is on and the codes were shown once (never a 404, never the codes again)', async () => {
+    const m = await cabinetMerchant(t);
+    const c = await signedIn(t, m);
+    const page = await c.get('/cabinet/security');
+    const secret = /id="totp-secret">([A-Z2-7]+)</.exec(page.body)![1]!;
+    const form = { _csrf: CabinetClient.csrfOf(page.body), code: await generate({ secret, epoch: Math.floor(Date.now() / 1000) - 30 }) };
+    const shown = await c.post('/cabinet/security/totp/enable', form, { referer: 'http://pay.test/cabinet/security' });
+    expect(shown.statusCode).toBe(200);
+    const code = /<li><code>([a-z0-9]{5}-[a-z0-9]{5})<\/code><\/li>/.exec(shown.body)![1]!;
+    // The reload resends the same form; the browser's Referer may be the page or the POST's own URL.
+    for (const referer of ['http://pay.test/cabinet/security', 'http://pay.test/cabinet/security/totp/enable']) {
+      const again = await c.post('/cabinet/security/totp/enable', form, { referer });
+      expect(again.statusCode).toBe(303);
+      const landed = await c.get(again.headers.location as string);
+      expect(landed.statusCode).toBe(200);
+      expect(landed.body).toContain('Your recovery codes were shown once');
+      expect(landed.body).toContain('data-testid="totp-on"');
+      expect(landed.body).not.toContain(code);
+    }
   });
 });
