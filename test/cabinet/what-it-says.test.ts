@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setupTestApp, type TestApp } from '../helpers/app.js';
 import { generate } from 'otplib';
 import { CabinetClient, cabinetMerchant, signedIn } from './helpers.js';
+import { payRequest } from '../factories/payment.js';
 
 /** Issue 30 item 4: what the cabinet says is what is true. */
 let t: TestApp;
@@ -55,5 +56,40 @@ describe('reloading the recovery codes', () => {
       expect(landed.body).toContain('data-testid="totp-on"');
       expect(landed.body).not.toContain(code);
     }
+  });
+});
+
+describe('cabinet search', () => {
+  it('finds bills and payments by any part of an order id (without case), by bill id and by payment id; never another merchant\'s', async () => {
+    const m = await cabinetMerchant(t);
+    const other = await cabinetMerchant(t);
+    const c = await signedIn(t, m);
+    const a = await createBill(m.auth, m.shopId, { order_id: 'ORD-2026-0001' });
+    const b = await createBill(m.auth, m.shopId, { order_id: 'ORD-2026-0002' });
+    const s = await createBill(m.auth, m.shopId, { order_id: 'SHOP-77' });
+    const theirs = await createBill(other.auth, other.shopId, { order_id: 'ORD-2026-0003' });
+    const pay = await payRequest(t, b);
+    expect(pay.statusCode, pay.body).toBe(200);
+    const paymentId = pay.json().payment_id as string;
+    const billsFound = async (q: string) => {
+      const r = await c.get(`/cabinet/bills?q=${encodeURIComponent(q)}`);
+      expect(r.statusCode).toBe(200);
+      return [...r.body.matchAll(/href="\/cabinet\/bills\/([A-Za-z0-9]+)"><code>/g)].map((x) => x[1]!).sort();
+    };
+    expect(await billsFound('ORD-2026')).toEqual([a, b].sort());
+    expect(await billsFound('ord-2026')).toEqual([a, b].sort());
+    expect(await billsFound('2026-0002')).toEqual([b]);
+    expect(await billsFound('p-7')).toEqual([s]);
+    expect(await billsFound('SHOP-77')).toEqual([s]);
+    expect(await billsFound(a)).toEqual([a]);
+    expect(await billsFound(paymentId)).toEqual([b]);
+    expect(await billsFound('%%%')).toEqual([]);
+    expect(await billsFound('___')).toEqual([]);
+    expect(await billsFound('0003')).toEqual([]);
+    expect(await billsFound(theirs)).toEqual([]);
+    const payments = await c.get('/cabinet/payments?q=2026-00');
+    expect(payments.body).toContain(paymentId);
+    expect((await c.get(`/cabinet/payments?q=${b}`)).body).toContain(paymentId);
+    expect((await c.get('/cabinet/payments?q=SHOP')).body).not.toContain(paymentId);
   });
 });
