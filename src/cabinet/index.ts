@@ -69,9 +69,14 @@ export default async function cabinetRoutes(app: FastifyInstance): Promise<void>
       reply.clearCookie(SESSION_COOKIE, { path: BASE });
       // "Your session has expired" only for a browser that had a session: a first visit (no
       // cookie) is simply asked to sign in (issue 16 item 7).
+      // A banned merchant's session is ended and the sign-in page says the account is blocked
+      // (issue 30: it said the session had expired).
       const params = new URLSearchParams();
-      if (req.method === 'GET') params.set('next', req.url);
-      if (req.cookies[SESSION_COOKIE]) params.set('expired', '1');
+      if (s) params.set('blocked', '1');
+      else {
+        if (req.method === 'GET') params.set('next', req.url);
+        if (req.cookies[SESSION_COOKIE]) params.set('expired', '1');
+      }
       const qs = params.toString();
       return reply.redirect(`${BASE}/login${qs ? `?${qs}` : ''}`, 303);
     }

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { setupTestApp, type TestApp } from '../helpers/app.js';
+import { ADMIN_TOKEN, setupTestApp, type TestApp } from '../helpers/app.js';
 import { generate } from 'otplib';
 import { CabinetClient, cabinetMerchant, signedIn } from './helpers.js';
 import { payRequest } from '../factories/payment.js';
@@ -91,5 +91,20 @@ describe('cabinet search', () => {
     expect(payments.body).toContain(paymentId);
     expect((await c.get(`/cabinet/payments?q=${b}`)).body).toContain(paymentId);
     expect((await c.get('/cabinet/payments?q=SHOP')).body).not.toContain(paymentId);
+  });
+});
+
+describe('a banned merchant', () => {
+  it('signed in when the operator bans it: the next page says the account is blocked, not that the session expired', async () => {
+    const m = await cabinetMerchant(t);
+    const c = await signedIn(t, m);
+    await t.app.inject({ method: 'PATCH', url: `/admin/v1/merchants/${m.merchantId}`, headers: { authorization: `Bearer ${ADMIN_TOKEN}` }, payload: { status: 'banned' } });
+    const r = await c.get('/cabinet/payments');
+    expect(r.statusCode).toBe(303);
+    const page = await c.get(r.headers.location as string);
+    expect(page.body).toContain('This merchant account is blocked.');
+    expect(page.body).not.toContain('Your session has expired');
+    // The session is gone: unbanned, the browser signs in again.
+    expect((await t.db.pool.query('SELECT count(*)::int AS n FROM cabinet_sessions WHERE merchant_id = $1', [m.merchantId])).rows[0].n).toBe(0);
   });
 });
