@@ -104,6 +104,19 @@ export class OutboxService {
     return { data: await this.withAttempts(rows), nextBeforeId: more ? (rows.at(-1)!.id as string) : null };
   }
 
+  /**
+   * Events given up on: `dead` after failed deliveries, `notConfigured` never sent because no URL
+   * was set (the cabinet's "Not configured"; not a delivery failure, so not counted as dead).
+   */
+  async givenUpCounts(): Promise<{ dead: number; notConfigured: number }> {
+    const r = await this.db.pool.query<{ dead: number; not_configured: number }>(
+      `SELECT count(*) FILTER (WHERE last_error IS DISTINCT FROM $1)::int AS dead, count(*) FILTER (WHERE last_error = $1)::int AS not_configured
+         FROM outbox_events WHERE status = 'DEAD'`,
+      [NO_URL],
+    );
+    return { dead: r.rows[0]!.dead, notConfigured: r.rows[0]!.not_configured };
+  }
+
   async get(id: string, merchantId?: string): Promise<EventView> {
     if (!ID_RE.test(id)) throw new NotFoundError('Event not found.');
     const r = await this.db.pool.query(

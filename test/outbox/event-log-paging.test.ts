@@ -3,6 +3,8 @@ import { ADMIN_TOKEN, setupTestApp, type TestApp } from '../helpers/app.js';
 import { enqueueTestPostbacks } from '../factories/outbox.js';
 import { cabinetMerchant, signedIn, type CabinetClient, type CabinetMerchant } from '../cabinet/helpers.js';
 import { enrolledOperator } from '../operator/helpers.js';
+import { withPgTx } from '../../src/db/client.js';
+import { enqueueEvent } from '../../src/outbox/events.js';
 
 /**
  * Issue 30 item 1: the event log is in the events' real order (their bigint id, never its text)
@@ -104,5 +106,28 @@ describe('the event log pages in the events\' real order and neither repeats nor
       return { ids: [...res.body.matchAll(/<tr><td><code>(\d+)<\/code>/g)].map((x) => x[1]!), next: next ? unescape(next) : null };
     });
     expect(pages).toEqual(byFives(mine));
+  });
+});
+
+describe('the console agrees with the cabinet on "not configured"', () => {
+  it('the overview counts an event with no URL as not configured, not dead; the events page shows them apart', async () => {
+    const op = await enrolledOperator(t, 'support');
+    const count = async () => {
+      const home = await op.client.get('/operator');
+      return [/id="dead-count">(\d+)</.exec(home.body)![1], /id="not-configured-count">(\d+)</.exec(home.body)![1]].map(Number);
+    };
+    const [dead0, unset0] = await count();
+    const fields = (trs: string) => ({ InvId: 'o', OutSum: '1.00', Commission: '0.00', Currency: 'RUB', CurrencyIn: 'RUB', TrsId: trs, Status: 'SUCCESS', custom: '' });
+    await withPgTx(t.db.pool, (c) => enqueueEvent(c, { merchantId: m.merchantId, kind: 'PAYMENT_POSTBACK', aggregateId: 'unset-1', url: null, fields: fields('unset-1') }));
+    await withPgTx(t.db.pool, (c) => enqueueEvent(c, { merchantId: m.merchantId, kind: 'PAYMENT_POSTBACK', aggregateId: 'gone-1', url: 'https://gone.example/x', fields: fields('gone-1') }));
+    await t.db.pool.query(`UPDATE outbox_events SET status = 'DEAD', last_error = 'HTTP 500' WHERE aggregate_id = 'gone-1'`);
+    expect(await count()).toEqual([dead0! + 1, unset0! + 1]);
+    const statusesOn = async (url: string) => [...(await op.client.get(url)).body.matchAll(/data-status="([a-z_]+)"/g)].map((x) => x[1]);
+    expect(await statusesOn(`/operator/events?merchant_id=${m.merchantId}`)).toEqual(['dead']);
+    expect(await statusesOn(`/operator/events?status=not_configured&merchant_id=${m.merchantId}`)).toEqual(['not_configured']);
+    // The cabinet says the same of the same events.
+    const c = await signedIn(t, m);
+    const cab = (await c.get('/cabinet/webhooks?status=not_configured')).body;
+    expect([...cab.matchAll(/data-status="([a-z_]+)"/g)].map((x) => x[1])).toEqual(['not_configured']);
   });
 });
