@@ -109,7 +109,7 @@ export function render(req: FastifyRequest, reply: FastifyReply, page: string, d
     },
     status: (s: string) => t(`status.${s}`),
     /** Why a FAIL payment failed: its API `error_code` and `error_message` (both null otherwise). */
-    paymentError: (p: { status: string; failureReason: string | null }) => paymentError(p.status, p.failureReason),
+    paymentError: (p: { status: string; failureReason: string | null }) => paymentError(p.status, p.failureReason, lang),
     qs: (params: Record<string, unknown>) => {
       const u = new URLSearchParams();
       for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== null && v !== '') u.set(k, String(v));

@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_TOKEN, setupTestApp, type TestApp } from '../helpers/app.js';
 import { generate } from 'otplib';
 import { CabinetClient, cabinetMerchant, signedIn } from './helpers.js';
-import { payRequest } from '../factories/payment.js';
+import { cardForm, payRequest } from '../factories/payment.js';
+import { SANDBOX_INSUFFICIENT_CARD } from '../../src/domain/providers/sandbox.js';
 
 /** Issue 30 item 4: what the cabinet says is what is true. */
 let t: TestApp;
@@ -106,5 +107,27 @@ describe('a banned merchant', () => {
     expect(page.body).not.toContain('Your session has expired');
     // The session is gone: unbanned, the browser signs in again.
     expect((await t.db.pool.query('SELECT count(*)::int AS n FROM cabinet_sessions WHERE merchant_id = $1', [m.merchantId])).rows[0].n).toBe(0);
+  });
+});
+
+describe('why a payment failed, in words and in the cabinet\'s language', () => {
+  it('insufficient_funds has its own error_message in the API; the Russian cabinet, its CSV and the English one translate it', async () => {
+    const m = await cabinetMerchant(t);
+    const bill = await createBill(m.auth, m.shopId);
+    const paid = await payRequest(t, bill, cardForm(SANDBOX_INSUFFICIENT_CARD));
+    const paymentId = paid.json().payment_id as string;
+    const api = (await t.app.inject({ method: 'GET', url: `/api/v1/payment/status?id=${paymentId}`, headers: m.auth })).json();
+    expect(api).toMatchObject({ status: 'FAIL', error_code: 'insufficient_funds' });
+    expect(api.error_message).toMatch(/not enough money/i);
+    expect(api.error_message).not.toBe('The payment was declined.');
+    const c = await signedIn(t, m);
+    const ru = 'На карте плательщика недостаточно средств: банк-эмитент отклонил платёж.';
+    expect((await c.get(`/cabinet/payments/${paymentId}?lang=ru`)).body).toContain(`title="insufficient_funds">${ru}`);
+    expect((await c.get('/cabinet/payments')).body).toContain(`title="insufficient_funds">${ru}`);
+    const csv = (await c.get('/cabinet/payments/export.csv')).body.replace(/^\uFEFF/, '').trim().split('\r\n');
+    expect(csv.find((l) => l.startsWith(`${paymentId};`))!.endsWith(`;insufficient_funds;${ru}`)).toBe(true);
+    expect((await c.get(`/cabinet/payments/${paymentId}?lang=en`)).body).toContain('title="insufficient_funds">Not enough money on the payer&#39;s card');
+    const en = (await c.get('/cabinet/payments/export.csv')).body;
+    expect(en).toContain(api.error_message);
   });
 });
