@@ -107,10 +107,13 @@ export default async function cabinetRoutes(app: FastifyInstance): Promise<void>
     }
   });
 
-  // A submission answered with an error (the form shown again with its messages) may be sent again.
-  app.addHook('onResponse', async (req, reply) => {
+  // A submission answered with an error (the form shown again with its messages) may be sent
+  // again. Released before the answer leaves (onSend, not onResponse): a browser quick to send
+  // the corrected form must not find its token still spent.
+  app.addHook('onSend', async (req, reply, payload) => {
     const nonce = req.cabinet?.formNonce;
     if (nonce && reply.statusCode >= 400) await forms.release(nonce).catch((err) => req.log.warn({ err }, 'form token release'));
+    return payload;
   });
 
   // Nothing inline: scripts and styles come from /cabinet/assets only (src/lib/web-session.ts).
