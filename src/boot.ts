@@ -3,7 +3,9 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
 import { ConfigError, loadConfig, readDotEnv, type Config } from './config.js';
-import { startEmbeddedPostgres, type EmbeddedHandle } from './db/embedded.js';
+import { choosePort, EmbeddedStartError, startEmbeddedPostgres, type EmbeddedHandle } from './db/embedded.js';
+
+const DEFAULT_EMBEDDED_PG_PORT = 54320;
 import { migrate } from './db/migrate.js';
 import { connectClient } from './db/connect.js';
 import { enterProfile, ProfileRefusedError } from './domain/deployment/deployment.service.js';
@@ -51,9 +53,20 @@ export async function boot(opts: { migrate?: boolean; databaseUrl?: string; ente
     throw e;
   }
   let databaseUrl = opts.databaseUrl ?? config.databaseUrl;
+  const notices: string[] = [];
   if (!databaseUrl) {
-    const port = Number(env.EMBEDDED_PG_PORT || 54320);
-    embedded = await startEmbeddedPostgres({ dir: join(config.dataDir, 'pg'), port });
+    // Another checkout's service may hold the usual port: a free one is chosen then (said in a
+    // warning), unless EMBEDDED_PG_PORT names one; whatever stops the start is said in one line.
+    const preferred = Number(env.EMBEDDED_PG_PORT || DEFAULT_EMBEDDED_PG_PORT);
+    try {
+      const port = await choosePort(preferred, !!env.EMBEDDED_PG_PORT);
+      if (port !== preferred) notices.push(`embedded PostgreSQL: port ${preferred} is taken (another checkout's service?); listening on ${port} this time`);
+      embedded = await startEmbeddedPostgres({ dir: join(config.dataDir, 'pg'), port });
+    } catch (e) {
+      if (!(e instanceof EmbeddedStartError)) throw e;
+      process.stderr.write(`embedded PostgreSQL cannot start: ${e.message}\n`);
+      process.exit(78);
+    }
     const admin = new pg.Client({ connectionString: embedded.adminUrl });
     await admin.connect();
     const has = await admin.query("SELECT 1 FROM pg_database WHERE datname = 'payments'");
@@ -62,7 +75,7 @@ export async function boot(opts: { migrate?: boolean; databaseUrl?: string; ente
     databaseUrl = embedded.url('payments');
   }
   if (opts.migrate ?? true) await migrate(databaseUrl);
-  let warnings: string[] = [];
+  const warnings: string[] = [...notices];
   // The profile is the database's too (its triggers read it): recorded by the processes that
   // migrate (the primary, npm run worker), after the checks that keep live money safe.
   if (opts.enterProfile ?? opts.migrate ?? true) {
@@ -71,7 +84,7 @@ export async function boot(opts: { migrate?: boolean; databaseUrl?: string; ente
     await c.connect();
     try {
       await enterProfile(c, config);
-      warnings = await profileWarnings(c, config);
+      warnings.push(...await profileWarnings(c, config));
     } catch (e) {
       if (!(e instanceof ProfileRefusedError)) throw e;
       process.stderr.write(`${e.lines.join('\n')}\n`);

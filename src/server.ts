@@ -28,9 +28,21 @@ export function onStopSignal(log: FastifyBaseLogger, stop: () => Promise<void>):
   for (const s of STOP_SIGNALS) process.on(s, () => void handler(s));
 }
 
-/** Listens, and on a stop signal stops accepting, drains, then runs `onShutdown` once. */
+/**
+ * Listens, and on a stop signal stops accepting, drains, then runs `onShutdown` once. A port
+ * already taken (another checkout's `npm start`) is said in one line, what was started is
+ * stopped, and the process exits 78 (no stack trace).
+ */
 export async function serve(app: FastifyInstance, onShutdown: () => Promise<void>): Promise<void> {
-  await app.listen({ host: app.config.host, port: app.config.port });
+  try {
+    await app.listen({ host: app.config.host, port: app.config.port });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw err;
+    process.stderr.write(`port ${app.config.port} on ${app.config.host} is taken by another program (another npm start?): stop it, or set PORT to a free port (e.g. PORT=${app.config.port + 1} npm start)\n`);
+    await app.close().catch(() => {});
+    await onShutdown().catch(() => {});
+    process.exit(78);
+  }
   onStopSignal(app.log, async () => {
     await app.close();
     await onShutdown();

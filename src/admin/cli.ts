@@ -405,8 +405,8 @@ export const VERBS: Record<string, Verb> = {
     build(p) { const [id] = need(p, 1, this.usage); return { method: 'POST', path: `/payouts/${id}/decline`, body: flagsBody(p.flags) }; },
   },
   'events:list': {
-    usage: 'events:list [--status pending|delivered|dead] [--merchant-id ID] [--limit N]',
-    help: 'Outbound events with their delivery attempts',
+    usage: 'events:list [--status pending|delivered|dead] [--merchant-id ID] [--kind KIND] [--before-id N] [--limit N]',
+    help: 'Outbound events with their delivery attempts, newest first; the next page: --before-id <next_before_id>',
     build(p) { return { method: 'GET', path: '/events', query: flagsBody(p.flags) as Record<string, string> }; },
   },
   'events:redeliver': {

@@ -22,6 +22,11 @@ declare module 'fastify' {
     cabinetSecondFactor?: boolean;
     /** Cabinet routes an account that must set up TOTP (its team requires it) may still reach. */
     cabinetEnrolment?: boolean;
+    /**
+     * Where a replayed submission of this form goes (a reload of its answer), when that is not
+     * the page the form came from: a page under /cabinet and the `ok` message key it shows.
+     */
+    cabinetReplayTo?: { path: string; ok: string };
   }
   interface FastifyReply {
     cabinetView(page: string, data?: object): Promise<string>;
@@ -104,7 +109,7 @@ export function render(req: FastifyRequest, reply: FastifyReply, page: string, d
     },
     status: (s: string) => t(`status.${s}`),
     /** Why a FAIL payment failed: its API `error_code` and `error_message` (both null otherwise). */
-    paymentError: (p: { status: string; failureReason: string | null }) => paymentError(p.status, p.failureReason),
+    paymentError: (p: { status: string; failureReason: string | null }) => paymentError(p.status, p.failureReason, lang),
     qs: (params: Record<string, unknown>) => {
       const u = new URLSearchParams();
       for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== null && v !== '') u.set(k, String(v));

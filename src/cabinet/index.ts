@@ -69,9 +69,14 @@ export default async function cabinetRoutes(app: FastifyInstance): Promise<void>
       reply.clearCookie(SESSION_COOKIE, { path: BASE });
       // "Your session has expired" only for a browser that had a session: a first visit (no
       // cookie) is simply asked to sign in (issue 16 item 7).
+      // A banned merchant's session is ended and the sign-in page says the account is blocked
+      // (issue 30: it said the session had expired).
       const params = new URLSearchParams();
-      if (req.method === 'GET') params.set('next', req.url);
-      if (req.cookies[SESSION_COOKIE]) params.set('expired', '1');
+      if (s) params.set('blocked', '1');
+      else {
+        if (req.method === 'GET') params.set('next', req.url);
+        if (req.cookies[SESSION_COOKIE]) params.set('expired', '1');
+      }
       const qs = params.toString();
       return reply.redirect(`${BASE}/login${qs ? `?${qs}` : ''}`, 303);
     }
@@ -94,15 +99,21 @@ export default async function cabinetRoutes(app: FastifyInstance): Promise<void>
       // second time and lands on the page the form came from.
       const used = await forms.consume(s, formBody(req)._csrf ?? '');
       if (used.result === 'invalid') return csrfRefused(req, reply);
-      if (used.result === 'replay') return reply.redirect(`${backTo(req)}?ok=common.already_sent`, 303);
+      if (used.result === 'replay') {
+        const to = req.routeOptions.config.cabinetReplayTo;
+        return reply.redirect(to ? `${BASE}${to.path}?ok=${to.ok}` : `${backTo(req)}?ok=common.already_sent`, 303);
+      }
       req.cabinet.formNonce = used.nonce;
     }
   });
 
-  // A submission answered with an error (the form shown again with its messages) may be sent again.
-  app.addHook('onResponse', async (req, reply) => {
+  // A submission answered with an error (the form shown again with its messages) may be sent
+  // again. Released before the answer leaves (onSend, not onResponse): a browser quick to send
+  // the corrected form must not find its token still spent.
+  app.addHook('onSend', async (req, reply, payload) => {
     const nonce = req.cabinet?.formNonce;
     if (nonce && reply.statusCode >= 400) await forms.release(nonce).catch((err) => req.log.warn({ err }, 'form token release'));
+    return payload;
   });
 
   // Nothing inline: scripts and styles come from /cabinet/assets only (src/lib/web-session.ts).

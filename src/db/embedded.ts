@@ -1,6 +1,33 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { resolve } from 'node:path';
+
+/** Why embedded PostgreSQL cannot start, in one line that says what to do (boot prints it). */
+export class EmbeddedStartError extends Error {}
+
+/** Whether a TCP port on 127.0.0.1 can be listened on now. */
+export function portFree(port: number): Promise<boolean> {
+  return new Promise((res) => {
+    const s = createServer();
+    s.once('error', () => res(false));
+    s.listen({ port, host: '127.0.0.1', exclusive: true }, () => s.close(() => res(true)));
+  });
+}
+
+/**
+ * The port embedded PostgreSQL listens on: `preferred` when free; when it is taken (another
+ * checkout's service runs) and the port was not set explicitly, the next free one of the 20
+ * after it. A port set explicitly and taken is an EmbeddedStartError.
+ */
+export async function choosePort(preferred: number, fixed: boolean): Promise<number> {
+  if (await portFree(preferred)) return preferred;
+  if (fixed) {
+    throw new EmbeddedStartError(`port ${preferred} (EMBEDDED_PG_PORT) is taken by another program: set EMBEDDED_PG_PORT to a free port, or leave it empty and a free one is chosen`);
+  }
+  for (let p = preferred + 1; p <= preferred + 20; p++) if (await portFree(p)) return p;
+  throw new EmbeddedStartError(`ports ${preferred}-${preferred + 20} are all taken: set EMBEDDED_PG_PORT to a free port, or DATABASE_URL to a PostgreSQL of your own`);
+}
 
 export interface EmbeddedHandle {
   /** URL of the `postgres` database (for CREATE DATABASE). */
@@ -92,9 +119,12 @@ export async function startEmbeddedPostgres(opts: { dir: string; port: number; l
       if (text.includes('database system is ready to accept connections')) res();
     });
     child.once('error', rej);
-    child.once('exit', (code, signal) => rej(new Error(
-      `embedded PostgreSQL in ${dir} exited at start (${signal ?? `code ${code}`}): ${stderr.trim().split('\n').slice(-3).join(' / ')}`,
-    )));
+    child.once('exit', (code, signal) => rej(/lock file "postmaster\.pid" already exists/.test(stderr)
+      // The same data directory is served by another process (this checkout started twice).
+      ? new EmbeddedStartError(`${dir} is in use by another running copy of the service: stop it first, or set DATA_DIR to another folder`)
+      : /could not bind|Address already in use/.test(stderr)
+        ? new EmbeddedStartError(`port ${opts.port} was taken just now by another program: start again, or set EMBEDDED_PG_PORT to a free port`)
+        : new EmbeddedStartError(`PostgreSQL in ${dir} exited at start (${signal ?? `code ${code}`}): ${stderr.trim().split('\n').slice(-3).join(' / ')}`)));
   });
   const killOnExit = () => { if (child.exitCode === null && child.signalCode === null) child.kill('SIGINT'); };
   process.on('exit', killOnExit);

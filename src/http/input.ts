@@ -22,6 +22,21 @@ export function requestInput(req: FastifyRequest): Record<string, unknown> {
   return out;
 }
 
+const TRUE_WORDS = new Set(['1', 'true', 'yes']);
+const FALSE_WORDS = new Set(['0', 'false', 'no']);
+
+/**
+ * A boolean as clients write it: JSON true/false, 1/0, or the text true/false/1/0/yes/no in any
+ * case (Python's clients send `str(True)`, "True"); null for anything else.
+ */
+export function boolOf(x: unknown): boolean | null {
+  if (typeof x === 'boolean') return x;
+  if (x === 1 || x === 0) return x === 1;
+  if (typeof x !== 'string') return null;
+  const s = x.trim().toLowerCase();
+  return TRUE_WORDS.has(s) ? true : FALSE_WORDS.has(s) ? false : null;
+}
+
 /** A field's message, collected by `defineInput` into the 422's `errors`. */
 export class FieldError extends Error {}
 
@@ -98,13 +113,13 @@ export const v = {
       return n;
     });
   },
-  /** 0/1, true/false, as numbers, strings or JSON booleans. */
+  /** A boolean as clients write it (`boolOf`). */
   bool<O extends Common>(o: O = {} as O): Rule<boolean, ReqOf<O>> {
-    return make(req(o), Type.Union([Type.Boolean(), Type.Integer({ enum: [0, 1] }), Type.String()], { description: o.description }), (raw, f) => {
-      const x = scalar(raw, f);
-      if (x === true || x === 1 || x === '1' || x === 'true') return true;
-      if (x === false || x === 0 || x === '0' || x === 'false') return false;
-      throw new FieldError(`The ${label(f)} field must be true or false.`);
+    const schema = Type.Union([Type.Boolean(), Type.Integer({ enum: [0, 1] }), Type.String({ description: 'true/false, 1/0, yes/no, in any case (True, False)' })], { description: o.description });
+    return make(req(o), schema, (raw, f) => {
+      const b = boolOf(scalar(raw, f));
+      if (b === null) throw new FieldError(`The ${label(f)} field must be true or false.`);
+      return b;
     });
   },
   /** One of `values`, matched case-insensitively, returned as listed. */

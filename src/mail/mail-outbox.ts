@@ -87,7 +87,7 @@ export class MailOutbox {
       status: MailStatus; attempts: number; last_error: string | null; created_at: Date; sent_at: Date | null;
     }>(
       `SELECT id::text AS id, merchant_id, kind, to_address, subject, body_enc, status, attempts, last_error, created_at, sent_at
-         FROM mail_outbox ORDER BY id DESC LIMIT $1`,
+         FROM mail_outbox m ORDER BY m.id DESC LIMIT $1`,
       [Math.min(Math.max(limit, 1), 500)],
     );
     const showText = this.config.profile === 'sandbox';

@@ -39,6 +39,8 @@ const esc = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`)
  * token and the page's single-use form token (one per rendering, stored only when the page
  * has a form; the first POST carrying it deletes it, so a form is accepted once).
  */
+const PERCENT = new Intl.NumberFormat('en-US', { style: 'percent', maximumFractionDigits: 1 });
+
 export async function render(req: FastifyRequest, reply: FastifyReply, page: string, data: Record<string, unknown> = {}) {
   const session = req.console?.session ?? null;
   const tz = req.server.config.tz;
@@ -50,7 +52,10 @@ export async function render(req: FastifyRequest, reply: FastifyReply, page: str
       `<input type="hidden" name="_form" value="${formToken}">`;
   };
   const h = {
+    /** An instant (a Date or an ISO 8601 string) as Y-m-d H:i:s in the service time zone, as the cabinet shows it. */
     date: (d: Date | string | null | undefined) => (d ? formatDateTime(new Date(d), tz) : ''),
+    /** A share (0..1) as a percentage: 0.0649... -> "6.5%". */
+    percent: (x: number | null | undefined) => (x === null || x === undefined ? '' : PERCENT.format(x)),
     m8: (d: Decimal.Value | null | undefined) => (d === null || d === undefined ? '' : money8(d.toString())),
     json: (v: unknown) => (v === null || v === undefined ? '' : JSON.stringify(v)),
     qs: (params: Record<string, unknown>) => {
@@ -62,7 +67,7 @@ export async function render(req: FastifyRequest, reply: FastifyReply, page: str
   };
   const ok = url.searchParams.get('ok');
   const ctx: Record<string, unknown> = {
-    base: BASE, h, form, path: url.pathname, profile: req.server.config.profile, flash: ok && /^[\w .,:'@*-]{1,200}$/.test(ok) ? ok : null,
+    base: BASE, h, form, tz, path: url.pathname, profile: req.server.config.profile, flash: ok && /^[\w .,:'@*-]{1,200}$/.test(ok) ? ok : null,
     operator: session?.stage === 'FULL' ? session.operator : null, can: (p: string) => canOf(req, p),
     values: {}, errors: null, ...data,
   };

@@ -15,6 +15,14 @@ const DEAD_REDELIVERABLE = REDELIVERABLE_FROM.filter((s) => s === 'DEAD');
 
 export type EventStatusFilter = 'pending' | 'delivered' | 'dead';
 
+export interface EventListFilter {
+  status?: EventStatusFilter; merchantId?: string; kind?: string;
+  /** Keyset cursor: only events with a smaller id (older). */
+  beforeId?: string; limit?: number;
+  /** true: only events given up because no URL was configured; false: all but those. */
+  notConfigured?: boolean; createdFrom?: Date; createdBefore?: Date;
+}
+
 export interface AttemptView {
   attempted_at: string;
   http_status: number | null;
@@ -52,12 +60,20 @@ const ID_RE = /^\d{1,18}$/;
 export class OutboxService {
   constructor(private readonly config: Config, private readonly db: Db, private readonly merchants: MerchantService) {}
 
-  /** Newest first; `beforeId` pages on. Each event carries its attempts, oldest first. */
-  async list(filter: {
-    status?: EventStatusFilter; merchantId?: string; kind?: string; beforeId?: string; limit?: number;
-    /** true: only events given up because no URL was configured; false: all but those. */
-    notConfigured?: boolean; createdFrom?: Date; createdBefore?: Date;
-  } = {}): Promise<EventView[]> {
+  /**
+   * Newest first, in the events' real order: by their bigint id (a sequence), never by its
+   * text (which put 9 before 25). `beforeId` pages on (keyset: ids below it).
+   */
+  async list(filter: EventListFilter = {}): Promise<EventView[]> {
+    return (await this.page(filter)).data;
+  }
+
+  /**
+   * One keyset page of `list`: `limit` events and the cursor of the next page (the last id
+   * shown), or null when nothing older matches. Reads one row more to know, so the last page
+   * never points at an empty one.
+   */
+  async page(filter: EventListFilter = {}): Promise<{ data: EventView[]; nextBeforeId: string | null }> {
     const where: string[] = [];
     const args: unknown[] = [];
     if (filter.notConfigured !== undefined) {
@@ -69,16 +85,36 @@ export class OutboxService {
     if (filter.status) { args.push(filter.status.toUpperCase()); where.push(`status = $${args.length}::"OutboxEventStatus"`); }
     if (filter.merchantId) { args.push(filter.merchantId); where.push(`merchant_id = $${args.length}`); }
     if (filter.kind) { args.push(filter.kind); where.push(`kind::text = $${args.length}`); }
-    if (filter.beforeId) { args.push(filter.beforeId); where.push(`id < $${args.length}::bigint`); }
-    args.push(Math.min(Math.max(filter.limit ?? 100, 1), 1000));
+    if (filter.beforeId) {
+      if (!ID_RE.test(filter.beforeId)) throw ValidationError.field('before_id', 'The before_id is invalid.');
+      args.push(filter.beforeId); where.push(`e.id < $${args.length}::bigint`);
+    }
+    const limit = Math.min(Math.max(filter.limit ?? 100, 1), 1000);
+    args.push(limit + 1);
+    // ORDER BY names the column through the table alias: a bare `id` would be the text output column.
     const r = await this.db.pool.query(
-      `SELECT id::text AS id, merchant_id, kind::text AS kind, aggregate_id, url, payload, status::text AS status, attempts,
+      `SELECT e.id::text AS id, merchant_id, kind::text AS kind, aggregate_id, url, payload, status::text AS status, attempts,
               next_attempt_at, last_error, created_at, delivered_at
-         FROM outbox_events ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
-        ORDER BY id DESC LIMIT $${args.length}`,
+         FROM outbox_events e ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
+        ORDER BY e.id DESC LIMIT $${args.length}`,
       args,
     );
-    return this.withAttempts(r.rows);
+    const more = r.rows.length > limit;
+    const rows = more ? r.rows.slice(0, limit) : r.rows;
+    return { data: await this.withAttempts(rows), nextBeforeId: more ? (rows.at(-1)!.id as string) : null };
+  }
+
+  /**
+   * Events given up on: `dead` after failed deliveries, `notConfigured` never sent because no URL
+   * was set (the cabinet's "Not configured"; not a delivery failure, so not counted as dead).
+   */
+  async givenUpCounts(): Promise<{ dead: number; notConfigured: number }> {
+    const r = await this.db.pool.query<{ dead: number; not_configured: number }>(
+      `SELECT count(*) FILTER (WHERE last_error IS DISTINCT FROM $1)::int AS dead, count(*) FILTER (WHERE last_error = $1)::int AS not_configured
+         FROM outbox_events WHERE status = 'DEAD'`,
+      [NO_URL],
+    );
+    return { dead: r.rows[0]!.dead, notConfigured: r.rows[0]!.not_configured };
   }
 
   async get(id: string, merchantId?: string): Promise<EventView> {

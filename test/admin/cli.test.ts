@@ -3,6 +3,7 @@ import bcrypt from 'bcrypt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_TOKEN, TEST_KEY, setupTestApp, type TestApp } from '../helpers/app.js';
 import { buildCall, parseArgs, runCli, UsageError } from '../../src/admin/cli.js';
+import { enqueueTestPostbacks } from '../factories/outbox.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -206,6 +207,23 @@ describe('operator CLI (its entry in this process, against the database)', { tim
       expect(r.out).toEqual({ success: true, sent_to: 'c***@example.test' });
       expect((await cli(['merchants:password-reset', 'nope'])).code).toBe(1);
     } finally { delete process.env.SMTP_URL; cliProfile = 'sandbox'; }
+  });
+
+  it('events:list pages by --before-id <next_before_id>: 27 events by 5, newest first by number, each once (issue 30)', async () => {
+    const { merchant } = await t.app.services.merchants.create({ name: 'Ev', email: 'cli-events@example.test' });
+    await t.db.pool.query(`SELECT setval(pg_get_serial_sequence('outbox_events', 'id'), GREATEST(95, (SELECT max(id) FROM outbox_events)))`);
+    for (let i = 0; i < 27; i++) await enqueueTestPostbacks(t, merchant.id, 'https://shop.example/result', 1, `cli-ev-${i}`);
+    const expected = (await t.db.pool.query<{ id: string }>('SELECT e.id::text AS id FROM outbox_events e WHERE merchant_id = $1 ORDER BY e.id DESC', [merchant.id])).rows.map((r) => r.id);
+    const seen: string[][] = [];
+    let before: string | null = null;
+    do {
+      const r = await cli(['events:list', '--merchant-id', merchant.id, '--limit', '5', ...(before ? ['--before-id', before] : [])]);
+      expect(r.code, r.stderr).toBe(0);
+      seen.push(r.out.data.map((e: { id: string }) => e.id));
+      before = r.out.next_before_id;
+    } while (before !== null && seen.length < 20);
+    expect(seen.map((p) => p.length)).toEqual([5, 5, 5, 5, 5, 2]);
+    expect(seen.flat()).toEqual(expected);
   });
 
   it('rates:set and rates:delete change the operator rate', async () => {

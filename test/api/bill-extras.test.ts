@@ -118,6 +118,21 @@ describe('bill/create extras', () => {
     expect(page.body).toContain('href="https://shop.example/cart"');
   });
 
+  it('a bill past its ttl answers active: false in bill/status, bill/search and toggle_activity (issue 30)', async () => {
+    const id = await create({ ttl: 60 });
+    const live = await create({ ttl: 600 });
+    await t.db.pool.query(`UPDATE bills SET expires_at = now() - interval '1 second' WHERE id = $1`, [id]);
+    const status = async (bill: string) => (await t.app.inject({ method: 'GET', url: `/api/v1/bill/status?id=${bill}`, headers: m.auth })).json();
+    expect(await status(id)).toMatchObject({ id, status: 'NEW', active: false, ttl: 60 });
+    expect(await status(live)).toMatchObject({ id: live, active: true });
+    const search = (await t.app.inject({ method: 'GET', url: '/api/v1/bill/search?per_page=1000', headers: m.auth })).json();
+    const active = Object.fromEntries(search.data.map((b: { id: string; active: boolean }) => [b.id, b.active]));
+    expect([active[id], active[live]]).toEqual([false, true]);
+    const toggled = await t.app.inject({ method: 'POST', url: '/api/v1/bill/toggle_activity', headers: m.auth, payload: { id, active: 1 } });
+    expect(toggled.statusCode, toggled.body).toBe(200);
+    expect(toggled.json()).toMatchObject({ id, active: false, success: true });
+  });
+
   it('a bill within its ttl is paid as usual', async () => {
     const id = await create({ ttl: 600 });
     const r = await payRequest(t, id);

@@ -40,6 +40,39 @@ describe('payment/status with refunds=1 and chargeback=1', () => {
   });
 });
 
+describe('booleans as clients write them (issue 30: Python sends str(True))', () => {
+  it('payment/status?refunds=True&chargeback=False adds refunds only; yes/no, TRUE, 1/0 too; anything else is 422 on the field', async () => {
+    const p = await createPaidPayment(t, m);
+    const py = await get(`/api/v1/payment/status?id=${p.paymentId}&refunds=True&chargeback=False`);
+    expect(py.statusCode, py.body).toBe(200);
+    expect(py.json().refunds).toEqual([]);
+    expect(py.json()).not.toHaveProperty('chargeback');
+    const words = (await get(`/api/v1/payment/status?id=${p.paymentId}&refunds=no&chargeback=YES`)).json();
+    expect(words).not.toHaveProperty('refunds');
+    expect(words.chargeback).toEqual([]);
+    expect((await get(`/api/v1/payment/status?id=${p.paymentId}&refunds=TRUE&chargeback=0`)).json().refunds).toEqual([]);
+    expect422(await get(`/api/v1/payment/status?id=${p.paymentId}&refunds=maybe`), 'refunds');
+  });
+
+  it('bill/toggle_activity takes active=False / True, and bill/create payer_pays_commission=True', async () => {
+    const id = await createBill(t, m);
+    const toggle = (active: string) => t.app.inject({
+      method: 'POST', url: '/api/v1/bill/toggle_activity', payload: `id=${id}&active=${active}`,
+      headers: { ...m.auth, 'content-type': 'application/x-www-form-urlencoded' },
+    });
+    expect((await toggle('False')).json()).toMatchObject({ id, active: false });
+    expect((await toggle('True')).json()).toMatchObject({ id, active: true });
+    expect((await toggle('no')).json()).toMatchObject({ id, active: false });
+    const c = await t.app.inject({
+      method: 'POST', url: '/api/v1/bill/create', payload: `amount=10&shop_id=${m.shopId}&payer_pays_commission=True`,
+      headers: { ...m.auth, 'content-type': 'application/x-www-form-urlencoded' },
+    });
+    expect(c.statusCode, c.body).toBe(200);
+    const row = (await t.db.pool.query('SELECT payer_pays_commission FROM bills WHERE id = $1', [c.json().bill_id])).rows[0];
+    expect(row.payer_pays_commission).toBe(true);
+  });
+});
+
 describe('payout/status payout_id', () => {
   it('payout_id is an alias of id (and a wrong one is payout_not_found)', async () => {
     const pm = await payoutMerchant(t);

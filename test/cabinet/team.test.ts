@@ -49,16 +49,19 @@ describe('inviting a team member', () => {
     // The link works once.
     expect((await new CabinetClient(t).get(path)).statusCode).toBe(404);
 
-    const r = await invitee.login('accountant@team.test', MEMBER_PASSWORD);
-    expect(r.statusCode).toBe(303);
+    // "Save and sign in" signs the member in (issue 30: it landed on the sign-in page).
+    expect(set.headers.location).toBe('/cabinet');
     const dash = await invitee.get('/cabinet');
     expect(dash.statusCode).toBe(200);
     expect(dash.body).not.toContain('href="/cabinet/team"');
+    // The password works on the sign-in page too.
+    expect((await new CabinetClient(t).login('accountant@team.test', MEMBER_PASSWORD)).statusCode).toBe(303);
 
     const trail = (await t.db.pool.query('SELECT actor, action FROM audit_log WHERE object_id = $1 ORDER BY id', [row.id])).rows;
     expect(trail).toEqual([
       { actor: `merchant:${m.merchantId}`, action: 'merchant_user.invite' },
       { actor: `merchant-user:${row.id}`, action: 'merchant_user.activate' },
+      { actor: `merchant-user:${row.id}`, action: 'merchant.sign_in' },
       { actor: `merchant-user:${row.id}`, action: 'merchant.sign_in' },
     ]);
   });

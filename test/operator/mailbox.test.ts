@@ -108,3 +108,14 @@ describe('production without SMTP_URL', () => {
     } finally { await p.close(); }
   });
 });
+
+describe('the dev mailbox order', () => {
+  it('is newest first by the mail\'s number, not its text (issue 30: 99 before 100 was the bug)', async () => {
+    await t.db.pool.query(`SELECT setval(pg_get_serial_sequence('mail_outbox', 'id'), GREATEST(95, (SELECT max(id) FROM mail_outbox)))`);
+    for (let i = 0; i < 8; i++) {
+      await t.app.services.mail.enqueue(t.db.pool, { merchantId: null, kind: 'team_invite', to: `order-${i}@example.test`, subject: `order ${i}`, text: 'x' });
+    }
+    const ids = (await t.app.services.mail.list(500)).map((x) => Number(x.id));
+    expect(ids).toEqual([...ids].sort((a, b) => b - a));
+  });
+});

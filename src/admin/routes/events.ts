@@ -27,11 +27,18 @@ export default async function eventAdminRoutes(app: FastifyInstance): Promise<vo
   const actions = operatorActions(app);
 
   app.get('/events', {
-    schema: { tags, summary: 'Events by status and merchant, newest first, each with its attempts', querystring: ListInput.schema },
+    schema: { tags, summary: 'Events by status and merchant, newest first (by id), each with its attempts; pages by before_id (next_before_id, links.next)', querystring: ListInput.schema },
   }, async (req) => {
     const q = ListInput.parse(requestInput(req));
-    const data = await outbox.list({ status: q.status, merchantId: q.merchant_id, kind: q.kind, beforeId: q.before_id, limit: q.limit });
-    return { success: true, data, next_before_id: data.length > 0 && data.length === (q.limit ?? 100) ? data.at(-1)!.id : null };
+    const { data, nextBeforeId } = await outbox.page({ status: q.status, merchantId: q.merchant_id, kind: q.kind, beforeId: q.before_id, limit: q.limit });
+    // The next page is this query with before_id moved on; null on the last page.
+    const next = nextBeforeId === null ? null : (() => {
+      const qs = new URLSearchParams();
+      for (const k of ['status', 'merchant_id', 'kind', 'limit'] as const) if (q[k] !== undefined) qs.set(k, String(q[k]));
+      qs.set('before_id', nextBeforeId);
+      return `${app.config.publicBaseUrl}/admin/v1/events?${qs}`;
+    })();
+    return { success: true, data, next_before_id: nextBeforeId, links: { next } };
   });
 
   app.get<{ Params: { id: string } }>('/events/:id', {

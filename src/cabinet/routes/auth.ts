@@ -27,6 +27,7 @@ export default async function authRoutes(app: FastifyInstance, opts: CabinetRout
     const s = await sessions.load(req.cookies[SESSION_COOKIE]);
     if (s && s.merchant.status === 'ACTIVE') return reply.redirect(BASE, 303);
     const q = queryOf(req);
+    if (q.blocked) return loginForm(req, reply, { error: req.cabinet.t('login.banned') });
     const notice = q.bye ? req.cabinet.t('login.signedout') : q.reset ? req.cabinet.t('login.password_set') : q.expired ? req.cabinet.t('login.expired') : null;
     return loginForm(req, reply, { notice });
   });

@@ -6,6 +6,7 @@ import { BASE, cabinetActor, formBody, formErrors, liveMerchantIdOf, merchantIdO
 import { listFilters, PAGE_SIZE } from '../paging.js';
 import { parseAmountInput } from '../../lib/money-format.js';
 import { billToggleAudit } from '../../audit/steps.js';
+import { isBillExpired } from '../../domain/bill/bill.states.js';
 
 const STATUSES = ['NEW', 'PROCESS', 'UNDERPAID', 'SUCCESS', 'OVERPAID', 'FAIL'] as const;
 
@@ -18,7 +19,7 @@ export default async function billRoutes(app: FastifyInstance): Promise<void> {
       app.services.shops.list(liveMerchantIdOf(req)),
     ]);
     return render(req, reply, 'bills', {
-      nav: 'bills', bills: rows, hasNext, f, shops, statuses: STATUSES, search: true,
+      nav: 'bills', bills: rows.map((b) => ({ ...b, expired: isBillExpired(b) })), hasNext, f, shops, statuses: STATUSES, search: true,
     });
   });
 
@@ -57,7 +58,7 @@ export default async function billRoutes(app: FastifyInstance): Promise<void> {
     const merchantId = merchantIdOf(req);
     const { bill, payments } = await app.services.merchantLists.bill(merchantId, id, 200);
     return render(req, reply, 'bill', {
-      nav: 'bills', bill, payments, pageUrl: app.services.bills.pageUrl(bill.id), qrUrl: app.services.bills.qrUrl(bill.id), ...data,
+      nav: 'bills', bill: { ...bill, expired: isBillExpired(bill) }, payments, pageUrl: app.services.bills.pageUrl(bill.id), qrUrl: app.services.bills.qrUrl(bill.id), ...data,
     });
   };
 

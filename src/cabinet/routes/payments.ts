@@ -38,8 +38,8 @@ export default async function paymentRoutes(app: FastifyInstance): Promise<void>
     const c = csvFormat(req.cabinet.lang, app.config.tz);
     async function* rows() {
       for await (const p of app.services.merchantLists.paymentsForExport(merchantId, f)) {
-        // Why a FAIL failed, as the API's error_code and error_message say it (empty otherwise).
-        const err = paymentError(p.status, p.failureReason);
+        // Why a FAIL failed: the API's error_code, and its error_message in the cabinet's language (empty otherwise).
+        const err = paymentError(p.status, p.failureReason, req.cabinet.lang);
         yield [p.id, p.billId, p.bill.orderId ?? '', t(`status.${p.status}`), c.num(p.amount), c.num(p.amountReceived), p.currencyIn,
           c.num(p.commission), c.num(p.refundedAmount), p.method, p.fromCard ?? '', p.payerEmail ?? p.bill.payerEmail ?? '', p.shop.name,
           c.date(p.createdAt), c.date(p.finishedAt), err.code ?? '', err.message ?? ''];

@@ -5,7 +5,7 @@ import { writeAudit, changed } from '../../audit/audit.js';
 import { apiKeyAudit } from '../../audit/steps.js';
 import { INVITE_DAYS, MIN_PASSWORD, type TeamMember } from '../../domain/merchant/team.service.js';
 import { mailTexts } from '../../mail/templates.js';
-import { BASE, LOGIN_CSRF_COOKIE, cabinetActor, formBody, formErrors, liveMerchantIdOf, render, type CabinetRouteOptions } from '../context.js';
+import { BASE, LOGIN_CSRF_COOKIE, MODE_COOKIE, SESSION_COOKIE, cabinetActor, formBody, formErrors, liveMerchantIdOf, render, type CabinetRouteOptions } from '../context.js';
 import { TEAM_ROLES } from '../roles.js';
 import type { Lang } from '../i18n.js';
 
@@ -139,12 +139,22 @@ export default async function teamRoutes(app: FastifyInstance, opts: CabinetRout
     const pre = req.cookies[LOGIN_CSRF_COOKIE] ?? '';
     if (!pre || !safeEqual(b._csrf ?? '', pre)) { reply.status(403); return acceptPage(req, reply, { errors: { top: req.cabinet.t('csrf.invalid'), fields: {} } }); }
     try {
-      const m = await team.accept(req.params.token, b.password ?? '', (c, u) => writeAudit(c, { actor: `merchant-user:${u.id}`, name: u.email, ip: req.ip ?? null }, {
-        action: 'merchant_user.activate', objectType: 'merchant_user', objectId: u.id, before: { state: 'invited' }, after: { state: 'active', merchant_id: u.merchant_id },
-      }));
+      let merchantId = '';
+      const m = await team.accept(req.params.token, b.password ?? '', async (c, u) => {
+        merchantId = u.merchant_id;
+        const who = { actor: `merchant-user:${u.id}`, name: u.email, ip: req.ip ?? null };
+        await writeAudit(c, who, {
+          action: 'merchant_user.activate', objectType: 'merchant_user', objectId: u.id, before: { state: 'invited' }, after: { state: 'active', merchant_id: u.merchant_id },
+        });
+        await writeAudit(c, who, { action: 'merchant.sign_in', objectType: 'merchant_user', objectId: u.id, before: null, after: null });
+      });
       if (!m) { reply.status(404); return render(req, reply, 'error', { status: 404, message: words(req.cabinet.lang)('accept.gone') }); }
+      // "Save and sign in" signs the member in (issue 30: it landed on the sign-in page). A new
+      // member has no second factor yet; a team that requires one sends them to set it up.
       reply.clearCookie(LOGIN_CSRF_COOKIE, { path: BASE });
-      return reply.redirect(`${BASE}/login`, 303);
+      reply.clearCookie(MODE_COOKIE, { path: BASE });
+      reply.setCookie(SESSION_COOKIE, await opts.sessions.create(merchantId, m.id), opts.cookieOpts);
+      return reply.redirect(BASE, 303);
     } catch (e) {
       reply.status(422);
       return acceptPage(req, reply, { errors: formErrors(req, e) });

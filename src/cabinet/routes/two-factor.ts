@@ -130,7 +130,11 @@ export default async function twoFactorRoutes(app: FastifyInstance, opts: Cabine
   const enrolment = { cabinetEnrolment: true } as const;
   app.get('/security', { config: enrolment, schema: { hide: true } }, async (req, reply) => securityPage(req, reply));
 
-  app.post('/security/totp/enable', { config: enrolment, schema: { hide: true } }, async (req, reply) => {
+  // A reload of the recovery codes (a replay of this form) lands on the security page, which says
+  // two-factor sign-in is on and that the codes were shown once (issue 30: it said "already
+  // sent" over a 404).
+  const enable = { ...enrolment, cabinetReplayTo: { path: '/security', ok: 'security.codes_shown_once' } } as const;
+  app.post('/security/totp/enable', { config: enable, schema: { hide: true } }, async (req, reply) => {
     const s = req.cabinet.session!;
     if (s.totpEnabled || !s.pendingTotpEnc) return reply.redirect(`${BASE}/security`, 303);
     const account = accountOf(s);
@@ -146,7 +150,7 @@ export default async function twoFactorRoutes(app: FastifyInstance, opts: Cabine
     if (!r) { reply.status(401); return securityPage(req, reply, { error: w(req)('code.wrong') }); }
     codeGuard.succeeded(ticket);
     await sessions.setPendingTotp(s.id, null);
-    // Shown once, in the answer to this POST (a reload is a replayed form: nothing is shown again).
+    // Shown once, in the answer to this POST (a reload is a replayed form: the security page).
     return render(req, reply, 'recovery-codes', { nav: 'security', title: w(req)('codes.title'), w: w(req), codes: r.recoveryCodes });
   });
 

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { cabinetActor, BASE, formBody, formErrors, liveMerchantIdOf, merchantIdOf, queryOf, render } from '../context.js';
 import { redeliverAudit, merchantAudit } from '../../audit/steps.js';
 import { filterQuery, listFilters } from '../paging.js';
+import { pageSize } from '../../lib/page-size.js';
 import { NO_URL } from '../../outbox/events.js';
 
 const PAGE = 30;
@@ -13,6 +14,7 @@ export default async function webhookRoutes(app: FastifyInstance): Promise<void>
     const merchantId = merchantIdOf(req);
     const q = queryOf(req);
     const before = q.before && /^\d{1,18}$/.test(q.before) ? q.before : undefined;
+    const perPage = pageSize(q.per_page, PAGE);
     // Filters: status (not configured apart from dead), kind, dates (as every cabinet list).
     const f = listFilters(req, HOOK_STATUSES);
     const kind = (KINDS as readonly string[]).includes(q.kind ?? '') ? q.kind : undefined;
@@ -21,15 +23,14 @@ export default async function webhookRoutes(app: FastifyInstance): Promise<void>
         : f.status ? { status: f.status as 'pending' | 'delivered' } : {};
     const [m, events] = await Promise.all([
       app.services.merchants.get(liveMerchantIdOf(req)),
-      app.services.outbox.list({
-        merchantId, beforeId: before, limit: PAGE + 1, kind, ...status,
+      app.services.outbox.page({
+        merchantId, beforeId: before, limit: perPage, kind, ...status,
         createdFrom: f.createdAt?.gte, createdBefore: f.createdAt?.lt,
       }),
     ]);
-    const shown = events.slice(0, PAGE);
     return render(req, reply, 'webhooks', {
-      nav: 'webhooks', webhookUrl: m.payoutWebhookUrl ?? '', events: shown, f: { ...f, kind }, statuses: HOOK_STATUSES, kinds: KINDS,
-      nextUrl: events.length > PAGE ? `${BASE}/webhooks${filterQuery(f, { kind, before: shown.at(-1)!.id })}` : null, noUrl: NO_URL, ...data,
+      nav: 'webhooks', webhookUrl: m.payoutWebhookUrl ?? '', events: events.data, f: { ...f, kind }, statuses: HOOK_STATUSES, kinds: KINDS,
+      nextUrl: events.nextBeforeId ? `${BASE}/webhooks${filterQuery(f, { kind, per_page: perPage === PAGE ? undefined : perPage, before: events.nextBeforeId })}` : null, noUrl: NO_URL, ...data,
     });
   };
 

@@ -10,7 +10,9 @@ export interface BillRow {
   order_id: string | null;
   ttl: number | null;
   expires_at: Date | null;
+  /** Past its ttl by the database's clock (the clock the payment page refuses it by). */
+  expired: boolean;
 }
 
 /** Columns to SELECT for `BillRow`. */
-export const BILL_COLUMNS = 'id, status, type, amount, currency_in, active, created_at, order_id, ttl, expires_at';
+export const BILL_COLUMNS = 'id, status, type, amount, currency_in, active, created_at, order_id, ttl, expires_at, (expires_at IS NOT NULL AND expires_at <= now()) AS expired';

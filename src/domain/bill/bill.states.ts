@@ -72,6 +72,11 @@ export const PAYABLE_FROM: Readonly<Record<BillType, readonly BillStatus[]>> = {
 /** Each refusal's status is its code's in src/errors.ts (the payment page's JSON answers, DESIGN "Sandbox"). */
 export type PayRefusal = Extract<ErrorCode, 'bill_is_finished' | 'bill_inactive' | 'bill_expired' | 'payment_in_progress'>;
 
+/** Past its ttl at `now` (the cabinet's lists; the API and the page ask the database's clock). */
+export function isBillExpired(bill: { expiresAt: Date | null }, now: Date = new Date()): boolean {
+  return bill.expiresAt !== null && bill.expiresAt.getTime() <= now.getTime();
+}
+
 /** Why a payment cannot open on this bill now, or null when it can. */
 export function payRefusal(bill: { type: BillType; status: BillStatus; active: boolean; expired?: boolean }): PayRefusal | null {
   if (isBillFinished(bill)) return 'bill_is_finished';

@@ -30,7 +30,8 @@ export function billView(b: BillRow, tz: string): BillView {
     amount: moneyNumber(b.amount),
     currency_in: b.currency_in,
     created_at: formatDateTime(b.created_at, tz),
-    active: b.active,
+    // A bill past its ttl takes no payment, whatever its flag says (issue 30).
+    active: b.active && !b.expired,
     order_id: b.order_id,
     ttl: b.ttl,
     expires_at: b.expires_at === null ? null : formatDateTime(b.expires_at, tz),
@@ -44,7 +45,7 @@ export const BillSchema = Type.Object({
   amount: Type.Number({ description: 'decimal(10,2) as a JSON number (100.05, 35400): clients decode it as a float' }),
   currency_in: Type.String({ enum: ['RUB', 'USD', 'EUR'] }),
   created_at: Type.String({ description: 'Y-m-d H:i:s, service time zone' }),
-  active: Type.Boolean(),
+  active: Type.Boolean({ description: 'Whether the bill takes payments now: false when toggled off or past expires_at' }),
   order_id: Type.Union([Type.String(), Type.Null()], { description: 'As sent at bill/create', examples: ['ord-42'] }),
   ttl: Type.Union([Type.Integer(), Type.Null()], { description: 'Seconds the bill lives, as sent at bill/create; null: no limit', examples: [3600] }),
   expires_at: Type.Union([Type.String(), Type.Null()], { description: 'Y-m-d H:i:s: after it the bill takes no payment; null: never', examples: ['2026-11-23 19:30:00'] }),

@@ -10,6 +10,11 @@ import { isIdLike } from '../../admin/input.js';
 import { formBody, queryOf } from '../../cabinet/context.js';
 import { BASE, done, render } from '../context.js';
 import { modeOf, testTwinsOf } from '../test-objects.js';
+import { pageSize } from '../../lib/page-size.js';
+import { NO_URL } from '../../outbox/events.js';
+
+const EVENTS_PAGE = 100;
+const EVENT_STATUSES = ['dead', 'not_configured', 'pending', 'delivered'] as const;
 
 const PAYOUT_STATUSES = ['MODERATING', 'NEW', 'PROCESS', 'SUCCESS', 'FAIL', 'ERROR', 'DECLINED'];
 const FEE_KEYS = ['payment_card', 'payment_sbp', 'payout_card', 'payout_sbp'].flatMap((k) => [`${k}_percent`, `${k}_fixed`]);
@@ -37,12 +42,15 @@ export default async function consolePages(app: FastifyInstance): Promise<void> 
   const idOf = (req: FastifyRequest) => (req.params as { id: string }).id;
 
   app.get('/', { schema: { hide: true } }, async (req, reply) => {
-    const r = await app.db.pool.query<{ moderating: number; dead: number; attention: number }>(
-      `SELECT (SELECT count(*)::int FROM payouts WHERE status = 'MODERATING') AS moderating,
-              (SELECT count(*)::int FROM outbox_events WHERE status = 'DEAD') AS dead,
-              (SELECT count(*)::int FROM attention_items WHERE resolved_at IS NULL) AS attention`,
-    );
-    return render(req, reply, 'home', { nav: 'home', ...r.rows[0] });
+    const [r, events] = await Promise.all([
+      app.db.pool.query<{ moderating: number; attention: number }>(
+        `SELECT (SELECT count(*)::int FROM payouts WHERE status = 'MODERATING') AS moderating,
+                (SELECT count(*)::int FROM attention_items WHERE resolved_at IS NULL) AS attention`,
+      ),
+      // Events with no URL to send to are "Not configured", as the cabinet says, not dead (issue 30).
+      outbox.givenUpCounts(),
+    ]);
+    return render(req, reply, 'home', { nav: 'home', ...r.rows[0], dead: events.dead, notConfigured: events.notConfigured });
   });
 
   // Merchants: search by email, name or id.
@@ -160,10 +168,19 @@ export default async function consolePages(app: FastifyInstance): Promise<void> 
   // Events: dead letters by default.
   app.get('/events', { schema: { hide: true } }, async (req, reply) => {
     const q = queryOf(req);
-    const status = (['dead', 'pending', 'delivered'] as const).find((s) => s === q.status) ?? 'dead';
+    const status = EVENT_STATUSES.find((s) => s === q.status) ?? 'dead';
     const merchantId = q.merchant_id && isIdLike(q.merchant_id) ? q.merchant_id : undefined;
-    const events = await outbox.list({ status, merchantId, limit: 100 });
-    return render(req, reply, 'events', { nav: 'events', status, merchantId: merchantId ?? '', events });
+    const before = q.before && /^\d{1,18}$/.test(q.before) ? q.before : undefined;
+    const perPage = pageSize(q.per_page, EVENTS_PAGE);
+    // Dead and not configured apart, as in the cabinet's webhook log.
+    const filter = status === 'not_configured' ? { status: 'dead' as const, notConfigured: true } : status === 'dead' ? { status, notConfigured: false } : { status };
+    const page = await outbox.page({ ...filter, merchantId, beforeId: before, limit: perPage });
+    const next = page.nextBeforeId === null ? null : new URLSearchParams({
+      status, ...(merchantId ? { merchant_id: merchantId } : {}), ...(perPage === EVENTS_PAGE ? {} : { per_page: String(perPage) }), before: page.nextBeforeId,
+    });
+    return render(req, reply, 'events', {
+      nav: 'events', status, statuses: EVENT_STATUSES, merchantId: merchantId ?? '', events: page.data, nextUrl: next && `${BASE}/events?${next}`, noUrl: NO_URL,
+    });
   });
 
   app.post('/events/:id/redeliver', { config: { permission: 'events.redeliver' }, schema: { hide: true } }, async (req, reply) => {

@@ -1,6 +1,6 @@
 import { Decimal } from 'decimal.js';
 import { Type } from '@sinclair/typebox';
-import { FieldError, type Rule } from '../../input.js';
+import { boolOf, FieldError, type Rule } from '../../input.js';
 import { listOf } from '../../brackets.js';
 import { MAX_AMOUNT, money2 } from '../../../lib/money.js';
 import { assertSafeUrl, checkUrlShape, UnsafeUrlError } from '../../../outbox/url-guard.js';
@@ -17,8 +17,8 @@ export const MAX_ITEMS = 100;
 const MAX_QUANTITY = new Decimal('999999');
 const NUMERIC = /^[+-]?(\d+\.?\d*|\.\d+)$/;
 
-const TRUE = new Set<unknown>([true, 1, '1', 'true', 'on', 'yes']);
-const FALSE = new Set<unknown>([false, 0, '0', 'false', 'off', 'no', '']);
+/** A flag of `request_fields[name]`: a boolean as everywhere, plus a checkbox's on/off and an empty value. */
+const flagOf = (x: unknown): boolean | null => (x === 'on' ? true : x === 'off' || x === '' ? false : boolOf(x));
 
 /**
  * `request_fields` in every form the clients send: `request_fields[]=email` (an array),
@@ -44,8 +44,9 @@ export const requestFieldsRule: Rule<RequestField[]> = {
     else if (raw !== null && typeof raw === 'object') {
       names = [];
       for (const [k, flag] of Object.entries(raw as Record<string, unknown>)) {
-        if (TRUE.has(flag)) names.push(k);
-        else if (!FALSE.has(flag)) throw new FieldError(`The ${f}.${k} field must be true or false.`);
+        const on = flagOf(flag);
+        if (on === null) throw new FieldError(`The ${f}.${k} field must be true or false.`);
+        if (on) names.push(k);
       }
     } else throw new FieldError(`The ${f.replace(/_/g, ' ')} must be a list.`);
     const set = new Set<RequestField>();

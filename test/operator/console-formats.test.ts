@@ -1,0 +1,45 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { setupTestApp, type TestApp } from '../helpers/app.js';
+import { enrolledOperator, type OperatorFixture } from './helpers.js';
+import { createMerchant } from '../factories/merchant.js';
+import { enqueueTestPostbacks } from '../factories/outbox.js';
+import { formatDateTime } from '../../src/lib/time.js';
+
+/**
+ * Issue 30 item 4: the console writes an error rate as a percentage and every time as the
+ * cabinet does, Y-m-d H:i:s in the service time zone (config.tz), never UTC ISO.
+ */
+let t: TestApp;
+let op: OperatorFixture;
+beforeAll(async () => {
+  t = await setupTestApp({ TZ: 'Europe/Moscow' });
+  op = await enrolledOperator(t, 'admin');
+});
+afterAll(async () => { await t.close(); });
+
+const ISO = /\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z/;
+
+describe('the console\'s numbers and times', () => {
+  it('a connector\'s error rate is a percentage (5 errors in 77 calls: 6.5%)', async () => {
+    await t.db.pool.query(`INSERT INTO connector_call_stats (connector, minute, calls, errors, last_error) VALUES ('sandbox', date_trunc('minute', now()), 77, 5, 'boom')
+      ON CONFLICT (connector, minute) DO UPDATE SET calls = 77, errors = 5`);
+    const page = await op.client.get('/operator/connectors');
+    expect(page.statusCode).toBe(200);
+    expect(page.body).toContain('>6.5%<');
+    expect(page.body).not.toContain('0.0649');
+  });
+
+  it('events and the audit trail show Y-m-d H:i:s in the service time zone', async () => {
+    const m = await createMerchant(t);
+    await enqueueTestPostbacks(t, m.merchantId, 'https://shop.example/r', 1, 'tz');
+    const created = (await t.db.pool.query<{ created_at: Date }>('SELECT created_at FROM outbox_events WHERE merchant_id = $1', [m.merchantId])).rows[0]!.created_at;
+    const events = await op.client.get(`/operator/events?status=pending&merchant_id=${m.merchantId}`);
+    expect(events.body).toContain(`<td>${formatDateTime(created, 'Europe/Moscow')}</td>`);
+    expect(events.body).not.toMatch(ISO);
+    const audit = await op.client.get('/operator/audit');
+    expect(audit.statusCode).toBe(200);
+    expect(audit.body).toContain('When (Europe/Moscow)');
+    expect(audit.body).toMatch(/<td class="num">\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}<\/td>/);
+    expect(audit.body).not.toMatch(ISO);
+  });
+});
