@@ -5,6 +5,7 @@ import { UnauthenticatedError } from '../errors.js';
 import { safeEqual, sha256Hex } from '../lib/crypto.js';
 import { collectDbGauges, createDbGauges } from './db-gauges.js';
 import { connectorMetrics } from '../domain/providers/call.js';
+import { invariantViolations } from '../db/database-error.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -49,6 +50,8 @@ export default fp(
     // Provider calls are counted per process by the call wrapper; each app's registry shows them.
     registry.registerMetric(connectorMetrics.calls);
     registry.registerMetric(connectorMetrics.latency);
+    // Broken database invariants (src/db/database-error.ts): any increase is an alert.
+    registry.registerMetric(invariantViolations);
 
     app.addHook('onResponse', (req, reply, done) => {
       const labels = {

@@ -2,6 +2,7 @@ import fp from 'fastify-plugin';
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { TooManyRequestsError } from './rate-limit.js';
 import { isMalformedBody } from './bad-input.js';
+import { classifyDatabaseError, reportInvariantViolation } from '../db/database-error.js';
 import {
   ConflictError, DomainError, NotFoundError, UnauthenticatedError, UnauthorizedActionError, ValidationError, type ErrorStatusMap,
 } from '../errors.js';
@@ -13,12 +14,11 @@ declare module 'fastify' {
   }
 }
 
-/** Postgres errors caused by input that slipped past validation: never a 500. */
-const PG_CLIENT_ERRORS = new Set(['22001', '22003', '22P02', '22007', '22008', '22021', '23514', '54000']);
-
 /**
  * One error handler for the whole service: JSON with `success: false` and `message`, never a
  * stack trace or HTML. Unknown errors are logged and answered 500 api:error.general_error.
+ * A database refusal answers by whose fault it is (src/db/database-error.ts): a value from the
+ * request 422; a broken invariant (a money CHECK, a trigger guard) 500 with an alert.
  */
 export const errorHandler = fp(
   async (app: FastifyInstance) => {
@@ -36,10 +36,14 @@ export const errorHandler = fp(
       if (err instanceof TooManyRequestsError) return reply.status(429).send({ success: false, message: err.message });
       if (err instanceof ConflictError) return reply.status(409).send({ success: false, message: err.message });
       if (isMalformedBody(err, req)) return reply.status(422).send({ success: false, message: 'The given data was invalid.', errors: {} });
-      const pgCode = (err as { code?: string }).code;
-      if (pgCode && PG_CLIENT_ERRORS.has(pgCode)) {
-        req.log.warn({ pgCode, msg: err.message }, 'database refused input');
+      const dbFault = classifyDatabaseError(err);
+      if (dbFault?.fault === 'client') {
+        req.log.warn({ pgCode: dbFault.sqlstate, constraint: dbFault.constraint, msg: err.message }, 'database refused input');
         return reply.status(422).send({ success: false, message: 'The given data was invalid.', errors: {} });
+      }
+      if (dbFault?.fault === 'invariant') {
+        reportInvariantViolation(req.log, dbFault, err, `${req.method} ${req.routeOptions.url ?? 'unmatched'}`);
+        return reply.status(500).send({ success: false, message: 'api:error.general_error' });
       }
       const statusCode = (err as FastifyError).statusCode;
       const status = typeof statusCode === 'number' ? statusCode : 500;

@@ -1,4 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify';
+import { classifyDatabaseError, reportInvariantViolation } from '../db/database-error.js';
 
 /** What a worker supplies; the loop does the rest (pacing, concurrency, back-off, stop). */
 export interface PollLoopOptions<T> {
@@ -84,7 +85,13 @@ export function startPollLoop<T>(o: PollLoopOptions<T>): PollLoop {
       wakeNap?.(false);
     };
     const p: Promise<void> = o.process(item, giveBack)
-      .catch((err: unknown) => { if (!abandoned) o.log.error({ err }, `${o.name}: processing failed`); })
+      .catch((err: unknown) => {
+        if (abandoned) return;
+        // A broken invariant is an alert wherever it happens, the worker's jobs included.
+        const f = classifyDatabaseError(err);
+        if (f?.fault === 'invariant') reportInvariantViolation(o.log, f, err, o.name);
+        else o.log.error({ err }, `${o.name}: processing failed`);
+      })
       .finally(() => { inflight.delete(p); giveBack(); });
     inflight.add(p);
   };

@@ -4,7 +4,7 @@ import { createMerchant, type MerchantFixture } from '../factories/merchant.js';
 import { createPaidPayment } from '../factories/paid-payment.js';
 import { md5Upper } from '../../src/lib/crypto.js';
 import { verifyBalances } from '../../src/domain/ledger/ledger.js';
-import { OutboxDeliverer } from '../../src/outbox/deliverer.js';
+import { deliverUntil } from '../outbox/deliver-until.js';
 import { buildCall } from '../../src/admin/cli.js';
 import { startReceiver, type Receiver } from '../outbox/receiver.js';
 import { balance } from '../refund/helpers.js';
@@ -86,8 +86,7 @@ describe('POST /admin/v1/payments/{id}/chargebacks', () => {
   it('posts a chargeback postback to the Result URL signed MD5(BillId:PaymentId:Id:token)', async () => {
     const p = await createPaidPayment(t, m);
     const r = await chargeback(p.paymentId, { amount: '10', reason: 'dispute 4837' });
-    const d = new OutboxDeliverer({ config: t.config, db: t.db, services: t.app.services, log: t.app.log }, { now: () => new Date(Date.now() + 1000), timeoutMs: 2000 });
-    await d.runOnce();
+    await deliverUntil(t, () => rx.received.some((x) => x.fields.Id === r.body.id));
     const got = rx.received.find((x) => x.fields.Id === r.body.id)!;
     expect(got.fields).toEqual({
       Id: r.body.id, PaymentId: p.paymentId, BillId: p.billId, InvId: '', Amount: '10.00', Currency: 'RUB', Reason: 'dispute 4837',

@@ -7,7 +7,7 @@ import { cardForm, payRequest } from '../factories/payment.js';
 import { admin } from '../admin/helpers.js';
 import { card, fund, payoutMerchant } from '../payout/helpers.js';
 import { startReceiver, type Receiver } from '../outbox/receiver.js';
-import { OutboxDeliverer } from '../../src/outbox/deliverer.js';
+import { deliverUntil } from '../outbox/deliver-until.js';
 import { md5Upper } from '../../src/lib/crypto.js';
 import { ENDPOINT_SCOPES } from '../../src/http/api-scopes.js';
 import { count, expectKeyed } from './support.js';
@@ -182,8 +182,7 @@ describe('postbacks stay signed with the live token', () => {
     const paid = await payRequest(t, created.json().bill_id, cardForm('4242 4242 4242 4242'));
     expect(paid.statusCode, paid.body).toBe(200);
     rx.received.length = 0;
-    const d = new OutboxDeliverer({ config: t.config, db: t.db, services: t.app.services, log: pino({ level: 'silent' }) }, { now: () => new Date(Date.now() + 1000), timeoutMs: 2000 });
-    await d.runOnce();
+    await deliverUntil(t, () => rx.received.some((x) => x.fields.InvId === 'key-order-1'));
     const got = rx.received.find((x) => x.fields.InvId === 'key-order-1');
     expect(got, 'the postback arrived').toBeDefined();
     const f = got!.fields;

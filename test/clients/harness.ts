@@ -5,7 +5,7 @@ import pino from 'pino';
 import { setupTestApp, type TestApp } from '../helpers/app.js';
 import { createMerchant, type MerchantFixture } from '../factories/merchant.js';
 import { cardForm, payRequest } from '../factories/payment.js';
-import { OutboxDeliverer } from '../../src/outbox/deliverer.js';
+import { deliverUntil } from '../outbox/deliver-until.js';
 import { startReceiver } from '../outbox/receiver.js';
 
 /**
@@ -57,9 +57,9 @@ export async function startRig(merchant: Record<string, unknown> = {}): Promise<
   const payAndDeliver: Rig['payAndDeliver'] = async (billId) => {
     const r = await payRequest(t, billId, cardForm());
     if (r.statusCode !== 200) throw new Error(`pay: ${r.statusCode} ${r.body}`);
-    const d = new OutboxDeliverer({ config: t.config, db: t.db, services: t.app.services, log }, { now: () => new Date(Date.now() + 1000), timeoutMs: 2000 });
     const before = receiver.received.length;
-    for (let i = 0; i < 5 && receiver.received.length === before; i++) await d.runOnce();
+    // Until the postback arrived (bounded), not a fixed number of passes: a retry is due at once.
+    await deliverUntil(t, () => receiver.received.slice(before).some((x) => x.path === '/result'), { log });
     const got = receiver.received.slice(before).find((x) => x.path === '/result');
     if (!got) throw new Error('no postback delivered');
     return { postback: got.fields, redirect: r.json().redirect.fields, redirectUrl: r.json().redirect.url };

@@ -12,6 +12,8 @@ import { cardForm, createBill, payRequest } from '../factories/payment.js';
  * Inbound notifications `POST /providers/{connector}/notifications` (brief P item 4), with a
  * test provider injected through the registry: it signs its notifications (HMAC of the body)
  * and answers payments with a redirect action, as a provider that hosts its own form would.
+ * Its notifications are keyed by the provider's event id (the dedupe key a redelivery repeats),
+ * so the same event sent twice and two events with the same news are different cases here.
  */
 const SECRET = 'notify-secret';
 const sign = (body: string) => createHmac('sha256', SECRET).update(body).digest('hex');
@@ -30,13 +32,13 @@ class SigningProvider extends SandboxConnector {
     if (signature !== sign(JSON.stringify(rest))) return { ok: false, reason: 'bad signature' };
     if (b.object === 'refund' || b.object === 'payout') {
       const op: OperationOutcome = b.status === 'succeeded' ? { status: 'succeeded', ref: b.ref } : { status: 'failed', code: 'provider_failed', message: 'failed by the provider', ref: b.ref };
-      return { ok: true, eventKey: `${b.object}:${b.ref}:${b.status}`, object: b.object, ref: b.ref, ourId: b.our_id ?? null, outcome: op, reply: { status: 200, body: 'OK' } };
+      return { ok: true, eventKey: b.event_id, object: b.object, ref: b.ref, ourId: b.our_id ?? null, outcome: op, reply: { status: 200, body: 'OK' } };
     }
     const outcome: PaymentOutcome = b.status === 'paid'
       ? { status: 'paid', amountReceived: new Decimal(b.amount!), ref: b.ref }
       : b.status === 'declined' ? { status: 'declined', code: 'provider_declined', message: 'declined by the provider', ref: b.ref }
         : { status: 'pending', ref: b.ref };
-    return { ok: true, eventKey: `${b.ref}:${b.status}`, object: (b.object as 'payment') ?? 'payment', ref: b.ref, ourId: b.our_id ?? null, outcome, reply: { status: 200, body: 'OK' } };
+    return { ok: true, eventKey: b.event_id, object: (b.object as 'payment') ?? 'payment', ref: b.ref, ourId: b.our_id ?? null, outcome, reply: { status: 200, body: 'OK' } };
   }
 }
 
@@ -76,18 +78,37 @@ describe('inbound notifications', () => {
     expect(await state(p.payment_id)).toEqual({ p: 'SUCCESS', b: 'SUCCESS', got: '150.00', credits: 1, postbacks: 1 });
   });
 
-  it('a duplicate changes nothing and is answered OK; an out-of-order (declined after paid) changes nothing', async () => {
+  it('the same event delivered twice is recorded and applied once, answered OK both times', async () => {
     const p = await openPayment('70.00');
     const ref = `prov-${p.payment_id}`;
+    const recorded = async () => (await one(`SELECT count(*)::int AS n FROM provider_notifications WHERE provider_ref = $1`, [ref])).n;
     // Found by the provider reference alone (no our_id).
     expect((await notify({ event_id: 'e2', ref, status: 'paid', amount: '70.00' })).statusCode).toBe(200);
-    const dup = await notify({ event_id: 'e2-again', ref, status: 'paid', amount: '70.00' });
+    const applied = await state(p.payment_id);
+    expect(applied).toEqual({ p: 'SUCCESS', b: 'SUCCESS', got: '70.00', credits: 1, postbacks: 1 });
+    // The provider's redelivery: the same event id, the same body.
+    const dup = await notify({ event_id: 'e2', ref, status: 'paid', amount: '70.00' });
     expect(dup.statusCode).toBe(200);
     expect(dup.body).toBe('OK');
+    expect(await recorded()).toBe(1);
+    expect(await state(p.payment_id)).toEqual(applied);
+    expect(await verifyBalances(t.db.pool)).toEqual([]);
+  });
+
+  it('another event with the same news is recorded but changes nothing (the state table and the transfer id apply money once); a declined after paid changes nothing', async () => {
+    const p = await openPayment('75.00');
+    const ref = `prov-${p.payment_id}`;
+    expect((await notify({ event_id: 'e2b', ref, status: 'paid', amount: '75.00' })).statusCode).toBe(200);
+    const applied = await state(p.payment_id);
+    expect(applied).toEqual({ p: 'SUCCESS', b: 'SUCCESS', got: '75.00', credits: 1, postbacks: 1 });
+    const again = await notify({ event_id: 'e2b-again', ref, status: 'paid', amount: '75.00' });
+    expect(again.statusCode).toBe(200);
+    expect(again.body).toBe('OK');
     const late = await notify({ event_id: 'e3', ref, status: 'declined' });
     expect(late.statusCode).toBe(200);
-    expect(await state(p.payment_id)).toEqual({ p: 'SUCCESS', b: 'SUCCESS', got: '70.00', credits: 1, postbacks: 1 });
-    expect((await one(`SELECT count(*)::int AS n FROM provider_notifications WHERE provider_ref = $1`, [ref])).n).toBe(2);
+    expect(await state(p.payment_id)).toEqual(applied);
+    // Three distinct events recorded, past the dedupe key: the guard that held is the state's.
+    expect((await one(`SELECT count(*)::int AS n FROM provider_notifications WHERE provider_ref = $1`, [ref])).n).toBe(3);
     expect(await verifyBalances(t.db.pool)).toEqual([]);
   });
 
@@ -136,13 +157,15 @@ describe('inbound notifications', () => {
     const refund = async () => one(`SELECT status::text AS s, (SELECT count(*)::int FROM ledger_transfers WHERE ref_id = $1) AS transfers FROM refunds WHERE id = $1`, [created.id]);
     const after = await refund();
     expect(after.s).toBe('SUCCESS');
-    // A duplicate and a late contrary answer change nothing.
+    // The same event again, another event with the same news and a late contrary answer change nothing.
+    expect((await notify({ event_id: 'r1', ref: 'rf-1', object: 'refund', status: 'succeeded' })).statusCode).toBe(200);
+    expect((await one(`SELECT count(*)::int AS n FROM provider_notifications WHERE event_key = 'r1'`)).n).toBe(1);
     expect((await notify({ event_id: 'r1-dup', ref: 'rf-1', object: 'refund', status: 'succeeded' })).statusCode).toBe(200);
     expect((await notify({ event_id: 'r1-late', ref: 'rf-1', object: 'refund', status: 'failed' })).statusCode).toBe(200);
     expect(await refund()).toEqual(after);
     expect(await verifyBalances(t.db.pool)).toEqual([]);
     const stranger = await notify({ event_id: 'r2', ref: 'rf-nothing', object: 'payout', status: 'succeeded' });
     expect(stranger.statusCode).toBe(404);
-    expect((await one(`SELECT count(*)::int AS n FROM provider_notifications WHERE event_key = 'payout:rf-nothing:succeeded'`)).n).toBe(0);
+    expect((await one(`SELECT count(*)::int AS n FROM provider_notifications WHERE event_key = 'r2'`)).n).toBe(0);
   });
 });

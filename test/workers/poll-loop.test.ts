@@ -2,6 +2,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startPollLoop, type PollLoopOptions } from '../../src/workers/poll-loop.js';
 import { createTestDatabase } from '../helpers/app.js';
+import { invariantViolations } from '../../src/db/database-error.js';
 
 // The loop driven over a real queue table: claims are UPDATE ... FOR UPDATE SKIP LOCKED with a
 // lease, as every worker's are.
@@ -62,6 +63,28 @@ describe('the poll loop', () => {
     const gaps = claims.slice(1).map((t, i) => t - claims[i]!);
     for (const g of gaps) expect(g).toBeGreaterThanOrEqual(75);
     expect(lines).toEqual([]);
+  });
+
+  it('a job refused by a broken database invariant logs one alert line (alert: true, its constraint) and counts it; the loop goes on', async () => {
+    const { log, lines } = logSink();
+    const before = (await invariantViolations.get()).values.find((v) => v.labels.constraint === 'payouts_amounts_check')?.value ?? 0;
+    await addJobs(2);
+    const loop = startPollLoop<number>({
+      name: 'jobs', log, pollMs: 10_000, claim: claimJobs,
+      process: async (id) => {
+        if (id === 1) {
+          await pool.query(`DO $$ BEGIN RAISE EXCEPTION 'x' USING ERRCODE = 'check_violation', CONSTRAINT = 'payouts_amounts_check'; END $$`);
+        }
+        await finishJob(id);
+      },
+    });
+    const t0 = Date.now();
+    while ((await counts()).done < 1 && Date.now() - t0 < 3000) await sleep(10);
+    await loop.stop();
+    expect(lines).toEqual([{ level: 'error', msg: expect.stringContaining('payouts_amounts_check'),
+      obj: expect.objectContaining({ alert: true, constraint: 'payouts_amounts_check', money: true, where: 'jobs' }) }]);
+    const after = (await invariantViolations.get()).values.find((v) => v.labels.constraint === 'payouts_amounts_check')?.value ?? 0;
+    expect(after).toBe(before + 1);
   });
 
   it('wake() ends the nap at once: a job added during a 10 s nap is done in well under a second', async () => {

@@ -1,0 +1,57 @@
+import { describe, expect, it } from 'vitest';
+import {
+  FINAL_PAYMENT_STATUSES, PAYMENT_TRANSITIONS, assertPaymentTransition, isPaymentFinal, paymentSourcesOf,
+} from '../../src/domain/payment/payment.states.js';
+import {
+  FINAL_PAYOUT_STATUSES, IllegalPayoutTransition, NOT_COUNTED_STATUSES, PAYOUT_TRANSITIONS, assertTransition as assertPayout, payoutSourcesOf,
+} from '../../src/domain/payout/payout.states.js';
+import { FINAL_REFUND_STATUSES, REFUND_TRANSITIONS, assertTransition as assertRefund, sourcesOf as refundSourcesOf } from '../../src/domain/refund/refund.states.js';
+import { transitionPairs } from '../../src/domain/transitions.js';
+
+/**
+ * The state tables are DESIGN.md "States", edge for edge (found missing by mutation testing,
+ * docs/testing.md): a table that gained an edge, a final state that can move, or a final list
+ * that lost a status would let money move twice or a payout count against limits wrongly.
+ */
+describe('state tables as DESIGN.md "States" lists them', () => {
+  it('payment: NEW -> PROCESS -> SUCCESS | UNDERPAID | OVERPAID | FAIL (and NEW -> FAIL, refused before the acquirer); final states never change', () => {
+    expect(PAYMENT_TRANSITIONS).toEqual({
+      NEW: ['PROCESS', 'FAIL'], PROCESS: ['SUCCESS', 'UNDERPAID', 'OVERPAID', 'FAIL'], SUCCESS: [], UNDERPAID: [], OVERPAID: [], FAIL: [],
+    });
+    expect([...FINAL_PAYMENT_STATUSES].sort()).toEqual(['FAIL', 'OVERPAID', 'SUCCESS', 'UNDERPAID']);
+    expect(isPaymentFinal('SUCCESS')).toBe(true);
+    expect(isPaymentFinal('PROCESS')).toBe(false);
+    expect(paymentSourcesOf('SUCCESS')).toEqual(['PROCESS']);
+    expect(() => assertPaymentTransition('SUCCESS', 'FAIL')).toThrow();
+    expect(() => assertPaymentTransition('PROCESS', 'SUCCESS')).not.toThrow();
+  });
+
+  it('payout: NEW -> MODERATING -> PROCESS | DECLINED; NEW -> PROCESS -> SUCCESS | FAIL | ERROR; limits skip FAIL, ERROR, DECLINED', () => {
+    expect(PAYOUT_TRANSITIONS).toEqual({
+      NEW: ['MODERATING', 'PROCESS'], MODERATING: ['PROCESS', 'DECLINED'], PROCESS: ['SUCCESS', 'FAIL', 'ERROR'],
+      SUCCESS: [], FAIL: [], ERROR: [], DECLINED: [],
+    });
+    expect([...FINAL_PAYOUT_STATUSES].sort()).toEqual(['DECLINED', 'ERROR', 'FAIL', 'SUCCESS']);
+    expect([...NOT_COUNTED_STATUSES].sort()).toEqual(['DECLINED', 'ERROR', 'FAIL']);
+    expect(payoutSourcesOf('PROCESS').sort()).toEqual(['MODERATING', 'NEW']);
+    expect(() => assertPayout('SUCCESS', 'FAIL')).toThrow(IllegalPayoutTransition);
+    expect(() => assertPayout('MODERATING', 'MODERATING')).toThrow(IllegalPayoutTransition);
+    expect(() => assertPayout('MODERATING', 'DECLINED')).not.toThrow();
+  });
+
+  it('refund: NEW -> PROCESS -> SUCCESS | FAIL; final states never change', () => {
+    expect(Object.values(REFUND_TRANSITIONS).flat().length).toBe(transitionPairs(REFUND_TRANSITIONS)[0].length);
+    expect(REFUND_TRANSITIONS.SUCCESS).toEqual([]);
+    expect(REFUND_TRANSITIONS.FAIL).toEqual([]);
+    expect([...FINAL_REFUND_STATUSES].sort()).toEqual(['FAIL', 'SUCCESS']);
+    expect(refundSourcesOf('SUCCESS')).toEqual(['PROCESS']);
+    expect(() => assertRefund('FAIL', 'SUCCESS')).toThrow();
+  });
+
+  it('transitionPairs lists every edge once, as parallel (from, to) arrays', () => {
+    const [from, to] = transitionPairs(PAYOUT_TRANSITIONS);
+    expect(from.map((f, i) => `${f}>${to[i]}`).sort()).toEqual([
+      'MODERATING>DECLINED', 'MODERATING>PROCESS', 'NEW>MODERATING', 'NEW>PROCESS', 'PROCESS>ERROR', 'PROCESS>FAIL', 'PROCESS>SUCCESS',
+    ]);
+  });
+});
