@@ -83,8 +83,11 @@ export function activeFiscal(f: FiscalSettings | null): ActiveFiscal | null {
   return f && f.enabled && f.taxSystemCode !== null && f.vatCode !== null ? f as ActiveFiscal : null;
 }
 
+/** The stored column's shape, as the operator API and the audit trail show it. */
+export type FiscalJson = { enabled: boolean; tax_system_code: number | null; vat_code: number | null; payment_subject: string; payment_mode: string };
+
 /** As stored and shown (operator API, audit): snake_case, the stored column's shape. */
-export function fiscalJson(f: FiscalSettings | null): Record<string, unknown> | null {
+export function fiscalJson(f: FiscalSettings | null): FiscalJson | null {
   return f && {
     enabled: f.enabled, tax_system_code: f.taxSystemCode, vat_code: f.vatCode, payment_subject: f.paymentSubject, payment_mode: f.paymentMode,
   };
