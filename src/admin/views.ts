@@ -6,6 +6,7 @@ import { feeRate, type FeeKind } from '../domain/merchant/fees.js';
 import { effectiveRouting, type ConnectorHealth, type ConnectorRecord, type Routing } from '../domain/providers/registry.js';
 import type { Merchant, PayoutAccount, Shop, SbpBank, FxRate } from '../generated/prisma/client.js';
 import type { ApiKeyView } from '../domain/api-key/api-key.service.js';
+import { fiscalJson, fiscalOf } from '../domain/receipt/fiscal.js';
 
 type Dec = { toString(): string } | null | undefined;
 const d8 = (x: Dec): string | null => (x === null || x === undefined ? null : money8(x.toString()));
@@ -60,6 +61,7 @@ export function shopView(config: Config, s: Shop) {
     result_url: s.resultUrl,
     success_url: s.successUrl,
     fail_url: s.failUrl,
+    fiscalization: fiscalJson(fiscalOf(s.fiscalization)) ?? { enabled: false, tax_system_code: null, vat_code: null, payment_subject: 'commodity', payment_mode: 'full_payment' },
     created_at: formatDateTime(s.createdAt, config.tz),
     updated_at: formatDateTime(s.updatedAt, config.tz),
   };

@@ -70,6 +70,13 @@ const en = {
   'shops.enabled': 'Enabled', 'shops.test_postback': 'Send test postback', 'shops.test_result': 'Receiver answered',
   'shops.result_help': 'Receives the server-to-server payment postback.',
   'shops.test_sent': 'Test postback sent.',
+  'shops.fiscal': 'Fiscal receipts (54-FZ)',
+  'shops.fiscal_enabled': 'Send a receipt with every payment and refund',
+  'shops.fiscal_help': "The provider's online cash register issues it; bills of this shop then need the payer's e-mail (payer_email) or ask for an e-mail or phone (request_fields).",
+  'shops.tax_system': 'Taxation system', 'shops.vat': 'VAT rate', 'shops.payment_subject': 'Payment subject', 'shops.payment_mode': 'Payment mode',
+  'shops.tax_1': 'General (OSN)', 'shops.tax_2': 'Simplified, income (USN)', 'shops.tax_3': 'Simplified, income minus expenses (USN)',
+  'shops.tax_4': 'Imputed income (ENVD)', 'shops.tax_5': 'Agricultural (ESN)', 'shops.tax_6': 'Patent (PSN)',
+  'shops.vat_1': 'No VAT', 'shops.vat_2': 'VAT 0%', 'shops.vat_3': 'VAT 10%', 'shops.vat_4': 'VAT 20%', 'shops.vat_5': 'VAT 10/110', 'shops.vat_6': 'VAT 20/120',
   'hooks.title': 'Webhooks', 'hooks.url': 'Payout webhook URL', 'hooks.log': 'Delivery log',
   'hooks.kind': 'Kind', 'hooks.attempts': 'Attempts', 'hooks.target': 'URL', 'hooks.redeliver': 'Redeliver',
   'hooks.redelivered': 'Queued for redelivery.', 'hooks.attempt': 'Attempt', 'hooks.http': 'HTTP',
@@ -195,6 +202,13 @@ const ru: Record<Key, string> = {
   'shops.enabled': 'Включён', 'shops.test_postback': 'Отправить тестовый постбэк', 'shops.test_result': 'Ответ получателя',
   'shops.result_help': 'Сюда приходит серверное уведомление о платеже (постбэк).',
   'shops.test_sent': 'Тестовый постбэк отправлен.',
+  'shops.fiscal': 'Фискальные чеки (54-ФЗ)',
+  'shops.fiscal_enabled': 'Передавать чек с каждым платежом и возвратом',
+  'shops.fiscal_help': 'Чек пробивает онлайн-касса провайдера; счетам магазина тогда нужен e-mail плательщика (payer_email) или запрос e-mail или телефона (request_fields).',
+  'shops.tax_system': 'Система налогообложения', 'shops.vat': 'Ставка НДС', 'shops.payment_subject': 'Предмет расчёта', 'shops.payment_mode': 'Способ расчёта',
+  'shops.tax_1': 'Общая (ОСН)', 'shops.tax_2': 'Упрощённая, доходы (УСН)', 'shops.tax_3': 'Упрощённая, доходы минус расходы (УСН)',
+  'shops.tax_4': 'ЕНВД', 'shops.tax_5': 'ЕСХН', 'shops.tax_6': 'Патентная (ПСН)',
+  'shops.vat_1': 'Без НДС', 'shops.vat_2': 'НДС 0%', 'shops.vat_3': 'НДС 10%', 'shops.vat_4': 'НДС 20%', 'shops.vat_5': 'НДС 10/110', 'shops.vat_6': 'НДС 20/120',
   'hooks.title': 'Вебхуки', 'hooks.url': 'URL вебхука выплат', 'hooks.log': 'Журнал доставки',
   'hooks.kind': 'Тип', 'hooks.attempts': 'Попытки', 'hooks.target': 'URL', 'hooks.redeliver': 'Отправить снова',
   'hooks.redelivered': 'Поставлено в очередь на повторную отправку.', 'hooks.attempt': 'Попытка', 'hooks.http': 'HTTP',
@@ -285,5 +299,8 @@ export function fieldMessage(lang: Lang, msg: string): string {
   if (/selected .* is invalid\.$/.test(msg)) return 'Недопустимое значение.';
   if (/may not be greater than (\d+) characters\.$/.test(msg)) return `Не длиннее ${/(\d+) characters/.exec(msg)![1]} символов.`;
   if (/format is invalid\.$/.test(msg)) return 'Неверный формат.';
+  if (/must be one of .*\.$/.test(msg)) return 'Недопустимое значение.';
+  if (/required when fiscalization is enabled\.$/.test(msg)) return 'Обязательно, когда чеки включены.';
+  if (/issues fiscal receipts/.test(msg)) return 'Магазин передаёт фискальные чеки (54-ФЗ): укажите e-mail плательщика или запросите e-mail или телефон на странице оплаты.';
   return msg;
 }

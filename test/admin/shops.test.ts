@@ -87,6 +87,38 @@ describe('PATCH /admin/v1/shops/{id}', () => {
     expect(r.body).toMatchObject({ name: 'Same', result_url: PUBLIC, enabled: true });
   });
 
+  it('fiscalization: set, shown by GET, merged on a later PATCH, audited; values outside both providers\' lists are 422 on their field', async () => {
+    const m = await adminMerchant(t);
+    const s = (await admin(t, 'POST', `/merchants/${m.id}/shops`, { name: 'F' })).body;
+    expect(s.fiscalization).toEqual({ enabled: false, tax_system_code: null, vat_code: null, payment_subject: 'commodity', payment_mode: 'full_payment' });
+    const on = { enabled: true, tax_system_code: 1, vat_code: 1, payment_subject: 'commodity', payment_mode: 'full_payment' };
+    const r = await admin(t, 'PATCH', `/shops/${s.id}`, { fiscalization: on });
+    expect(r.status).toBe(200);
+    expect(r.body.fiscalization).toEqual(on);
+    expect((await admin(t, 'GET', `/shops/${s.id}`)).body.fiscalization).toEqual(on);
+    const off = await admin(t, 'PATCH', `/shops/${s.id}`, { fiscalization: { enabled: false } });
+    expect(off.body.fiscalization).toEqual({ ...on, enabled: false });
+    const audit = await t.db.pool.query<{ before: { fiscalization: unknown }; after: { fiscalization: unknown } }>(
+      `SELECT before, after FROM audit_log WHERE object_id = $1 AND action = 'shop.update' ORDER BY id`, [s.id]);
+    expect(audit.rows.map((a) => [a.before.fiscalization, a.after.fiscalization])).toEqual([
+      [s.fiscalization, on], [on, { ...on, enabled: false }],
+    ]);
+    const bad = await admin(t, 'PATCH', `/shops/${s.id}`, {
+      name: 'Changed', fiscalization: { enabled: 'maybe', tax_system_code: 7, vat_code: 7, payment_subject: 'property_right', payment_mode: 'later' },
+    });
+    expect(bad.status).toBe(422);
+    expect(Object.keys(bad.body.errors).sort()).toEqual([
+      'fiscalization.enabled', 'fiscalization.payment_mode', 'fiscalization.payment_subject', 'fiscalization.tax_system_code', 'fiscalization.vat_code',
+    ]);
+    const fresh = (await admin(t, 'POST', `/merchants/${m.id}/shops`, { name: 'G' })).body;
+    const incomplete = await admin(t, 'PATCH', `/shops/${fresh.id}`, { fiscalization: { enabled: true } });
+    expect(incomplete.status).toBe(422);
+    expect(Object.keys(incomplete.body.errors).sort()).toEqual(['fiscalization.tax_system_code', 'fiscalization.vat_code']);
+    expect((await admin(t, 'PATCH', `/shops/${fresh.id}`, { fiscalization: 'yes' })).status).toBe(422);
+    const g = await admin(t, 'GET', `/shops/${s.id}`);
+    expect(g.body).toMatchObject({ name: 'F', fiscalization: { ...on, enabled: false } });
+  });
+
   it('unknown shop is 404', async () => {
     expect((await admin(t, 'PATCH', '/shops/unknown', { name: 'X' })).status).toBe(404);
     expect((await admin(t, 'GET', '/shops/unknown')).status).toBe(404);

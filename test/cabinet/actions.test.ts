@@ -253,6 +253,27 @@ describe('shops, webhooks and the delivery log', () => {
     expect([shop.resultUrl, shop.successUrl, shop.failUrl, shop.defaultCurrency]).toEqual([receiverUrl, 'https://ok.example/s', 'https://ok.example/f', 'EUR']);
   });
 
+  test('fiscal receipts are set in the shop settings form: enabled without a tax system is an error next to the field; saved, the form shows them', async () => {
+    const m = await cabinetMerchant(t);
+    const c = await signedIn(t, m);
+    const base = { result_url: '', success_url: '', fail_url: '', default_currency: 'RUB' };
+    const bad = await c.submit(`/cabinet/shops/${m.shopId}`, `/cabinet/shops/${m.shopId}`, { ...base, fiscal_enabled: '1', tax_system_code: '', vat_code: '4' });
+    expect(bad.statusCode).toBe(422);
+    expect(bad.body).toContain('id="err-tax_system_code"');
+    expect((await t.db.prisma.shop.findUniqueOrThrow({ where: { id: m.shopId } })).fiscalization).toBeNull();
+    const ok = await c.submit(`/cabinet/shops/${m.shopId}`, `/cabinet/shops/${m.shopId}`, {
+      ...base, fiscal_enabled: '1', tax_system_code: '2', vat_code: '1', payment_subject: 'service', payment_mode: 'full_prepayment',
+    });
+    expect(ok.statusCode).toBe(303);
+    expect((await t.db.prisma.shop.findUniqueOrThrow({ where: { id: m.shopId } })).fiscalization).toEqual({
+      enabled: true, tax_system_code: 2, vat_code: 1, payment_subject: 'service', payment_mode: 'full_prepayment',
+    });
+    const page = await c.get(`/cabinet/shops/${m.shopId}?lang=ru`);
+    expect(page.body).toContain('Фискальные чеки (54-ФЗ)');
+    expect(page.body).toMatch(/id="fiscal_enabled"[^>]*checked/);
+    expect(page.body).toContain('<option value="2" selected>');
+  });
+
   test("the test postback is sent to the shop's Result URL and the receiver's answer is shown", async () => {
     const m = await cabinetMerchant(t, { shop: { resultUrl: receiverUrl } });
     const c = await signedIn(t, m);

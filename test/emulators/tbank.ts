@@ -39,8 +39,30 @@ import {
  * [8] a real notification quoted in a public repository: {"TerminalKey","OrderId","Success":true,
  *     "Status":"CONFIRMED","PaymentId":3372975894,"ErrorCode":"0","Amount":150,"CardId":357089169,
  *     "Pan":"528041******0988","ExpDate":"1029","Token":...} (PaymentId and CardId as numbers).
+ * [9] kravetsone/t-kassa-api modern-openapi.json (T-Bank's specification): schemas Receipt_FFD_105
+ *     (required Items and Taxation osn | usn_income | usn_income_outcome | envd | esn | patent; Email
+ *     or Phone, one of them required) and Items_FFD_105 (required Name <= 128, Price in kopecks,
+ *     Quantity (at most 3 decimals), Amount in kopecks = Price x Quantity, Tax none | vat0 | vat10 |
+ *     vat20 | vat110 | vat120; PaymentMethod full_prepayment | prepayment | advance | full_payment |
+ *     partial_payment | credit | credit_payment; PaymentObject commodity ... another); the section
+ *     "Частичный возврат при подключенной онлайн-кассе": with an online cash register Cancel carries
+ *     Amount and Receipt. Receipt is nested, so it is never part of the Token ([1]; the Android
+ *     SDK's AcquiringRequest.kt leaves DATA, Receipt, Receipts, Shops out of it).
+ * [10] a terminal with an online cash register refusing an Init without Receipt, as answered by
+ *     T-Bank and quoted in tinkoff-asdk-android issue 194: {"Success":false,"ErrorCode":"309",
+ *     "Message":"Неверные параметры.","Details":"{request.validate.expected.receipt}"} (the maintainer:
+ *     "Поле Receipt не должно быть пустым"); and 308 when the receipt's sum and the payment's differ,
+ *     "The amount in the check and in the payment do not match." (tinkoff-asdk-ios-old issue 21).
  * Anything marked EMULATOR is this emulator's own choice where the documentation is silent.
  */
+
+const TB_TAXATION = new Set(['osn', 'usn_income', 'usn_income_outcome', 'envd', 'esn', 'patent']);
+const TB_TAX = new Set(['none', 'vat0', 'vat10', 'vat20', 'vat110', 'vat120']);
+const TB_PAYMENT_METHODS = new Set(['full_prepayment', 'prepayment', 'advance', 'full_payment', 'partial_payment', 'credit', 'credit_payment']);
+const TB_PAYMENT_OBJECTS = new Set([
+  'commodity', 'excise', 'job', 'service', 'gambling_bet', 'gambling_prize', 'lottery', 'lottery_prize', 'intellectual_activity',
+  'payment', 'agent_commission', 'composite', 'another',
+]);
 
 export type TbStatus =
   | 'NEW' | 'FORM_SHOWED' | 'AUTHORIZING' | '3DS_CHECKING' | 'AUTHORIZED' | 'CONFIRMING' | 'CONFIRMED'
@@ -87,6 +109,8 @@ export interface TBankOptions {
   defaultPayType?: 'O' | 'T';
   retryBaseMs?: number;
   maxAttempts?: number;
+  /** [9][10]: the terminal has an online cash register: Init, Confirm and Cancel need Receipt. */
+  fiscalization?: boolean;
 }
 
 export type TbPayerAction = 'pay' | 'decline' | '3ds-confirm' | '3ds-fail' | 'sbp-confirm' | 'sbp-reject' | 'expire';
@@ -107,6 +131,10 @@ export class TBankEmulator {
   readonly requests: { op: string; paymentId?: string; at: number; errorCode?: string; status: number }[] = [];
   readonly terminalKey: string;
   readonly password: string;
+  /** [9][10]: the terminal is fiscalized (settable by tests). */
+  fiscalization: boolean;
+  /** Every Receipt accepted: the method, the payment, and the Receipt as received. */
+  readonly receipts: { op: 'Init' | 'Confirm' | 'Cancel'; paymentId: string; receipt: Record<string, unknown> }[] = [];
   notifyUrl?: string;
   readonly notifier: Notifier;
   private readonly http: EmulatorServer;
@@ -120,6 +148,7 @@ export class TBankEmulator {
     this.opts = opts;
     this.terminalKey = opts.terminalKey ?? '1234567890DEMO';
     this.password = opts.password ?? 'emulator-password';
+    this.fiscalization = opts.fiscalization ?? false;
     this.notifyUrl = opts.notifyUrl;
     // [4]: delivered again until the answer is HTTP 200 with exactly "OK".
     this.notifier = new Notifier({ accepts: (s, t) => s === 200 && t === 'OK', retryBaseMs: opts.retryBaseMs, maxAttempts: opts.maxAttempts });
@@ -227,6 +256,41 @@ export class TBankEmulator {
     return v;
   }
 
+  /**
+   * [9][10]: on a fiscalized terminal the operation needs a Receipt: none is 309 (T-Bank's own
+   * answer); its Items' Amounts not adding up to the operation's amount (kopecks) is 308. A receipt
+   * that breaks [9]'s schema (no Email and no Phone, a Taxation, Tax, PaymentMethod or
+   * PaymentObject outside its list, Name empty or over 128, Price or Amount not whole kopecks,
+   * Amount != Price x Quantity, Quantity not positive or over 3 decimals) is 309 with Details naming
+   * the field (EMULATOR: the code for a malformed receipt is not documented; 309 is the stricter
+   * reading). Without an online cash register a Receipt is not checked (EMULATOR).
+   */
+  private receiptRefusal(raw: unknown, amount: number): Answer | null {
+    if (!this.fiscalization) return null;
+    const bad = (detail: string) => this.fail('309', 'Неверные параметры.', detail);
+    if (!raw || typeof raw !== 'object' || Array.isArray(raw)) return bad('{request.validate.expected.receipt}');
+    const r = raw as Record<string, unknown>;
+    const email = typeof r.Email === 'string' && /^[^\s@]+@[^\s@]+$/.test(r.Email) && r.Email.length <= 64;
+    const phone = typeof r.Phone === 'string' && /^\+\d{10,15}$/.test(r.Phone);
+    if (!email && !phone) return bad('Receipt: заполните Email или Phone');
+    if (!TB_TAXATION.has(r.Taxation as string)) return bad('Receipt.Taxation: недопустимое значение');
+    if (!Array.isArray(r.Items) || r.Items.length === 0) return bad('Receipt.Items не должен быть пустым');
+    let total = 0;
+    for (const [i, it] of (r.Items as Record<string, unknown>[]).entries()) {
+      const at = `Receipt.Items[${i}]`;
+      if (!it || typeof it !== 'object') return bad(`${at}: объект ожидается`);
+      if (typeof it.Name !== 'string' || it.Name === '' || it.Name.length > 128) return bad(`${at}.Name`);
+      if (!Number.isSafeInteger(it.Price) || (it.Price as number) < 0) return bad(`${at}.Price: целое число копеек`);
+      if (typeof it.Quantity !== 'number' || !(it.Quantity > 0) || Math.abs(it.Quantity * 1000 - Math.round(it.Quantity * 1000)) > 1e-6) return bad(`${at}.Quantity`);
+      if (!Number.isSafeInteger(it.Amount) || it.Amount !== Math.round((it.Price as number) * it.Quantity)) return bad(`${at}.Amount: Price x Quantity`);
+      if (!TB_TAX.has(it.Tax as string)) return bad(`${at}.Tax: недопустимое значение`);
+      if (it.PaymentMethod !== undefined && !TB_PAYMENT_METHODS.has(it.PaymentMethod as string)) return bad(`${at}.PaymentMethod`);
+      if (it.PaymentObject !== undefined && !TB_PAYMENT_OBJECTS.has(it.PaymentObject as string)) return bad(`${at}.PaymentObject`);
+      total += it.Amount as number;
+    }
+    return total === amount ? null : this.fail('308', 'The amount in the check and in the payment do not match.', `Сумма позиций чека ${total} не равна сумме ${amount}`);
+  }
+
   // ---------------------------------------------------------------- operations
 
   private init(b: Record<string, unknown>): Answer {
@@ -238,6 +302,8 @@ export class TBankEmulator {
     for (const k of ['SuccessURL', 'FailURL', 'NotificationURL'] as const) {
       if (b[k] !== undefined && (typeof b[k] !== 'string' || !/^https?:\/\//.test(b[k]))) return this.fail('9999', 'Неверные параметры.', `Поле ${k} должно быть URL`);
     }
+    const refused = this.receiptRefusal(b.Receipt, amount);
+    if (refused) return refused;
     let due = Date.now() + 24 * 3600_000; // [2]: RedirectDueDate defaults to 24 hours.
     if (b.RedirectDueDate !== undefined) {
       const t = typeof b.RedirectDueDate === 'string' ? Date.parse(b.RedirectDueDate) : NaN;
@@ -256,6 +322,7 @@ export class TBankEmulator {
     };
     // [2]: Init does not deduplicate by OrderId; CheckOrder lists every payment of an order.
     this.payments.set(id, p);
+    if (b.Receipt !== undefined) this.receipts.push({ op: 'Init', paymentId: id, receipt: b.Receipt as Record<string, unknown> });
     return json(200, {
       Success: true, ErrorCode: '0', TerminalKey: this.terminalKey, Status: p.Status, PaymentId: id,
       OrderId: p.OrderId, Amount: p.Amount, PaymentURL: `${this.baseUrl}/new/${p.formCode}`,
@@ -280,6 +347,9 @@ export class TBankEmulator {
     // [2]: Confirm finishes a two-stage payment held in AUTHORIZED.
     if (p.Status !== 'AUTHORIZED' && p.Status !== 'PARTIAL_REVERSED') return this.fail('8', 'Неверный статус транзакции', `Платеж в статусе ${p.Status}`);
     if (amount !== undefined && amount > p.Amount) return this.fail('9999', 'Неверные параметры.', 'Сумма подтверждения больше суммы авторизации');
+    const refused = this.receiptRefusal(b.Receipt, amount ?? p.Amount);
+    if (refused) return refused;
+    if (b.Receipt !== undefined) this.receipts.push({ op: 'Confirm', paymentId: p.PaymentId, receipt: b.Receipt as Record<string, unknown> });
     if (amount !== undefined) p.Amount = amount;
     this.move(p, 'CONFIRMING');
     this.move(p, 'CONFIRMED', true);
@@ -322,6 +392,9 @@ export class TBankEmulator {
     const take = amount ?? p.Amount;
     // Refunds never exceed what is left of the payment.
     if (take > p.Amount) return this.fail('9999', 'Неверные параметры.', 'Сумма отмены больше остатка платежа');
+    const refused = this.receiptRefusal(b.Receipt, take);
+    if (refused) return refused;
+    if (b.Receipt !== undefined) this.receipts.push({ op: 'Cancel', paymentId: p.PaymentId, receipt: b.Receipt as Record<string, unknown> });
     p.Amount -= take;
     if (authorized) {
       this.move(p, 'REVERSING');

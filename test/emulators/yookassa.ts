@@ -23,8 +23,26 @@ import {
  * [8] an answer example on [2]: {"id":"29f31de9-000f-5000-a000-...","status":"pending","amount":{"value":"2.00","currency":"RUB"},
  *     "recipient":{"account_id","gateway_id"},...} and a real answer quoted on pravtreba.ru
  *     (confirmation {type: redirect, confirmation_url}, test, paid, refundable, metadata)
+ * [10] yookassa.ru/developers/payment-acceptance/receipts/54fz/yoomoney/basics and
+ *     .../receipts/54fz/parameters-values: with 54-FZ on in the shop's settings a payment and a refund
+ *     carry `receipt` {customer {email | phone}, items [{description <= 128, quantity, amount {value,
+ *     currency} (the price of ONE unit), vat_code, payment_subject, payment_mode}], tax_system_code};
+ *     tax_system_code 1..6, vat_code 1..10; the receipt's total (sum of amount x quantity) equals the
+ *     payment's (refund's) amount. A missing or wrong receipt is 400 invalid_request with
+ *     description "Receipt is missing or illegal" and parameter "receipt" (the refusal named in
+ *     issue 29, in the error body of [2][9]).
  * Anything marked EMULATOR is this emulator's own choice where the documentation is silent.
  */
+
+/** [10]: payment_subject values (FFD 1.05 and 1.2) and payment_mode values. */
+const YK_PAYMENT_SUBJECTS = new Set([
+  'commodity', 'excise', 'job', 'service', 'payment', 'casino', 'gambling_bet', 'gambling_prize', 'lottery', 'lottery_prize',
+  'intellectual_activity', 'agent_commission', 'property_right', 'non_operating_gain', 'insurance_premium', 'sales_tax', 'resort_fee',
+  'composite', 'another', 'marked', 'non_marked', 'marked_excise', 'non_marked_excise', 'fine', 'tax', 'lien', 'cost', 'agent_withdrawals',
+  'pension_insurance_without_payouts', 'pension_insurance_with_payouts', 'health_insurance_without_payouts', 'health_insurance_with_payouts',
+  'health_insurance', 'casino_chips', 'casino_payment',
+]);
+const YK_PAYMENT_MODES = new Set(['full_prepayment', 'partial_prepayment', 'advance', 'full_payment', 'partial_payment', 'credit', 'credit_payment']);
 
 export type Money = { value: string; currency: string };
 export type PaymentStatus = 'pending' | 'waiting_for_capture' | 'succeeded' | 'canceled';
@@ -103,6 +121,8 @@ export interface YooKassaOptions {
   payoutSettleMs?: number | null;
   retryBaseMs?: number;
   maxAttempts?: number;
+  /** [10]: the shop sends receipts through YooKassa (54-FZ on): payments and refunds need `receipt`. */
+  fiscalization?: boolean;
 }
 
 export type PayerAction = 'pay' | 'decline' | '3ds-confirm' | '3ds-fail' | 'sbp-confirm' | 'cancel' | 'expire';
@@ -118,6 +138,10 @@ export class YooKassaEmulator {
   readonly refunds = new Map<string, YkRefund>();
   readonly payouts = new Map<string, YkPayout>();
   readonly requests: { method: string; path: string; status: number }[] = [];
+  /** [10]: whether the shop is fiscalized (settable by tests). */
+  fiscalization: boolean;
+  /** Every receipt accepted, with the object it came with (what the online cash register got). */
+  readonly receipts: { object: 'payment' | 'refund'; id: string; receipt: Record<string, unknown> }[] = [];
   readonly shopId: string;
   readonly secretKey: string;
   readonly payoutAgentId: string;
@@ -137,6 +161,7 @@ export class YooKassaEmulator {
     this.payoutAgentId = opts.payoutAgentId ?? '505050';
     this.payoutSecretKey = opts.payoutSecretKey ?? 'test_payout_secret';
     this.notifyUrl = opts.notifyUrl;
+    this.fiscalization = opts.fiscalization ?? false;
     // YooKassa repeats a notification until it gets HTTP 200 (webhooks page; EMULATOR: bounded attempts).
     this.notifier = new Notifier({ accepts: (s) => s === 200, retryBaseMs: opts.retryBaseMs, maxAttempts: opts.maxAttempts });
     this.http = new EmulatorServer((r) => this.route(r));
@@ -299,6 +324,45 @@ export class YooKassaEmulator {
     return { value: toMoney(value), currency: 'RUB' };
   }
 
+  /**
+   * [10]: with 54-FZ on, a payment or refund without a valid receipt is refused, 400
+   * invalid_request "Receipt is missing or illegal" (parameter receipt). Checked: a customer
+   * e-mail or phone, 1..100 items (EMULATOR: the count bound), each with description 1..128,
+   * a positive quantity (a JSON number; EMULATOR: the stricter reading of the OpenAPI type),
+   * amount as money, vat_code 1..10, payment_subject and payment_mode from [10]'s lists,
+   * tax_system_code 1..6 when given, and the total equal to the operation's amount to the kopeck.
+   * Without 54-FZ a receipt sent is ignored (EMULATOR: not checked).
+   */
+  private receiptRefusal(raw: unknown, amount: Money): Answer | null {
+    if (!this.fiscalization) return null;
+    const illegal = () => this.error(400, 'invalid_request', 'Receipt is missing or illegal', 'receipt');
+    if (!raw || typeof raw !== 'object' || Array.isArray(raw)) return illegal();
+    const r = raw as Record<string, unknown>;
+    const c = r.customer as Record<string, unknown> | undefined;
+    const email = c && typeof c.email === 'string' && /^[^\s@]+@[^\s@]+$/.test(c.email);
+    const phone = c && typeof c.phone === 'string' && /^\d{10,15}$/.test(c.phone);
+    if (!email && !phone) return illegal();
+    if (r.tax_system_code !== undefined && !(Number.isInteger(r.tax_system_code) && (r.tax_system_code as number) >= 1 && (r.tax_system_code as number) <= 6)) return illegal();
+    const items = r.items;
+    if (!Array.isArray(items) || items.length === 0 || items.length > 100) return illegal();
+    let total = 0;
+    for (const it of items as Record<string, unknown>[]) {
+      if (!it || typeof it !== 'object') return illegal();
+      if (typeof it.description !== 'string' || it.description === '' || it.description.length > 128) return illegal();
+      if (typeof it.quantity !== 'number' || !(it.quantity > 0)) return illegal();
+      const price = this.money(it.amount, 'receipt.items.amount');
+      if ('status' in price) return illegal();
+      if (!Number.isInteger(it.vat_code) || (it.vat_code as number) < 1 || (it.vat_code as number) > 10) return illegal();
+      if (!YK_PAYMENT_SUBJECTS.has(it.payment_subject as string) || !YK_PAYMENT_MODES.has(it.payment_mode as string)) return illegal();
+      // The line's total in kopecks: price x quantity, quantity with at most 3 decimals
+      // (EMULATOR: a line whose total is not whole kopecks is refused, the stricter reading).
+      const milli = Math.round(it.quantity * 1000);
+      if (Math.abs(it.quantity * 1000 - milli) > 1e-6 || (cents(price.value) * milli) % 1000 !== 0) return illegal();
+      total += (cents(price.value) * milli) / 1000;
+    }
+    return total === cents(amount.value) ? null : illegal();
+  }
+
   // ---------------------------------------------------------------- payments
 
   private createPayment(b: Record<string, unknown>): Answer {
@@ -327,8 +391,11 @@ export class YooKassaEmulator {
     if (b.description !== undefined && (typeof b.description !== 'string' || b.description.length > 128)) {
       return this.error(400, 'invalid_request', 'Invalid description: a string of at most 128 characters', 'description');
     }
+    const refused = this.receiptRefusal(b.receipt, amount);
+    if (refused) return refused;
     const metadata = (b.metadata && typeof b.metadata === 'object' ? b.metadata : {}) as Record<string, string>;
     const id = uuidLike('000f');
+    if (b.receipt !== undefined) this.receipts.push({ object: 'payment', id, receipt: b.receipt as Record<string, unknown> });
     const now = new Date();
     const p: YkPayment = {
       id,
@@ -526,7 +593,10 @@ export class YooKassaEmulator {
     if (refunded + cents(amount.value) > cents(p.amount.value)) {
       return this.error(400, 'invalid_request', 'Refund amount is greater than the amount available for refund', 'amount.value');
     }
+    const refused = this.receiptRefusal(b.receipt, amount);
+    if (refused) return refused;
     const id = uuidLike('0015');
+    if (b.receipt !== undefined) this.receipts.push({ object: 'refund', id, receipt: b.receipt as Record<string, unknown> });
     const x: YkRefund = { id, payment_id: p.id, status: 'succeeded', amount, created_at: new Date().toISOString(), description: b.description as string | undefined };
     this.refunds.set(id, x);
     p.refunded_amount = { value: fromCents(refunded + cents(amount.value)), currency: 'RUB' };

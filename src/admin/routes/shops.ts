@@ -7,6 +7,7 @@ import { bodyObject, isIdLike } from '../input.js';
 import { shopView } from '../views.js';
 import { actorOf } from '../../audit/audit.js';
 import { shopAudit } from '../../audit/steps.js';
+import { PAYMENT_MODES, PAYMENT_SUBJECTS, TAX_SYSTEM_CODES, VAT_CODES } from '../../domain/receipt/fiscal.js';
 
 const IdParams = Type.Object({ id: Type.String() });
 const CURRENCIES = ['RUB', 'USD', 'EUR'] as const;
@@ -22,6 +23,16 @@ const fields = (nameRequired: boolean) => defineInput({
 const CreateInput = fields(true);
 const PatchInput = fields(false);
 
+/** 54-FZ settings (docs/decisions.md "Fiscal receipts"); checked by the shop service, 422 per field as `fiscalization.<field>`. */
+const FiscalizationSchema = Type.Object({
+  enabled: Type.Optional(Type.Boolean()),
+  tax_system_code: Type.Optional(Type.Integer({ enum: [...TAX_SYSTEM_CODES], description: 'YooKassa tax_system_code (T-Bank Taxation osn..patent)' })),
+  vat_code: Type.Optional(Type.Integer({ enum: [...VAT_CODES], description: 'YooKassa vat_code (T-Bank Tax none..vat120)' })),
+  payment_subject: Type.Optional(Type.String({ enum: [...PAYMENT_SUBJECTS] })),
+  payment_mode: Type.Optional(Type.String({ enum: [...PAYMENT_MODES] })),
+}, { description: 'Fiscal receipts: fields not sent keep their value; enabled needs tax_system_code and vat_code' });
+const withFiscal = (schema: typeof CreateInput.schema) => Type.Composite([schema, Type.Object({ fiscalization: Type.Optional(FiscalizationSchema) })]);
+
 const URLS = [['result_url', 'resultUrl'], ['success_url', 'successUrl'], ['fail_url', 'failUrl']] as const;
 
 /** Parsed shop fields; a URL sent as null or "" is cleared (the guard runs in the service). */
@@ -36,6 +47,7 @@ function toShopPatch(raw: Record<string, unknown>, body: Record<string, unknown>
     if (p[field] !== undefined) out[key] = p[field];
     else if (Object.prototype.hasOwnProperty.call(body, field) && (body[field] === null || body[field] === '')) out[key] = null;
   }
+  if (raw.fiscalization !== undefined) out.fiscalization = { raw: raw.fiscalization };
   return out;
 }
 
@@ -46,7 +58,7 @@ export default async function shopAdminRoutes(app: FastifyInstance): Promise<voi
   const { merchants, shops } = app.services;
 
   app.post<{ Params: { id: string } }>('/merchants/:id/shops', {
-    schema: { tags, summary: 'Create a shop for the merchant', params: IdParams, body: CreateInput.schema },
+    schema: { tags, summary: 'Create a shop for the merchant', params: IdParams, body: withFiscal(CreateInput.schema) },
   }, async (req, reply) => {
     if (!isIdLike(req.params.id)) throw new NotFoundError('Merchant not found.');
     const m = await merchants.get(req.params.id);
@@ -71,7 +83,7 @@ export default async function shopAdminRoutes(app: FastifyInstance): Promise<voi
   });
 
   app.patch<{ Params: { id: string } }>('/shops/:id', {
-    schema: { tags, summary: 'Change shop fields; null or "" clears a URL', params: IdParams, body: PatchInput.schema },
+    schema: { tags, summary: 'Change shop fields; null or "" clears a URL; fiscalization fields not sent keep their value', params: IdParams, body: withFiscal(PatchInput.schema) },
   }, async (req) => {
     if (!isIdLike(req.params.id)) throw new NotFoundError('Shop not found.');
     const current = await shops.getAny(req.params.id);

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { defineInput, v } from '../../http/input.js';
 import { BASE, cabinetActor, formBody, formErrors, liveMerchantIdOf as merchantIdOf, queryOf, render } from '../context.js';
 import { testPostback, shopAudit } from '../../audit/steps.js';
+import { fiscalJson, fiscalOf, PAYMENT_MODES, PAYMENT_SUBJECTS, TAX_SYSTEM_CODES, VAT_CODES } from '../../domain/receipt/fiscal.js';
 
 const settingsInput = defineInput({
   default_currency: v.enumOf(['RUB', 'USD', 'EUR'] as const, { required: true }),
@@ -19,7 +20,10 @@ export default async function shopRoutes(app: FastifyInstance): Promise<void> {
   const show = async (req: Parameters<typeof render>[0], reply: Parameters<typeof render>[1], data: Record<string, unknown> = {}) => {
     // NotFoundError for another merchant's shop: the cabinet answers 404.
     const shop = await app.services.shops.get(merchantIdOf(req), (req.params as { id: string }).id);
-    return render(req, reply, 'shop', { nav: 'shops', shop, ...data });
+    return render(req, reply, 'shop', {
+      nav: 'shops', shop, fiscal: fiscalJson(fiscalOf(shop.fiscalization)),
+      fiscalOptions: { taxSystems: TAX_SYSTEM_CODES, vatCodes: VAT_CODES, subjects: PAYMENT_SUBJECTS, modes: PAYMENT_MODES }, ...data,
+    });
   };
 
   // `?test=<event id>`: the answer of a test postback sent from this page, read from the
@@ -40,6 +44,14 @@ export default async function shopRoutes(app: FastifyInstance): Promise<void> {
       const p = settingsInput.parse(b);
       await app.services.shops.update(merchantIdOf(req), id, {
         defaultCurrency: p.default_currency, resultUrl: p.result_url ?? null, successUrl: p.success_url ?? null, failUrl: p.fail_url ?? null,
+        // 54-FZ receipts: the same checks as the operator API's (errors next to each field).
+        fiscalization: {
+          raw: {
+            enabled: b.fiscal_enabled === '1', tax_system_code: b.tax_system_code ?? '', vat_code: b.vat_code ?? '',
+            payment_subject: b.payment_subject, payment_mode: b.payment_mode,
+          },
+          prefix: '',
+        },
       }, shopAudit(app.config, cabinetActor(req), 'shop.update'));
       return reply.redirect(`${BASE}/shops/${encodeURIComponent(id)}?ok=common.saved`, 303);
     } catch (e) {

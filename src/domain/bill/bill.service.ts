@@ -1,7 +1,7 @@
 import type { Decimal } from 'decimal.js';
 import type { Config } from '../../config.js';
 import { withPgTx, type Db, type InTx, type Queryable } from '../../db/client.js';
-import { DomainError, UnauthenticatedError } from '../../errors.js';
+import { DomainError, UnauthenticatedError, ValidationError } from '../../errors.js';
 import { assertMerchantUsable } from '../merchant/merchant-guard.js';
 import { assertIpAllowed } from '../merchant/ip-allowlist.js';
 import { newBillId } from '../../lib/ids.js';
@@ -50,6 +50,17 @@ interface CreateOutcome {
   has_rate: boolean;
   inserted_at: Date | null;
   allowlist: string[] | null;
+  /** The shop issues 54-FZ receipts. */
+  fiscal: boolean;
+}
+
+/** bill/create's answer for a fiscalized shop's bill with no way to reach the payer (docs/decisions.md "Fiscal receipts"). */
+export const PAYER_CONTACT_REQUIRED =
+  'The payer email field is required when the shop issues fiscal receipts (54-FZ), unless request_fields asks the payer for an email or a phone.';
+
+/** Whether a bill gives a receipt an e-mail or a phone: its own payer_email, or the page asks for one. */
+export function billReachesPayer(input: Pick<CreateBillInput, 'payerEmail' | 'requestFields'>): boolean {
+  return !!input.payerEmail || !!input.requestFields?.some((f) => f === 'email' || f === 'phone');
 }
 
 // Finished NORMAL bills never change; the SQL guards use the same list as bill.states.ts.
@@ -91,7 +102,9 @@ export class BillService {
          SELECT id, COALESCE(live_merchant_id, id) AS owner_id, status::text, subscription::text, api_ip_allowlist
            FROM merchants WHERE ${byToken ? 'api_token_hash' : 'id'} = $2
        ), s AS (
-         SELECT id, merchant_id, enabled, COALESCE($3::"Currency", default_currency) AS currency FROM shops WHERE id = $1
+         SELECT id, merchant_id, enabled, COALESCE($3::"Currency", default_currency) AS currency,
+                coalesce((fiscalization->>'enabled')::boolean, false) AS fiscal
+           FROM shops WHERE id = $1
        ), ok AS (
          SELECT s.*, (s.currency = 'RUB' OR EXISTS (SELECT 1 FROM fx_rates r WHERE r.currency = s.currency)) AS has_rate FROM s
        ), ins AS (
@@ -102,12 +115,14 @@ export class BillService {
                 $13::int, now() + $13::int * interval '1 second', $14, $15, $16, $17, $18, $19::jsonb, $20::jsonb
            FROM ok JOIN m ON ok.merchant_id = m.owner_id
           WHERE m.status = 'ACTIVE' AND m.subscription = 'ACTIVE' AND ok.enabled AND ok.has_rate
+            -- A fiscalized shop's receipt needs the payer's e-mail or phone ($21: the bill gives one).
+            AND (NOT ok.fiscal OR $21::boolean)
             -- Authenticated here by token: a merchant with an IP allow-list is checked first (below).
             AND (${byToken ? 'm.api_ip_allowlist IS NULL' : 'true'})
          RETURNING created_at
        )
        SELECT m.id AS merchant_id, m.owner_id, m.status AS merchant_status, m.subscription AS merchant_subscription,
-              ok.merchant_id AS shop_merchant_id, ok.enabled, ok.currency, ok.has_rate,
+              ok.merchant_id AS shop_merchant_id, ok.enabled, ok.currency, ok.has_rate, coalesce(ok.fiscal, false) AS fiscal,
               (SELECT created_at FROM ins) AS inserted_at, m.api_ip_allowlist AS allowlist
          FROM m LEFT JOIN ok ON true`,
       values: [
@@ -116,7 +131,7 @@ export class BillService {
         input.payerPaysCommission ?? false, input.paymentMethod ?? null,
         input.ttl ?? null, input.successUrl ?? null, input.failUrl ?? null, input.returnUrl ?? null, input.locale ?? null,
         input.payerEmail ?? null, input.requestFields?.length ? JSON.stringify(input.requestFields) : null,
-        input.items?.length ? JSON.stringify(input.items) : null,
+        input.items?.length ? JSON.stringify(input.items) : null, billReachesPayer(input),
       ],
     });
     const o = r.rows[0];
@@ -135,6 +150,7 @@ export class BillService {
     if (o.shop_merchant_id !== o.owner_id) throw new DomainError('access_denied');
     if (!o.enabled) throw new DomainError('shop_not_enabled');
     if (!o.has_rate) throw new DomainError('rate-not-found');
+    if (o.fiscal && !billReachesPayer(input)) throw ValidationError.field('payer_email', PAYER_CONTACT_REQUIRED);
     if (!o.inserted_at) throw new Error('bill insert did not happen although every rule held');
     return { id, linkUrl: this.qrUrl(id), linkPageUrl: this.pageUrl(id), createdAt: o.inserted_at };
   }

@@ -25,6 +25,8 @@ import { isMoneyReceived } from '../statuses.js';
 import { PayValidationError, type PayerFields, type PayInput, type PayMethod } from './pay-input.js';
 import { paymentError } from './payment-errors.js';
 import { money8 } from '../../lib/money.js';
+import { activeFiscal, fiscalOf, type ActiveFiscal } from '../receipt/fiscal.js';
+import { paymentReceipt, type Receipt } from '../receipt/receipt.js';
 
 /** A bill as the payment page and the payment flow see it (with its shop, merchant fees and rate). */
 export interface PayableBill {
@@ -62,6 +64,8 @@ export interface PayableBill {
   routing: Routing;
   /** A bill of the merchant's test twin (test token): no real money moves (PROVIDERS.md "Test mode"). */
   test: boolean;
+  /** The shop's 54-FZ settings when it issues receipts (null: no receipt is sent). */
+  fiscal: ActiveFiscal | null;
 }
 
 /** What the payer owes for a bill with a method. */
@@ -144,7 +148,7 @@ SELECT b.id, b.merchant_id, b.shop_id, s.name AS shop_name, b.order_id, b.name, 
        b.request_fields, b.items,
        CASE WHEN b.currency_in = 'RUB' THEN '1' ELSE r.rub_per_unit::text END AS rate,
        m.payment_card_percent::text, m.payment_card_fixed::text, m.payment_sbp_percent::text, m.payment_sbp_fixed::text,
-       m.routing, (m.live_merchant_id IS NOT NULL) AS test
+       m.routing, (m.live_merchant_id IS NOT NULL) AS test, s.fiscalization
   FROM bills b
   JOIN shops s ON s.id = b.shop_id
   JOIN merchants m ON m.id = b.merchant_id
@@ -161,6 +165,18 @@ interface BillRow {
   request_fields: PayableBill['requestFields'] | null; items: PayableBill['items'] | null;
   routing: Partial<Routing> | null;
   test: boolean;
+  fiscalization: unknown;
+}
+
+/**
+ * The payer fields the page asks for: the bill's, plus the e-mail when the shop issues receipts
+ * and the bill gives no way to reach the payer (a bill made before fiscalization was turned on;
+ * bill/create refuses new ones): a receipt needs an e-mail or a phone (docs/decisions.md).
+ */
+function askedFields(r: Pick<BillRow, 'request_fields' | 'payer_email'>, fiscal: ActiveFiscal | null): PayableBill['requestFields'] {
+  const asked = r.request_fields ?? [];
+  if (!fiscal || r.payer_email || asked.includes('email') || asked.includes('phone')) return asked;
+  return [...asked, 'email'];
 }
 
 const toBill = (r: BillRow, routing: (stored: Partial<Routing> | null, live: boolean) => Routing): PayableBill => ({
@@ -176,7 +192,8 @@ const toBill = (r: BillRow, routing: (stored: Partial<Routing> | null, live: boo
     payoutCardPercent: null, payoutCardFixed: null, payoutSbpPercent: null, payoutSbpFixed: null,
   },
   expired: r.expired, returnUrl: r.return_url, locale: r.locale, payerEmail: r.payer_email,
-  requestFields: r.request_fields ?? [], items: r.items ?? [], test: r.test,
+  requestFields: askedFields(r, activeFiscal(fiscalOf(r.fiscalization))), items: r.items ?? [], test: r.test,
+  fiscal: activeFiscal(fiscalOf(r.fiscalization)),
 });
 
 /**
@@ -226,6 +243,16 @@ const PAY_FINISH = statement('pay_finish', `WITH p AS (
          RETURNING 1)
        SELECT (SELECT count(*) FROM p)::int AS p, (SELECT count(*) FROM b)::int AS b,
               (SELECT api_token_enc FROM merchants WHERE id = :merchant_id) AS tok`);
+
+/** The receipt a payment of `bill` carries (null when its shop issues none), from the quote it was opened with. */
+export function receiptFor(bill: PayableBill, quote: Quote, payer: PayerFields): Receipt | null {
+  if (!bill.fiscal) return null;
+  return paymentReceipt({
+    fiscal: bill.fiscal, billName: bill.name, billDescription: bill.description, items: bill.items, totalRub: quote.dueRub,
+    payerCommission: bill.payerPaysCommission ? quote.commission : new Decimal(0), rate: quote.rate, rub: bill.currency === 'RUB',
+    email: payer.email, phone: payer.phone,
+  });
+}
 
 /** A connector's answer as the finishing step takes it; null when it is not final. */
 type ChargeResult =
@@ -381,6 +408,7 @@ export class PaymentService {
     // reconciliation always asks the connector that may have the money.
     let outcome: PaymentOutcome | null = null;
     let connector: Connector | null = null;
+    const receipt = receiptFor(opened.bill, opened.quote, pay.payer) ?? undefined;
     for (const [i, c] of opened.candidates.entries()) {
       if (i > 0) await runPaymentById(this.db.pool, paymentId, { text: `UPDATE payments SET connector = $2 WHERE id = $1 AND status = 'PROCESS'`, values: [paymentId, c.name] });
       connector = c;
@@ -390,6 +418,7 @@ export class PaymentService {
         // a real provider is asked for the amount due, whatever the request said.
         sbpAmount: c.kind === 'sandbox' ? pay.sbpAmount : undefined,
         returnUrl: `${this.config.publicBaseUrl}/pay/${opened.bill.id}/payments/${paymentId}`,
+        receipt,
       }, cc));
       if (outcome.status !== 'refused') break;
     }

@@ -1,4 +1,5 @@
 import type { Decimal } from 'decimal.js';
+import type { Receipt } from '../receipt/receipt.js';
 
 /** What a connector is an instance of (PROVIDERS.md "Connectors"). */
 export const CONNECTOR_KINDS = ['sandbox', 'yookassa', 'tbank'] as const;
@@ -66,6 +67,8 @@ export interface CreatePayment {
   card?: CardData;
   /** Sandbox only: what the SBP payer sends (to make UNDERPAID / OVERPAID). */
   sbpAmount?: Decimal;
+  /** The 54-FZ receipt when the bill's shop fiscalizes (its lines add up to `amount`). */
+  receipt?: Receipt;
 }
 
 /** A refund or payout: final answers, or still running at the provider, or as for payments. */
@@ -92,6 +95,8 @@ export interface CreateRefund {
   amountRub: Decimal | null;
   /** The payer's masked card (first 6, stars, last 4), null for SBP payments. */
   fromCard: string | null;
+  /** The 54-FZ refund receipt when the payment's shop fiscalizes (its lines add up to the RUB refunded). */
+  receipt?: Receipt;
 }
 
 export interface CreatePayout {

@@ -6,6 +6,7 @@ import {
   type InboundNotification, type OperationOutcome, type ParsedNotification, type PaymentOutcome,
 } from './connector.js';
 import { ipAllowed, parseAllowList, providerFetch, rubOfRefund, type ProviderAnswer } from './provider-http.js';
+import type { Receipt } from '../receipt/receipt.js';
 
 /** T-Bank internet acquiring API v2 in production (test terminals: https://rest-api-test.tinkoff.ru/v2). */
 export const TBANK_BASE_URL = 'https://securepay.tinkoff.ru/v2';
@@ -89,6 +90,7 @@ export class TBankConnector implements Connector {
     const init = await this.send('Init', {
       Amount: kopecks(req.amount), OrderId: req.paymentId, Description: (req.description ?? `Payment ${req.paymentId}`).slice(0, 140),
       PayType: 'O', NotificationURL: this.notificationUrl, SuccessURL: back, FailURL: back,
+      ...(req.receipt ? { Receipt: tbReceipt(req.receipt) } : {}),
     }, ctx);
     // A NEW payment moves no money until the payer acts on T-Bank's page or the QR, which the
     // payer reaches only from this answer: a refusal here, a 5xx included, is safe to route on.
@@ -124,7 +126,12 @@ export class TBankConnector implements Connector {
     // of another currency admitted before that share was kept has none: failed, never guessed.
     const rub = rubOfRefund(req);
     if (!rub) return { status: 'failed', code: 'tbank:currency_not_supported', message: `tbank: no RUB amount for a refund in ${req.currency}`, ref: null };
-    const r = await this.send('Cancel', { PaymentId: req.paymentRef, Amount: kopecks(rub), ExternalRequestId: req.refundId }, ctx);
+    const r = await this.send('Cancel', {
+      PaymentId: req.paymentRef, Amount: kopecks(rub), ExternalRequestId: req.refundId,
+      // With an online cash register a refund goes by the receipt's lines (modern-openapi.json,
+      // "Частичный возврат при подключенной онлайн-кассе": Cancel carries Amount and Receipt).
+      ...(req.receipt ? { Receipt: tbReceipt(req.receipt) } : {}),
+    }, ctx);
     // No answer, or a 5xx: the Cancel may have applied; asked again with the same ExternalRequestId.
     if (r.status !== 200 || !r.body) throw new Error(`tbank: Cancel answered HTTP ${r.status} (result unknown)`);
     const a = r.body as TbAnswer;
@@ -242,6 +249,31 @@ function refundOutcome(ref: string, status: string): OperationOutcome {
 /** A refund's reference: its payment and what its Cancel left of it (just the PaymentId when T-Bank did not say). */
 function refundRef(paymentId: string, left: unknown): string {
   return typeof left === 'number' && Number.isSafeInteger(left) ? `${paymentId}:${left}` : paymentId;
+}
+
+/** YooKassa's tax_system_code 1..6 as T-Bank's `Taxation` (the same six systems, in that order). */
+const TAXATION: Record<number, string> = { 1: 'osn', 2: 'usn_income', 3: 'usn_income_outcome', 4: 'envd', 5: 'esn', 6: 'patent' };
+/** YooKassa's vat_code 1..6 as T-Bank's `Tax` (none, 0 %, 10 %, 20 %, 10/110, 20/120). */
+const TAX: Record<number, string> = { 1: 'none', 2: 'vat0', 3: 'vat10', 4: 'vat20', 5: 'vat110', 6: 'vat120' };
+
+/**
+ * The receipt as T-Bank takes it in Init and Cancel (kravetsone/t-kassa-api modern-openapi.json,
+ * schemas Receipt_FFD_105 and Items_FFD_105): `Email` or `Phone` (+{digits}), `Taxation`, `Items`
+ * [{Name (<= 128), Price (kopecks), Quantity, Amount (kopecks, = Price x Quantity), Tax,
+ * PaymentMethod, PaymentObject}]. The Items' Amounts add up to the operation's `Amount`. Nested:
+ * never part of the Token (tbankToken; tinkoff-asdk-android AcquiringRequest.kt ignores DATA,
+ * Receipt, Receipts and Shops when signing).
+ */
+export function tbReceipt(r: Receipt): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  if (r.customer.email) out.Email = r.customer.email;
+  if (r.customer.phone) out.Phone = r.customer.phone.startsWith('+') ? r.customer.phone : `+${r.customer.phone}`;
+  out.Taxation = TAXATION[r.taxSystemCode];
+  out.Items = r.lines.map((l) => ({
+    Name: l.name, Price: kopecks(l.price), Quantity: l.quantity.toNumber(), Amount: kopecks(l.amount), Tax: TAX[l.vatCode],
+    PaymentMethod: l.paymentMode === 'partial_prepayment' ? 'prepayment' : l.paymentMode, PaymentObject: l.paymentSubject,
+  }));
+  return out;
 }
 
 /** Kopecks as T-Bank's integer `Amount`, from the Decimal (never through a float). */

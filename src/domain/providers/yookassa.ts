@@ -5,6 +5,7 @@ import {
   type CreateRefund, type InboundNotification, type OperationOutcome, type ParsedNotification, type PaymentOutcome,
 } from './connector.js';
 import { ipAllowed, parseAllowList, providerFetch, rubOfRefund, type ProviderAnswer } from './provider-http.js';
+import type { Receipt } from '../receipt/receipt.js';
 
 /** YooKassa API v3 in production (yookassa.ru/developers/using-api/basics). */
 export const YOOKASSA_BASE_URL = 'https://api.yookassa.ru/v3';
@@ -78,6 +79,7 @@ export class YooKassaConnector implements Connector {
       confirmation: { type: 'redirect', return_url: req.returnUrl ?? `${this.publicBaseUrl}/` },
       description: (req.description ?? `Payment ${req.paymentId}`).slice(0, 128),
       metadata: { payment_id: req.paymentId },
+      ...(req.receipt ? { receipt: ykReceipt(req.receipt) } : {}),
     };
     const a = await this.send('POST', '/payments', ctx, { body, key: req.paymentId });
     // A payment at YooKassa moves no money until the payer confirms it on YooKassa's page, which
@@ -135,7 +137,11 @@ export class YooKassaConnector implements Connector {
     const rub = rubOfRefund(req);
     if (!rub) return { status: 'failed', code: 'yookassa:currency_not_supported', message: `yookassa: no RUB amount for a refund in ${req.currency}`, ref: null };
     const a = await this.send('POST', '/refunds', ctx, {
-      body: { payment_id: req.paymentRef, amount: money(rub), description: `Refund ${req.refundId}`.slice(0, 250) }, key: req.refundId,
+      body: {
+        payment_id: req.paymentRef, amount: money(rub), description: `Refund ${req.refundId}`.slice(0, 250),
+        ...(req.receipt ? { receipt: ykReceipt(req.receipt) } : {}),
+      },
+      key: req.refundId,
     });
     if (a.status === 200) return operationOutcome(a.body as YkObject);
     // YooKassa: a 500 is "result unknown, repeat with the same key"; the refund stays PROCESS
@@ -236,6 +242,28 @@ export class YooKassaConnector implements Connector {
 function money(d: Decimal, currency = 'RUB'): Money {
   if (d.decimalPlaces() > 2 || d.lte(0)) throw new ConnectorRefusedError('yookassa:invalid_amount', `yookassa: ${d.toString()} is not an amount in kopecks`);
   return { value: d.toFixed(2), currency };
+}
+
+/**
+ * The receipt as YooKassa takes it on POST /payments and POST /refunds
+ * (yookassa.ru/developers/payment-acceptance/receipts/54fz/yoomoney/basics and .../parameters-values;
+ * the official SDKs' Receipt and ReceiptItem): `customer` {email, phone (ITU-T E.164 digits, no
+ * "+")}, `items` [{description (<= 128), quantity (a number), amount {value, currency} = the PRICE
+ * OF ONE UNIT, vat_code, payment_subject, payment_mode}], `tax_system_code`. The receipt's total is
+ * the sum of amount x quantity, which must equal the payment's (or refund's) amount.
+ */
+export function ykReceipt(r: Receipt): Record<string, unknown> {
+  const customer: Record<string, string> = {};
+  if (r.customer.email) customer.email = r.customer.email;
+  if (r.customer.phone) customer.phone = r.customer.phone.replace(/^\+/, '');
+  return {
+    customer,
+    items: r.lines.map((l) => ({
+      description: l.name, quantity: l.quantity.toNumber(), amount: money(l.price), vat_code: l.vatCode,
+      payment_subject: l.paymentSubject, payment_mode: l.paymentMode,
+    })),
+    tax_system_code: r.taxSystemCode,
+  };
 }
 
 /** A refund or payout object as ours. */

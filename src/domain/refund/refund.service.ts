@@ -18,6 +18,8 @@ import {
 } from './refund.repository.js';
 import { assertTransition, IllegalRefundTransitionError } from './refund.states.js';
 import { refundRub } from './refund-rub.js';
+import { refundReceiptOf } from '../receipt/receipt.repository.js';
+import { rubOfRefund } from '../providers/provider-http.js';
 import type { RefundStatus } from '../../generated/prisma/enums.js';
 import {
   closeAttention, deferProviderCheck, isFinal, resolveItem, isNotFound, lastHeard, lockOpenAttention, parseResolution,
@@ -204,8 +206,9 @@ export class RefundService {
   private async send(r: ClaimedRefund): Promise<OperationOutcome> {
     const c = await this.connectors.get(r.connector);
     if (!c) return { status: 'refused', code: 'connector_unavailable', message: `connector ${r.connector} is disabled or not available` };
+    const req = await this.request(r);
     await this.db.pool.query('UPDATE refunds SET sent_at = now() WHERE id = $1', [r.id]);
-    return this.connectors.call(c, 'refund', (ctx) => c.refund(this.request(r), ctx));
+    return this.connectors.call(c, 'refund', (ctx) => c.refund(req, ctx));
   }
 
   /**
@@ -217,13 +220,19 @@ export class RefundService {
     const c = await this.connectors.get(r.connector);
     if (!c) return { status: 'unknown', ref: null, reason: `connector ${r.connector} is disabled or not available` };
     const o = await this.connectors.call(c, 'get_refund', (ctx) => c.getRefund({ refundId: r.id, ref: r.ref }, ctx));
-    if (isNotFound(o) && r.ref === null) return this.connectors.call(c, 'refund', (ctx) => c.refund(this.request(r), ctx));
+    if (isNotFound(o) && r.ref === null) {
+      const req = await this.request(r);
+      return this.connectors.call(c, 'refund', (ctx) => c.refund(req, ctx));
+    }
     return o;
   }
 
-  private request(r: ClaimedRefund) {
+  /** The connector's request; a repeat rebuilds the same receipt (the provider compares it under the same key). */
+  private async request(r: ClaimedRefund) {
+    const rub = rubOfRefund(r);
     return {
       refundId: r.id, paymentId: r.paymentId, paymentRef: r.paymentRef, amount: r.amount, amountRub: r.amountRub, currency: r.currency, fromCard: r.fromCard,
+      receipt: (rub ? await refundReceiptOf(this.db.pool, r.paymentId, rub) : null) ?? undefined,
     };
   }
 

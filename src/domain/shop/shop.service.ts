@@ -5,6 +5,7 @@ import { newId } from '../../lib/ids.js';
 import { NotFoundError, ValidationError } from '../../errors.js';
 import { assertSafeUrl, UnsafeUrlError } from '../../outbox/url-guard.js';
 import type { Currency } from '../../generated/prisma/enums.js';
+import { fiscalJson, fiscalOf, parseFiscalization, type FiscalSettings } from '../receipt/fiscal.js';
 
 export interface ShopInput {
   name: string;
@@ -13,6 +14,11 @@ export interface ShopInput {
   resultUrl?: string | null;
   successUrl?: string | null;
   failUrl?: string | null;
+  /**
+   * A change of the 54-FZ settings as sent (operator API `fiscalization` object, the cabinet's
+   * fields), applied on what the shop stores; checked by parseFiscalization (422 per field).
+   */
+  fiscalization?: { raw: unknown; prefix?: string };
 }
 
 export type ShopPatch = Partial<ShopInput>;
@@ -47,9 +53,11 @@ export class ShopService {
   }
 
   async create(merchantId: string, input: ShopInput, inTx?: InTx<{ before: Shop | null; after: Shop }>) {
-    const data = await this.guardUrls(input);
+    const { fiscalization, ...rest } = input;
+    const fiscal = fiscalization ? parseFiscalization(fiscalization.raw, null, fiscalization.prefix) : undefined;
+    const data = await this.guardUrls(rest);
     return this.db.prisma.$transaction(async (tx) => {
-      const after = await tx.shop.create({ data: { id: newId(), merchantId, ...data } });
+      const after = await tx.shop.create({ data: { id: newId(), merchantId, ...data, ...(fiscal ? { fiscalization: fiscalJson(fiscal)! } : {}) } });
       if (inTx) await inTx(prismaTxQueryable(tx), { before: null, after });
       return after;
     });
@@ -78,11 +86,14 @@ export class ShopService {
    * stays untouched); URLs pass the guard before anything is written.
    */
   async update(merchantId: string, shopId: string, input: ShopPatch, inTx?: InTx<{ before: Shop | null; after: Shop }>) {
-    const data = await this.guardUrls(input);
+    const { fiscalization, ...rest } = input;
+    const data = await this.guardUrls(rest);
     return this.db.prisma.$transaction(async (tx) => {
       const before = await tx.shop.findFirst({ where: { id: shopId, merchantId } });
       if (!before) throw new NotFoundError('Shop not found.');
-      const after = await tx.shop.update({ where: { id: shopId }, data });
+      // Merged with what the shop stores, read in this transaction (a field not sent keeps its value).
+      const fiscal: FiscalSettings | undefined = fiscalization ? parseFiscalization(fiscalization.raw, fiscalOf(before.fiscalization), fiscalization.prefix) : undefined;
+      const after = await tx.shop.update({ where: { id: shopId }, data: { ...data, ...(fiscal ? { fiscalization: fiscalJson(fiscal)! } : {}) } });
       if (inTx) await inTx(prismaTxQueryable(tx), { before, after });
       return after;
     });
