@@ -41,7 +41,7 @@ export class ProviderNotificationService {
           case 'payment': {
             const id = await payments.findAtConnector(connector, n.ourId, n.ref, tx);
             if (!id) throw new NotOurs();
-            await payments.applyOutcome(id, n.outcome as PaymentOutcome, { tx });
+            await payments.applyOutcome(id, n.outcome as PaymentOutcome, { tx, via: 'notification' });
             return 'applied';
           }
           // Refunds and payouts: their services apply the answer in this transaction.
