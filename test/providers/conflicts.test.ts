@@ -11,6 +11,7 @@ import { createMerchant, type MerchantFixture } from '../factories/merchant.js';
 import { cardForm, createBill, payRequest, SUCCESS_CARD } from '../factories/payment.js';
 import { card, fund, regular } from '../payout/helpers.js';
 import { refundPartial } from '../refund/helpers.js';
+import { enrolledOperator } from '../operator/helpers.js';
 
 /**
  * A provider's word after a final state is never dropped (issue 28 item 2; docs/decisions.md "A
@@ -179,6 +180,8 @@ describe('payouts', () => {
     const again = (await regular(t, m, card('300'))).json().data[0] as { id: string };
     expect(await balance(m.merchantId)).toEqual({ available: '0.00', locked: '300.00', hold: '5.00', debt: '0.00' });
 
+    // Its notification, confirmed by a read of the payout (a notification alone may be stale).
+    says.payout.set(id, { status: 'succeeded', ref: 'po-1' });
     await notify({ object: 'payout', our_id: id, ref: 'po-1', status: 'succeeded' });
     expect((await one(`SELECT status::text FROM payouts WHERE id = $1`, [id])).status).toBe('FAIL');
     expect(await transfers(id)).toEqual(['PAYOUT_LOCK', 'PAYOUT_RELEASE', 'PAYOUT_CONFLICT_DEBIT']);
@@ -187,7 +190,7 @@ describe('payouts', () => {
     expect(c).toMatchObject({ object_type: 'payout', merchant_id: m.merchantId, connector: 'prov-cf', reason: 'provider_contradicts_final', resolved_at: null });
     expect(c.last_heard).toMatchObject({
       ours: { status: 'FAIL', set_by: 'admin-token' },
-      provider: { status: 'succeeded', ref: 'po-1', via: 'notification', at: expect.any(String) },
+      provider: { status: 'succeeded', ref: 'po-1', via: 'notification+read', at: expect.any(String) },
       money: { transfer: `PAYOUT_CONFLICT_DEBIT:${id}` },
     });
     // The merchant learns the provider's status: a second webhook, SUCCESS.
@@ -220,6 +223,7 @@ describe('payouts', () => {
     const { id, item } = await stuckPayout(m, '50');
     expect((await resolve(item.id, 'SUCCESS')).json()).toMatchObject({ resolution: 'SUCCESS', resolved_by: 'admin-token' });
     expect(await balance(m.merchantId)).toMatchObject({ available: '45.00', locked: '0.00', hold: '0.00' });
+    says.payout.set(id, { status: 'failed', code: 'payout_declined', message: 'the bank refused', ref: 'po-2' });
     await notify({ object: 'payout', our_id: id, ref: 'po-2', status: 'failed' });
     expect((await one(`SELECT status::text FROM payouts WHERE id = $1`, [id])).status).toBe('SUCCESS');
     expect(await transfers(id)).toEqual(['PAYOUT_LOCK', 'PAYOUT_DEBIT', 'PAYOUT_CONFLICT_CREDIT']);
@@ -229,6 +233,38 @@ describe('payouts', () => {
     await notify({ object: 'payout', our_id: id, ref: 'po-2', status: 'failed' });
     expect(await balance(m.merchantId)).toMatchObject({ available: '100.00' });
     expect(await booksBalance()).toMatchObject({ ok: true });
+  });
+
+  it('a contradicting notification is confirmed by a read: an out-of-order one the read does not bear out moves nothing, a borne-out one does', async () => {
+    const m = await merchant();
+    await fund(t, m.merchantId, '100');
+    const { id, item } = await stuckPayout(m, '30');
+    await resolve(item.id, 'FAIL');
+    // A stale "succeeded" (say, of an attempt the provider later reversed); the provider's current state is failed.
+    says.payout.set(id, { status: 'failed', code: 'payout_declined', message: 'the bank refused', ref: 'po-6' });
+    await notify({ object: 'payout', our_id: id, ref: 'po-6', status: 'succeeded' });
+    expect(await transfers(id)).toEqual(['PAYOUT_LOCK', 'PAYOUT_RELEASE']);
+    expect(await conflictItems(id)).toEqual([]);
+    expect(await balance(m.merchantId)).toMatchObject({ available: '100.00' });
+    // When the provider's state does say paid, its next word is heard.
+    says.payout.set(id, { status: 'succeeded', ref: 'po-6' });
+    await notify({ object: 'payout', our_id: id, ref: 'po-6', status: 'succeeded' });
+    expect(await transfers(id)).toEqual(['PAYOUT_LOCK', 'PAYOUT_RELEASE', 'PAYOUT_CONFLICT_DEBIT']);
+    expect(await balance(m.merchantId)).toMatchObject({ available: '65.00' });
+  });
+
+  it('a contradicting notification the read cannot confirm (the provider cannot say): a conflict item for the operator, no money moved', async () => {
+    const m = await merchant();
+    await fund(t, m.merchantId, '100');
+    const { id, item } = await stuckPayout(m, '30');
+    await resolve(item.id, 'FAIL');
+    says.payout.delete(id);
+    await notify({ object: 'payout', our_id: id, ref: 'po-7', status: 'succeeded' });
+    expect(await transfers(id)).toEqual(['PAYOUT_LOCK', 'PAYOUT_RELEASE']);
+    const [c] = await conflictItems(id);
+    expect(c.last_heard).toMatchObject({ ours: { status: 'FAIL' }, provider: { status: 'succeeded', via: 'notification' }, money: { transfer: null } });
+    expect(await balance(m.merchantId)).toMatchObject({ available: '100.00' });
+    expect(logged.some((l) => l.msg.includes(id) && l.msg.includes('unconfirmed'))).toBe(true);
   });
 
   it('resolving asks the provider first: when it answers, its answer wins and the response says so', async () => {
@@ -271,6 +307,7 @@ describe('payouts', () => {
     await fund(t, m.merchantId, '100');
     const { id, item } = await stuckPayout(m, '10');
     await resolve(item.id, 'FAIL');
+    says.payout.set(id, { status: 'succeeded', ref: 'po-5' });
     await notify({ object: 'payout', our_id: id, ref: 'po-5', status: 'succeeded' });
     const [c] = await conflictItems(id);
     const list = (await t.app.inject({ method: 'GET', url: '/admin/v1/attention', headers: admin })).json().data as Array<{ id: string; kind: string }>;
@@ -290,6 +327,7 @@ describe('refunds', () => {
     await resolve(item.id, 'FAIL');
     expect(await balance(m.merchantId)).toMatchObject({ available: '100.00', locked: '0.00' });
     expect((await one(`SELECT refunded_amount::text FROM payments WHERE id = $1`, [paymentId])).refunded_amount).toBe('0.00');
+    says.refund.set(id, { status: 'succeeded', ref: 'rf-1' });
     await notify({ object: 'refund', our_id: id, ref: 'rf-1', status: 'succeeded' });
     await notify({ object: 'refund', our_id: id, ref: 'rf-1', status: 'succeeded' });
     expect((await one(`SELECT status::text FROM refunds WHERE id = $1`, [id])).status).toBe('FAIL');
@@ -307,6 +345,7 @@ describe('refunds', () => {
     const { id, paymentId, item } = await stuckRefund(m, '100.00', '40.00');
     await resolve(item.id, 'SUCCESS');
     expect(await balance(m.merchantId)).toMatchObject({ available: '60.00', locked: '0.00' });
+    says.refund.set(id, { status: 'failed', code: 'refund_declined', message: 'the acquirer refused', ref: 'rf-2' });
     await notify({ object: 'refund', our_id: id, ref: 'rf-2', status: 'failed' });
     expect((await one(`SELECT status::text FROM refunds WHERE id = $1`, [id])).status).toBe('SUCCESS');
     expect(await transfers(id)).toEqual(['REFUND_LOCK', 'REFUND_DEBIT', 'REFUND_CONFLICT_CREDIT']);
@@ -323,13 +362,14 @@ describe('payments', () => {
     const { id, item } = await stuckPayment(m, '88.00');
     expect((await resolve(item.id, 'FAIL')).json()).toMatchObject({ resolution: 'FAIL', resolved_by: 'admin-token' });
     expect(await balance(m.merchantId)).toMatchObject({ available: '0.00' });
+    says.payment.set(id, { status: 'paid', amountReceived: new Decimal('88.00'), ref: `pay-${id}` });
     await notify({ object: 'payment', our_id: id, ref: `pay-${id}`, status: 'succeeded', amount: '88.00' });
     await notify({ object: 'payment', our_id: id, ref: `pay-${id}`, status: 'succeeded', amount: '88.00' });
     expect((await one(`SELECT status::text FROM payments WHERE id = $1`, [id])).status).toBe('FAIL');
     expect(await transfers(id)).toEqual(['PAYMENT_CONFLICT_CREDIT']);
     expect(await balance(m.merchantId)).toMatchObject({ available: '88.00' });
     const [c] = await conflictItems(id);
-    expect(c.last_heard).toMatchObject({ ours: { status: 'FAIL', set_by: 'admin-token' }, provider: { status: 'succeeded', via: 'notification' } });
+    expect(c.last_heard).toMatchObject({ ours: { status: 'FAIL', set_by: 'admin-token' }, provider: { status: 'succeeded', via: 'notification+read' } });
     expect((await events(`${id}:conflict`)).map((e) => [e.kind, e.payload.fields.Status, e.payload.fields.OutSum])).toEqual([['PAYMENT_POSTBACK', 'SUCCESS', '88.00']]);
     expect(await conflictsMetric('payment')).toBe(before + 1);
     expect(await booksBalance()).toMatchObject({ ok: true });
@@ -342,6 +382,7 @@ describe('payments', () => {
     expect(await balance(m.merchantId)).toMatchObject({ available: '50.00' });
     // The merchant pays part of it out before the provider's word comes.
     expect((await regular(t, m, card('20'))).statusCode).toBe(200);
+    says.payment.set(id, { status: 'declined', code: 'card_declined', message: 'declined by the bank', ref: `pay-${id}` });
     await notify({ object: 'payment', our_id: id, ref: `pay-${id}`, status: 'declined' });
     expect((await one(`SELECT status::text FROM payments WHERE id = $1`, [id])).status).toBe('SUCCESS');
     expect(await transfers(id)).toEqual(['PAYMENT_CREDIT', 'PAYMENT_CONFLICT_DEBIT']);
@@ -359,5 +400,31 @@ describe('payments', () => {
     expect((await one(`SELECT status::text FROM payments WHERE id = $1`, [id])).status).toBe('SUCCESS');
     expect(await transfers(id)).toEqual(['PAYMENT_CREDIT']);
     expect(await conflictItems(id)).toEqual([]);
+  });
+});
+
+describe('the console', () => {
+  it('shows a conflict with its badge and SETTLED as its only outcome; a resolve the provider answered says so', async () => {
+    const op = await enrolledOperator(t, 'admin');
+    const m = await merchant();
+    await fund(t, m.merchantId, '100');
+    const a = await stuckPayout(m, '10');
+    says.payout.set(a.id, { status: 'failed', code: 'payout_declined', message: 'the bank refused', ref: 'po-c1' });
+    const r = await op.client.act('/operator/attention', `/operator/attention/${a.item.id}/resolve`, { outcome: 'SUCCESS', note: 'looked paid' });
+    expect(r.statusCode).toBe(303);
+    expect(decodeURIComponent(r.headers.location as string)).toContain(`payout ${a.id} resolved FAIL by the provider's answer`);
+    expect((await one(`SELECT status::text FROM payouts WHERE id = $1`, [a.id])).status).toBe('FAIL');
+
+    const b = await stuckPayout(m, '10');
+    await resolve(b.item.id, 'FAIL');
+    says.payout.set(b.id, { status: 'succeeded', ref: 'po-c2' });
+    await notify({ object: 'payout', our_id: b.id, ref: 'po-c2', status: 'succeeded' });
+    const [c] = await conflictItems(b.id);
+    const page = (await op.client.get('/operator/attention')).body;
+    const row = page.slice(page.indexOf(`data-attention="${c.id}"`));
+    expect(row.slice(0, row.indexOf('</tr>'))).toMatch(/data-kind="conflict"[\s\S]*data-testid="conflict-badge"[\s\S]*provider_contradicts_final[\s\S]*<option value="SETTLED">/);
+    const settled = await op.client.act('/operator/attention', `/operator/attention/${c.id}/resolve`, { outcome: 'SETTLED', note: 'repaid' });
+    expect(settled.statusCode).toBe(303);
+    expect((await one(`SELECT resolution, resolved_by FROM attention_items WHERE id = $1`, [c.id]))).toEqual({ resolution: 'SETTLED', resolved_by: `operator:${op.id}` });
   });
 });

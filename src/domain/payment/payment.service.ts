@@ -11,7 +11,7 @@ import { commissionFor, type MerchantFeeColumns } from '../merchant/fees.js';
 import { creditFragment, creditValues } from '../ledger/fragments.js';
 import { ledgerError } from '../ledger/ledger.js';
 import { paymentNotReceivedAfterAll, paymentReceived, paymentReceivedAfterAll } from '../ledger/postings.js';
-import { contradicts, recordConflict } from '../providers/conflict.js';
+import { contradicts, isProviderRead, recordConflict } from '../providers/conflict.js';
 import type { Leg } from '../ledger/ledger.js';
 import { enqueueEvent, eventRow, paymentSignature, type PaymentPostbackFields } from '../../outbox/events.js';
 import type { Currency, PaymentStatus } from '../../generated/prisma/enums.js';
@@ -407,13 +407,18 @@ export class PaymentService {
    * `attempts` (reconciliation) is how many times the provider has been asked so far.
    */
   async applyOutcome(paymentId: string, outcome: PaymentOutcome, opts: { attempts?: number; tx?: Queryable; via?: string } = {}): Promise<ApplyResult> {
+    // `via`: how the answer reached us ('notification', 'reconciliation', 'read', 'resolve',
+    // 'notification+read', 'operator'); only a read moves money against a final status.
     const c = opts.tx ?? this.db.pool;
-    const via = opts.via ?? (opts.attempts !== undefined ? 'reconciliation' : 'provider');
+    const via = opts.via ?? 'provider';
     // In a caller's transaction (an operator's decision with its audit entry) the row is locked.
     const p = (await runPaymentById<PaymentRow>(c, paymentId, { text: PAYMENT_SQL, values: [paymentId], suffix: opts.tx ? ' FOR UPDATE' : '' })).rows[0];
     if (!p) throw new DomainError('payment_not_found');
     // An operator's decision is no word of the provider's: against a final payment it changes nothing.
-    if (p.status !== 'PROCESS') return via === 'operator' ? { applied: false, status: p.status } : this.afterFinal(paymentId, outcome, opts.tx, via, p.status);
+    // Against a final status only a read of the provider moves money: a notification that
+    // contradicts is confirmed by a read first (ProviderNotificationService); an operator's
+    // decision is no word of the provider's.
+    if (p.status !== 'PROCESS') return isProviderRead(via) ? this.afterFinal(paymentId, outcome, opts.tx, via, p.status) : { applied: false, status: p.status };
     if (outcome.status === 'declined' && outcome.reasonFollows && !await this.declineReasonWaited(paymentId, opts.attempts, c)) {
       return { applied: false, status: 'PROCESS' };
     }
@@ -435,7 +440,7 @@ export class PaymentService {
       if (!(e instanceof IllegalPaymentTransitionError)) throw e;
       // Another writer made it final between the read and the statement: nothing changed here,
       // unless the answer contradicts what that writer decided (a conflict, recorded).
-      return via === 'operator' ? { applied: false, status: e.from } : this.afterFinal(paymentId, outcome, opts.tx, via, e.from);
+      return isProviderRead(via) ? this.afterFinal(paymentId, outcome, opts.tx, via, e.from) : { applied: false, status: e.from };
     }
   }
 
@@ -561,7 +566,7 @@ export class PaymentService {
     const outcome: PaymentOutcome = c
       ? await this.connectors.call<PaymentOutcome>(c, 'get_payment', (cc) => c.getPayment({ paymentId: p.id, ref: p.ref }, cc))
       : { status: 'unknown', ref: p.ref, reason: `connector ${p.connector} is not available` };
-    return { outcome, result: await this.applyOutcome(p.id, outcome, { attempts }) };
+    return { outcome, result: await this.applyOutcome(p.id, outcome, { attempts, via: attempts !== undefined ? 'reconciliation' : 'read' }) };
   }
 
   /**

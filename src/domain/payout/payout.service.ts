@@ -11,7 +11,7 @@ import { enqueueEvent } from '../../outbox/events.js';
 import { payoutLockFragment, payoutLockValues } from '../ledger/fragments.js';
 import { ledgerError, post, type Queryable } from '../ledger/ledger.js';
 import { payoutNotPaidAfterAll, payoutPaidAfterAll, payoutReturned, payoutSucceeded } from '../ledger/postings.js';
-import { contradicts, recordConflict } from '../providers/conflict.js';
+import { contradicts, isProviderRead, recordConflict } from '../providers/conflict.js';
 import { commissionFor, type MerchantFeeColumns } from '../merchant/fees.js';
 
 /** payout/personal/create, parsed: to a stored payout account of the merchant. */
@@ -540,8 +540,10 @@ export class PayoutService {
   /**
    * A provider's answer about a payout (its notification, or any other word of it), by our id
    * or by the connector and its reference. Applied once through the state table and the ledger:
-   * only a final answer of the connector that has the payout changes anything; a payout final
-   * already, an answer that is not final, or one from another connector changes nothing.
+   * only a final answer of the connector that has the payout changes anything; an answer that is
+   * not final, or one from another connector changes nothing. About a payout final already: a
+   * read of the provider (`via` reconciliation, resolve, notification+read) that contradicts it
+   * is a conflict (providerAfterFinal); a notification (`via` 'notification') changes nothing here.
    */
   async applyProviderOutcome(
     target: { id: string; connector?: string } | { connector: string; ref: string }, outcome: OperationOutcome, tx?: Queryable, via = 'notification',
@@ -556,7 +558,9 @@ export class PayoutService {
       if (target.connector !== undefined && row.connector !== target.connector) return { changed: false, status: row.status };
       if (!row.connector || !isFinal(outcome)) return { changed: false, status: row.status };
       if (row.status !== 'PROCESS') {
-        const conflict = await this.providerAfterFinal(c, row, outcome, via);
+        // Against a final status only a read of the provider moves money; a notification that
+        // contradicts is confirmed by one first (ProviderNotificationService).
+        const conflict = isProviderRead(via) && await this.providerAfterFinal(c, row, outcome, via);
         return conflict ? { changed: false, status: row.status, conflict } : { changed: false, status: row.status };
       }
       const f = finalOf(outcome)!;

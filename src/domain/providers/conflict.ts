@@ -1,5 +1,5 @@
 import pino from 'pino';
-import type { Queryable } from '../../db/client.js';
+import { withPgTx, type Queryable } from '../../db/client.js';
 import { randomId } from '../../lib/ids.js';
 import { postOverdrawing, type Transfer } from '../ledger/ledger.js';
 
@@ -39,9 +39,18 @@ export interface Conflict {
   /** Our final status. */
   ours: string;
   provider: ProviderWord;
-  /** The money following the provider. */
-  transfer: Transfer;
+  /** The money following the provider; null when a read could not confirm the provider's notification (nothing moves). */
+  transfer: Transfer | null;
 }
+
+/**
+ * The ways a provider's word reaches us that tell its current state (a read of the object): only
+ * these move money against a final status. A notification is an event that may be stale or out
+ * of order (T-Bank's REJECTED of a first attempt after CONFIRMED): it is confirmed by a read
+ * first (ProviderNotificationService), never acted on alone.
+ */
+const READS = new Set(['reconciliation', 'read', 'resolve', 'notification+read']);
+export const isProviderRead = (via: string): boolean => READS.has(via);
 
 type ErrorLog = Pick<pino.Logger, 'error'>;
 let log: ErrorLog = pino({ name: 'provider-conflict' });
@@ -75,7 +84,9 @@ export async function recordConflict(c: Queryable, x: Conflict): Promise<boolean
   const facts = {
     ours: { status: x.ours, set_by: setBy.by, set_at: setBy.at?.toISOString() ?? null },
     provider: { ...x.provider, at },
-    money: { transfer: `${x.transfer.kind}:${x.transfer.refId}`, legs: x.transfer.legs.map((l) => ({ from: l.from, to: l.to, amount: l.amount.toFixed(2) })) },
+    money: x.transfer
+      ? { transfer: `${x.transfer.kind}:${x.transfer.refId}`, legs: x.transfer.legs.map((l) => ({ from: l.from, to: l.to, amount: l.amount.toFixed(2) })) }
+      : { transfer: null, note: 'not moved: a read of the provider could not confirm its notification; the operator decides' },
   };
   const ins = await c.query(
     `INSERT INTO attention_items (id, object_type, object_id, merchant_id, connector, provider_ref, kind, reason, last_heard)
@@ -85,14 +96,47 @@ export async function recordConflict(c: Queryable, x: Conflict): Promise<boolean
   if (ins.rowCount !== 1) return false;
   // The item is inserted first, so a transfer already applied (DuplicatePostingError) cannot
   // happen here; were it to, the whole transaction rolls back rather than move money twice.
-  await postOverdrawing(c, x.transfer);
+  if (x.transfer) await postOverdrawing(c, x.transfer);
   log.error({
     conflict: { object_type: x.objectType, object_id: x.objectId, merchant_id: x.merchantId, connector: x.connector, ...facts },
-  }, `provider ${x.connector} contradicts the final ${x.objectType} ${x.objectId}: ours ${x.ours} (set by ${setBy.by}), provider ${x.provider.status}; money moved by ${x.transfer.kind}`);
+  }, `provider ${x.connector} contradicts the final ${x.objectType} ${x.objectId}: ours ${x.ours} (set by ${setBy.by}), provider ${x.provider.status}; ${x.transfer ? `money moved by ${x.transfer.kind}` : 'unconfirmed by a read, no money moved'}`);
   return true;
 }
 
 /** Whether a provider's final answer contradicts a final status (money moved vs not). */
 export function contradicts(moneyMoved: boolean, providerStatus: 'succeeded' | 'failed'): boolean {
   return moneyMoved !== (providerStatus === 'succeeded');
+}
+
+const TABLES: Record<ConflictObject, string> = { payment: 'payments', payout: 'payouts', refund: 'refunds' };
+const MONEY_MOVED: Record<ConflictObject, readonly string[]> = {
+  payment: ['SUCCESS', 'UNDERPAID', 'OVERPAID'], payout: ['SUCCESS'], refund: ['SUCCESS'],
+};
+const FINAL: Record<ConflictObject, readonly string[]> = {
+  payment: ['SUCCESS', 'UNDERPAID', 'OVERPAID', 'FAIL'], payout: ['SUCCESS', 'FAIL', 'ERROR'], refund: ['SUCCESS', 'FAIL'],
+};
+
+/** Whether a provider's final word contradicts an object's status (final, money moved or not). */
+export function contradictsStatus(objectType: ConflictObject, status: string | null, providerStatus: 'succeeded' | 'failed'): boolean {
+  return status !== null && FINAL[objectType].includes(status) && contradicts(MONEY_MOVED[objectType].includes(status), providerStatus);
+}
+
+/**
+ * A notification contradicted a final status and the read that should confirm it could not say
+ * (the provider unreachable, or not final): the conflict is recorded without moving money, for
+ * the operator. Once per object, like every conflict; in its own transaction with the row locked.
+ */
+export async function recordUnconfirmed(
+  pool: Parameters<typeof withPgTx>[0], x: { objectType: ConflictObject; objectId: string; connector: string; provider: ProviderWord },
+): Promise<boolean> {
+  return withPgTx(pool, async (c) => {
+    const r = await c.query<{ merchant_id: string; status: string; provider_ref: string | null }>(
+      `SELECT merchant_id, status::text, provider_ref FROM ${TABLES[x.objectType]} WHERE id = $1 FOR UPDATE`, [x.objectId]);
+    const row = r.rows[0];
+    if (!row || !contradictsStatus(x.objectType, row.status, x.provider.status)) return false;
+    return recordConflict(c, {
+      objectType: x.objectType, objectId: x.objectId, merchantId: row.merchant_id, connector: x.connector, providerRef: row.provider_ref,
+      ours: row.status, provider: x.provider, transfer: null,
+    });
+  });
 }

@@ -8,7 +8,7 @@ import { keysetPage, type KeysetPage, type KeysetParams } from '../../db/keyset.
 import { isValidAmount, money2 } from '../../lib/money.js';
 import { post } from '../ledger/ledger.js';
 import { refundCreated, refundMadeAfterAll, refundNotMadeAfterAll, refundReturned, refundSucceeded } from '../ledger/postings.js';
-import { contradicts, recordConflict } from '../providers/conflict.js';
+import { contradicts, isProviderRead, recordConflict } from '../providers/conflict.js';
 import { enqueueEvent } from '../../outbox/events.js';
 import type { AuthMerchant } from '../merchant/merchant-guard.js';
 import type { ConnectorKind, ConnectorMode, OperationOutcome } from '../providers/connector.js';
@@ -249,7 +249,8 @@ export class RefundService {
       if (target.connector !== undefined && hit.connector !== target.connector) return { changed: false, status: r.status };
       if (!isFinal(outcome)) return { changed: false, status: r.status, id: r.id };
       if (r.status !== 'PROCESS') {
-        const conflict = await this.providerAfterFinal(c, r, hit.connector, outcome, via);
+        // Against a final status only a read of the provider moves money (see PayoutService).
+        const conflict = isProviderRead(via) && await this.providerAfterFinal(c, r, hit.connector, outcome, via);
         return conflict ? { changed: false, status: r.status, id: r.id, conflict } : { changed: false, status: r.status, id: r.id };
       }
       const to = await this.finishIn(c, r, outcome);
