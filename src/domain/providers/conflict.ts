@@ -53,11 +53,14 @@ const READS = new Set(['reconciliation', 'read', 'resolve', 'notification+read']
 export const isProviderRead = (via: string): boolean => READS.has(via);
 
 type ErrorLog = Pick<pino.Logger, 'error'>;
-let log: ErrorLog = pino({ name: 'provider-conflict' });
+let configured: ErrorLog | null = null;
+let fallback: ErrorLog | null = null;
+/** The app's or the worker's logger; a plain pino logger, made on first use, where none was set (the CLI). */
+const log = (): ErrorLog => configured ?? (fallback ??= pino({ name: 'provider-conflict' }));
 
-/** Where conflict lines go (the app's or the worker's logger; a plain pino logger until set). */
+/** Where conflict lines go (the app's or the worker's logger). */
 export function setConflictLogger(l: ErrorLog): void {
-  log = l;
+  configured = l;
 }
 
 /**
@@ -97,7 +100,7 @@ export async function recordConflict(c: Queryable, x: Conflict): Promise<boolean
   // The item is inserted first, so a transfer already applied (DuplicatePostingError) cannot
   // happen here; were it to, the whole transaction rolls back rather than move money twice.
   if (x.transfer) await postOverdrawing(c, x.transfer);
-  log.error({
+  log().error({
     conflict: { object_type: x.objectType, object_id: x.objectId, merchant_id: x.merchantId, connector: x.connector, ...facts },
   }, `provider ${x.connector} contradicts the final ${x.objectType} ${x.objectId}: ours ${x.ours} (set by ${setBy.by}), provider ${x.provider.status}; ${x.transfer ? `money moved by ${x.transfer.kind}` : 'unconfirmed by a read, no money moved'}`);
   return true;
