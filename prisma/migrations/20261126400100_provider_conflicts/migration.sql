@@ -8,12 +8,13 @@ ALTER TABLE "attention_items" DROP CONSTRAINT "attention_items_object_key";
 ALTER TABLE "attention_items" ADD CONSTRAINT "attention_items_object_key" UNIQUE ("object_type", "object_id", "kind");
 
 -- 2. A merchant's available may go below zero only by what a provider conflict debited beyond
---    the merchant's money (`debt`). Only the conflict's own statement raises `debt`; the trigger
---    shrinks it as money comes in (it never exceeds what available is below zero), so an
+--    the merchant's money (`debt`). Only a conflict raises `debt` (src/domain/ledger/ledger.ts
+--    postOverdrawing: to what available is about to fall below zero, then the transfer); the
+--    trigger lowers it as money comes in (never above what available is below zero), so an
 --    ordinary debit can never use it: while available is negative every debit is refused
 --    (a payout, a refund: balance_not_enough), which holds the merchant's payouts until the
---    debt is covered. The trigger fires only for a row in debt (WHEN), so the hot statements
---    (payment finish, payout creation) pay nothing for it otherwise.
+--    debt is covered. The trigger fires only for a row in debt whose available rises (WHEN), so
+--    the hot statements (payment finish, payout creation) pay nothing for it otherwise.
 ALTER TABLE "balances" ADD COLUMN "debt" DECIMAL(20,8) NOT NULL DEFAULT 0;
 ALTER TABLE "balances" DROP CONSTRAINT "balances_non_negative_check";
 ALTER TABLE "balances" ADD CONSTRAINT "balances_non_negative_check"
@@ -25,4 +26,4 @@ BEGIN
   RETURN NEW;
 END $$;
 CREATE TRIGGER "balances_debt_shrinks" BEFORE UPDATE ON "balances"
-  FOR EACH ROW WHEN (NEW."debt" > 0) EXECUTE FUNCTION "balances_debt_shrinks"();
+  FOR EACH ROW WHEN (NEW."debt" > 0 AND NEW."available" > OLD."available") EXECUTE FUNCTION "balances_debt_shrinks"();

@@ -188,15 +188,13 @@ export async function post(c: Queryable, input: Posting | Transfer): Promise<Bal
 }
 
 // A provider conflict's debit (docs/decisions.md "A provider's answer after a final state"):
-// the same statement, and `debt` raised to what available falls below zero, the one allowance
-// the balances CHECK (available + debt >= 0) gives; the balances_debt_shrinks trigger lowers it
-// again as money comes in, so no ordinary debit can ever use it.
-const POST_OVERDRAWING_SQL = `${TRANSFER_CTES}
-UPDATE balances b
-   SET available = b.available + $12, locked = b.locked + $13, hold = b.hold + $14,
-       debt = greatest(b.debt, -(b.available + $12)), updated_at = now()
- WHERE b.merchant_id = $5 AND b.currency = $11::"Currency"
-RETURNING b.available::text, b.locked::text, b.hold::text`;
+// `debt`, the one allowance of the balances CHECK (available + debt >= 0), is first raised to
+// what available will fall below zero, then the transfer goes through post() as every other.
+// The balances_debt_shrinks trigger lowers the debt only when available rises, so it stays
+// exactly what available is below zero and no ordinary debit can ever use it.
+const RAISE_DEBT_SQL = `
+UPDATE balances SET debt = greatest(debt, $3::numeric - available), updated_at = now()
+ WHERE merchant_id = $1 AND currency = $2::"Currency"`;
 
 /**
  * Applies a transfer that follows a provider's answer against a final state we had already
@@ -206,19 +204,11 @@ RETURNING b.available::text, b.locked::text, b.hold::text`;
  */
 export async function postOverdrawing(c: Queryable, t: Transfer): Promise<BalanceRow> {
   const d = merchantDeltas(t);
-  if (d === null) return post(c, t);
-  for (const l of t.legs) if (!l.amount.gt(0)) throw new Error(`transfer ${t.kind} ${t.refId}: a leg of ${l.amount.toFixed()}`);
-  await c.query(ENSURE_SQL, [t.merchantId, d.currency]);
-  try {
-    const r = await c.query<BalanceRow>(POST_OVERDRAWING_SQL, [
-      transferId(t.kind, t.refId), t.kind, t.refType, t.refId, t.merchantId, t.memo?.slice(0, 500) ?? null,
-      t.legs.map((l) => l.currency), t.legs.map((l) => l.from), t.legs.map((l) => l.to), t.legs.map((l) => l.amount.toFixed()),
-      d.currency, d.available.toFixed(), d.locked.toFixed(), d.hold.toFixed(),
-    ]);
-    return r.rows[0]!;
-  } catch (e) {
-    throw ledgerError(e, `${t.kind} ${t.refId}`);
+  if (d !== null && d.available.lt(0)) {
+    await c.query(ENSURE_SQL, [t.merchantId, d.currency]);
+    await c.query(RAISE_DEBT_SQL, [t.merchantId, d.currency, d.available.neg().toFixed()]);
   }
+  return post(c, t);
 }
 
 /**
