@@ -2,7 +2,7 @@ import { Decimal } from 'decimal.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { withPgTx } from '../../src/db/client.js';
 import { post, postOverdrawing, verifyLedger } from '../../src/domain/ledger/ledger.js';
-import { outOfAvailable, payoutPaidAfterAll } from '../../src/domain/ledger/postings.js';
+import { adjustment, payoutPaidAfterAll } from '../../src/domain/ledger/postings.js';
 import { DomainError } from '../../src/errors.js';
 import { newId } from '../../src/lib/ids.js';
 import { setupTestApp, type TestApp } from '../helpers/app.js';
@@ -23,8 +23,8 @@ const row = async (merchantId: string) => {
   const r = (await t.db.pool.query(`SELECT available::text, debt::text FROM balances WHERE merchant_id = $1 AND currency = 'RUB'`, [merchantId])).rows[0];
   return { available: new Decimal(r.available).toFixed(2), debt: new Decimal(r.debt).toFixed(2) };
 };
-const debit = (merchantId: string, amount: string) => withPgTx(t.db.pool, (c) => post(c, outOfAvailable({
-  kind: 'ADJUSTMENT', refType: 'adjustment', refId: newId(), merchantId, currency: 'RUB', amount: new Decimal(amount), to: 'adjustments',
+const debit = (merchantId: string, amount: string) => withPgTx(t.db.pool, (c) => post(c, adjustment({
+  adjustmentId: newId(), merchantId, currency: 'RUB', amount: new Decimal(amount).neg(),
 })));
 const conflictDebit = (merchantId: string, amount: string) => withPgTx(t.db.pool, (c) => postOverdrawing(c, payoutPaidAfterAll({
   payoutId: newId(), merchantId, currency: 'RUB', amount: new Decimal(amount), commission: new Decimal('0'), connector: 'sandbox',
