@@ -10,6 +10,7 @@ import { createServices, type Services } from './services.js';
 import { errorHandler } from './plugins/error-handler.js';
 import { jsonDepthExceeds, refuseNulBytes } from './plugins/bad-input.js';
 import { configSecrets, loggerOptions } from './logger.js';
+import { setConflictLogger } from './domain/providers/conflict.js';
 import { migrationsCurrent } from './db/migrate.js';
 import { registerRoutes } from './http/routes/index.js';
 import { registerFavicon } from './http/favicon.js';
@@ -48,6 +49,8 @@ export async function buildApp(opts: BuildOptions): Promise<FastifyInstance> {
 
   app.decorate('config', opts.config);
   app.decorate('db', opts.db);
+  // A provider contradicting a final status is logged at error level through this app's logger.
+  if (opts.logger !== false) setConflictLogger(app.log);
   app.decorate('services', opts.services ?? createServices(opts.config, opts.db));
 
   // Existing clients send JSON bodies on GET too.

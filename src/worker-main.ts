@@ -3,6 +3,7 @@ import { boot } from './boot.js';
 import { createDb } from './db/client.js';
 import { createServices } from './services.js';
 import { createLogger } from './logger.js';
+import { setConflictLogger } from './domain/providers/conflict.js';
 import { onStopSignal } from './server.js';
 import { startWorkers, stopWorkers } from './workers/index.js';
 
@@ -10,6 +11,7 @@ import { startWorkers, stopWorkers } from './workers/index.js';
 const b = await boot();
 const db = createDb(b.databaseUrl, { max: 10 });
 const log = createLogger(b.config);
+setConflictLogger(log);
 log.info({ profile: b.config.profile }, `PAYMENTS_PROFILE=${b.config.profile}`);
 for (const w of b.warnings) log.warn({ profile: b.config.profile }, w);
 const workers = startWorkers({ config: b.config, db, services: createServices(b.config, db), log });

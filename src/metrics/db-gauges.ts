@@ -3,6 +3,7 @@ import { Gauge, type Registry } from 'prom-client';
 import { NO_URL } from '../outbox/events.js';
 
 const PAYOUT_STATUSES = ['NEW', 'MODERATING', 'PROCESS', 'SUCCESS', 'FAIL', 'ERROR', 'DECLINED'] as const;
+const CONFLICT_OBJECTS = ['payment', 'payout', 'refund'] as const;
 
 export interface DbGauges {
   backlog: Gauge;
@@ -12,6 +13,8 @@ export interface DbGauges {
   notConfigured: Gauge;
   attempts: Gauge;
   payouts: Gauge<'status'>;
+  conflicts: Gauge<'object_type'>;
+  conflictsOpen: Gauge<'object_type'>;
   poolTotal: Gauge;
   poolIdle: Gauge;
   poolWaiting: Gauge;
@@ -28,6 +31,17 @@ export function createDbGauges(registry: Registry): DbGauges {
     notConfigured: g('outbox_not_configured_events', 'Outbox events kept unsent because their merchant configured no URL (DEAD with "no URL configured"); a settings matter, not a delivery failure.'),
     attempts: g('outbox_delivery_attempts_total', 'Delivery attempts recorded since the database was created (high-water mark of their id sequence).'),
     payouts: new Gauge({ name: 'payouts', help: 'Payouts by status.', labelNames: ['status'], registers: [registry] }),
+    // Alert on any increase: a provider contradicted a final status and money moved its way
+    // (docs/decisions.md "A provider's answer after a final state"). Read from the conflict
+    // items (never deleted), so a conflict any process found counts, as a counter would.
+    conflicts: new Gauge({
+      name: 'payments_provider_conflicts_total', labelNames: ['object_type'], registers: [registry],
+      help: "Provider answers that contradicted a final status (conflict attention items ever recorded), by object type: alert on any increase.",
+    }),
+    conflictsOpen: new Gauge({
+      name: 'payments_provider_conflicts_open', labelNames: ['object_type'], registers: [registry],
+      help: 'Conflict attention items an operator has not settled yet, by object type.',
+    }),
     poolTotal: g('db_pool_connections', 'Connections open in this process\'s database pool.'),
     poolIdle: g('db_pool_idle_connections', 'Idle connections in this process\'s database pool.'),
     poolWaiting: g('db_pool_waiting_requests', 'Queries queued waiting for a pool connection.'),
@@ -72,6 +86,16 @@ export async function collectDbGauges(app: FastifyInstance, g: DbGauges): Promis
         const by = new Map(r.rows.map((x) => [x.status, x.n]));
         for (const s of PAYOUT_STATUSES) g.payouts.set({ status: s }, by.get(s) ?? 0);
       }),
+    pool.query<{ object_type: string; n: number; open: number }>(
+      `SELECT object_type, count(*)::int AS n, count(*) FILTER (WHERE resolved_at IS NULL)::int AS open
+         FROM attention_items WHERE kind = 'conflict' GROUP BY object_type`,
+    ).then((r) => {
+      const by = new Map(r.rows.map((x) => [x.object_type, x]));
+      for (const t of CONFLICT_OBJECTS) {
+        g.conflicts.set({ object_type: t }, by.get(t)?.n ?? 0);
+        g.conflictsOpen.set({ object_type: t }, by.get(t)?.open ?? 0);
+      }
+    }),
   ];
   const results = await Promise.allSettled(jobs);
   for (const r of results) {

@@ -8,14 +8,14 @@ import { bodyObject } from '../input.js';
 const tags = ['admin'];
 const IdParams = Type.Object({ id: Type.String() });
 const ResolveBody = Type.Object({
-  outcome: Type.String({ description: "payments: 'SUCCESS' (paid what was due) or 'FAIL'; payouts and refunds: as their services accept" }),
+  outcome: Type.String({ description: "'SUCCESS' or 'FAIL' (payments: SUCCESS = paid what was due); 'SETTLED' for a conflict item. The provider is asked first: its final answer wins (resolved_by 'provider')" }),
   note: Type.Optional(Type.String({ maxLength: 2000 })),
 });
 
 export function attentionView(i: AttentionItem) {
   return {
     id: i.id, object_type: i.objectType, object_id: i.objectId, merchant_id: i.merchantId, connector: i.connector,
-    provider_ref: i.providerRef, reason: i.reason, last_heard: i.lastHeard, created_at: i.createdAt.toISOString(),
+    provider_ref: i.providerRef, kind: i.kind, reason: i.reason, last_heard: i.lastHeard, created_at: i.createdAt.toISOString(),
     resolved_at: i.resolvedAt?.toISOString() ?? null, resolution: i.resolution, note: i.note, resolved_by: i.resolvedBy,
   };
 }
@@ -34,6 +34,7 @@ export default async function attentionAdminRoutes(app: FastifyInstance): Promis
     schema: { tags, summary: "Record the operator's decision through the object's state table and the ledger (audited)", params: IdParams, body: ResolveBody },
   }, async (req) => {
     const item = await actions.resolveAttention(actorOf(req), req.params.id, bodyObject(req));
-    return { success: true, ...attentionView(item) };
+    // `outcome` is what the object got: the provider's answer when it could say (resolved_by 'provider'), else the operator's.
+    return { success: true, ...attentionView(item), outcome: item.resolution };
   });
 }

@@ -108,6 +108,30 @@ export async function post(c: Queryable, input: Posting | Transfer): Promise<Bal
   }
 }
 
+// A provider conflict's debit (docs/decisions.md "A provider's answer after a final state"):
+// `debt`, the one allowance of the balances CHECK (available + debt >= 0), is first raised to
+// what available will fall below zero, then the transfer goes through post() as every other.
+// The balances_debt_shrinks trigger lowers the debt only when available rises, so it stays
+// exactly what available is below zero and no ordinary debit can ever use it.
+const RAISE_DEBT_SQL = `
+UPDATE balances SET debt = greatest(debt, $3::numeric - available), updated_at = now()
+ WHERE merchant_id = $1 AND currency = $2::"Currency"`;
+
+/**
+ * Applies a transfer that follows a provider's answer against a final state we had already
+ * made (a payout we returned that the provider paid): the money moved, so the merchant's
+ * available may go below zero here and only here. Throws DuplicatePostingError when the
+ * transfer was applied already. Not for anything a merchant or an operator asks for.
+ */
+export async function postOverdrawing(c: Queryable, t: Transfer): Promise<BalanceRow> {
+  const d = merchantDeltas(t);
+  if (d !== null && d.available.lt(0)) {
+    await c.query(ENSURE_SQL, [t.merchantId, d.currency]);
+    await c.query(RAISE_DEBT_SQL, [t.merchantId, d.currency, d.available.neg().toFixed()]);
+  }
+  return post(c, t);
+}
+
 /**
  * The error a failed transfer statement means: an overdraft refused by the balances CHECK is
  * api:error.balance_not_enough, a second transfer for one (kind, ref_id) a DuplicatePostingError.

@@ -194,3 +194,60 @@ export function bucketTransfer(p: Posting): Transfer {
   return { kind: p.kind, refType: p.refType, refId: p.refId, merchantId: p.merchantId, memo: p.memo, legs };
 }
 
+/**
+ * Transfers that follow a provider's answer contradicting a final state we had made (docs/
+ * decisions.md "A provider's answer after a final state"); each kind applies once per object.
+ */
+
+/** A payout we returned (FAIL, ERROR) that the provider paid: available -> payout clearing and fee revenue, as its SUCCESS would have. */
+export function payoutPaidAfterAll(p: PayoutMoney & { connector: string }): Transfer {
+  const available = merchantAccount(p.merchantId, 'available', p.currency);
+  return {
+    kind: 'PAYOUT_CONFLICT_DEBIT', refType: 'payout', refId: p.payoutId, merchantId: p.merchantId, memo: 'the provider paid a payout we had returned',
+    legs: legs(
+      leg(available, operatorAccount('payout_clearing', p.currency, p.connector), p.amount, p.currency),
+      leg(available, operatorAccount('fee_revenue', p.currency), p.commission, p.currency),
+    ),
+  };
+}
+
+/** A payout we made SUCCESS that the provider failed: payout clearing and fee revenue back to available. */
+export function payoutNotPaidAfterAll(p: PayoutMoney & { connector: string }): Transfer {
+  const available = merchantAccount(p.merchantId, 'available', p.currency);
+  return {
+    kind: 'PAYOUT_CONFLICT_CREDIT', refType: 'payout', refId: p.payoutId, merchantId: p.merchantId, memo: 'the provider failed a payout we had made SUCCESS',
+    legs: legs(
+      leg(operatorAccount('payout_clearing', p.currency, p.connector), available, p.amount, p.currency),
+      leg(operatorAccount('fee_revenue', p.currency), available, p.commission, p.currency),
+    ),
+  };
+}
+
+/** A refund we returned (FAIL) that the provider refunded: available -> refund clearing. */
+export function refundMadeAfterAll(r: RefundMoney): Transfer {
+  return {
+    kind: 'REFUND_CONFLICT_DEBIT', refType: 'refund', refId: r.refundId, merchantId: r.merchantId, memo: 'the provider made a refund we had failed',
+    legs: legs(leg(merchantAccount(r.merchantId, 'available', r.currency), operatorAccount('refund_clearing', r.currency), r.amount, r.currency)),
+  };
+}
+
+/** A refund we made SUCCESS that the provider failed: refund clearing back to available. */
+export function refundNotMadeAfterAll(r: RefundMoney): Transfer {
+  return {
+    kind: 'REFUND_CONFLICT_CREDIT', refType: 'refund', refId: r.refundId, merchantId: r.merchantId, memo: 'the provider failed a refund we had made SUCCESS',
+    legs: legs(leg(operatorAccount('refund_clearing', r.currency), merchantAccount(r.merchantId, 'available', r.currency), r.amount, r.currency)),
+  };
+}
+
+/** A payment we failed that the provider charged: credited as its PAYMENT_CREDIT would have been. */
+export function paymentReceivedAfterAll(p: PaymentReceived): Transfer {
+  return { ...paymentReceived(p), kind: 'PAYMENT_CONFLICT_CREDIT', memo: 'the provider charged a payment we had failed' };
+}
+
+/** A payment we credited that the provider declined: its PAYMENT_CREDIT's legs (`credit`) the other way. */
+export function paymentNotReceivedAfterAll(p: { paymentId: string; merchantId: string; credit: Leg[] }): Transfer {
+  return {
+    kind: 'PAYMENT_CONFLICT_DEBIT', refType: 'payment', refId: p.paymentId, merchantId: p.merchantId, memo: 'the provider declined a payment we had credited',
+    legs: p.credit.map((l) => ({ ...l, from: l.to, to: l.from })),
+  };
+}

@@ -1,7 +1,7 @@
 import { Decimal } from 'decimal.js';
 import type pg from 'pg';
 import type { Config } from '../../config.js';
-import type { Db, Queryable } from '../../db/client.js';
+import { withPgTx, type Db, type Queryable } from '../../db/client.js';
 import { DomainError } from '../../errors.js';
 import { decrypt } from '../../lib/crypto.js';
 import { newPaymentIdSuffix, paymentIdSql } from '../../lib/ids.js';
@@ -11,8 +11,10 @@ import { commissionFor, type MerchantFeeColumns } from '../merchant/fees.js';
 import { ledgerParams, transfersSql } from '../ledger/fragments.js';
 import { statement } from '../../db/statement.js';
 import { ledgerError } from '../ledger/ledger.js';
-import { paymentReceived } from '../ledger/postings.js';
-import { eventRow, paymentSignature, type PaymentPostbackFields } from '../../outbox/events.js';
+import { paymentNotReceivedAfterAll, paymentReceived, paymentReceivedAfterAll } from '../ledger/postings.js';
+import { contradicts, isProviderRead, recordConflict } from '../providers/conflict.js';
+import type { Leg } from '../ledger/ledger.js';
+import { enqueueEvent, eventRow, paymentSignature, type PaymentPostbackFields } from '../../outbox/events.js';
 import type { Currency, PaymentStatus } from '../../generated/prisma/enums.js';
 import {
   assertTransition, IllegalBillTransitionError, PAYABLE_FROM, payRefusal, sourcesOf as billSourcesOf, type BillStatus, type BillType,
@@ -108,7 +110,7 @@ export interface PayOutcome {
 export interface DueCheck { id: string; merchantId: string; connector: string | null; ref: string | null; attempts: number; ageMs: number }
 
 /** What applying a provider's answer did: `applied` only when this call made the payment final. */
-export interface ApplyResult { applied: boolean; status: PaymentStatus }
+export interface ApplyResult { applied: boolean; status: PaymentStatus; conflict?: boolean }
 
 /** A payment as the polling page and the apply step read it. */
 interface PaymentRow {
@@ -482,12 +484,19 @@ export class PaymentService {
    * reference stored; `refused` and `unknown` (the provider could not be asked) change nothing.
    * `attempts` (reconciliation) is how many times the provider has been asked so far.
    */
-  async applyOutcome(paymentId: string, outcome: PaymentOutcome, opts: { attempts?: number; tx?: Queryable } = {}): Promise<ApplyResult> {
+  async applyOutcome(paymentId: string, outcome: PaymentOutcome, opts: { attempts?: number; tx?: Queryable; via?: string } = {}): Promise<ApplyResult> {
+    // `via`: how the answer reached us ('notification', 'reconciliation', 'read', 'resolve',
+    // 'notification+read', 'operator'); only a read moves money against a final status.
     const c = opts.tx ?? this.db.pool;
+    const via = opts.via ?? 'provider';
     // In a caller's transaction (an operator's decision with its audit entry) the row is locked.
     const p = (await runPaymentById<PaymentRow>(c, paymentId, { text: PAYMENT_SQL, values: [paymentId], suffix: opts.tx ? ' FOR UPDATE' : '' })).rows[0];
     if (!p) throw new DomainError('payment_not_found');
-    if (p.status !== 'PROCESS') return { applied: false, status: p.status };
+    // An operator's decision is no word of the provider's: against a final payment it changes nothing.
+    // Against a final status only a read of the provider moves money: a notification that
+    // contradicts is confirmed by a read first (ProviderNotificationService); an operator's
+    // decision is no word of the provider's.
+    if (p.status !== 'PROCESS') return isProviderRead(via) ? this.afterFinal(paymentId, outcome, opts.tx, via, p.status) : { applied: false, status: p.status };
     if (outcome.status === 'declined' && outcome.reasonFollows && !await this.declineReasonWaited(paymentId, opts.attempts, c)) {
       return { applied: false, status: 'PROCESS' };
     }
@@ -503,13 +512,76 @@ export class PaymentService {
       const out = await this.finish(c, bill, { id: paymentId, createdAt: p.created_at }, storedQuote(bill, p), result, paidWithOf(p), p.connector);
       // An attention item raised for it is settled by the provider's own answer.
       await c.query(`UPDATE attention_items SET resolved_at = now(), resolution = $2, resolved_by = 'provider'
-                      WHERE object_type = 'payment' AND object_id = $1 AND resolved_at IS NULL`, [paymentId, out.status]);
+                      WHERE object_type = 'payment' AND object_id = $1 AND kind = 'unknown_outcome' AND resolved_at IS NULL`, [paymentId, out.status]);
       return { applied: true, status: out.status };
     } catch (e) {
       if (!(e instanceof IllegalPaymentTransitionError)) throw e;
-      // Another writer made it final between the read and the statement: nothing changed here.
-      return { applied: false, status: e.from };
+      // Another writer made it final between the read and the statement: nothing changed here,
+      // unless the answer contradicts what that writer decided (a conflict, recorded).
+      return isProviderRead(via) ? this.afterFinal(paymentId, outcome, opts.tx, via, e.from) : { applied: false, status: e.from };
     }
+  }
+
+  /**
+   * A provider's answer about a payment final already. Where it is final and contradicts our
+   * status (a payment we failed that the provider charged, one we credited that it declined),
+   * the conflict is recorded with the payment row locked: the money follows the provider
+   * (PAYMENT_CONFLICT_CREDIT as the PAYMENT_CREDIT would have been, or PAYMENT_CONFLICT_DEBIT
+   * reversing the credit, which may take available below zero) and a second postback carries
+   * the provider's status. The payment's status stays (final states never change). Once per payment.
+   */
+  private async afterFinal(paymentId: string, outcome: PaymentOutcome, tx: Queryable | undefined, via: string, status: PaymentStatus): Promise<ApplyResult> {
+    const answer = finalAnswer(outcome);
+    if (answer === null) return { applied: false, status };
+    const charged = answer.outcome === 'PAID' && round2(answer.amountReceived).gt(0);
+    if (!contradicts(isMoneyReceived(status), charged ? 'succeeded' : 'failed')) return { applied: false, status };
+    const record = async (c: Queryable): Promise<ApplyResult> => {
+      const p = (await runPaymentById<PaymentRow>(c, paymentId, { text: PAYMENT_SQL, values: [paymentId], suffix: ' FOR UPDATE' })).rows[0]!;
+      if (p.status === 'PROCESS' || !contradicts(isMoneyReceived(p.status), charged ? 'succeeded' : 'failed')) return { applied: false, status: p.status };
+      const bill = toBill((await c.query<BillRow>(BILL_SQL, [p.bill_id])).rows[0]!, this.routingFor);
+      const connector = p.connector ?? 'sandbox';
+      let transfer;
+      let fields: PaymentPostbackFields;
+      const base = { InvId: bill.orderId ?? '', Currency: bill.currency, CurrencyIn: 'RUB' as const, TrsId: paymentId, custom: bill.custom ?? '' };
+      if (charged) {
+        // What the PAYMENT_CREDIT would have been. The FAIL zeroed the stored fee: it is the
+        // merchant's fee of today for the bill's amount.
+        const fee = commissionFor(this.config, bill.fees, p.method === 'SBP' ? 'payment_sbp' : 'payment_card', bill.amount);
+        const q = { ...storedQuote(bill, p), commission: fee, dueInBillCurrency: bill.payerPaysCommission ? bill.amount.add(fee) : bill.amount };
+        const receivedRub = round2(answer.amountReceived);
+        const st = settle(q, receivedRub);
+        transfer = paymentReceivedAfterAll({
+          paymentId, merchantId: bill.merchantId, currency: bill.currency, connector, receivedRub, accountAmount: st.accountAmount, commission: st.commission,
+        });
+        fields = { ...base, OutSum: st.receivedInBillCurrency.toFixed(2), Commission: st.commission.toFixed(2), Status: statusFor(receivedRub, q.dueRub) };
+      } else {
+        // The credit's own legs, the other way (whatever the fee or the rate were then).
+        const credit = await c.query<{ currency: Currency; debit_account: string; credit_account: string; amount: string }>(
+          `SELECT currency::text AS currency, debit_account, credit_account, amount::text FROM ledger_entries WHERE transfer_id = $1 ORDER BY leg`,
+          [`PAYMENT_CREDIT:${paymentId}`]);
+        const legs: Leg[] = credit.rows.map((l) => ({ from: l.debit_account, to: l.credit_account, amount: new Decimal(l.amount), currency: l.currency }));
+        // A payment credited without a ledger transfer (none: every money status is credited) has nothing to reverse.
+        if (legs.length === 0) return { applied: false, status: p.status };
+        transfer = paymentNotReceivedAfterAll({ paymentId, merchantId: bill.merchantId, credit: legs });
+        fields = { ...base, OutSum: '0.00', Commission: '0.00', Status: 'FAIL' };
+      }
+      const recorded = await recordConflict(c, {
+        objectType: 'payment', objectId: paymentId, merchantId: bill.merchantId, connector, providerRef: p.provider_ref,
+        ours: p.status,
+        provider: {
+          status: charged ? 'succeeded' : 'failed', ref: answer.reference || null, via,
+          ...(answer.outcome === 'PAID' ? { message: `paid ${round2(answer.amountReceived).toFixed(2)} RUB` } : { code: answer.reason, message: answer.message }),
+        },
+        transfer,
+      });
+      if (recorded) {
+        // The merchant learns what the provider did: a postback of its own (the first one's
+        // (kind, aggregate) is taken), TrsId the payment, Status the provider's.
+        await enqueueEvent(c, { merchantId: bill.merchantId, kind: 'PAYMENT_POSTBACK', aggregateId: `${paymentId}:conflict`, url: bill.resultUrl, fields });
+      }
+      return { applied: false, status: p.status, ...(recorded ? { conflict: true } : {}) };
+    };
+    return tx ? record(tx) : withPgTx(this.db.pool, record);
   }
 
   /** Our payment at `connector` by our id or the provider's reference (inbound notifications); null when unknown there. */
@@ -549,6 +621,15 @@ export class PaymentService {
     return r.rows[0] ? { id: r.rows[0].id, billId: r.rows[0].bill_id } : null;
   }
 
+  /** The provider's answer about a payment now (its connector's get_payment), outside any transaction, applied nowhere; null when no connector has it. */
+  async readProvider(paymentId: string): Promise<PaymentOutcome | null> {
+    const p = (await runPaymentById<PaymentRow>(this.db.pool, paymentId, { text: PAYMENT_SQL, values: [paymentId] })).rows[0];
+    if (!p?.connector) return null;
+    const c = await this.connectors.get(p.connector);
+    if (!c) return null;
+    return this.connectors.call<PaymentOutcome>(c, 'get_payment', (cc) => c.getPayment({ paymentId, ref: p.provider_ref }, cc));
+  }
+
   /**
    * Asks the connector that has a payment in PROCESS for its status (outside any transaction,
    * timed) and applies the answer once; `attempts` as for applyOutcome (reconciliation).
@@ -563,7 +644,7 @@ export class PaymentService {
     const outcome: PaymentOutcome = c
       ? await this.connectors.call<PaymentOutcome>(c, 'get_payment', (cc) => c.getPayment({ paymentId: p.id, ref: p.ref }, cc))
       : { status: 'unknown', ref: p.ref, reason: `connector ${p.connector} is not available` };
-    return { outcome, result: await this.applyOutcome(p.id, outcome, { attempts }) };
+    return { outcome, result: await this.applyOutcome(p.id, outcome, { attempts, via: attempts !== undefined ? 'reconciliation' : 'read' }) };
   }
 
   /**

@@ -11,7 +11,8 @@ import { enqueueEvent } from '../../outbox/events.js';
 import { ledgerParams, transfersSql } from '../ledger/fragments.js';
 import { statement } from '../../db/statement.js';
 import { ledgerError, post, type Queryable } from '../ledger/ledger.js';
-import { payoutCreated, payoutReturned, payoutSucceeded } from '../ledger/postings.js';
+import { payoutCreated, payoutNotPaidAfterAll, payoutPaidAfterAll, payoutReturned, payoutSucceeded } from '../ledger/postings.js';
+import { contradicts, isProviderRead, recordConflict } from '../providers/conflict.js';
 import { commissionFor, type MerchantFeeColumns } from '../merchant/fees.js';
 
 /** payout/personal/create, parsed: to a stored payout account of the merchant. */
@@ -486,7 +487,15 @@ export class PayoutService {
     const f = step.final;
     return withPgTx(this.db.pool, async (c) => {
       const cur = await this.lockProcess(c, row.id);
-      if (!cur) return false;
+      if (!cur) {
+        // Made final meanwhile (an operator's decision while the provider was asked): its
+        // answer is still heard, and recorded as a conflict where it contradicts.
+        if (f.status !== 'ERROR' && step.taken?.connector) {
+          const locked = await this.lockPayout(c, row.id);
+          await this.providerAfterFinal(c, locked, { status: f.status === 'SUCCESS' ? 'succeeded' : 'failed', ref: step.taken.ref, message: f.reason }, 'reconciliation');
+        }
+        return false;
+      }
       await this.finalize(c, cur, f.status, f.reason ?? null, step.taken);
       if (row.sent_at !== null) await closeAttention(c, 'payout', row.id, { resolution: f.status, note: 'the provider answered', by: 'reconciliation' });
       return true;
@@ -536,12 +545,14 @@ export class PayoutService {
   /**
    * A provider's answer about a payout (its notification, or any other word of it), by our id
    * or by the connector and its reference. Applied once through the state table and the ledger:
-   * only a final answer of the connector that has the payout changes anything; a payout final
-   * already, an answer that is not final, or one from another connector changes nothing.
+   * only a final answer of the connector that has the payout changes anything; an answer that is
+   * not final, or one from another connector changes nothing. About a payout final already: a
+   * read of the provider (`via` reconciliation, resolve, notification+read) that contradicts it
+   * is a conflict (providerAfterFinal); a notification (`via` 'notification') changes nothing here.
    */
   async applyProviderOutcome(
-    target: { id: string; connector?: string } | { connector: string; ref: string }, outcome: OperationOutcome, tx?: Queryable,
-  ): Promise<{ changed: boolean; status: PayoutStatus | null }> {
+    target: { id: string; connector?: string } | { connector: string; ref: string }, outcome: OperationOutcome, tx?: Queryable, via = 'notification',
+  ): Promise<{ changed: boolean; status: PayoutStatus | null; conflict?: boolean }> {
     // In the caller's transaction when given (a notification's dedupe row commits with it).
     return inTxOr(this.db.pool, tx, async (c) => {
       const r = 'id' in target
@@ -550,12 +561,61 @@ export class PayoutService {
       const row = r.rows[0];
       if (!row) return { changed: false, status: null };
       if (target.connector !== undefined && row.connector !== target.connector) return { changed: false, status: row.status };
-      if (row.status !== 'PROCESS' || !row.connector || !isFinal(outcome)) return { changed: false, status: row.status };
+      if (!row.connector || !isFinal(outcome)) return { changed: false, status: row.status };
+      if (row.status !== 'PROCESS') {
+        // Against a final status only a read of the provider moves money; a notification that
+        // contradicts is confirmed by one first (ProviderNotificationService).
+        const conflict = isProviderRead(via) && await this.providerAfterFinal(c, row, outcome, via);
+        return conflict ? { changed: false, status: row.status, conflict } : { changed: false, status: row.status };
+      }
       const f = finalOf(outcome)!;
       await this.finalize(c, row, f.status, f.reason ?? null, { connector: row.connector, ref: outcome.ref });
       await closeAttention(c, 'payout', row.id, { resolution: f.status, note: 'the provider answered', by: 'provider' });
       return { changed: true, status: f.status };
     });
+  }
+
+  /**
+   * A provider's final answer about a payout final already, in the caller's transaction with the
+   * row locked: where it contradicts our status (a payout we returned that the provider paid, one
+   * we made SUCCESS that it failed) the conflict is recorded, the money follows the provider
+   * (PAYOUT_CONFLICT_DEBIT, which may take available below zero, or PAYOUT_CONFLICT_CREDIT) and
+   * the merchant gets a second payout webhook with the provider's status. Once per payout; true
+   * when recorded now.
+   */
+  private async providerAfterFinal(
+    c: Queryable, row: PayoutRow, o: { status: 'succeeded' | 'failed'; ref: string | null; code?: string; message?: string }, via: string,
+  ): Promise<boolean> {
+    if (row.status === 'PROCESS' || !row.connector || !contradicts(row.status === 'SUCCESS', o.status)) return false;
+    const money = {
+      payoutId: row.id, merchantId: row.merchant_id, currency: row.currency as 'RUB', amount: new Decimal(row.amount),
+      commission: new Decimal(row.commission), connector: row.connector,
+    };
+    const paid = o.status === 'succeeded';
+    const recorded = await recordConflict(c, {
+      objectType: 'payout', objectId: row.id, merchantId: row.merchant_id, connector: row.connector, providerRef: row.provider_ref ?? o.ref,
+      ours: row.status, provider: { status: o.status, ref: o.ref, code: o.code, message: o.message, via },
+      transfer: paid ? payoutPaidAfterAll(money) : payoutNotPaidAfterAll(money),
+    });
+    if (!recorded) return false;
+    // The merchant learns what the provider did: a webhook of its own (the first one's
+    // (kind, aggregate) is taken), TrsId the payout, Status the provider's.
+    const m = await c.query<{ payout_webhook_url: string | null }>('SELECT payout_webhook_url FROM merchants WHERE id = $1', [row.merchant_id]);
+    await enqueueEvent(c, {
+      merchantId: row.merchant_id, kind: 'PAYOUT_WEBHOOK', aggregateId: `${row.id}:conflict`,
+      url: m.rows[0]?.payout_webhook_url ?? null, fields: payoutWebhookFields(row, paid ? 'SUCCESS' : 'FAIL'),
+    });
+    return true;
+  }
+
+  /** The provider's answer about a payout now (its connector's get_payout), outside any transaction; null when no connector has it. */
+  async askProvider(id: string): Promise<OperationOutcome | null> {
+    const r = await this.db.pool.query<PayoutRow>(`SELECT ${PAYOUT_COLUMNS} FROM payouts WHERE id = $1`, [id]);
+    const row = r.rows[0];
+    if (!row?.connector) return null;
+    const c = await this.connectors.get(row.connector);
+    if (!c) return null;
+    return this.connectors.call(c, 'get_payout', (ctx) => c.getPayout({ payoutId: row.id, ref: row.provider_ref ?? null }, ctx));
   }
 
   /**

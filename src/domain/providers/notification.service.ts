@@ -4,6 +4,8 @@ import type { PaymentService } from '../payment/payment.service.js';
 import type { RefundService } from '../refund/refund.service.js';
 import type { PayoutService } from '../payout/payout.service.js';
 import type { OperationOutcome, ParsedNotification, PaymentOutcome } from './connector.js';
+import { contradictsStatus, recordUnconfirmed, type ConflictObject, type ProviderWord } from './conflict.js';
+import { isFinal } from './operation-reconcile.js';
 
 /** A verified, parsed notification (what `parseNotification` answers when `ok`). */
 export type VerifiedNotification = Extract<ParsedNotification, { ok: true }>;
@@ -30,6 +32,8 @@ export class ProviderNotificationService {
 
   async apply(connector: string, n: VerifiedNotification): Promise<NotificationResult> {
     const { payments, refunds, payouts } = this.services;
+    // The object it was about and its status after the apply (for a contradiction's read).
+    let seen: { id: string; status: string | null } | null = null;
     try {
       const applied = await withPgTx(this.db.pool, async (tx): Promise<'applied' | 'duplicate'> => {
         const ins = await tx.query(
@@ -41,7 +45,7 @@ export class ProviderNotificationService {
           case 'payment': {
             const id = await payments.findAtConnector(connector, n.ourId, n.ref, tx);
             if (!id) throw new NotOurs();
-            await payments.applyOutcome(id, n.outcome as PaymentOutcome, { tx });
+            seen = { id, status: (await payments.applyOutcome(id, n.outcome as PaymentOutcome, { tx, via: 'notification' })).status };
             return 'applied';
           }
           // Refunds and payouts: their services apply the answer in this transaction.
@@ -51,6 +55,7 @@ export class ProviderNotificationService {
             const svc = n.object === 'refund' ? refunds : payouts;
             const done: { status: unknown; id?: string } = await svc.applyProviderOutcome(target, n.outcome as OperationOutcome, tx);
             if (done.status === null) throw new NotOurs();
+            if (n.ourId ?? done.id) seen = { id: (n.ourId ?? done.id)!, status: done.status as string };
             // Which of our objects it was about (found by the provider's reference): kept with the record.
             if (done.id && !n.ourId) {
               await tx.query(`UPDATE provider_notifications SET object_id = $3 WHERE connector = $1 AND event_key = $2`, [connector, n.eventKey, done.id]);
@@ -59,6 +64,7 @@ export class ProviderNotificationService {
           }
         }
       });
+      if (applied === 'applied' && seen) await this.confirmContradiction(connector, n, seen);
       return { result: applied };
     } catch (e) {
       // Rolled back: nothing was recorded.
@@ -66,4 +72,45 @@ export class ProviderNotificationService {
       throw e;
     }
   }
+
+  /**
+   * A notification that contradicts a final status (docs/decisions.md "A provider's answer after
+   * a final state") is an event, maybe stale or out of order: the provider is read once more
+   * (outside any transaction) and the read decides, through the same path as reconciliation
+   * (`via` 'notification+read': a conflict whose money follows the provider). When the read
+   * cannot say, the conflict is recorded for the operator without moving money.
+   */
+  private async confirmContradiction(connector: string, n: VerifiedNotification, seen: { id: string; status: string | null }): Promise<void> {
+    const { payments, refunds, payouts } = this.services;
+    const word = providerWord(n);
+    if (word === null || !contradictsStatus(n.object as ConflictObject, seen.status, word.status)) return;
+    if (n.object === 'payment') {
+      const o = await payments.readProvider(seen.id);
+      if (o && (o.status === 'paid' || o.status === 'declined')) {
+        await payments.applyOutcome(seen.id, o.status === 'declined' ? { ...o, reasonFollows: false } : o, { via: 'notification+read' });
+        return;
+      }
+    } else {
+      const svc = n.object === 'refund' ? refunds : payouts;
+      const o = await svc.askProvider(seen.id);
+      if (o && isFinal(o)) {
+        await svc.applyProviderOutcome({ id: seen.id, connector }, o, undefined, 'notification+read');
+        return;
+      }
+    }
+    await recordUnconfirmed(this.db.pool, { objectType: n.object as ConflictObject, objectId: seen.id, connector, provider: word });
+  }
+}
+
+/** What a verified notification says as a final word (null: not final). */
+function providerWord(n: VerifiedNotification): ProviderWord | null {
+  if (n.object === 'payment') {
+    const o = n.outcome as PaymentOutcome;
+    if (o.status === 'paid') return { status: o.amountReceived.gt(0) ? 'succeeded' : 'failed', ref: o.ref, message: `paid ${o.amountReceived.toFixed(2)}`, via: 'notification' };
+    if (o.status === 'declined') return { status: 'failed', ref: o.ref, code: o.code, message: o.message, via: 'notification' };
+    return null;
+  }
+  const o = n.outcome as OperationOutcome;
+  if (!isFinal(o)) return null;
+  return o.status === 'succeeded' ? { status: 'succeeded', ref: o.ref, via: 'notification' } : { status: 'failed', ref: o.ref, code: o.code, message: o.message, via: 'notification' };
 }

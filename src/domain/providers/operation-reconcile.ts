@@ -65,7 +65,7 @@ export async function raiseAttention(c: Queryable, a: {
   await c.query(
     `INSERT INTO attention_items (id, object_type, object_id, merchant_id, connector, provider_ref, reason, last_heard)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb)
-     ON CONFLICT ("object_type", "object_id") DO NOTHING`,
+     ON CONFLICT ("object_type", "object_id", "kind") DO NOTHING`,
     [`att_${randomId(20)}`, a.objectType, a.objectId, a.merchantId, a.connector, a.providerRef, a.reason, JSON.stringify(a.lastHeard)],
   );
 }
@@ -76,7 +76,7 @@ export async function closeAttention(
 ): Promise<void> {
   await c.query(
     `UPDATE attention_items SET resolved_at = now(), resolution = $3, note = $4, resolved_by = $5
-      WHERE object_type = $1 AND object_id = $2 AND resolved_at IS NULL`,
+      WHERE object_type = $1 AND object_id = $2 AND kind = 'unknown_outcome' AND resolved_at IS NULL`,
     [objectType, objectId, r.resolution, r.note, r.by],
   );
 }
@@ -102,7 +102,7 @@ export function parseResolution(outcome: unknown): 'SUCCESS' | 'FAIL' {
  */
 export async function lockOpenAttention(c: Queryable, id: string, objectType: AttentionObject): Promise<AttentionRow> {
   const r = await c.query<AttentionRow>(
-    `SELECT * FROM attention_items WHERE id = $1 AND object_type = $2 FOR UPDATE`, [id, objectType],
+    `SELECT * FROM attention_items WHERE id = $1 AND object_type = $2 AND kind = 'unknown_outcome' FOR UPDATE`, [id, objectType],
   );
   const row = r.rows[0];
   if (!row) throw new NotFoundError('Attention item not found.');

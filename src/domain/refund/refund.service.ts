@@ -7,7 +7,8 @@ import { newId } from '../../lib/ids.js';
 import { keysetPage, type KeysetPage, type KeysetParams } from '../../db/keyset.js';
 import { isValidAmount, money2 } from '../../lib/money.js';
 import { post } from '../ledger/ledger.js';
-import { refundCreated, refundReturned, refundSucceeded } from '../ledger/postings.js';
+import { refundCreated, refundMadeAfterAll, refundNotMadeAfterAll, refundReturned, refundSucceeded } from '../ledger/postings.js';
+import { contradicts, isProviderRead, recordConflict } from '../providers/conflict.js';
 import { enqueueEvent } from '../../outbox/events.js';
 import type { AuthMerchant } from '../merchant/merchant-guard.js';
 import type { ConnectorKind, ConnectorMode, OperationOutcome } from '../providers/connector.js';
@@ -242,8 +243,8 @@ export class RefundService {
    * a PROCESS refund of that connector changes anything.
    */
   async applyProviderOutcome(
-    target: { id: string; connector?: string } | { connector: string; ref: string }, outcome: OperationOutcome, tx?: Queryable,
-  ): Promise<{ changed: boolean; status: RefundStatus | null; id?: string }> {
+    target: { id: string; connector?: string } | { connector: string; ref: string }, outcome: OperationOutcome, tx?: Queryable, via = 'notification',
+  ): Promise<{ changed: boolean; status: RefundStatus | null; id?: string; conflict?: boolean }> {
     // In the caller's transaction when given (a notification's dedupe row commits with it).
     return inTxOr(this.db.pool, tx, async (c) => {
       const q = 'id' in target
@@ -255,11 +256,69 @@ export class RefundService {
       if (!hit) return { changed: false, status: null };
       const r = (await lockRefund(c, hit.id))!;
       if (target.connector !== undefined && hit.connector !== target.connector) return { changed: false, status: r.status };
-      if (r.status !== 'PROCESS' || !isFinal(outcome)) return { changed: false, status: r.status, id: r.id };
+      if (!isFinal(outcome)) return { changed: false, status: r.status, id: r.id };
+      if (r.status !== 'PROCESS') {
+        // Against a final status only a read of the provider moves money (see PayoutService).
+        const conflict = isProviderRead(via) && await this.providerAfterFinal(c, r, hit.connector, outcome, via);
+        return conflict ? { changed: false, status: r.status, id: r.id, conflict } : { changed: false, status: r.status, id: r.id };
+      }
       const to = await this.finishIn(c, r, outcome);
       await closeAttention(c, 'refund', r.id, { resolution: to, note: 'the provider answered', by: 'provider' });
       return { changed: true, status: to, id: r.id };
     });
+  }
+
+  /**
+   * A provider's final answer about a refund final already, in the caller's transaction with the
+   * refund locked: where it contradicts our status (a refund we failed that the provider made,
+   * one we made SUCCESS that it failed) the conflict is recorded, the money follows the provider
+   * (REFUND_CONFLICT_DEBIT, which may take available below zero, or REFUND_CONFLICT_CREDIT), the
+   * payment's refunded total with it, and a second refund postback carries the provider's status.
+   * Once per refund; true when recorded now.
+   */
+  private async providerAfterFinal(c: Queryable, r: RefundRecord, connector: string, o: FinalOutcome, via: string): Promise<boolean> {
+    if (r.status === 'PROCESS' || !contradicts(r.status === 'SUCCESS', o.status)) return false;
+    const made = o.status === 'succeeded';
+    const money = { refundId: r.id, paymentId: r.paymentId, merchantId: r.merchantId, currency: r.currency, amount: r.amount };
+    const ref = await c.query<{ provider_ref: string | null }>(`SELECT provider_ref FROM refunds WHERE id = $1`, [r.id]);
+    const recorded = await recordConflict(c, {
+      objectType: 'refund', objectId: r.id, merchantId: r.merchantId, connector, providerRef: ref.rows[0]?.provider_ref ?? o.ref,
+      ours: r.status, provider: { status: o.status, ref: o.ref, ...(o.status === 'failed' ? { code: o.code, message: o.message } : {}), via },
+      transfer: made ? refundMadeAfterAll(money) : refundNotMadeAfterAll(money),
+    });
+    if (!recorded) return false;
+    // What is left to refund on the payment follows the money. Where the merchant refunded that
+    // room again meanwhile, the payment's bound refuses it: the conflict item says so, and the
+    // conflict (item and money) still commits.
+    await c.query('SAVEPOINT refund_conflict_room');
+    try {
+      await addRefunded(c, r.paymentId, made ? r.amount : r.amount.neg());
+      await c.query('RELEASE SAVEPOINT refund_conflict_room');
+    } catch {
+      await c.query('ROLLBACK TO SAVEPOINT refund_conflict_room');
+      await c.query(`UPDATE attention_items SET last_heard = last_heard || '{"refunded_total":"not adjusted: the payment has no room left"}'::jsonb
+                      WHERE object_type = 'refund' AND object_id = $1 AND kind = 'conflict'`, [r.id]);
+    }
+    const shop = await paymentShopOf(c, r.paymentId);
+    await enqueueEvent(c, {
+      merchantId: r.merchantId, kind: 'REFUND_POSTBACK', aggregateId: `${r.id}:conflict`, url: shop.resultUrl,
+      fields: {
+        Id: r.id, PaymentId: r.paymentId, BillId: shop.billId, InvId: shop.orderId ?? '', Amount: money2(r.amount),
+        Currency: r.currency, Status: made ? 'SUCCESS' : 'FAIL',
+      },
+    });
+    return true;
+  }
+
+  /** The provider's answer about a refund now (its connector's get_refund), outside any transaction; null when it cannot be asked. */
+  async askProvider(id: string): Promise<OperationOutcome | null> {
+    const r = await this.db.pool.query<{ connector: string; provider_ref: string | null }>(
+      `SELECT coalesce(connector, 'sandbox') AS connector, provider_ref FROM refunds WHERE id = $1`, [id]);
+    const row = r.rows[0];
+    if (!row) return null;
+    const c = await this.connectors.get(row.connector);
+    if (!c) return null;
+    return this.connectors.call(c, 'get_refund', (ctx) => c.getRefund({ refundId: id, ref: row.provider_ref }, ctx));
   }
 
   /**
@@ -296,8 +355,14 @@ export class RefundService {
   private async finish(id: string, outcome: FinalOutcome, closedBy: string | null): Promise<void> {
     await withPgTx(this.db.pool, async (c) => {
       const r = await lockRefund(c, id);
-      // Another worker finished it after our lease expired: nothing left to do.
-      if (!r || r.status !== 'PROCESS') return;
+      if (!r) return;
+      // Final meanwhile (another worker after our lease expired, an operator's decision): the
+      // answer is still heard, and recorded as a conflict where it contradicts.
+      if (r.status !== 'PROCESS') {
+        const via = await c.query<{ connector: string }>(`SELECT coalesce(connector, 'sandbox') AS connector FROM refunds WHERE id = $1`, [id]);
+        await this.providerAfterFinal(c, r, via.rows[0]!.connector, outcome, 'reconciliation');
+        return;
+      }
       const to = await this.finishIn(c, r, outcome);
       if (closedBy) await closeAttention(c, 'refund', id, { resolution: to, note: 'the provider answered', by: closedBy });
     });

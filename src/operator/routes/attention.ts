@@ -41,6 +41,8 @@ export default async function consoleAttention(app: FastifyInstance): Promise<vo
     const b = formBody(req);
     const note = (b.note ?? '').trim();
     const item = await actions.resolveAttention(actorOf(req), id, { outcome: b.outcome ?? '', note: note === '' ? null : note });
-    return done(reply, `${BASE}/attention`, `${item.objectType} ${item.objectId} resolved ${item.resolution}.`);
+    // The provider's answer wins when it could say (asked before the decision): the message says so.
+    const by = item.resolvedBy === 'provider' ? ` by the provider's answer (asked now), not the outcome chosen` : '';
+    return done(reply, `${BASE}/attention`, `${item.objectType} ${item.objectId} resolved ${item.resolution}${by}.`);
   });
 }

@@ -1,0 +1,145 @@
+import pino from 'pino';
+import { withPgTx, type Queryable } from '../../db/client.js';
+import { randomId } from '../../lib/ids.js';
+import { postOverdrawing, type Transfer } from '../ledger/ledger.js';
+
+/**
+ * A provider's answer that contradicts a final state we had made (docs/decisions.md "A
+ * provider's answer after a final state"): never dropped. Recorded as an attention item of kind
+ * 'conflict' with both facts (our status and who set it, the provider's answer and when), the
+ * money moved the provider's way by a transfer of its own kind (which may take the merchant's
+ * available below zero), and a log line at error level. The object's status stays what it was
+ * (final states never change); its money and the conflict item say what the provider did.
+ * /metrics counts the conflict items (payments_provider_conflicts_total, read from the table, so
+ * conflicts found by any process count).
+ */
+
+export type ConflictObject = 'payment' | 'payout' | 'refund';
+
+/** The reason of every conflict item. */
+export const CONFLICT_REASON = 'provider_contradicts_final';
+
+/** What the provider said, as the conflict item keeps it. */
+export interface ProviderWord {
+  /** 'succeeded' (the money moved) or 'failed' (it did not). */
+  status: 'succeeded' | 'failed';
+  ref: string | null;
+  code?: string;
+  message?: string;
+  /** How it reached us: 'notification', 'reconciliation', 'resolve' (the read before an operator's decision). */
+  via: string;
+}
+
+export interface Conflict {
+  objectType: ConflictObject;
+  objectId: string;
+  merchantId: string;
+  connector: string;
+  providerRef: string | null;
+  /** Our final status. */
+  ours: string;
+  provider: ProviderWord;
+  /** The money following the provider; null when a read could not confirm the provider's notification (nothing moves). */
+  transfer: Transfer | null;
+}
+
+/**
+ * The ways a provider's word reaches us that tell its current state (a read of the object): only
+ * these move money against a final status. A notification is an event that may be stale or out
+ * of order (T-Bank's REJECTED of a first attempt after CONFIRMED): it is confirmed by a read
+ * first (ProviderNotificationService), never acted on alone.
+ */
+const READS = new Set(['reconciliation', 'read', 'resolve', 'notification+read']);
+export const isProviderRead = (via: string): boolean => READS.has(via);
+
+type ErrorLog = Pick<pino.Logger, 'error'>;
+let configured: ErrorLog | null = null;
+let fallback: ErrorLog | null = null;
+/** The app's or the worker's logger; a plain pino logger, made on first use, where none was set (the CLI). */
+const log = (): ErrorLog => configured ?? (fallback ??= pino({ name: 'provider-conflict' }));
+
+/** Where conflict lines go (the app's or the worker's logger). */
+export function setConflictLogger(l: ErrorLog): void {
+  configured = l;
+}
+
+/**
+ * Who made the object final, as far as we know: the operator who resolved its attention item,
+ * else the service on an earlier answer of the provider ('service').
+ */
+async function finalSetBy(c: Queryable, objectType: ConflictObject, objectId: string): Promise<{ by: string; at: Date | null }> {
+  const r = await c.query<{ resolved_by: string | null; resolved_at: Date | null }>(
+    `SELECT resolved_by, resolved_at FROM attention_items WHERE object_type = $1 AND object_id = $2 AND kind = 'unknown_outcome'`,
+    [objectType, objectId]);
+  const item = r.rows[0];
+  if (item?.resolved_by && item.resolved_by !== 'provider' && item.resolved_by !== 'reconciliation') return { by: item.resolved_by, at: item.resolved_at };
+  return { by: 'service', at: null };
+}
+
+/**
+ * Records a conflict in the caller's transaction (the object's row locked by the caller): the
+ * item (once per object), then the transfer (once per object: its id). False when this object's
+ * conflict was recorded before (a repeated notification, another read): nothing changes then.
+ */
+export async function recordConflict(c: Queryable, x: Conflict): Promise<boolean> {
+  const setBy = await finalSetBy(c, x.objectType, x.objectId);
+  const at = new Date().toISOString();
+  const facts = {
+    ours: { status: x.ours, set_by: setBy.by, set_at: setBy.at?.toISOString() ?? null },
+    provider: { ...x.provider, at },
+    money: x.transfer
+      ? { transfer: `${x.transfer.kind}:${x.transfer.refId}`, legs: x.transfer.legs.map((l) => ({ from: l.from, to: l.to, amount: l.amount.toFixed(2) })) }
+      : { transfer: null, note: 'not moved: a read of the provider could not confirm its notification; the operator decides' },
+  };
+  const ins = await c.query(
+    `INSERT INTO attention_items (id, object_type, object_id, merchant_id, connector, provider_ref, kind, reason, last_heard)
+     VALUES ($1, $2, $3, $4, $5, $6, 'conflict', $7, $8::jsonb)
+     ON CONFLICT ("object_type", "object_id", "kind") DO NOTHING`,
+    [`att_${randomId(20)}`, x.objectType, x.objectId, x.merchantId, x.connector, x.providerRef ?? x.provider.ref, CONFLICT_REASON, JSON.stringify(facts)]);
+  if (ins.rowCount !== 1) return false;
+  // The item is inserted first, so a transfer already applied (DuplicatePostingError) cannot
+  // happen here; were it to, the whole transaction rolls back rather than move money twice.
+  if (x.transfer) await postOverdrawing(c, x.transfer);
+  log().error({
+    conflict: { object_type: x.objectType, object_id: x.objectId, merchant_id: x.merchantId, connector: x.connector, ...facts },
+  }, `provider ${x.connector} contradicts the final ${x.objectType} ${x.objectId}: ours ${x.ours} (set by ${setBy.by}), provider ${x.provider.status}; ${x.transfer ? `money moved by ${x.transfer.kind}` : 'unconfirmed by a read, no money moved'}`);
+  return true;
+}
+
+/** Whether a provider's final answer contradicts a final status (money moved vs not). */
+export function contradicts(moneyMoved: boolean, providerStatus: 'succeeded' | 'failed'): boolean {
+  return moneyMoved !== (providerStatus === 'succeeded');
+}
+
+const TABLES: Record<ConflictObject, string> = { payment: 'payments', payout: 'payouts', refund: 'refunds' };
+const MONEY_MOVED: Record<ConflictObject, readonly string[]> = {
+  payment: ['SUCCESS', 'UNDERPAID', 'OVERPAID'], payout: ['SUCCESS'], refund: ['SUCCESS'],
+};
+const FINAL: Record<ConflictObject, readonly string[]> = {
+  payment: ['SUCCESS', 'UNDERPAID', 'OVERPAID', 'FAIL'], payout: ['SUCCESS', 'FAIL', 'ERROR'], refund: ['SUCCESS', 'FAIL'],
+};
+
+/** Whether a provider's final word contradicts an object's status (final, money moved or not). */
+export function contradictsStatus(objectType: ConflictObject, status: string | null, providerStatus: 'succeeded' | 'failed'): boolean {
+  return status !== null && FINAL[objectType].includes(status) && contradicts(MONEY_MOVED[objectType].includes(status), providerStatus);
+}
+
+/**
+ * A notification contradicted a final status and the read that should confirm it could not say
+ * (the provider unreachable, or not final): the conflict is recorded without moving money, for
+ * the operator. Once per object, like every conflict; in its own transaction with the row locked.
+ */
+export async function recordUnconfirmed(
+  pool: Parameters<typeof withPgTx>[0], x: { objectType: ConflictObject; objectId: string; connector: string; provider: ProviderWord },
+): Promise<boolean> {
+  return withPgTx(pool, async (c) => {
+    const r = await c.query<{ merchant_id: string; status: string; provider_ref: string | null }>(
+      `SELECT merchant_id, status::text, provider_ref FROM ${TABLES[x.objectType]} WHERE id = $1 FOR UPDATE`, [x.objectId]);
+    const row = r.rows[0];
+    if (!row || !contradictsStatus(x.objectType, row.status, x.provider.status)) return false;
+    return recordConflict(c, {
+      objectType: x.objectType, objectId: x.objectId, merchantId: row.merchant_id, connector: x.connector, providerRef: row.provider_ref,
+      ours: row.status, provider: x.provider, transfer: null,
+    });
+  });
+}
