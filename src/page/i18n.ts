@@ -106,6 +106,11 @@ const en = {
   declinedSbpTitle: 'The payment did not go through. No money was taken. You can try again.',
   backToShopAfterFail: 'Back to the shop without paying',
   tryOtherCard: 'Try another card',
+  methodDownTitle: 'This payment method is temporarily unavailable',
+  methodDownText: 'The payment provider is not answering right now. No money was taken. You can choose another payment method or try again later.',
+  checkTitle: 'We are checking your payment with the bank',
+  checkText: 'The bank has not told us the result yet, so we are asking it. This page updates by itself; when the result is known you will be sent back to the shop.',
+  checkTime: 'It can take up to {n} min. You can close this page: the shop will be told the result.',
   sandboxCardsMore: 'More test cards: 4000 0027 6000 3184 asks for 3-D Secure, 4000 0000 0000 9995 has insufficient funds, 4000 0000 0000 0119 is charged but the answer is late.',
 } as const;
 
@@ -193,6 +198,11 @@ const ru: Messages = {
   declinedSbpTitle: 'Платёж не прошёл. Деньги не списаны. Можно попробовать снова.',
   backToShopAfterFail: 'Вернуться в магазин без оплаты',
   tryOtherCard: 'Попробовать другую карту',
+  methodDownTitle: 'Этот способ оплаты временно недоступен',
+  methodDownText: 'Платёжный провайдер сейчас не отвечает. Деньги не списаны. Можно выбрать другой способ оплаты или попробовать позже.',
+  checkTitle: 'Проверяем ваш платёж в банке',
+  checkText: 'Банк ещё не сообщил результат, и мы его запрашиваем. Страница обновится сама; когда результат станет известен, вы вернётесь в магазин.',
+  checkTime: 'Это может занять до {n} мин. Страницу можно закрыть: магазин узнает результат.',
   sandboxCardsMore: 'Ещё тестовые карты: 4000 0027 6000 3184 просит 3-D Secure, 4000 0000 0000 9995 — недостаточно средств, 4000 0000 0000 0119 — списание с задержкой ответа.',
 };
 
@@ -266,6 +276,7 @@ const DECLINE_EN: Record<string, string> = {
   abandoned: 'The payment was not completed in time. You can try again.',
   acquirer_error: 'The payment could not be processed just now. Try again in a moment.',
   no_connector: 'The payment could not be processed just now. Try again in a moment.',
+  provider_unavailable: 'The payment provider is not answering right now. No money was taken. Choose another method or try again later.',
   no_card: 'The card details did not arrive. Enter the card again.',
   default: 'The payment was declined. Try another card or ask your bank.',
 };
@@ -283,6 +294,7 @@ const DECLINE_RU: Record<string, string> = {
   abandoned: 'Платёж не завершён вовремя. Можно попробовать снова.',
   acquirer_error: 'Платёж сейчас не удалось провести. Попробуйте через минуту.',
   no_connector: 'Платёж сейчас не удалось провести. Попробуйте через минуту.',
+  provider_unavailable: 'Платёжный провайдер сейчас не отвечает. Деньги не списаны. Выберите другой способ или попробуйте позже.',
   no_card: 'Данные карты не дошли. Введите карту ещё раз.',
   default: 'Платёж отклонён. Попробуйте другую карту или обратитесь в банк.',
 };

@@ -4,6 +4,7 @@ import { requestInput } from '../http/input.js';
 import { DomainError } from '../errors.js';
 import { payRefusal } from '../domain/bill/bill.states.js';
 import { parsePayInput, PayValidationError, type PayFieldCode, type PayMethod } from '../domain/payment/pay-input.js';
+import { PROVIDER_UNAVAILABLE } from '../domain/payment/payment-errors.js';
 import { FormAlreadyUsedError, type PayableBill, type PayOutcome, type Quote } from '../domain/payment/payment.service.js';
 import { AttemptLimiter } from './attempt-limiter.js';
 import { PayCsrf } from './csrf.js';
@@ -79,6 +80,9 @@ export default async function pageRoutes(app: FastifyInstance): Promise<void> {
   const { config, services } = app;
   const csrf = new PayCsrf(config.tokenEncryptionKey);
   const limiter = new AttemptLimiter(ATTEMPT_WINDOW_MS);
+  // What the page of a payment being checked promises: reconciliation asks the provider at least
+  // this often (RECONCILE_MAX_DELAY_MS), so an answer the provider has is learned within it.
+  const checkMinutes = Math.max(1, Math.ceil(config.reconcileMaxDelayMs / 60_000));
 
   installPageHeaders(app);
 
@@ -270,7 +274,8 @@ export default async function pageRoutes(app: FastifyInstance): Promise<void> {
       }
       throw e;
     }
-    if (outcome.status === 'FAIL') { limiter.fail(ipKey); limiter.fail(billKey); }
+    // A provider that was down is no sign of card testing: it does not count against the payer.
+    if (outcome.status === 'FAIL' && outcome.failureReason !== PROVIDER_UNAVAILABLE) { limiter.fail(ipKey); limiter.fail(billKey); }
 
     if (json) return reply.status(200).send(paymentJson(outcome));
     if (outcome.status === 'FAIL') {
@@ -326,7 +331,7 @@ export default async function pageRoutes(app: FastifyInstance): Promise<void> {
     }
     if (st.outcome.status !== 'PROCESS') return renderFinal(reply, ctx, st.outcome);
     const a = st.outcome.action;
-    return html(reply, 200, waitingPage(ctx, st.bill, st.outcome, a?.type === 'sbp_qr' ? await qrSvg(a.payload) : null));
+    return html(reply, 200, waitingPage(ctx, st.bill, st.outcome, a?.type === 'sbp_qr' ? await qrSvg(a.payload) : null, checkMinutes));
   });
 }
 

@@ -1,6 +1,7 @@
 import { Decimal } from 'decimal.js';
 import type { PayableBill, PayOutcome, Quote } from '../domain/payment/payment.service.js';
 import type { PayFieldCode, PayMethod } from '../domain/payment/pay-input.js';
+import { PROVIDER_UNAVAILABLE } from '../domain/payment/payment-errors.js';
 import { declineText, FIELD_MESSAGES, MESSAGES, type Lang, type Messages } from './i18n.js';
 import { PAGE_CSS } from './styles.js';
 import { PAGE_JS } from './script.js';
@@ -203,7 +204,8 @@ export function paymentPage(ctx: PageCtx, s: FormState): string {
   const q = s.quotes[selected];
   const e = s.errors;
   const d = s.declined;
-  const cardInvalid = invalid(e, 'card_number') || (d?.method === 'BANK_CARD' ? ' aria-invalid="true" aria-describedby="card_number-decline"' : '');
+  // A provider that was down says nothing about the card: the field is not marked wrong.
+  const cardInvalid = invalid(e, 'card_number') || (d?.method === 'BANK_CARD' && !providerDown(d.code) ? ' aria-invalid="true" aria-describedby="card_number-decline"' : '');
   const payLabel = (m: PayMethod) => {
     const qq = s.quotes[m];
     return qq ? `${money(qq.dueRub)} RUB` : '';
@@ -267,7 +269,8 @@ ${summary(t, bill, q)}
 <form class="card" method="post" action="/pay/${esc(bill.id)}" autocomplete="on">
   <input type="hidden" name="_csrf" value="${esc(s.csrf)}">
   <input type="hidden" name="lang" value="${ctx.lang}">
-  ${d ? `<p class="notice bad" data-testid="declined">${esc(d.method === 'SBP' ? t.declinedSbpTitle : t.declinedTitle)}</p>`
+  ${d && providerDown(d.code) ? `<p class="notice" role="status" data-testid="method-down">${esc(t.methodDownTitle)}</p>`
+    : d ? `<p class="notice bad" data-testid="declined">${esc(d.method === 'SBP' ? t.declinedSbpTitle : t.declinedTitle)}</p>`
     : s.lastFailed ? `<p class="notice" role="status">${esc(t.lastFailed)}</p>` : ''}
   ${e && Object.keys(e).length ? `<p class="notice bad" role="alert">${esc(t.formErrors)}</p>` : ''}
   ${e?.method ? `<p class="err" role="alert">${esc(FIELD_MESSAGES[ctx.lang][e.method])}</p>` : ''}
@@ -299,7 +302,11 @@ export function infoPage(ctx: PageCtx, o: { title: string; text: string; icon: k
   return layout(ctx, o.title, body);
 }
 
-function resultTitle(t: Messages, status: PayOutcome['status']): string {
+/** The payment FAILed because no connector of its route would take it: not the payer's decline. */
+const providerDown = (code: string | null | undefined): boolean => code === PROVIDER_UNAVAILABLE;
+
+function resultTitle(t: Messages, status: PayOutcome['status'], failureReason?: string | null): string {
+  if (status === 'FAIL' && providerDown(failureReason)) return t.methodDownTitle;
   return status === 'SUCCESS' ? t.successTitle : status === 'UNDERPAID' ? t.underpaidTitle : status === 'OVERPAID' ? t.overpaidTitle : t.failTitle;
 }
 
@@ -317,9 +324,9 @@ export function resultPage(ctx: PageCtx, bill: PayableBill, out: PayOutcome & { 
   const head = `${testBanner(ctx, bill)}
 ${merchantHeader(t, bill.shopName, '')}
 <section class="card status" data-testid="result" data-status="${esc(out.status)}">
-  ${failed ? ICONS.bad : ICONS.ok}
-  <h1>${esc(resultTitle(t, out.status))}</h1>
-  ${failed ? `<p class="muted">${esc(t.failText)}</p>` : ''}
+  ${failed ? (providerDown(out.failureReason) ? ICONS.info : ICONS.bad) : ICONS.ok}
+  <h1>${esc(resultTitle(t, out.status, out.failureReason))}</h1>
+  ${failed ? `<p class="muted">${esc(providerDown(out.failureReason) ? t.methodDownText : t.failText)}</p>` : ''}
   ${details}`;
   if (out.redirect.url) {
     const inputs = Object.entries(out.redirect.fields)
@@ -331,13 +338,13 @@ ${merchantHeader(t, bill.shopName, '')}
     <button class="btn" type="submit">${esc(t.returnToShop)}</button>
   </form>
 </section>`;
-    return layout(ctx, resultTitle(t, out.status), body, { script: "document.getElementById('back').submit();" });
+    return layout(ctx, resultTitle(t, out.status, out.failureReason), body, { script: "document.getElementById('back').submit();" });
   }
   const body = `${head}
   ${failed ? `<a class="btn" href="/pay/${esc(bill.id)}">${esc(t.tryAgain)}</a>` : ''}
 </section>
 ${backLink(t, bill)}`;
-  return layout(ctx, resultTitle(t, out.status), body);
+  return layout(ctx, resultTitle(t, out.status, out.failureReason), body);
 }
 
 /** The QR page (`link_url`): a QR code of the payment page. */
@@ -365,12 +372,16 @@ const POLL_JS = `(function(){var u=location.pathname+location.search;function ti
 /**
  * The waiting page of a payment in PROCESS: what the payer must do (the bank's 3-D Secure page,
  * the provider's page, an SBP QR code with bank-app links), polling until the payment is final.
+ * With nothing for the payer to do, the outcome is unknown to us (the provider did not answer in
+ * time, or has not said yet): the page says it is being checked, how long that may take
+ * (`checkMinutes`: the longest wait between two questions to the provider) and what happens next.
  */
-export function waitingPage(ctx: PageCtx, bill: PayableBill, out: PayOutcome, qrSvg: string | null): string {
+export function waitingPage(ctx: PageCtx, bill: PayableBill, out: PayOutcome, qrSvg: string | null, checkMinutes: number): string {
   const t = MESSAGES[ctx.lang];
   const a = out.action;
-  const title = a?.type === '3ds' ? t.act3dsTitle : a?.type === 'redirect' ? t.actRedirectTitle : a?.type === 'sbp_qr' ? t.actSbpTitle : t.waitTitle;
-  let act = '';
+  const title = a?.type === '3ds' ? t.act3dsTitle : a?.type === 'redirect' ? t.actRedirectTitle : a?.type === 'sbp_qr' ? t.actSbpTitle : t.checkTitle;
+  let act = a ? '' : `<p class="muted" data-testid="checking">${esc(t.checkText)}</p>
+  <p class="muted small">${esc(t.checkTime.replace('{n}', String(checkMinutes)))}</p>`;
   if (a?.type === '3ds' || a?.type === 'redirect') {
     act = `<p class="muted">${esc(a.type === '3ds' ? t.act3dsText : t.actRedirectText)}</p>
   <a class="btn" href="${esc(a.url)}" data-testid="action-link">${esc(a.type === '3ds' ? t.act3dsButton : t.actRedirectButton)}</a>`;
@@ -389,7 +400,7 @@ ${merchantHeader(t, bill.shopName, '')}
   ${ICONS.wait}
   <h1>${esc(title)}</h1>
   ${act}
-  <p class="muted small" role="status">${esc(t.waitText)}</p>
+  ${a ? `<p class="muted small" role="status">${esc(t.waitText)}</p>` : ''}
   <dl class="rows"><div class="row"><dt>${esc(t.paymentId)}</dt><dd class="mono">${esc(out.paymentId)}</dd></div></dl>
   <noscript><meta http-equiv="refresh" content="5"></noscript>
 </section>

@@ -8,6 +8,12 @@
  */
 type Lang = 'en' | 'ru';
 
+/**
+ * The failure reason of a payment that every connector of its route refused before any money
+ * could move (docs/decisions.md "A provider outage is not a decline"): not the payer's decline.
+ */
+export const PROVIDER_UNAVAILABLE = 'provider_unavailable';
+
 const MESSAGES: Record<string, Record<Lang, string>> = {
   card_declined: { en: 'The card was declined by the issuer.', ru: 'Банк-эмитент отклонил платёж по карте.' },
   general_decline: { en: 'The card was declined by the issuer.', ru: 'Банк-эмитент отклонил платёж по карте.' },

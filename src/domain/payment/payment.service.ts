@@ -25,7 +25,7 @@ import { nextCheckDelayMs } from './reconcile-schedule.js';
 import { assertPaymentTransition, IllegalPaymentTransitionError, isPaymentFinal, paymentSourcesOf } from './payment.states.js';
 import { isMoneyReceived } from '../statuses.js';
 import { PayValidationError, type PayerFields, type PayInput, type PayMethod } from './pay-input.js';
-import { paymentError } from './payment-errors.js';
+import { paymentError, PROVIDER_UNAVAILABLE } from './payment-errors.js';
 import { money8 } from '../../lib/money.js';
 import { activeFiscal, fiscalOf, type ActiveFiscal } from '../receipt/fiscal.js';
 import { paymentReceipt, type Receipt } from '../receipt/receipt.js';
@@ -262,7 +262,10 @@ type ChargeResult =
   | { outcome: 'DECLINED'; reason: string; message: string; reference: string };
 
 function toCharge(o: PaymentOutcome): ChargeResult | null {
-  if (o.status === 'refused') return { outcome: 'DECLINED', reason: o.code, message: o.message, reference: '' };
+  // Every connector the payment could go to refused before any money moved (down, a 5xx, a
+  // refusal on creation): the payer's card is not at fault and the merchant is told the method
+  // was unavailable; the provider's own code and words stay in failure_message for the operator.
+  if (o.status === 'refused') return { outcome: 'DECLINED', reason: PROVIDER_UNAVAILABLE, message: `${o.code}: ${o.message}`.slice(0, 500), reference: '' };
   return finalAnswer(o);
 }
 
@@ -454,9 +457,12 @@ export class PaymentService {
     await runPaymentById(c, paymentId, { text:
       `UPDATE payments SET connector = coalesce($2, connector), provider_ref = coalesce($3, provider_ref),
               payer_action = coalesce($4::jsonb, payer_action), check_attempts = $5,
-              next_check_at = now() + make_interval(secs => $6::double precision / 1000), updated_at = now()
+              next_check_at = now() + make_interval(secs => $6::double precision / 1000), updated_at = now(),
+              -- A call just went unanswered: the payer's page, opened next, does not ask again at once
+              -- (it would wait out another timeout before showing that the payment is being checked).
+              provider_asked_at = CASE WHEN $7 THEN clock_timestamp() ELSE provider_asked_at END
         WHERE id = $1 AND status = 'PROCESS'`,
-    values: [paymentId, connector, ref, action, attempts, nextCheckDelayMs(this.config, attempts)] });
+    values: [paymentId, connector, ref, action, attempts, nextCheckDelayMs(this.config, attempts), o.status === 'unknown'] });
   }
 
   /**

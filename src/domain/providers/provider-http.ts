@@ -27,11 +27,18 @@ export async function providerFetch(
   return { status: res.status, text, body };
 }
 
-const NEVER_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
+/**
+ * Errors before a connection to the provider existed: nothing of the request left, so no money
+ * can have moved. UND_ERR_CONNECT_TIMEOUT is fetch's own connect timeout (10 s, under
+ * CONNECTOR_TIMEOUT_MS's 15 s): an address that drops the connection attempt is as down as one
+ * that refuses it. A connection made and then not answered is never here: that is unknown.
+ */
+const NEVER_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT', 'bad port']);
 
 function causeCode(e: unknown): string {
-  const c = (e as { cause?: { code?: string; errors?: { code?: string }[] } }).cause;
-  return c?.code ?? c?.errors?.[0]?.code ?? (e instanceof Error ? e.name : 'error');
+  const c = (e as { cause?: { code?: string; message?: string; errors?: { code?: string }[] } }).cause;
+  // fetch refuses a port of the Fetch standard's bad-port list (a setting's typo) with no code.
+  return c?.code ?? c?.errors?.[0]?.code ?? (c?.message === 'bad port' ? 'bad port' : e instanceof Error ? e.name : 'error');
 }
 
 function neverSent(e: unknown): boolean { return NEVER_SENT.has(causeCode(e)); }
