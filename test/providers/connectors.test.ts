@@ -119,7 +119,7 @@ describe('merchant routing', () => {
     expect(await count(`SELECT count(*)::int AS n FROM ledger_entries WHERE debit_account = 'RUB:acquirer_clearing:sbx-first'`)).toBeGreaterThan(0);
   });
 
-  it('a refusal before money moved falls back to the next connector; a refusal by all fails the payment with the code', async () => {
+  it('a refusal before money moved falls back to the next connector; a refusal by all fails the payment as provider_unavailable, the provider\'s code kept in its message', async () => {
     await put('sbx-down', { kind: 'sandbox', mode: 'test', settings: { refuse: true } });
     const m = await createMerchant(t);
     await route(m, { payment_card: ['sbx-down', 'sandbox'] });
@@ -129,7 +129,7 @@ describe('merchant routing', () => {
     expect(await calls('sbx-down', 'create_payment', 'refused')).toBe(refusedBefore + 1);
     await route(m, { payment_card: ['sbx-down'] });
     const only = await pay(m);
-    expect(only.p).toMatchObject({ status: 'FAIL', connector: 'sbx-down', failure_reason: 'sandbox_refuse' });
+    expect(only.p).toMatchObject({ status: 'FAIL', connector: 'sbx-down', failure_reason: 'provider_unavailable', failure_message: expect.stringMatching(/^sandbox_refuse: /) });
     const h = (await get('/admin/v1/connectors/sbx-down')).json();
     expect(h.health.recent_error_rate).toBe(1);
     expect(h.health.last_success_at).toBeNull();
