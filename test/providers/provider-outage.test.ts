@@ -132,6 +132,20 @@ describe('a provider that refuses before any money moved', () => {
       expect(postback.fields).toMatchObject({ Status: 'FAIL', ErrorCode: 'provider_unavailable' });
     }
   });
+
+  it('after the third such failure the payer is sent on to the Fail URL by a page that says the method was unavailable, not declined', async () => {
+    const m = await routedMerchant(e, { payment_card: ['tb-closed'] });
+    const billId = await billFor(e, m, { amount: '75.00', paymentMethod: 'BANK_CARD' });
+    let last = '';
+    for (let i = 0; i < 3; i += 1) last = await payByForm(billId, 'BANK_CARD');
+    const id = await paymentOfBill(billId);
+    expect(last).toBe(`/pay/${billId}/payments/${id}`);
+    const end = await page(last);
+    expect(end.body).toContain('data-status="FAIL"');
+    expect(end.body).toContain('This payment method is temporarily unavailable');
+    expect(end.body).toContain(`action="${e.shop.base}/fail"`);
+    expect(end.body).not.toMatch(/declined/i);
+  });
 });
 
 describe('a provider that does not answer', () => {
