@@ -10,7 +10,7 @@ export default defineConfig({
     // independent because state lives in what each file builds (its own database, config and
     // app); nothing in src/ keeps module-level state a test relies on. Two files at a time: a
     // third made the CPU-bound ones (the CLI's child processes, bcrypt bursts) slower than it
-    // saved (docs/decisions.md "Test run time").
+    // saved (docs/adr/0055-tests-real-database-and-run-time.md).
     isolate: false,
     maxWorkers: 2,
     testTimeout: 30_000,

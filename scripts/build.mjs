@@ -5,7 +5,7 @@
 // Then the two long-running entries, dist/main.js and dist/worker-main.js, are replaced by
 // esbuild bundles of themselves with their dependencies: Node loads and compiles one file
 // instead of ~1,000 modules, which halves the start-up CPU (docs/performance.md "The compiled
-// service", docs/decisions.md "One bundled file per long-running entry"). The CLIs
+// service", docs/adr/0044-build-bundles-and-image.md). The CLIs
 // (dist/db/migrate-cli.js, dist/admin/cli.js) stay per-file tsc output.
 import { execFileSync } from 'node:child_process';
 import { cpSync, readFileSync, realpathSync, rmSync, statSync } from 'node:fs';

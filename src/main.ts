@@ -13,7 +13,7 @@ import { startWorkers, stopWorkers } from './workers/index.js';
 // npm start: migrate, serve the API, pages, cabinet and operator API, and run the workers
 // (unless RUN_WORKERS=false). With WEB_CONCURRENCY=N > 1 this process is the cluster primary:
 // it starts the database, migrates, seeds and runs the workers once, and N forked processes
-// serve HTTP on the shared port (docs/decisions.md "Build and run (issue 13)").
+// serve HTTP on the shared port (docs/adr/0045-process-lifecycle-and-first-hour.md).
 
 /** How the primary hands its database (possibly the embedded one it started) to its API processes. */
 const PRIMARY_DATABASE_URL = 'PAYMENT_SERVICE_PRIMARY_DATABASE_URL';

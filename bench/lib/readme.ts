@@ -5,9 +5,9 @@ import { ROOT } from './proc.js';
 const START = '<!-- bench:latest:start -->';
 const END = '<!-- bench:latest:end -->';
 
-/** Puts the latest table between the README's bench markers, when the README has them. */
+/** Puts the latest table between the bench markers of docs/performance.md, when it has them. */
 export function updateReadme(md: string): void {
-  const file = join(ROOT, 'README.md');
+  const file = join(ROOT, 'docs', 'performance.md');
   if (!existsSync(file)) return;
   const text = readFileSync(file, 'utf8');
   const a = text.indexOf(START);

@@ -2,7 +2,7 @@ import type pg from 'pg';
 import { withPgTx } from './client.js';
 
 /**
- * Monthly partitions (docs/decisions.md "Partitions and retention"): payments, ledger entries,
+ * Monthly partitions (docs/adr/0047-monthly-partitions-and-retention.md): payments, ledger entries,
  * outbox events and delivery attempts are RANGE partitioned by their creation time in UTC
  * calendar months (migration 20261124090000_monthly_partitions). The service keeps the current
  * month and `monthsAhead` more created (at boot and every hour); a row of a month that has no

@@ -4,7 +4,7 @@
  * it gets a leading apostrophe, which spreadsheets show as text. A plain decimal number
  * (`-100.00`, `-1,5` with a decimal comma) is left as it is: digits and one decimal mark cannot
  * form a formula, and a debit must stay a number the spreadsheet can add up
- * (docs/decisions.md "CSV cells neutralized (issue 27)").
+ * (docs/adr/0050-security-hardening.md).
  */
 export function csvCell(s: string): string {
   if (!/^[=+\-@\t\r]/.test(s)) return s;

@@ -19,8 +19,7 @@ export const newBillId = (): string => randomId(10);
 export const newId = (): string => randomId(16);
 
 /*
- * Payment ids name the month of their creation (docs/decisions.md "Payment ids name their
- * month"): two base62 characters count UTC calendar months from January 2000 (the months of
+ * Payment ids name the month of their creation (docs/adr/0012-payment-ids-name-their-month.md): two base62 characters count UTC calendar months from January 2000 (the months of
  * the partitions of `payments`), then 14 random characters (83 bits). 16 characters of
  * [A-Za-z0-9] as before, still opaque to merchants. A read by id then names the one partition
  * (payment-by-id.ts); ids made before this format decode to no month or to a wrong one, and are

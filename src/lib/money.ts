@@ -10,7 +10,7 @@ export const money8 = (d: Decimal.Value): string => new Decimal(d).toFixed(8);
 
 /**
  * A JSON-number amount of the API (bills, payments, payouts, refunds: public clients decode them
- * into float64/float, docs/decisions.md "Public clients"). Converted once, at the wire, after all
+ * into float64/float, docs/adr/0001-money-as-decimal-and-wire-amounts.md). Converted once, at the wire, after all
  * arithmetic; the round trip is checked so a value a double cannot hold exactly (never for
  * decimal(10,2), or 2-decimal payouts below 10^13) fails loudly instead of going out altered.
  */

@@ -4,7 +4,7 @@ import { sha256Hex } from './crypto.js';
 
 /**
  * The pieces the merchant cabinet and the operator console share for their server-side
- * sessions (docs/decisions.md "Merchant cabinet" and "Operator console"): a cookie of 32
+ * sessions (docs/adr/0033-web-sessions-cabinet-and-console.md): a cookie of 32
  * random bytes of which only the SHA-256 is stored, a per-session CSRF token, and the
  * same-site path check for the page to return to after sign-in.
  */

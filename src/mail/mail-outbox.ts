@@ -45,8 +45,7 @@ export const mailReachesReader = (config: Pick<Config, 'smtpUrl' | 'profile'>): 
 export interface ClaimedMail { id: string; kind: string; to: string; subject: string; text: string | null; attempts: number }
 
 /**
- * The mail queue (a transactional outbox of its own, docs/decisions.md "Mail has its own
- * outbox"): `enqueue` writes the row in the caller's transaction, so a mail goes out only for a
+ * The mail queue (a transactional outbox of its own, docs/adr/0038-mail-outbox-and-password-reset.md): `enqueue` writes the row in the caller's transaction, so a mail goes out only for a
  * change that committed; the mail worker (src/workers/mail.ts) sends it, with retries.
  */
 export class MailOutbox {

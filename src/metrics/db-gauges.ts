@@ -32,7 +32,7 @@ export function createDbGauges(registry: Registry): DbGauges {
     attempts: g('outbox_delivery_attempts_total', 'Delivery attempts recorded since the database was created (high-water mark of their id sequence).'),
     payouts: new Gauge({ name: 'payouts', help: 'Payouts by status.', labelNames: ['status'], registers: [registry] }),
     // Alert on any increase: a provider contradicted a final status and money moved its way
-    // (docs/decisions.md "A provider's answer after a final state"). Read from the conflict
+    // (docs/adr/0021-provider-answer-after-final-state.md). Read from the conflict
     // items (never deleted), so a conflict any process found counts, as a counter would.
     conflicts: new Gauge({
       name: 'payments_provider_conflicts_total', labelNames: ['object_type'], registers: [registry],

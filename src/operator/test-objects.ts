@@ -4,7 +4,7 @@ import type { Queryable } from '../db/client.js';
  * Which of `merchantIds` are test twins (test mode's rows, `live_merchant_id` set), each with
  * its live merchant: their objects are shown marked "test" in the console's lists and link to
  * the live merchant, so an operator at night does not act on them as live money
- * (docs/decisions.md "Test objects in the operator console").
+ * (docs/adr/0040-operator-console.md).
  */
 export async function testTwinsOf(db: Queryable, merchantIds: readonly string[]): Promise<Map<string, string>> {
   const ids = [...new Set(merchantIds)];

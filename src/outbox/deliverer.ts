@@ -78,8 +78,7 @@ export interface DeliveryResult {
 // Result URL for a refund or chargeback postback. Events whose payment or
 // payout row is not found (test postbacks) keep the URL stored at enqueue time.
 // Payments are found through payment_keys (id -> created_at): the partition key lets the
-// planner probe one month's partition, not every month's (docs/decisions.md "Payment ids name
-// their month").
+// planner probe one month's partition, not every month's (docs/adr/0012-payment-ids-name-their-month.md).
 const CLAIM_SELECT = `
   SELECT c.id::text AS id, c.merchant_id, c.kind::text AS kind, c.aggregate_id, c.payload, c.attempts, m.api_token_enc,
          CASE WHEN c.kind = 'PAYMENT_POSTBACK' AND p.id IS NOT NULL THEN s.result_url

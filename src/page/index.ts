@@ -31,7 +31,7 @@ const PAYMENT_ID = {
 const ASK_EVERY_MS = 1500;
 /**
  * A payer declined this many times on one bill (from one address, within DECLINE_WINDOW_MS)
- * is handed back to the shop's Fail URL instead of the form again (docs/decisions.md, session 4).
+ * is handed back to the shop's Fail URL instead of the form again (docs/adr/0015-declined-card-stays-on-the-form.md).
  */
 const DECLINES_BEFORE_FAIL_URL = 3;
 const DECLINE_WINDOW_MS = 30 * 60 * 1000;
@@ -173,7 +173,7 @@ export default async function pageRoutes(app: FastifyInstance): Promise<void> {
    * The declined payment a form comes back from (`?declined=<payment id>`): only a FAIL payment
    * of this bill counts. The payer's fields (e-mail, phone, name, comment; never the card) are
    * filled in again from it, only for the address that paid: a shared or leaked link shows the
-   * reason but not the payer's data (docs/decisions.md "Payer fields after a decline").
+   * reason but not the payer's data (docs/adr/0015-declined-card-stays-on-the-form.md).
    */
   async function declinedOf(billId: string, paymentId: unknown, ip: string): Promise<{ declined: Declined; payer: Record<string, string> } | undefined> {
     if (typeof paymentId !== 'string') return undefined;

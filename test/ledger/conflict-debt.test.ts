@@ -11,7 +11,7 @@ import { fund } from '../payout/helpers.js';
 
 /**
  * A merchant's available goes below zero only through a provider conflict's debit
- * (docs/decisions.md "A provider's answer after a final state"), held by the database: the
+ * (docs/adr/0021-provider-answer-after-final-state.md), held by the database: the
  * balances CHECK allows available down to -debt, only postOverdrawing raises debt, and the
  * balances_debt_shrinks trigger lowers it as money comes in, so no ordinary debit can use it.
  */

@@ -5,7 +5,7 @@ import { adminApi, deadEvent, enrolledOperator, moderatedPayout, type OperatorFi
 
 /**
  * Every console action against every role, through HTTP: the operator API's permission table
- * (docs/decisions.md "People: operators, roles, audit") holds in the console too; a refusal is
+ * (docs/adr/0031-operator-credentials-and-roles.md) holds in the console too; a refusal is
  * a 403 page and changes nothing (the rows the action would touch and the audit trail are
  * compared before and after).
  */

@@ -8,7 +8,7 @@ import { enrolledOperator, stuckPayment, type OperatorFixture } from './helpers.
 /**
  * Test objects in the operator console: a test twin's payouts and attention items are marked
  * "test" and link to the live merchant (the twin has no console page of its own); the payouts
- * list filters live or test (docs/decisions.md "Test objects in the operator console").
+ * list filters live or test (docs/adr/0040-operator-console.md).
  */
 let t: TestApp;
 let op: OperatorFixture;

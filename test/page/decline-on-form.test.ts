@@ -10,7 +10,7 @@ import { cardForm, createBill, DECLINED_CARD, payRequest, SUCCESS_CARD } from '.
  * The form POST of a declined card answers 303 to the form (`?declined=<payment id>`), which
  * shows the reason under the card number in the page's language; the FAIL postback still goes
  * out; the payer retries on the same bill; reloads charge nothing; JSON mode is unchanged; the
- * third decline of one payer hands them to the shop's Fail URL (docs/decisions.md, session 4).
+ * third decline of one payer hands them to the shop's Fail URL (docs/adr/0015-declined-card-stays-on-the-form.md).
  */
 let t: TestApp;
 let m: MerchantFixture;

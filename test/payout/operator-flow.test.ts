@@ -27,7 +27,7 @@ describe('payouts driven the way outside tools do: operator API, then the mercha
     expect(p).toMatchObject({ status: 'MODERATING', amount: 600, commission: 6, account_identifier: '424242******4242', currency: 'RUB' });
 
     await op('POST', `/payouts/${p.id}/approve`);
-    // The approval is in the audit trail, written with it (docs/decisions.md, issue 17), after
+    // The approval is in the audit trail, written with it (docs/adr/0032-audit-trail.md), after
     // the creation through the merchant API (issue 27), newest first.
     const trail = await op('GET', `/audit?object_id=${p.id}`);
     expect(trail.data.map((e: Record<string, unknown>) => [e.actor_id, e.action, e.before]))

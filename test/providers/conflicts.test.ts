@@ -14,8 +14,7 @@ import { refundPartial } from '../refund/helpers.js';
 import { enrolledOperator } from '../operator/helpers.js';
 
 /**
- * A provider's word after a final state is never dropped (issue 28 item 2; docs/decisions.md "A
- * provider's answer after a final state"): an operator resolves an operation reconciliation gave
+ * A provider's word after a final state is never dropped (issue 28 item 2; docs/adr/0021-provider-answer-after-final-state.md): an operator resolves an operation reconciliation gave
  * up on, then the provider's verified notification says the opposite. The status stays, a
  * conflict attention item holds both facts, the money follows the provider through a transfer
  * of its own kind (once, however often the provider repeats itself), the merchant gets a

@@ -45,7 +45,7 @@ export default async function adjustmentAdminRoutes(app: FastifyInstance): Promi
         created_at: formatDateTime(a.createdAt, app.config.tz), balance: balanceView({ currency: a.currency, ...a.balance }),
       });
     } catch (e) {
-      // A debit past available: a 422 on the amount, carrying the ledger's key (docs/decisions.md).
+      // A debit past available: a 422 on the amount, carrying the ledger's key (docs/adr/0039-operator-api-and-cli.md).
       if (e instanceof DomainError && e.code === 'balance_not_enough') {
         return reply.status(422).send({
           success: false, message: e.message,

@@ -32,7 +32,7 @@ export default async function chargebackAdminRoutes(app: FastifyInstance): Promi
       const cb = await chargebacks.create(req.params.id, { amount: input.amount!, reason: input.reason! }, chargebackAudit(actorOf(req)));
       return reply.status(201).send({ success: true, merchant_id: cb.merchantId, ...adminChargebackView(cb, app.config.tz) });
     } catch (e) {
-      // The ledger cannot hold a debt: a balance that cannot cover it refuses (docs/decisions.md).
+      // The ledger cannot hold a debt: a balance that cannot cover it refuses (docs/adr/0019-chargebacks.md).
       if (e instanceof DomainError && e.code === 'balance_not_enough') {
         return reply.status(422).send({
           success: false, message: e.message,

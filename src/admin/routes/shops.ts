@@ -23,7 +23,7 @@ const fields = (nameRequired: boolean) => defineInput({
 const CreateInput = fields(true);
 const PatchInput = fields(false);
 
-/** 54-FZ settings (docs/decisions.md "Fiscal receipts"); checked by the shop service, 422 per field as `fiscalization.<field>`. */
+/** 54-FZ settings (docs/adr/0026-fiscal-receipts.md); checked by the shop service, 422 per field as `fiscalization.<field>`. */
 const FiscalizationSchema = Type.Object({
   enabled: Type.Optional(Type.Boolean()),
   tax_system_code: Type.Optional(Type.Integer({ enum: [...TAX_SYSTEM_CODES], description: 'YooKassa tax_system_code (T-Bank Taxation osn..patent)' })),

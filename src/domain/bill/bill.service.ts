@@ -54,7 +54,7 @@ interface CreateOutcome {
   fiscal: boolean;
 }
 
-/** bill/create's answer for a fiscalized shop's bill with no way to reach the payer (docs/decisions.md "Fiscal receipts"). */
+/** bill/create's answer for a fiscalized shop's bill with no way to reach the payer (docs/adr/0026-fiscal-receipts.md). */
 export const PAYER_CONTACT_REQUIRED =
   'The payer email field is required when the shop issues fiscal receipts (54-FZ), unless request_fields asks the payer for an email or a phone.';
 

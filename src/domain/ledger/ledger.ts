@@ -108,7 +108,7 @@ export async function post(c: Queryable, input: Posting | Transfer): Promise<Bal
   }
 }
 
-// A provider conflict's debit (docs/decisions.md "A provider's answer after a final state"):
+// A provider conflict's debit (docs/adr/0021-provider-answer-after-final-state.md):
 // `debt`, the one allowance of the balances CHECK (available + debt >= 0), is first raised to
 // what available will fall below zero, then the transfer goes through post() as every other.
 // The balances_debt_shrinks trigger lowers the debt only when available rises, so it stays

@@ -195,8 +195,7 @@ export function bucketTransfer(p: Posting): Transfer {
 }
 
 /**
- * Transfers that follow a provider's answer contradicting a final state we had made (docs/
- * decisions.md "A provider's answer after a final state"); each kind applies once per object.
+ * Transfers that follow a provider's answer contradicting a final state we had made (docs/adr/0021-provider-answer-after-final-state.md); each kind applies once per object.
  */
 
 /** A payout we returned (FAIL, ERROR) that the provider paid: available -> payout clearing and fee revenue, as its SUCCESS would have. */

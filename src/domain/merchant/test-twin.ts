@@ -2,7 +2,7 @@ import type { Queryable } from '../../db/client.js';
 import type { IssuedToken } from './merchant.service.js';
 
 /**
- * Test mode (PROVIDERS.md "Test mode"; docs/decisions.md): a merchant's test token belongs to
+ * Test mode (PROVIDERS.md "Test mode"; docs/adr/0029-test-mode-as-a-test-twin.md): a merchant's test token belongs to
  * its "test twin", a second merchants row with `live_merchant_id` set. Test bills, payments,
  * payouts, refunds, ledger accounts, balances and postbacks are the twin's, so they are apart
  * from the live ones wherever a query names its merchant. The database keeps the twin's

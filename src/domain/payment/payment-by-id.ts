@@ -4,7 +4,7 @@ import { paymentIdMonth } from '../../lib/ids.js';
 
 /**
  * Statements about one payment by its id touch one monthly partition of `payments`
- * (docs/decisions.md "Payment ids name their month"): the id names its creation month
+ * (docs/adr/0012-payment-ids-name-their-month.md): the id names its creation month
  * (lib/ids.ts), so the statement is first run with that month's bounds on the partition key,
  * which the planner prunes to the one partition; only when that finds (or changes) nothing is it
  * run again without them, for ids made before the format and ids that name no month. An id that

@@ -173,7 +173,7 @@ interface BillRow {
 /**
  * The payer fields the page asks for: the bill's, plus the e-mail when the shop issues receipts
  * and the bill gives no way to reach the payer (a bill made before fiscalization was turned on;
- * bill/create refuses new ones): a receipt needs an e-mail or a phone (docs/decisions.md).
+ * bill/create refuses new ones): a receipt needs an e-mail or a phone (docs/adr/0026-fiscal-receipts.md).
  */
 function askedFields(r: Pick<BillRow, 'request_fields' | 'payer_email'>, fiscal: ActiveFiscal | null): PayableBill['requestFields'] {
   const asked = r.request_fields ?? [];
@@ -227,7 +227,7 @@ const PAY_FINISH = statement('pay_finish', `WITH p AS (
             -- column is read on the row version this UPDATE locks, so a payment opened while
             -- it waited for the lock counts; a subquery over payments would read the snapshot
             -- taken before, and the bill would follow the older payment for good
-            -- (docs/decisions.md "The latest payment of a bill").
+            -- (docs/adr/0011-bill-records-its-latest-payment.md).
             AND (bills.last_payment_id = p.id
               -- A bill with no payment opened since the column exists: its payments say. A
               -- scalar subquery, not NOT EXISTS (an anti-join was once planned as a hash over
@@ -317,7 +317,7 @@ export function statusFor(received: Decimal, due: Decimal): 'SUCCESS' | 'UNDERPA
 }
 
 /**
- * The money of a finished payment, in the bill's currency (formulas in docs/decisions.md):
+ * The money of a finished payment, in the bill's currency (formulas in docs/adr/0010-payment-amounts-and-postback-fields.md):
  * what arrived is scaled from RUB back to the bill's currency by the share of the amount due,
  * the fee by the same share, and the merchant is credited what arrived minus its fee share.
  */
@@ -611,7 +611,7 @@ export class PaymentService {
 
   /**
    * How many payments of a bill from one payer address FAILed in the last `windowMs`: the page
-   * hands a payer who keeps being declined back to the shop (docs/decisions.md, session 4).
+   * hands a payer who keeps being declined back to the shop (docs/adr/0015-declined-card-stays-on-the-form.md).
    */
   async recentDeclines(billId: string, payerIp: string, windowMs: number): Promise<number> {
     const r = await this.db.pool.query<{ n: number }>(

@@ -4,8 +4,7 @@ import { randomId } from '../../lib/ids.js';
 import { postOverdrawing, type Transfer } from '../ledger/ledger.js';
 
 /**
- * A provider's answer that contradicts a final state we had made (docs/decisions.md "A
- * provider's answer after a final state"): never dropped. Recorded as an attention item of kind
+ * A provider's answer that contradicts a final state we had made (docs/adr/0021-provider-answer-after-final-state.md): never dropped. Recorded as an attention item of kind
  * 'conflict' with both facts (our status and who set it, the provider's answer and when), the
  * money moved the provider's way by a transfer of its own kind (which may take the merchant's
  * available below zero), and a log line at error level. The object's status stays what it was

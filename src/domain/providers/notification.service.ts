@@ -74,8 +74,7 @@ export class ProviderNotificationService {
   }
 
   /**
-   * A notification that contradicts a final status (docs/decisions.md "A provider's answer after
-   * a final state") is an event, maybe stale or out of order: the provider is read once more
+   * A notification that contradicts a final status (docs/adr/0021-provider-answer-after-final-state.md) is an event, maybe stale or out of order: the provider is read once more
    * (outside any transaction) and the read decides, through the same path as reconciliation
    * (`via` 'notification+read': a conflict whose money follows the provider). When the read
    * cannot say, the conflict is recorded for the operator without moving money.

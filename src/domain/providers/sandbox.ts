@@ -111,7 +111,7 @@ export interface SandboxEnv { db?: Queryable; publicBaseUrl?: string }
  * 4000000000000119 charged but the answer lost (`unknown`; `getPayment` then says paid), every
  * other card pays the amount due. SBP: a QR code leading to `/sandbox/sbp/{id}` where the payer
  * confirms (any amount) or cancels; with the sandbox's `amount` form field (JSON-mode shortcut,
- * docs/decisions.md) it pays that amount at once. Waiting operations are kept in
+ * docs/adr/0028-sandbox-connector.md) it pays that amount at once. Waiting operations are kept in
  * `sandbox_operations` (SandboxBank). Refunds of payments by a card ending 4444 FAIL. Payouts to cards
  * and phones ending 0002 FAIL. A sandbox-kind connector with `refuse: true` refuses every
  * creation as a provider that is down would (routing then tries the next connector).

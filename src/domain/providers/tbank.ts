@@ -235,7 +235,7 @@ function paymentOutcome(ref: string, status: string, amount: number | undefined,
 /**
  * GetState's and CheckOrder's ErrorCode is their own request's ("0"): T-Bank sends a decline's
  * reason (1001, 1051...) only in the notification. A decline read there, other than an expiry,
- * waits for it (docs/decisions.md "A T-Bank decline waits for its reason").
+ * waits for it (docs/adr/0025-tbank-decline-waits-for-its-reason.md).
  */
 function reasonFollows(o: PaymentOutcome): PaymentOutcome {
   return o.status === 'declined' && o.code !== 'expired' ? { ...o, reasonFollows: true } : o;

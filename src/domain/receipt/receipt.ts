@@ -5,7 +5,7 @@ import type { ActiveFiscal, PaymentMode, PaymentSubject } from './fiscal.js';
  * A 54-FZ receipt as the service builds it, before a connector writes it in its provider's
  * format (YooKassa `receipt`, T-Bank `Receipt`). Amounts are RUB Decimals with 2 places: both
  * providers take roubles only. `price` is per unit, `amount` = price x quantity exactly, and the
- * lines add up to the payment's (or refund's) amount exactly (docs/decisions.md "Fiscal receipts").
+ * lines add up to the payment's (or refund's) amount exactly (docs/adr/0026-fiscal-receipts.md).
  */
 export interface ReceiptLine {
   name: string;

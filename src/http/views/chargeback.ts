@@ -5,7 +5,7 @@ import { formatDateTime } from '../../lib/time.js';
 
 /**
  * A chargeback on the wire: in payment/status (`chargeback=1`) its amount is a JSON number like
- * every merchant API amount (docs/decisions.md "Public clients"); the operator API keeps its
+ * every merchant API amount (docs/adr/0001-money-as-decimal-and-wire-amounts.md); the operator API keeps its
  * decimal strings (`adminChargebackView`).
  */
 export function chargebackView(c: ChargebackRecord, tz: string) {

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { ErrorStatusMap } from '../../../errors.js';
 
-/** The spec's Payout object (amounts as JSON numbers: docs/decisions.md "Public clients"). */
+/** The spec's Payout object (amounts as JSON numbers: docs/adr/0001-money-as-decimal-and-wire-amounts.md). */
 export const PayoutSchema = Type.Object({
   id: Type.String(),
   status: Type.String({ enum: ['NEW', 'MODERATING', 'PROCESS', 'SUCCESS', 'FAIL', 'ERROR', 'DECLINED'] }),
