@@ -10,7 +10,7 @@ type Lang = 'en' | 'ru';
 
 /**
  * The failure reason of a payment that every connector of its route refused before any money
- * could move (docs/decisions.md "A provider outage is not a decline"): not the payer's decline.
+ * could move (docs/adr/0056-provider-outage-is-not-a-decline.md): not the payer's decline.
  */
 export const PROVIDER_UNAVAILABLE = 'provider_unavailable';
 
