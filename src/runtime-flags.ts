@@ -18,7 +18,7 @@ v8.setFlagsFromString('--liftoff-only');
  * production), requests in flight outlive two scavenges and are promoted, so the old generation
  * filled with garbage: one process grew from ~30 MB of live heap to ~78 MB before its first full
  * collection, the largest part of its peak RSS (docs/performance.md "Peak RSS of the compiled
- * service (session 6)"). A growth of 30% (or V8's minimum step of a few MB) keeps the heap near
+ * service"). A growth of 30% (or V8's minimum step of a few MB) keeps the heap near
  * what is live: peak 131.7-138.6 MB against 145.8-146.3 MB for the same 40,000 requests, for more
  * full collections and no CPU per request measurable here. It is not a limit: a heap whose live
  * part grows (a burst that queues) still grows with it, so it cannot crash the process as
