@@ -7,9 +7,9 @@ import {
   CONNECTOR_KINDS, ROUTES, supports, type CallContext, type Connector, type ConnectorKind, type ConnectorMode, type ConnectorOperation, type Route,
 } from './connector.js';
 import { parseAllowList } from './provider-http.js';
-import { SandboxConnector } from './sandbox.js';
-import { TBANK_BASE_URL, TBankConnector } from './tbank.js';
-import { LOOPBACK_SOURCES, YOOKASSA_BASE_URL, YOOKASSA_NOTIFICATION_SOURCES, YooKassaConnector } from './yookassa.js';
+import { SandboxConnector } from './connectors/sandbox/client.js';
+import { TBANK_BASE_URL, TBankConnector } from './connectors/tbank/client.js';
+import { LOOPBACK_SOURCES, YOOKASSA_BASE_URL, YOOKASSA_NOTIFICATION_SOURCES, YooKassaConnector } from './connectors/yookassa/client.js';
 
 export const CONNECTOR_NAME = /^[a-z0-9-]{1,40}$/;
 

@@ -4,9 +4,9 @@ import { Decimal } from 'decimal.js';
 import {
   ConnectorRefusedError, type CallContext, type Capabilities, type Connector, type ConnectorMode, type CreatePayment, type CreateRefund,
   type InboundNotification, type OperationOutcome, type ParsedNotification, type PaymentOutcome,
-} from './connector.js';
-import { ipAllowed, parseAllowList, providerFetch, rubOfRefund, type ProviderAnswer } from './provider-http.js';
-import type { Receipt } from '../receipt/receipt.js';
+} from '../../connector.js';
+import { ipAllowed, parseAllowList, providerFetch, rubOfRefund, type ProviderAnswer } from '../../provider-http.js';
+import type { Receipt } from '../../../receipt/receipt.js';
 
 /** T-Bank internet acquiring API v2 in production (test terminals: https://rest-api-test.tinkoff.ru/v2). */
 export const TBANK_BASE_URL = 'https://securepay.tinkoff.ru/v2';

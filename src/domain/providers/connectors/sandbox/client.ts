@@ -1,11 +1,11 @@
 import { Decimal } from 'decimal.js';
-import type { Queryable } from '../../db/client.js';
-import { randomId } from '../../lib/ids.js';
-import { runPaymentById } from '../payment/payment-by-id.js';
+import type { Queryable } from '../../../../db/client.js';
+import { randomId } from '../../../../lib/ids.js';
+import { runPaymentById } from '../../../payment/payment-by-id.js';
 import {
   ConnectorRefusedError, type Capabilities, type Connector, type ConnectorMode, type CreatePayment, type CreatePayout, type CreateRefund,
   type InboundNotification, type OperationOutcome, type ParsedNotification, type PayerAction, type PaymentOutcome,
-} from './connector.js';
+} from '../../connector.js';
 
 /** Declined by the sandbox (PROVIDERS.md "Sandbox behaviour"). */
 export const SANDBOX_DECLINED_CARD = '4000000000000002';

@@ -3,9 +3,9 @@ import { Decimal } from 'decimal.js';
 import {
   ConnectorRefusedError, type CallContext, type Capabilities, type Connector, type ConnectorMode, type CreatePayment, type CreatePayout,
   type CreateRefund, type InboundNotification, type OperationOutcome, type ParsedNotification, type PaymentOutcome,
-} from './connector.js';
-import { ipAllowed, parseAllowList, providerFetch, rubOfRefund, type ProviderAnswer } from './provider-http.js';
-import type { Receipt } from '../receipt/receipt.js';
+} from '../../connector.js';
+import { ipAllowed, parseAllowList, providerFetch, rubOfRefund, type ProviderAnswer } from '../../provider-http.js';
+import type { Receipt } from '../../../receipt/receipt.js';
 
 /** YooKassa API v3 in production (yookassa.ru/developers/using-api/basics). */
 export const YOOKASSA_BASE_URL = 'https://api.yookassa.ru/v3';
