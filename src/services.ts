@@ -14,6 +14,7 @@ import { PaymentService } from './domain/payment/payment.service.js';
 import { PaymentReads } from './domain/payment/payment.reads.js';
 import { PayoutService } from './domain/payout/payout.service.js';
 import { ConnectorRegistry } from './domain/providers/registry.js';
+import type { ConnectorPlugin } from './domain/providers/plugin.js';
 import { OperatorService } from './domain/operator/operator.service.js';
 import { SbpBankService } from './domain/sbp-bank/sbp-bank.service.js';
 import { LedgerService } from './domain/ledger/ledger.service.js';
@@ -28,12 +29,12 @@ import { MailOutbox } from './mail/mail-outbox.js';
 import { PasswordResetService } from './domain/merchant/password-reset.service.js';
 
 /** Every service class, built once per process; the API, pages, cabinet, CLI and workers share them. */
-export function createServices(config: Config, db: Db) {
+export function createServices(config: Config, db: Db, opts: { connectors?: readonly ConnectorPlugin[] } = {}) {
   const merchants = new MerchantService(config, db);
   const shops = new ShopService(config, db);
   const bills = new BillService(config, db);
   // One registry: payments, refunds and payouts route through the same connectors.
-  const connectors = new ConnectorRegistry(config, db);
+  const connectors = new ConnectorRegistry(config, db, opts.connectors);
   const refunds = new RefundService(config, db, connectors);
   const payoutAccounts = new PayoutAccountService(config, db);
   const rates = new RateService(config, db);

@@ -11,6 +11,8 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { randomBytes } from 'node:crypto';
 import { userInfo } from 'node:os';
+import { CONNECTORS } from '../domain/providers/connectors/index.js';
+import { settingsLine } from '../domain/providers/plugin.js';
 
 type Json = string | number | boolean | null | Json[] | { [k: string]: Json };
 
@@ -345,8 +347,9 @@ export const VERBS: Record<string, Verb> = {
     },
   },
   'connectors:set': {
-    usage: 'connectors:set NAME --kind sandbox|yookassa|tbank --mode live|test [--enabled B] [--setting-shop-id X --setting-secret-key Y ...]',
-    help: 'Create or replace a connector (settings as --setting-<name>; secrets stored encrypted, shown masked)',
+    usage: `connectors:set NAME --kind ${CONNECTORS.map((c) => c.kind).join('|')} --mode live|test [--enabled B] [--setting-shop-id X --setting-secret-key Y ...]`,
+    help: `Create or replace a connector (settings as --setting-<name>; secrets stored encrypted, shown masked): ${
+      CONNECTORS.map((c) => `${c.kind} ${settingsLine(c.settings)}`).join('; ')}`,
     build(p) {
       const [name] = need(p, 1, this.usage);
       requireFlags(p, ['kind', 'mode'], this.usage);

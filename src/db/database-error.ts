@@ -42,7 +42,7 @@ export const INPUT_CHECKS: ReadonlySet<string> = new Set([
   'bills_amount_check', 'bills_locale_check', 'bills_ttl_check',
   'merchants_fees_check', 'merchants_limits_check',
   'fx_rates_positive_check', 'balance_adjustments_amount_check',
-  'connectors_kind_check', 'connectors_mode_check', 'connectors_name_check',
+  'connectors_mode_check', 'connectors_name_check',
   'api_keys_scopes_array',
 ]);
 

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Decimal } from 'decimal.js';
 import { requestInput } from '../http/input.js';
-import { SandboxBank } from '../domain/providers/sandbox.js';
+import { SandboxBank } from '../domain/providers/connectors/sandbox/index.js';
 import { PayCsrf } from './csrf.js';
 import { pickLang } from './i18n.js';
 import { esc, infoPage, layout, type PageCtx } from './render.js';

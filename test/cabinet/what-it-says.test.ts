@@ -3,7 +3,7 @@ import { ADMIN_TOKEN, setupTestApp, type TestApp } from '../helpers/app.js';
 import { generate } from 'otplib';
 import { CabinetClient, cabinetMerchant, signedIn } from './helpers.js';
 import { cardForm, payRequest } from '../factories/payment.js';
-import { SANDBOX_INSUFFICIENT_CARD } from '../../src/domain/providers/sandbox.js';
+import { SANDBOX_INSUFFICIENT_CARD } from '../../src/domain/providers/connectors/sandbox/index.js';
 
 /** Issue 30 item 4: what the cabinet says is what is true. */
 let t: TestApp;

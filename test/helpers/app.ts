@@ -5,6 +5,8 @@ import type { FastifyInstance } from 'fastify';
 import { loadConfig, type Config } from '../../src/config.js';
 import { createDb, type Db } from '../../src/db/client.js';
 import { buildApp } from '../../src/app.js';
+import { createServices } from '../../src/services.js';
+import type { ConnectorPlugin } from '../../src/domain/providers/plugin.js';
 import { enterProfile } from '../../src/domain/deployment/deployment.service.js';
 import { withDatabase } from './pg-server.js';
 
@@ -75,13 +77,17 @@ export interface TestApp {
 }
 
 /** buildApp() on a database of this test file's own. Call `close()` in afterAll. */
-export async function setupTestApp(env: Record<string, string> = {}, opts: { logStream?: { write(line: string): void } } = {}): Promise<TestApp> {
+export async function setupTestApp(
+  env: Record<string, string> = {},
+  opts: { logStream?: { write(line: string): void }; /** The connector kinds (default CONNECTORS): a test adds a kind here. */ connectors?: readonly ConnectorPlugin[] } = {},
+): Promise<TestApp> {
   const database = await createTestDatabase();
   const config = testConfig(database.url, env);
   const db = createDb(database.url, { max: 30 });
   // As a start does: the database records the profile its triggers enforce.
   await enterProfile(db.pool, config);
-  const app = await buildApp({ config, db, ...(opts.logStream ? { logStream: opts.logStream } : { logger: false }) });
+  const services = opts.connectors ? { services: createServices(config, db, { connectors: opts.connectors }) } : {};
+  const app = await buildApp({ config, db, ...services, ...(opts.logStream ? { logStream: opts.logStream } : { logger: false }) });
   await app.ready();
   return {
     app, db, config, dbUrl: database.url,

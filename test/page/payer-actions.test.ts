@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SandboxConnector, SANDBOX_CAPABILITIES } from '../../src/domain/providers/sandbox.js';
+import { SandboxConnector, SANDBOX_CAPABILITIES } from '../../src/domain/providers/connectors/sandbox/index.js';
 import type { CreatePayment, PaymentOutcome } from '../../src/domain/providers/connector.js';
 import { setupTestApp, type TestApp } from '../helpers/app.js';
 import { createMerchant, type MerchantFixture } from '../factories/merchant.js';

@@ -4,7 +4,7 @@ import { verifyBalances } from '../../src/domain/ledger/ledger.js';
 import { reconcilePayments } from '../../src/workers/payment-reconciler.js';
 import { md5Upper } from '../../src/lib/crypto.js';
 import { newPaymentId } from '../../src/lib/ids.js';
-import { SANDBOX_3DS_CARD } from '../../src/domain/providers/sandbox.js';
+import { SANDBOX_3DS_CARD } from '../../src/domain/providers/connectors/sandbox/index.js';
 import { setupTestApp, type TestApp } from '../helpers/app.js';
 import { createMerchant, type MerchantFixture } from '../factories/merchant.js';
 import { cardForm, createBill, DECLINED_CARD, payRequest, REFUND_FAIL_CARD, SUCCESS_CARD } from '../factories/payment.js';

@@ -3,7 +3,7 @@ import { Decimal } from 'decimal.js';
 import { assertPaymentTransition, canTransitionPayment, IllegalPaymentTransitionError, PAYMENT_TRANSITIONS } from '../../src/domain/payment/payment.states.js';
 import { settle, statusFor, storedQuote } from '../../src/domain/payment/payment.service.js';
 import { parsePayInput, PayValidationError } from '../../src/domain/payment/pay-input.js';
-import { SandboxConnector } from '../../src/domain/providers/sandbox.js';
+import { SandboxConnector } from '../../src/domain/providers/connectors/sandbox/index.js';
 import type { Connector } from '../../src/domain/providers/connector.js';
 
 describe('payment transition table', () => {

@@ -3,7 +3,7 @@ import { PayoutService } from '../../src/domain/payout/payout.service.js';
 import { processDuePayouts, startPayoutWorker } from '../../src/workers/payouts.js';
 import { ConnectorRefusedError, type CreatePayout, type OperationOutcome } from '../../src/domain/providers/connector.js';
 import { ConnectorRegistry } from '../../src/domain/providers/registry.js';
-import { SandboxConnector } from '../../src/domain/providers/sandbox.js';
+import { SandboxConnector } from '../../src/domain/providers/connectors/sandbox/index.js';
 
 /** A PayoutService whose `sandbox` connector answers payouts with `send`. */
 function serviceWith(t: TestApp, send: (p: CreatePayout) => Promise<OperationOutcome>): PayoutService {

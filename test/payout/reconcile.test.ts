@@ -4,7 +4,7 @@ import { processDuePayouts } from '../../src/workers/payouts.js';
 import type { Connector, CreatePayout, OperationOutcome } from '../../src/domain/providers/connector.js';
 import { ConnectorRegistry } from '../../src/domain/providers/registry.js';
 import { RECONCILE_FIRST_DELAY_MS, RECONCILE_MAX_DELAY_MS, reconcileDelayMs } from '../../src/domain/providers/operation-reconcile.js';
-import { SandboxConnector } from '../../src/domain/providers/sandbox.js';
+import { SandboxConnector } from '../../src/domain/providers/connectors/sandbox/index.js';
 import { ConflictError, NotFoundError, ValidationError } from '../../src/errors.js';
 import { ADMIN_TOKEN, setupTestApp, type TestApp } from '../helpers/app.js';
 import { balance, booksBalance, card, fund, payoutMerchant, regular, sbp, seedBanks } from './helpers.js';

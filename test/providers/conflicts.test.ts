@@ -2,7 +2,7 @@ import { createHmac } from 'node:crypto';
 import { Decimal } from 'decimal.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setConflictLogger } from '../../src/domain/providers/conflict.js';
-import { SandboxConnector } from '../../src/domain/providers/sandbox.js';
+import { SandboxConnector } from '../../src/domain/providers/connectors/sandbox/index.js';
 import type {
   CreatePayment, CreatePayout, CreateRefund, InboundNotification, OperationOutcome, ParsedNotification, PaymentOutcome,
 } from '../../src/domain/providers/connector.js';

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decrypt } from '../../src/lib/crypto.js';
 import type { CreatePayment, PaymentOutcome } from '../../src/domain/providers/connector.js';
-import { SandboxConnector } from '../../src/domain/providers/sandbox.js';
+import { SandboxConnector } from '../../src/domain/providers/connectors/sandbox/index.js';
 import { processDueRefunds } from '../../src/workers/refunds.js';
 import { processDuePayouts } from '../../src/workers/payouts.js';
 import { buildCall, UsageError, type Call } from '../../src/admin/cli.js';

@@ -2,7 +2,7 @@ import { createHmac } from 'node:crypto';
 import { Decimal } from 'decimal.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyBalances } from '../../src/domain/ledger/verify.js';
-import { SandboxConnector } from '../../src/domain/providers/sandbox.js';
+import { SandboxConnector } from '../../src/domain/providers/connectors/sandbox/index.js';
 import type { CreatePayment, InboundNotification, OperationOutcome, ParsedNotification, PaymentOutcome } from '../../src/domain/providers/connector.js';
 import { setupTestApp, type TestApp } from '../helpers/app.js';
 import { createMerchant, type MerchantFixture } from '../factories/merchant.js';

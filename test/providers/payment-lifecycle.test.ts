@@ -2,7 +2,7 @@ import { Decimal } from 'decimal.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyBalances, verifyLedger } from '../../src/domain/ledger/verify.js';
 import { reconcilePayments } from '../../src/workers/payment-reconciler.js';
-import { SandboxConnector } from '../../src/domain/providers/sandbox.js';
+import { SandboxConnector } from '../../src/domain/providers/connectors/sandbox/index.js';
 import type { CreatePayment, PaymentOutcome } from '../../src/domain/providers/connector.js';
 import { setupTestApp, ADMIN_TOKEN, type TestApp } from '../helpers/app.js';
 import { createMerchant, type MerchantFixture } from '../factories/merchant.js';

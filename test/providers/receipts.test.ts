@@ -7,7 +7,7 @@ import { payRequest } from '../factories/payment.js';
 import { startReceiver, type Receiver } from '../outbox/receiver.js';
 import { YooKassaEmulator } from '../emulators/yookassa.js';
 import { TBankEmulator, tbankToken } from '../emulators/tbank.js';
-import { tbankToken as ourToken } from '../../src/domain/providers/tbank.js';
+import { tbankToken as ourToken } from '../../src/domain/providers/connectors/tbank/index.js';
 import { paymentReceipt, receiptTotal, refundReceipt } from '../../src/domain/receipt/receipt.js';
 import type { ActiveFiscal } from '../../src/domain/receipt/fiscal.js';
 

@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Decimal } from 'decimal.js';
 import type { Connector } from '../../src/domain/providers/connector.js';
-import { TBankConnector, tbankToken } from '../../src/domain/providers/tbank.js';
+import { TBankConnector, tbankToken } from '../../src/domain/providers/connectors/tbank/index.js';
 import { ADMIN_TOKEN, setupTestApp, type TestApp } from '../helpers/app.js';
 import { connectorCalls, formPost, newOpId } from './connector-calls.js';
 import { freePort } from '../helpers/service-process.js';

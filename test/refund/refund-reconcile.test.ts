@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyBalances } from '../../src/domain/ledger/ledger.js';
 import { ConnectorRefusedError, type Connector, type CreateRefund, type OperationOutcome } from '../../src/domain/providers/connector.js';
 import { ConnectorRegistry } from '../../src/domain/providers/registry.js';
-import { SandboxConnector } from '../../src/domain/providers/sandbox.js';
+import { SandboxConnector } from '../../src/domain/providers/connectors/sandbox/index.js';
 import { RefundService } from '../../src/domain/refund/refund.service.js';
 import { processDueRefunds } from '../../src/workers/refunds.js';
 import { ConflictError, NotFoundError, ValidationError } from '../../src/errors.js';

@@ -11,7 +11,7 @@ import { createLogger } from '../../src/logger.js';
 import { startPayoutWorker } from '../../src/workers/payouts.js';
 import { startRefundWorker } from '../../src/workers/refunds.js';
 import type { CreateRefund, OperationOutcome } from '../../src/domain/providers/connector.js';
-import { SandboxConnector } from '../../src/domain/providers/sandbox.js';
+import { SandboxConnector } from '../../src/domain/providers/connectors/sandbox/index.js';
 import { YooKassaPayoutTestConnector } from './payout-kill.connector.js';
 
 const b = await boot();

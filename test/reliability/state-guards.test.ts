@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { withPgTx } from '../../src/db/client.js';
-import { SandboxConnector } from '../../src/domain/providers/sandbox.js';
+import { SandboxConnector } from '../../src/domain/providers/connectors/sandbox/index.js';
 import { ConnectorRegistry } from '../../src/domain/providers/registry.js';
 import type { CreatePayment, PaymentOutcome } from '../../src/domain/providers/connector.js';
 import { PaymentService } from '../../src/domain/payment/payment.service.js';

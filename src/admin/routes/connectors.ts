@@ -2,18 +2,20 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { NotFoundError } from '../../errors.js';
 import { CONNECTOR_NAME } from '../../domain/providers/registry.js';
+import { settingsLine, type ConnectorPlugin } from '../../domain/providers/plugin.js';
 import { bodyObject } from '../input.js';
 import { connectorView } from '../views.js';
 import { actorOf } from '../../audit/audit.js';
 import { connectorAudit } from '../../audit/steps.js';
 
 const NameParams = Type.Object({ name: Type.String() });
-const PutBody = Type.Object({
-  kind: Type.String({ enum: ['sandbox', 'yookassa', 'tbank'] }),
+/** The body's kinds and settings come from the registry's connector list (connectors/index.ts). */
+const putBody = (plugins: readonly ConnectorPlugin[]) => Type.Object({
+  kind: Type.String({ enum: plugins.map((p) => p.kind) }),
   mode: Type.String({ enum: ['live', 'test'] }),
   enabled: Type.Optional(Type.Boolean({ description: 'Absent: unchanged (true on create)' })),
   settings: Type.Optional(Type.Record(Type.String(), Type.Unknown(), {
-    description: 'yookassa {base_url?, shop_id, secret_key, payout_agent_id?, payout_secret_key?}; tbank {base_url?, terminal_key, password}; sandbox {} (refuse: true for drills)',
+    description: plugins.map((p) => `${p.kind} ${settingsLine(p.settings)}`).join('; '),
   })),
 });
 
@@ -26,7 +28,7 @@ export default async function connectorAdminRoutes(app: FastifyInstance): Promis
   const { connectors } = app.services;
 
   app.put<{ Params: { name: string } }>('/connectors/:name', {
-    schema: { tags, summary: 'Create (201) or replace (200) a connector; secrets encrypted at rest, answered masked', params: NameParams, body: PutBody },
+    schema: { tags, summary: 'Create (201) or replace (200) a connector; secrets encrypted at rest, answered masked', params: NameParams, body: putBody(connectors.plugins) },
   }, async (req, reply) => {
     const { created, record } = await connectors.put(req.params.name, bodyObject(req), connectorAudit(actorOf(req)));
     return reply.status(created ? 201 : 200).send({ success: true, ...connectorView(app.config, record, await connectors.health(record.name)) });

@@ -4,24 +4,12 @@ import { NotFoundError, ValidationError } from '../../errors.js';
 import { decrypt, encrypt } from '../../lib/crypto.js';
 import { callConnector, type Refused, type Unknown, flushCallStats } from './call.js';
 import {
-  CONNECTOR_KINDS, ROUTES, supports, type CallContext, type Connector, type ConnectorKind, type ConnectorMode, type ConnectorOperation, type Route,
+  ROUTES, supports, type CallContext, type Connector, type ConnectorMode, type ConnectorOperation, type Route,
 } from './connector.js';
-import { parseAllowList } from './provider-http.js';
-import { SandboxConnector } from './sandbox.js';
-import { TBANK_BASE_URL, TBankConnector } from './tbank.js';
-import { LOOPBACK_SOURCES, YOOKASSA_BASE_URL, YOOKASSA_NOTIFICATION_SOURCES, YooKassaConnector } from './yookassa.js';
+import { CONNECTORS } from './connectors/index.js';
+import { secretSettings, settingsErrors, type ConnectorPlugin } from './plugin.js';
 
 export const CONNECTOR_NAME = /^[a-z0-9-]{1,40}$/;
-
-/** Settings per kind: which are required, which are secret (encrypted at rest, masked). */
-const SETTINGS: Record<ConnectorKind, { required: string[]; optional: string[]; secret: string[] }> = {
-  sandbox: { required: [], optional: ['refuse'], secret: [] },
-  yookassa: { required: ['shop_id', 'secret_key'], optional: ['base_url', 'payout_agent_id', 'payout_secret_key', 'allowed_ips'], secret: ['secret_key', 'payout_secret_key'] },
-  tbank: { required: ['terminal_key', 'password'], optional: ['base_url', 'allowed_ips'], secret: ['password'] },
-};
-
-/** Kinds whose connector class exists in this build; routes to the others are refused (422). */
-export const IMPLEMENTED_KINDS: readonly ConnectorKind[] = ['sandbox', 'yookassa', 'tbank'];
 
 export const MASK = '********';
 
@@ -48,14 +36,15 @@ export function connectorServes(c: Pick<Connector, 'kind' | 'mode'>, operation: 
   return profile === 'sandbox' || (c.mode === 'live' && c.kind !== 'sandbox');
 }
 
+/** `kind` is any text: a row may name a kind this build no longer has (docs/adr/0057-connectors-as-plugins.md). */
 interface ConnectorRow {
-  name: string; kind: ConnectorKind; mode: ConnectorMode; settings: Record<string, unknown>; secrets_enc: string | null;
+  name: string; kind: string; mode: ConnectorMode; settings: Record<string, unknown>; secrets_enc: string | null;
   enabled: boolean; created_at: Date; updated_at: Date;
 }
 const COLUMNS = 'name, kind, mode, settings, secrets_enc, enabled, created_at, updated_at';
 
 export interface ConnectorRecord {
-  name: string; kind: ConnectorKind; mode: ConnectorMode; enabled: boolean;
+  name: string; kind: string; mode: ConnectorMode; enabled: boolean;
   /** Secrets replaced by MASK: never returned. */
   settings: Record<string, unknown>;
   createdAt: Date; updatedAt: Date;
@@ -90,8 +79,18 @@ export interface ConnectorChange { name: string; before: ConnectorShape | null; 
 export class ConnectorRegistry {
   /** Connectors put in place of the table's (tests inject misbehaving ones by name). */
   private readonly overrides = new Map<string, Connector>();
+  private readonly byKind: ReadonlyMap<string, ConnectorPlugin>;
 
-  constructor(private readonly config: Config, private readonly db: Db) {}
+  /** `plugins`: the kinds this registry knows, CONNECTORS (connectors/index.ts) unless a test adds one. */
+  constructor(private readonly config: Config, private readonly db: Db, readonly plugins: readonly ConnectorPlugin[] = CONNECTORS) {
+    this.byKind = new Map(plugins.map((p) => [p.kind, p]));
+  }
+
+  /** The kinds a connector may be of, in the list's order. */
+  get kinds(): string[] { return this.plugins.map((p) => p.kind); }
+
+  /** A kind's plugin; null for a kind this build does not have. */
+  plugin(kind: string): ConnectorPlugin | null { return this.byKind.get(kind) ?? null; }
 
   /** Tests: answer `connector` for its name instead of building it from the table. */
   override(connector: Connector): void { this.overrides.set(connector.name, connector); }
@@ -106,9 +105,8 @@ export class ConnectorRegistry {
     const errors: Record<string, string[]> = {};
     const kind = body.kind;
     const mode = body.mode;
-    if (typeof kind !== 'string' || !(CONNECTOR_KINDS as readonly string[]).includes(kind)) {
-      errors.kind = [`The kind must be one of ${CONNECTOR_KINDS.join(', ')}.`];
-    }
+    const plugin = typeof kind === 'string' ? this.plugin(kind) : null;
+    if (!plugin) errors.kind = [`The kind must be one of ${this.kinds.join(', ')}.`];
     if (mode !== 'live' && mode !== 'test') errors.mode = ['The mode must be live or test.'];
     if (body.enabled !== undefined && typeof body.enabled !== 'boolean') errors.enabled = ['Must be a boolean.'];
     const raw = body.settings ?? {};
@@ -116,25 +114,14 @@ export class ConnectorRegistry {
     if (name === 'sandbox' && kind !== 'sandbox' && !errors.kind) errors.kind = ['The built-in sandbox connector stays of kind sandbox.'];
     if (kind === 'sandbox' && mode === 'live') errors.mode = ['A sandbox connector is a test instrument: its mode is test.'];
     if (Object.keys(errors).length > 0) throw new ValidationError(errors);
-    const k = kind as ConnectorKind;
-    const spec = SETTINGS[k];
+    const k = plugin!.kind;
     const settings = raw as Record<string, unknown>;
-    for (const f of spec.required) {
-      if (typeof settings[f] !== 'string' || (settings[f] as string).trim() === '') errors[`settings.${f}`] = [`The ${f} setting is required for ${k}.`];
-    }
-    for (const [f, v] of Object.entries(settings)) {
-      if (!spec.required.includes(f) && !spec.optional.includes(f)) { errors[`settings.${f}`] = [`Unknown setting for ${k}.`]; continue; }
-      if (f === 'refuse') { if (typeof v !== 'boolean') errors[`settings.${f}`] = ['Must be a boolean.']; continue; }
-      if (typeof v !== 'string' || v.length > 500) { errors[`settings.${f}`] = ['Must be a string of at most 500 characters.']; continue; }
-      if (f === 'base_url' && !/^https?:\/\/[^\s]+$/.test(v)) errors[`settings.${f}`] = ['Must be an http(s) URL.'];
-      if (f === 'allowed_ips') {
-        try { parseAllowList(v); } catch (e) { errors[`settings.${f}`] = [`IP addresses or CIDR networks, comma separated: ${(e as Error).message}.`]; }
-      }
-    }
+    Object.assign(errors, settingsErrors(k, plugin!.settings, settings));
     if (Object.keys(errors).length > 0) throw new ValidationError(errors);
     const plain: Record<string, unknown> = {};
     const secret: Record<string, unknown> = {};
-    for (const [f, v] of Object.entries(settings)) (spec.secret.includes(f) ? secret : plain)[f] = v;
+    const secretNames = secretSettings(plugin!.settings);
+    for (const [f, v] of Object.entries(settings)) (secretNames.includes(f) ? secret : plain)[f] = v;
     const secretsEnc = Object.keys(secret).length > 0 ? encrypt(this.config.tokenEncryptionKey, JSON.stringify(secret)) : null;
     const enabled = typeof body.enabled === 'boolean' ? body.enabled : null;
     return withPgTx(this.db.pool, async (c) => {
@@ -234,7 +221,7 @@ export class ConnectorRegistry {
         const row = rows.get(n);
         const c = this.overrides.get(n) ?? (row ? this.build(row) : null);
         if (!row && !c) (errors[`routing.${route}`] ??= []).push(`Unknown connector ${n}.`);
-        else if (row && !IMPLEMENTED_KINDS.includes(row.kind)) (errors[`routing.${route}`] ??= []).push(`Connector ${n} is of kind ${row.kind}, not available in this version.`);
+        else if (row && !this.plugin(row.kind)) (errors[`routing.${route}`] ??= []).push(`Connector ${n} is of kind ${row.kind}, not available in this version.`);
         else if (c && !supports(c.capabilities, route)) (errors[`routing.${route}`] ??= []).push(`Connector ${n} (${c.kind}) cannot take ${route}.`);
         else if (c && !connectorServes(c, { live: true }, this.config.profile)) {
           (errors[`routing.${route}`] ??= []).push(
@@ -309,28 +296,15 @@ export class ConnectorRegistry {
     return r.rows[0] ?? null;
   }
 
+  /** The connector object of a row, built by its kind's plugin; null for a kind this build does not have. */
   private build(row: ConnectorRow): Connector | null {
-    switch (row.kind) {
-      case 'sandbox': return new SandboxConnector(row.name, row.mode, { refuse: row.settings.refuse === true }, { db: this.db.pool, publicBaseUrl: this.config.publicBaseUrl });
-      case 'yookassa': {
-        const sec = this.secretsOf(row);
-        return new YooKassaConnector(row.name, row.mode, {
-          baseUrl: str(row.settings.base_url) ?? YOOKASSA_BASE_URL, shopId: str(row.settings.shop_id) ?? '', secretKey: str(sec.secret_key) ?? '',
-          payoutAgentId: str(row.settings.payout_agent_id), payoutSecretKey: str(sec.payout_secret_key),
-          // Without its own list, YooKassa's published sources (plus loopback in the sandbox profile).
-          allowedIps: str(row.settings.allowed_ips)
-            ?? (this.config.profile === 'sandbox' ? `${YOOKASSA_NOTIFICATION_SOURCES}, ${LOOPBACK_SOURCES}` : YOOKASSA_NOTIFICATION_SOURCES),
-        }, this.config.publicBaseUrl);
-      }
-      case 'tbank': {
-        const sec = this.secretsOf(row);
-        return new TBankConnector(row.name, row.mode, {
-          baseUrl: str(row.settings.base_url) ?? TBANK_BASE_URL, terminalKey: str(row.settings.terminal_key) ?? '', password: str(sec.password) ?? '',
-          allowedIps: str(row.settings.allowed_ips),
-        }, this.config.publicBaseUrl);
-      }
-      default: return null;
-    }
+    const plugin = this.plugin(row.kind);
+    if (!plugin) return null;
+    const secrets = secretSettings(plugin.settings).length > 0 ? this.secretsOf(row) : {};
+    return plugin.build(
+      { name: row.name, mode: row.mode, settings: row.settings, secrets },
+      { db: this.db.pool, publicBaseUrl: this.config.publicBaseUrl, profile: this.config.profile },
+    );
   }
 
   /** Secrets decrypted, for a connector class that needs them. */
@@ -340,17 +314,15 @@ export class ConnectorRegistry {
 
   private toRecord(row: ConnectorRow): ConnectorRecord {
     const settings: Record<string, unknown> = { ...row.settings };
-    // Masked: the operator sees which secrets are set, never their value.
-    for (const f of SETTINGS[row.kind].secret) if (row.secrets_enc) settings[f] = MASK;
+    // Masked: the operator sees which secrets are set, never their value (every stored one for a kind this build does not have).
     if (row.secrets_enc) {
       const present = Object.keys(this.secretsOf(row));
-      for (const f of SETTINGS[row.kind].secret) if (!present.includes(f)) delete settings[f];
+      const plugin = this.plugin(row.kind);
+      for (const f of plugin ? secretSettings(plugin.settings) : present) if (present.includes(f)) settings[f] = MASK;
     }
     return { name: row.name, kind: row.kind, mode: row.mode, enabled: row.enabled, settings, createdAt: row.created_at, updatedAt: row.updated_at };
   }
 }
-
-const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
 
 /**
  * Operations waiting on a connector with an unknown outcome ($1 = connector name). Payments left

@@ -11,7 +11,7 @@ import { refundCreated, refundMadeAfterAll, refundNotMadeAfterAll, refundReturne
 import { contradicts, isProviderRead, recordConflict } from '../providers/conflict.js';
 import { enqueueEvent } from '../../outbox/events.js';
 import type { AuthMerchant } from '../merchant/merchant-guard.js';
-import type { ConnectorKind, ConnectorMode, OperationOutcome } from '../providers/connector.js';
+import type { ConnectorMode, OperationOutcome } from '../providers/connector.js';
 import { ConnectorRegistry, connectorServes } from '../providers/registry.js';
 import {
   addRefunded, claimDueRefunds, paymentShopOf, findRefund, finishRefund, insertRefund, latestRefundOfPayment, lockPayment, lockRefund,
@@ -111,7 +111,7 @@ export class RefundService {
    */
   private async assertDirection(c: Queryable, merchantId: string, connector: string | null): Promise<void> {
     if (this.config.profile !== 'production') return;
-    const r = await c.query<{ live: boolean; kind: ConnectorKind | null; mode: ConnectorMode | null }>(
+    const r = await c.query<{ live: boolean; kind: string | null; mode: ConnectorMode | null }>(
       `SELECT (m.live_merchant_id IS NULL) AS live, k.kind, k.mode FROM merchants m LEFT JOIN connectors k ON k.name = $2 WHERE m.id = $1`,
       [merchantId, connector ?? 'sandbox']);
     const row = r.rows[0];

@@ -5,6 +5,7 @@ import { queryAudit, auditCsv } from '../../admin/routes/audit.js';
 import { CreateInput, memberIdOf, resetReasonOf } from '../../admin/routes/merchants.js';
 import { balanceView, connectorView, merchantView, rateView, sbpBankView } from '../../admin/views.js';
 import { listAccounts, verifyLedger } from '../../domain/ledger/ledger.js';
+import { kindSummary } from '../../domain/providers/plugin.js';
 import { ValidationError } from '../../errors.js';
 import { isIdLike } from '../../admin/input.js';
 import { formBody, queryOf } from '../../cabinet/context.js';
@@ -201,7 +202,7 @@ export default async function consolePages(app: FastifyInstance): Promise<void> 
   app.get('/connectors', { schema: { hide: true } }, async (req, reply) => {
     const rows = [];
     for (const c of await connectors.list()) rows.push(connectorView(app.config, c, await connectors.health(c.name)));
-    return render(req, reply, 'connectors', { nav: 'connectors', connectors: rows });
+    return render(req, reply, 'connectors', { nav: 'connectors', connectors: rows, kinds: connectors.plugins.map(kindSummary) });
   });
 
   app.get('/rates', { schema: { hide: true } }, async (req, reply) => {

@@ -1,105 +1,20 @@
-import { Decimal } from 'decimal.js';
-import type { Queryable } from '../../db/client.js';
-import { randomId } from '../../lib/ids.js';
-import { runPaymentById } from '../payment/payment-by-id.js';
+import type { Decimal } from 'decimal.js';
+import type { Queryable } from '../../../../db/client.js';
+import { randomId } from '../../../../lib/ids.js';
 import {
   ConnectorRefusedError, type Capabilities, type Connector, type ConnectorMode, type CreatePayment, type CreatePayout, type CreateRefund,
   type InboundNotification, type OperationOutcome, type ParsedNotification, type PayerAction, type PaymentOutcome,
-} from './connector.js';
-
-/** Declined by the sandbox (PROVIDERS.md "Sandbox behaviour"). */
-export const SANDBOX_DECLINED_CARD = '4000000000000002';
-/** Declined by the sandbox for insufficient funds. */
-export const SANDBOX_INSUFFICIENT_CARD = '4000000000009995';
-/** Needs a 3-D Secure challenge on the sandbox bank page. */
-export const SANDBOX_3DS_CARD = '4000002760003184';
-/** Charged, but the sandbox's answer is lost (the call reports `unknown`); `getPayment` says paid. */
-export const SANDBOX_LOST_ANSWER_CARD = '4000000000000119';
-
-/** How long the sandbox bank waits for the payer's 3-D Secure answer; then it declines. */
-export const SANDBOX_3DS_TTL_MS = 15 * 60 * 1000;
-/** How long a sandbox SBP QR code stays payable; then the payment is declined (expired). */
-export const SANDBOX_QR_TTL_MS = 30 * 60 * 1000;
-
-/** The sandbox bank pages (served by the payment page's routes, src/page/sandbox-bank.ts). */
-export const sandbox3dsPath = (paymentId: string): string => `/sandbox/3ds/${paymentId}`;
-export const sandboxSbpPath = (paymentId: string): string => `/sandbox/sbp/${paymentId}`;
-
-/** A sandbox payment waiting on the payer, or what the sandbox bank decided. */
-export type SandboxPaymentStatus = 'challenge' | 'sbp_waiting' | 'paid' | 'declined' | 'expired';
-export interface SandboxPaymentOp { ourId: string; ref: string; status: SandboxPaymentStatus; amount: Decimal | null; expired: boolean }
-
-/**
- * The sandbox provider's own memory, the `sandbox_operations` table (kind 'payment'): what it
- * charged or is waiting for survives restarts and is the same for every process. Used by the
- * connector and by the sandbox bank pages (the payer's 3-D Secure and SBP answers).
- */
-export class SandboxBank {
-  constructor(private readonly db: Queryable) {}
-
-  async record(ourId: string, ref: string, status: SandboxPaymentStatus, amount: Decimal | null): Promise<void> {
-    await this.db.query(
-      `INSERT INTO sandbox_operations (kind, our_id, ref, status, amount) VALUES ('payment', $1, $2, $3, $4)
-       ON CONFLICT (kind, our_id) DO NOTHING`, [ourId, ref, status, amount?.toFixed(2) ?? null]);
-  }
-
-  /** The operation; `expired` when it still waits on the payer past its deadline. */
-  async find(ourId: string): Promise<SandboxPaymentOp | null> {
-    const r = await this.db.query<{ ref: string; status: SandboxPaymentStatus; amount: string | null; expired: boolean }>(
-      `SELECT ref, status, amount::text,
-              (status = 'challenge' AND created_at < now() - make_interval(secs => $2::double precision / 1000))
-           OR (status = 'sbp_waiting' AND created_at < now() - make_interval(secs => $3::double precision / 1000)) AS expired
-         FROM sandbox_operations WHERE kind = 'payment' AND our_id = $1`, [ourId, SANDBOX_3DS_TTL_MS, SANDBOX_QR_TTL_MS]);
-    const x = r.rows[0];
-    return x ? { ourId, ref: x.ref, status: x.status, amount: x.amount === null ? null : new Decimal(x.amount), expired: x.expired } : null;
-  }
-
-  /**
-   * The payer's answer on the sandbox bank page: 3-D Secure confirmed (paid) or failed
-   * (declined); SBP confirmed with an amount (paid) or cancelled (declined). Only a waiting,
-   * unexpired operation changes; false otherwise (already answered, expired, unknown).
-   */
-  async decide(ourId: string, from: 'challenge' | 'sbp_waiting', to: 'paid' | 'declined', amount?: Decimal): Promise<boolean> {
-    const ttl = from === 'challenge' ? SANDBOX_3DS_TTL_MS : SANDBOX_QR_TTL_MS;
-    const r = await this.db.query(
-      `UPDATE sandbox_operations SET status = $3, amount = coalesce($4, amount)
-        WHERE kind = 'payment' AND our_id = $1 AND status = $2 AND created_at >= now() - make_interval(secs => $5::double precision / 1000)`,
-      [ourId, from, to, amount?.toFixed(2) ?? null, ttl]);
-    return r.rowCount === 1;
-  }
-
-  /** Marks a waiting operation past its deadline as expired (the bank gave up on the payer). */
-  async expire(ourId: string): Promise<void> {
-    await this.db.query(`UPDATE sandbox_operations SET status = 'expired' WHERE kind = 'payment' AND our_id = $1 AND status IN ('challenge', 'sbp_waiting')`, [ourId]);
-  }
-
-  /** The payment row's card and amount, for a card payment the sandbox answered at once (it answers the same again). */
-  async paymentCard(ourId: string): Promise<{ billId: string; method: string; fromCard: string | null; amount: Decimal } | null> {
-    const r = await runPaymentById<{ bill_id: string; method: string; from_card: string | null; amount: string }>(this.db, ourId, {
-      text: `SELECT bill_id, method::text, from_card, amount::text FROM payments WHERE id = $1`, values: [ourId] });
-    const x = r.rows[0];
-    return x ? { billId: x.bill_id, method: x.method, fromCard: x.from_card, amount: new Decimal(x.amount) } : null;
-  }
-}
-
-/** The sandbox's answer for a card by its number (the card table of PROVIDERS.md); last 4 digits suffice. */
-function cardAnswer(last4: string, amount: Decimal, ref: string): PaymentOutcome {
-  if (last4 === SANDBOX_DECLINED_CARD.slice(-4)) return { status: 'declined', code: 'card_declined', message: 'The card was declined.', ref };
-  if (last4 === SANDBOX_INSUFFICIENT_CARD.slice(-4)) return { status: 'declined', code: 'insufficient_funds', message: 'Insufficient funds on the card.', ref };
-  return { status: 'paid', amountReceived: amount, ref };
-}
+} from '../../connector.js';
+import { SandboxBank, sandbox3dsPath, sandboxSbpPath } from './bank.js';
+import {
+  SANDBOX_3DS_CARD, SANDBOX_LOST_ANSWER_CARD, SANDBOX_LOST_PAYOUT_SUFFIX, SANDBOX_LOST_REFUND_KOPECKS, cardAnswer, operationAnswer, type SandboxOpKind,
+} from './mapping.js';
+import { parseSandboxNotification } from './notifications.js';
+import type { SandboxSettings } from './settings.js';
 
 export const SANDBOX_CAPABILITIES: Capabilities = {
   payment: { card: true, sbp: true }, refunds: true, partialRefunds: true, payout: { card: true, sbp: true }, hostsCardForm: false,
 };
-
-/** Payouts to a card or phone ending 0119 are applied but their answer is lost (a timeout). */
-export const SANDBOX_LOST_PAYOUT_SUFFIX = '0119';
-/** Refunds of an amount ending in 19 kopecks (e.g. 10.19) are applied but their answer is lost. */
-export const SANDBOX_LOST_REFUND_KOPECKS = 19;
-
-/** Settings of a sandbox-kind connector; `refuse` (tests, staging drills) refuses every creation. */
-export interface SandboxSettings { refuse?: boolean }
 
 /** Where the sandbox keeps its memory and builds the SBP QR payload (absolute URL for phones). */
 export interface SandboxEnv { db?: Queryable; publicBaseUrl?: string }
@@ -239,17 +154,7 @@ export class SandboxConnector implements Connector {
     return operationAnswer(kind, row.status === 'succeeded' ? 'succeeded' : 'failed', row.ref);
   }
 
-  async parseNotification(_n?: InboundNotification): Promise<ParsedNotification> {
-    // The sandbox answers at once: it never notifies, so anything claiming to be from it is forged.
-    return { ok: false, reason: 'the sandbox sends no notifications' };
+  async parseNotification(n?: InboundNotification): Promise<ParsedNotification> {
+    return parseSandboxNotification(n);
   }
-}
-
-type SandboxOpKind = 'payout' | 'refund';
-
-function operationAnswer(kind: SandboxOpKind, status: 'succeeded' | 'failed', ref: string | null): OperationOutcome {
-  if (status === 'succeeded') return { status: 'succeeded', ref };
-  return kind === 'payout'
-    ? { status: 'failed', code: 'payout_declined', message: 'sandbox: account ending 0002 is declined', ref }
-    : { status: 'failed', code: 'refund_declined', message: 'sandbox: refunds to cards ending 4444 are declined', ref };
 }

@@ -1,0 +1,133 @@
+import type { BlockList } from 'node:net';
+import {
+  ConnectorRefusedError, type CallContext, type Capabilities, type Connector, type ConnectorMode, type CreatePayment, type CreateRefund,
+  type InboundNotification, type OperationOutcome, type ParsedNotification, type PaymentOutcome,
+} from '../../connector.js';
+import { parseAllowList, providerFetch, rubOfRefund, type ProviderAnswer } from '../../provider-http.js';
+import {
+  CONFIG_CODES, IN_PROGRESS, PAID, answered, kopecks, paymentOutcome, reasonFollows, refundOutcome, refundRef, tbReceipt, type TbAnswer,
+} from './mapping.js';
+import { parseTBankNotification, tbankToken } from './notifications.js';
+import type { TBankSettings } from './settings.js';
+
+/** The acquiring API takes payments and refunds; it has no payouts (routing skips it for those). */
+export const TBANK_CAPABILITIES: Capabilities = {
+  payment: { card: true, sbp: true }, refunds: true, partialRefunds: true, payout: { card: false, sbp: false }, hostsCardForm: true,
+};
+
+/**
+ * A T-Bank terminal (internet acquiring API v2), written from developer.tbank.ru/eacq and the
+ * public SDKs (docs/connectors/tbank.md). One-stage payments (`PayType: "O"`): Init answers
+ * the `PaymentURL` of T-Bank's card form; SBP takes Init and then GetQr (the payload our page
+ * draws). `OrderId` is our payment id: Init has no idempotency key, so a payment whose Init
+ * answer was lost is found by `CheckOrder`, never created twice. Refunds are `Cancel` with
+ * `ExternalRequestId` = our refund id. Every request carries a `Token`, every notification's
+ * Token is checked.
+ */
+export class TBankConnector implements Connector {
+  readonly kind = 'tbank' as const;
+  readonly capabilities = TBANK_CAPABILITIES;
+  private readonly allowList: BlockList | null;
+
+  constructor(readonly name: string, readonly mode: ConnectorMode, private readonly s: TBankSettings, private readonly publicBaseUrl: string) {
+    this.allowList = s.allowedIps ? parseAllowList(s.allowedIps) : null;
+  }
+
+  /** Where T-Bank posts this connector's notifications (sent as NotificationURL in every Init). */
+  get notificationUrl(): string { return `${this.publicBaseUrl}/providers/${this.name}/notifications`; }
+
+  async createPayment(req: CreatePayment, ctx: CallContext): Promise<PaymentOutcome> {
+    const back = req.returnUrl ?? `${this.publicBaseUrl}/`;
+    const init = await this.send('Init', {
+      Amount: kopecks(req.amount), OrderId: req.paymentId, Description: (req.description ?? `Payment ${req.paymentId}`).slice(0, 140),
+      PayType: 'O', NotificationURL: this.notificationUrl, SuccessURL: back, FailURL: back,
+      ...(req.receipt ? { Receipt: tbReceipt(req.receipt) } : {}),
+    }, ctx);
+    // A NEW payment moves no money until the payer acts on T-Bank's page or the QR, which the
+    // payer reaches only from this answer: a refusal here, a 5xx included, is safe to route on.
+    const a = answered(init, 'Init');
+    const ref = String(a.PaymentId);
+    if (req.method === 'card') {
+      if (!a.PaymentURL) throw new ConnectorRefusedError('tbank:no_payment_url', 'tbank: Init answered no PaymentURL');
+      return { status: 'action', action: { type: 'redirect', url: a.PaymentURL }, ref };
+    }
+    // The NEW payment of a refused GetQr is left to expire at RedirectDueDate: no payer has it.
+    const qr = answered(await this.send('GetQr', { PaymentId: ref, DataType: 'PAYLOAD' }, ctx), 'GetQr');
+    if (!qr.Data) throw new ConnectorRefusedError('tbank:no_qr', 'tbank: GetQr answered no Data');
+    return { status: 'action', action: { type: 'sbp_qr', payload: qr.Data, links: [{ name: 'SBP', url: qr.Data }] }, ref };
+  }
+
+  async getPayment(q: { paymentId: string; ref: string | null }, ctx: CallContext): Promise<PaymentOutcome> {
+    if (q.ref) {
+      const a = answered(await this.send('GetState', { PaymentId: q.ref }, ctx), 'GetState', true);
+      return reasonFollows(paymentOutcome(q.ref, a.Status ?? '', a.Amount, '0', a.Message));
+    }
+    // The Init answer was lost: the order (our payment id) tells whether it created a payment.
+    const a = answered(await this.send('CheckOrder', { OrderId: q.paymentId }, ctx), 'CheckOrder', true);
+    const list = a.Payments ?? [];
+    // No payment for the order: Init never applied, and no payer ever had a form to pay on.
+    if (list.length === 0) return { status: 'declined', code: 'tbank:not_found', message: 'T-Bank has no payment for this order.', ref: null };
+    const p = list.find((x) => PAID.has(x.Status)) ?? list.find((x) => IN_PROGRESS.has(x.Status)) ?? list[list.length - 1]!;
+    return reasonFollows(paymentOutcome(String(p.PaymentId), p.Status, p.Amount, '0', undefined));
+  }
+
+  async refund(req: CreateRefund, ctx: CallContext): Promise<OperationOutcome> {
+    if (!req.paymentRef) return { status: 'failed', code: 'no_provider_ref', message: 'tbank: the payment has no PaymentId', ref: null };
+    // The terminal took roubles: Cancel gives back the RUB share of the refund, in kopecks. A refund
+    // of another currency admitted before that share was kept has none: failed, never guessed.
+    const rub = rubOfRefund(req);
+    if (!rub) return { status: 'failed', code: 'tbank:currency_not_supported', message: `tbank: no RUB amount for a refund in ${req.currency}`, ref: null };
+    const r = await this.send('Cancel', {
+      PaymentId: req.paymentRef, Amount: kopecks(rub), ExternalRequestId: req.refundId,
+      // With an online cash register a refund goes by the receipt's lines (modern-openapi.json,
+      // "Частичный возврат при подключенной онлайн-кассе": Cancel carries Amount and Receipt).
+      ...(req.receipt ? { Receipt: tbReceipt(req.receipt) } : {}),
+    }, ctx);
+    // No answer, or a 5xx: the Cancel may have applied; asked again with the same ExternalRequestId.
+    if (r.status !== 200 || !r.body) throw new Error(`tbank: Cancel answered HTTP ${r.status} (result unknown)`);
+    const a = r.body as TbAnswer;
+    if (a.Success !== true) {
+      const code = a.ErrorCode ?? 'unknown';
+      if (CONFIG_CODES.has(code)) throw new ConnectorRefusedError(`tbank:${code}`, `tbank: Cancel refused ${code} ${a.Message ?? ''} ${a.Details ?? ''}`.trim());
+      return { status: 'failed', code: `tbank:${code}`, message: [a.Message, a.Details].filter(Boolean).join(' ') || 'T-Bank refused the refund.', ref: null };
+    }
+    return refundOutcome(refundRef(req.paymentRef, a.NewAmount), a.Status ?? '');
+  }
+
+  /**
+   * T-Bank keeps no refund object: a refund's ref is `<PaymentId>:<NewAmount>`, its payment and
+   * what its Cancel left of it (kopecks), which no other refund of the payment shares (what is
+   * left only shrinks). A running one (REFUNDING) is followed through the payment's status: done
+   * once the payment is refunded down to what this Cancel left, or below.
+   */
+  async getRefund(q: { refundId: string; ref: string | null }, ctx: CallContext): Promise<OperationOutcome> {
+    if (!q.ref) throw new ConnectorRefusedError('tbank:no_ref', 'tbank: no PaymentId; repeat the Cancel with the same ExternalRequestId');
+    const [paymentId, left] = q.ref.split(':');
+    const a = answered(await this.send('GetState', { PaymentId: paymentId }, ctx), 'GetState', true);
+    const done = left === undefined || (typeof a.Amount === 'number' && a.Amount <= Number(left));
+    return done ? refundOutcome(q.ref, a.Status ?? '') : { status: 'pending', ref: q.ref };
+  }
+
+  async createPayout(): Promise<OperationOutcome> {
+    throw new ConnectorRefusedError('tbank:no_payouts', 'tbank: the acquiring API makes no payouts');
+  }
+
+  async getPayout(): Promise<OperationOutcome> {
+    throw new ConnectorRefusedError('tbank:no_payouts', 'tbank: the acquiring API makes no payouts');
+  }
+
+  /** Verified by its Token (notifications.ts). */
+  async parseNotification(n: InboundNotification): Promise<ParsedNotification> {
+    return parseTBankNotification(n, { allowList: this.allowList, password: this.s.password, terminalKey: this.s.terminalKey });
+  }
+
+  // ---------------------------------------------------------------- HTTP
+
+  private send(method: string, params: Record<string, unknown>, ctx: CallContext): Promise<ProviderAnswer> {
+    const body = { TerminalKey: this.s.terminalKey, ...params };
+    const signed = { ...body, Token: tbankToken(body, this.s.password) };
+    return providerFetch('tbank', `${this.s.baseUrl.replace(/\/+$/, '')}/${method}`, {
+      method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json' }, body: JSON.stringify(signed),
+    }, ctx.signal);
+  }
+}

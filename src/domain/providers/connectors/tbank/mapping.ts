@@ -1,0 +1,108 @@
+import { Decimal } from 'decimal.js';
+import { ConnectorRefusedError, type PaymentOutcome, type OperationOutcome } from '../../connector.js';
+import type { ProviderAnswer } from '../../provider-http.js';
+import type { Receipt } from '../../../receipt/receipt.js';
+
+export interface TbAnswer {
+  Success?: boolean; ErrorCode?: string; Message?: string; Details?: string;
+  Status?: string; PaymentId?: string | number; OrderId?: string; Amount?: number; PaymentURL?: string; Data?: string;
+  OriginalAmount?: number; NewAmount?: number;
+  Payments?: { PaymentId: string | number; Amount: number; Status: string }[];
+}
+
+/** Statuses of a payment still on its way (developer.tbank.ru/eacq/intro/developer/operation-statuses). */
+export const IN_PROGRESS = new Set([
+  'NEW', 'FORM_SHOWED', 'PREAUTHORIZING', 'AUTHORIZING', '3DS_CHECKING', '3DS_CHECKED', 'PAY_CHECKING', 'AUTHORIZED',
+  'CONFIRMING', 'CONFIRM_CHECKING',
+]);
+/** Final statuses in which nothing was charged. */
+export const DECLINED = new Set(['REJECTED', 'AUTH_FAIL', 'DEADLINE_EXPIRED', 'ATTEMPTS_EXPIRED', 'CANCELED', 'REVERSED']);
+/** Statuses a Cancel (our refund) leads to: applied, or still running. */
+export const REFUND_DONE = new Set(['REFUNDED', 'PARTIAL_REFUNDED', 'PARTIAL_REVERSED']);
+export const REFUND_RUNNING = new Set(['REFUNDING', 'ASYNC_REFUNDING', 'REVERSING']);
+/** Payment statuses after a refund: the payment itself was paid. */
+export const PAID = new Set(['CONFIRMED', 'REFUNDED', 'PARTIAL_REFUNDED', 'PARTIAL_REVERSED', 'REFUNDING', 'ASYNC_REFUNDING']);
+
+/** ErrorCodes that are the same decline as the sandbox's codes (developer.tbank.ru/eacq/intro/errors). */
+const DECLINE_CODES: Record<string, string> = { '1051': 'insufficient_funds', '101': '3d_secure_failed', '1001': 'card_declined' };
+/** ErrorCodes that say our own configuration is wrong (a Cancel refused for them is asked again, not failed). */
+export const CONFIG_CODES = new Set(['204', '331']);
+
+/**
+ * A 200 answer with `Success: true`; anything else is a refusal with T-Bank's ErrorCode
+ * (`tbank:204`), or `tbank:http_<status>` for an answer that is not T-Bank's JSON.
+ */
+export function answered(r: ProviderAnswer, method: string, read = false): TbAnswer {
+  const a = r.body as TbAnswer | null;
+  if (r.status !== 200 || !a || typeof a !== 'object') throw new ConnectorRefusedError(`tbank:http_${r.status}`, `tbank: ${method} answered HTTP ${r.status}`);
+  if (a.Success !== true) {
+    const code = a.ErrorCode ?? 'unknown';
+    throw new ConnectorRefusedError(`tbank:${code}`, `tbank: ${method}${read ? ' (read)' : ''} refused ${code}: ${[a.Message, a.Details].filter(Boolean).join(' ')}`);
+  }
+  return a;
+}
+
+export function paymentOutcome(ref: string, status: string, amount: number | undefined, errorCode: string, message: string | undefined): PaymentOutcome {
+  if (PAID.has(status)) return { status: 'paid', amountReceived: new Decimal(amount ?? 0).div(100), ref };
+  if (DECLINED.has(status)) {
+    const code = errorCode !== '0' && errorCode !== ''
+      ? DECLINE_CODES[errorCode] ?? `tbank:${errorCode}`
+      : status === 'DEADLINE_EXPIRED' || status === 'ATTEMPTS_EXPIRED' ? 'expired' : `tbank:${status.toLowerCase()}`;
+    return { status: 'declined', code, message: message ? `T-Bank: ${status} (${message})` : `T-Bank: ${status}`, ref };
+  }
+  // In progress, or a status this version does not know: nothing is guessed.
+  return { status: 'pending', ref };
+}
+
+/**
+ * GetState's and CheckOrder's ErrorCode is their own request's ("0"): T-Bank sends a decline's
+ * reason (1001, 1051...) only in the notification. A decline read there, other than an expiry,
+ * waits for it (docs/adr/0025-tbank-decline-waits-for-its-reason.md).
+ */
+export function reasonFollows(o: PaymentOutcome): PaymentOutcome {
+  return o.status === 'declined' && o.code !== 'expired' ? { ...o, reasonFollows: true } : o;
+}
+
+export function refundOutcome(ref: string, status: string): OperationOutcome {
+  if (REFUND_DONE.has(status) || status === 'REVERSED' || status === 'CANCELED') return { status: 'succeeded', ref };
+  return { status: 'pending', ref };
+}
+
+/** A refund's reference: its payment and what its Cancel left of it (just the PaymentId when T-Bank did not say). */
+export function refundRef(paymentId: string, left: unknown): string {
+  return typeof left === 'number' && Number.isSafeInteger(left) ? `${paymentId}:${left}` : paymentId;
+}
+
+/** YooKassa's tax_system_code 1..6 as T-Bank's `Taxation` (the same six systems, in that order). */
+const TAXATION: Record<number, string> = { 1: 'osn', 2: 'usn_income', 3: 'usn_income_outcome', 4: 'envd', 5: 'esn', 6: 'patent' };
+/** YooKassa's vat_code 1..6 as T-Bank's `Tax` (none, 0 %, 10 %, 20 %, 10/110, 20/120). */
+const TAX: Record<number, string> = { 1: 'none', 2: 'vat0', 3: 'vat10', 4: 'vat20', 5: 'vat110', 6: 'vat120' };
+
+/**
+ * The receipt as T-Bank takes it in Init and Cancel (kravetsone/t-kassa-api modern-openapi.json,
+ * schemas Receipt_FFD_105 and Items_FFD_105): `Email` or `Phone` (+{digits}), `Taxation`, `Items`
+ * [{Name (<= 128), Price (kopecks), Quantity, Amount (kopecks, = Price x Quantity), Tax,
+ * PaymentMethod, PaymentObject}]. The Items' Amounts add up to the operation's `Amount`. Nested:
+ * never part of the Token (tbankToken; tinkoff-asdk-android AcquiringRequest.kt ignores DATA,
+ * Receipt, Receipts and Shops when signing).
+ */
+export function tbReceipt(r: Receipt): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  if (r.customer.email) out.Email = r.customer.email;
+  if (r.customer.phone) out.Phone = r.customer.phone.startsWith('+') ? r.customer.phone : `+${r.customer.phone}`;
+  out.Taxation = TAXATION[r.taxSystemCode];
+  out.Items = r.lines.map((l) => ({
+    Name: l.name, Price: kopecks(l.price), Quantity: l.quantity.toNumber(), Amount: kopecks(l.amount), Tax: TAX[l.vatCode],
+    PaymentMethod: l.paymentMode === 'partial_prepayment' ? 'prepayment' : l.paymentMode, PaymentObject: l.paymentSubject,
+  }));
+  return out;
+}
+
+/** Kopecks as T-Bank's integer `Amount`, from the Decimal (never through a float). */
+export function kopecks(d: Decimal): number {
+  const k = d.mul(100);
+  if (!k.isInteger() || k.lte(0) || !Number.isSafeInteger(k.toNumber())) {
+    throw new ConnectorRefusedError('tbank:invalid_amount', `tbank: ${d.toString()} is not an amount in kopecks`);
+  }
+  return k.toNumber();
+}

@@ -1,0 +1,49 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { BlockList } from 'node:net';
+import type { InboundNotification, ParsedNotification } from '../../connector.js';
+import { ipAllowed } from '../../provider-http.js';
+import { paymentOutcome, REFUND_DONE, REFUND_RUNNING, refundOutcome, refundRef } from './mapping.js';
+
+/**
+ * The `Token` of a request or a notification (developer.tbank.ru/eacq/intro/developer/token):
+ * the values of the ROOT scalar fields plus `Password`, sorted by key, concatenated, SHA-256 as
+ * lower-case hex. Nested objects and arrays (DATA, Receipt, Shops) and Token itself are left out.
+ */
+export function tbankToken(params: Record<string, unknown>, password: string): string {
+  const pairs: [string, string][] = Object.entries(params)
+    .filter(([k, v]) => k !== 'Token' && v !== undefined && v !== null && typeof v !== 'object')
+    .map(([k, v]) => [k, String(v)]);
+  pairs.push(['Password', password]);
+  pairs.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return createHash('sha256').update(pairs.map(([, v]) => v).join(''), 'utf8').digest('hex');
+}
+
+/**
+ * A notification is believed when its Token, recomputed over every root scalar field received
+ * with this terminal's password, matches (constant time), and it names this terminal. Dedupe:
+ * PaymentId and Status (and Amount for refunds, so two partial refunds differ). Answered `OK`.
+ */
+export function parseTBankNotification(n: InboundNotification, d: { allowList: BlockList | null; password: string; terminalKey: string }): ParsedNotification {
+  if (d.allowList && !ipAllowed(d.allowList, n.ip)) return { ok: false, reason: `source ${n.ip} is not in allowed_ips` };
+  const b = n.body as Record<string, unknown> | null;
+  if (!b || typeof b !== 'object' || Array.isArray(b)) return { ok: false, reason: 'not a T-Bank notification' };
+  const expected = Buffer.from(tbankToken(b, d.password));
+  const got = Buffer.from(typeof b.Token === 'string' ? b.Token.toLowerCase() : '');
+  if (got.length !== expected.length || !timingSafeEqual(got, expected)) return { ok: false, reason: 'wrong Token' };
+  if (b.TerminalKey !== d.terminalKey) return { ok: false, reason: 'another terminal' };
+  const status = typeof b.Status === 'string' ? b.Status : '';
+  const id = b.PaymentId;
+  if (status === '' || (typeof id !== 'string' && typeof id !== 'number') || typeof b.Amount !== 'number') return { ok: false, reason: 'no PaymentId, Status or Amount' };
+  const ref = String(id);
+  const reply = { status: 200, body: 'OK' };
+  if (REFUND_DONE.has(status) || REFUND_RUNNING.has(status)) {
+    // The refund itself: by our id when T-Bank echoes Cancel's ExternalRequestId, else by the
+    // payment and what is left of it (`Amount`), which is what that refund's Cancel answered as
+    // NewAmount. Never by the payment alone: two partial refunds of it may be in flight.
+    const own = typeof b.ExternalRequestId === 'string' && b.ExternalRequestId !== '' ? b.ExternalRequestId : null;
+    const rref = refundRef(ref, b.Amount);
+    return { ok: true, eventKey: `${ref}:${status}:${b.Amount}`, object: 'refund', ref: rref, ourId: own, outcome: refundOutcome(rref, status), reply };
+  }
+  const outcome = paymentOutcome(ref, status, b.Amount, typeof b.ErrorCode === 'string' ? b.ErrorCode : '0', typeof b.Message === 'string' ? b.Message : undefined);
+  return { ok: true, eventKey: `${ref}:${status}`, object: 'payment', ref, ourId: typeof b.OrderId === 'string' ? b.OrderId : null, outcome, reply };
+}

@@ -1,0 +1,84 @@
+import { Decimal } from 'decimal.js';
+import { ConnectorRefusedError, type OperationOutcome, type PaymentOutcome } from '../../connector.js';
+import type { ProviderAnswer } from '../../provider-http.js';
+import type { Receipt } from '../../../receipt/receipt.js';
+
+export type Money = { value: string; currency: string };
+export interface YkObject {
+  id: string;
+  status: string;
+  amount?: Money;
+  confirmation?: { type?: string; confirmation_url?: string; confirmation_data?: string };
+  cancellation_details?: { party?: string; reason?: string };
+  metadata?: Record<string, unknown>;
+  test?: boolean;
+}
+export interface YkError { type: 'error'; code?: string; description?: string; parameter?: string }
+
+/**
+ * A payment object as ours, for every status but `waiting_for_capture` (the client captures it).
+ * `pending` with a confirmation: the payer's action (YooKassa's redirect page, or an SBP QR).
+ */
+export function paymentOutcomeOf(p: YkObject): PaymentOutcome {
+  switch (p.status) {
+    case 'succeeded': return { status: 'paid', amountReceived: new Decimal(p.amount!.value), ref: p.id };
+    case 'canceled': {
+      const { party = 'yoo_money', reason = 'canceled' } = p.cancellation_details ?? {};
+      return { status: 'declined', code: reason, message: `YooKassa: canceled by ${party} (${reason})`, ref: p.id };
+    }
+    default: {
+      const c = p.confirmation;
+      if (c?.type === 'redirect' && c.confirmation_url) return { status: 'action', action: { type: 'redirect', url: c.confirmation_url }, ref: p.id };
+      if (c?.type === 'qr' && c.confirmation_data) {
+        return { status: 'action', action: { type: 'sbp_qr', payload: c.confirmation_data, links: [{ name: 'SBP', url: c.confirmation_data }] }, ref: p.id };
+      }
+      return { status: 'pending', ref: p.id };
+    }
+  }
+}
+
+/** `{value: "10.00", currency}` from the Decimal: a string with two decimals, never a float. */
+export function money(d: Decimal, currency = 'RUB'): Money {
+  if (d.decimalPlaces() > 2 || d.lte(0)) throw new ConnectorRefusedError('yookassa:invalid_amount', `yookassa: ${d.toString()} is not an amount in kopecks`);
+  return { value: d.toFixed(2), currency };
+}
+
+/**
+ * The receipt as YooKassa takes it on POST /payments and POST /refunds
+ * (yookassa.ru/developers/payment-acceptance/receipts/54fz/yoomoney/basics and .../parameters-values;
+ * the official SDKs' Receipt and ReceiptItem): `customer` {email, phone (ITU-T E.164 digits, no
+ * "+")}, `items` [{description (<= 128), quantity (a number), amount {value, currency} = the PRICE
+ * OF ONE UNIT, vat_code, payment_subject, payment_mode}], `tax_system_code`. The receipt's total is
+ * the sum of amount x quantity, which must equal the payment's (or refund's) amount.
+ */
+export function ykReceipt(r: Receipt): Record<string, unknown> {
+  const customer: Record<string, string> = {};
+  if (r.customer.email) customer.email = r.customer.email;
+  if (r.customer.phone) customer.phone = r.customer.phone.replace(/^\+/, '');
+  return {
+    customer,
+    items: r.lines.map((l) => ({
+      description: l.name, quantity: l.quantity.toNumber(), amount: money(l.price), vat_code: l.vatCode,
+      payment_subject: l.paymentSubject, payment_mode: l.paymentMode,
+    })),
+    tax_system_code: r.taxSystemCode,
+  };
+}
+
+/** A refund or payout object as ours. */
+export function operationOutcome(o: YkObject): OperationOutcome {
+  if (o.status === 'succeeded') return { status: 'succeeded', ref: o.id };
+  if (o.status === 'canceled') {
+    const { party = 'yoo_money', reason = 'canceled' } = o.cancellation_details ?? {};
+    return { status: 'failed', code: reason, message: `YooKassa: canceled by ${party} (${reason})`, ref: o.id };
+  }
+  return { status: 'pending', ref: o.id };
+}
+
+/** A non-200 answer as a refusal carrying YooKassa's error code (`yookassa:invalid_request`). */
+export function refusal(a: ProviderAnswer): ConnectorRefusedError {
+  const e = a.body as YkError | null;
+  const code = e && e.type === 'error' && e.code ? e.code : `http_${a.status}`;
+  const detail = e?.description ? `: ${e.description}${e.parameter ? ` (${e.parameter})` : ''}` : '';
+  return new ConnectorRefusedError(`yookassa:${code}`, `yookassa: HTTP ${a.status} ${code}${detail}`);
+}

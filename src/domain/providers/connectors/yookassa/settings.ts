@@ -1,0 +1,47 @@
+import type { PaymentsProfile } from '../../../../config.js';
+import { settingText, type SettingsSchema, type StoredConnector } from '../../plugin.js';
+
+/** YooKassa API v3 in production (yookassa.ru/developers/using-api/basics). */
+export const YOOKASSA_BASE_URL = 'https://api.yookassa.ru/v3';
+
+/**
+ * The networks YooKassa sends notifications from, as published (yookassa.ru/developers,
+ * "Входящие уведомления", IP addresses; the official PHP SDK's `lib/Helpers/SecurityHelper.php`
+ * lists the same IPv4 networks and, for IPv6, four /64 networks inside 2a02:5180::/32). The
+ * allow-list of a YooKassa connector without `allowed_ips` (issue 27): a forged notification
+ * from elsewhere is refused before it costs a call to YooKassa.
+ */
+export const YOOKASSA_NOTIFICATION_SOURCES = '185.71.76.0/27, 185.71.77.0/27, 77.75.153.0/25, 77.75.156.11, 77.75.156.35, 77.75.154.128/25, 2a02:5180::/32';
+/** Loopback, added to the default list in the `sandbox` profile only (a local emulator, tests). */
+export const LOOPBACK_SOURCES = '127.0.0.0/8, ::1';
+
+export interface YooKassaSettings {
+  baseUrl: string;
+  shopId: string;
+  secretKey: string;
+  /** The payout gateway's own pair (agentId and its key); payouts are off without them. */
+  payoutAgentId?: string;
+  payoutSecretKey?: string;
+  /** Source networks notifications may come from (comma separated); any source when absent. */
+  allowedIps?: string;
+}
+
+export const YOOKASSA_SETTINGS: SettingsSchema = {
+  shop_id: { type: 'string', required: true, description: 'The shop\'s id (shopId)' },
+  secret_key: { type: 'string', required: true, secret: true, description: 'The shop\'s secret key' },
+  base_url: { type: 'url', default: YOOKASSA_BASE_URL, description: 'The API\'s base URL (an emulator in tests)' },
+  payout_agent_id: { type: 'string', description: 'The payout gateway\'s agentId; payouts are off without it and its key' },
+  payout_secret_key: { type: 'string', secret: true, description: 'The payout gateway\'s secret key' },
+  allowed_ips: { type: 'ip-list', default: 'YooKassa\'s published networks (plus loopback in the sandbox profile)', description: 'Networks notifications may come from' },
+};
+
+/** The typed settings of a stored row; defaults applied. */
+export function yookassaSettingsOf(row: StoredConnector, profile: PaymentsProfile): YooKassaSettings {
+  return {
+    baseUrl: settingText(row.settings.base_url) ?? YOOKASSA_BASE_URL, shopId: settingText(row.settings.shop_id) ?? '', secretKey: settingText(row.secrets.secret_key) ?? '',
+    payoutAgentId: settingText(row.settings.payout_agent_id), payoutSecretKey: settingText(row.secrets.payout_secret_key),
+    // Without its own list, YooKassa's published sources (plus loopback in the sandbox profile).
+    allowedIps: settingText(row.settings.allowed_ips)
+      ?? (profile === 'sandbox' ? `${YOOKASSA_NOTIFICATION_SOURCES}, ${LOOPBACK_SOURCES}` : YOOKASSA_NOTIFICATION_SOURCES),
+  };
+}
