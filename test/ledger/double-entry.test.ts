@@ -59,7 +59,7 @@ describe('postings', () => {
     const ok = (await regular(t, m, card('100'))).json().data[0].id as string;
     const bad = (await regular(t, m, card('200', { account_identifier: '4000000000000002' }))).json().data[0].id as string;
     expect(await legs('PAYOUT_LOCK', ok, m.merchantId)).toEqual(['RUB:merchant:M:available -> RUB:merchant:M:locked 100.00', 'RUB:merchant:M:available -> RUB:merchant:M:hold 6.00']);
-    await t.db.pool.query(`UPDATE payouts SET process_after = now() WHERE id = ANY($1)`, [[ok, bad]]);
+    await t.db.pool.query(`UPDATE payouts SET process_after = now() - interval '1 second' WHERE id = ANY($1)`, [[ok, bad]]);
     await t.app.services.payouts.processDue();
     expect(await legs('PAYOUT_DEBIT', ok, m.merchantId)).toEqual(['RUB:merchant:M:locked -> RUB:payout_clearing:sandbox 100.00', 'RUB:merchant:M:hold -> RUB:fee_revenue 6.00']);
     expect(await legs('PAYOUT_RELEASE', bad, m.merchantId)).toEqual(['RUB:merchant:M:locked -> RUB:merchant:M:available 200.00', 'RUB:merchant:M:hold -> RUB:merchant:M:available 7.00']);

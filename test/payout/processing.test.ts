@@ -126,7 +126,7 @@ describe('sandbox provider and the ledger after each final status', () => {
     await t.db.pool.query(`UPDATE payouts SET process_after = now() + interval '1 hour' WHERE id = $1`, [p.id]);
     await process();
     expect(await payoutStatus(p.id)).toBe('PROCESS');
-    await t.db.pool.query(`UPDATE payouts SET process_after = now() WHERE id = $1`, [p.id]);
+    await t.db.pool.query(`UPDATE payouts SET process_after = now() - interval '1 second' WHERE id = $1`, [p.id]);
   });
 
   it('concurrent workers finalise each payout once', async () => {

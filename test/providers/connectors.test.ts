@@ -179,7 +179,7 @@ describe('refunds and payouts', () => {
     const created = await t.app.inject({ method: 'POST', url: '/api/v1/refund/full/create', headers: m.auth, payload: { payment_id: p.id } });
     expect(created.statusCode).toBe(200);
     const before = await calls('sbx-refund', 'refund', 'ok');
-    await t.db.pool.query(`UPDATE refunds SET process_after = now() WHERE payment_id = $1`, [p.id]);
+    await t.db.pool.query(`UPDATE refunds SET process_after = now() - interval '1 second' WHERE payment_id = $1`, [p.id]);
     await processDueRefunds({ services: t.app.services });
     expect(await one(`SELECT status::text, connector FROM refunds WHERE payment_id = $1`, [p.id])).toEqual({ status: 'SUCCESS', connector: 'sbx-refund' });
     expect(await calls('sbx-refund', 'refund', 'ok')).toBe(before + 1);
@@ -192,7 +192,7 @@ describe('refunds and payouts', () => {
     await fund(t, m.merchantId, '1000');
     expect((await route(m, { payout_card: ['sbx-pay-down', 'sbx-pay'] })).statusCode).toBe(200);
     const id = (await regular(t, m, card('10'))).json().data[0].id;
-    await t.db.pool.query(`UPDATE payouts SET process_after = now() WHERE id = $1`, [id]);
+    await t.db.pool.query(`UPDATE payouts SET process_after = now() - interval '1 second' WHERE id = $1`, [id]);
     await processDuePayouts({ services: t.app.services });
     expect(await one(`SELECT status::text, connector FROM payouts WHERE id = $1`, [id])).toEqual({ status: 'SUCCESS', connector: 'sbx-pay' });
     expect(await calls('sbx-pay-down', 'create_payout', 'refused')).toBe(1);

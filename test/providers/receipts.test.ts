@@ -67,7 +67,7 @@ async function refund(m: MerchantFixture, paymentId: string, amount?: string) {
     method: 'POST', url: `/api/v1/refund/${amount ? 'partial' : 'full'}/create`, headers: m.auth, payload: { payment_id: paymentId, ...(amount ? { amount } : {}) },
   });
   expect(r.statusCode, r.body).toBe(200);
-  await t.db.pool.query(`UPDATE refunds SET process_after = now() WHERE payment_id = $1`, [paymentId]);
+  await t.db.pool.query(`UPDATE refunds SET process_after = now() - interval '1 second' WHERE payment_id = $1`, [paymentId]);
   await t.app.services.refunds.processDue();
   return (await t.db.pool.query<{ status: string; failure_reason: string | null }>(
     `SELECT status::text, failure_reason FROM refunds WHERE payment_id = $1 ORDER BY created_at DESC LIMIT 1`, [paymentId])).rows[0]!;

@@ -69,7 +69,7 @@ describe('a payout worker killed with SIGKILL after the provider applied the pay
     const created = await regular(t, m, card('100'));
     expect(created.statusCode).toBe(200);
     const id = created.json().data[0].id as string;
-    await t.db.pool.query(`UPDATE payouts SET process_after = now() WHERE id = $1`, [id]);
+    await t.db.pool.query(`UPDATE payouts SET process_after = now() - interval '1 second' WHERE id = $1`, [id]);
 
     // The provider applies the payout and holds its answer.
     emu.misbehave({ op: 'payouts.create', timeoutAfterApply: 'hold', holdMs: 120_000 });
@@ -114,7 +114,7 @@ describe('a refund worker killed with SIGKILL after the sandbox applied the refu
     const r = await refundPartial(t, m, p.paymentId, '25.00');
     expect(r.statusCode).toBe(200);
     const id = r.json().id as string;
-    await t.db.pool.query(`UPDATE refunds SET process_after = now() WHERE id = $1`, [id]);
+    await t.db.pool.query(`UPDATE refunds SET process_after = now() - interval '1 second' WHERE id = $1`, [id]);
 
     const first = await startWorker({ CHILD_WORKER: 'refund', SANDBOX_HANG_AFTER_APPLY: 'true' });
     await waitFor(async () => (await one(`SELECT count(*)::int AS n FROM sandbox_operations WHERE kind = 'refund' AND our_id = $1`, [id])).n === 1,
