@@ -233,14 +233,14 @@ describe('the test token never reaches a live connector', () => {
 
     const refund = await post('/api/v1/refund/partial/create', m.test, { payment_id: test.paymentId, amount: '40.00' });
     expect(refund.statusCode, refund.body).toBe(200);
-    await t.db.pool.query('UPDATE refunds SET process_after = now() - interval '1 second' WHERE payment_id = $1', [test.paymentId]);
+    await t.db.pool.query(`UPDATE refunds SET process_after = now() - interval '1 second' WHERE payment_id = $1`, [test.paymentId]);
     await processDueRefunds({ services: t.app.services });
     expect(await one('SELECT status::text, connector FROM refunds WHERE payment_id = $1', [test.paymentId])).toEqual({ status: 'SUCCESS', connector: 'sandbox' });
 
     const payout = await post('/api/v1/payout/regular/create', m.test, card('100'));
     expect(payout.statusCode, payout.body).toBe(200);
     const payoutId = payout.json().data[0].id as string;
-    await t.db.pool.query('UPDATE payouts SET process_after = now() - interval '1 second' WHERE id = $1', [payoutId]);
+    await t.db.pool.query(`UPDATE payouts SET process_after = now() - interval '1 second' WHERE id = $1`, [payoutId]);
     await processDuePayouts({ services: t.app.services });
     expect(await one('SELECT status::text, connector FROM payouts WHERE id = $1', [payoutId])).toEqual({ status: 'SUCCESS', connector: 'sandbox' });
 
