@@ -264,6 +264,14 @@ describe('payouts', () => {
     expect(c.last_heard).toMatchObject({ ours: { status: 'FAIL' }, provider: { status: 'succeeded', via: 'notification' }, money: { transfer: null } });
     expect(await balance(m.merchantId)).toMatchObject({ available: '100.00' });
     expect(logged.some((l) => l.msg.includes(id) && l.msg.includes('unconfirmed'))).toBe(true);
+    // The provider can say later: its confirmed word moves the money the open item left, once.
+    says.payout.set(id, { status: 'succeeded', ref: 'po-7' });
+    await notify({ object: 'payout', our_id: id, ref: 'po-7', status: 'succeeded' });
+    await notify({ object: 'payout', our_id: id, ref: 'po-7', status: 'succeeded' });
+    expect(await transfers(id)).toEqual(['PAYOUT_LOCK', 'PAYOUT_RELEASE', 'PAYOUT_CONFLICT_DEBIT']);
+    expect(await balance(m.merchantId)).toMatchObject({ available: '65.00' });
+    const [after] = await conflictItems(id);
+    expect(after.last_heard).toMatchObject({ money: { transfer: `PAYOUT_CONFLICT_DEBIT:${id}` } });
   });
 
   it('resolving asks the provider first: when it answers, its answer wins and the response says so', async () => {

@@ -95,7 +95,21 @@ export async function recordConflict(c: Queryable, x: Conflict): Promise<boolean
      VALUES ($1, $2, $3, $4, $5, $6, 'conflict', $7, $8::jsonb)
      ON CONFLICT ("object_type", "object_id", "kind") DO NOTHING`,
     [`att_${randomId(20)}`, x.objectType, x.objectId, x.merchantId, x.connector, x.providerRef ?? x.provider.ref, CONFLICT_REASON, JSON.stringify(facts)]);
-  if (ins.rowCount !== 1) return false;
+  if (ins.rowCount !== 1) {
+    // An item recorded before without money (a notification no read could confirm) and still
+    // open: a confirmed answer now moves the money it left for the operator, once (the
+    // transfer's id is the object's), and the item keeps both facts.
+    if (!x.transfer) return false;
+    const open = await c.query<{ id: string }>(
+      `SELECT id FROM attention_items WHERE object_type = $1 AND object_id = $2 AND kind = 'conflict'
+          AND resolved_at IS NULL AND last_heard->'money'->>'transfer' IS NULL FOR UPDATE`, [x.objectType, x.objectId]);
+    if (!open.rows[0]) return false;
+    await postOverdrawing(c, x.transfer);
+    await c.query(`UPDATE attention_items SET last_heard = $2::jsonb WHERE id = $1`, [open.rows[0].id, JSON.stringify(facts)]);
+    log().error({ conflict: { object_type: x.objectType, object_id: x.objectId, merchant_id: x.merchantId, connector: x.connector, ...facts } },
+      `provider ${x.connector} confirmed what it said of the final ${x.objectType} ${x.objectId}: money moved by ${x.transfer.kind}`);
+    return true;
+  }
   // The item is inserted first, so a transfer already applied (DuplicatePostingError) cannot
   // happen here; were it to, the whole transaction rolls back rather than move money twice.
   if (x.transfer) await postOverdrawing(c, x.transfer);
