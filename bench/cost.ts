@@ -6,13 +6,13 @@
  * written per request (pg_stat_database). Scenarios: bill_create, bill_status, payment (card,
  * JSON), then the idle workers' cost per second and the service's RSS. `<tree>` (default this
  * checkout) is a checkout of another commit with its node_modules, to compare before and after
- * with the same script. Writes bench/results/cost-<timestamp>.json. COST_YEAR_OF_MONTHS=1 gives
+ * with the same script. Writes bench/results/cost.json (the latest run). COST_YEAR_OF_MONTHS=1 gives
  * the bench database the monthly partitions of a year-old service (empty): a fresh database has
  * only this month and the months made ahead, so a statement that visits every month kept costs
  * no more there than one that visits this month alone.
  */
 import { spawn } from 'node:child_process';
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -20,6 +20,7 @@ import { createPastMonths } from './lib/growth-seed.js';
 import { adminQuery, dropBenchDatabase, seededBillId, urlFor, withClient } from './lib/pg.js';
 import { freePort, procStatusKb, ROOT } from './lib/proc.js';
 import { serviceEnv, setupTenant, type Tenant } from './scenarios/service.js';
+import { writeResult } from './lib/results.js';
 
 const tree = resolve(process.argv[2] ?? ROOT);
 const N = Number(process.env.COST_REQUESTS ?? 2000);
@@ -210,9 +211,6 @@ try {
   await dropBenchDatabase(dbName);
   rmSync(countFile, { force: true });
 }
-const dir = join(ROOT, 'bench', 'results');
-mkdirSync(dir, { recursive: true });
-const file = join(dir, `cost-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
-writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
+const [file] = writeResult('cost', report);
 process.stdout.write(`memory: ${JSON.stringify(report.memory)}\nwritten ${file}\n`);
 

@@ -15,20 +15,19 @@
  * A size that would not fit on PostgreSQL's disk (bytes per row of the previous size's step, with a margin), or
  * whose seeding would outlast GROWTH_SEED_BUDGET_S (seconds, at the rate measured so far), is
  * skipped and the reason written in the report. BENCH_KEEP_DB=1 keeps the database.
- * Writes bench/results/growth-<timestamp>.json/.md and growth-latest.md.
+ * Writes bench/results/growth.json and .md (the latest run).
  */
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
-import { join } from 'node:path';
 import { createBenchDatabase, dropBenchDatabase, seededBillId, withClient } from './lib/pg.js';
 import { load, type LoadSpec } from './lib/load.js';
-import { ROOT, startChild } from './lib/proc.js';
+import { startService } from './lib/proc.js';
 import { createPastMonths, databaseBytes, freeBytes, seedHistory } from './lib/growth-seed.js';
 import { explainShapes } from './lib/growth-shapes.js';
 import { probe, startProbeService, type RequestCost } from './lib/statement-probe.js';
 import { growthMarkdown, type Endpoint, type GrowthRun, type SizeResult } from './lib/growth-report.js';
 import { serviceEnv, setupTenant, type Tenant } from './scenarios/service.js';
+import { writeResult } from './lib/results.js';
 
 const with1m = process.env.GROWTH_1M === '1' || process.argv.includes('--1m');
 const sizes = (process.env.GROWTH_SIZES ?? '1000,100000').split(',').map((x) => Number(x.trim())).filter((x) => x > 0);
@@ -68,17 +67,12 @@ async function payableBills(url: string, t: Tenant, prefix: string, n: number): 
 
 const report = (): GrowthRun => ({ started_at: started.toISOString(), sizes, merchants: MERCHANTS, connections, duration_s: durationS, probes: PROBES, skipped, results });
 function writeReport(): void {
-  const dir = join(ROOT, 'bench', 'results');
-  mkdirSync(dir, { recursive: true });
-  const md = growthMarkdown(report());
-  writeFileSync(join(dir, `growth-${stamp}.json`), `${JSON.stringify(report(), null, 2)}\n`);
-  writeFileSync(join(dir, `growth-${stamp}.md`), md);
-  writeFileSync(join(dir, 'growth-latest.md'), md);
+  writeResult('growth', report(), growthMarkdown(report()));
 }
 
 const url = await createBenchDatabase(dbName);
 const env = serviceEnv(url);
-const child = await startChild('service', 'src/main.ts', env);
+const child = await startService('service', 'main', env);
 const prober = await startProbeService(env);
 const base = `http://127.0.0.1:${child.port}`;
 await createPastMonths(url);

@@ -7,10 +7,10 @@
  *   - peak RSS (VmHWM) of every process of the service over the starts and the load.
  * Targets (docs/performance.md): listening in < 1 s, peak RSS < 150 MB for one process.
  * BENCH_DURATION=<s> per figure (default 10), BENCH_QUICK=1 (2 s smoke run). Writes
- * bench/results/prod-<timestamp>.json and .md, and bench/results/prod-latest.md.
+ * bench/results/prod.json and .md (the latest run).
  */
 import { spawn } from 'node:child_process';
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ensureBuilt } from '../test/helpers/build.js';
 import { load, type LoadResult } from './lib/load.js';
@@ -19,6 +19,7 @@ import { createBenchDatabase, dropBenchDatabase, withClient } from './lib/pg.js'
 import { planFromEnv } from './lib/plan.js';
 import { freePort, procStatusKb, ROOT, round1, startChild, startProdArgs } from './lib/proc.js';
 import { serviceEnv, setupTenant, type Tenant } from './scenarios/service.js';
+import { writeResult } from './lib/results.js';
 
 const plan = planFromEnv();
 const CONNS = 64;
@@ -174,10 +175,5 @@ try {
 }
 const out = { started_at: started.toISOString(), quick: plan.quick, duration_s: plan.durationS, machine, runs };
 const md = toMarkdown(out);
-const dir = join(ROOT, 'bench', 'results');
-mkdirSync(dir, { recursive: true });
-writeFileSync(join(dir, `prod-${stamp}.json`), `${JSON.stringify(out, null, 2)}\n`);
-writeFileSync(join(dir, `prod-${stamp}.md`), md);
-writeFileSync(join(dir, 'prod-latest.md'), md);
-plan.log(`\n${md}\nwritten bench/results/prod-${stamp}.json, .md and prod-latest.md`);
+plan.log(`\n${md}\nwritten ${writeResult('prod', out, md).join(' and ')}`);
 process.exit(0);

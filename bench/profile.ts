@@ -5,10 +5,11 @@
  * kept in bench/profiles/ (open it in Chrome DevTools or speedscope).
  */
 import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { SourceMap } from 'node:module';
+import { dirname, join, resolve } from 'node:path';
 import { createBenchDatabase, dropBenchDatabase, seededBillId, withClient } from './lib/pg.js';
 import { load, type LoadSpec } from './lib/load.js';
-import { ROOT, startChild } from './lib/proc.js';
+import { prepareService, ROOT, startService } from './lib/proc.js';
 import { serviceEnv, setupTenant } from './scenarios/service.js';
 
 const scenario = process.argv[2] ?? 'bill_create';
@@ -19,8 +20,9 @@ const before = new Set(readdirSync(dir));
 const dbName = `bench_profile_${Date.now()}`;
 const url = await createBenchDatabase(dbName);
 const env = serviceEnv(url);
+prepareService();
 const spawnedAt = Date.now();
-const child = await startChild('service', 'src/main.ts', env, { extraArgs: ['--cpu-prof', `--cpu-prof-dir=${dir}`] });
+const child = await startService('service', 'main', env, { extraArgs: ['--cpu-prof', `--cpu-prof-dir=${dir}`] });
 let loadFrom = 0;
 let loadTo = 0;
 const base = `http://127.0.0.1:${child.port}`;
@@ -60,7 +62,24 @@ try {
   await dropBenchDatabase(dbName);
 }
 
-interface Node { id: number; callFrame: { functionName: string; url: string; lineNumber: number }; hitCount: number }
+interface Node { id: number; callFrame: { functionName: string; url: string; lineNumber: number; columnNumber: number }; hitCount: number }
+
+/**
+ * The compiled service is one bundle (dist/main.js): each frame is mapped back through the
+ * bundle's source map to its file under src/ or node_modules/, so the tables name our modules
+ * and packages as the TypeScript run did.
+ */
+const maps = new Map<string, SourceMap | null>();
+function original(frame: Node['callFrame']): { url: string; line: number } {
+  const path = frame.url.replace(/^file:\/\//, '');
+  if (!path.endsWith('.js') || !path.startsWith(ROOT)) return { url: path, line: frame.lineNumber };
+  if (!maps.has(path)) {
+    try { maps.set(path, new SourceMap(JSON.parse(readFileSync(`${path}.map`, 'utf8')))); } catch { maps.set(path, null); }
+  }
+  const e = maps.get(path)?.findEntry(frame.lineNumber, frame.columnNumber);
+  if (!e || !('originalSource' in e)) return { url: path, line: frame.lineNumber };
+  return { url: resolve(dirname(path), e.originalSource.replace(/^file:\/\//, '')), line: e.originalLine };
+}
 interface Profile { nodes: Node[]; samples: number[]; timeDeltas: number[] }
 const file = readdirSync(dir).find((f) => !before.has(f) && f.endsWith('.cpuprofile'));
 if (!file) throw new Error('no profile written');
@@ -79,8 +98,9 @@ const busy = total - prof.nodes.filter((x) => x.callFrame.functionName === '(idl
 const byFn = new Map<string, number>();
 const byPkg = new Map<string, number>();
 for (const x of prof.nodes) {
-  const u = x.callFrame.url.replace(/^file:\/\//, '').replace(ROOT, '');
-  const fn = `${x.callFrame.functionName || '(anonymous)'} ${u ? `${u}:${x.callFrame.lineNumber + 1}` : ''}`.trim();
+  const o = original(x.callFrame);
+  const u = o.url.replace(ROOT, '');
+  const fn = `${x.callFrame.functionName || '(anonymous)'} ${u ? `${u}:${o.line + 1}` : ''}`.trim();
   byFn.set(fn, (byFn.get(fn) ?? 0) + x.hitCount);
   const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(u)?.[1] ?? (u.startsWith('/src/') ? u.split('/').slice(0, 3).join('/') : u.startsWith('node:') ? 'node:internal' : (x.callFrame.functionName.startsWith('(') ? x.callFrame.functionName : 'other'));
   byPkg.set(pkg, (byPkg.get(pkg) ?? 0) + x.hitCount);

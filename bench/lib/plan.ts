@@ -8,8 +8,8 @@ export interface BenchPlan {
   /** Merchants the money paths spread over (BENCH_TENANTS, default 32; 1 = one hot balance row). */
   tenants: number;
   /**
-   * API process counts the service scenarios run with (BENCH_PROCESSES=1,2: WEB_CONCURRENCY of
-   * each run, issue 18 item 4). The first is the run the ratios and targets come from.
+   * API process counts the service scenarios and the bare handlers run with (BENCH_PROCESSES,
+   * default 1,2: WEB_CONCURRENCY of each run). The first is the run the targets come from.
    */
   processes: number[];
   log(line: string): void;
@@ -32,7 +32,7 @@ export function planFromEnv(env = process.env): BenchPlan {
 
 /** `1,2` -> [1, 2]: positive integers, in the order given, each once; anything else is refused. */
 export function processCounts(raw: string | undefined): number[] {
-  const xs = (raw ?? '1').split(',').map((x) => x.trim()).filter((x) => x !== '');
+  const xs = (raw ?? '1,2').split(',').map((x) => x.trim()).filter((x) => x !== '');
   if (xs.length === 0 || xs.some((x) => !/^[1-9]\d*$/.test(x))) throw new Error(`BENCH_PROCESSES must list positive integers (e.g. 1,2), not "${raw}"`);
   return [...new Set(xs.map(Number))];
 }

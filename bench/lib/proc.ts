@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
+import { ensureBuilt } from '../../test/helpers/build.js';
 
 export const ROOT = join(import.meta.dirname, '..', '..');
 
@@ -53,12 +54,14 @@ export interface Child {
 }
 
 /**
- * Starts a TypeScript entry point in its own Node process (node --import tsx, so the pid is the
- * server's own, not a wrapper's) and waits until `readyPath` answers 200.
+ * Starts an entry point in its own Node process and waits until `readyPath` answers 200: a
+ * TypeScript file through `node --import tsx` (the pid is the server's own, not a wrapper's), a
+ * `.js` file (the compiled service) with plain node.
  */
 export async function startChild(name: string, entry: string, env: Record<string, string>, opts: { port?: number; readyPath?: string | null; extraArgs?: string[]; readyTimeoutMs?: number } = {}): Promise<Child> {
   const port = opts.port ?? await freePort();
-  const proc = spawn(process.execPath, [...(opts.extraArgs ?? []), '--import', 'tsx', entry], {
+  const loader = entry.endsWith('.ts') ? ['--import', 'tsx'] : [];
+  const proc = spawn(process.execPath, [...(opts.extraArgs ?? []), ...loader, entry], {
     cwd: ROOT,
     env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1' },
     stdio: ['ignore', 'ignore', 'pipe'],
@@ -102,11 +105,32 @@ export async function startChild(name: string, entry: string, env: Record<string
  * as production does. BENCH_NODE_FLAGS="<flags>" replaces its flags (BENCH_NODE_FLAGS= for none)
  * to measure a variant; BENCH_ENTRY=<file> replaces the entry.
  */
-export function startProdArgs(): string[] {
+export function startProdArgs(script: 'start:prod' | 'worker:prod' = 'start:prod'): string[] {
   const scripts = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).scripts as Record<string, string>;
-  const [node, ...args] = scripts['start:prod']!.split(' ');
-  if (node !== 'node') throw new Error(`start:prod is not a plain node command: ${scripts['start:prod']}`);
-  const entry = process.env.BENCH_ENTRY ?? args.pop()!;
+  const [node, ...args] = scripts[script]!.split(' ');
+  if (node !== 'node') throw new Error(`${script} is not a plain node command: ${scripts[script]}`);
+  const entry = (script === 'start:prod' ? process.env.BENCH_ENTRY : undefined) ?? args.pop()!;
   const flags = process.env.BENCH_NODE_FLAGS !== undefined ? process.env.BENCH_NODE_FLAGS.split(' ').filter(Boolean) : args;
   return [...flags, entry];
+}
+
+/**
+ * What the benches run: the compiled service as production runs it (`npm run start:prod` /
+ * `worker:prod`: node with its flags on dist/, built here when missing or older than src/), or
+ * with BENCH_RUNTIME=tsx the TypeScript sources through tsx (to compare the two).
+ */
+export const RUNTIME: 'compiled' | 'tsx' = process.env.BENCH_RUNTIME === 'tsx' ? 'tsx' : 'compiled';
+
+/** Starts the API service (`main`) or the worker process (`worker`) the way RUNTIME says. */
+export async function startService(name: string, which: 'main' | 'worker', env: Record<string, string>, opts: Parameters<typeof startChild>[3] = {}): Promise<Child> {
+  if (RUNTIME === 'tsx') return startChild(name, which === 'main' ? 'src/main.ts' : 'src/worker-main.ts', env, opts);
+  prepareService();
+  const args = startProdArgs(which === 'main' ? 'start:prod' : 'worker:prod');
+  const entry = args.pop()!;
+  return startChild(name, entry, env, { ...opts, extraArgs: [...args, ...(opts.extraArgs ?? [])] });
+}
+
+/** Builds dist/ when the compiled runtime needs it (so a caller can time the start without the build). */
+export function prepareService(): void {
+  if (RUNTIME === 'compiled') ensureBuilt();
 }

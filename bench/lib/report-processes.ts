@@ -1,6 +1,8 @@
 /** The bench report's table of service throughput by API process count (BENCH_PROCESSES, issue 18 item 4). */
 import type { LoadResult } from './load.js';
+import type { CeilingResults } from '../scenarios/ceilings.js';
 import type { ServiceResults, ServiceScenario } from '../scenarios/service.js';
+import { CEILING_OF } from './report.js';
 
 const SCENARIOS: Record<ServiceScenario, string> = {
   bill_create: 'POST bill/create', bill_status: 'GET bill/status', payment: 'card payment POST /pay/{id}',
@@ -10,11 +12,17 @@ const SCENARIOS: Record<ServiceScenario, string> = {
 const runsOf = (x: unknown): Record<string, LoadResult> | null =>
   x && typeof x === 'object' && !('unavailable' in x) ? x as Record<string, LoadResult> : null;
 
-/** Markdown lines: one row per scenario and connection count, one column per process count. */
-export function processesTable(byProcesses: Record<string, ServiceResults | { unavailable: string }>, connections: number[]): string[] {
+/**
+ * Markdown lines: one row per scenario and connection count, one column per process count; with
+ * the bare handlers of the same process count, each cell adds the service's share of its ceiling.
+ */
+export function processesTable(
+  byProcesses: Record<string, ServiceResults | { unavailable: string }>, connections: number[],
+  ceilingsByProcesses: Record<string, CeilingResults | { unavailable: string }> = {},
+): string[] {
   const counts = Object.keys(byProcesses);
   const L = [
-    `Throughput by API processes (WEB_CONCURRENCY; node's cluster shares the port; 2xx req/s, p99 ms in brackets; each count on a fresh database):`,
+    `Throughput by API processes (WEB_CONCURRENCY; node's cluster shares the port; 2xx req/s, p99 ms in brackets, then the share of the bare handler run with the same process count; each count on a fresh database):`,
     '',
     `| what | conns | ${counts.map((n) => `${n} process${n === '1' ? '' : 'es'}`).join(' | ')} |`,
     `|---|---:|${counts.map(() => '---:|').join('')}`,
@@ -25,7 +33,10 @@ export function processesTable(byProcesses: Record<string, ServiceResults | { un
         const svc = byProcesses[n]!;
         if ('unavailable' in svc && typeof svc.unavailable === 'string') return `unavailable: ${svc.unavailable.slice(0, 60).replace(/\|/g, '/')}`;
         const x = runsOf((svc as ServiceResults)[name])?.[`c${c}`];
-        return x ? `${x.rps} (${x.p99_ms})${x.non_2xx + x.errors > 0 ? ` ${x.non_2xx + x.errors} failed` : ''}` : 'unavailable';
+        const ceil = ceilingsByProcesses[n];
+        const bare = ceil && !('unavailable' in ceil) ? runsOf(ceil[CEILING_OF[name]])?.[`c${c}`]?.rps : undefined;
+        const share = x && bare ? ` ${Math.round((x.rps / bare) * 100)}%` : '';
+        return x ? `${x.rps} (${x.p99_ms})${share}${x.non_2xx + x.errors > 0 ? ` ${x.non_2xx + x.errors} failed` : ''}` : 'unavailable';
       });
       L.push(`| ${label} | ${c} | ${cells.join(' | ')} |`);
     }

@@ -10,7 +10,7 @@
  * Debian's /var/log/postgresql/postgresql-15-main.log) and a superuser role (session_preload_libraries).
  */
 import { closeSync, openSync, readSync, statSync } from 'node:fs';
-import { startChild, type Child } from './proc.js';
+import { startService, type Child } from './proc.js';
 import { summarizePlan, type PlanNode } from './plan-summary.js';
 
 export const PG_LOG = process.env.GROWTH_PG_LOG ?? '/var/log/postgresql/postgresql-15-main.log';
@@ -35,7 +35,7 @@ export interface StatementCost {
 export interface RequestCost { requests: number; buffers_per_request: number; statements: StatementCost[] }
 
 export async function startProbeService(env: Record<string, string>): Promise<Child> {
-  return startChild('probe-service', 'src/main.ts', { ...env, PGOPTIONS: AUTO_EXPLAIN });
+  return startService('probe-service', 'main', { ...env, PGOPTIONS: AUTO_EXPLAIN });
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;

@@ -13,6 +13,8 @@ const run = promisify(execFile);
 export type ByConnections<T> = Record<string, T>;
 
 export interface CeilingResults {
+  /** API processes of each bare handler (WEB_CONCURRENCY), as the service it is compared with. */
+  processes?: number;
   hello: ByConnections<LoadResult>;
   insert: ByConnections<LoadResult>;
   select: ByConnections<LoadResult>;
@@ -69,14 +71,18 @@ export async function measure(plan: BenchPlan, pid: number, spec: LoadSpec): Pro
 
 const cycle = <T>(xs: T[]) => { let i = 0; return () => xs[i++ % xs.length]!; };
 
-export async function runCeilings(plan: BenchPlan, url: string): Promise<CeilingResults> {
+/**
+ * The bare handlers with `processes` processes each; `handlersOnly` leaves out what does not
+ * depend on the process count of a handler (hello world is still measured; pgbench is not).
+ */
+export async function runCeilings(plan: BenchPlan, url: string, processes = 1, handlersOnly = false): Promise<CeilingResults> {
   const seed = await seedBare(url, 10_000, plan.tenants);
-  const env = { DATABASE_URL: url, BENCH_MERCHANT_ID: seed.merchantId, NODE_ENV: 'production' };
+  const env = { DATABASE_URL: url, BENCH_MERCHANT_ID: seed.merchantId, NODE_ENV: 'production', WEB_CONCURRENCY: String(processes) };
   const peak: Record<string, number | null> = {};
   const json = { 'content-type': 'application/json' };
 
   const bare = async (mode: string, spec: (base: string) => LoadSpec): Promise<ByConnections<LoadResult>> => {
-    plan.log(`  bare ${mode}`);
+    plan.log(`  bare ${mode}${processes > 1 ? ` (${processes} processes)` : ''}`);
     const child = await startChild(`bare-${mode}`, 'bench/servers/bare.ts', { ...env, BARE_MODE: mode });
     try {
       return await measure(plan, child.pid, spec(`http://127.0.0.1:${child.port}`));
@@ -95,9 +101,10 @@ export async function runCeilings(plan: BenchPlan, url: string): Promise<Ceiling
     url: `${b}/tx`, method: 'POST', headers: json, body: JSON.stringify({ amount: '1.00' }),
     setup: () => ({ path: '/tx', body: JSON.stringify({ amount: '1.00', merchant_id: nextMerchant() }) }),
   }));
+  if (handlersOnly) return { processes, hello, insert, select, tx, pgbench_insert: { unavailable: 'not run for this process count' }, peak_rss_mb: peak };
   plan.log('  pgbench insert');
   const pgbench_insert = await runPgbench(plan, url, seed.merchantId, seed.shopId);
-  return { hello, insert, select, tx, pgbench_insert, peak_rss_mb: peak };
+  return { processes, hello, insert, select, tx, pgbench_insert, peak_rss_mb: peak };
 }
 
 /** PostgreSQL alone doing the bill insert: pgbench with a custom script, prepared statements. */

@@ -3,7 +3,7 @@ import { loadConfig } from '../../src/config.js';
 import { createServices } from '../../src/services.js';
 import { enqueueEvent, type PaymentPostbackFields } from '../../src/outbox/events.js';
 import { withClient } from '../lib/pg.js';
-import { sampleRss, startChild } from '../lib/proc.js';
+import { sampleRss, startService } from '../lib/proc.js';
 import type { BenchPlan } from '../lib/plan.js';
 import { serviceEnv } from './service.js';
 
@@ -45,7 +45,7 @@ export async function runOutbox(plan: BenchPlan, url: string, receiverUrl: strin
   }
 
   const started = Date.now();
-  const worker = await startChild('worker', 'src/worker-main.ts', env, { readyPath: null });
+  const worker = await startService('worker', 'worker', env, { readyPath: null });
   const rss = sampleRss(worker.pid);
   const deadline = started + (plan.quick ? 60_000 : 180_000);
   let last = { d: 0, dead: 0, span: 0, attempts: 0 };

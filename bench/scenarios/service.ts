@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { LoadResult } from '../lib/load.js';
 import { openLoop, type OpenLoopResult } from '../lib/open-loop.js';
 import { seededBillId, withClient } from '../lib/pg.js';
-import { startChild, type Child } from '../lib/proc.js';
+import { startService, type Child } from '../lib/proc.js';
 import type { BenchPlan } from '../lib/plan.js';
 import { measure, type ByConnections } from './ceilings.js';
 
@@ -97,7 +97,7 @@ async function seedBills(url: string, ts: Tenant[], prefix: string, n: number): 
 const cycle = <T>(xs: T[]) => { let i = 0; return () => xs[i++ % xs.length]!; };
 
 /**
- * The service started like production (src/main.ts), set up through the operator API, exercised
+ * The service started like production (`npm run start:prod`: the compiled dist/main.js), set up through the operator API, exercised
  * through the merchant API and the payment page, requests spread round-robin over the tenants.
  * A scenario whose first request fails is reported unavailable with the answer it got, and the
  * run goes on.
@@ -112,7 +112,7 @@ export async function runService(
   const env: Record<string, string> = { ...serviceEnv(url), WEB_CONCURRENCY: String(processes) };
   // Each API process loads and compiles the service on its own: on a busy machine a cluster
   // takes a multiple of one process's start-up.
-  const child: Child = await startChild('service', 'src/main.ts', env, { readyTimeoutMs: 90_000 * Math.max(1, processes) });
+  const child: Child = await startService('service', 'main', env, { readyTimeoutMs: 90_000 * Math.max(1, processes) });
   const base = `http://127.0.0.1:${child.port}`;
   const results = { peak_rss_mb: null } as ServiceResults;
   try {

@@ -9,18 +9,19 @@ const both = (a: number, b: number, p99 = 10) => ({ c16: run(a, p99), c64: run(b
 
 const ceilings = {
   hello: both(30000, 30000), insert: both(8000, 8000), select: both(10000, 12000), tx: both(3000, 4000),
-  pgbench_insert: { unavailable: 'not installed' }, peak_rss_mb: {},
+  pgbench_insert: { c16: { tps: 10000 }, c64: { tps: 12000 } }, peak_rss_mb: {},
 };
 const service = {
   bill_create: both(6000, 4000), bill_status: both(7000, 9000, 30), payment: { unavailable: 'probe answered 500' },
-  payout: both(1500, 2400), merchant_balance: both(9000, 9000), peak_rss_mb: 200,
+  payout: both(1500, 2400), merchant_balance: both(9000, 9000), peak_rss_mb: 140,
+  open_loop: { bill_create: { p50: { p99_ms: 12 } }, bill_status: { p50: { p99_ms: 25 } } },
 };
 
-function results(): BenchResults {
+function results(load = 0.1): BenchResults {
   const { ratios, byConn } = computeRatios(ceilings as never, service as never, [16, 64]);
   const partial = {
     started_at: 't', finished_at: 't', quick: false, duration_s: 10, connections: [16, 64], tenants: 32,
-    machine: { cpu_model: 'x', cores: 2, memory_gb: 1, kernel: 'k', node: 'v20', postgres: '15', pgbench: null, load_avg_at_start: 0.1 },
+    machine: { cpu_model: 'x', cores: 2, memory_gb: 1, kernel: 'k', node: 'v20', postgres: '15', pgbench: null, load_avg_at_start: load },
     ceilings: ceilings as never, service: service as never, outbox: { unavailable: 'no worker' }, ratios, ratios_by_connections: byConn,
   };
   return { ...partial, targets: computeTargets(partial) };
@@ -38,7 +39,14 @@ describe('bench report', () => {
     const r = results();
     expect(r.ratios.bill_create).toBe(0.5);
     expect(r.targets.find((t) => t.name.startsWith('bill_create /'))!.met).toBe(false);
-    expect(r.targets.find((t) => t.name.startsWith('bill_status /'))!.met).toBe(true);
+    expect(r.targets.find((t) => t.name.startsWith('bill_status /'))!.met).toBe(false);
+    expect(r.targets.find((t) => t.name.startsWith('merchant_balance /'))).toMatchObject({ value: 0.75, met: false });
+  });
+
+  it('holds bill/create against PostgreSQL alone doing the same insert (>= 40% of pgbench)', () => {
+    const r = results();
+    expect(r.ratios_by_connections.bill_create_vs_pgbench).toEqual({ c16: 0.6, c64: 0.33 });
+    expect(r.targets.find((t) => t.name.startsWith('bill_create / PostgreSQL alone'))).toMatchObject({ value: 0.33, met: false });
   });
 
   it('marks what was not measured as not measured, never as met', () => {
@@ -49,10 +57,21 @@ describe('bench report', () => {
     expect(toMarkdown(r)).toContain('not measured');
   });
 
-  it('checks p99 at 64 connections and the service peak RSS against their targets', () => {
+  it('checks the open-loop p99 at 50% of each bare ceiling and the peak RSS against their targets', () => {
     const r = results();
-    expect(r.targets.find((t) => t.name.startsWith('bill_status p99'))).toMatchObject({ value: 30, met: false });
-    expect(r.targets.find((t) => t.name.startsWith('bill_create p99'))).toMatchObject({ value: 10, met: true });
-    expect(r.targets.find((t) => t.name.startsWith('service peak RSS'))).toMatchObject({ value: 200, met: true });
+    expect(r.targets.find((t) => t.name.startsWith('bill_status open-loop'))).toMatchObject({ value: 25, met: false });
+    expect(r.targets.find((t) => t.name.startsWith('bill_create open-loop'))).toMatchObject({ value: 12, met: true });
+    expect(r.targets.find((t) => t.name.startsWith('payment open-loop'))!.met).toBeNull();
+    expect(r.targets.find((t) => t.name.startsWith('service peak RSS'))).toMatchObject({ value: 140, met: true });
+  });
+
+  it('judges no target on a busy machine (load average 1 or more at the start) and says so', () => {
+    const r = results(1.4);
+    expect(r.targets.find((t) => t.name.startsWith('bill_create open-loop'))).toMatchObject({ value: 12, met: null });
+    expect(r.targets.every((t) => t.met === null)).toBe(true);
+    const md = toMarkdown(r);
+    expect(md).toContain('busy: other work shared the machine; the targets are not judged');
+    expect(md).toContain('not judged (busy machine)');
+    expect(toMarkdown(results(0.5))).toContain('quiet: the targets are judged');
   });
 });
