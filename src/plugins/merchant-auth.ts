@@ -72,6 +72,35 @@ export async function authenticateMerchant(app: FastifyInstance, req: FastifyReq
 }
 
 /**
+ * The checks the hook runs on an authenticated merchant (IP allow-list, then merchant_banned and
+ * the subscription keys), for a merchant a deferAuth route's own statement found by the token.
+ */
+export function acceptMerchant(req: FastifyRequest, merchant: AuthMerchant): AuthMerchant {
+  assertIpAllowed(merchant, req.ip);
+  assertMerchantUsable(merchant, { subscription: req.routeOptions.config.subscription === true });
+  req.merchant = merchant;
+  return merchant;
+}
+
+/**
+ * A deferAuth read: when the hook deferred, `byToken` authenticates and reads in one statement
+ * (null: no merchant has the token, 401) and the merchant is checked before the read is used;
+ * otherwise (a restricted key, an Idempotency-Key) `byMerchant` reads for the merchant the hook
+ * authenticated.
+ */
+export async function deferredRead<T>(
+  req: FastifyRequest,
+  byToken: (tokenHash: string) => Promise<{ merchant: AuthMerchant; value: T } | null>,
+  byMerchant: (merchant: AuthMerchant) => Promise<T>,
+): Promise<T> {
+  if (req.merchant) return byMerchant(req.merchant);
+  const r = await byToken(req.tokenHash!);
+  if (!r) throw new UnauthenticatedError();
+  acceptMerchant(req, r.merchant);
+  return r.value;
+}
+
+/**
  * On a deferAuth route: the merchant, authenticated and checked exactly as the hook would
  * (401, then merchant_banned and the subscription keys). Every error path of such a route
  * calls it first, so errors come in the same order as on any other route.

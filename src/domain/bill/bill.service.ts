@@ -2,7 +2,8 @@ import type { Decimal } from 'decimal.js';
 import type { Config } from '../../config.js';
 import { withPgTx, type Db, type InTx, type Queryable } from '../../db/client.js';
 import { DomainError, UnauthenticatedError, ValidationError } from '../../errors.js';
-import { assertMerchantUsable } from '../merchant/merchant-guard.js';
+import { assertMerchantUsable, type AuthMerchant } from '../merchant/merchant-guard.js';
+import { readWithToken } from '../merchant/token-read.js';
 import { assertIpAllowed } from '../merchant/ip-allowlist.js';
 import { newBillId } from '../../lib/ids.js';
 import { isValidAmount } from '../../lib/money.js';
@@ -193,6 +194,18 @@ export class BillService {
     const bill = await this.find(merchant, id);
     if (!bill) throw new DomainError('bill_not_found');
     return bill;
+  }
+
+  /**
+   * bill/status authenticated in its own statement: the merchant of the token and its bill in
+   * one round trip (null: no merchant has that token). The caller checks the merchant before
+   * it uses the bill.
+   */
+  async statusByToken(tokenHash: string, id: string): Promise<{ merchant: AuthMerchant; bill: BillRow | null } | null> {
+    const r = await readWithToken<BillRow>(this.db.pool, {
+      name: 'bill_status_by_token', read: `SELECT ${BILL_COLUMNS} FROM bills WHERE id = $2 AND merchant_id = m.id`, values: [id],
+    }, tokenHash);
+    return r && { merchant: r.merchant, bill: r.rows[0] ?? null };
   }
 
   /** The merchant's bills in a window, newest first, one page. */

@@ -15,6 +15,8 @@ import { ensureBalances } from '../ledger/ledger.js';
 import { insertTestTwin } from './test-twin.js';
 import { endAccountSessions } from './cabinet-sessions.js';
 import { BALANCE_COLUMNS, type BalanceRow } from '../ledger/balance.row.js';
+import type { AuthMerchant } from './merchant-guard.js';
+import { readWithToken } from './token-read.js';
 
 export interface IssuedToken { apiToken: string; apiTokenHash: string; apiTokenEnc: string }
 
@@ -69,6 +71,13 @@ export class MerchantService {
   async balances(merchantId: string): Promise<BalanceRow[]> {
     const r = await this.db.pool.query<BalanceRow>(`SELECT ${BALANCE_COLUMNS} FROM balances WHERE merchant_id = $1 ORDER BY currency`, [merchantId]);
     return r.rows;
+  }
+
+  /** merchant/balance authenticated in its own statement: the token's merchant and its balances in one round trip. */
+  balancesByToken(tokenHash: string): Promise<{ merchant: AuthMerchant; rows: BalanceRow[] } | null> {
+    return readWithToken<BalanceRow>(this.db.pool, {
+      name: 'merchant_balance_by_token', read: `SELECT ${BALANCE_COLUMNS} FROM balances WHERE merchant_id = m.id`, values: [], orderBy: 'currency',
+    }, tokenHash);
   }
 
   decryptToken(apiTokenEnc: string): string {
