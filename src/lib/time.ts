@@ -13,15 +13,47 @@ function formatter(tz: string): Intl.DateTimeFormat {
   return f;
 }
 
-export function formatDateTime(d: Date, tz: string): string {
+/** The wall clock of `tz` at `d` through Intl (slow: ~2 µs; the reference formatDateTime is checked against). */
+export function formatDateTimeIntl(d: Date, tz: string): string {
   const p: Record<string, string> = {};
   for (const part of formatter(tz).formatToParts(d)) p[part.type] = part.value;
   return `${p.year}-${p.month}-${p.day} ${p.hour}:${p.minute}:${p.second}`;
 }
 
+/**
+ * UTC offsets (ms) by time zone and quarter hour. A zone's offset changes only at a transition,
+ * and transitions fall on quarter hours of UTC (offsets are whole quarter hours since the
+ * 1970s), so one Intl call per zone and quarter hour serves every instant in it.
+ */
+const QUARTER_HOUR = 900_000;
+const offsets = new Map<string, Map<number, number>>();
+
+function offsetMs(t: number, tz: string): number {
+  const q = Math.floor(t / QUARTER_HOUR);
+  let byQuarter = offsets.get(tz);
+  if (!byQuarter) offsets.set(tz, (byQuarter = new Map()));
+  let off = byQuarter.get(q);
+  if (off === undefined) {
+    const start = q * QUARTER_HOUR;
+    off = Date.parse(`${formatDateTimeIntl(new Date(start), tz).replace(' ', 'T')}Z`) - start;
+    if (byQuarter.size >= 4096) byQuarter.clear();
+    byQuarter.set(q, off);
+  }
+  return off;
+}
+
+const two = (n: number) => (n < 10 ? `0${n}` : String(n));
+
+export function formatDateTime(d: Date, tz: string): string {
+  const t = d.getTime();
+  const w = new Date(t + offsetMs(t, tz));
+  const y = w.getUTCFullYear();
+  return `${y < 1000 ? String(y).padStart(4, '0') : y}-${two(w.getUTCMonth() + 1)}-${two(w.getUTCDate())} ${two(w.getUTCHours())}:${two(w.getUTCMinutes())}:${two(w.getUTCSeconds())}`;
+}
+
 /** Offset of `tz` from UTC at instant `d`, in minutes. */
 function offsetMinutes(d: Date, tz: string): number {
-  const local = formatDateTime(d, tz);
+  const local = formatDateTimeIntl(d, tz);
   const asUtc = Date.parse(local.replace(' ', 'T') + 'Z');
   return Math.round((asUtc - Math.floor(d.getTime() / 1000) * 1000) / 60000);
 }
