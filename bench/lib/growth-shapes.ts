@@ -26,7 +26,7 @@ export async function explainShapes(url: string, merchantId: string, merchants: 
       `SELECT id, status FROM payments WHERE bill_id = $1 ORDER BY created_at DESC, id DESC LIMIT 1`, [billId(own)]],
     ['a payment by id and merchant (payment/status)', `SELECT * FROM payments WHERE id = $1 AND merchant_id = $2`, [`GY${own}`, merchantId]],
     // The two parts of the payment's finishing statement, with the partition key the service
-    // knows (its own creation time): what they cost once pruned (docs/performance.md, session 4).
+    // knows (its own creation time): what they cost once pruned (docs/performance.md "Growth").
     ['a payment by id and creation time (pruned to its month)', `SELECT * FROM payments WHERE id = $1 AND created_at = $2`, [`GY${own}`, createdAt]],
     ['newer payments of its bill, bounded below (run-time pruning)',
       `SELECT p.id FROM payments p WHERE p.id = $1 AND p.created_at = $2

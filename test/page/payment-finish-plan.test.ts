@@ -11,9 +11,10 @@ afterAll(async () => { await t.close(); });
  * The statement that finishes a payment (pay_finish) runs once per payment. Since payments are
  * partitioned by month, a lookup by id alone visits every month's partition, and its "is this
  * the bill's latest payment" anti-join was planned as a hash over a sequential scan of the
- * month's payments: every payment read the whole month (docs/performance.md, session 4); its
+ * month's payments: every payment read the whole month; its
  * latest-payment check then probed every month kept (now the bill records its latest payment,
- * and the check over payments is for bills that do not; docs/performance.md, session 6).
+ * and the check over payments is for bills that do not; docs/performance.md "The latest payment
+ * of a bill").
  */
 describe('the payment finishing statement', () => {
   it('updates the one partition of its payment, never scans the month of payments, and looks for later payments of the bill from its month on', async () => {
