@@ -118,3 +118,13 @@ export const chargebackAudit = (who: Actor): InTx<ChargebackRecord> => (c, cb) =
   action: 'chargeback.create', objectType: 'chargeback', objectId: cb.id, before: null,
   after: { payment_id: cb.paymentId, merchant_id: cb.merchantId, amount: cb.amount.toFixed(2), currency: cb.currency, reason: cb.reason },
 });
+
+/**
+ * A connector's "test connection" (the provider's harmless read): it changes no stored object,
+ * so its entry is written after the call, with what was learnt (never a credential).
+ */
+export async function testConnection(app: FastifyInstance, who: Actor, name: string) {
+  const r = await app.services.connectors.testConnection(name);
+  await writeAudit(app.db.pool, who, { action: 'connector.test', objectType: 'connector', objectId: name, before: null, after: { ok: r.ok, message: r.message } });
+  return r;
+}

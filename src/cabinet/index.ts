@@ -22,6 +22,7 @@ import billRoutes from './routes/bills.js';
 import paymentRoutes from './routes/payments.js';
 import payoutRoutes from './routes/payouts.js';
 import shopRoutes from './routes/shops.js';
+import shopCreateRoutes from './routes/shop-new.js';
 import webhookRoutes from './routes/webhooks.js';
 import apiRoutes from './routes/api.js';
 import accountRoutes from './routes/accounts.js';
@@ -149,6 +150,7 @@ export default async function cabinetRoutes(app: FastifyInstance): Promise<void>
   await app.register(paymentRoutes, { prefix: '/payments' });
   await app.register(payoutRoutes, { prefix: '/payouts' });
   await app.register(shopRoutes, { prefix: '/shops' });
+  await app.register(shopCreateRoutes, { prefix: '/shops' });
   await app.register(webhookRoutes, { prefix: '/webhooks' });
   await app.register(apiRoutes, { prefix: '/api' });
   await app.register(accountRoutes, { prefix: '/accounts' });

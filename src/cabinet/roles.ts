@@ -38,6 +38,9 @@ const ROUTE_PERMISSIONS: Record<string, CabinetPermission> = {
   'POST /cabinet/api/test-token': 'api',
   // The live/test switch changes what is shown, nothing stored.
   'POST /cabinet/mode': 'read',
+  // A new shop is the owner's (its bills move money); shop settings are the developer's too.
+  'GET /cabinet/shops/new': 'owner',
+  'POST /cabinet/shops': 'owner',
   'POST /cabinet/shops/:id': 'api',
   'POST /cabinet/shops/:id/test-postback': 'api',
   'POST /cabinet/webhooks': 'api',

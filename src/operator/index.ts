@@ -17,6 +17,8 @@ import { OperatorSessionStore } from './session.js';
 import authRoutes from './routes/auth.js';
 import pageRoutes from './routes/pages.js';
 import attentionRoutes from './routes/attention.js';
+import onboardingRoutes from './routes/onboarding.js';
+import connectorRoutes from './routes/connectors.js';
 
 const VIEWS = fileURLToPath(new URL('./views', import.meta.url));
 const asset = (rel: string) => readFileSync(fileURLToPath(new URL(rel, import.meta.url)));
@@ -104,6 +106,8 @@ export default async function operatorConsole(app: FastifyInstance): Promise<voi
   await app.register(authRoutes, opts);
   await app.register(pageRoutes);
   await app.register(attentionRoutes);
+  await app.register(onboardingRoutes);
+  await app.register(connectorRoutes);
 }
 
 /** What a service threw, for the operator: the status the operator API would answer and its message. */

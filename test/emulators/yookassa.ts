@@ -18,6 +18,8 @@ import {
  * [6] https://yookassa.ru/developers/payouts/scenario-extensions/recipient-check (reason recipient_check_failed)
  * [7] yoomoney/yookassa-sdk-php lib/Client.php and yookassa-sdk-python (request shapes: confirmation
  *     {type: redirect, return_url}, capture, payment_method_data, payout_destination_data.card.number)
+ * [11] GET /me, the shop's settings (account_id, test, fiscalization_enabled, payment_methods, status): what the
+ *     official SDKs call after configuring the credentials ("проверить корректность данных", docs/examples/01-configuration.md)
  * [9] the error body {type: "error", id, code, description, parameter}: a real answer quoted in a
  *     public Java DTO (ErrorYooKassaResponse) and SijyKijy/YooKassa-Prototype Models/Error.cs
  * [8] an answer example on [2]: {"id":"29f31de9-000f-5000-a000-...","status":"pending","amount":{"value":"2.00","currency":"RUB"},
@@ -306,6 +308,8 @@ export class YooKassaEmulator {
       return x ? json(200, this.view(x)) : this.error(404, 'not_found', 'Incorrect payout_id. Payout doesn\'t exist or access denied.', 'payout_id');
     }
     if (res === 'sbp_banks') return json(200, { type: 'list', items: YK_SBP_BANKS });
+    // [11] GET /me: the shop's own settings (what the SDKs call to check credentials); a test shop here.
+    if (res === 'me' && !id) return json(200, { account_id: this.shopId, test: true, fiscalization_enabled: false, payment_methods: ['bank_card', 'sbp'], status: 'enabled' });
     return this.error(404, 'not_found', 'Unknown path');
   }
 

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { defineInput, v } from '../../http/input.js';
 import { BASE, cabinetActor, formBody, formErrors, liveMerchantIdOf as merchantIdOf, queryOf, render } from '../context.js';
 import { testPostback, shopAudit } from '../../audit/steps.js';
+import { shopWords } from './shop-new.js';
 import { fiscalJson, fiscalOf, PAYMENT_MODES, PAYMENT_SUBJECTS, TAX_SYSTEM_CODES, VAT_CODES } from '../../domain/receipt/fiscal.js';
 
 const settingsInput = defineInput({
@@ -14,7 +15,7 @@ const settingsInput = defineInput({
 export default async function shopRoutes(app: FastifyInstance): Promise<void> {
   app.get('/', { schema: { hide: true } }, async (req, reply) => {
     const shops = await app.services.shops.list(merchantIdOf(req));
-    return render(req, reply, 'shops', { nav: 'shops', shops });
+    return render(req, reply, 'shops', { nav: 'shops', shops, w: shopWords(req.cabinet.lang) });
   });
 
   const show = async (req: Parameters<typeof render>[0], reply: Parameters<typeof render>[1], data: Record<string, unknown> = {}) => {

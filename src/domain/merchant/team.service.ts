@@ -76,6 +76,17 @@ export class MerchantTeamService {
     }
   }
 
+  /**
+   * Whether an address can still become a cabinet sign-in: no merchant's own login and no team
+   * member has it (the onboarding form checks this before it creates anything; invite() checks again).
+   */
+  async emailFree(email: string): Promise<boolean> {
+    const r = await this.db.pool.query(
+      'SELECT 1 FROM merchants WHERE email = $1 UNION ALL SELECT 1 FROM merchant_users WHERE email = $1 LIMIT 1', [email.trim().toLowerCase()],
+    );
+    return (r.rowCount ?? 0) === 0;
+  }
+
   /** The invitation's email while its link works, else null. */
   async invitation(token: string): Promise<{ email: string } | null> {
     if (!token || token.length > 100) return null;

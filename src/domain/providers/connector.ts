@@ -150,7 +150,16 @@ export interface Connector {
   createPayout(req: CreatePayout, ctx: CallContext): Promise<OperationOutcome>;
   getPayout(q: { payoutId: string; ref: string | null }, ctx: CallContext): Promise<OperationOutcome>;
   parseNotification(n: InboundNotification, ctx: CallContext): Promise<ParsedNotification>;
+  /**
+   * The operator's "test connection": one harmless read with the connector's credentials (it
+   * creates, changes and charges nothing), answering whether the provider accepted them.
+   * A connector without it cannot be tested (the console says so).
+   */
+  checkConnection?(ctx: CallContext): Promise<ConnectionCheck>;
 }
+
+/** What a "test connection" learnt: `ok` when the provider answered and accepted the credentials. */
+export interface ConnectionCheck { ok: boolean; message: string }
 
 /** A connector class throws this for a refusal before money could move (e.g. ECONNREFUSED, 5xx). */
 export class ConnectorRefusedError extends Error {

@@ -4,7 +4,7 @@ import { NotFoundError, ValidationError } from '../../errors.js';
 import { decrypt, encrypt } from '../../lib/crypto.js';
 import { callConnector, type Refused, type Unknown, flushCallStats } from './call.js';
 import {
-  ROUTES, supports, type CallContext, type Connector, type ConnectorMode, type ConnectorOperation, type Route,
+  ROUTES, supports, type CallContext, type ConnectionCheck, type Connector, type ConnectorMode, type ConnectorOperation, type Route,
 } from './connector.js';
 import { CONNECTORS } from './connectors/index.js';
 import { secretSettings, settingsErrors, type ConnectorPlugin } from './plugin.js';
@@ -100,8 +100,12 @@ export class ConnectorRegistry {
    * `enabled` absent keeps the current flag (true on create). `audit` runs in the same
    * transaction with what changed (secret names only).
    */
-  async put(name: string, body: Record<string, unknown>, audit?: InTx<ConnectorChange>): Promise<{ created: boolean; record: ConnectorRecord }> {
+  async put(
+    name: string, body: Record<string, unknown>, audit?: InTx<ConnectorChange>, opts: { keepSecrets?: boolean; createOnly?: boolean } = {},
+  ): Promise<{ created: boolean; record: ConnectorRecord }> {
     if (!CONNECTOR_NAME.test(name)) throw ValidationError.field('name', 'The name must be 1 to 40 of a-z, 0-9 and -.');
+    if (opts.createOnly && await this.find(name)) throw ValidationError.field('name', 'A connector of this name exists already.');
+    if (opts.keepSecrets) body = { ...body, settings: await this.withKeptSecrets(name, body.kind, body.settings) };
     const errors: Record<string, string[]> = {};
     const kind = body.kind;
     const mode = body.mode;
@@ -148,6 +152,40 @@ export class ConnectorRegistry {
       }
       return { created: row.inserted, record: this.toRecord(row) };
     });
+  }
+
+  /**
+   * A form's settings with each secret it left out taken from the stored connector of the same
+   * kind (the console never shows a secret back, so "left blank" means "keep").
+   */
+  private async withKeptSecrets(name: string, kind: unknown, raw: unknown): Promise<unknown> {
+    if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return raw;
+    const row = await this.row(this.db.pool, name);
+    const plugin = typeof kind === 'string' ? this.plugin(kind) : null;
+    if (!row || !plugin || row.kind !== kind) return raw;
+    const kept = this.secretsOf(row);
+    const out = { ...(raw as Record<string, unknown>) };
+    for (const f of secretSettings(plugin.settings)) if (!(f in out) && f in kept) out[f] = kept[f];
+    return out;
+  }
+
+  /**
+   * The operator's "test connection": the connector's harmless read (Connector.checkConnection),
+   * outside any transaction and cut off after the connector timeout; a disabled connector is
+   * tested too (before it is switched on). Never throws for the provider's failure: it is the answer.
+   */
+  async testConnection(name: string): Promise<ConnectionCheck> {
+    const row = CONNECTOR_NAME.test(name) ? await this.row(this.db.pool, name) : null;
+    if (!row) throw new NotFoundError('Connector not found.');
+    const c = this.overrides.get(name) ?? this.build(row);
+    if (!c) return { ok: false, message: `Connectors of kind ${row.kind} are not available in this version.` };
+    if (!c.checkConnection) return { ok: false, message: `Connectors of kind ${c.kind} have no connection test.` };
+    const signal = AbortSignal.timeout(this.config.connectorTimeoutMs);
+    try {
+      return await c.checkConnection({ signal });
+    } catch (e) {
+      return { ok: false, message: signal.aborted ? `No answer within ${Math.round(this.config.connectorTimeoutMs / 1000)} s.` : (e as Error).message };
+    }
   }
 
   /** Switches a connector on or off (a disabled one takes no new operation); 404 for an unknown name. */

@@ -2,7 +2,7 @@ import type { Decimal } from 'decimal.js';
 import type { Queryable } from '../../../../db/client.js';
 import { randomId } from '../../../../lib/ids.js';
 import {
-  ConnectorRefusedError, type Capabilities, type Connector, type ConnectorMode, type CreatePayment, type CreatePayout, type CreateRefund,
+  ConnectorRefusedError, type Capabilities, type ConnectionCheck, type Connector, type ConnectorMode, type CreatePayment, type CreatePayout, type CreateRefund,
   type InboundNotification, type OperationOutcome, type ParsedNotification, type PayerAction, type PaymentOutcome,
 } from '../../connector.js';
 import { SandboxBank, sandbox3dsPath, sandboxSbpPath } from './bank.js';
@@ -44,6 +44,11 @@ export class SandboxConnector implements Connector {
 
   constructor(readonly name = 'sandbox', readonly mode: ConnectorMode = 'test', private readonly settings: SandboxSettings = {}, private readonly env: SandboxEnv = {}) {
     this.bank = env.db ? new SandboxBank(env.db) : null;
+  }
+
+  /** The sandbox is in this process: it always answers (even one set to refuse creations). */
+  async checkConnection(): Promise<ConnectionCheck> {
+    return { ok: true, message: this.settings.refuse ? 'The sandbox answers (it is set to refuse every creation).' : 'The sandbox answers.' };
   }
 
   private refuseIfSet(): void {

@@ -1,6 +1,7 @@
+import { randomUUID } from 'node:crypto';
 import type { BlockList } from 'node:net';
 import {
-  ConnectorRefusedError, type CallContext, type Capabilities, type Connector, type ConnectorMode, type CreatePayment, type CreateRefund,
+  ConnectorRefusedError, type CallContext, type Capabilities, type ConnectionCheck, type Connector, type ConnectorMode, type CreatePayment, type CreateRefund,
   type InboundNotification, type OperationOutcome, type ParsedNotification, type PaymentOutcome,
 } from '../../connector.js';
 import { parseAllowList, providerFetch, rubOfRefund, type ProviderAnswer } from '../../provider-http.js';
@@ -122,6 +123,19 @@ export class TBankConnector implements Connector {
   }
 
   // ---------------------------------------------------------------- HTTP
+
+  /**
+   * "Test connection": CheckOrder of an order id no payment has (a read that creates and changes
+   * nothing; T-Bank checks the TerminalKey and the request's Token before anything else).
+   */
+  async checkConnection(ctx: CallContext): Promise<ConnectionCheck> {
+    const a = await this.send('CheckOrder', { OrderId: `connection-check-${randomUUID()}` }, ctx);
+    const b = a.body as { Success?: unknown; ErrorCode?: unknown; Message?: unknown; Details?: unknown } | null;
+    if (a.status !== 200 || !b || typeof b !== 'object') return { ok: false, message: `T-Bank answered HTTP ${a.status}.` };
+    if (b.Success === true) return { ok: true, message: 'T-Bank accepted the terminal key and the password.' };
+    const said = [b.Message, b.Details].filter((x) => typeof x === 'string' && x !== '').join(' ');
+    return { ok: false, message: `T-Bank refused: error ${String(b.ErrorCode ?? 'unknown')}${said ? ` (${said})` : ''}.` };
+  }
 
   private send(method: string, params: Record<string, unknown>, ctx: CallContext): Promise<ProviderAnswer> {
     const body = { TerminalKey: this.s.terminalKey, ...params };

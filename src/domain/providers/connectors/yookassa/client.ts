@@ -1,6 +1,6 @@
 import type { BlockList } from 'node:net';
 import {
-  ConnectorRefusedError, type CallContext, type Capabilities, type Connector, type ConnectorMode, type CreatePayment, type CreatePayout,
+  ConnectorRefusedError, type CallContext, type Capabilities, type ConnectionCheck, type Connector, type ConnectorMode, type CreatePayment, type CreatePayout,
   type CreateRefund, type InboundNotification, type OperationOutcome, type ParsedNotification, type PaymentOutcome,
 } from '../../connector.js';
 import { parseAllowList, providerFetch, rubOfRefund, type ProviderAnswer } from '../../provider-http.js';
@@ -147,6 +147,24 @@ export class YooKassaConnector implements Connector {
   }
 
   // ---------------------------------------------------------------- HTTP
+
+  /**
+   * "Test connection": GET /me, the shop's own settings (yookassa.ru/developers, "Информация о
+   * магазине"; the SDKs call it to check the credentials): a read that creates and changes nothing.
+   * Only the shop's pair is checked; the payout gateway's is used by payouts alone.
+   */
+  async checkConnection(ctx: CallContext): Promise<ConnectionCheck> {
+    const a = await this.send('GET', '/me', ctx, {});
+    if (a.status === 200) {
+      const me = (a.body ?? {}) as { account_id?: unknown; test?: unknown };
+      const test = me.test === true ? 'a test shop' : me.test === false ? 'a live shop' : null;
+      const mismatch = (me.test === true && this.mode === 'live') || (me.test === false && this.mode === 'test')
+        ? ` This connector is in ${this.mode} mode: check that it is the account you meant.` : '';
+      return { ok: true, message: `YooKassa accepted the shop's credentials (account ${String(me.account_id ?? this.s.shopId)}${test ? `, ${test}` : ''}).${mismatch}` };
+    }
+    const e = (a.body ?? {}) as Partial<YkError>;
+    return { ok: false, message: `YooKassa answered HTTP ${a.status}${e.code ? ` ${e.code}` : ''}${e.description ? `: ${e.description}` : ''}` };
+  }
 
   private async read(what: 'payments' | 'refunds' | 'payouts', id: string, ctx: CallContext): Promise<YkObject> {
     const a = await this.send('GET', `/${what}/${encodeURIComponent(id)}`, ctx, { payout: what === 'payouts' });
