@@ -53,14 +53,21 @@ export default fp(
     // Broken database invariants (src/db/database-error.ts): any increase is an alert.
     registry.registerMetric(invariantViolations);
 
+    // The label set's children, made once per method, route pattern and status: prom-client
+    // otherwise hashes the label values on every increment and observation. Bounded by the
+    // routes the app has (unmatched URLs share one label).
+    const children = new Map<string, { count: ReturnType<typeof requests.labels>; time: ReturnType<typeof latency.labels> }>();
     app.addHook('onResponse', (req, reply, done) => {
-      const labels = {
-        method: req.method,
-        route: req.routeOptions.url ?? UNMATCHED,
-        status_code: reply.statusCode,
-      };
-      requests.inc(labels);
-      latency.observe(labels, reply.elapsedTime / 1000);
+      const route = req.routeOptions.url ?? UNMATCHED;
+      const key = `${req.method} ${reply.statusCode} ${route}`;
+      let c = children.get(key);
+      if (!c) {
+        const labels = { method: req.method, route, status_code: reply.statusCode };
+        c = { count: requests.labels(labels), time: latency.labels(labels) };
+        children.set(key, c);
+      }
+      c.count.inc();
+      c.time.observe(reply.elapsedTime / 1000);
       done();
     });
 

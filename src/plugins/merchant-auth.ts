@@ -1,6 +1,6 @@
 import fp from 'fastify-plugin';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { sha256Hex } from '../lib/crypto.js';
+import { bearerHash } from '../lib/bearer-hash.js';
 import { DomainError, UnauthenticatedError } from '../errors.js';
 import { AUTH_MERCHANT_COLUMNS, assertMerchantUsable, type AuthMerchant } from '../domain/merchant/merchant-guard.js';
 import { assertIpAllowed } from '../domain/merchant/ip-allowlist.js';
@@ -47,7 +47,7 @@ function bearerToken(req: FastifyRequest): string {
 export async function authenticateMerchant(app: FastifyInstance, req: FastifyRequest): Promise<AuthMerchant> {
   const token = bearerToken(req);
   if (isKeyToken(token)) {
-    const k = await app.services.apiKeys.authenticate(sha256Hex(token));
+    const k = await app.services.apiKeys.authenticate(bearerHash(req, token));
     if (!k) throw new UnauthenticatedError();
     assertIpAllowed(k.merchant, req.ip);
     if (!scopeAllows(req.routeOptions.url ?? '', k.scopes)) throw new DomainError('insufficient_scope');
@@ -63,7 +63,7 @@ export async function authenticateMerchant(app: FastifyInstance, req: FastifyReq
   const r = await app.db.pool.query<AuthMerchant>({
     name: 'merchant_auth',
     text: `SELECT ${AUTH_MERCHANT_COLUMNS} FROM merchants WHERE api_token_hash = $1`,
-    values: [sha256Hex(token)],
+    values: [bearerHash(req, token)],
   });
   const merchant = r.rows[0];
   if (!merchant) throw new UnauthenticatedError();
@@ -128,7 +128,7 @@ export const merchantAuth = fp(
       if (req.routeOptions.config.deferAuth && req.headers['idempotency-key'] === undefined) {
         const token = bearerToken(req);
         if (!isKeyToken(token)) {
-          req.tokenHash = sha256Hex(token);
+          req.tokenHash = bearerHash(req, token);
           return;
         }
       }

@@ -1,7 +1,7 @@
 import fp from 'fastify-plugin';
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { sha256Hex } from '../lib/crypto.js';
+import { bearerHash } from '../lib/bearer-hash.js';
 
 /** Thrown when a limit is hit; the error handler answers 429 JSON. */
 export class TooManyRequestsError extends Error {
@@ -10,7 +10,7 @@ export class TooManyRequestsError extends Error {
 
 const tokenKey = (req: FastifyRequest): string => {
   const h = req.headers.authorization ?? '';
-  return h.startsWith('Bearer ') ? `t:${sha256Hex(h.slice(7))}` : `ip:${req.ip}`;
+  return h.startsWith('Bearer ') ? `t:${bearerHash(req, h.slice(7))}` : `ip:${req.ip}`;
 };
 
 /**
