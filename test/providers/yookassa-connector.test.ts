@@ -236,7 +236,7 @@ describe('yookassa connector: misbehaviour', () => {
   });
 
   it('a 5xx on creation, bad credentials (401) and a refused connection are refusals with the code, safe to route on', async () => {
-    yk.misbehave({ op: 'payments.create', status5xx: 503 });
+    yk.misbehave({ op: 'payments.create', status5xx: 503, times: 4 }); // through the connector's 3 repeats
     expect(await create(pid())).toMatchObject({ status: 'refused', code: 'yookassa:internal_server_error' });
     await put('yk-wrong-key', { kind: 'yookassa', mode: 'test', settings: { base_url: yk.apiUrl, shop_id: yk.shopId, secret_key: 'test_wrong' } });
     const wrong = (await t.app.services.connectors.get('yk-wrong-key'))!;
@@ -276,7 +276,7 @@ describe('yookassa connector: misbehaviour', () => {
     const make = () => call('create_payout', (ctx) => conn.createPayout({
       payoutId, accountType: 'CARD', account: '5555555555554477', cardHolder: null, bankMemberId: null, amount: new Decimal('7'), currency: 'RUB',
     }, ctx));
-    yk.misbehave({ op: 'payouts.create', status5xx: 500 });
+    yk.misbehave({ op: 'payouts.create', status5xx: 500, times: 4 }); // through the connector's 3 repeats
     expect((await make()).status).toBe('unknown');
     expect((await make()).status).toMatch(/pending|succeeded/);
     expect([...yk.payouts.values()].filter((x) => x.metadata.payout_id === payoutId)).toHaveLength(1);
@@ -357,7 +357,7 @@ describe('yookassa connector: routed by the payment service', () => {
     expect(r.statusCode).toBe(200);
     const row = async (billId: string) => (await t.db.pool.query(`SELECT id, status::text, connector, provider_ref FROM payments WHERE bill_id = $1`, [billId])).rows[0];
 
-    yk.misbehave({ op: 'payments.create', status5xx: 503 });
+    yk.misbehave({ op: 'payments.create', status5xx: 503, times: 4 }); // through the connector's 3 repeats
     const down = await createBill(t, m, { amount: '100.00' });
     const refused = await payRequest(t, down);
     expect(refused.json().status).toBe('FAIL');

@@ -172,9 +172,12 @@ export class TBankConnector implements Connector {
     throw new ConnectorRefusedError('tbank:no_payouts', 'tbank: the acquiring API makes no payouts');
   }
 
-  /** Verified by its Token (notifications.ts). */
-  async parseNotification(n: InboundNotification): Promise<ParsedNotification> {
-    return parseTBankNotification(n, { allowList: this.allowList, password: this.s.password, terminalKey: this.s.terminalKey });
+  /** Verified by its Token; a refund's amounts are read from GetState (notifications.ts). */
+  async parseNotification(n: InboundNotification, ctx: CallContext): Promise<ParsedNotification> {
+    return parseTBankNotification(n, {
+      allowList: this.allowList, password: this.s.password, terminalKey: this.s.terminalKey,
+      readState: async (paymentId) => answered(await this.send('GetState', { PaymentId: paymentId }, ctx), 'GetState', true),
+    });
   }
 
   // ---------------------------------------------------------------- HTTP
