@@ -359,3 +359,20 @@ describe('T-Bank emulator: misbehaviour switches', () => {
     expect((await state(a.body.PaymentId)).Status).toBe('NEW');
   });
 });
+
+describe('T-Bank emulator: what issue 29 found in the specification', () => {
+  it('[11] a repeated SBP Cancel refunds again, even with the same ExternalRequestId, while money is left', async () => {
+    const a = await init({ Amount: 5000 });
+    await api('GetQr', { PaymentId: a.body.PaymentId });
+    await api('SbpPayTest', { PaymentId: a.body.PaymentId });
+    expect((await api('Cancel', { PaymentId: a.body.PaymentId, Amount: 1000, ExternalRequestId: 'rf-sbp-1' })).body).toMatchObject({ Success: true, NewAmount: 4000 });
+    await waitFor(async () => (await state(a.body.PaymentId)).Status === 'PARTIAL_REFUNDED');
+    expect((await api('Cancel', { PaymentId: a.body.PaymentId, Amount: 1000, ExternalRequestId: 'rf-sbp-1' })).body).toMatchObject({ Success: true, NewAmount: 3000 });
+    await waitFor(async () => (await state(a.body.PaymentId)).Status === 'PARTIAL_REFUNDED');
+    expect((await state(a.body.PaymentId)).Amount).toBe(3000);
+  });
+
+  it('[13] CheckOrder of an order never seen is ErrorCode 335, not an empty list', async () => {
+    expect((await api('CheckOrder', { OrderId: `never-${randomUUID()}` })).body).toMatchObject({ Success: false, ErrorCode: '335' });
+  });
+});
