@@ -21,6 +21,16 @@ export interface ApiMisbehaviour {
   timeoutAfterApply?: 'hold' | 'drop';
   /** How long 'hold' keeps the connection open before cutting it (default 60 s, or until stop()). */
   holdMs?: number;
+  /**
+   * YooKassa: apply the creation, then answer 202 "processing" this many times (default 1) to it
+   * and to its repeats under the same key, with `retry_after` (ms, default 50) in the body; the
+   * stored result after that.
+   */
+  processing?: { answers?: number; retryAfterMs?: number };
+  /** Answer 429 before applying anything (a rate limit); `retryAfter` seconds as the header when given. */
+  status429?: { retryAfter?: number };
+  /** T-Bank: answer HTTP 200 with Success false and this ErrorCode before applying anything. */
+  errorCode?: string;
 }
 
 /**
@@ -47,9 +57,9 @@ export class MisbehaviourQueue {
 
   clear() { this.list = []; }
 
-  /** The first switch that matches `op`, spending one of its uses. */
-  take(op: string): ApiMisbehaviour | undefined {
-    const i = this.list.findIndex((e) => e.left > 0 && (e.m.op === undefined || e.m.op === op));
+  /** The first switch that matches `op` (and `where`, when given), spending one of its uses. */
+  take(op: string, where: (m: ApiMisbehaviour) => boolean = () => true): ApiMisbehaviour | undefined {
+    const i = this.list.findIndex((e) => e.left > 0 && (e.m.op === undefined || e.m.op === op) && where(e.m));
     if (i < 0) return undefined;
     const e = this.list[i]!;
     e.left -= 1;

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startReceiver, type Receiver } from '../outbox/receiver.js';
+import { startReceiver, waitFor, type Receiver } from '../outbox/receiver.js';
 import { TBankEmulator, tbankToken } from './tbank.js';
 
 // The emulator talked to over real HTTP as T-Bank's reference shows: POST JSON to
@@ -185,7 +185,12 @@ describe('T-Bank emulator: SBP', () => {
     expect((await state(a.body.PaymentId)).Status).toBe('CONFIRMED');
     await emu.idle();
     expect(notificationsFor(a.body.PaymentId).map((n) => n.Status)).toEqual(['CONFIRMED']);
-    expect((await api('Cancel', { PaymentId: a.body.PaymentId, Amount: 1000 })).body.Status).toBe('PARTIAL_REFUNDED');
+    // [12]: an SBP refund passes through ASYNC_REFUNDING, then settles (notified once final).
+    expect((await api('Cancel', { PaymentId: a.body.PaymentId, Amount: 1000 })).body).toMatchObject({ Status: 'ASYNC_REFUNDING', NewAmount: 4000 });
+    await emu.idle();
+    await waitFor(async () => (await state(a.body.PaymentId)).Status === 'PARTIAL_REFUNDED');
+    await emu.idle();
+    expect(notificationsFor(a.body.PaymentId).map((n) => n.Status)).toEqual(['CONFIRMED', 'PARTIAL_REFUNDED']);
   });
 
   it('SbpPayTest emulates a rejection and an expiry, not both; the QR link opens the bank page where the payer pays', async () => {
@@ -352,5 +357,22 @@ describe('T-Bank emulator: misbehaviour switches', () => {
     expect(tampered!.Amount).toBe(150000);
     expect(tampered!.Token).not.toBe(tbankToken(tampered!, emu.password));
     expect((await state(a.body.PaymentId)).Status).toBe('NEW');
+  });
+});
+
+describe('T-Bank emulator: what issue 29 found in the specification', () => {
+  it('[11] a repeated SBP Cancel refunds again, even with the same ExternalRequestId, while money is left', async () => {
+    const a = await init({ Amount: 5000 });
+    await api('GetQr', { PaymentId: a.body.PaymentId });
+    await api('SbpPayTest', { PaymentId: a.body.PaymentId });
+    expect((await api('Cancel', { PaymentId: a.body.PaymentId, Amount: 1000, ExternalRequestId: 'rf-sbp-1' })).body).toMatchObject({ Success: true, NewAmount: 4000 });
+    await waitFor(async () => (await state(a.body.PaymentId)).Status === 'PARTIAL_REFUNDED');
+    expect((await api('Cancel', { PaymentId: a.body.PaymentId, Amount: 1000, ExternalRequestId: 'rf-sbp-1' })).body).toMatchObject({ Success: true, NewAmount: 3000 });
+    await waitFor(async () => (await state(a.body.PaymentId)).Status === 'PARTIAL_REFUNDED');
+    expect((await state(a.body.PaymentId)).Amount).toBe(3000);
+  });
+
+  it('[13] CheckOrder of an order never seen is ErrorCode 335, not an empty list', async () => {
+    expect((await api('CheckOrder', { OrderId: `never-${randomUUID()}` })).body).toMatchObject({ Success: false, ErrorCode: '335' });
   });
 });

@@ -53,6 +53,18 @@ import {
  *     "Message":"Неверные параметры.","Details":"{request.validate.expected.receipt}"} (the maintainer:
  *     "Поле Receipt не должно быть пустым"); and 308 when the receipt's sum and the payment's differ,
  *     "The amount in the check and in the payment do not match." (tinkoff-asdk-ios-old issue 21).
+ * [11] T-Bank's specification (modern-openapi.json, Cancel, as read in issue 29): ExternalRequestId
+ *     "does not work for SBP": a repeated Cancel of an SBP payment is a new refund while money is
+ *     left. The card case: a Cancel with a known ExternalRequestId answers the payment's current
+ *     state ("если такой запрос уже есть, то в ответе вернется текущее состояние платежной операции",
+ *     T-Bank's PDF API reference, Cancel, table 2.10.2).
+ * [12] [3] and the SBP section of modern-openapi.json: ASYNC_REFUNDING, "Обработка возврата денежных
+ *     средств по QR", an intermediate status between an SBP Cancel and PARTIAL_REFUNDED / REFUNDED.
+ *     EMULATOR: Cancel answers ASYNC_REFUNDING and settles after `sbpRefundSettleMs` (or
+ *     settleSbpRefunds()); only the final status is notified (the notification statuses of
+ *     modern-openapi.json list no ASYNC_REFUNDING); a Cancel during ASYNC_REFUNDING is 8.
+ * [13] CheckOrder of an OrderId T-Bank never saw: Success false, ErrorCode 335 (T-Bank's error list
+ *     as read in issue 29), not a success with an empty Payments list. EMULATOR: the message text.
  * Anything marked EMULATOR is this emulator's own choice where the documentation is silent.
  */
 
@@ -66,7 +78,7 @@ const TB_PAYMENT_OBJECTS = new Set([
 
 export type TbStatus =
   | 'NEW' | 'FORM_SHOWED' | 'AUTHORIZING' | '3DS_CHECKING' | 'AUTHORIZED' | 'CONFIRMING' | 'CONFIRMED'
-  | 'REVERSING' | 'PARTIAL_REVERSED' | 'REVERSED' | 'REFUNDING' | 'PARTIAL_REFUNDED' | 'REFUNDED'
+  | 'REVERSING' | 'PARTIAL_REVERSED' | 'REVERSED' | 'REFUNDING' | 'ASYNC_REFUNDING' | 'PARTIAL_REFUNDED' | 'REFUNDED'
   | 'REJECTED' | 'AUTH_FAIL' | 'DEADLINE_EXPIRED' | 'CANCELED';
 
 export interface TbPayment {
@@ -111,6 +123,8 @@ export interface TBankOptions {
   maxAttempts?: number;
   /** [9][10]: the terminal has an online cash register: Init, Confirm and Cancel need Receipt. */
   fiscalization?: boolean;
+  /** [12]: an SBP refund settles (ASYNC_REFUNDING -> PARTIAL_REFUNDED | REFUNDED) after this many ms (default 0); null: only settleSbpRefunds(). */
+  sbpRefundSettleMs?: number | null;
 }
 
 export type TbPayerAction = 'pay' | 'decline' | '3ds-confirm' | '3ds-fail' | 'sbp-confirm' | 'sbp-reject' | 'expire';
@@ -237,7 +251,10 @@ export class TBankEmulator {
       CheckOrder: () => this.checkOrder(b),
     } as Record<string, () => Answer | Promise<Answer>>)[op];
     if (!handler) return this.fail('9999', 'Неверные параметры.', `Метод ${op} не поддерживается эмулятором`);
-    const m = this.mis.take(op);
+    // A T-Bank error before anything is applied (tests: 9001 "retry later", 9999, 3...).
+    const failing = this.mis.take(op, (x) => !!x.errorCode);
+    if (failing) return this.fail(failing.errorCode!, failing.errorCode === '9001' ? 'Повторите попытку позже' : 'Внутренняя ошибка', 'EMULATOR: an error asked for by the test');
+    const m = this.mis.take(op, (x) => !x.errorCode);
     return this.http.guarded(r, m, (s) => ({ status: s, body: `<html><body><h1>${s}</h1></body></html>`, contentType: 'text/html' }), handler);
   }
 
@@ -358,7 +375,9 @@ export class TBankEmulator {
 
   private cancel(b: Record<string, unknown>): Answer {
     // [2]: ExternalRequestId makes a Cancel idempotent: the same one answers the same.
-    const ext = typeof b.ExternalRequestId === 'string' ? b.ExternalRequestId : undefined;
+    // [11]: not for SBP: a repeated SBP Cancel is a new refund.
+    const sbp = this.payments.get(String(b.PaymentId))?.sbp === true;
+    const ext = typeof b.ExternalRequestId === 'string' && !sbp ? b.ExternalRequestId : undefined;
     const hash = createHash('sha256').update(`${String(b.PaymentId)}:${String(b.Amount)}`).digest('hex');
     if (ext) {
       const seen = this.cancels.get(ext);
@@ -386,12 +405,14 @@ export class TBankEmulator {
       this.move(p, 'CANCELED', true);
       return ok('CANCELED');
     }
+    // [12] EMULATOR: one SBP refund at a time.
+    if (p.Status === 'ASYNC_REFUNDING') return this.fail('8', 'Неверный статус транзакции', 'Платеж в статусе ASYNC_REFUNDING');
     const authorized = p.Status === 'AUTHORIZED' || p.Status === 'PARTIAL_REVERSED';
     const confirmed = p.Status === 'CONFIRMED' || p.Status === 'PARTIAL_REFUNDED';
     if (!authorized && !confirmed) return this.fail('8', 'Неверный статус транзакции', `Платеж в статусе ${p.Status} нельзя отменить`);
     const take = amount ?? p.Amount;
-    // Refunds never exceed what is left of the payment.
-    if (take > p.Amount) return this.fail('9999', 'Неверные параметры.', 'Сумма отмены больше остатка платежа');
+    // Refunds never exceed what is left of the payment (EMULATOR: code 8; 9999 is an internal error, retried).
+    if (take > p.Amount) return this.fail('8', 'Неверный статус транзакции', 'Сумма отмены больше остатка платежа');
     const refused = this.receiptRefusal(b.Receipt, take);
     if (refused) return refused;
     if (b.Receipt !== undefined) this.receipts.push({ op: 'Cancel', paymentId: p.PaymentId, receipt: b.Receipt as Record<string, unknown> });
@@ -399,11 +420,22 @@ export class TBankEmulator {
     if (authorized) {
       this.move(p, 'REVERSING');
       this.move(p, p.Amount === 0 ? 'REVERSED' : 'PARTIAL_REVERSED', true);
+    } else if (p.sbp) {
+      // [12]: an SBP refund passes through ASYNC_REFUNDING; what is left is already lowered.
+      this.move(p, 'ASYNC_REFUNDING');
+      const settle = this.opts.sbpRefundSettleMs === undefined ? 0 : this.opts.sbpRefundSettleMs;
+      if (settle !== null) setTimeout(() => this.settleSbpRefunds(p.PaymentId), settle).unref();
     } else {
       this.move(p, 'REFUNDING');
       this.move(p, p.Amount === 0 ? 'REFUNDED' : 'PARTIAL_REFUNDED', true);
     }
     return ok(p.Status);
+  }
+
+  /** [12]: the SBP refund of a payment in ASYNC_REFUNDING is done: PARTIAL_REFUNDED or REFUNDED, notified. */
+  settleSbpRefunds(paymentId: string) {
+    const p = this.payments.get(paymentId);
+    if (p?.Status === 'ASYNC_REFUNDING') this.move(p, p.Amount === 0 ? 'REFUNDED' : 'PARTIAL_REFUNDED', true);
   }
 
   private async getQr(b: Record<string, unknown>): Promise<Answer> {
@@ -435,6 +467,8 @@ export class TBankEmulator {
   private checkOrder(b: Record<string, unknown>): Answer {
     if (typeof b.OrderId !== 'string' || b.OrderId === '') return this.fail('9999', 'Неверные параметры.', 'Поле OrderId не должно быть пустым');
     const list = [...this.payments.values()].filter((p) => p.OrderId === b.OrderId);
+    // [13]: an order never seen is error 335, not an empty list.
+    if (list.length === 0) return this.fail('335', 'Заказ не найден', `Заказ ${b.OrderId} не найден`);
     for (const p of list) this.expireIfDue(p);
     return json(200, {
       TerminalKey: this.terminalKey, OrderId: b.OrderId, Success: true, ErrorCode: '0', Message: 'OK', Details: 'None',

@@ -379,3 +379,37 @@ async function newPaymentWithTimeout(key: string) {
     body: { amount: { value: '100.00', currency: 'RUB' }, capture: true, confirmation: { type: 'redirect', return_url: 'https://shop.example/return' }, description: 'Order 1' },
   });
 }
+
+describe('YooKassa emulator: 202 and 429 (issue 29)', () => {
+  const card = { amount: { value: '10.00', currency: 'RUB' }, payout_destination_data: { type: 'bank_card', card: { number: '5555555555554477' } } };
+
+  it('[11] 202: the payout is made and answered "processing" with retry_after; the same key gets 202 again, then the payout; a new key makes a second payout', async () => {
+    emu.misbehave({ op: 'payouts.create', processing: { answers: 2, retryAfterMs: 70 } });
+    const first = await payout(card, 'po-202-a');
+    expect(first.status).toBe(202);
+    expect(first.body).toMatchObject({ type: 'processing', retry_after: 70 });
+    expect((await payout(card, 'po-202-a')).status).toBe(202);
+    const done = await payout(card, 'po-202-a');
+    expect(done.status).toBe(200);
+    expect((await payout(card, 'po-202-a')).body.id).toBe(done.body.id);
+    // The hazard a client that treats 202 as a refusal meets: another key is another payout.
+    const other = await payout(card, 'po-202-b');
+    expect(other.status).toBe(200);
+    expect(other.body.id).not.toBe(done.body.id);
+  });
+
+  it('[12] 429 refuses before anything is applied, with Retry-After when asked; the same key then makes the payout once', async () => {
+    const before = emu.payouts.size;
+    emu.misbehave({ op: 'payouts.create', status429: { retryAfter: 2 } });
+    const limited = await fetch(`${emu.apiUrl}/payouts`, {
+      method: 'POST', body: JSON.stringify(card),
+      headers: { authorization: basic(emu.payoutAgentId, emu.payoutSecretKey), 'content-type': 'application/json', 'idempotence-key': 'po-429' },
+    });
+    expect(limited.status).toBe(429);
+    expect(limited.headers.get('retry-after')).toBe('2');
+    expect(await limited.json()).toMatchObject({ type: 'error', code: 'too_many_requests' });
+    expect(emu.payouts.size).toBe(before);
+    expect((await payout(card, 'po-429')).status).toBe(200);
+    expect(emu.payouts.size).toBe(before + 1);
+  });
+});

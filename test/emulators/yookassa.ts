@@ -33,6 +33,15 @@ import {
  *     payment's (refund's) amount. A missing or wrong receipt is 400 invalid_request with
  *     description "Receipt is missing or illegal" and parameter "receipt" (the refusal named in
  *     issue 29, in the error body of [2][9]).
+ * [11] HTTP 202: the request is accepted and still processing; repeat it with the same data and
+ *     Idempotence-Key after `retry_after` ms from the body. yoomoney/yookassa-sdk-php
+ *     lib/Client/BaseClient.php execute() repeats a request answered 202 (or 500) with the same
+ *     headers, waiting delay(): the body's `retry_after` in ms; yookassa-sdk-python
+ *     src/yookassa/domain/exceptions/response_processing_error.py names the 202 answer. The
+ *     operation goes on: a repeat with the same key gets its result; one with a new key makes a
+ *     second object (a double payout). EMULATOR: the body's `type` "processing" and description.
+ * [12] [2]: 429 too_many_requests, the request is refused for the rate and not processed; Retry-After
+ *     is not documented (EMULATOR: sent only when a test asks for it).
  * Anything marked EMULATOR is this emulator's own choice where the documentation is silent.
  */
 
@@ -131,7 +140,8 @@ export type PayerAction = 'pay' | 'decline' | '3ds-confirm' | '3ds-fail' | 'sbp-
 
 // [1]: "the API returns the result of the original request" for a repeated key with the same body;
 // keys live 24 h. The key is at most 64 characters (SDK docs; EMULATOR: longer is refused).
-interface IdemRecord { hash: string; answer: Answer }
+// `processing`: [11] 202 answers still owed to repeats of this key before the stored result.
+interface IdemRecord { hash: string; answer: Answer; processing: number; retryAfterMs: number }
 
 const MONEY_RE = /^\d{1,17}(\.\d{1,2})?$/;
 
@@ -217,6 +227,12 @@ export class YooKassaEmulator {
     // [1]: HTTP Basic with the shop's id and secret key; payouts use the gateway's agentId and its own key.
     const auth = this.auth(r, isPayout);
     if (auth) return auth;
+    // [12]: a rate limit refuses before anything is looked at or applied.
+    const limited = this.mis.take(this.opName(r.method, rest), (x) => !!x.status429);
+    if (limited) {
+      const a = this.error(429, 'too_many_requests', 'Too many requests. Reduce the request rate');
+      return limited.status429!.retryAfter === undefined ? a : { ...a, headers: { 'retry-after': String(limited.status429!.retryAfter) } };
+    }
     if (r.method === 'POST') {
       // [1]: every POST carries Idempotence-Key.
       const key = r.headers['idempotence-key'];
@@ -226,7 +242,11 @@ export class YooKassaEmulator {
       const hash = createHash('sha256').update(`${r.path}\n${r.raw}`).digest('hex');
       const seen = this.idem.get(scope);
       if (seen) {
-        if (seen.hash === hash) return seen.answer;
+        if (seen.hash === hash) {
+          // [11]: still processing: the repeat is answered 202 again until the result is ready.
+          if (seen.processing > 0) { seen.processing -= 1; return this.processing(seen.retryAfterMs); }
+          return seen.answer;
+        }
         // [1] promises the original result only for the same parameters; EMULATOR (unconfirmed):
         // another body under the same key is 400 invalid_request.
         return this.error(400, 'invalid_request', 'Idempotence key duplicated. The request with this key was made with other parameters', 'Idempotence-Key');
@@ -240,19 +260,23 @@ export class YooKassaEmulator {
         return this.error(400, 'invalid_request', 'Request body is not valid JSON');
       }
       const op = this.opName(r.method, rest);
-      const m = this.mis.take(op);
+      const m = this.mis.take(op, (x) => !x.status429);
       const answer = await this.http.guarded(r, m, (s) => this.error(s, 'internal_server_error', 'Internal server error'), () => {
         const applied = this.post(rest, body);
         // Stored before the answer leaves, so a retry after a lost answer replays it.
         // [2]: a 5xx means "the result is unknown" and is not kept; a 4xx or 200 is final.
-        if (applied.status < 500) this.idem.set(scope, { hash, answer: applied });
+        if (applied.status >= 500) return applied;
+        const rec: IdemRecord = { hash, answer: applied, processing: 0, retryAfterMs: m?.processing?.retryAfterMs ?? 50 };
+        this.idem.set(scope, rec);
+        // [11]: applied, but answered "processing"; the first of `answers` 202s is this one.
+        if (m?.processing && applied.status === 200) { rec.processing = (m.processing.answers ?? 1) - 1; return this.processing(rec.retryAfterMs); }
         return applied;
       });
       return answer;
     }
     if (r.method === 'GET') {
       const op = this.opName(r.method, rest);
-      const m = this.mis.take(op);
+      const m = this.mis.take(op, (x) => !x.status429);
       return this.http.guarded(r, m, (s) => this.error(s, 'internal_server_error', 'Internal server error'), () => this.get(rest));
     }
     return { status: 405, body: '' };
@@ -275,6 +299,11 @@ export class YooKassaEmulator {
     if (ok) return null;
     // [2]: 401 invalid_credentials.
     return this.error(401, 'invalid_credentials', 'Error in shopId or secret key. Check their validity. You can reissue the key in the Merchant Profile', 'Authorization');
+  }
+
+  /** [11]: 202, processing; repeat with the same key after `retry_after` ms. */
+  private processing(retryAfterMs: number): Answer {
+    return json(202, { type: 'processing', description: 'Request accepted and is being processed. Repeat it with the same Idempotence-Key', retry_after: retryAfterMs });
   }
 
   /** [2][9]: the error body is {type: "error", id, code, description, parameter?}. */

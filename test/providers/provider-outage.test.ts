@@ -82,7 +82,7 @@ afterAll(async () => {
 
 describe('a provider that refuses before any money moved', () => {
   it('an SBP payment routed [refusing provider, sandbox] goes to the sandbox and pays: connection refused (T-Bank, YooKassa) and a 503 on creation', async () => {
-    for (const [down, prepare] of [['tb-closed', () => undefined], ['yk-closed', () => undefined], ['yk-503', () => yk.misbehave({ op: 'payments.create', status5xx: 503 })]] as const) {
+    for (const [down, prepare] of [['tb-closed', () => undefined], ['yk-closed', () => undefined], ['yk-503', () => yk.misbehave({ op: 'payments.create', status5xx: 503, times: 4 })]] as const) {
       const m = await routedMerchant(e, { payment_sbp: [down, 'sandbox'] });
       prepare();
       const billId = await billFor(e, m, { amount: '250.00', paymentMethod: 'SBP' });
@@ -101,7 +101,7 @@ describe('a provider that refuses before any money moved', () => {
   });
 
   it('a hosted-card provider refusing with no card-capable fallback: FAIL provider_unavailable, the page says the method is temporarily unavailable (never declined), the API and the postback say provider_unavailable', async () => {
-    for (const [down, prepare] of [['yk-503', () => yk.misbehave({ op: 'payments.create', status5xx: 503 })], ['tb-closed', () => undefined]] as const) {
+    for (const [down, prepare] of [['yk-503', () => yk.misbehave({ op: 'payments.create', status5xx: 503, times: 4 })], ['tb-closed', () => undefined]] as const) {
       // The sandbox needs the card number, which the payer typed nowhere (the provider hosts the form).
       const m = await routedMerchant(e, { payment_card: [down, 'sandbox'] });
       prepare();

@@ -256,24 +256,21 @@ describe('tbank connector: notifications', () => {
     expect(second).toMatchObject({ ok: true, eventKey: `${ref}:AUTHORIZED`, outcome: { status: 'pending' } });
   });
 
-  it('refund notifications are keyed by PaymentId, status and Amount, and name the refund by what its Cancel left (or by ExternalRequestId when sent), so two partial refunds differ', async () => {
+  it('refund notifications are matched by PaymentId and Status only: what is left is read from GetState (a refund notification\'s Amount is undocumented and unused); each names the refund whose Cancel left that much, or ours by ExternalRequestId', async () => {
     const { ref } = await paidPayment('150.00');
     const r1 = await refund(pid(), ref, '10.00');
+    await tb.idle();
+    const first = notes(ref).filter((n) => n.Status === 'PARTIAL_REFUNDED');
+    expect(first).toHaveLength(1);
+    const p1 = await parse(first[0]!);
+    expect(p1).toMatchObject({ ok: true, object: 'refund', ourId: null, outcome: { status: 'succeeded' }, eventKey: `${ref}:PARTIAL_REFUNDED:14000`, ref: (r1 as { ref: string }).ref });
+    // The same notification signed with any other Amount names the same refund: the Amount is not read.
+    const { Token: _t, ...unsigned } = first[0]!;
+    expect(await parse(tb.sign({ ...unsigned, Amount: 1000 }))).toMatchObject({ ok: true, ref: (r1 as { ref: string }).ref, eventKey: `${ref}:PARTIAL_REFUNDED:14000` });
     const r2 = await refund(pid(), ref, '20.00');
     await tb.idle();
-    const partial = notes(ref).filter((n) => n.Status === 'PARTIAL_REFUNDED');
-    expect(partial).toHaveLength(2);
-    const keys = [];
-    const refs = [];
-    for (const n of partial) {
-      const p = await parse(n);
-      expect(p).toMatchObject({ ok: true, object: 'refund', ourId: null, outcome: { status: 'succeeded' } });
-      if (p.ok) { keys.push(p.eventKey); refs.push(p.ref); }
-    }
-    expect(keys).toEqual([`${ref}:PARTIAL_REFUNDED:14000`, `${ref}:PARTIAL_REFUNDED:12000`]);
-    // Each names the refund whose Cancel answered that NewAmount.
-    expect(refs).toEqual([(r1 as { ref: string }).ref, (r2 as { ref: string }).ref]);
-    const { Token: _t, ...unsigned } = partial[0]!;
+    const second = notes(ref).filter((n) => n.Status === 'PARTIAL_REFUNDED')[1]!;
+    expect(await parse(second)).toMatchObject({ ok: true, object: 'refund', outcome: { status: 'succeeded' }, eventKey: `${ref}:PARTIAL_REFUNDED:12000`, ref: (r2 as { ref: string }).ref });
     expect(await parse(tb.sign({ ...unsigned, ExternalRequestId: 'rf-ours-1' }))).toMatchObject({ ok: true, object: 'refund', ourId: 'rf-ours-1' });
   });
 
@@ -313,5 +310,75 @@ describe('tbank connector: routed by the payment service', () => {
     const p = (await t.db.pool.query(`SELECT id, status::text, connector, provider_ref FROM payments WHERE bill_id = $1`, [billId])).rows[0];
     expect(p).toMatchObject({ status: 'PROCESS', connector: 'tb-test', provider_ref: expect.stringMatching(/^\d+$/) });
     expect(tb.payments.get(p.provider_ref)).toMatchObject({ OrderId: p.id, Status: 'NEW', NotificationURL: `${hook.url}/providers/tb-test/notifications` });
+  });
+});
+
+describe('tbank connector: answers as T-Bank gives them (issue 29)', () => {
+  it('CheckOrder 335 (order not found) is an order T-Bank never saw: declined tbank:not_found, nothing made', async () => {
+    const before = tb.payments.size;
+    expect(await getPayment(pid(), null)).toMatchObject({ status: 'declined', code: 'tbank:not_found', ref: null });
+    const asked = tb.requests.filter((x) => x.op === 'CheckOrder');
+    expect(asked[asked.length - 1]).toMatchObject({ errorCode: '335' });
+    expect(tb.payments.size).toBe(before);
+  });
+
+  it('an SBP refund passes through ASYNC_REFUNDING: pending until T-Bank settles it, then succeeded (and the notification of the settled status is read as succeeded)', async () => {
+    const slow = await TBankEmulator.start({ retryBaseMs: 10, sbpRefundSettleMs: null, password: 'slow-password', terminalKey: 'SLOW1234DEMO' });
+    try {
+      expect((await put('tb-slow', { kind: 'tbank', mode: 'test', settings: { base_url: slow.apiUrl, terminal_key: slow.terminalKey, password: slow.password } })).statusCode).toBe(201);
+      const c = (await t.app.services.connectors.get('tb-slow'))!;
+      const made = await call('create_payment', (ctx) => c.createPayment({ paymentId: pid(), method: 'sbp', amount: new Decimal('100.00') }, ctx), c);
+      if (made.status !== 'action') throw new Error(made.status);
+      slow.payerAction(made.ref, 'sbp-confirm');
+      const r = await call('refund', (ctx) => c.refund({ refundId: pid(), paymentId: 'p', paymentRef: made.ref, amount: new Decimal('30.00'), amountRub: null, currency: 'RUB', fromCard: null }, ctx), c);
+      expect(r).toEqual({ status: 'pending', ref: `${made.ref}:7000` });
+      expect(slow.payments.get(made.ref)!.Status).toBe('ASYNC_REFUNDING');
+      expect(await call('get_refund', (ctx) => c.getRefund({ refundId: 'x', ref: `${made.ref}:7000` }, ctx), c)).toEqual({ status: 'pending', ref: `${made.ref}:7000` });
+      slow.settleSbpRefunds(made.ref);
+      expect(await call('get_refund', (ctx) => c.getRefund({ refundId: 'x', ref: `${made.ref}:7000` }, ctx), c)).toEqual({ status: 'succeeded', ref: `${made.ref}:7000` });
+    } finally { await slow.stop(); }
+  });
+
+  it('a repeat decided from GetState: ASYNC_REFUNDING is not decided (nothing sent); CONFIRMED with nothing refunded sends the Cancel; PARTIAL_REFUNDED covering ours is succeeded with no Cancel', async () => {
+    const { ref } = await paidPayment('200.00');
+    const repeat = (amount: string, siblings = { succeededRub: new Decimal(0), openRub: new Decimal(0), paidRub: new Decimal('200.00') }) => call('refund', (ctx) => conn.refund({
+      refundId: pid(), paymentId: 'p', paymentRef: ref, amount: new Decimal(amount), amountRub: null, currency: 'RUB', fromCard: null, firstSentAt: new Date(), siblings,
+    }, ctx));
+    const cancels = () => tb.payments.get(ref)!.history.filter((s) => s === 'REFUNDING').length;
+    // Nothing refunded yet (CONFIRMED): the repeat sends its Cancel.
+    expect(await repeat('50.00')).toEqual({ status: 'succeeded', ref: `${ref}:15000` });
+    expect(cancels()).toBe(1);
+    // Refunded 50 and ours is 50 with nothing else open: it was ours; no second Cancel.
+    expect(await repeat('50.00')).toEqual({ status: 'succeeded', ref: `${ref}:15000` });
+    expect(cancels()).toBe(1);
+    // Refunded 50, another refund of 50 is known SUCCESS: ours (30) was not made; sent.
+    expect(await repeat('30.00', { succeededRub: new Decimal('50.00'), openRub: new Decimal(0), paidRub: new Decimal('200.00') })).toEqual({ status: 'succeeded', ref: `${ref}:12000` });
+    expect(cancels()).toBe(2);
+    // 80 refunded, 50 SUCCESS, ours 30 and another 30 open: it may be either: not decided, nothing sent.
+    const open = await repeat('30.00', { succeededRub: new Decimal('50.00'), openRub: new Decimal('30.00'), paidRub: new Decimal('200.00') });
+    expect(open).toMatchObject({ status: 'unknown', ref: null, reason: expect.stringMatching(/^tbank: refund repeat not sent/) });
+    expect(cancels()).toBe(2);
+    // A refund running: not decided.
+    tb.payments.get(ref)!.Status = 'ASYNC_REFUNDING';
+    expect(await repeat('10.00')).toMatchObject({ status: 'unknown', reason: expect.stringContaining('ASYNC_REFUNDING') });
+    tb.payments.get(ref)!.Status = 'PARTIAL_REFUNDED';
+    expect(cancels()).toBe(2);
+  });
+
+  it('Cancel errors 3, 9001 and 9999 are unknown (asked again), never a failure; a config error (204) is a refusal', async () => {
+    const { ref } = await paidPayment('150.00');
+    for (const code of ['3', '9001', '9999']) {
+      tb.misbehave({ op: 'Cancel', errorCode: code });
+      expect(await refund(pid(), ref, '10.00')).toMatchObject({ status: 'unknown', ref: null, reason: expect.stringContaining(`Cancel answered ${code}`) });
+    }
+    expect(tb.payments.get(ref)).toMatchObject({ Status: 'CONFIRMED', Amount: 15000 });
+  });
+
+  it('a decline with ErrorCode 116 or 103 is insufficient_funds (a final decline with that reason)', async () => {
+    const { ref, id } = await paidPayment('10.00');
+    for (const code of ['116', '103']) {
+      const body = tb.sign({ TerminalKey: tb.terminalKey, OrderId: id, Success: false, Status: 'REJECTED', PaymentId: Number(ref), ErrorCode: code, Amount: 1000 });
+      expect(await parse(body)).toMatchObject({ ok: true, object: 'payment', outcome: { status: 'declined', code: 'insufficient_funds' } });
+    }
   });
 });

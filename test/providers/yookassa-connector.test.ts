@@ -236,7 +236,7 @@ describe('yookassa connector: misbehaviour', () => {
   });
 
   it('a 5xx on creation, bad credentials (401) and a refused connection are refusals with the code, safe to route on', async () => {
-    yk.misbehave({ op: 'payments.create', status5xx: 503 });
+    yk.misbehave({ op: 'payments.create', status5xx: 503, times: 4 }); // through the connector's 3 repeats
     expect(await create(pid())).toMatchObject({ status: 'refused', code: 'yookassa:internal_server_error' });
     await put('yk-wrong-key', { kind: 'yookassa', mode: 'test', settings: { base_url: yk.apiUrl, shop_id: yk.shopId, secret_key: 'test_wrong' } });
     const wrong = (await t.app.services.connectors.get('yk-wrong-key'))!;
@@ -276,7 +276,7 @@ describe('yookassa connector: misbehaviour', () => {
     const make = () => call('create_payout', (ctx) => conn.createPayout({
       payoutId, accountType: 'CARD', account: '5555555555554477', cardHolder: null, bankMemberId: null, amount: new Decimal('7'), currency: 'RUB',
     }, ctx));
-    yk.misbehave({ op: 'payouts.create', status5xx: 500 });
+    yk.misbehave({ op: 'payouts.create', status5xx: 500, times: 4 }); // through the connector's 3 repeats
     expect((await make()).status).toBe('unknown');
     expect((await make()).status).toMatch(/pending|succeeded/);
     expect([...yk.payouts.values()].filter((x) => x.metadata.payout_id === payoutId)).toHaveLength(1);
@@ -357,7 +357,7 @@ describe('yookassa connector: routed by the payment service', () => {
     expect(r.statusCode).toBe(200);
     const row = async (billId: string) => (await t.db.pool.query(`SELECT id, status::text, connector, provider_ref FROM payments WHERE bill_id = $1`, [billId])).rows[0];
 
-    yk.misbehave({ op: 'payments.create', status5xx: 503 });
+    yk.misbehave({ op: 'payments.create', status5xx: 503, times: 4 }); // through the connector's 3 repeats
     const down = await createBill(t, m, { amount: '100.00' });
     const refused = await payRequest(t, down);
     expect(refused.json().status).toBe('FAIL');
@@ -368,5 +368,50 @@ describe('yookassa connector: routed by the payment service', () => {
     const p = await row(up);
     expect(p).toMatchObject({ status: 'PROCESS', connector: 'yk-test', provider_ref: expect.any(String) });
     expect(yk.payments.get(p.provider_ref)).toMatchObject({ status: 'pending', metadata: { payment_id: p.id }, _method: 'bank_card', _capture: true });
+  });
+});
+
+describe('yookassa connector: answers as YooKassa gives them (issue 29)', () => {
+  const payoutReq = (payoutId: string, firstSentAt?: Date) => ({
+    payoutId, accountType: 'CARD' as const, account: '5555555555554477', cardHolder: null, bankMemberId: null, amount: new Decimal('7'), currency: 'RUB', firstSentAt,
+  });
+
+  it('a refund answered 202 is repeated with the same Idempotence-Key after retry_after and made once', async () => {
+    const { ref } = await paidPayment('10.00');
+    yk.misbehave({ op: 'refunds.create', processing: { answers: 2, retryAfterMs: 40 } });
+    const before = yk.requests.length;
+    const started = Date.now();
+    const r = await refund(pid(), ref, '4.00');
+    expect(r).toMatchObject({ status: 'succeeded' });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(80);
+    expect(yk.requests.slice(before).filter((x) => x.path === '/v3/refunds').map((x) => x.status)).toEqual([202, 202, 200]);
+    expect([...yk.refunds.values()].filter((x) => x.payment_id === ref)).toHaveLength(1);
+  });
+
+  it('429 waits what Retry-After says, then the same request is made once; still 429 after the repeats is unknown, never refused', async () => {
+    yk.misbehave({ op: 'payouts.create', status429: { retryAfter: 1 } });
+    const started = Date.now();
+    const id = pid();
+    expect((await call('create_payout', (ctx) => conn.createPayout(payoutReq(id), ctx))).status).toMatch(/pending|succeeded/);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1000);
+    yk.misbehave({ op: 'payouts.create', status429: {}, times: 4 });
+    const again = pid();
+    expect(await call('create_payout', (ctx) => conn.createPayout(payoutReq(again), ctx))).toMatchObject({ status: 'unknown', reason: expect.stringContaining('429') });
+    expect([...yk.payouts.values()].filter((x) => x.metadata.payout_id === again)).toHaveLength(0);
+  });
+
+  it('a creation first sent longer ago than the Idempotence-Key lives (24 h) is not sent again: unknown with reason idempotence_key_expired', async () => {
+    const { ref } = await paidPayment('10.00');
+    const before = yk.requests.length;
+    const old = new Date(Date.now() - 24 * 3_600_000);
+    expect(await call('create_payout', (ctx) => conn.createPayout(payoutReq(pid(), old), ctx))).toEqual({ status: 'unknown', ref: null, reason: 'idempotence_key_expired' });
+    expect(await call('refund', (ctx) => conn.refund({
+      refundId: pid(), paymentId: 'p', paymentRef: ref, amount: new Decimal('1'), amountRub: null, currency: 'RUB', fromCard: null, firstSentAt: old,
+    }, ctx))).toEqual({ status: 'unknown', ref: null, reason: 'idempotence_key_expired' });
+    expect(await call('create_payment', (ctx) => conn.createPayment({ paymentId: pid(), method: 'card', amount: new Decimal('1'), firstSentAt: old }, ctx)))
+      .toEqual({ status: 'unknown', ref: null, reason: 'idempotence_key_expired' });
+    expect(yk.requests.length).toBe(before);
+    // Within its life (first sent an hour ago) the repeat is sent.
+    expect((await call('create_payout', (ctx) => conn.createPayout(payoutReq(pid(), new Date(Date.now() - 3_600_000)), ctx))).status).toMatch(/pending|succeeded/);
   });
 });

@@ -536,7 +536,8 @@ export class PayoutService {
     let o: OperationOutcome = await this.connectors.call(c, 'get_payout', (ctx) => c.getPayout({ payoutId: row.id, ref: taken.ref }, ctx));
     if (isNotFound(o) && taken.ref === null) {
       const account = this.accountOf(row);
-      if (account !== null) o = await this.connectors.call(c, 'create_payout', (ctx) => c.createPayout(this.request(row, account), ctx));
+      // The repeat says when the key was first used (CreatePayout.firstSentAt: a key past its life is never sent again).
+      if (account !== null) o = await this.connectors.call(c, 'create_payout', (ctx) => c.createPayout({ ...this.request(row, account), firstSentAt: row.sent_at }, ctx));
     }
     if ('ref' in o && o.ref) taken.ref = o.ref;
     return { final: isFinal(o) ? finalOf(o) : null, taken, heard: lastHeard(o) };

@@ -66,7 +66,17 @@ export interface CreatePayment {
   sbpAmount?: Decimal;
   /** The 54-FZ receipt when the bill's shop fiscalizes (its lines add up to `amount`). */
   receipt?: Receipt;
+  /** See CreateRefund.firstSentAt. */
+  firstSentAt?: Date | null;
 }
+
+/**
+ * Why a connector answers `unknown` without sending: the provider's idempotency key of a
+ * creation handed to it before is past its documented life (YooKassa: 24 h), so a repeat could
+ * create a second object. Nothing is sent; the lifecycle hands the operation to an operator
+ * (docs/connectors/README.md "Outcomes the lifecycle must honour").
+ */
+export const IDEMPOTENCE_KEY_EXPIRED = 'idempotence_key_expired';
 
 /** A refund or payout: final answers, or still running at the provider, or as for payments. */
 export type OperationOutcome =
@@ -94,6 +104,20 @@ export interface CreateRefund {
   fromCard: string | null;
   /** The 54-FZ refund receipt when the payment's shop fiscalizes (its lines add up to the RUB refunded). */
   receipt?: Receipt;
+  /**
+   * When this operation was first handed to the provider (its `sent_at`); null or absent: this
+   * is the first send. A repeat after a lost answer carries it, so a connector can refuse to
+   * repeat a creation whose idempotency key is past its life, and one whose provider does not
+   * deduplicate a repeat (T-Bank's Cancel) reads the provider's state before repeating.
+   */
+  firstSentAt?: Date | null;
+  /**
+   * What this service knows of the payment's other refunds, in RUB, for a repeat that must be
+   * decided from the provider's state (T-Bank: GetState shows only the payment): `succeeded`,
+   * those the provider confirmed; `open`, those handed to it whose outcome is not known yet;
+   * `paidRub`, what the payer paid the provider for the payment. Absent: not known.
+   */
+  siblings?: { succeededRub: Decimal; openRub: Decimal; paidRub: Decimal | null };
 }
 
 export interface CreatePayout {
@@ -106,6 +130,8 @@ export interface CreatePayout {
   bankMemberId: string | null;
   amount: Decimal;
   currency: string;
+  /** See CreateRefund.firstSentAt. */
+  firstSentAt?: Date | null;
 }
 
 /** An inbound notification as received (PROVIDERS.md "Inbound"). */

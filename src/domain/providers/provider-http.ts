@@ -2,8 +2,11 @@ import { BlockList, isIP } from 'node:net';
 import type { Decimal } from 'decimal.js';
 import { ConnectorRefusedError, type CreateRefund } from './connector.js';
 
-/** A provider's HTTP answer: status, raw text, and the body parsed as JSON (null when it is not JSON). */
-export interface ProviderAnswer { status: number; text: string; body: unknown }
+/**
+ * A provider's HTTP answer: status, raw text, the body parsed as JSON (null when it is not JSON),
+ * and the Retry-After header when one came.
+ */
+export interface ProviderAnswer { status: number; text: string; body: unknown; retryAfter?: string | null }
 
 /**
  * One HTTP call to a provider, aborted by the call wrapper's signal. What reaches the caller:
@@ -24,7 +27,54 @@ export async function providerFetch(
   const text = await res.text();
   let body: unknown = null;
   try { body = JSON.parse(text); } catch { /* an HTML error page from a proxy */ }
-  return { status: res.status, text, body };
+  return { status: res.status, text, body, retryAfter: res.headers.get('retry-after') };
+}
+
+/**
+ * How a call the provider asked to repeat is repeated inside one connector call: at most
+ * `repeats` more times with the same request (the same idempotency key), waiting what the
+ * provider asked for (capped at `maxDelayMs`) or else `firstDelayMs` doubled per repeat. What
+ * is still not done after them goes back to the lifecycle as `unknown` (reconciled later),
+ * never as a refusal. The whole stays under the call's own timeout (CONNECTOR_TIMEOUT_MS).
+ */
+export interface RepeatPolicy { repeats: number; firstDelayMs: number; maxDelayMs: number }
+export const PROVIDER_REPEATS: RepeatPolicy = { repeats: 3, firstDelayMs: 250, maxDelayMs: 5_000 };
+
+/**
+ * Sends, and sends again while `again(answer)` says so: a number is the provider's own wait in
+ * ms, null the default back-off, false means the answer is final for this call. Returns the
+ * last answer and how many repeats were made. An abort while waiting is a plain Error (unknown).
+ */
+export async function sendRepeating(
+  send: () => Promise<ProviderAnswer>, again: (a: ProviderAnswer) => number | null | false, signal: AbortSignal,
+  policy: RepeatPolicy = PROVIDER_REPEATS,
+): Promise<{ answer: ProviderAnswer; repeats: number }> {
+  let answer = await send();
+  for (let i = 0; i < policy.repeats; i += 1) {
+    const wait = again(answer);
+    if (wait === false) return { answer, repeats: i };
+    const ms = Math.min(wait ?? policy.firstDelayMs * 2 ** i, policy.maxDelayMs);
+    await abortableSleep(Math.max(0, ms), signal);
+    answer = await send();
+  }
+  return { answer, repeats: policy.repeats };
+}
+
+/** The Retry-After header (RFC 9110: delay-seconds or an HTTP date) in ms; null when absent or unreadable. */
+export function retryAfterMs(header: string | null | undefined, now = Date.now()): number | null {
+  if (!header) return null;
+  if (/^\d+$/.test(header.trim())) return Number(header.trim()) * 1000;
+  const at = Date.parse(header);
+  return Number.isNaN(at) ? null : Math.max(0, at - now);
+}
+
+function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) { reject(new Error('aborted while waiting to repeat')); return; }
+    const t = setTimeout(() => { signal.removeEventListener('abort', onAbort); resolve(); }, ms);
+    function onAbort() { clearTimeout(t); reject(new Error('aborted while waiting to repeat')); }
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
 }
 
 /**

@@ -209,3 +209,20 @@ export async function paymentShopOf(c: Queryable, paymentId: string): Promise<{ 
   const row = r.rows[0]!;
   return { billId: row.bill_id, orderId: row.order_id, resultUrl: row.result_url };
 }
+
+/**
+ * For a refund repeated after a lost answer (a provider that does not deduplicate it decides
+ * from the payment's state, T-Bank): the payment's other refunds in RUB, those SUCCESS and those
+ * handed to the connector and still open, and the RUB the payer paid (CreateRefund.siblings).
+ */
+export async function refundSiblingsRub(c: Queryable, paymentId: string, refundId: string): Promise<{ succeededRub: Decimal; openRub: Decimal; paidRub: Decimal | null }> {
+  const r = await c.query<{ succeeded: string; open: string; paid: string | null }>(
+    `SELECT coalesce(sum(coalesce(amount_rub, CASE WHEN currency = 'RUB' THEN amount END)) FILTER (WHERE status = 'SUCCESS'), 0)::text AS succeeded,
+            coalesce(sum(coalesce(amount_rub, CASE WHEN currency = 'RUB' THEN amount END)) FILTER (WHERE status = 'PROCESS' AND sent_at IS NOT NULL), 0)::text AS open,
+            (SELECT amount_received::text FROM payments WHERE id = $1) AS paid
+       FROM refunds WHERE payment_id = $1 AND id <> $2`,
+    [paymentId, refundId],
+  );
+  const x = r.rows[0]!;
+  return { succeededRub: new Decimal(x.succeeded), openRub: new Decimal(x.open), paidRub: x.paid === null ? null : new Decimal(x.paid) };
+}

@@ -16,6 +16,7 @@ import { ConnectorRegistry, connectorServes } from '../providers/registry.js';
 import {
   addRefunded, claimDueRefunds, paymentShopOf, findRefund, finishRefund, insertRefund, latestRefundOfPayment, lockPayment, lockRefund,
   refundsOfPayment, REFUND_COLUMNS, toRecord, type ClaimedRefund, type RefundRecord, type RefundRow,
+  refundSiblingsRub,
 } from './refund.repository.js';
 import { assertTransition, IllegalRefundTransitionError } from './refund.states.js';
 import { refundRub } from './refund-rub.js';
@@ -234,6 +235,8 @@ export class RefundService {
     return {
       refundId: r.id, paymentId: r.paymentId, paymentRef: r.paymentRef, amount: r.amount, amountRub: r.amountRub, currency: r.currency, fromCard: r.fromCard,
       receipt: (rub ? await refundReceiptOf(this.db.pool, r.paymentId, rub) : null) ?? undefined,
+      // A repeat carries when it was first sent and the payment's other refunds (CreateRefund.firstSentAt, .siblings).
+      ...(r.sentAt !== null ? { firstSentAt: r.sentAt, siblings: await refundSiblingsRub(this.db.pool, r.paymentId, r.id) } : {}),
     };
   }
 

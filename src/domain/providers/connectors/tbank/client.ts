@@ -1,12 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import type { BlockList } from 'node:net';
+import type { Decimal } from 'decimal.js';
 import {
   ConnectorRefusedError, type CallContext, type Capabilities, type ConnectionCheck, type Connector, type ConnectorMode, type CreatePayment, type CreateRefund,
   type InboundNotification, type OperationOutcome, type ParsedNotification, type PaymentOutcome,
 } from '../../connector.js';
 import { parseAllowList, providerFetch, rubOfRefund, type ProviderAnswer } from '../../provider-http.js';
 import {
-  CONFIG_CODES, IN_PROGRESS, PAID, answered, kopecks, paymentOutcome, reasonFollows, refundOutcome, refundRef, tbReceipt, type TbAnswer,
+  CONFIG_CODES, IN_PROGRESS, ORDER_NOT_FOUND, PAID, REFUND_RUNNING, RETRYABLE_CANCEL_CODES, answered, kopecks, kopecksOrZero, paymentOutcome,
+  reasonFollows, refundOutcome, refundRef, tbReceipt, type TbAnswer,
 } from './mapping.js';
 import { parseTBankNotification, tbankToken } from './notifications.js';
 import type { TBankSettings } from './settings.js';
@@ -64,7 +66,14 @@ export class TBankConnector implements Connector {
       return reasonFollows(paymentOutcome(q.ref, a.Status ?? '', a.Amount, '0', a.Message));
     }
     // The Init answer was lost: the order (our payment id) tells whether it created a payment.
-    const a = answered(await this.send('CheckOrder', { OrderId: q.paymentId }, ctx), 'CheckOrder', true);
+    const r = await this.send('CheckOrder', { OrderId: q.paymentId }, ctx);
+    // 335, "order not found": T-Bank never saw the OrderId, so Init never applied (no payment, no
+    // form, nothing a payer could pay): the same as an order with no payment.
+    const body = r.body as TbAnswer | null;
+    if (r.status === 200 && body?.Success === false && body.ErrorCode === ORDER_NOT_FOUND) {
+      return { status: 'declined', code: 'tbank:not_found', message: 'T-Bank never saw this order (CheckOrder 335).', ref: null };
+    }
+    const a = answered(r, 'CheckOrder', true);
     const list = a.Payments ?? [];
     // No payment for the order: Init never applied, and no payer ever had a form to pay on.
     if (list.length === 0) return { status: 'declined', code: 'tbank:not_found', message: 'T-Bank has no payment for this order.', ref: null };
@@ -78,6 +87,12 @@ export class TBankConnector implements Connector {
     // of another currency admitted before that share was kept has none: failed, never guessed.
     const rub = rubOfRefund(req);
     if (!rub) return { status: 'failed', code: 'tbank:currency_not_supported', message: `tbank: no RUB amount for a refund in ${req.currency}`, ref: null };
+    // A repeat after a lost answer: T-Bank's ExternalRequestId does not deduplicate an SBP
+    // Cancel, so the payment's state decides first whether this refund was already made.
+    if (req.firstSentAt) {
+      const decided = await this.beforeRepeat(req.paymentRef, kopecks(rub), req.siblings, ctx);
+      if (decided) return decided;
+    }
     const r = await this.send('Cancel', {
       PaymentId: req.paymentRef, Amount: kopecks(rub), ExternalRequestId: req.refundId,
       // With an online cash register a refund goes by the receipt's lines (modern-openapi.json,
@@ -90,9 +105,50 @@ export class TBankConnector implements Connector {
     if (a.Success !== true) {
       const code = a.ErrorCode ?? 'unknown';
       if (CONFIG_CODES.has(code)) throw new ConnectorRefusedError(`tbank:${code}`, `tbank: Cancel refused ${code} ${a.Message ?? ''} ${a.Details ?? ''}`.trim());
+      // "Retry later" and internal errors: not a no to the refund; reconciliation decides (GetState first).
+      if (RETRYABLE_CANCEL_CODES.has(code)) {
+        return { status: 'unknown', ref: null, reason: `tbank: Cancel answered ${code} (${[a.Message, a.Details].filter(Boolean).join(' ') || 'retry later'}); asked again after reading the payment` };
+      }
       return { status: 'failed', code: `tbank:${code}`, message: [a.Message, a.Details].filter(Boolean).join(' ') || 'T-Bank refused the refund.', ref: null };
     }
     return refundOutcome(refundRef(req.paymentRef, a.NewAmount), a.Status ?? '');
+  }
+
+  /**
+   * Before repeating a Cancel whose answer was lost, the payment's state (GetState) says whether
+   * this refund (`ours`, kopecks) was made; null when it was not and the Cancel may be sent.
+   * - a refund running (REFUNDING, ASYNC_REFUNDING for SBP, REVERSING): not decided, asked again;
+   * - REFUNDED or REVERSED: everything came back, this refund included: succeeded;
+   * - CONFIRMED or AUTHORIZED: nothing was refunded: sent again;
+   * - PARTIAL_REFUNDED / PARTIAL_REVERSED: decided from what was refunded (what the payer paid
+   *   less what is left, GetState's Amount) against this service's other refunds of the payment:
+   *   covering ours even if every other open one applied, succeeded; not covering ours even if
+   *   none did, sent again; in between (or without the numbers), not decided: asked again, and
+   *   past the deadline an operator decides. Never a second Cancel on a guess.
+   */
+  private async beforeRepeat(
+    paymentRef: string, ours: number, sib: { succeededRub: Decimal; openRub: Decimal; paidRub: Decimal | null } | undefined, ctx: CallContext,
+  ): Promise<OperationOutcome | null> {
+    const s = answered(await this.send('GetState', { PaymentId: paymentRef }, ctx), 'GetState', true);
+    const status = s.Status ?? '';
+    const left = typeof s.Amount === 'number' && Number.isSafeInteger(s.Amount) ? s.Amount : null;
+    const undecided = (why: string): OperationOutcome => ({ status: 'unknown', ref: null, reason: `tbank: refund repeat not sent: ${why}` });
+    if (REFUND_RUNNING.has(status)) return undecided(`the payment is ${status} (a refund is running)`);
+    if (status === 'REFUNDED' || status === 'REVERSED') return { status: 'succeeded', ref: refundRef(paymentRef, left) };
+    if (status !== 'PARTIAL_REFUNDED' && status !== 'PARTIAL_REVERSED') return null;
+    if (!sib) return undecided(`the payment is ${status} and its other refunds are not known`);
+    const settled = kopecksOrZero(sib.succeededRub);
+    const open = kopecksOrZero(sib.openRub);
+    if (sib.paidRub && left !== null) {
+      const refunded = kopecks(sib.paidRub) - left;
+      // PARTIAL_* with nothing refunded by Amount: Amount is not what is left; nothing is concluded.
+      if (refunded <= 0) return undecided(`the payment is ${status} but GetState's Amount ${left} shows nothing refunded`);
+      if (refunded - settled >= ours + open) return { status: 'succeeded', ref: refundRef(paymentRef, left) };
+      if (refunded - settled < ours) return null;
+      return undecided(`${refunded} kopecks refunded may be this refund's or another open one's`);
+    }
+    if (settled === 0 && open === 0) return { status: 'succeeded', ref: refundRef(paymentRef, left) };
+    return undecided(`the payment is ${status} and what was refunded is not known`);
   }
 
   /**
@@ -117,9 +173,12 @@ export class TBankConnector implements Connector {
     throw new ConnectorRefusedError('tbank:no_payouts', 'tbank: the acquiring API makes no payouts');
   }
 
-  /** Verified by its Token (notifications.ts). */
-  async parseNotification(n: InboundNotification): Promise<ParsedNotification> {
-    return parseTBankNotification(n, { allowList: this.allowList, password: this.s.password, terminalKey: this.s.terminalKey });
+  /** Verified by its Token; a refund's amounts are read from GetState (notifications.ts). */
+  async parseNotification(n: InboundNotification, ctx: CallContext): Promise<ParsedNotification> {
+    return parseTBankNotification(n, {
+      allowList: this.allowList, password: this.s.password, terminalKey: this.s.terminalKey,
+      readState: async (paymentId) => answered(await this.send('GetState', { PaymentId: paymentId }, ctx), 'GetState', true),
+    });
   }
 
   // ---------------------------------------------------------------- HTTP

@@ -23,8 +23,21 @@ export const REFUND_RUNNING = new Set(['REFUNDING', 'ASYNC_REFUNDING', 'REVERSIN
 /** Payment statuses after a refund: the payment itself was paid. */
 export const PAID = new Set(['CONFIRMED', 'REFUNDED', 'PARTIAL_REFUNDED', 'PARTIAL_REVERSED', 'REFUNDING', 'ASYNC_REFUNDING']);
 
-/** ErrorCodes that are the same decline as the sandbox's codes (developer.tbank.ru/eacq/intro/errors). */
-const DECLINE_CODES: Record<string, string> = { '1051': 'insufficient_funds', '101': '3d_secure_failed', '1001': 'card_declined' };
+/**
+ * ErrorCodes that are the same decline as the sandbox's codes (developer.tbank.ru/eacq/intro/errors;
+ * 116 and 103 as insufficient funds: T-Bank's error list as read in issue 29; docs/connectors/tbank.md).
+ */
+const DECLINE_CODES: Record<string, string> = {
+  '1051': 'insufficient_funds', '116': 'insufficient_funds', '103': 'insufficient_funds', '101': '3d_secure_failed', '1001': 'card_declined',
+};
+/**
+ * Cancel ErrorCodes after which the same refund may still be made (docs/connectors/tbank.md
+ * "Errors"): 3, 9001 ("retry later"), 9999 (internal error). Never final: the refund is left to
+ * reconciliation, which reads GetState before any repeat.
+ */
+export const RETRYABLE_CANCEL_CODES = new Set(['3', '9001', '9999']);
+/** CheckOrder's "order not found": T-Bank never saw the OrderId (no payment was made for it). */
+export const ORDER_NOT_FOUND = '335';
 /** ErrorCodes that say our own configuration is wrong (a Cancel refused for them is asked again, not failed). */
 export const CONFIG_CODES = new Set(['204', '331']);
 
@@ -61,6 +74,11 @@ export function paymentOutcome(ref: string, status: string, amount: number | und
  */
 export function reasonFollows(o: PaymentOutcome): PaymentOutcome {
   return o.status === 'declined' && o.code !== 'expired' ? { ...o, reasonFollows: true } : o;
+}
+
+/** Kopecks of a Decimal that may be zero (sums of other refunds); the Decimal is whole kopecks. */
+export function kopecksOrZero(d: Decimal): number {
+  return d.isZero() ? 0 : kopecks(d);
 }
 
 export function refundOutcome(ref: string, status: string): OperationOutcome {

@@ -2,7 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { BlockList } from 'node:net';
 import type { InboundNotification, ParsedNotification } from '../../connector.js';
 import { ipAllowed } from '../../provider-http.js';
-import { paymentOutcome, REFUND_DONE, REFUND_RUNNING, refundOutcome, refundRef } from './mapping.js';
+import { paymentOutcome, REFUND_DONE, REFUND_RUNNING, refundOutcome, refundRef, type TbAnswer } from './mapping.js';
 
 /**
  * The `Token` of a request or a notification (developer.tbank.ru/eacq/intro/developer/token):
@@ -21,9 +21,12 @@ export function tbankToken(params: Record<string, unknown>, password: string): s
 /**
  * A notification is believed when its Token, recomputed over every root scalar field received
  * with this terminal's password, matches (constant time), and it names this terminal. Dedupe:
- * PaymentId and Status (and Amount for refunds, so two partial refunds differ). Answered `OK`.
+ * PaymentId and Status (and, for refunds, what GetState says is left, so two partial refunds
+ * differ). Answered `OK`.
  */
-export function parseTBankNotification(n: InboundNotification, d: { allowList: BlockList | null; password: string; terminalKey: string }): ParsedNotification {
+export async function parseTBankNotification(
+  n: InboundNotification, d: { allowList: BlockList | null; password: string; terminalKey: string; readState?: (paymentId: string) => Promise<TbAnswer> },
+): Promise<ParsedNotification> {
   if (d.allowList && !ipAllowed(d.allowList, n.ip)) return { ok: false, reason: `source ${n.ip} is not in allowed_ips` };
   const b = n.body as Record<string, unknown> | null;
   if (!b || typeof b !== 'object' || Array.isArray(b)) return { ok: false, reason: 'not a T-Bank notification' };
@@ -37,12 +40,18 @@ export function parseTBankNotification(n: InboundNotification, d: { allowList: B
   const ref = String(id);
   const reply = { status: 200, body: 'OK' };
   if (REFUND_DONE.has(status) || REFUND_RUNNING.has(status)) {
-    // The refund itself: by our id when T-Bank echoes Cancel's ExternalRequestId, else by the
-    // payment and what is left of it (`Amount`), which is what that refund's Cancel answered as
-    // NewAmount. Never by the payment alone: two partial refunds of it may be in flight.
+    // What `Amount` means in a refund's notification is not documented (the refund, or what is
+    // left): it is not used. Only PaymentId and Status are; the status and what is left come from
+    // GetState, read with our credentials. The refund itself: by our id when T-Bank echoes
+    // Cancel's ExternalRequestId, else by the payment and what is left of it, which is what that
+    // refund's Cancel answered as NewAmount. Never by the payment alone: two partial refunds of
+    // it may be in flight.
     const own = typeof b.ExternalRequestId === 'string' && b.ExternalRequestId !== '' ? b.ExternalRequestId : null;
-    const rref = refundRef(ref, b.Amount);
-    return { ok: true, eventKey: `${ref}:${status}:${b.Amount}`, object: 'refund', ref: rref, ourId: own, outcome: refundOutcome(rref, status), reply };
+    const st = d.readState ? await d.readState(ref) : null;
+    const now = typeof st?.Status === 'string' && st.Status !== '' ? st.Status : status;
+    const left = st ? st.Amount : b.Amount;
+    const rref = refundRef(ref, left);
+    return { ok: true, eventKey: `${ref}:${now}:${String(left)}`, object: 'refund', ref: rref, ourId: own, outcome: refundOutcome(rref, now), reply };
   }
   const outcome = paymentOutcome(ref, status, b.Amount, typeof b.ErrorCode === 'string' ? b.ErrorCode : '0', typeof b.Message === 'string' ? b.Message : undefined);
   return { ok: true, eventKey: `${ref}:${status}`, object: 'payment', ref, ourId: typeof b.OrderId === 'string' ? b.OrderId : null, outcome, reply };

@@ -1,12 +1,31 @@
 import type { BlockList } from 'node:net';
 import {
-  ConnectorRefusedError, type CallContext, type Capabilities, type ConnectionCheck, type Connector, type ConnectorMode, type CreatePayment, type CreatePayout,
+  ConnectorRefusedError, IDEMPOTENCE_KEY_EXPIRED, type CallContext, type Capabilities, type ConnectionCheck, type Connector, type ConnectorMode, type CreatePayment, type CreatePayout,
   type CreateRefund, type InboundNotification, type OperationOutcome, type ParsedNotification, type PaymentOutcome,
 } from '../../connector.js';
-import { parseAllowList, providerFetch, rubOfRefund, type ProviderAnswer } from '../../provider-http.js';
-import { money, operationOutcome, paymentOutcomeOf, refusal, ykReceipt, type YkError, type YkObject } from './mapping.js';
+import { parseAllowList, providerFetch, retryAfterMs, rubOfRefund, sendRepeating, type ProviderAnswer } from '../../provider-http.js';
+import { keyExpired, money, notDone, operationOutcome, paymentOutcomeOf, refusal, ykReceipt, type YkError, type YkObject } from './mapping.js';
 import { parseYooKassaNotification } from './notifications.js';
 import type { YooKassaSettings } from './settings.js';
+
+/** When YooKassa asked for the same request again: 202 (its `retry_after`, ms), 429 (Retry-After), 5xx; false otherwise. */
+function repeatAfter(a: ProviderAnswer): number | null | false {
+  if (a.status === 202) {
+    const ms = (a.body as { retry_after?: unknown } | null)?.retry_after;
+    return typeof ms === 'number' && Number.isFinite(ms) && ms >= 0 ? ms : null;
+  }
+  if (a.status === 429) return retryAfterMs(a.retryAfter);
+  return a.status >= 500 ? null : false;
+}
+
+/**
+ * Nothing sent: the creation's Idempotence-Key (first sent at its `firstSentAt`) is past its
+ * life, so a repeat could create a second object. The reason is exactly IDEMPOTENCE_KEY_EXPIRED
+ * (the lifecycle hands the operation to an operator on it).
+ */
+function expired(): { status: 'unknown'; ref: null; reason: string } {
+  return { status: 'unknown', ref: null, reason: IDEMPOTENCE_KEY_EXPIRED };
+}
 
 /** What the notifications' events name, and where the object is read again. */
 const OBJECTS = { payment: 'payments', refund: 'refunds', payout: 'payouts' } as const;
@@ -45,7 +64,12 @@ export class YooKassaConnector implements Connector {
       metadata: { payment_id: req.paymentId },
       ...(req.receipt ? { receipt: ykReceipt(req.receipt) } : {}),
     };
+    if (keyExpired(req.firstSentAt)) return expired();
     const a = await this.send('POST', '/payments', ctx, { body, key: req.paymentId });
+    // 202 ("processing, repeat with the same key") or 429 still after the repeats: YooKassa may
+    // hold a payment under this key; the lifecycle asks again with the same key.
+    const open = a.status === 202 || a.status === 429 ? notDone(a) : null;
+    if (open) return { status: 'unknown', ref: null, reason: open };
     // A payment at YooKassa moves no money until the payer confirms it on YooKassa's page, which
     // the payer reaches only from this answer: any refusal here, a 5xx included, is safe to route on.
     if (a.status !== 200) throw refusal(a);
@@ -84,6 +108,7 @@ export class YooKassaConnector implements Connector {
     // currency admitted before that share was kept has none: failed, never guessed.
     const rub = rubOfRefund(req);
     if (!rub) return { status: 'failed', code: 'yookassa:currency_not_supported', message: `yookassa: no RUB amount for a refund in ${req.currency}`, ref: null };
+    if (keyExpired(req.firstSentAt)) return expired();
     const a = await this.send('POST', '/refunds', ctx, {
       body: {
         payment_id: req.paymentRef, amount: money(rub), description: `Refund ${req.refundId}`.slice(0, 250),
@@ -92,9 +117,10 @@ export class YooKassaConnector implements Connector {
       key: req.refundId,
     });
     if (a.status === 200) return operationOutcome(a.body as YkObject);
-    // YooKassa: a 500 is "result unknown, repeat with the same key"; the refund stays PROCESS
-    // and is asked again with its id as the key, never failed on a guess.
-    if (a.status >= 500) throw new Error(`yookassa: refund answered HTTP ${a.status} (result unknown)`);
+    // 202, 429 or a 5xx still after the repeats: "result unknown, repeat with the same key"; the
+    // refund stays PROCESS and is asked again with its id as the key, never failed on a guess.
+    const open = notDone(a);
+    if (open) return { status: 'unknown', ref: null, reason: open };
     // The provider's no (over-refund, a payment it cannot refund): final, nothing moved.
     if (a.status === 400 || a.status === 404) {
       const e = a.body as YkError | null;
@@ -119,13 +145,16 @@ export class YooKassaConnector implements Connector {
       if (!p.bankMemberId) throw new ConnectorRefusedError('yookassa:no_bank', 'yookassa: an SBP payout needs the bank\'s SBP id');
       destination = { type: 'sbp', phone: p.account.replace(/^\+/, ''), bank_id: p.bankMemberId };
     }
+    if (keyExpired(p.firstSentAt)) return expired();
     const a = await this.send('POST', '/payouts', ctx, {
       body: { amount: money(p.amount, p.currency), payout_destination_data: destination, description: `Payout ${p.payoutId}`, metadata: { payout_id: p.payoutId } },
       key: p.payoutId, payout: true,
     });
     if (a.status === 200) return operationOutcome(a.body as YkObject);
-    // Money may have left on a 500 ("result unknown"): never routed elsewhere, asked again here.
-    if (a.status >= 500) throw new Error(`yookassa: payout answered HTTP ${a.status} (result unknown)`);
+    // Money may leave after a 202 ("processing") or a 500 ("result unknown"), and a 429 was not
+    // taken yet: never routed elsewhere (a second payout), asked again here with the same key.
+    const open = notDone(a);
+    if (open) return { status: 'unknown', ref: null, reason: open };
     throw refusal(a);
   }
 
@@ -173,10 +202,18 @@ export class YooKassaConnector implements Connector {
     return a.body as YkObject;
   }
 
-  private send(method: 'GET' | 'POST', path: string, ctx: CallContext, o: { body?: unknown; key?: string; payout?: boolean }): Promise<ProviderAnswer> {
+  /**
+   * One request, repeated as YooKassa asks (docs/connectors/yookassa.md "Errors"): a 202 after
+   * its body's `retry_after` (ms), a 429 after Retry-After or the back-off, a 5xx after the
+   * back-off, each with the same body and Idempotence-Key, at most PROVIDER_REPEATS times.
+   */
+  private async send(method: 'GET' | 'POST', path: string, ctx: CallContext, o: { body?: unknown; key?: string; payout?: boolean }): Promise<ProviderAnswer> {
     const [user, pass] = o.payout ? [this.s.payoutAgentId ?? '', this.s.payoutSecretKey ?? ''] : [this.s.shopId, this.s.secretKey];
     const headers: Record<string, string> = { authorization: `Basic ${Buffer.from(`${user}:${pass}`).toString('base64')}`, accept: 'application/json' };
     if (method === 'POST') { headers['content-type'] = 'application/json'; headers['idempotence-key'] = o.key!; }
-    return providerFetch('yookassa', `${this.s.baseUrl.replace(/\/+$/, '')}${path}`, { method, headers, body: o.body === undefined ? undefined : JSON.stringify(o.body) }, ctx.signal);
+    const body = o.body === undefined ? undefined : JSON.stringify(o.body);
+    const url = `${this.s.baseUrl.replace(/\/+$/, '')}${path}`;
+    const { answer } = await sendRepeating(() => providerFetch('yookassa', url, { method, headers, body }, ctx.signal), repeatAfter, ctx.signal);
+    return answer;
   }
 }

@@ -82,3 +82,27 @@ export function refusal(a: ProviderAnswer): ConnectorRefusedError {
   const detail = e?.description ? `: ${e.description}${e.parameter ? ` (${e.parameter})` : ''}` : '';
   return new ConnectorRefusedError(`yookassa:${code}`, `yookassa: HTTP ${a.status} ${code}${detail}`);
 }
+
+/**
+ * YooKassa keeps an Idempotence-Key 24 hours (yookassa.ru/developers/using-api/basics,
+ * "Идемпотентность"): a repeat after that is a new request. A creation first sent longer ago
+ * than the life less a margin (so a repeat in flight cannot cross it) is never sent again.
+ */
+export const IDEMPOTENCE_KEY_LIFE_MS = 24 * 3_600_000;
+export const IDEMPOTENCE_KEY_MARGIN_MS = 15 * 60_000;
+
+export function keyExpired(firstSentAt: Date | null | undefined, now = Date.now()): boolean {
+  return !!firstSentAt && now - firstSentAt.getTime() >= IDEMPOTENCE_KEY_LIFE_MS - IDEMPOTENCE_KEY_MARGIN_MS;
+}
+
+/**
+ * An answer that leaves the result open after the repeats (docs/connectors/yookassa.md "Errors"),
+ * as the reason of an `unknown` outcome: 202 (still processing), 429 (not taken yet), a 5xx
+ * ("result unknown"). Null for an answer that decides.
+ */
+export function notDone(a: ProviderAnswer): string | null {
+  if (a.status === 202) return 'yookassa: HTTP 202, still processing after the repeats (asked again with the same key)';
+  if (a.status === 429) return 'yookassa: HTTP 429 too_many_requests after the repeats (asked again with the same key)';
+  if (a.status >= 500) return `yookassa: HTTP ${a.status}, result unknown (asked again with the same key)`;
+  return null;
+}
