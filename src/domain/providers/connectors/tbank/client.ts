@@ -191,7 +191,9 @@ export class TBankConnector implements Connector {
     const a = await this.send('CheckOrder', { OrderId: `connection-check-${randomUUID()}` }, ctx);
     const b = a.body as { Success?: unknown; ErrorCode?: unknown; Message?: unknown; Details?: unknown } | null;
     if (a.status !== 200 || !b || typeof b !== 'object') return { ok: false, message: `T-Bank answered HTTP ${a.status}.` };
-    if (b.Success === true) return { ok: true, message: 'T-Bank accepted the terminal key and the password.' };
+    // An order no payment has: T-Bank answers 335 "order not found" once the terminal key and the
+    // token are accepted (a wrong password is 204 first), so 335 is the expected success here.
+    if (b.Success === true || String(b.ErrorCode) === '335') return { ok: true, message: 'T-Bank accepted the terminal key and the password.' };
     const said = [b.Message, b.Details].filter((x) => typeof x === 'string' && x !== '').join(' ');
     return { ok: false, message: `T-Bank refused: error ${String(b.ErrorCode ?? 'unknown')}${said ? ` (${said})` : ''}.` };
   }
