@@ -97,10 +97,7 @@ export function render(req: FastifyRequest, reply: FastifyReply, page: string, d
   const flash = okKey && /^[a-z]+\.[a-z_]+$/.test(okKey) && t(okKey) !== okKey ? t(okKey) : null;
   const h = {
     date: (d: Date | null | undefined) => (d ? formatDateTime(d, tz) : ''),
-    // Money as people read it (lib/money-format.ts): the locale's separators, two decimals
-    // (more only when a balance has them), the currency's sign.
-    m2: (d: Decimal.Value | null | undefined) => (d === null || d === undefined ? '' : formatMoney(d.toString(), lang, null, 2)),
-    m8: (d: Decimal.Value | null | undefined) => (d === null || d === undefined ? '' : formatMoney(d.toString(), lang)),
+    // Money as people read it (lib/money-format.ts): one format per language, two decimals.
     money: (d: Decimal.Value | null | undefined, currency: string) => (d === null || d === undefined ? '' : formatMoney(d.toString(), lang, currency)),
     /** "Refunded" / "Partly refunded" for a payment with refunds, else ''. */
     refund: (p: Parameters<typeof refundState>[0]) => {

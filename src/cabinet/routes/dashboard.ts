@@ -26,7 +26,7 @@ export default async function dashboardRoutes(app: FastifyInstance): Promise<voi
     }
     const total = points.reduce((s, p) => s.add(p.total), new Decimal(0));
     const { t } = req.cabinet;
-    const chart = turnoverSvg(points, t('dash.chart_label', { total: formatMoney(total, req.cabinet.lang, 'RUB') }), 'RUB');
+    const chart = turnoverSvg(points, t('dash.chart_label', { total: formatMoney(total, req.cabinet.lang, 'RUB') }), 'RUB', req.cabinet.lang);
     return render(req, reply, 'dashboard', { nav: 'dashboard', balances, latest, chart, total, f: listFilters(req, []) });
   });
 
@@ -47,7 +47,7 @@ export default async function dashboardRoutes(app: FastifyInstance): Promise<voi
             const a = parseAccount(account);
             if (a.merchantId !== merchantId) continue;
             const amount = sign > 0 ? e.amount : e.amount.neg();
-            yield [c.date(tr.createdAt), tr.id, t(`ledger.${tr.kind}`), tr.refType, tr.refId, t(`ledger.bucket.${a.kind}`), c.num(amount, 8), e.currency, tr.memo ?? ''];
+            yield [c.date(tr.createdAt), tr.id, t(`ledger.${tr.kind}`), tr.refType, tr.refId, t(`ledger.bucket.${a.kind}`), c.num(amount), e.currency, tr.memo ?? ''];
           }
         }
       }
