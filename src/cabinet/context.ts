@@ -90,7 +90,7 @@ const esc = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`)
 /** The helpers and common data every cabinet template gets. */
 export function render(req: FastifyRequest, reply: FastifyReply, page: string, data: Record<string, unknown> = {}) {
   const { t, lang, session } = req.cabinet;
-  const tz = req.server.config.tz;
+  const tz = cabinetTz(req);
   const url = new URL(req.url, 'http://x');
   const langUrl = (l: Lang) => { const u = new URL(url); u.searchParams.set('lang', l); return u.pathname + u.search; };
   const okKey = url.searchParams.get('ok');
@@ -115,7 +115,7 @@ export function render(req: FastifyRequest, reply: FastifyReply, page: string, d
     },
   };
   const ctx: Record<string, unknown> = {
-    base: BASE, t, lang, h, langUrl, flash, path: url.pathname, profile: req.server.config.profile,
+    base: BASE, t, lang, h, langUrl, tz, flash, path: url.pathname, profile: req.server.config.profile,
     // A session that still owes its TOTP code shows no menu or merchant: only the code page.
     // Nor while the account must set up TOTP first (its team requires it): only the security page.
     csrf: session ? new FormTokens(req.server.db).issue(session) : '', merchant: session?.stage === 'FULL' && !mustEnrolTwoFactor(session) ? session.merchant : null,
@@ -135,6 +135,14 @@ export function render(req: FastifyRequest, reply: FastifyReply, page: string, d
   });
   reply.type('text/html; charset=utf-8');
   return reply.cabinetView(page, ctx);
+}
+
+/**
+ * The time zone the cabinet writes and reads times in: the merchant's setting (Team page),
+ * else the deployment's TZ. Pages, filters, the chart's days and the CSVs all use it.
+ */
+export function cabinetTz(req: FastifyRequest): string {
+  return req.cabinet?.session?.merchant.timeZone ?? req.server.config.tz;
 }
 
 /** Body fields of a cabinet form as strings (forms post urlencoded). */
