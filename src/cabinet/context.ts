@@ -10,6 +10,7 @@ import { fieldMessage, translator, type Lang, type T } from './i18n.js';
 import { mustEnrolTwoFactor, type CabinetSession } from './session.js';
 import { FormTokens, Flashes } from './forms.js';
 import type { Actor } from '../audit/audit.js';
+import { teamAllows, type CabinetPermission } from './roles.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -121,11 +122,17 @@ export function render(req: FastifyRequest, reply: FastifyReply, page: string, d
     csrf: session ? new FormTokens(req.server.db).issue(session) : '', merchant: session?.stage === 'FULL' && !mustEnrolTwoFactor(session) ? session.merchant : null,
     mode: req.cabinet.mode ?? 'live',
     teamRole: session ? (session.user?.role ?? 'owner') : null,
+    // Who is signed in (the header) and what their role may submit: a form the role cannot
+    // send is not shown (a note says why), so nobody fills one in to get a 403.
+    signedInAs: session ? (session.user?.email ?? session.merchant.email) : null,
+    can: (p: CabinetPermission) => (session ? teamAllows(session, p) : false),
     errors: { fields: {} }, values: {}, ...data,
   };
   const fe = (ctx.errors as FormErrors).fields ?? {};
   // Field errors next to their inputs, tied to them for screen readers.
   Object.assign(h, {
+    /** The note shown instead of a form the signed-in role cannot submit. */
+    roleNote: () => `<p class="flash info" data-testid="role-note">${esc(t('common.role_cannot', { role: t(`role.${ctx.teamRole as string}`) }))}</p>`,
     err: (name: string) => (fe[name] ? `<p class="field-error" id="err-${esc(name)}">${esc(fe[name]!)}</p>` : ''),
     aria: (name: string) => (fe[name] ? ` aria-invalid="true" aria-describedby="err-${esc(name)}"` : ''),
     val: (name: string, dflt = '') => {
