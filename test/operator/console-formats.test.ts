@@ -57,3 +57,17 @@ describe('the console\'s money', () => {
     for (const body of [merchant.body, ledger.body]) expect(body).not.toMatch(/\d\.\d{8}\b/);
   });
 });
+
+describe('the console\'s audit trail names people', () => {
+  it('an entry written without a name (before names were stored) shows the member\'s email for its actor and its object, not merchant-user:<id>', async () => {
+    const m = await createMerchant(t);
+    const u = await t.app.services.team.invite(m.merchantId, { email: `named-${Date.now()}@team.test`, role: 'developer' });
+    await t.db.pool.query(
+      `INSERT INTO audit_log (actor, action, object_type, object_id, before, after) VALUES ($1, 'merchant_user.role', 'merchant_user', $2, '{"role":"developer"}', '{"role":"support"}')`,
+      [`merchant-user:${u.member.id}`, u.member.id]);
+    const page = await op.client.get(`/operator/audit?object_id=${u.member.id}`);
+    expect(page.statusCode).toBe(200);
+    expect(page.body).toContain(`<span data-testid="actor-person">${u.member.email}</span>`);
+    expect(page.body).toContain(`<span data-testid="object-person">${u.member.email}</span>`);
+  });
+});
