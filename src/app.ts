@@ -15,6 +15,8 @@ import { migrationsCurrent } from './db/migrate.js';
 import { registerRoutes } from './http/routes/index.js';
 import { registerFavicon } from './http/favicon.js';
 import { registerSandboxShop } from './http/sandbox-shop.js';
+import { merchantDocument } from './http/openapi/documents.js';
+import { registerOperatorDocs } from './http/openapi/operator-docs.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -84,12 +86,13 @@ export async function buildApp(opts: BuildOptions): Promise<FastifyInstance> {
   await app.register(swagger, {
     openapi: {
       openapi: '3.0.3',
-      info: { title: 'Payment service API', version: '1.0.0', description: 'Merchant API (/api/v1) and operator API (/admin/v1).' },
+      info: { title: 'Payment service API', version: '1.0.0', description: 'Cut into the merchants\' /docs and the operators\' /admin/docs (src/http/openapi/documents.ts).' },
       components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
       security: [{ bearer: [] }],
     },
   });
-  await app.register(swaggerUi, { routePrefix: '/docs' });
+  await app.register(swaggerUi, { routePrefix: '/docs', transformSpecification: (spec) => merchantDocument(spec as Record<string, unknown>) });
+  registerOperatorDocs(app);
 
   // Which profile runs (PAYMENTS_PROFILE) is said by both: an operator or a load balancer sees a
   // sandbox deployment for what it is.

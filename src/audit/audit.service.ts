@@ -7,7 +7,11 @@ import { writeAudit, type Actor, type AuditChange } from './audit.js';
  * (`operator:<id>`, `merchant-user:<id>`, ...). Entries written before issue 27 carry no name:
  * their person is looked up from the key (the raw key when that account is gone).
  */
-export interface AuditEntry { id: string; at: string; actor: string; actor_id: string; action: string; object_type: string; object_id: string; before: unknown; after: unknown; ip: string | null }
+export interface AuditEntry {
+  id: string; at: string; actor: string; actor_id: string; action: string; object_type: string; object_id: string;
+  /** The person or merchant an entry's object is (an email), when the object is one: the console shows it, not the id. */
+  object_name: string | null; before: unknown; after: unknown; ip: string | null;
+}
 
 /** The person of an entry: its stored name, else the email its key names today, else the key. */
 const PERSON = `COALESCE(actor_name, CASE split_part(actor, ':', 1)
@@ -18,6 +22,13 @@ const PERSON = `COALESCE(actor_name, CASE split_part(actor, ':', 1)
     WHEN 'api-key' THEN (SELECT 'api-key "' || k.name || '" of ' || m.email FROM api_keys k JOIN merchants m ON m.id = k.merchant_id
                           WHERE k.id = split_part(actor, ':', 2))
   END, actor)`;
+
+/** The email of an entry's object when it is an account (a member, an operator, a merchant). */
+const OBJECT_PERSON = `CASE object_type
+    WHEN 'merchant_user' THEN (SELECT u.email FROM merchant_users u WHERE u.id = object_id)
+    WHEN 'operator' THEN (SELECT o.email FROM operators o WHERE o.id = object_id)
+    WHEN 'merchant' THEN (SELECT m.email FROM merchants m WHERE m.id = object_id)
+  END`;
 
 /** Keys whose account has this email today (old entries, written without a name, found by email). */
 const KEYS_OF_EMAIL = `SELECT 'operator:' || id FROM operators WHERE email = lower(?)
@@ -60,7 +71,7 @@ export class AuditService {
     if (q.beforeId !== undefined) add('id < ?', q.beforeId);
     args.push(Math.max(1, Math.trunc(q.limit)));
     const r = await this.db.pool.query<Omit<AuditEntry, 'at'> & { at: Date }>(
-      `SELECT id, at, ${PERSON} AS actor, actor AS actor_id, action, object_type, object_id, before, after, ip FROM audit_log
+      `SELECT id, at, ${PERSON} AS actor, actor AS actor_id, action, object_type, object_id, ${OBJECT_PERSON} AS object_name, before, after, ip FROM audit_log
        ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY id DESC LIMIT $${args.length}`,
       args,
     );

@@ -1,4 +1,5 @@
 import { Decimal } from 'decimal.js';
+import { formatMoney, type MoneyLang } from '../lib/money-format.js';
 
 export interface DayPoint { day: string; total: Decimal }
 
@@ -9,7 +10,7 @@ const esc = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`)
  * nothing the CSP has to allow. Each bar carries a <title> (hover/long-press) and the whole
  * chart a text label for screen readers.
  */
-export function turnoverSvg(points: DayPoint[], label: string, currency: string): string {
+export function turnoverSvg(points: DayPoint[], label: string, currency: string, lang: MoneyLang): string {
   const W = 720; const H = 200; const padL = 56; const padB = 24; const padT = 10;
   const max = points.reduce((m, p) => Decimal.max(m, p.total), new Decimal(0));
   const scaleMax = max.gt(0) ? niceCeil(max) : new Decimal(1);
@@ -26,7 +27,7 @@ export function turnoverSvg(points: DayPoint[], label: string, currency: string)
     const h = p.total.gt(0) ? Math.max(1, p.total.div(scaleMax).mul(plotH).toNumber()) : 0;
     const x = padL + i * bw + bw * 0.15;
     const y = padT + plotH - h;
-    parts.push(`<rect x="${x.toFixed(1)}" y="${y.toFixed(1)}" width="${(bw * 0.7).toFixed(1)}" height="${h.toFixed(1)}" class="bar" rx="2"><title>${esc(p.day)}: ${esc(p.total.toFixed(2))} ${esc(currency)}</title></rect>`);
+    parts.push(`<rect x="${x.toFixed(1)}" y="${y.toFixed(1)}" width="${(bw * 0.7).toFixed(1)}" height="${h.toFixed(1)}" class="bar" rx="2"><title>${esc(p.day)}: ${esc(formatMoney(p.total, lang, currency))}</title></rect>`);
     if (i % 5 === 0 || i === points.length - 1) {
       parts.push(`<text x="${(padL + i * bw + bw / 2).toFixed(1)}" y="${H - 6}" text-anchor="middle" class="axis">${esc(p.day.slice(5))}</text>`);
     }

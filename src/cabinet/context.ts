@@ -10,6 +10,7 @@ import { fieldMessage, translator, type Lang, type T } from './i18n.js';
 import { mustEnrolTwoFactor, type CabinetSession } from './session.js';
 import { FormTokens, Flashes } from './forms.js';
 import type { Actor } from '../audit/audit.js';
+import { teamAllows, type CabinetPermission } from './roles.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -90,17 +91,14 @@ const esc = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`)
 /** The helpers and common data every cabinet template gets. */
 export function render(req: FastifyRequest, reply: FastifyReply, page: string, data: Record<string, unknown> = {}) {
   const { t, lang, session } = req.cabinet;
-  const tz = req.server.config.tz;
+  const tz = cabinetTz(req);
   const url = new URL(req.url, 'http://x');
   const langUrl = (l: Lang) => { const u = new URL(url); u.searchParams.set('lang', l); return u.pathname + u.search; };
   const okKey = url.searchParams.get('ok');
   const flash = okKey && /^[a-z]+\.[a-z_]+$/.test(okKey) && t(okKey) !== okKey ? t(okKey) : null;
   const h = {
     date: (d: Date | null | undefined) => (d ? formatDateTime(d, tz) : ''),
-    // Money as people read it (lib/money-format.ts): the locale's separators, two decimals
-    // (more only when a balance has them), the currency's sign.
-    m2: (d: Decimal.Value | null | undefined) => (d === null || d === undefined ? '' : formatMoney(d.toString(), lang, null, 2)),
-    m8: (d: Decimal.Value | null | undefined) => (d === null || d === undefined ? '' : formatMoney(d.toString(), lang)),
+    // Money as people read it (lib/money-format.ts): one format per language, two decimals.
     money: (d: Decimal.Value | null | undefined, currency: string) => (d === null || d === undefined ? '' : formatMoney(d.toString(), lang, currency)),
     /** "Refunded" / "Partly refunded" for a payment with refunds, else ''. */
     refund: (p: Parameters<typeof refundState>[0]) => {
@@ -118,17 +116,23 @@ export function render(req: FastifyRequest, reply: FastifyReply, page: string, d
     },
   };
   const ctx: Record<string, unknown> = {
-    base: BASE, t, lang, h, langUrl, flash, path: url.pathname, profile: req.server.config.profile,
+    base: BASE, t, lang, h, langUrl, tz, flash, path: url.pathname, profile: req.server.config.profile,
     // A session that still owes its TOTP code shows no menu or merchant: only the code page.
     // Nor while the account must set up TOTP first (its team requires it): only the security page.
     csrf: session ? new FormTokens(req.server.db).issue(session) : '', merchant: session?.stage === 'FULL' && !mustEnrolTwoFactor(session) ? session.merchant : null,
     mode: req.cabinet.mode ?? 'live',
     teamRole: session ? (session.user?.role ?? 'owner') : null,
+    // Who is signed in (the header) and what their role may submit: a form the role cannot
+    // send is not shown (a note says why), so nobody fills one in to get a 403.
+    signedInAs: session ? (session.user?.email ?? session.merchant.email) : null,
+    can: (p: CabinetPermission) => (session ? teamAllows(session, p) : false),
     errors: { fields: {} }, values: {}, ...data,
   };
   const fe = (ctx.errors as FormErrors).fields ?? {};
   // Field errors next to their inputs, tied to them for screen readers.
   Object.assign(h, {
+    /** The note shown instead of a form the signed-in role cannot submit. */
+    roleNote: () => `<p class="flash info" data-testid="role-note">${esc(t('common.role_cannot', { role: t(`role.${ctx.teamRole as string}`) }))}</p>`,
     err: (name: string) => (fe[name] ? `<p class="field-error" id="err-${esc(name)}">${esc(fe[name]!)}</p>` : ''),
     aria: (name: string) => (fe[name] ? ` aria-invalid="true" aria-describedby="err-${esc(name)}"` : ''),
     val: (name: string, dflt = '') => {
@@ -138,6 +142,14 @@ export function render(req: FastifyRequest, reply: FastifyReply, page: string, d
   });
   reply.type('text/html; charset=utf-8');
   return reply.cabinetView(page, ctx);
+}
+
+/**
+ * The time zone the cabinet writes and reads times in: the merchant's setting (Team page),
+ * else the deployment's TZ. Pages, filters, the chart's days and the CSVs all use it.
+ */
+export function cabinetTz(req: FastifyRequest): string {
+  return req.cabinet?.session?.merchant.timeZone ?? req.server.config.tz;
 }
 
 /** Body fields of a cabinet form as strings (forms post urlencoded). */

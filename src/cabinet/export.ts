@@ -4,6 +4,8 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { stringify } from 'csv-stringify';
 import { formatDateTime } from '../lib/time.js';
 import { csvCell } from '../lib/csv-cell.js';
+import { csvAmount } from '../lib/money-format.js';
+import type { Decimal } from 'decimal.js';
 import type { Lang } from './i18n.js';
 import type { ListFilters } from './paging.js';
 
@@ -13,13 +15,13 @@ import type { ListFilters } from './paging.js';
  * pipeline), so a year of payments never sits in memory and no connection is held between
  * batches. Opens in a spreadsheet as it is: UTF-8 with a BOM,
  * the locale's separators (Russian: `;` between fields and a decimal comma, English: `,` and a
- * dot), dates in the service time zone. Amounts are the Decimal's exact fixed string.
+ * dot), dates in the merchant's time zone. Amounts are plain decimals with two places.
  */
 export function csvFormat(lang: Lang, tz: string) {
   return {
     delimiter: lang === 'ru' ? ';' : ',',
-    /** An amount: its fixed string with the locale's decimal mark; '' for none. */
-    num: (d: { toFixed(n: number): string } | null | undefined, places = 2) => (d === null || d === undefined ? '' : lang === 'ru' ? d.toFixed(places).replace('.', ',') : d.toFixed(places)),
+    /** An amount: a plain decimal with two places and the locale's decimal mark (lib/money-format.ts); '' for none. */
+    num: (d: Decimal.Value | null | undefined) => (d === null || d === undefined ? '' : csvAmount(d, lang)),
     date: (d: Date | null | undefined) => (d ? formatDateTime(d, tz) : ''),
   };
 }

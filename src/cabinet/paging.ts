@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import { parseSearchDate } from '../lib/time.js';
-import { queryOf } from './context.js';
+import { cabinetTz, queryOf } from './context.js';
 import type { ListFilter } from '../domain/merchant/list-filters.js';
 
 export const PAGE_SIZE = 20;
@@ -18,7 +18,7 @@ export function listFilters(req: FastifyRequest, statuses: readonly string[]): L
   const q = queryOf(req);
   const { t } = req.cabinet;
   const errors: Record<string, string> = {};
-  const tz = req.server.config.tz;
+  const tz = cabinetTz(req);
   const f: ListFilters = { page: Math.min(Math.max(1, Number.parseInt(q.page ?? '1', 10) || 1), 10000), errors };
   if (q.status && statuses.includes(q.status)) f.status = q.status;
   if (q.shop_id) f.shop_id = q.shop_id.slice(0, 64);

@@ -51,6 +51,7 @@ const ROUTE_PERMISSIONS: Record<string, CabinetPermission> = {
   'POST /cabinet/team/:id/role': 'team',
   'POST /cabinet/team/:id/remove': 'team',
   'POST /cabinet/team/two-factor': 'team',
+  'POST /cabinet/team/time-zone': 'team',
   // Each account's own two-factor sign-in, whatever its role.
   'POST /cabinet/2fa': 'read',
   'POST /cabinet/2fa/cancel': 'read',

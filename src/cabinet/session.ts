@@ -17,6 +17,8 @@ export interface CabinetMerchant {
   grantRegularPayouts: boolean;
   /** The owner's "Require two-factor authentication for everyone". */
   requireTwoFactor: boolean;
+  /** The merchant's time zone setting (IANA); null: the deployment's TZ. */
+  timeZone: string | null;
 }
 
 /** A merchant team member's sign-in (issue 17); null on a session of the merchant's own login. */
@@ -58,7 +60,8 @@ export type LoginResult =
   | { ok: false; reason: 'invalid' | 'banned'; account: LoginAccount | null };
 
 const MERCHANT_COLS = `m.id, m.name, m.email, m.status, m.verified, m.subscription,
-  m.grant_refunds AS "grantRefunds", m.grant_regular_payouts AS "grantRegularPayouts", m.require_two_factor AS "requireTwoFactor"`;
+  m.grant_refunds AS "grantRefunds", m.grant_regular_payouts AS "grantRegularPayouts", m.require_two_factor AS "requireTwoFactor",
+  m.time_zone AS "timeZone"`;
 
 /** Cabinet sign-in, server-side sessions and the lock-out after repeated failures. */
 export class SessionStore {

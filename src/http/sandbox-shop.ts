@@ -1,4 +1,9 @@
+import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
+import { esc, layout, type PageCtx } from '../page/render.js';
+import { pickLang, type Lang } from '../page/i18n.js';
+import { formatMoney } from '../lib/money-format.js';
+import { boundedDecimal } from '../lib/decimal-text.js';
 
 /** Where the demo shop's Result, Success and Fail URLs point (the sandbox's built-in shop). */
 export const SANDBOX_SHOP_PATH = '/sandbox/shop';
@@ -8,7 +13,6 @@ export function sandboxShopUrls(publicBaseUrl: string) {
   return { resultUrl: `${base}/result`, successUrl: `${base}/success`, failUrl: `${base}/fail` };
 }
 
-const esc = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 /**
  * A built-in receiver standing in for the demo merchant's shop (issue 16 item 5), so a
@@ -34,13 +38,50 @@ export function registerSandboxShop(app: FastifyInstance): void {
       method: ['GET', 'POST'], url: `${SANDBOX_SHOP_PATH}/${outcome}`, schema: { hide: true },
       handler: async (req, reply) => {
         const f = fieldsOf(req.body, req.query);
-        const title = outcome === 'success' ? 'Thank you! The payment is received.' : 'The payment did not go through.';
-        const rows = ['InvId', 'OutSum', 'CurrencyIn', 'TrsId'].filter((k) => f[k]).map((k) => `<dt>${k}</dt><dd>${esc(f[k]!)}</dd>`).join('');
-        reply.header('content-security-policy', "default-src 'none'; frame-ancestors 'none'; base-uri 'none'").header('cache-control', 'no-store');
-        return reply.type('text/html; charset=utf-8').send(`<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>Demo shop</title></head>
-<body data-testid="sandbox-shop" data-outcome="${outcome}"><h1>Demo shop</h1><p>${title}</p><dl>${rows}</dl>
-<p>This page stands in for your shop (sandbox). Its postback is in the cabinet's <a href="/cabinet/webhooks">webhook log</a>.</p></body></html>`);
+        const ctx: PageCtx = { lang: pickLang(req.headers['accept-language'], f.lang), nonce: randomBytes(16).toString('hex'), sandbox: true, profile: app.config.profile };
+        reply.header('content-security-policy', `default-src 'none'; style-src 'nonce-${ctx.nonce}'; img-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'`).header('cache-control', 'no-store');
+        return reply.type('text/html; charset=utf-8').send(shopPage(ctx, outcome, f));
       },
     });
   }
+}
+
+const WORDS: Record<Lang, Record<string, string>> = {
+  en: {
+    shop: 'Demo shop', note: 'Sandbox: this page stands in for your shop',
+    success: 'Thank you! The payment is received.', fail: 'The payment did not go through.',
+    successText: 'Your shop would now show the order as paid. Its postback went to the Result URL and is in the cabinet.',
+    failText: 'Your shop would now offer the payer another try. No money was taken.',
+    InvId: 'Order', OutSum: 'Amount', TrsId: 'Payment', log: 'Open the webhook log', other: 'Русский',
+  },
+  ru: {
+    shop: 'Демо-магазин', note: 'Песочница: эта страница заменяет ваш магазин',
+    success: 'Спасибо! Оплата получена.', fail: 'Оплата не прошла.',
+    successText: 'Здесь ваш магазин показал бы заказ оплаченным. Уведомление ушло на Result URL и видно в кабинете.',
+    failText: 'Здесь ваш магазин предложил бы плательщику попробовать ещё раз. Деньги не списаны.',
+    InvId: 'Заказ', OutSum: 'Сумма', TrsId: 'Платёж', log: 'Открыть журнал уведомлений', other: 'English',
+  },
+};
+
+/** The stand-in shop's Success or Fail page, styled as the payer's pages, in the payer's language. */
+function shopPage(ctx: PageCtx, outcome: 'success' | 'fail', f: Record<string, string>): string {
+  const w = WORDS[ctx.lang];
+  const sum = f.OutSum ? boundedDecimal(f.OutSum) : null;
+  const value = (k: string) => (k === 'OutSum' && sum ? formatMoney(sum, ctx.lang, f.CurrencyIn && /^[A-Z]{3,4}$/.test(f.CurrencyIn) ? f.CurrencyIn : 'RUB') : f[k]!);
+  const rows = ['InvId', 'OutSum', 'TrsId'].filter((k) => f[k]).map((k) => `<div class="row"><dt>${esc(w[k])}</dt><dd${k === 'OutSum' ? '' : ' class="mono"'} data-testid="shop-${k}">${esc(value(k))}</dd></div>`).join('');
+  const other: Lang = ctx.lang === 'ru' ? 'en' : 'ru';
+  const q = new URLSearchParams({ ...Object.fromEntries(['InvId', 'OutSum', 'CurrencyIn', 'TrsId'].filter((k) => f[k]).map((k) => [k, f[k]!])), lang: other });
+  const icon = outcome === 'success'
+    ? '<svg viewBox="0 0 48 48" width="56" height="56" aria-hidden="true"><circle cx="24" cy="24" r="22" fill="#e7f6ec"/><path d="M14 25l7 7 13-15" fill="none" stroke="#1a7f37" stroke-width="4" stroke-linecap="round" stroke-linejoin="round"/></svg>'
+    : '<svg viewBox="0 0 48 48" width="56" height="56" aria-hidden="true"><circle cx="24" cy="24" r="22" fill="#fdecea"/><path d="M17 17l14 14M31 17L17 31" fill="none" stroke="#c62828" stroke-width="4" stroke-linecap="round"/></svg>';
+  const body = `<header class="merchant"><div class="logo" aria-hidden="true">D</div><div class="who"><div class="muted small">${esc(w.note)}</div><div class="shop">${esc(w.shop)}</div></div>
+  <a class="lang" href="${SANDBOX_SHOP_PATH}/${outcome}?${esc(q.toString())}" hreflang="${other}">${esc(w.other)}</a></header>
+<section class="card status" data-testid="sandbox-shop" data-outcome="${outcome}">
+  ${icon}
+  <h1>${esc(outcome === 'success' ? w.success : w.fail)}</h1>
+  <p class="muted">${esc(outcome === 'success' ? w.successText : w.failText)}</p>
+  ${rows ? `<dl class="rows">${rows}</dl>` : ''}
+  <a class="btn secondary" href="/cabinet/webhooks">${esc(w.log)}</a>
+</section>`;
+  return layout(ctx, `${outcome === 'success' ? w.success : w.fail} — ${w.shop}`, body);
 }

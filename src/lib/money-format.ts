@@ -1,65 +1,49 @@
 import { Decimal } from 'decimal.js';
 
 /**
- * Money as people read it (issue 16 item 4): the locale's thousands separator and decimal mark,
- * at least two decimals, the currency sign where the locale puts it ("1 500,00 ₽" in Russian,
- * "₽1,500.00" in English). Decimal-safe: the Decimal's own fixed string is cut into its integer
- * and fraction, the integer grouped by Intl as a BigInt, so no value ever passes through a
- * float. Intl gives only the pattern (where the sign, minus and currency go). For screens only:
- * the API and postbacks keep their wire format (lib/money.ts).
+ * Money as people read it: one format per language on every face (cabinet, console, the payer's
+ * pages, mails). Russian `1 234,50 ₽` (groups of three split by a no-break space, a decimal
+ * comma, the currency's sign after the number); English `RUB 1,234.50` (the ISO code first,
+ * comma groups, a decimal dot). A currency without a sign (USDT) is written by its code in both.
+ * Always two decimals: a balance kept to 8 decimals is cut to kopecks towards zero (never
+ * showing money that is not there). Decimal in, string out: no value passes through a float.
+ * For screens, mails and CSVs only; the API and postbacks keep their wire format (lib/money.ts).
  */
 export type MoneyLang = 'ru' | 'en';
 
-const LOCALE: Record<MoneyLang, string> = { ru: 'ru-RU', en: 'en-US' };
 const SIGNS: Record<string, string> = { RUB: '₽', USD: '$', EUR: '€' };
-const patterns = new Map<string, Intl.NumberFormatPart[]>();
-const groupers = new Map<string, Intl.NumberFormat>();
+const NBSP = '\u00a0';
 
-function pattern(lang: MoneyLang, currency: string | null, negative: boolean): Intl.NumberFormatPart[] {
-  const key = `${lang}:${currency ?? ''}:${negative ? '-' : '+'}`;
-  let p = patterns.get(key);
-  if (!p) {
-    const opts: Intl.NumberFormatOptions = currency
-      ? { style: 'currency', currency, currencyDisplay: 'narrowSymbol', minimumFractionDigits: 2 }
-      : { minimumFractionDigits: 2 };
-    p = new Intl.NumberFormat(LOCALE[lang], opts).formatToParts(negative ? -1 : 1);
-    patterns.set(key, p);
-  }
-  return p;
-}
-
-function grouped(lang: MoneyLang, integer: string): string {
-  let g = groupers.get(lang);
-  if (!g) { g = new Intl.NumberFormat(LOCALE[lang], { useGrouping: true }); groupers.set(lang, g); }
-  return g.format(BigInt(integer));
+/** The amount's digits in the language's marks, two decimals, no currency: `1 234,50` / `1,234.50`. */
+export function formatAmount(value: Decimal.Value, lang: MoneyLang): string {
+  const d = new Decimal(value).toDecimalPlaces(2, Decimal.ROUND_DOWN);
+  const [int, frac] = d.abs().toFixed(2).split('.') as [string, string];
+  const grouped = int.replace(/\B(?=(\d{3})+(?!\d))/g, lang === 'ru' ? NBSP : ',');
+  const sign = d.isNegative() && !d.isZero() ? '-' : '';
+  return `${sign}${grouped}${lang === 'ru' ? ',' : '.'}${frac}`;
 }
 
 /**
- * `places`: decimals shown; by default two, more only when the value has them (an 8-decimal
- * balance with 0.00000001 shows it, 1500.00000000 shows 1 500,00).
+ * An amount with its currency: ru `1 234,50 ₽`, en `RUB 1,234.50`; with no currency, the
+ * amount alone (a table whose column names the currency).
  */
-export function formatMoney(value: Decimal.Value, lang: MoneyLang, currency: string | null = null, places?: number): string {
-  const d = new Decimal(value);
-  const dp = places ?? Math.min(8, Math.max(2, d.decimalPlaces()));
-  const [int, frac = ''] = d.abs().toFixed(dp).split('.') as [string, string?];
-  const negative = d.isNegative() && !d.isZero();
-  const known = currency !== null && currency in SIGNS;
-  const out = pattern(lang, known ? currency : null, negative).map((part) => {
-    switch (part.type) {
-      case 'integer': return null;
-      case 'group': return '';
-      case 'fraction': return frac;
-      case 'currency': return SIGNS[currency!]!;
-      default: return part.value;
-    }
-  });
-  // The integer parts (and their group marks) collapse into the first one.
-  const first = out.indexOf(null);
-  const text = out.map((v, i) => (i === first ? grouped(lang, int) : v ?? '')).join('');
-  const s = dp === 0 ? text.replace(/[.,]$/, '') : text;
-  return known || currency === null ? s : `${s} ${currency}`;
+export function formatMoney(value: Decimal.Value, lang: MoneyLang, currency: string | null = null): string {
+  const amount = formatAmount(value, lang);
+  if (currency === null) return amount;
+  if (lang === 'ru') return `${amount}${NBSP}${currencyMark(currency, lang)}`;
+  return amount.startsWith('-') ? `-${currency}${NBSP}${amount.slice(1)}` : `${currency}${NBSP}${amount}`;
 }
 
+/** How the language writes a currency next to an amount: ru its sign (`₽`), en its code (`RUB`). */
+export function currencyMark(currency: string, lang: MoneyLang): string {
+  return lang === 'ru' ? SIGNS[currency] ?? currency : currency;
+}
+
+/** A CSV cell: plain decimal, two places, the language's decimal mark (`1234,50` / `1234.50`). */
+export function csvAmount(value: Decimal.Value, lang: MoneyLang): string {
+  const s = new Decimal(value).toDecimalPlaces(2, Decimal.ROUND_DOWN).toFixed(2);
+  return lang === 'ru' ? s.replace('.', ',') : s;
+}
 const SPACES = /[\u0020\u00a0\u202f\u2009]/g;
 
 /**

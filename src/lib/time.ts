@@ -118,3 +118,14 @@ export function startOfMonth(d: Date, tz: string): Date {
   const [y, mo] = formatDateTime(d, tz).slice(0, 7).split('-').map(Number) as [number, number];
   return zonedToUtc(y, mo, 1, 0, 0, 0, tz);
 }
+
+/** Whether `tz` is a time zone name the runtime knows (Europe/Moscow, UTC). */
+export function isTimeZone(tz: string): boolean {
+  if (!/^[A-Za-z][A-Za-z0-9_+\-/]{0,63}$/.test(tz)) return false;
+  try { new Intl.DateTimeFormat('en', { timeZone: tz }); return true; } catch { return false; }
+}
+
+/** The time zones a person picks from (the runtime's list, UTC first). */
+export function timeZoneNames(): string[] {
+  return ['UTC', ...Intl.supportedValuesOf('timeZone').filter((z) => z !== 'UTC')];
+}

@@ -1,4 +1,4 @@
-import { money2 } from '../lib/money.js';
+import { formatMoney } from '../lib/money-format.js';
 
 /**
  * The texts of outgoing mail (plain text, English). Each gives the subject and the body; links
@@ -41,12 +41,12 @@ export const mailTexts = {
 
   payoutApproved: (p: { id: string; amount: string; currency: string }): MailText => ({
     subject: `Payout ${p.id} approved`,
-    text: `Your payout ${p.id} of ${money2(p.amount)} ${p.currency} passed moderation and is being sent.${signOff}`,
+    text: `Your payout ${p.id} of ${formatMoney(p.amount, 'en', p.currency)} passed moderation and is being sent.${signOff}`,
   }),
 
   payoutDeclined: (p: { id: string; amount: string; currency: string; reason: string }): MailText => ({
     subject: `Payout ${p.id} declined`,
-    text: `Your payout ${p.id} of ${money2(p.amount)} ${p.currency} was declined at moderation: ${p.reason}\n` +
+    text: `Your payout ${p.id} of ${formatMoney(p.amount, 'en', p.currency)} was declined at moderation: ${p.reason}\n` +
       `The amount and its commission are back on your available balance.${signOff}`,
   }),
 };

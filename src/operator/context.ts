@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Decimal } from 'decimal.js';
 import { formatDateTime } from '../lib/time.js';
-import { money8 } from '../lib/money.js';
+import { csvAmount, formatMoney } from '../lib/money-format.js';
 import { newFormSecret } from '../lib/web-session.js';
 import { sha256Hex } from '../lib/crypto.js';
 import { allows, type Permission } from '../admin/auth.js';
@@ -56,7 +56,10 @@ export async function render(req: FastifyRequest, reply: FastifyReply, page: str
     date: (d: Date | string | null | undefined) => (d ? formatDateTime(new Date(d), tz) : ''),
     /** A share (0..1) as a percentage: 0.0649... -> "6.5%". */
     percent: (x: number | null | undefined) => (x === null || x === undefined ? '' : PERCENT.format(x)),
-    m8: (d: Decimal.Value | null | undefined) => (d === null || d === undefined ? '' : money8(d.toString())),
+    /** Money as the other faces write it in English (lib/money-format.ts): `RUB 1,234.50`, two decimals. */
+    money: (d: Decimal.Value | null | undefined, currency: string | null = null) => (d === null || d === undefined || d === '' ? '' : formatMoney(d, 'en', currency)),
+    /** An amount in a form field: a plain decimal with two places (`150000.00`), '' for none. */
+    amountField: (d: Decimal.Value | null | undefined) => (d === null || d === undefined || d === '' ? '' : csvAmount(d, 'en')),
     json: (v: unknown) => (v === null || v === undefined ? '' : JSON.stringify(v)),
     qs: (params: Record<string, unknown>) => {
       const u = new URLSearchParams();

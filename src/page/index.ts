@@ -297,11 +297,11 @@ export default async function pageRoutes(app: FastifyInstance): Promise<void> {
    * The page of a final payment: the POST back to the shop's Success/Fail URL. One function, so
    * the receipt ("last page", src/page/receipt.ts) can take its place.
    */
-  function renderFinal(reply: FastifyReply, ctx: PageCtx, o: PayOutcome) {
+  async function renderFinal(reply: FastifyReply, ctx: PageCtx, o: PayOutcome) {
     if (!o.redirect) throw new Error(`payment ${o.paymentId} is ${o.status} without its redirect`);
     if (o.redirect.url) reply.formActionOrigin = originOf(o.redirect.url);
     // Money received and no Success URL to go to: the customer's receipt (src/page/receipt.ts).
-    else if (o.status !== 'FAIL') return html(reply, 200, receiptPage(ctx, o, { tz: config.tz, at: o.finishedAt ?? new Date() }));
+    else if (o.status !== 'FAIL') return html(reply, 200, receiptPage(ctx, o, { tz: (await app.services.merchants.timeZoneOf(o.bill.merchantId)) ?? config.tz, at: o.finishedAt ?? new Date() }));
     return html(reply, 200, resultPage(ctx, o.bill, { ...o, redirect: o.redirect }));
   }
 

@@ -79,7 +79,7 @@ ${testBanner(ctx, bill)}
     ${row(t.order, what, 'receipt-order')}
     ${bill.orderId ? row(t.orderNo, bill.orderId) : ''}
     ${row(t.shop, bill.shopName, 'receipt-shop')}
-    <dt>${esc(t.amount)}</dt><dd class="total" data-testid="receipt-amount">${esc(formatMoney(out.amountReceivedRub.toString(), ctx.lang, 'RUB', 2))}</dd>
+    <dt>${esc(t.amount)}</dt><dd class="total" data-testid="receipt-amount">${esc(formatMoney(out.amountReceivedRub, ctx.lang, 'RUB'))}</dd>
     ${row(t.date, formatDateTime(o.at, o.tz), 'receipt-date')}
     ${row(t.payment, out.paymentId)}
   </dl>

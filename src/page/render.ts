@@ -4,6 +4,7 @@ import type { PayFieldCode, PayMethod } from '../domain/payment/pay-input.js';
 import { PROVIDER_UNAVAILABLE } from '../domain/payment/payment-errors.js';
 import { declineText, FIELD_MESSAGES, MESSAGES, type Lang, type Messages } from './i18n.js';
 import { PAGE_CSS } from './styles.js';
+import { currencyMark, formatAmount, formatMoney } from '../lib/money-format.js';
 import { PAGE_JS } from './script.js';
 import type { PaymentsProfile } from '../config.js';
 
@@ -12,7 +13,13 @@ export function esc(v: unknown): string {
   return String(v ?? '').replace(/[&<>"'`=]/g, (ch) => `&#${ch.charCodeAt(0)};`);
 }
 
-const money = (d: Decimal): string => d.toFixed(2);
+/** Money on the payer's pages: the one format per language (lib/money-format.ts). */
+const money = (lang: Lang, d: Decimal.Value, currency: string): string => formatMoney(d, lang, currency);
+/** The big total: the amount and its currency set apart, in the language's order. */
+function sumHtml(lang: Lang, d: Decimal.Value, currency: string): string {
+  const num = `<span class="num">${esc(formatAmount(d, lang))}</span>`;
+  return lang === 'ru' ? `${num}\u00a0<span class="cur">${esc(currencyMark(currency, lang))}</span>` : `<span class="cur">${esc(currency)}</span>\u00a0${num}`;
+}
 
 export interface PageCtx {
   lang: Lang; nonce: string; sandbox: boolean;
@@ -100,36 +107,36 @@ export interface FormState {
   declined?: Declined;
 }
 
-function summary(t: Messages, bill: PayableBill, q: Quote | undefined): string {
+function summary(lang: Lang, t: Messages, bill: PayableBill, q: Quote | undefined): string {
   const rows: string[] = [];
   if (q && bill.payerPaysCommission && q.commission.gt(0)) {
-    rows.push(`<div class="row"><dt>${esc(t.amount)}</dt><dd>${money(bill.amount)} ${bill.currency}</dd></div>`);
-    rows.push(`<div class="row"><dt>${esc(t.commission)}</dt><dd>${money(q.commission)} ${bill.currency}</dd></div>`);
+    rows.push(`<div class="row"><dt>${esc(t.amount)}</dt><dd>${money(lang, bill.amount, bill.currency)}</dd></div>`);
+    rows.push(`<div class="row"><dt>${esc(t.commission)}</dt><dd>${money(lang, q.commission, bill.currency)}</dd></div>`);
   }
   if (q && bill.currency !== 'RUB') {
-    rows.push(`<div class="row"><dt>${esc(t.rate)}</dt><dd>1 ${bill.currency} = ${q.rate.toFixed(2)} RUB</dd></div>`);
-    rows.push(`<div class="row strong"><dt>${esc(t.inRub)}</dt><dd data-testid="amount-rub">${money(q.dueRub)} RUB</dd></div>`);
+    rows.push(`<div class="row"><dt>${esc(t.rate)}</dt><dd>${money(lang, 1, bill.currency)} = ${money(lang, q.rate, 'RUB')}</dd></div>`);
+    rows.push(`<div class="row strong"><dt>${esc(t.inRub)}</dt><dd data-testid="amount-rub">${money(lang, q.dueRub, 'RUB')}</dd></div>`);
   }
   const due = q ? q.dueInBillCurrency : bill.amount;
   return `<section class="summary" aria-labelledby="bill-title">
   <h1 id="bill-title">${esc(bill.name || t.title)}</h1>
   ${bill.description ? `<p class="desc">${esc(bill.description)}</p>` : ''}
-  ${itemList(t, bill)}
+  ${itemList(lang, t, bill)}
   <div class="total"><span class="muted small">${esc(t.toPay)}</span>
-    <div class="sum" data-testid="amount"><span class="num">${money(due)}</span> <span class="cur">${bill.currency}</span></div>
+    <div class="sum" data-testid="amount">${sumHtml(lang, due, bill.currency)}</div>
   </div>
   ${rows.length ? `<dl class="rows">${rows.join('')}</dl>` : ''}
 </section>`;
 }
 
 /** The cart lines sent at bill/create: name, quantity x price, line total. */
-function itemList(t: Messages, bill: PayableBill): string {
+function itemList(lang: Lang, t: Messages, bill: PayableBill): string {
   if (bill.items.length === 0) return '';
   const lines = bill.items.map((it) => {
     const qty = new Decimal(it.quantity);
     const total = new Decimal(it.price).mul(qty);
-    return `<li class="item"><span class="item-name">${esc(it.name)}<span class="muted small"> ${esc(qty.toFixed())} × ${esc(money(new Decimal(it.price)))}</span></span>` +
-      `<span class="item-sum">${money(total)} ${bill.currency}</span></li>`;
+    return `<li class="item"><span class="item-name">${esc(it.name)}<span class="muted small"> ${esc(qty.toFixed())} × ${esc(money(lang, it.price, bill.currency))}</span></span>` +
+      `<span class="item-sum">${money(lang, total, bill.currency)}</span></li>`;
   }).join('');
   return `<ul class="items" aria-label="${esc(t.items)}" data-testid="items">${lines}</ul>`;
 }
@@ -208,7 +215,7 @@ export function paymentPage(ctx: PageCtx, s: FormState): string {
   const cardInvalid = invalid(e, 'card_number') || (d?.method === 'BANK_CARD' && !providerDown(d.code) ? ' aria-invalid="true" aria-describedby="card_number-decline"' : '');
   const payLabel = (m: PayMethod) => {
     const qq = s.quotes[m];
-    return qq ? `${money(qq.dueRub)} RUB` : '';
+    return qq ? money(ctx.lang, qq.dueRub, 'RUB') : '';
   };
 
   const cardPanel = s.hostedCard ? `<div class="panel" id="panel-card">
@@ -243,7 +250,7 @@ export function paymentPage(ctx: PageCtx, s: FormState): string {
   const sbpPanel = `<div class="panel" id="panel-sbp">
   ${declineReason(ctx, d, 'SBP', 'sbp-decline')}
   <div class="qr-box">${s.qrSvg}</div>
-  ${s.quotes.SBP ? `<p class="sbp-due"><span class="muted">${esc(t.toPay)}:</span> <strong data-testid="sbp-due">${money(s.quotes.SBP.dueRub)} RUB</strong></p>` : ''}
+  ${s.quotes.SBP ? `<p class="sbp-due"><span class="muted">${esc(t.toPay)}:</span> <strong data-testid="sbp-due">${money(ctx.lang, s.quotes.SBP.dueRub, 'RUB')}</strong></p>` : ''}
   <p class="hint">${esc(t.sbpHint)}</p>
   <button class="btn" type="submit" name="method" value="SBP" formnovalidate data-testid="pay-sbp">${esc(t.sbpConfirm)}</button>
 </div>`;
@@ -265,7 +272,7 @@ export function paymentPage(ctx: PageCtx, s: FormState): string {
 
   const body = `${testBanner(ctx, bill, true)}
 ${merchantHeader(t, bill.shopName, langLink(ctx, `/pay/${bill.id}`))}
-${summary(t, bill, q)}
+${summary(ctx.lang, t, bill, q)}
 <form class="card" method="post" action="/pay/${esc(bill.id)}" autocomplete="on">
   <input type="hidden" name="_csrf" value="${esc(s.csrf)}">
   <input type="hidden" name="lang" value="${ctx.lang}">
@@ -319,7 +326,7 @@ export function resultPage(ctx: PageCtx, bill: PayableBill, out: PayOutcome & { 
   const failed = out.status === 'FAIL';
   const details = `<dl class="rows">
     <div class="row"><dt>${esc(t.paymentId)}</dt><dd class="mono">${esc(out.paymentId)}</dd></div>
-    ${failed ? '' : `<div class="row"><dt>${esc(t.paidAmount)}</dt><dd>${money(out.amountReceivedRub)} RUB</dd></div>`}
+    ${failed ? '' : `<div class="row"><dt>${esc(t.paidAmount)}</dt><dd>${money(ctx.lang, out.amountReceivedRub, 'RUB')}</dd></div>`}
   </dl>`;
   const head = `${testBanner(ctx, bill)}
 ${merchantHeader(t, bill.shopName, '')}
@@ -356,7 +363,7 @@ ${merchantHeader(t, bill.shopName, langLink(ctx, `/pay/${bill.id}/qr`))}
 <section class="card qr-page">
   <h1>${esc(bill.name || t.qrTitle)}</h1>
   ${bill.description ? `<p class="desc">${esc(bill.description)}</p>` : ''}
-  <div class="sum"><span class="num">${money(due)}</span> <span class="cur">${bill.currency}</span></div>
+  <div class="sum">${sumHtml(ctx.lang, due, bill.currency)}</div>
   <figure class="qr-box big" data-testid="qr">${qrSvg}<figcaption class="muted small">${esc(t.scanToPay)}</figcaption></figure>
   <a class="btn" href="${esc(pageUrl)}">${esc(t.openPage)}</a>
 </section>
@@ -389,7 +396,7 @@ export function waitingPage(ctx: PageCtx, bill: PayableBill, out: PayOutcome, qr
     const apps = a.links.map((l) => `<a class="btn secondary" href="${esc(l.url)}" data-testid="bank-app">${esc(l.name)}</a>`).join('\n    ');
     act = `<p class="muted">${esc(t.actSbpText)}</p>
   ${qrSvg ? `<figure class="qr-box" data-testid="sbp-qr">${qrSvg}</figure>` : ''}
-  <p class="sbp-due"><span class="muted">${esc(t.toPay)}:</span> <strong data-testid="sbp-due">${money(out.amountRub)} RUB</strong></p>
+  <p class="sbp-due"><span class="muted">${esc(t.toPay)}:</span> <strong data-testid="sbp-due">${money(ctx.lang, out.amountRub, 'RUB')}</strong></p>
   <nav class="apps" aria-label="${esc(t.actSbpApps)}"><p class="muted small">${esc(t.actSbpApps)}</p>
     ${apps}
   </nav>`;

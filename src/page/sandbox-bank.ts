@@ -1,3 +1,4 @@
+import { formatMoney } from '../lib/money-format.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Decimal } from 'decimal.js';
 import { requestInput } from '../http/input.js';
@@ -67,7 +68,7 @@ export default async function sandboxBankRoutes(app: FastifyInstance): Promise<v
     const body = `<header class="merchant"><div class="logo" aria-hidden="true">S</div><div class="who"><div class="muted small">${esc(t.note)}</div><div class="shop">${esc(t.bank)}</div></div></header>
 <section class="card status" data-testid="sandbox-${kind}">
   <h1>${esc(kind === '3ds' ? t.tds : t.sbp)}</h1>
-  <p class="muted">${esc(kind === '3ds' ? t.tdsText : t.sbpText)} <strong data-testid="sandbox-amount">${esc(amount.toFixed(2))} RUB</strong></p>
+  <p class="muted">${esc(kind === '3ds' ? t.tdsText : t.sbpText)} <strong data-testid="sandbox-amount">${esc(formatMoney(amount, ctx.lang, 'RUB'))}</strong></p>
   <form method="post" action="/sandbox/${kind}/${esc(id)}?lang=${ctx.lang}">
     <input type="hidden" name="_csrf" value="${esc(token)}">
     ${fields}

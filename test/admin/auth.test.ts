@@ -54,8 +54,8 @@ describe('operator API authentication', () => {
     expect(adminTokenMatches(`Bearer ${ADMIN_TOKEN}${'x'.repeat(1000)}`, ADMIN_TOKEN)).toBe(false);
   });
 
-  it('operator routes are documented in the OpenAPI document under the admin tag', async () => {
-    const r = await t.app.inject({ method: 'GET', url: '/docs/json' });
+  it("operator routes are documented in the operators' OpenAPI document (/admin/docs/json) under the admin tag", async () => {
+    const r = await t.app.inject({ method: 'GET', url: '/admin/docs/json' });
     const doc = r.json() as { paths: Record<string, Record<string, { tags?: string[]; summary?: string }>> };
     const adminPaths = Object.entries(doc.paths).filter(([p]) => p.startsWith('/admin/v1/'));
     expect(adminPaths.length).toBeGreaterThanOrEqual(12);

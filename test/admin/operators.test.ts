@@ -175,7 +175,7 @@ describe('audit trail', () => {
     const list = await as(o.token, 'GET', `/audit?object_id=${m.id}&action=merchant.update`);
     expect(list.body.data).toHaveLength(1);
     const e = list.body.data[0];
-    expect(Object.keys(e).sort()).toEqual(['action', 'actor', 'actor_id', 'after', 'at', 'before', 'id', 'ip', 'object_id', 'object_type']);
+    expect(Object.keys(e).sort()).toEqual(['action', 'actor', 'actor_id', 'after', 'at', 'before', 'id', 'ip', 'object_id', 'object_name', 'object_type']);
     // Issue 27: the actor is the person (the operator's email), the stable key beside it.
     expect(e).toMatchObject({
       actor: `op${n}-admin@example.test`, actor_id: `operator:${o.id}`, action: 'merchant.update', object_type: 'merchant', object_id: m.id,

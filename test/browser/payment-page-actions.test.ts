@@ -93,7 +93,7 @@ for (const [size, viewport] of Object.entries(SIZES)) {
         await page.reload();
         expect(await paymentsOf(billId)).toHaveLength(1);
         await Promise.all([page.waitForURL(/\/sandbox\/3ds\//), page.getByTestId('action-link').click()]);
-        expect(await page.getByTestId('sandbox-amount').textContent()).toBe('99.00 RUB');
+        expect(await page.getByTestId('sandbox-amount').textContent()).toBe('RUB\u00a099.00');
         if (decision === 'confirm') await page.screenshot({ path: `${ART}/actions-${size}-3ds-bank.png`, fullPage: true });
         const target = decision === 'confirm' ? `${receiverBase}/success` : /\?declined=/;
         await Promise.all([page.waitForURL(target), page.getByTestId(decision === 'confirm' ? 'sandbox-confirm' : 'sandbox-fail').click()]);

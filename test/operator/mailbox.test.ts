@@ -82,7 +82,7 @@ describe('the console\'s password reset', () => {
       ['payout_approved', await email(a.merchantId), a.merchantId],
     ]);
     expect(mails[0]!.text).toContain('the card holder does not match');
-    expect(mails[0]!.text).toContain('600.00 RUB');
+    expect(mails[0]!.text).toContain('RUB\u00a0600.00');
   });
 });
 

@@ -35,7 +35,7 @@ describe('JSON mode', () => {
     expect((await getJson(url)).json()).toEqual({ payment_id: id, status: 'PROCESS', action: { type: '3ds', url: `/sandbox/3ds/${id}` } });
     const bank = await get(`/sandbox/3ds/${id}`);
     expect(bank.statusCode).toBe(200);
-    expect(bank.body).toContain('40.00 RUB');
+    expect(bank.body).toContain('RUB\u00a040.00');
     const back = await post(`/sandbox/3ds/${id}`, { _csrf: csrfOf(bank.body), decision: 'confirm' });
     expect(back.statusCode).toBe(303);
     expect(back.headers.location).toBe(url);

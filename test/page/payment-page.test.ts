@@ -41,7 +41,7 @@ describe('GET /pay/{bill_id}', () => {
     expect(h).toContain('Coffee &#38; Co');
     expect(h).toContain('Order #77');
     expect(h).toContain('Two cappuccinos');
-    expect(h).toContain('1250.00');
+    expect(h).toContain('<span class="cur">RUB</span>\u00a0<span class="num">1,250.00</span>');
     expect(h).toContain('RUB');
     for (const f of ['card_number', 'card_expiry', 'card_cvc']) expect(h).toContain(`<label for="${f}">`);
     expect(csrfOf(h)).toMatch(/^\d+\.[A-Za-z0-9]{16}\.[\w-]{43}$/);
@@ -80,8 +80,12 @@ describe('GET /pay/{bill_id}', () => {
     const billId = await createBill(t, mm, { amount: '20.00', currencyIn: 'USD', payerPaysCommission: true });
     const h = (await get(`/pay/${billId}`)).body;
     expect(h).toContain('20.60'); // amount + 3% in USD
-    expect(h).toContain('0.60 USD'); // the commission line
-    expect(h).toContain('1854.00 RUB'); // 20.60 * 90
+    expect(h).toContain('USD\u00a00.60'); // the commission line
+    expect(h).toContain('RUB\u00a01,854.00'); // 20.60 * 90
+    // The same money in Russian: 1 854,00 ₽ (issue 30 item 4: one format per language).
+    const ru = (await get(`/pay/${billId}`, { 'accept-language': 'ru' })).body;
+    expect(ru).toContain('1\u00a0854,00\u00a0₽');
+    expect(ru).toContain('0,60\u00a0$');
   });
 
   it('a bill created with payment_method offers only that method', async () => {

@@ -81,7 +81,7 @@ describe('a third kind is one folder and one line', () => {
   });
 
   it('the operator API takes it (validated by its settings schema, its secret masked), and OpenAPI lists it; an app without the line refuses it', async () => {
-    const doc = (await t.app.inject({ method: 'GET', url: '/docs/json' })).json() as { paths: Record<string, Record<string, { requestBody?: { content: Record<string, { schema: { properties: { kind: { enum: string[] } } } }> } }>> };
+    const doc = (await t.app.inject({ method: 'GET', url: '/admin/docs/json' })).json() as { paths: Record<string, Record<string, { requestBody?: { content: Record<string, { schema: { properties: { kind: { enum: string[] } } } }> } }>> };
     const put = doc.paths['/admin/v1/connectors/{name}']!.put!.requestBody!.content['application/json']!.schema.properties.kind.enum;
     expect(put).toEqual([...CONNECTOR_KINDS, 'echo']);
     const missing = await inject(t, 'PUT', '/admin/v1/connectors/echo-1', { kind: 'echo', mode: 'test', settings: {} });

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { Decimal } from 'decimal.js';
 import { formatDateTime } from '../../lib/time.js';
-import { merchantIdOf, render } from '../context.js';
+import { merchantIdOf, render, cabinetTz } from '../context.js';
 import { turnoverSvg, type DayPoint } from '../chart.js';
 import { listFilters } from '../paging.js';
 import { csvFormat, exportFilename, sendCsv } from '../export.js';
@@ -12,7 +12,7 @@ import { formatMoney } from '../../lib/money-format.js';
 export default async function dashboardRoutes(app: FastifyInstance): Promise<void> {
   app.get('/', { schema: { hide: true } }, async (req, reply) => {
     const merchantId = merchantIdOf(req);
-    const tz = app.config.tz;
+    const tz = cabinetTz(req);
     const [balances, latest, byDay] = await Promise.all([
       app.services.merchants.balances(merchantId),
       app.services.merchantLists.latestPayments(merchantId, 10),
@@ -26,7 +26,7 @@ export default async function dashboardRoutes(app: FastifyInstance): Promise<voi
     }
     const total = points.reduce((s, p) => s.add(p.total), new Decimal(0));
     const { t } = req.cabinet;
-    const chart = turnoverSvg(points, t('dash.chart_label', { total: formatMoney(total, req.cabinet.lang, 'RUB') }), 'RUB');
+    const chart = turnoverSvg(points, t('dash.chart_label', { total: formatMoney(total, req.cabinet.lang, 'RUB') }), 'RUB', req.cabinet.lang);
     return render(req, reply, 'dashboard', { nav: 'dashboard', balances, latest, chart, total, f: listFilters(req, []) });
   });
 
@@ -39,7 +39,7 @@ export default async function dashboardRoutes(app: FastifyInstance): Promise<voi
     const merchantId = merchantIdOf(req);
     const f = listFilters(req, []);
     const { t } = req.cabinet;
-    const c = csvFormat(req.cabinet.lang, app.config.tz);
+    const c = csvFormat(req.cabinet.lang, cabinetTz(req));
     async function* rows() {
       for await (const tr of app.services.merchantLists.transfersForExport(merchantId, f.createdAt)) {
         for (const e of tr.entries) {
@@ -47,7 +47,7 @@ export default async function dashboardRoutes(app: FastifyInstance): Promise<voi
             const a = parseAccount(account);
             if (a.merchantId !== merchantId) continue;
             const amount = sign > 0 ? e.amount : e.amount.neg();
-            yield [c.date(tr.createdAt), tr.id, t(`ledger.${tr.kind}`), tr.refType, tr.refId, t(`ledger.bucket.${a.kind}`), c.num(amount, 8), e.currency, tr.memo ?? ''];
+            yield [c.date(tr.createdAt), tr.id, t(`ledger.${tr.kind}`), tr.refType, tr.refId, t(`ledger.bucket.${a.kind}`), c.num(amount), e.currency, tr.memo ?? ''];
           }
         }
       }

@@ -3,7 +3,7 @@ import { isMoneyReceived } from '../../domain/statuses.js';
 import { paymentError } from '../../domain/payment/payment-errors.js';
 import { UnauthorizedActionError } from '../../errors.js';
 import { defineInput, v } from '../../http/input.js';
-import { actingMerchant, BASE, cabinetActor, formBody, formErrors, liveMerchantIdOf, merchantIdOf, render } from '../context.js';
+import { actingMerchant, BASE, cabinetActor, formBody, formErrors, liveMerchantIdOf, merchantIdOf, render, cabinetTz } from '../context.js';
 import { filterQuery, listFilters, PAGE_SIZE } from '../paging.js';
 import { csvFormat, exportFilename, sendCsv } from '../export.js';
 import { parseAmountInput } from '../../lib/money-format.js';
@@ -35,7 +35,7 @@ export default async function paymentRoutes(app: FastifyInstance): Promise<void>
     const merchantId = merchantIdOf(req);
     const f = listFilters(req, STATUSES);
     const { t } = req.cabinet;
-    const c = csvFormat(req.cabinet.lang, app.config.tz);
+    const c = csvFormat(req.cabinet.lang, cabinetTz(req));
     async function* rows() {
       for await (const p of app.services.merchantLists.paymentsForExport(merchantId, f)) {
         // Why a FAIL failed: the API's error_code, and its error_message in the cabinet's language (empty otherwise).
@@ -71,7 +71,7 @@ export default async function paymentRoutes(app: FastifyInstance): Promise<void>
     const merchantId = merchantIdOf(req);
     const f = listFilters(req, REFUND_STATUSES);
     const { t } = req.cabinet;
-    const c = csvFormat(req.cabinet.lang, app.config.tz);
+    const c = csvFormat(req.cabinet.lang, cabinetTz(req));
     async function* rows() {
       for await (const r of app.services.merchantLists.refundsForExport(merchantId, f)) {
         yield [r.id, r.paymentId, r.payment.billId, r.payment.bill.orderId ?? '', t(`status.${r.status}`), c.num(r.amount), r.currency,

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { assertMerchantUsable } from '../../domain/merchant/merchant-guard.js';
-import { actingMerchant, cabinetActor, BASE, formBody, formErrors, merchantIdOf, render } from '../context.js';
+import { actingMerchant, cabinetActor, BASE, formBody, formErrors, merchantIdOf, render, cabinetTz } from '../context.js';
 import { filterQuery, listFilters, PAGE_SIZE } from '../paging.js';
 import { csvFormat, exportFilename, sendCsv } from '../export.js';
 import { parseAmountInput } from '../../lib/money-format.js';
@@ -24,7 +24,7 @@ export default async function payoutRoutes(app: FastifyInstance): Promise<void> 
     const merchantId = merchantIdOf(req);
     const f = listFilters(req, STATUSES);
     const { t } = req.cabinet;
-    const c = csvFormat(req.cabinet.lang, app.config.tz);
+    const c = csvFormat(req.cabinet.lang, cabinetTz(req));
     async function* rows() {
       for await (const p of app.services.merchantLists.payoutsForExport(merchantId, f)) {
         yield [p.id, p.orderId ?? '', t(`status.${p.status}`), c.num(p.amount), c.num(p.commission), p.currency, p.accountMasked,

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { safeEqual } from '../../lib/crypto.js';
 import { newFormSecret } from '../../lib/web-session.js';
+import { timeZoneNames } from '../../lib/time.js';
 import { writeAudit, changed } from '../../audit/audit.js';
 import { apiKeyAudit } from '../../audit/steps.js';
 import { INVITE_DAYS, MIN_PASSWORD, type TeamMember } from '../../domain/merchant/team.service.js';
@@ -20,6 +21,8 @@ const WORDS: Record<Lang, Record<string, string>> = {
     'accept.title': 'Set your password', 'accept.text': 'You were invited to the merchant cabinet as {email}. Choose a password of at least {n} characters.',
     'accept.password': 'Password', 'accept.submit': 'Save and sign in', 'accept.gone': 'This invitation link is not valid any more (used or expired). Ask the owner for a new one.',
     done: 'Done.', two_factor: 'Two-factor', on: 'on', off: 'off',
+    'tz.title': 'Time zone', 'tz.label': 'Times are shown in', 'tz.default': 'The service default ({tz})',
+    'tz.text': 'Every page of the cabinet, its CSV exports, date filters and your payers\' receipts use this time zone. The API keeps the service\'s.',
     'require.title': 'Two-factor sign-in for everyone',
     'require.label': 'Require two-factor authentication for everyone',
     'require.text': 'While this is on, everyone (you included) who signs in without two-factor sign-in is sent to set it up and can open nothing else until it is on.',
@@ -35,6 +38,8 @@ const WORDS: Record<Lang, Record<string, string>> = {
     'accept.title': 'Задайте пароль', 'accept.text': 'Вас пригласили в кабинет мерчанта как {email}. Придумайте пароль не короче {n} символов.',
     'accept.password': 'Пароль', 'accept.submit': 'Сохранить и войти', 'accept.gone': 'Ссылка-приглашение больше не действует (использована или истекла). Попросите владельца прислать новую.',
     done: 'Готово.', two_factor: 'Двухфакторный вход', on: 'вкл.', off: 'выкл.',
+    'tz.title': 'Часовой пояс', 'tz.label': 'Время показывается в поясе', 'tz.default': 'По умолчанию сервиса ({tz})',
+    'tz.text': 'Этот пояс используют все страницы кабинета, выгрузки CSV, фильтры по датам и квитанции ваших плательщиков. API остаётся в поясе сервиса.',
     'require.title': 'Двухфакторный вход для всех',
     'require.label': 'Требовать двухфакторную аутентификацию от всех',
     'require.text': 'Пока это включено, каждый (и вы тоже), кто входит без двухфакторного входа, попадает на его настройку и не может открыть ничего другого, пока не включит его.',
@@ -60,7 +65,7 @@ export default async function teamRoutes(app: FastifyInstance, opts: CabinetRout
     const s = req.cabinet.session!;
     return render(req, reply, 'team', {
       nav: 'team', members: await team.list(liveMerchantIdOf(req)), roles: TEAM_ROLES, w: words(req.cabinet.lang),
-      requireTwoFactor: s.merchant.requireTwoFactor, ...data,
+      requireTwoFactor: s.merchant.requireTwoFactor, timeZone: s.merchant.timeZone, timeZones: timeZoneNames(), defaultTz: app.config.tz, ...data,
     });
   };
 
@@ -101,6 +106,22 @@ export default async function teamRoutes(app: FastifyInstance, opts: CabinetRout
       action: 'merchant.two_factor.require', objectType: 'merchant', objectId: r.after.id,
       before: { require_two_factor: r.before!.requireTwoFactor }, after: { require_two_factor: r.after.requireTwoFactor },
     }));
+    return reply.redirect(`${BASE}/team?ok=common.saved`, 303);
+  });
+
+  // The merchant's time zone (owner only: src/cabinet/roles.ts): every face of this merchant
+  // writes times in it (docs/adr/0067-money-and-time-as-people-read-them.md). Audited.
+  app.post('/time-zone', { schema: { hide: true } }, async (req, reply) => {
+    const who = cabinetActor(req);
+    try {
+      await app.services.merchants.setTimeZone(liveMerchantIdOf(req), formBody(req).time_zone ?? null, (c, r) => writeAudit(c, who, {
+        action: 'merchant.time_zone', objectType: 'merchant', objectId: r.after.id,
+        before: { time_zone: r.before!.timeZone }, after: { time_zone: r.after.timeZone },
+      }));
+    } catch (e) {
+      reply.status(422);
+      return page(req, reply, { errors: formErrors(req, e) });
+    }
     return reply.redirect(`${BASE}/team?ok=common.saved`, 303);
   });
 

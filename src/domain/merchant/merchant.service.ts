@@ -4,6 +4,7 @@ import type { Config } from '../../config.js';
 import { prismaTxQueryable, withPgTx, type Db, type InTx } from '../../db/client.js';
 import { decrypt, encrypt, newApiToken, sha256Hex } from '../../lib/crypto.js';
 import { newId } from '../../lib/ids.js';
+import { isTimeZone } from '../../lib/time.js';
 import { NotFoundError, ValidationError } from '../../errors.js';
 import { assertSafeUrl, UnsafeUrlError } from '../../outbox/url-guard.js';
 import type { MerchantStatus, SubscriptionStatus } from '../../generated/prisma/enums.js';
@@ -215,6 +216,23 @@ export class MerchantService {
    */
   async setTwoFactorRequired(merchantId: string, required: boolean, inTx?: InTx<MerchantChange>): Promise<Merchant> {
     return this.change(merchantId, { requireTwoFactor: required }, inTx);
+  }
+
+  /**
+   * The merchant's time zone (IANA name; null or '' clears it: the deployment's TZ), 422 on
+   * `time_zone` for a name the runtime does not know.
+   */
+  async setTimeZone(merchantId: string, tz: string | null, inTx?: InTx<MerchantChange>): Promise<Merchant> {
+    const value = tz === null || tz.trim() === '' ? null : tz.trim();
+    if (value !== null && !isTimeZone(value)) throw ValidationError.field('time_zone', 'The time zone must be an IANA name such as Europe/Moscow.');
+    return this.change(merchantId, { timeZone: value }, inTx);
+  }
+
+  /** The time zone a merchant's faces write times in: its own setting (a test twin's is its live merchant's), else null. */
+  async timeZoneOf(merchantId: string): Promise<string | null> {
+    const r = await this.db.pool.query<{ tz: string | null }>(
+      `SELECT COALESCE(l.time_zone, m.time_zone) AS tz FROM merchants m LEFT JOIN merchants l ON l.id = m.live_merchant_id WHERE m.id = $1`, [merchantId]);
+    return r.rows[0]?.tz ?? null;
   }
 
   /** Refresh: the old token fails from the moment this commits. */

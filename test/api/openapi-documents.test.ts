@@ -1,0 +1,124 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { setupTestApp, type TestApp } from '../helpers/app.js';
+import { PLACEHOLDERS } from '../../src/http/openapi/examples.js';
+
+/**
+ * Issue 30 item 5: /docs is what a merchant integrates from and the operator API has a document
+ * of its own. Walks both: every operation has request examples, error responses that name their
+ * keys with an example body, no generator placeholders, typed answers, no admin path for merchants.
+ */
+let t: TestApp;
+let merchant: any; // eslint-disable-line @typescript-eslint/no-explicit-any
+let operator: any; // eslint-disable-line @typescript-eslint/no-explicit-any
+beforeAll(async () => {
+  t = await setupTestApp();
+  merchant = (await t.app.inject({ method: 'GET', url: '/docs/json' })).json();
+  operator = (await t.app.inject({ method: 'GET', url: '/admin/docs/json' })).json();
+});
+afterAll(async () => { await t.close(); });
+
+const METHODS = ['get', 'post', 'put', 'patch', 'delete'];
+const ops = (doc: any): [string, any][] => // eslint-disable-line @typescript-eslint/no-explicit-any
+  Object.entries(doc.paths).flatMap(([p, item]: [string, any]) => METHODS.filter((m) => item[m]).map((m) => [`${m.toUpperCase()} ${p}`, item[m]] as [string, any])); // eslint-disable-line @typescript-eslint/no-explicit-any
+const KEY = /^(api:error\.[a-z_-]+|Unauthenticated\.|This action is unauthorized\.|The given data was invalid\.|Too Many Attempts\.|Not Found\.)$/;
+
+/** Every value given as an example (or examples) anywhere in a document, as JSON text. */
+function examplesText(node: unknown, out: unknown[] = []): string {
+  if (Array.isArray(node)) node.forEach((x) => examplesText(x, out));
+  else if (node && typeof node === 'object') {
+    for (const [k, v] of Object.entries(node)) {
+      if (k === 'example' || k === 'examples') out.push(v);
+      else examplesText(v, out);
+    }
+  }
+  return JSON.stringify(out);
+}
+
+function hasRequestExamples(op: any): boolean { // eslint-disable-line @typescript-eslint/no-explicit-any
+  const params = (op.parameters ?? []).every((p: { example?: unknown }) => p.example !== undefined);
+  const bodies = Object.values(op.requestBody?.content ?? {}).every((m: any) => m.example !== undefined || m.examples !== undefined); // eslint-disable-line @typescript-eslint/no-explicit-any
+  return params && bodies;
+}
+
+function errorsNameKeys(name: string, op: any): void { // eslint-disable-line @typescript-eslint/no-explicit-any
+  const errors = Object.entries(op.responses).filter(([s]) => /^[45]/.test(s));
+  expect(errors.length, `${name}: error responses`).toBeGreaterThan(0);
+  for (const [status, r] of errors as [string, any][]) { // eslint-disable-line @typescript-eslint/no-explicit-any
+    expect(r['x-error-keys']?.length, `${name} ${status}: keys`).toBeGreaterThan(0);
+    for (const k of r['x-error-keys']) expect(k, `${name} ${status}`).toMatch(KEY);
+    const examples = r.content['application/json'].examples;
+    for (const k of r['x-error-keys']) expect(examples[k].value, `${name} ${status} ${k}`).toMatchObject({ success: false, message: k });
+  }
+}
+
+describe('the merchants\' /docs', () => {
+  it('is OpenAPI 3.1 and holds no operator path', () => {
+    expect(merchant.openapi).toBe('3.1.0');
+    expect(Object.keys(merchant.paths).filter((p) => p.startsWith('/admin'))).toEqual([]);
+    expect(Object.keys(merchant.paths).filter((p) => p.startsWith('/providers'))).toEqual([]);
+  });
+
+  it('documents the merchant API, the /pay JSON API, /health, /ready and /metrics', () => {
+    for (const p of ['/api/v1/bill/create', '/api/v1/payment/status', '/api/v1/refund/partial/create', '/pay/{bill_id}', '/pay/{bill_id}/payments/{payment_id}', '/health', '/ready', '/metrics']) {
+      expect(merchant.paths[p], p).toBeDefined();
+    }
+  });
+
+  it('every operation has request examples and (but the probes) error responses with their api:error keys and an example body', () => {
+    for (const [name, op] of ops(merchant)) {
+      expect(hasRequestExamples(op), name).toBe(true);
+      if (!/\/(health|ready)$/.test(name)) errorsNameKeys(name, op);
+    }
+    const create = merchant.paths['/api/v1/bill/create'].post;
+    expect(create.responses['403']['x-error-keys']).toEqual(expect.arrayContaining(['api:error.shop_not_found', 'api:error.merchant_banned', 'api:error.rate-not-found']));
+    expect(merchant.paths['/api/v1/bill/status'].get.responses['422']['x-error-keys']).toEqual(['api:error.bill_not_found']);
+  });
+
+  it('shows no generator placeholder ("string", additionalProp1) in any example; bill/create\'s example is a real bill', () => {
+    const text = examplesText(merchant);
+    for (const p of PLACEHOLDERS) expect(text, p).not.toContain(p);
+    const example = merchant.paths['/api/v1/bill/create'].post.requestBody.content['application/json'].example;
+    expect(example).toMatchObject({ amount: 1500.5, shop_id: expect.any(String), type: 'normal' });
+  });
+
+  it('documents type as the spec and README write it (MULTI / NORMAL accepted, either case)', () => {
+    const type = merchant.paths['/api/v1/bill/create'].post.requestBody.content['application/json'].schema.properties.type;
+    expect(type.enum).toEqual(expect.arrayContaining(['MULTI', 'NORMAL', 'multi', 'normal']));
+  });
+
+  it('describes the payment postback and the payout webhook as OpenAPI webhooks', () => {
+    const pb = merchant.webhooks.paymentPostback.post.requestBody.content['application/x-www-form-urlencoded'];
+    expect(Object.keys(pb.schema.properties)).toEqual(expect.arrayContaining(['InvId', 'OutSum', 'Commission', 'TrsId', 'Status', 'custom', 'SignatureValue']));
+    expect(pb.example.Status).toBe('SUCCESS');
+    const pw = merchant.webhooks.payoutWebhook.post.requestBody.content['application/x-www-form-urlencoded'];
+    expect(Object.keys(pw.schema.properties)).toEqual(expect.arrayContaining(['TrsId', 'Amount', 'IsAuto', 'Status', 'BalanceAmount', 'CommissionApplyType', 'SignatureValue']));
+  });
+
+  it('the Swagger UI at /docs still opens', async () => {
+    const r = await t.app.inject({ method: 'GET', url: '/docs/static/swagger-ui-bundle.js' });
+    expect(r.statusCode).toBe(200);
+    const css = await t.app.inject({ method: 'GET', url: '/docs/static/swagger-ui.css' });
+    expect(css.statusCode).toBe(200);
+  });
+});
+
+describe('the operators\' document', () => {
+  it('holds the operator API, each answer typed (no "Default Response"), with examples and error keys', async () => {
+    expect(operator.openapi).toBe('3.1.0');
+    const paths = Object.keys(operator.paths);
+    expect(paths.filter((p) => p.startsWith('/admin/v1/')).length).toBeGreaterThan(30);
+    expect(paths.filter((p) => p.startsWith('/api/'))).toEqual([]);
+    expect(JSON.stringify(operator)).not.toContain('Default Response');
+    for (const [name, op] of ops(operator)) {
+      expect(hasRequestExamples(op), name).toBe(true);
+      const ok = Object.entries(op.responses).filter(([s]) => s.startsWith('2'));
+      expect(ok.length, name).toBeGreaterThan(0);
+      for (const [, r] of ok as [string, any][]) expect(r.content['application/json'].schema, name).toBeDefined(); // eslint-disable-line @typescript-eslint/no-explicit-any
+      if (name.includes(' /admin/')) errorsNameKeys(name, op);
+    }
+    for (const p of PLACEHOLDERS) expect(examplesText(operator), p).not.toContain(p);
+    expect(operator.paths['/admin/v1/payments/{id}/chargebacks'].post.responses['201']).toBeDefined();
+    const page = await t.app.inject({ method: 'GET', url: '/admin/docs' });
+    expect(page.body).toContain("url: '/admin/docs/json'");
+  });
+});
