@@ -1,12 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-
-/** Where the demo shop's Result, Success and Fail URLs point (the sandbox's built-in shop). */
-export const SANDBOX_SHOP_PATH = '/sandbox/shop';
-
-export function sandboxShopUrls(publicBaseUrl: string) {
-  const base = `${publicBaseUrl.replace(/\/+$/, '')}${SANDBOX_SHOP_PATH}`;
-  return { resultUrl: `${base}/result`, successUrl: `${base}/success`, failUrl: `${base}/fail` };
-}
+import { SANDBOX_SHOP_PATH } from '../domain/shop/sandbox-shop.js';
 
 const esc = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
