@@ -12,11 +12,18 @@ import { jsonDepthExceeds, refuseNulBytes } from './plugins/bad-input.js';
 import { configSecrets, loggerOptions } from './logger.js';
 import { setConflictLogger } from './domain/providers/conflict.js';
 import { migrationsCurrent } from './db/migrate.js';
-import { registerRoutes } from './http/routes/index.js';
 import { registerFavicon } from './http/favicon.js';
-import { registerSandboxShop } from './http/sandbox-shop.js';
 import { merchantDocument } from './http/openapi/documents.js';
 import { registerOperatorDocs } from './http/openapi/operator-docs.js';
+import merchantApi from './http/index.js';
+import providerNotifications from './provider-notifications/index.js';
+import payPage from './page/index.js';
+import sandboxBankPages from './page/sandbox-bank.js';
+import { registerSandboxShop } from './page/sandbox-shop.js';
+import cabinet from './cabinet/index.js';
+import operatorApi from './admin/index.js';
+import operatorConsole from './operator/index.js';
+import metricsRoutes from './metrics/index.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -103,7 +110,16 @@ export async function buildApp(opts: BuildOptions): Promise<FastifyInstance> {
     return reply.status(ok ? 200 : 503).send({ status: ok ? 'ready' : 'not ready', profile: opts.config.profile });
   });
 
-  await registerRoutes(app);
+  // The faces: each registers its own routes and installs its own auth inside its own scope;
+  // none imports another (test/foundation/layering.test.ts).
+  await app.register(merchantApi, { prefix: '/api/v1' });
+  await app.register(providerNotifications, { prefix: '/providers' });
+  await app.register(payPage, { prefix: '/pay' });
+  await app.register(sandboxBankPages, { prefix: '/sandbox' });
+  await app.register(cabinet, { prefix: '/cabinet' });
+  await app.register(operatorApi, { prefix: '/admin/v1' });
+  await app.register(operatorConsole, { prefix: '/operator' });
+  await app.register(metricsRoutes);
   // The demo shop's built-in receiver (sandbox/dev profile only, where private URLs are allowed).
   if (opts.config.allowPrivateWebhookUrls) registerSandboxShop(app);
   return app;

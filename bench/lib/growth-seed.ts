@@ -67,6 +67,8 @@ async function verifySeed(c: Q): Promise<void> {
     ['payments without their payment_keys row', `SELECT count(*) FROM payments p WHERE NOT EXISTS (SELECT 1 FROM payment_keys k WHERE k.id = p.id AND k.created_at = p.created_at)`],
     ['payment_keys without a payment', `SELECT (SELECT count(*) FROM payment_keys) - (SELECT count(*) FROM payments)`],
     ['ledger entries without their transfer', `SELECT count(*) FROM ledger_entries e WHERE NOT EXISTS (SELECT 1 FROM ledger_transfers t WHERE t.id = e.transfer_id AND t.created_at = e.created_at)`],
+    ['ledger entries on an account that does not exist', `SELECT count(*) FROM ledger_entries e WHERE NOT EXISTS (SELECT 1 FROM ledger_accounts a WHERE a.id = e.debit_account)
+                                                              OR NOT EXISTS (SELECT 1 FROM ledger_accounts a WHERE a.id = e.credit_account)`],
     ['payouts without their request', `SELECT count(*) FROM payouts p WHERE NOT EXISTS (SELECT 1 FROM payout_requests r WHERE r.id = p.request_id)`],
     ['rows of an unknown merchant or shop', `SELECT (SELECT count(*) FROM bills b WHERE NOT EXISTS (SELECT 1 FROM shops s WHERE s.id = b.shop_id AND s.merchant_id = b.merchant_id))
                                                   + (SELECT count(*) FROM payouts p WHERE NOT EXISTS (SELECT 1 FROM merchants m WHERE m.id = p.merchant_id))`],

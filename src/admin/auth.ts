@@ -2,47 +2,12 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { UnauthenticatedError, UnauthorizedActionError } from '../errors.js';
 import { sha256Hex } from '../lib/crypto.js';
+import type { Role } from '../domain/operator/roles.js';
+import { allows, routePermission } from '../backoffice/permissions.js';
 
 const digest = (s: string): Buffer => createHash('sha256').update(s, 'utf8').digest();
 
-import { ROLES, type Role } from '../domain/operator/roles.js';
-
-export { ROLES, type Role };
-
-/**
- * What a route needs. Every operator route declares one in `config.permission`; a GET without
- * one is `read`, anything else without one is `admin` (fail closed: a new route nobody thought
- * about is for admins only).
- */
-export type Permission =
-  | 'read'
-  | 'payouts.moderate'
-  | 'balance.adjust'
-  | 'events.redeliver'
-  | 'shops.test-postback'
-  | 'merchants.password-reset'
-  | 'merchants.two-factor-reset'
-  | 'attention.resolve'
-  | 'admin';
-
-/** The one table of who may do what; `admin` may do everything. */
-export const ROLE_PERMISSIONS: Record<Role, ReadonlySet<Permission>> = {
-  admin: new Set<Permission>(['read', 'payouts.moderate', 'balance.adjust', 'events.redeliver', 'shops.test-postback', 'merchants.password-reset', 'merchants.two-factor-reset', 'attention.resolve', 'admin']),
-  // Issue 17: finance has moderation, adjustments, the attention list and the ledger.
-  finance: new Set<Permission>(['read', 'payouts.moderate', 'balance.adjust', 'attention.resolve']),
-  // Issue 17: support unlocks a merchant's cabinet. Issue 27: by a reset link mailed to the
-  // account (support never sees a password); a 2FA reset is for admins only (with a reason).
-  support: new Set<Permission>(['read', 'events.redeliver', 'shops.test-postback', 'merchants.password-reset']),
-  auditor: new Set<Permission>(['read']),
-};
-
-export const allows = (role: Role, p: Permission): boolean => ROLE_PERMISSIONS[role].has(p);
-
 declare module 'fastify' {
-  interface FastifyContextConfig {
-    /** Operator API: what the route needs (see src/admin/auth.ts). */
-    permission?: Permission;
-  }
   interface FastifyRequest {
     /** The authenticated operator API caller. */
     operator?: { role: Role; operatorId: string | null };
@@ -78,13 +43,6 @@ export function registerCliActor(user: string): string {
 
 function cliActorOf(header: string | string[] | undefined): string | null {
   return typeof header === 'string' ? (cliActors.get(header) ?? null) : null;
-}
-
-/** The permission a route needs: its declared one, else `read` for GET/HEAD, else `admin`. */
-export function routePermission(req: FastifyRequest): Permission {
-  const declared = req.routeOptions.config?.permission;
-  if (declared) return declared;
-  return req.method === 'GET' || req.method === 'HEAD' ? 'read' : 'admin';
 }
 
 /**

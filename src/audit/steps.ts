@@ -7,7 +7,7 @@ import type { ApiKeyView } from '../domain/api-key/api-key.service.js';
 import type { ConnectorChange, ConnectorShape } from '../domain/providers/registry.js';
 import type { ChargebackRecord } from '../domain/chargeback/chargeback.repository.js';
 import type { Merchant, PayoutAccount, Shop } from '../generated/prisma/client.js';
-import { merchantView, payoutAccountView, shopView } from '../admin/views.js';
+import { merchantView, payoutAccountView, shopView } from '../domain/operator-views.js';
 import { changed, writeAudit, type Actor } from './audit.js';
 
 type Change<T> = { before: T | null; after: T };

@@ -6,6 +6,7 @@ import { refundState } from './lists.js';
 import { paymentError } from '../domain/payment/payment-errors.js';
 import { DomainError, UnauthorizedActionError, ValidationError } from '../errors.js';
 import { UnsafeUrlError } from '../outbox/url-guard.js';
+import { queryOf } from '../lib/form-body.js';
 import { fieldMessage, translator, type Lang, type T } from './i18n.js';
 import { mustEnrolTwoFactor, type CabinetSession } from './session.js';
 import { FormTokens, Flashes } from './forms.js';
@@ -150,25 +151,6 @@ export function render(req: FastifyRequest, reply: FastifyReply, page: string, d
  */
 export function cabinetTz(req: FastifyRequest): string {
   return req.cabinet?.session?.merchant.timeZone ?? req.server.config.tz;
-}
-
-/** Body fields of a cabinet form as strings (forms post urlencoded). */
-export function formBody(req: FastifyRequest): Record<string, string> {
-  const out: Record<string, string> = {};
-  const b = req.body;
-  if (b && typeof b === 'object') {
-    for (const [k, v] of Object.entries(b as Record<string, unknown>)) {
-      if (typeof v === 'string') out[k] = v;
-      else if (typeof v === 'number' || typeof v === 'boolean') out[k] = String(v);
-    }
-  }
-  return out;
-}
-
-export function queryOf(req: FastifyRequest): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries((req.query ?? {}) as Record<string, unknown>)) if (typeof v === 'string') out[k] = v;
-  return out;
 }
 
 /**

@@ -1,6 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import { parseSearchDate } from '../lib/time.js';
-import { cabinetTz, queryOf } from './context.js';
+import { cabinetTz } from './context.js';
+import { queryOf } from '../lib/form-body.js';
 import type { ListFilter } from '../domain/merchant/list-filters.js';
 
 export const PAGE_SIZE = 20;

@@ -1,8 +1,6 @@
 import type { Db, Queryable } from '../db/client.js';
-import { newFormSecret, newSessionCookie, passwordMatches, sessionIdOf } from '../lib/web-session.js';
+import { SESSION_HOURS, newFormSecret, newSessionCookie, passwordMatches, sessionIdOf } from '../lib/web-session.js';
 
-/** Absolute session lifetime. */
-export const SESSION_HOURS = 12;
 /** Minutes between a right password and the TOTP code, for an account with 2FA on. */
 export const SECOND_FACTOR_MINUTES = 10;
 

@@ -65,6 +65,16 @@ export const MONEY_INVARIANTS: ReadonlySet<string> = new Set([
   'restrict_violation',
 ]);
 
+/**
+ * Foreign keys that hold the books together (SQLSTATE 23503): a ledger leg naming an account
+ * that does not exist is a transfer built wrong or an account never created, never the
+ * client's doing: an alert, as a money CHECK. Other foreign keys stay unclassified (a generic
+ * 500), as before.
+ */
+export const MONEY_FOREIGN_KEYS: ReadonlySet<string> = new Set([
+  'ledger_entries_debit_account_fkey', 'ledger_entries_credit_account_fkey',
+]);
+
 /** CHECKs on the service's own bookkeeping (sessions, mail, deployment): broken code, not money. */
 export const INTERNAL_INVARIANTS: ReadonlySet<string> = new Set([
   'cabinet_sessions_stage', 'operator_sessions_stage', 'mail_outbox_status',
@@ -116,7 +126,7 @@ function pgFieldsOf(e: unknown): PgFields | null {
   return null;
 }
 
-const constraintInMessage = (m: string): string | null => /violates check constraint "([^"]+)"/.exec(m)?.[1] ?? null;
+const constraintInMessage = (m: string): string | null => /violates (?:check|foreign key) constraint "([^"]+)"/.exec(m)?.[1] ?? null;
 
 /** Whose fault a database error is, or null when it is no refusal of a value or a rule (a lost connection, a deadlock...). */
 export function classifyDatabaseError(e: unknown): DatabaseFault | null {
@@ -132,11 +142,14 @@ export function classifyDatabaseError(e: unknown): DatabaseFault | null {
     constraint = pg.constraint ?? 'restrict_violation';
   } else if (pg.code === 'P0001') {
     constraint = pg.constraint ?? 'raise_exception';
+  } else if (pg.code === '23503' && pg.constraint !== null && MONEY_FOREIGN_KEYS.has(pg.constraint)) {
+    constraint = pg.constraint;
   } else {
     return null;
   }
   return {
-    fault: 'invariant', sqlstate: pg.code, constraint, money: MONEY_INVARIANTS.has(constraint) || constraint === 'unnamed_check',
+    fault: 'invariant', sqlstate: pg.code, constraint,
+    money: MONEY_INVARIANTS.has(constraint) || MONEY_FOREIGN_KEYS.has(constraint) || constraint === 'unnamed_check',
     table: pg.table, detail: pg.message,
   };
 }

@@ -1,6 +1,6 @@
 import type { Db } from './client.js';
 import type { Services } from '../services.js';
-import { sandboxShopUrls } from '../http/sandbox-shop.js';
+import { sandboxShopUrls } from '../domain/shop/sandbox-shop.js';
 
 export const DEMO_EMAIL = 'demo@example.com';
 export const DEMO_PASSWORD = 'demo-password';

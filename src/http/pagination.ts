@@ -1,6 +1,6 @@
 import { Type, type TSchema } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
-import { defineInput, v } from './input.js';
+import { defineInput, v } from '../lib/input.js';
 import { ValidationError } from '../errors.js';
 import { parseSearchDate } from '../lib/time.js';
 import { decodeCursor, type Cursor, type KeysetPage, type KeysetParams } from '../db/keyset.js';

@@ -1,4 +1,4 @@
-import { AttemptLimiter } from '../page/attempt-limiter.js';
+import { AttemptLimiter } from './attempt-limiter.js';
 
 export interface SignInLimits {
   /** Sign-in attempts (any outcome) per client address in 10 minutes. */

@@ -13,6 +13,9 @@ import { sha256Hex } from './crypto.js';
 // bcrypt round (cost 10, as passwords are hashed).
 const DUMMY_HASH = '$2b$10$nt/TIRtjht75GB/QggmbV.ZV0LK3TpsMrFYO6y0VHaqdmiIfWwEra';
 
+/** Absolute session lifetime of the cabinet and the console (docs/adr/0033). */
+export const SESSION_HOURS = 12;
+
 /**
  * bcrypt in the libuv thread pool (the native `bcrypt` package): sign-ins never stall the
  * event loop. A missing hash is checked against a dummy one and is never a match.

@@ -4,7 +4,7 @@ import { formatDateTime } from '../lib/time.js';
 import { csvAmount, formatMoney } from '../lib/money-format.js';
 import { newFormSecret } from '../lib/web-session.js';
 import { sha256Hex } from '../lib/crypto.js';
-import { allows, type Permission } from '../admin/auth.js';
+import { allows, type Permission } from '../backoffice/permissions.js';
 import type { ConsoleSession, OperatorSessionStore } from './session.js';
 
 declare module 'fastify' {

@@ -1,8 +1,7 @@
 import type { Db } from '../db/client.js';
-import type { Role } from '../admin/auth.js';
+import type { Role } from '../domain/operator/roles.js';
 import { sha256Hex } from '../lib/crypto.js';
-import { newFormSecret, newSessionCookie, passwordMatches, sessionIdOf } from '../lib/web-session.js';
-import { SESSION_HOURS } from '../cabinet/session.js';
+import { SESSION_HOURS, newFormSecret, newSessionCookie, passwordMatches, sessionIdOf } from '../lib/web-session.js';
 
 /** Minutes between a right password and the second factor. */
 export const SECOND_FACTOR_MINUTES = 10;

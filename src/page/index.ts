@@ -1,12 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { requestInput } from '../http/input.js';
+import { requestInput } from '../lib/input.js';
 import { DomainError } from '../errors.js';
 import { payRefusal } from '../domain/bill/bill.states.js';
 import { parsePayInput, PayValidationError, type PayFieldCode, type PayMethod } from '../domain/payment/pay-input.js';
 import { PROVIDER_UNAVAILABLE } from '../domain/payment/payment-errors.js';
 import { FormAlreadyUsedError, type PayableBill, type PayOutcome, type Quote } from '../domain/payment/payment.service.js';
-import { AttemptLimiter } from './attempt-limiter.js';
+import { AttemptLimiter } from '../lib/attempt-limiter.js';
 import { PayCsrf } from './csrf.js';
 import { MESSAGES, pickLang, type Lang } from './i18n.js';
 import { qrSvg } from './qr.js';

@@ -1,8 +1,7 @@
 import { formatMoney } from '../lib/money-format.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Decimal } from 'decimal.js';
-import { requestInput } from '../http/input.js';
-import { SandboxBank } from '../domain/providers/connectors/sandbox/index.js';
+import { requestInput } from '../lib/input.js';
 import { PayCsrf } from './csrf.js';
 import { pickLang } from './i18n.js';
 import { esc, infoPage, layout, type PageCtx } from './render.js';
@@ -34,7 +33,7 @@ const T = {
  * for the outcome like any provider.
  */
 export default async function sandboxBankRoutes(app: FastifyInstance): Promise<void> {
-  const bank = new SandboxBank(app.db.pool);
+  const bank = app.services.sandboxBank;
   const csrf = new PayCsrf(app.config.tokenEncryptionKey);
   installPageHeaders(app);
 

@@ -2,6 +2,7 @@ import { Decimal } from 'decimal.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { withPgTx } from '../../src/db/client.js';
 import { post } from '../../src/domain/ledger/ledger.js';
+import { adjustment, payoutCreated } from '../../src/domain/ledger/postings.js';
 import { setupTestApp, type TestApp } from '../helpers/app.js';
 import { createMerchant, type MerchantFixture } from '../factories/merchant.js';
 import { createBill, expectKeyed, insertPayment, setMerchant } from './support.js';
@@ -98,8 +99,8 @@ describe('GET /api/v1/merchant/balance', () => {
   it("shows the merchant's own buckets after postings, never another merchant's", async () => {
     const a = await createMerchant(t);
     const b = await createMerchant(t);
-    await withPgTx(t.db.pool, (c) => post(c, { merchantId: a.merchantId, currency: 'RUB', kind: 'ADJUSTMENT', refType: 'adjustment', refId: `adj-${a.merchantId}`, available: new Decimal('1234.5') }));
-    await withPgTx(t.db.pool, (c) => post(c, { merchantId: a.merchantId, currency: 'RUB', kind: 'PAYOUT_LOCK', refType: 'payout', refId: `p-${a.merchantId}`, available: new Decimal('-110.12345678'), locked: new Decimal('100'), hold: new Decimal('10.12345678') }));
+    await withPgTx(t.db.pool, (c) => post(c, adjustment({ adjustmentId: `adj-${a.merchantId}`, merchantId: a.merchantId, currency: 'RUB', amount: new Decimal('1234.5') })));
+    await withPgTx(t.db.pool, (c) => post(c, payoutCreated({ payoutId: `p-${a.merchantId}`, merchantId: a.merchantId, currency: 'RUB', amount: new Decimal('100'), commission: new Decimal('10.12345678') })));
     const rub = (await t.app.inject({ method: 'GET', url: '/api/v1/merchant/balance', headers: a.auth })).json()
       .balances.find((x: { currency: string }) => x.currency === 'RUB');
     expect(rub).toEqual({ currency: 'RUB', balance_available: '1124.37654322', balance_locked: '100.00000000', balance_hold: '10.12345678' });

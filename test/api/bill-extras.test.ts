@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setupTestApp, type TestApp } from '../helpers/app.js';
 import { createMerchant, type MerchantFixture } from '../factories/merchant.js';
 import { cardForm, DECLINED_CARD, payRequest } from '../factories/payment.js';
-import { expandBrackets } from '../../src/http/brackets.js';
+import { expandBrackets } from '../../src/lib/brackets.js';
 import { count, expect422, expectKeyed, multipart } from './support.js';
 
 let t: TestApp;

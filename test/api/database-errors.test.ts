@@ -5,7 +5,7 @@ import { createPaidPayment } from '../factories/paid-payment.js';
 import { grantedMerchant, refundCount, refundPartial, refundedAmount, balance } from '../refund/helpers.js';
 import { errorHandler } from '../../src/plugins/error-handler.js';
 import {
-  INPUT_CHECKS, INTERNAL_INVARIANTS, MONEY_INVARIANTS, classifyDatabaseError,
+  INPUT_CHECKS, INTERNAL_INVARIANTS, MONEY_FOREIGN_KEYS, MONEY_INVARIANTS, classifyDatabaseError,
 } from '../../src/db/database-error.js';
 
 /**
@@ -144,6 +144,23 @@ describe('classification', () => {
     // And no list names a constraint that no longer exists (the pseudo-names stand for SQLSTATEs).
     const stale = lists.flatMap((l) => [...l]).filter((n) => !names.includes(n) && n !== 'restrict_violation' && n !== 'raise_exception');
     expect(stale).toEqual([]);
+  });
+
+  it('the foreign keys that hold the books (a leg on an existing account) are money invariants, and exist', async () => {
+    const r = await t.db.pool.query<{ conname: string }>(
+      `SELECT c.conname FROM pg_constraint c WHERE c.contype = 'f' AND c.conrelid = 'ledger_entries'::regclass AND c.confrelid = 'ledger_accounts'::regclass`);
+    expect(r.rows.map((x) => x.conname).sort()).toEqual([...MONEY_FOREIGN_KEYS].sort());
+    const e = await pgError(`WITH t AS (INSERT INTO ledger_transfers (id, kind, ref_type, ref_id) VALUES ('ADJUSTMENT:fk1', 'ADJUSTMENT', 'test', 'fk1') RETURNING id, created_at)
+      INSERT INTO ledger_entries (transfer_id, leg, currency, debit_account, credit_account, amount, created_at)
+      SELECT id, 1, 'RUB', 'RUB:adjustments', 'RUB:merchant:ghost:available', 1, created_at FROM t`);
+    expect(classifyDatabaseError(e)).toMatchObject({ fault: 'invariant', sqlstate: '23503', constraint: 'ledger_entries_credit_account_fkey', money: true });
+    // Through Prisma's adapter the constraint is read back from the message.
+    const prisma = { code: 'P2003', meta: { driverAdapterError: { cause: {
+      originalCode: '23503', originalMessage: 'insert or update on table "ledger_entries" violates foreign key constraint "ledger_entries_debit_account_fkey"', kind: 'postgres',
+    } } } };
+    expect(classifyDatabaseError(prisma)).toMatchObject({ fault: 'invariant', constraint: 'ledger_entries_debit_account_fkey', money: true });
+    // Any other foreign key stays unclassified (the generic 500), as before.
+    expect(classifyDatabaseError({ code: '23503', constraint: 'bills_shop_id_fkey', message: 'x' })).toBeNull();
   });
 
   it('reads the SQLSTATE and constraint from node-postgres errors and from Prisma\'s pg adapter', () => {

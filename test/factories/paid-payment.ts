@@ -1,6 +1,7 @@
 import { Decimal } from 'decimal.js';
 import { withPgTx } from '../../src/db/client.js';
 import { post } from '../../src/domain/ledger/ledger.js';
+import { paymentReceived } from '../../src/domain/ledger/postings.js';
 import { newBillId, newId } from '../../src/lib/ids.js';
 import type { TestApp } from '../helpers/app.js';
 import type { MerchantFixture } from './merchant.js';
@@ -57,9 +58,9 @@ export async function createPaidPayment(t: TestApp, m: MerchantFixture, o: PaidP
         o.fromCard === undefined ? '424242******4242' : o.fromCard, status !== 'NEW' && status !== 'PROCESS'],
     );
     if (accountAmount.gt(0)) {
-      await post(c, {
-        merchantId: m.merchantId, currency, kind: 'PAYMENT_CREDIT', refType: 'payment', refId: paymentId, available: accountAmount,
-      });
+      await post(c, paymentReceived({
+        paymentId, merchantId: m.merchantId, currency, connector: 'sandbox', receivedRub: amountRub, accountAmount, commission,
+      }));
     }
   });
   return { billId, paymentId, accountAmount, currency };

@@ -3,13 +3,32 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 /**
- * STYLE.md "Imports point one way": the faces (API, page, cabinet, operator API and console)
- * depend on the domain, never the reverse; and routes reach the database only through services.
- * A static scan of the sources, so a regression fails here before review.
+ * Imports point one way (docs/adr/0060-faces-layered-among-themselves.md): the faces depend on
+ * what is below them, never on each other nor the reverse; and routes reach the database only
+ * through services. A static scan of the sources, so a regression fails here before review.
+ *
+ *   app.ts (composition: registers every face)
+ *   faces: http (merchant API), provider-notifications, page (payment page and sandbox pages),
+ *          cabinet, admin (operator API and CLI), operator (console)
+ *   backoffice: what the operator API and the console share (actions, permissions, inputs)
+ *   plugins, metrics: app infrastructure (Fastify plugins, /metrics) that faces build on
+ *   domain, audit, outbox, mail, workers, db; lib: generic helpers
  */
 
 const SRC = resolve('src');
-const FACES = ['http', 'page', 'cabinet', 'admin', 'operator', 'plugins'];
+
+/** Each face serves one audience and registers its own routes; src/app.ts registers the faces. */
+const FACES = ['http', 'provider-notifications', 'page', 'cabinet', 'admin', 'operator'];
+/** Shared by some faces only: the operator's two faces share src/backoffice. */
+const SHARED: Record<string, readonly string[]> = { backoffice: ['admin', 'operator'] };
+/**
+ * App infrastructure: Fastify plugins (error handler, body guards, rate limit, idempotency) and
+ * the metrics endpoint. Faces build on them; they import no face (the merchant API's own auth
+ * hook is the face's: src/http/merchant-auth.ts).
+ */
+const INFRA = ['plugins', 'metrics'];
+/** Below the faces: business rules and what they need; none of them imports a face. */
+const BELOW = ['domain', 'audit', 'outbox', 'mail', 'workers', 'db', 'lib'];
 
 function files(dir: string): string[] {
   return readdirSync(dir).flatMap((n) => {
@@ -18,28 +37,57 @@ function files(dir: string): string[] {
   });
 }
 
-/** Code without comments and string contents other than import specifiers, so prose cannot trip the scan. */
+/** Code without comments, so prose cannot trip the scan. */
 const withoutComments = (s: string) => s.replace(/\/\*[\s\S]*?\*\//g, '').replace(/(^|[^:])\/\/.*$/gm, '$1');
 
-function importsOf(file: string): string[] {
-  const code = withoutComments(readFileSync(file, 'utf8'));
-  const specs = [...code.matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*|^\s*import\s+)['"]([^'"]+)['"]/gm)].map((m) => m[1]!);
-  return specs.filter((s) => s.startsWith('.')).map((s) => relative(SRC, resolve(dirname(file), s)));
+/** The relative imports of `code` (a file at `at`, relative to src), as paths relative to src. */
+function importsIn(code: string, at: string): string[] {
+  const specs = [...withoutComments(code).matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*|^\s*import\s+)['"]([^'"]+)['"]/gm)].map((m) => m[1]!);
+  return specs.filter((s) => s.startsWith('.')).map((s) => relative(SRC, resolve(SRC, dirname(at), s)).replace(/\.js$/, '.ts'));
 }
+const importsOf = (file: string): string[] => importsIn(readFileSync(file, 'utf8'), relative(SRC, file));
 
-const ROUTE_DIRS = ['http/routes', 'cabinet/routes', 'admin/routes'];
+/** The src/ top folder a file or import path lives in (`app.ts` for a root file). */
+const topOf = (p: string) => p.split(/[\\/]/)[0]!;
+
+/**
+ * What `file` (relative to src) may not import, by the rules above; `imports` relative to src.
+ * Returns the offending imports as `file -> import`.
+ */
+function layeringViolations(file: string, imports: readonly string[]): string[] {
+  const from = topOf(file);
+  const refused = (to: string): boolean => {
+    if (to === from) return false;
+    if (FACES.includes(to)) return from !== 'app.ts';
+    if (to in SHARED) return from !== 'app.ts' && !SHARED[to]!.includes(from);
+    // Infrastructure is for faces and the composition; the domain and lib do not lean on it.
+    if (INFRA.includes(to)) return ['domain', 'lib'].includes(from);
+    // lib is generic: nothing of the business, only other lib files and errors.
+    if (from === 'lib') return to !== 'errors.ts';
+    return false;
+  };
+  return imports.filter((i) => refused(topOf(i))).map((i) => `${file} -> ${i}`);
+}
 
 /** SQL or Prisma straight from a route: the pool, Prisma, a client's query, a transaction of its own. */
 const DB_ACCESS = /\bdb\.(pool|prisma)\b|\$queryRaw|\$executeRaw|\$transaction|withPgTx\(|(?<!\b(req|request))\.query\s*(<[^>]*>)?\s*\(/;
 
-/** The src/ top folder a file or import path lives in. */
-const topOf = (p: string) => p.split(/[\\/]/)[0]!;
+/** A file that declares a route: `app.get('/x', ...)`, `app.post<{...}>('/x', ...)`, `app.route({ ... })`. */
+const DECLARES_ROUTE = /\.(get|post|put|patch|delete|head|all)\s*(<[^>]*>)?\s*\(\s*['"`](\/|\$\{)|\.route\s*\(\s*\{/;
+
+/** Route files: every file of a face's routes/ folder, and every other face file that declares a route. */
+function routeFiles(): string[] {
+  return FACES.flatMap((face) => files(join(SRC, face)))
+    .filter((f) => /[\\/]routes[\\/]/.test(relative(SRC, f)) || DECLARES_ROUTE.test(withoutComments(readFileSync(f, 'utf8'))));
+}
+
+const scanned = (dirs: readonly string[]) => dirs.flatMap((d) => files(join(SRC, d)));
 
 describe('layering', () => {
-  it('the domain imports nothing from a face (http, page, cabinet, admin, operator, plugins)', () => {
+  it('the domain imports nothing from a face, the backoffice or the app infrastructure', () => {
     const domain = files(join(SRC, 'domain'));
     expect(domain.length).toBeGreaterThan(40);
-    const bad = domain.flatMap((f) => importsOf(f).filter((i) => FACES.includes(topOf(i))).map((i) => `${relative(SRC, f)} -> ${i}`));
+    const bad = domain.flatMap((f) => importsOf(f).filter((i) => [...FACES, ...INFRA, ...Object.keys(SHARED)].includes(topOf(i))).map((i) => `${relative(SRC, f)} -> ${i}`));
     expect(bad).toEqual([]);
   });
 
@@ -48,16 +96,49 @@ describe('layering', () => {
     expect(bad.map((f) => relative(SRC, f))).toEqual([]);
   });
 
-  it('routes of the API, the cabinet and the operator API reach the database only through services', () => {
-    const routes = ROUTE_DIRS.flatMap((d) => files(join(SRC, d)));
-    expect(routes.length).toBeGreaterThan(40);
+  it('no face imports another face; only src/app.ts registers them', () => {
+    const faceFiles = scanned(FACES);
+    for (const face of FACES) expect(files(join(SRC, face)).length, face).toBeGreaterThan(0);
+    const bad = faceFiles.flatMap((f) => layeringViolations(relative(SRC, f), importsOf(f)));
+    expect(bad).toEqual([]);
+  });
+
+  it('the backoffice is imported only by the operator API and the console, and imports no face', () => {
+    const everything = files(SRC).filter((f) => !relative(SRC, f).startsWith('generated'));
+    const bad = everything.flatMap((f) => layeringViolations(relative(SRC, f), importsOf(f)).filter((v) => / -> backoffice[\\/]/.test(v) || v.startsWith('backoffice')));
+    expect(bad).toEqual([]);
+    expect(files(join(SRC, 'backoffice')).length).toBeGreaterThan(0);
+  });
+
+  it('lib imports no face, no backoffice, no infrastructure and nothing of the business (only lib and errors)', () => {
+    const lib = files(join(SRC, 'lib'));
+    expect(lib.length).toBeGreaterThan(10);
+    const bad = lib.flatMap((f) => layeringViolations(relative(SRC, f), importsOf(f)));
+    expect(bad).toEqual([]);
+  });
+
+  it('the infrastructure and everything below the faces import no face', () => {
+    const below = scanned([...INFRA, ...BELOW.filter((d) => d !== 'lib' && d !== 'domain')]);
+    expect(below.length).toBeGreaterThan(20);
+    const bad = below.flatMap((f) => layeringViolations(relative(SRC, f), importsOf(f)));
+    expect(bad).toEqual([]);
+  });
+
+  it('routes of every face (API, provider notifications, pages, cabinet, operator API, console) reach the database only through services', () => {
+    const routes = routeFiles();
+    expect(routes.length).toBeGreaterThan(60);
+    // Each face has route files in the scan (a face left out would pass unseen).
+    for (const face of FACES) expect(routes.some((f) => topOf(relative(SRC, f)) === face), face).toBe(true);
+    for (const dir of ['http/routes', 'cabinet/routes', 'admin/routes', 'operator/routes']) {
+      expect(routes.some((f) => relative(SRC, f).startsWith(dir)), dir).toBe(true);
+    }
+    for (const f of ['page/index.ts', 'page/sandbox-bank.ts', 'provider-notifications/index.ts']) expect(routes.map((r) => relative(SRC, r))).toContain(f);
     const offenders = routes.filter((f) => DB_ACCESS.test(withoutComments(readFileSync(f, 'utf8')))).map((f) => relative(SRC, f)).sort();
-    // Every route goes through a service (issue 13 item 4, finished in session 5).
     expect(offenders).toEqual([]);
   });
 
   it('the database-access scan recognises each way of reaching it (guards the test itself)', () => {
-    for (const code of ['app.db.pool.query(sql)', 'app.db.prisma.bill.findMany()', 'await c.query<Row>(sql)', 'withPgTx(app.db.pool, fn)', 'tx.$queryRaw`x`']) {
+    for (const code of ['app.db.pool.query(sql)', 'app.db.prisma.bill.findMany()', 'await c.query<Row>(sql)', 'withPgTx(app.db.pool, fn)', 'tx.$queryRaw`x`', 'req.server.db.pool.query(sql)']) {
       expect(DB_ACCESS.test(code), code).toBe(true);
     }
     for (const code of ['req.query', 'const q = request.query as X', 'app.services.bills.find(m, id)']) {
@@ -65,8 +146,41 @@ describe('layering', () => {
     }
   });
 
-  it('the scan sees a face import when there is one (guards the test itself)', () => {
-    const f = join(SRC, 'cabinet', 'roles.ts');
-    expect(importsOf(f).map(topOf)).toContain('domain');
+  it('the route scan sees a route however it is declared (guards the test itself)', () => {
+    for (const code of ["app.get('/x', h)", 'app.post<{ Params: { id: string } }>(\'/:id\', h)', 'app.route({ method: "GET" })', 'app.post(`${BASE}/result`, h)']) {
+      expect(DECLARES_ROUTE.test(code), code).toBe(true);
+    }
+    for (const code of ['twins.get(p.merchant_id)', "url.searchParams.get('ok')", 'cliActors.get(header)']) {
+      expect(DECLARES_ROUTE.test(code), code).toBe(false);
+    }
+  });
+
+  it('the rules refuse a planted cross-face import and allow what is below (guards the test itself)', () => {
+    const planted = (file: string, spec: string) => layeringViolations(file, importsIn(`import { x } from '${spec}';`, file));
+    // Faces leaning on each other.
+    expect(planted('cabinet/routes/bills.ts', '../../http/routes/bill/create.js')).toHaveLength(1);
+    expect(planted('operator/routes/pages.ts', '../../admin/routes/merchants.js')).toHaveLength(1);
+    expect(planted('http/routes/payout/search.ts', '../../../page/index.js')).toHaveLength(1);
+    expect(planted('provider-notifications/index.ts', '../page/render.js')).toHaveLength(1);
+    // The backoffice is the operator's; lib and the infrastructure lean on no face.
+    expect(planted('cabinet/routes/api.ts', '../../backoffice/actions.js')).toHaveLength(1);
+    expect(planted('backoffice/actions.ts', '../admin/auth.js')).toHaveLength(1);
+    expect(planted('lib/sign-in-guard.ts', '../page/attempt-limiter.js')).toHaveLength(1);
+    expect(planted('lib/input.ts', '../domain/bill/bill.input.js')).toHaveLength(1);
+    expect(planted('plugins/merchant-auth.ts', '../http/api-scopes.js')).toHaveLength(1);
+    expect(planted('audit/steps.ts', '../admin/views.js')).toHaveLength(1);
+    expect(planted('db/seed.ts', '../http/sandbox-shop.js')).toHaveLength(1);
+    // Allowed: a face's own files, what is below, the shared parts of the operator's faces, the composition.
+    expect(planted('cabinet/routes/bills.ts', '../context.js')).toEqual([]);
+    expect(planted('cabinet/routes/bills.ts', '../../domain/bill/bill.input.js')).toEqual([]);
+    expect(planted('operator/routes/pages.ts', '../../backoffice/actions.js')).toEqual([]);
+    expect(planted('http/routes/bill/create.ts', '../../../plugins/idempotency.js')).toEqual([]);
+    expect(planted('lib/input.ts', '../errors.js')).toEqual([]);
+    expect(planted('app.ts', './cabinet/index.js')).toEqual([]);
+  });
+
+  it('the scan reads the real imports of a file (guards the test itself)', () => {
+    expect(importsOf(join(SRC, 'cabinet', 'roles.ts')).map(topOf)).toContain('domain');
+    expect(importsOf(join(SRC, 'app.ts')).map(topOf)).toEqual(expect.arrayContaining(FACES));
   });
 });

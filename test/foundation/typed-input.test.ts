@@ -1,8 +1,8 @@
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import type { Decimal } from 'decimal.js';
-import { defineInput, v } from '../../src/http/input.js';
+import { defineInput, v } from '../../src/lib/input.js';
 import { ValidationError } from '../../src/errors.js';
-import { parsePersonal } from '../../src/http/routes/payout/input.js';
+import { parsePersonal } from '../../src/domain/payout/payout.input.js';
 import type { PersonalPayoutInput } from '../../src/domain/payout/payout.service.js';
 
 // STYLE.md "Types from schemas": a handler's parsed input has its required fields typed as

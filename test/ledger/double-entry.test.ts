@@ -4,6 +4,7 @@ import { withPgTx } from '../../src/db/client.js';
 import { post, verifyLedger } from '../../src/domain/ledger/ledger.js';
 import { chargebackDebited } from '../../src/domain/ledger/postings.js';
 import { DomainError } from '../../src/errors.js';
+import { classifyDatabaseError } from '../../src/db/database-error.js';
 import { setupTestApp, type TestApp } from '../helpers/app.js';
 import { createMerchant } from '../factories/merchant.js';
 import { createBill, payRequest } from '../factories/payment.js';
@@ -103,6 +104,45 @@ describe('the database guards the books', () => {
     await expect(transfer('g1')).rejects.toThrow(/ledger_transfers_pkey/);
     await expect(t.db.pool.query(`INSERT INTO ledger_transfers (id, kind, ref_type, ref_id) VALUES ('ADJUSTMENT:x', 'ADJUSTMENT', 'test', 'y')`))
       .rejects.toThrow(/ledger_transfers_id_check/);
+  });
+
+  it('a leg naming an account that does not exist is refused by the database, on either side', async () => {
+    await transfer('g5');
+    const leg = (dr: string, cr: string) => t.db.pool.query(
+      `INSERT INTO ledger_entries (transfer_id, leg, currency, debit_account, credit_account, amount, created_at)
+       SELECT id, 1, split_part($1, ':', 1)::"Currency", $1, $2, 5, created_at FROM ledger_transfers WHERE id = 'ADJUSTMENT:g5'`, [dr, cr]);
+    await expect(leg('RUB:adjustments', 'RUB:merchant:nobody:available')).rejects.toMatchObject({ code: '23503', constraint: 'ledger_entries_credit_account_fkey' });
+    await expect(leg('RUB:acquirer_clearing:nowhere', 'RUB:fee_revenue')).rejects.toMatchObject({ code: '23503', constraint: 'ledger_entries_debit_account_fkey' });
+    // A well-formed id of a kind the ledger has is not enough: the account must be a row.
+    await expect(leg('RUB:adjustments', 'RUB:payout_clearing:nowhere')).rejects.toMatchObject({ constraint: 'ledger_entries_credit_account_fkey' });
+    // The refusal is a broken money invariant (a 500 with an alert), never the client's fault.
+    expect(classifyDatabaseError(await leg('RUB:adjustments', 'RUB:merchant:nobody:available').catch((e: unknown) => e)))
+      .toMatchObject({ fault: 'invariant', constraint: 'ledger_entries_credit_account_fkey', money: true });
+    expect((await t.db.pool.query(`SELECT count(*)::int AS n FROM ledger_entries WHERE transfer_id = 'ADJUSTMENT:g5'`)).rows[0].n).toBe(0);
+    // The same leg on accounts that exist is written (the refusals above are the accounts').
+    await leg('EUR:adjustments', 'EUR:fx');
+    expect((await t.db.pool.query(`SELECT count(*)::int AS n FROM ledger_entries WHERE transfer_id = 'ADJUSTMENT:g5'`)).rows[0].n).toBe(1);
+  });
+
+  it('a transfer posted on a missing account moves nothing: no transfer, no entry, the balance as it was', async () => {
+    const m = await createMerchant(t);
+    const before = await t.db.pool.query(`SELECT available::text FROM balances WHERE merchant_id = $1 AND currency = 'RUB'`, [m.merchantId]);
+    const bad = {
+      kind: 'ADJUSTMENT' as const, refType: 'adjustment', refId: 'g6', merchantId: m.merchantId,
+      legs: [{ from: 'RUB:adjustments:typo', to: `RUB:merchant:${m.merchantId}:available`, amount: new Decimal('7'), currency: 'RUB' as const }],
+    };
+    await expect(withPgTx(t.db.pool, (c) => post(c, bad))).rejects.toMatchObject({ code: '23503', constraint: 'ledger_entries_debit_account_fkey' });
+    expect((await t.db.pool.query(`SELECT count(*)::int AS n FROM ledger_transfers WHERE id = 'ADJUSTMENT:g6'`)).rows[0].n).toBe(0);
+    expect((await t.db.pool.query(`SELECT available::text FROM balances WHERE merchant_id = $1 AND currency = 'RUB'`, [m.merchantId])).rows).toEqual(before.rows);
+  });
+
+  it('a connector has its clearing accounts in every currency from its creation on', async () => {
+    await t.db.pool.query(`INSERT INTO connectors (name, kind, mode) VALUES ('acme-acq', 'sandbox', 'test')`);
+    const r = await t.db.pool.query<{ id: string }>(`SELECT id FROM ledger_accounts WHERE connector = 'acme-acq' ORDER BY id`);
+    expect(r.rows.map((x) => x.id)).toEqual([
+      'EUR:acquirer_clearing:acme-acq', 'EUR:payout_clearing:acme-acq', 'RUB:acquirer_clearing:acme-acq', 'RUB:payout_clearing:acme-acq',
+      'USD:acquirer_clearing:acme-acq', 'USD:payout_clearing:acme-acq',
+    ]);
   });
 
   it('verify reports a transfer without entries and a balance that drifts from its entries', async () => {

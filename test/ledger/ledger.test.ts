@@ -2,6 +2,7 @@ import { Decimal } from 'decimal.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { withPgTx } from '../../src/db/client.js';
 import { DuplicatePostingError, post, verifyBalances } from '../../src/domain/ledger/ledger.js';
+import { adjustment } from '../../src/domain/ledger/postings.js';
 import { DomainError } from '../../src/errors.js';
 import { setupTestApp, type TestApp } from '../helpers/app.js';
 import { createMerchant } from '../factories/merchant.js';
@@ -14,9 +15,7 @@ beforeAll(async () => {
 });
 afterAll(async () => { await t.close(); });
 
-const credit = (refId: string, amount: string) => ({
-  merchantId, currency: 'RUB' as const, kind: 'ADJUSTMENT' as const, refType: 'adjustment', refId, available: new Decimal(amount),
-});
+const credit = (refId: string, amount: string) => adjustment({ adjustmentId: refId, merchantId, currency: 'RUB', amount: new Decimal(amount) });
 
 describe('ledger', () => {
   it('a posting creates the balance row and moves it by its deltas', async () => {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setupTestApp, type TestApp } from '../helpers/app.js';
-import { ROLES, type Role } from '../../src/admin/auth.js';
+import { ROLES, type Role } from '../../src/domain/operator/roles.js';
 import { adminApi, createOperator, enrolledOperator, stuckPayment, type OperatorFixture } from './helpers.js';
 import { ageOf } from '../../src/operator/routes/attention.js';
 

@@ -2,7 +2,7 @@ import { generate } from 'otplib';
 import type { LightMyRequestResponse } from 'fastify';
 import type { TestApp } from '../helpers/app.js';
 import { CabinetClient } from '../cabinet/helpers.js';
-import type { Role } from '../../src/admin/auth.js';
+import type { Role } from '../../src/domain/operator/roles.js';
 import { ADMIN_TOKEN } from '../helpers/app.js';
 import { withPgTx } from '../../src/db/client.js';
 import { enqueueEvent } from '../../src/outbox/events.js';

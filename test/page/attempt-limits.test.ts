@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AttemptLimiter } from '../../src/page/attempt-limiter.js';
+import { AttemptLimiter } from '../../src/lib/attempt-limiter.js';
 import { PayCsrf } from '../../src/page/csrf.js';
 import { setupTestApp, type TestApp } from '../helpers/app.js';
 import { createMerchant, type MerchantFixture } from '../factories/merchant.js';

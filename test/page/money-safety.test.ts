@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { withPgTx } from '../../src/db/client.js';
 import { DuplicatePostingError, post, verifyBalances } from '../../src/domain/ledger/ledger.js';
+import { paymentReceived } from '../../src/domain/ledger/postings.js';
 import { Decimal } from 'decimal.js';
 import { setupTestApp, type TestApp } from '../helpers/app.js';
 import { createMerchant } from '../factories/merchant.js';
@@ -73,9 +74,9 @@ describe('money safety under concurrent requests', () => {
     const m = await createMerchant(t);
     const billId = await createBill(t, m);
     const id = (await payRequest(t, billId)).json().payment_id;
-    await expect(withPgTx(t.db.pool, (c) => post(c, {
-      merchantId: m.merchantId, currency: 'RUB', kind: 'PAYMENT_CREDIT', refType: 'payment', refId: id, available: new Decimal('100'),
-    }))).rejects.toThrow(DuplicatePostingError);
+    await expect(withPgTx(t.db.pool, (c) => post(c, paymentReceived({
+      paymentId: id, merchantId: m.merchantId, currency: 'RUB', connector: 'sandbox', receivedRub: new Decimal('100'), accountAmount: new Decimal('100'), commission: new Decimal(0),
+    })))).rejects.toThrow(DuplicatePostingError);
     expect(await balance(m.merchantId)).toBe('100.00000000');
   });
 

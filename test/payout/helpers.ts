@@ -1,6 +1,7 @@
 import { Decimal } from 'decimal.js';
 import { withPgTx } from '../../src/db/client.js';
 import { post, verifyBalances } from '../../src/domain/ledger/ledger.js';
+import { adjustment } from '../../src/domain/ledger/postings.js';
 import { encrypt } from '../../src/lib/crypto.js';
 import { cardDigits, maskCard } from '../../src/lib/card.js';
 import { newId } from '../../src/lib/ids.js';
@@ -21,9 +22,7 @@ export async function payoutMerchant(t: TestApp, merchant: Record<string, unknow
 
 /** Funds the RUB balance with a ledger ADJUSTMENT posting. */
 export async function fund(t: TestApp, merchantId: string, amount: string): Promise<void> {
-  await withPgTx(t.db.pool, (c) => post(c, {
-    merchantId, currency: 'RUB', kind: 'ADJUSTMENT', refType: 'adjustment', refId: newId(), available: new Decimal(amount),
-  }));
+  await withPgTx(t.db.pool, (c) => post(c, adjustment({ adjustmentId: newId(), merchantId, currency: 'RUB', amount: new Decimal(amount) })));
 }
 
 export async function balance(t: TestApp, merchantId: string): Promise<{ available: string; locked: string; hold: string }> {

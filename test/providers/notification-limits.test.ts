@@ -4,7 +4,7 @@ import { createMerchant } from '../factories/merchant.js';
 import { createBill, payRequest } from '../factories/payment.js';
 import { YooKassaEmulator } from '../emulators/yookassa.js';
 import { formPost, newOpId } from './connector-calls.js';
-import { NOTIFICATIONS_PER_SECOND } from '../../src/http/routes/providers/notifications.js';
+import { NOTIFICATIONS_PER_SECOND } from '../../src/provider-notifications/index.js';
 
 /**
  * Issue 27: forged YooKassa notifications cost an authenticated call to YooKassa each (the service

@@ -2,6 +2,7 @@ import { Decimal } from 'decimal.js';
 import { expect } from 'vitest';
 import { withPgTx } from '../../src/db/client.js';
 import { post } from '../../src/domain/ledger/ledger.js';
+import { adjustment } from '../../src/domain/ledger/postings.js';
 import { newId } from '../../src/lib/ids.js';
 import type { TestApp } from '../helpers/app.js';
 import { createMerchant, type MerchantFixture } from '../factories/merchant.js';
@@ -43,9 +44,7 @@ export async function refundCount(t: TestApp, paymentId: string): Promise<number
 
 /** Takes money out of available (as a payout would), leaving less than a refund needs. */
 export async function debitAvailable(t: TestApp, merchantId: string, amount: string, currency: 'RUB' | 'USD' | 'EUR' = 'RUB') {
-  await withPgTx(t.db.pool, (c) => post(c, {
-    merchantId, currency, kind: 'ADJUSTMENT', refType: 'adjustment', refId: newId(), available: new Decimal(amount).neg(),
-  }));
+  await withPgTx(t.db.pool, (c) => post(c, adjustment({ adjustmentId: newId(), merchantId, currency, amount: new Decimal(amount).neg() })));
 }
 
 export function expect422(res: { statusCode: number; json(): unknown }, field: string) {

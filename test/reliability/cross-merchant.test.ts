@@ -2,6 +2,7 @@ import { Decimal } from 'decimal.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { withPgTx } from '../../src/db/client.js';
 import { post } from '../../src/domain/ledger/ledger.js';
+import { adjustment } from '../../src/domain/ledger/postings.js';
 import { encrypt } from '../../src/lib/crypto.js';
 import { setupTestApp, type TestApp } from '../helpers/app.js';
 import { createMerchant, type MerchantFixture } from '../factories/merchant.js';
@@ -28,7 +29,7 @@ beforeAll(async () => {
   a = await createMerchant(t, grants);
   b = await createMerchant(t, grants);
   for (const m of [a, b]) {
-    await withPgTx(t.db.pool, (c) => post(c, { merchantId: m.merchantId, currency: 'RUB', kind: 'ADJUSTMENT', refType: 'adjustment', refId: `fund-${m.merchantId}`, available: new Decimal(10000) }));
+    await withPgTx(t.db.pool, (c) => post(c, adjustment({ adjustmentId: `fund-${m.merchantId}`, merchantId: m.merchantId, currency: 'RUB', amount: new Decimal(10000) })));
   }
   const paid = await payNewBill(t, a, { amount: '100.00' });
   ids.bill = paid.billId;

@@ -3,6 +3,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { withPgTx } from '../../src/db/client.js';
 import { post } from '../../src/domain/ledger/ledger.js';
+import { adjustment } from '../../src/domain/ledger/postings.js';
 import { encrypt } from '../../src/lib/crypto.js';
 import { setupTestApp, type TestApp } from '../helpers/app.js';
 import { createMerchant, type MerchantFixture } from '../factories/merchant.js';
@@ -23,9 +24,7 @@ const ids: Record<string, string> = {};
 beforeAll(async () => {
   t = await setupTestApp({ RATE_LIMIT_PER_TOKEN: '0', RATE_LIMIT_PER_IP: '0', PAY_ATTEMPTS_PER_BILL: '1000000', PAY_ATTEMPTS_PER_IP: '1000000' });
   m = await createMerchant(t, { merchant: { verified: true, grantRefunds: true, grantRegularPayouts: true } });
-  await withPgTx(t.db.pool, (c) => post(c, {
-    merchantId: m.merchantId, currency: 'RUB', kind: 'ADJUSTMENT', refType: 'adjustment', refId: 'fuzz-fund', available: new Decimal('1000000'),
-  }));
+  await withPgTx(t.db.pool, (c) => post(c, adjustment({ adjustmentId: 'fuzz-fund', merchantId: m.merchantId, currency: 'RUB', amount: new Decimal('1000000') })));
   const bill = await t.app.inject({ method: 'POST', url: '/api/v1/bill/create', headers: m.auth, payload: { amount: '100.00', shop_id: m.shopId, type: 'multi' } });
   ids.bill = bill.json().bill_id;
   const paid = await t.app.inject({

@@ -22,6 +22,9 @@ const children = new Set<ChildProcess>();
 beforeAll(async () => {
   t = await setupTestApp();
   emu = await YooKassaEmulator.start({ payoutSettleMs: 0 });
+  // The worker process puts `yk-emu` in its registry (payout-kill.child.ts); as every connector,
+  // it is a row too, which gives it its clearing accounts (the ledger's legs must name them).
+  await t.db.pool.query(`INSERT INTO connectors (name, kind, mode) VALUES ('yk-emu', 'yookassa', 'test')`);
 });
 afterAll(async () => {
   for (const c of children) c.kill('SIGKILL');

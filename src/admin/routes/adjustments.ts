@@ -1,11 +1,11 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import { defineInput, requestInput, v } from '../../http/input.js';
+import { defineInput, requestInput, v } from '../../lib/input.js';
 import { DomainError, NotFoundError } from '../../errors.js';
 import { money8 } from '../../lib/money.js';
 import { formatDateTime } from '../../lib/time.js';
-import { decimalField, Errors, isIdLike } from '../input.js';
-import { balanceView } from '../views.js';
+import { decimalField, Errors, isIdLike } from '../../lib/input-fields.js';
+import { balanceView } from '../../domain/operator-views.js';
 import { actorOf, writeAudit } from '../../audit/audit.js';
 
 const IdParams = Type.Object({ id: Type.String() });

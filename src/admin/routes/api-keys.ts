@@ -4,9 +4,9 @@ import { API_SCOPES } from '../../domain/api-key/api-key.scopes.js';
 import { actorOf } from '../../audit/audit.js';
 import { apiKeyAudit } from '../../audit/steps.js';
 import { NotFoundError } from '../../errors.js';
-import { bodyObject, isIdLike } from '../input.js';
-import { operatorActions } from '../actions.js';
-import { apiKeyView } from '../views.js';
+import { bodyObject, isIdLike } from '../../lib/input-fields.js';
+import { operatorActions } from '../../backoffice/actions.js';
+import { apiKeyView } from '../../domain/operator-views.js';
 
 const IdParams = Type.Object({ id: Type.String() });
 const KeyParams = Type.Object({ id: Type.String(), key_id: Type.String() });
@@ -19,7 +19,7 @@ const tags = ['admin'];
 
 /**
  * Operator API: a merchant's restricted API keys (issue 27). Creating and revoking are for
- * `admin` operators (no declared permission: src/admin/auth.ts fails closed), since a new key
+ * `admin` operators (no declared permission: src/backoffice/permissions.ts fails closed), since a new key
  * is a merchant secret answered once; every role may list them (never a token).
  */
 export default async function apiKeyAdminRoutes(app: FastifyInstance): Promise<void> {

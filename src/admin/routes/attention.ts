@@ -1,9 +1,9 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { actorOf } from '../../audit/audit.js';
-import { operatorActions } from '../actions.js';
+import { operatorActions } from '../../backoffice/actions.js';
 import type { AttentionItem } from '../../domain/attention/attention.service.js';
-import { bodyObject } from '../input.js';
+import { bodyObject } from '../../lib/input-fields.js';
 
 const tags = ['admin'];
 const IdParams = Type.Object({ id: Type.String() });

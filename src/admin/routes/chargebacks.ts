@@ -1,9 +1,9 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import { defineInput, requestInput, v } from '../../http/input.js';
+import { defineInput, requestInput, v } from '../../lib/input.js';
 import { DomainError, NotFoundError } from '../../errors.js';
-import { AdminChargebackSchema, adminChargebackView } from '../../http/views/chargeback.js';
-import { isIdLike } from '../input.js';
+import { AdminChargebackSchema, adminChargebackView } from '../../domain/chargeback/chargeback.view.js';
+import { isIdLike } from '../../lib/input-fields.js';
 import { actorOf } from '../../audit/audit.js';
 import { chargebackAudit } from '../../audit/steps.js';
 

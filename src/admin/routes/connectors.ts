@@ -3,8 +3,8 @@ import type { FastifyInstance } from 'fastify';
 import { NotFoundError } from '../../errors.js';
 import { CONNECTOR_NAME } from '../../domain/providers/registry.js';
 import { settingsLine, type ConnectorPlugin } from '../../domain/providers/plugin.js';
-import { bodyObject } from '../input.js';
-import { connectorView } from '../views.js';
+import { bodyObject } from '../../lib/input-fields.js';
+import { connectorView } from '../../domain/operator-views.js';
 import { actorOf } from '../../audit/audit.js';
 import { connectorAudit } from '../../audit/steps.js';
 

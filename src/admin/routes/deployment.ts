@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { defineInput, requestInput, v } from '../../http/input.js';
+import { defineInput, requestInput, v } from '../../lib/input.js';
 import { money8 } from '../../lib/money.js';
 import { actorOf } from '../../audit/audit.js';
 

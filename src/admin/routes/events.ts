@@ -1,8 +1,8 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import { defineInput, requestInput, v } from '../../http/input.js';
+import { defineInput, requestInput, v } from '../../lib/input.js';
 import { actorOf } from '../../audit/audit.js';
-import { operatorActions } from '../actions.js';
+import { operatorActions } from '../../backoffice/actions.js';
 import { testPostback } from '../../audit/steps.js';
 
 const IdParams = Type.Object({ id: Type.String() });

@@ -1,13 +1,12 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import { defineInput, requestInput, v } from '../../http/input.js';
+import { defineInput, requestInput, v } from '../../lib/input.js';
 import { NotFoundError, ValidationError } from '../../errors.js';
 import { formatDateTime } from '../../lib/time.js';
 import { actorOf, changed, writeAudit } from '../../audit/audit.js';
-import { ROLES } from '../auth.js';
-import { isIdLike } from '../input.js';
+import { ROLES } from '../../domain/operator/roles.js';
+import { isIdLike } from '../../lib/input-fields.js';
 import type { OperatorView } from '../../domain/operator/operator.service.js';
-import { OperatorTwoFactor } from '../../domain/operator/two-factor.js';
 
 const IdParams = Type.Object({ id: Type.String() });
 const CreateInput = defineInput({
@@ -26,7 +25,7 @@ const tags = ['admin'];
 /** Operator accounts and their personal API tokens (admin only; listing is a read). */
 export default async function operatorAdminRoutes(app: FastifyInstance): Promise<void> {
   const { operators } = app.services;
-  const twoFactor = new OperatorTwoFactor(app.db, app.config.tokenEncryptionKey);
+  const twoFactor = app.services.operatorTwoFactor;
   const out = (o: OperatorView) => ({ ...o, created_at: formatDateTime(o.created_at, app.config.tz) });
   const auditView = (o: OperatorView) => ({ email: o.email, role: o.role, status: o.status, has_password: o.has_password });
 

@@ -1,9 +1,9 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import { defineInput, requestInput, v } from '../../http/input.js';
+import { defineInput, requestInput, v } from '../../lib/input.js';
 import { NotFoundError } from '../../errors.js';
-import { isIdLike } from '../input.js';
-import { payoutAccountView } from '../views.js';
+import { isIdLike } from '../../lib/input-fields.js';
+import { payoutAccountView } from '../../domain/operator-views.js';
 import { actorOf } from '../../audit/audit.js';
 import { payoutAccountAudit } from '../../audit/steps.js';
 import type { FastifyRequest } from 'fastify';

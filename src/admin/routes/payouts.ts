@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
-import { defineInput, requestInput, v } from '../../http/input.js';
+import { defineInput, requestInput, v } from '../../lib/input.js';
 import { actorOf } from '../../audit/audit.js';
-import { operatorActions } from '../actions.js';
+import { operatorActions } from '../../backoffice/actions.js';
 
 const idParam = defineInput({ id: v.string({ required: true, max: 64 }) });
 const declineInput = defineInput({ reason: v.string({ max: 500, description: 'Why (kept as failure_reason)' }) });

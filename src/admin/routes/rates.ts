@@ -1,10 +1,10 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import { defineInput, requestInput, v } from '../../http/input.js';
+import { defineInput, requestInput, v } from '../../lib/input.js';
 import { NotFoundError, ValidationError } from '../../errors.js';
 import { RATE_CURRENCIES, type RateCurrency } from '../../domain/rate/rate.service.js';
-import { decimalField, Errors } from '../input.js';
-import { rateView } from '../views.js';
+import { decimalField, Errors } from '../../lib/input-fields.js';
+import { rateView } from '../../domain/operator-views.js';
 import { actorOf, writeAudit } from '../../audit/audit.js';
 
 const CurrencyParams = Type.Object({ currency: Type.String({ enum: [...RATE_CURRENCIES] }) });

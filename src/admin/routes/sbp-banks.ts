@@ -1,8 +1,8 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import { defineInput, requestInput, v } from '../../http/input.js';
+import { defineInput, requestInput, v } from '../../lib/input.js';
 import { NotFoundError } from '../../errors.js';
-import { sbpBankView } from '../views.js';
+import { sbpBankView } from '../../domain/operator-views.js';
 import { actorOf, writeAudit } from '../../audit/audit.js';
 
 const MemberParams = Type.Object({ member_id: Type.String() });

@@ -1,10 +1,10 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import { defineInput, requestInput, v } from '../../http/input.js';
+import { defineInput, requestInput, v } from '../../lib/input.js';
 import { NotFoundError } from '../../errors.js';
 import type { ShopPatch } from '../../domain/shop/shop.service.js';
-import { bodyObject, isIdLike } from '../input.js';
-import { shopView } from '../views.js';
+import { bodyObject, isIdLike } from '../../lib/input-fields.js';
+import { shopView } from '../../domain/operator-views.js';
 import { actorOf } from '../../audit/audit.js';
 import { shopAudit } from '../../audit/steps.js';
 import { PAYMENT_MODES, PAYMENT_SUBJECTS, TAX_SYSTEM_CODES, VAT_CODES } from '../../domain/receipt/fiscal.js';

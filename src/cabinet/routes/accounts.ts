@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { cabinetActor, BASE, formBody, formErrors, merchantIdOf, render } from '../context.js';
+import { cabinetActor, BASE, formErrors, merchantIdOf, render } from '../context.js';
+import { formBody } from '../../lib/form-body.js';
 import { payoutAccountAudit } from '../../audit/steps.js';
 
 export default async function accountRoutes(app: FastifyInstance): Promise<void> {

@@ -1,10 +1,11 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { BASE, cabinetActor, formBody, formErrors, liveMerchantIdOf as merchantIdOf, putFlash, render, takeFlash } from '../context.js';
+import { BASE, cabinetActor, formErrors, liveMerchantIdOf as merchantIdOf, putFlash, render, takeFlash } from '../context.js';
+import { formBody } from '../../lib/form-body.js';
 import { keyScopesAllowed, roleOf, teamAllows } from '../roles.js';
 import type { ApiKeyView } from '../../domain/api-key/api-key.service.js';
 import { isApiScope } from '../../domain/api-key/api-key.scopes.js';
-import { Errors } from '../../admin/input.js';
-import { parseAllowlist } from '../../admin/merchant-patch.js';
+import { Errors } from '../../lib/input-fields.js';
+import { parseAllowlist } from '../../domain/merchant/merchant-patch.js';
 import { ValidationError } from '../../errors.js';
 import { apiKeyAudit, merchantAudit } from '../../audit/steps.js';
 

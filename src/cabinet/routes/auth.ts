@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { safeEqual } from '../../lib/crypto.js';
-import { BASE, LOGIN_CSRF_COOKIE, MODE_COOKIE, SESSION_COOKIE, formBody, queryOf, render, type CabinetRouteOptions } from '../context.js';
+import { BASE, LOGIN_CSRF_COOKIE, MODE_COOKIE, SESSION_COOKIE, render, type CabinetRouteOptions } from '../context.js';
+import { formBody, queryOf } from '../../lib/form-body.js';
 import { SignInGuard } from '../sign-in-guard.js';
 import { Gate } from '../../lib/gate.js';
 import { safeNext as sharedSafeNext } from '../../lib/web-session.js';

@@ -1,8 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import { NotFoundError } from '../../errors.js';
 import { assertMerchantUsable } from '../../domain/merchant/merchant-guard.js';
-import { billCreateInput } from '../../http/routes/bill/create.js';
-import { BASE, cabinetActor, formBody, formErrors, liveMerchantIdOf, merchantIdOf, render } from '../context.js';
+import { billCreateInput } from '../../domain/bill/bill.input.js';
+import { BASE, cabinetActor, formErrors, liveMerchantIdOf, merchantIdOf, render } from '../context.js';
+import { formBody } from '../../lib/form-body.js';
 import { listFilters, PAGE_SIZE } from '../paging.js';
 import { parseAmountInput } from '../../lib/money-format.js';
 import { billToggleAudit } from '../../audit/steps.js';

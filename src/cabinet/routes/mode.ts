@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { BASE, MODE_COOKIE, formBody, type CabinetRouteOptions } from '../context.js';
+import { BASE, MODE_COOKIE, type CabinetRouteOptions } from '../context.js';
+import { formBody } from '../../lib/form-body.js';
 
 /**
  * Where the switch comes back to: the section of the page it was on (/cabinet/bills for a bill,

@@ -3,7 +3,8 @@ import { safeEqual } from '../../lib/crypto.js';
 import { newFormSecret } from '../../lib/web-session.js';
 import { writeAudit } from '../../audit/audit.js';
 import { MIN_PASSWORD } from '../../domain/merchant/team.service.js';
-import { BASE, LOGIN_CSRF_COOKIE, formBody, formErrors, queryOf, render, type CabinetRouteOptions } from '../context.js';
+import { BASE, LOGIN_CSRF_COOKIE, formErrors, render, type CabinetRouteOptions } from '../context.js';
+import { formBody, queryOf } from '../../lib/form-body.js';
 import type { Lang } from '../i18n.js';
 
 // The page's words (kept beside the page, as the team page does).

@@ -1,10 +1,11 @@
 import type { FastifyInstance } from 'fastify';
 import { assertMerchantUsable } from '../../domain/merchant/merchant-guard.js';
-import { actingMerchant, cabinetActor, BASE, formBody, formErrors, merchantIdOf, render, cabinetTz } from '../context.js';
+import { actingMerchant, cabinetActor, BASE, formErrors, merchantIdOf, render, cabinetTz } from '../context.js';
+import { formBody } from '../../lib/form-body.js';
 import { filterQuery, listFilters, PAGE_SIZE } from '../paging.js';
 import { csvFormat, exportFilename, sendCsv } from '../export.js';
 import { parseAmountInput } from '../../lib/money-format.js';
-import { parsePersonal } from '../../http/routes/payout/input.js';
+import { parsePersonal } from '../../domain/payout/payout.input.js';
 import { payoutCreateAudit } from '../../audit/steps.js';
 
 const STATUSES = ['NEW', 'MODERATING', 'PROCESS', 'SUCCESS', 'FAIL', 'ERROR', 'DECLINED'] as const;

@@ -1,7 +1,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { defineInput, v } from '../../http/input.js';
+import { defineInput, v } from '../../lib/input.js';
 import { shopAudit } from '../../audit/steps.js';
-import { BASE, cabinetActor, formBody, formErrors, liveMerchantIdOf, render } from '../context.js';
+import { BASE, cabinetActor, formErrors, liveMerchantIdOf, render } from '../context.js';
+import { formBody } from '../../lib/form-body.js';
 import type { Lang } from '../i18n.js';
 
 const CURRENCIES = ['RUB', 'USD', 'EUR'] as const;

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
-import { defineInput, v } from '../../http/input.js';
-import { BASE, cabinetActor, formBody, formErrors, liveMerchantIdOf as merchantIdOf, queryOf, render } from '../context.js';
+import { defineInput, v } from '../../lib/input.js';
+import { BASE, cabinetActor, formErrors, liveMerchantIdOf as merchantIdOf, render } from '../context.js';
+import { formBody, queryOf } from '../../lib/form-body.js';
 import { testPostback, shopAudit } from '../../audit/steps.js';
 import { shopWords } from './shop-new.js';
 import { fiscalJson, fiscalOf, PAYMENT_MODES, PAYMENT_SUBJECTS, TAX_SYSTEM_CODES, VAT_CODES } from '../../domain/receipt/fiscal.js';

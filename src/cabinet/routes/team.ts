@@ -6,7 +6,8 @@ import { writeAudit, changed } from '../../audit/audit.js';
 import { apiKeyAudit } from '../../audit/steps.js';
 import { INVITE_DAYS, MIN_PASSWORD, type TeamMember } from '../../domain/merchant/team.service.js';
 import { mailTexts } from '../../mail/templates.js';
-import { BASE, LOGIN_CSRF_COOKIE, MODE_COOKIE, SESSION_COOKIE, cabinetActor, formBody, formErrors, liveMerchantIdOf, render, type CabinetRouteOptions } from '../context.js';
+import { BASE, LOGIN_CSRF_COOKIE, MODE_COOKIE, SESSION_COOKIE, cabinetActor, formErrors, liveMerchantIdOf, render, type CabinetRouteOptions } from '../context.js';
+import { formBody } from '../../lib/form-body.js';
 import { TEAM_ROLES } from '../roles.js';
 import type { Lang } from '../i18n.js';
 

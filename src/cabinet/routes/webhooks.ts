@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { cabinetActor, BASE, formBody, formErrors, liveMerchantIdOf, merchantIdOf, queryOf, render } from '../context.js';
+import { cabinetActor, BASE, formErrors, liveMerchantIdOf, merchantIdOf, render } from '../context.js';
+import { formBody, queryOf } from '../../lib/form-body.js';
 import { redeliverAudit, merchantAudit } from '../../audit/steps.js';
 import { filterQuery, listFilters } from '../paging.js';
 import { pageSize } from '../../lib/page-size.js';

@@ -3,7 +3,6 @@ import type pg from 'pg';
 import { DomainError } from '../../errors.js';
 import type { Currency, LedgerEntryKind } from '../../generated/prisma/enums.js';
 import { MERCHANT_BUCKETS, parseAccount, type MerchantBucket } from './accounts.js';
-import { bucketTransfer, type Posting } from './postings.js';
 import { statement } from '../../db/statement.js';
 import { ledgerParams, transfersSql, type LedgerParams } from './fragments.js';
 
@@ -84,13 +83,12 @@ export async function ensureBalances(c: Queryable, merchantId: string): Promise<
 
 /**
  * Applies one transfer inside the caller's transaction: its entries and its merchant's balance
- * move, one round trip. Accepts a Transfer, or a Posting of merchant buckets (postings.bucketTransfer).
+ * move, one round trip; the transfer is built by postings.ts.
  * Throws DomainError('balance_not_enough') when a bucket would go negative (the caller's
  * transaction is then aborted and must roll back), DuplicatePostingError when the transfer
  * (kind, refId) was already applied.
  */
-export async function post(c: Queryable, input: Posting | Transfer): Promise<BalanceRow> {
-  const t = 'legs' in input ? input : bucketTransfer(input);
+export async function post(c: Queryable, t: Transfer): Promise<BalanceRow> {
   const d = merchantDeltas(t);
   const params = ledgerParams(t.merchantId, d?.currency ?? 'RUB', [t], 'update');
   try {

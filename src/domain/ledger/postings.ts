@@ -1,6 +1,6 @@
 import { Decimal } from 'decimal.js';
-import type { Currency, LedgerEntryKind } from '../../generated/prisma/enums.js';
-import { merchantAccount, MERCHANT_BUCKETS, operatorAccount, type MerchantBucket, type OperatorKind } from './accounts.js';
+import type { Currency } from '../../generated/prisma/enums.js';
+import { merchantAccount, operatorAccount } from './accounts.js';
 import type { Leg, Transfer } from './ledger.js';
 
 /**
@@ -130,68 +130,6 @@ export function chargebackDebited(o: { chargebackId: string; paymentId: string; 
     kind: 'CHARGEBACK_DEBIT', refType: 'chargeback', refId: o.chargebackId, merchantId: o.merchantId, memo: `chargeback of payment ${o.paymentId}`,
     legs: legs(leg(merchantAccount(o.merchantId, 'available', o.currency), operatorAccount('chargebacks', o.currency), o.amount, o.currency)),
   };
-}
-
-/**
- * A transfer written as moves of one merchant's buckets (the shape callers had before the
- * ledger was double-entry, kept so a new single-merchant kind is one call): what the buckets do
- * not move between themselves goes to or comes from the operator account `against` (per bucket
- * or one for all), by default the kind's own (COUNTERPART).
- */
-export interface Posting {
-  merchantId: string;
-  currency: Currency;
-  kind: LedgerEntryKind;
-  refType: string;
-  refId: string;
-  available?: Decimal;
-  locked?: Decimal;
-  hold?: Decimal;
-  memo?: string;
-  against?: OperatorKind | Partial<Record<MerchantBucket, OperatorKind>>;
-  /** The connector of a per-connector counterpart (acquirer or payout clearing); default sandbox. */
-  connector?: string;
-}
-
-/** The operator account a merchant-bucket posting of each kind settles against. */
-const COUNTERPART: Partial<Record<string, OperatorKind | Partial<Record<MerchantBucket, OperatorKind>>>> = {
-  PAYMENT_CREDIT: 'acquirer_clearing',
-  PAYOUT_DEBIT: { locked: 'payout_clearing', hold: 'fee_revenue' },
-  REFUND_DEBIT: 'refund_clearing',
-  ADJUSTMENT: 'adjustments',
-  CHARGEBACK_DEBIT: 'chargebacks',
-};
-
-/**
- * The legs of a bucket posting: sources (buckets going down) pay destinations (buckets going
- * up) in the order available, locked, hold; what is left on either side settles against the
- * counterpart. PAYOUT_LOCK (-105, +100, +5) is available -> locked 100, available -> hold 5.
- */
-export function bucketTransfer(p: Posting): Transfer {
-  const zero = new Decimal(0);
-  const deltas: Record<MerchantBucket, Decimal> = { available: p.available ?? zero, locked: p.locked ?? zero, hold: p.hold ?? zero };
-  const acct = (b: MerchantBucket) => merchantAccount(p.merchantId, b, p.currency);
-  const against = p.against ?? COUNTERPART[p.kind];
-  const counter = (b: MerchantBucket): string => {
-    const kind = typeof against === 'string' ? against : against?.[b];
-    if (!kind) throw new Error(`${p.kind} ${p.refId}: no operator account to settle ${b} against`);
-    return operatorAccount(kind, p.currency, kind === 'acquirer_clearing' || kind === 'payout_clearing' ? p.connector ?? 'sandbox' : undefined);
-  };
-  const sources = MERCHANT_BUCKETS.filter((b) => deltas[b].lt(0)).map((b) => ({ b, left: deltas[b].neg() }));
-  const dests = MERCHANT_BUCKETS.filter((b) => deltas[b].gt(0)).map((b) => ({ b, left: deltas[b] }));
-  const legs: Leg[] = [];
-  for (const s of sources) {
-    for (const d of dests) {
-      const amount = Decimal.min(s.left, d.left);
-      if (amount.lte(0)) continue;
-      legs.push({ from: acct(s.b), to: acct(d.b), amount, currency: p.currency });
-      s.left = s.left.sub(amount);
-      d.left = d.left.sub(amount);
-    }
-  }
-  for (const s of sources) if (s.left.gt(0)) legs.push({ from: acct(s.b), to: counter(s.b), amount: s.left, currency: p.currency });
-  for (const d of dests) if (d.left.gt(0)) legs.push({ from: counter(d.b), to: acct(d.b), amount: d.left, currency: p.currency });
-  return { kind: p.kind, refType: p.refType, refId: p.refId, merchantId: p.merchantId, memo: p.memo, legs };
 }
 
 /**

@@ -1,5 +1,5 @@
 import { Decimal } from 'decimal.js';
-import { DEBIT_NORMAL, OPERATOR_KINDS, parseAccount, PER_CONNECTOR } from './accounts.js';
+import { DEBIT_NORMAL, parseAccount } from './accounts.js';
 import type { Queryable } from './ledger.js';
 
 // Every account's debits and credits, from the entries (each entry is one of each).
@@ -35,13 +35,13 @@ export interface TrialBalanceRow { currency: string; debits: string; credits: st
 export type LedgerProblem =
   | ({ type: 'balance_drift' } & Drift)
   | { type: 'unbalanced'; currency: string; debits: string; credits: string }
-  | { type: 'unknown_account'; account: string }
   | { type: 'empty_transfer'; transfer_id: string };
 
 /**
  * The books check: the trial balance per currency (every account's net balance on its debit or
  * credit side; the two columns are equal when every transfer balanced), every merchant balance
- * equal to its entries, every entry on a known account, every transfer with entries.
+ * equal to its entries, every transfer with entries (an entry on an unknown account cannot be
+ * written: foreign keys).
  */
 export async function verifyLedger(c: Queryable): Promise<{ ok: boolean; trial_balance: TrialBalanceRow[]; problems: LedgerProblem[] }> {
   const trial = await c.query<TrialBalanceRow>(`
@@ -53,15 +53,8 @@ export async function verifyLedger(c: Queryable): Promise<{ ok: boolean; trial_b
   const problems: LedgerProblem[] = [];
   for (const t of trial.rows) if (!new Decimal(t.debits).eq(t.credits)) problems.push({ type: 'unbalanced', ...t });
   for (const d of await verifyBalances(c)) problems.push({ type: 'balance_drift', ...d });
-  // A merchant account must be one the merchant has; an operator account's id says what it is
-  // (a new connector's clearing account needs no row before its first transfer).
-  const unknown = await c.query<{ account: string }>(`
-    SELECT acct AS account FROM (SELECT debit_account AS acct FROM ledger_entries UNION SELECT credit_account FROM ledger_entries) x
-     WHERE CASE WHEN split_part(acct, ':', 2) = 'merchant' THEN NOT EXISTS (SELECT 1 FROM ledger_accounts a WHERE a.id = x.acct)
-                ELSE split_part(acct, ':', 2) <> ALL($1::text[])
-                  OR (split_part(acct, ':', 2) = ANY($2::text[])) <> (split_part(acct, ':', 3) <> '') END
-     ORDER BY 1`, [OPERATOR_KINDS, PER_CONNECTOR]);
-  for (const u of unknown.rows) problems.push({ type: 'unknown_account', account: u.account });
+  // Every entry's accounts exist: the foreign keys of ledger_entries refuse a leg on any other
+  // when it is written (prisma/migrations/20261127100000_ledger_entry_accounts_exist).
   const empty = await c.query<{ transfer_id: string }>(`
     SELECT t.id AS transfer_id FROM ledger_transfers t WHERE NOT EXISTS (SELECT 1 FROM ledger_entries e WHERE e.transfer_id = t.id) ORDER BY 1`);
   for (const e of empty.rows) problems.push({ type: 'empty_transfer', transfer_id: e.transfer_id });

@@ -7,7 +7,7 @@ import type { AuthMerchant } from './merchant-guard.js';
  * `read` names the merchant as `m.id`; its own parameters start at $2; `orderBy` names the column
  * of the read the rows come in the order of (a subquery's own ORDER BY is not kept). The auth hook's checks
  * (IP allow-list, ban, subscription) run on the merchant afterwards, before anything read is
- * used, exactly as on any other route (src/plugins/merchant-auth.ts acceptMerchant).
+ * used, exactly as on any other route (src/http/merchant-auth.ts acceptMerchant).
  */
 export async function readWithToken<T extends object>(
   c: Queryable, q: { name: string; read: string; values: unknown[]; orderBy?: string }, tokenHash: string,

@@ -1,9 +1,8 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { actorOf } from '../../audit/audit.js';
-import { operatorActions } from '../../admin/actions.js';
-import { formBody } from '../../cabinet/context.js';
+import { operatorActions } from '../../backoffice/actions.js';
+import { formBody } from '../../lib/form-body.js';
 import { BASE, done, render } from '../context.js';
-import { testTwinsOf } from '../test-objects.js';
 
 /** How long an item has been waiting, as an operator reads it: "2 d 3 h", "3 h 12 min", "5 min". */
 export function ageOf(since: Date, now = new Date()): string {
@@ -19,16 +18,16 @@ export function ageOf(since: Date, now = new Date()): string {
 /**
  * The attention list in the console (issue 17 item 1): operations reconciliation gave up on,
  * with what was last heard, and the operator's decision through the operator API's action
- * (src/admin/actions.ts): same rules, same audit entry. Resolving needs `attention.resolve`
+ * (src/backoffice/actions.ts): same rules, same audit entry. Resolving needs `attention.resolve`
  * (admin, finance), checked by the console's hook before the handler runs.
  */
 export default async function consoleAttention(app: FastifyInstance): Promise<void> {
   const actions = operatorActions(app);
-  const { attention } = app.services;
+  const { attention, operatorLists } = app.services;
 
   app.get('/attention', { schema: { hide: true } }, async (req, reply) => {
     const items = await attention.listOpen(200);
-    const twins = await testTwinsOf(app.db.pool, items.map((i) => i.merchantId));
+    const twins = await operatorLists.testTwinsOf(items.map((i) => i.merchantId));
     const now = new Date();
     return render(req, reply, 'attention', {
       nav: 'attention',

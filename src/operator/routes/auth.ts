@@ -3,9 +3,9 @@ import { safeEqual } from '../../lib/crypto.js';
 import { Gate } from '../../lib/gate.js';
 import { SignInGuard } from '../../lib/sign-in-guard.js';
 import { newFormSecret, safeNext } from '../../lib/web-session.js';
-import { queryOf, formBody } from '../../cabinet/context.js';
+import { queryOf, formBody } from '../../lib/form-body.js';
 import { writeAudit, type Actor } from '../../audit/audit.js';
-import { OperatorTwoFactor, newTotpSecret, totpQrDataUrl, totpUri } from '../../domain/operator/two-factor.js';
+import { newTotpSecret, totpQrDataUrl, totpUri } from '../../domain/operator/two-factor.js';
 import { BASE, LOGIN_CSRF_COOKIE, SESSION_COOKIE, render, type ConsoleRouteOptions } from '../context.js';
 import type { ConsoleSession } from '../session.js';
 
@@ -23,10 +23,10 @@ export default async function consoleAuthRoutes(app: FastifyInstance, opts: Cons
   const guard = new SignInGuard(opts.signInLimits);
   const codeGuard = new SignInGuard({ ...opts.signInLimits, perPair: 5, perAccount: 20 });
   const checks = new Gate(4, 500);
-  const twoFactor = new OperatorTwoFactor(app.db, app.config.tokenEncryptionKey);
+  const twoFactor = app.services.operatorTwoFactor;
 
   const audit = (who: Actor, action: string, objectId: string, after: Record<string, unknown> | null = null) =>
-    writeAudit(app.db.pool, who, { action, objectType: 'operator', objectId, before: null, after });
+    app.services.audit.record(who, { action, objectType: 'operator', objectId, before: null, after });
   const anonymous = (req: FastifyRequest): Actor => ({ actor: 'anonymous', ip: req.ip ?? null });
   const operatorActor = (req: FastifyRequest, s: ConsoleSession): Actor => ({ actor: `operator:${s.operator.id}`, name: s.operator.email, ip: req.ip ?? null });
 

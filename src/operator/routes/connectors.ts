@@ -1,11 +1,11 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { actorOf } from '../../audit/audit.js';
 import { connectorAudit, testConnection } from '../../audit/steps.js';
-import { connectorView } from '../../admin/views.js';
+import { connectorView } from '../../domain/operator-views.js';
 import { MASK } from '../../domain/providers/registry.js';
 import { kindSummary, type ConnectorPlugin } from '../../domain/providers/plugin.js';
 import { NotFoundError, ValidationError } from '../../errors.js';
-import { formBody, queryOf } from '../../cabinet/context.js';
+import { formBody, queryOf } from '../../lib/form-body.js';
 import { BASE, done, render } from '../context.js';
 
 /**

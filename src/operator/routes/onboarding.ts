@@ -1,13 +1,13 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { actorOf, writeAudit, type Actor } from '../../audit/audit.js';
 import { shopAudit } from '../../audit/steps.js';
-import { operatorActions } from '../../admin/actions.js';
-import { merchantView } from '../../admin/views.js';
+import { operatorActions } from '../../backoffice/actions.js';
+import { merchantView } from '../../domain/operator-views.js';
 import { ROUTES, type Route } from '../../domain/providers/connector.js';
 import { INVITE_DAYS } from '../../domain/merchant/team.service.js';
 import { ValidationError } from '../../errors.js';
 import { mailTexts } from '../../mail/templates.js';
-import { formBody } from '../../cabinet/context.js';
+import { formBody } from '../../lib/form-body.js';
 import { BASE, done, render } from '../context.js';
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;

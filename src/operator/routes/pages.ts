@@ -1,16 +1,15 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { actorOf } from '../../audit/audit.js';
-import { MailNotConfiguredError, operatorActions } from '../../admin/actions.js';
-import { queryAudit, auditCsv } from '../../admin/routes/audit.js';
-import { CreateInput, memberIdOf, resetReasonOf } from '../../admin/routes/merchants.js';
-import { balanceView, connectorView, merchantView, rateView, sbpBankView } from '../../admin/views.js';
-import { listAccounts, verifyLedger } from '../../domain/ledger/ledger.js';
+import { MailNotConfiguredError, operatorActions } from '../../backoffice/actions.js';
+import { queryAudit, auditCsv } from '../../backoffice/audit-query.js';
+import { CreateInput, memberIdOf, resetReasonOf } from '../../backoffice/merchant-input.js';
+import { balanceView, connectorView, merchantView, rateView, sbpBankView } from '../../domain/operator-views.js';
 import { kindSummary } from '../../domain/providers/plugin.js';
 import { ValidationError } from '../../errors.js';
-import { isIdLike } from '../../admin/input.js';
-import { formBody, queryOf } from '../../cabinet/context.js';
+import { isIdLike } from '../../lib/input-fields.js';
+import { formBody, queryOf } from '../../lib/form-body.js';
 import { BASE, done, render } from '../context.js';
-import { modeOf, testTwinsOf } from '../test-objects.js';
+import { modeOf } from '../test-objects.js';
 import { pageSize } from '../../lib/page-size.js';
 import { NO_URL } from '../../outbox/events.js';
 
@@ -39,33 +38,22 @@ export function merchantPatchBody(b: Record<string, string>): Record<string, unk
 /** The console pages: every read and change goes through the operator API's services and actions. */
 export default async function consolePages(app: FastifyInstance): Promise<void> {
   const actions = operatorActions(app);
-  const { outbox, payouts, connectors, rates } = app.services;
+  const { outbox, payouts, connectors, rates, operatorLists, ledger, sbpBanks } = app.services;
   const idOf = (req: FastifyRequest) => (req.params as { id: string }).id;
 
   app.get('/', { schema: { hide: true } }, async (req, reply) => {
-    const [r, events] = await Promise.all([
-      app.db.pool.query<{ moderating: number; attention: number }>(
-        `SELECT (SELECT count(*)::int FROM payouts WHERE status = 'MODERATING') AS moderating,
-                (SELECT count(*)::int FROM attention_items WHERE resolved_at IS NULL) AS attention`,
-      ),
+    const [waiting, events] = await Promise.all([
+      operatorLists.waiting(),
       // Events with no URL to send to are "Not configured", as the cabinet says, not dead (issue 30).
       outbox.givenUpCounts(),
     ]);
-    return render(req, reply, 'home', { nav: 'home', ...r.rows[0], dead: events.dead, notConfigured: events.notConfigured });
+    return render(req, reply, 'home', { nav: 'home', ...waiting, dead: events.dead, notConfigured: events.notConfigured });
   });
 
   // Merchants: search by email, name or id.
   app.get('/merchants', { schema: { hide: true } }, async (req, reply) => {
     const q = (queryOf(req).q ?? '').trim().slice(0, 255);
-    const rows = await app.db.prisma.merchant.findMany({
-      // Test twins (test mode's rows) are not merchants of their own.
-      where: {
-        liveMerchantId: null,
-        ...(q ? { OR: [{ email: { contains: q.toLowerCase() } }, { name: { contains: q, mode: 'insensitive' as const } }, ...(isIdLike(q) ? [{ id: q }] : [])] } : {}),
-      },
-      orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
-      take: 100,
-    });
+    const rows = await operatorLists.searchMerchants(q);
     return render(req, reply, 'merchants', { nav: 'merchants', q, merchants: rows.map((m) => merchantView(app.config, m)) });
   });
 
@@ -144,7 +132,7 @@ export default async function consolePages(app: FastifyInstance): Promise<void> 
     const merchantId = q.merchant_id && isIdLike(q.merchant_id) ? q.merchant_id : undefined;
     const mode = modeOf(q.mode);
     const rows = await payouts.list({ status, merchantId, limit: 200, ...(mode !== 'all' ? { merchantKind: mode } : {}) });
-    const twins = await testTwinsOf(app.db.pool, rows.map((p) => p.merchant_id));
+    const twins = await operatorLists.testTwinsOf(rows.map((p) => p.merchant_id));
     return render(req, reply, 'payouts', {
       nav: 'payouts', status, statuses: PAYOUT_STATUSES, merchantId: merchantId ?? '', mode,
       payouts: rows.map((p) => ({ ...p, liveOf: twins.get(p.merchant_id) ?? null })),
@@ -194,8 +182,8 @@ export default async function consolePages(app: FastifyInstance): Promise<void> 
   app.get('/ledger', { schema: { hide: true } }, async (req, reply) => {
     const q = queryOf(req);
     const merchantId = q.merchant_id && isIdLike(q.merchant_id) ? q.merchant_id : '';
-    const check = await verifyLedger(app.db.pool);
-    const accounts = merchantId ? await listAccounts(app.db.pool, { merchantId }) : null;
+    const check = await ledger.verify();
+    const accounts = merchantId ? await ledger.accounts({ merchantId }) : null;
     return render(req, reply, 'ledger', { nav: 'ledger', check, merchantId, accounts });
   });
 
@@ -206,7 +194,7 @@ export default async function consolePages(app: FastifyInstance): Promise<void> 
   });
 
   app.get('/rates', { schema: { hide: true } }, async (req, reply) => {
-    const banks = await app.db.prisma.sbpBank.findMany({ orderBy: { memberId: 'asc' } });
+    const banks = await sbpBanks.listAll();
     return render(req, reply, 'rates', { nav: 'rates', rates: (await rates.list()).map((r) => rateView(app.config, r)), banks: banks.map(sbpBankView) });
   });
 

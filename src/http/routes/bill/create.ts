@@ -1,36 +1,12 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import { defineInput, requestInput, v } from '../../input.js';
+import { requestInput } from '../../../lib/input.js';
 import { isValidAmount } from '../../../lib/money.js';
-import { ensureMerchant } from '../../../plugins/merchant-auth.js';
+import { ensureMerchant } from '../../merchant-auth.js';
 import { recordAnswer } from '../../../plugins/idempotency.js';
 import type { CreatedBill } from '../../../domain/bill/bill.service.js';
-import { guardBillUrls, itemsRule, requestFieldsRule } from './bill-fields.js';
-
-/** A year: longer-lived bills are not bills with a lifetime. */
-export const MAX_TTL = 365 * 86400;
-const url = (description: string) => v.string({ max: 2048, description });
-
-export const billCreateInput = defineInput({
-  amount: v.decimal({ required: true, description: 'Payment amount: positive, at most 2 decimals, at most 99999999.99' }),
-  shop_id: v.string({ required: true, max: 64, description: 'Shop ID' }),
-  order_id: v.string({ max: 255, description: 'Merchant order ID; returned in postbacks as InvId' }),
-  description: v.string({ max: 1000, description: 'Payment description' }),
-  type: v.enumOf(['normal', 'multi'] as const, { description: 'normal (default): one successful payment; multi: many' }),
-  currency_in: v.enumOf(['RUB', 'USD', 'EUR'] as const, { description: "Currency the customer sees; default: the shop's" }),
-  custom: v.stringOrJson({ max: 1000, description: 'Returned in postbacks as custom; a JSON object is kept (and returned) as its JSON text' }),
-  payer_pays_commission: v.bool({ description: '1: the payer pays the fee on top of the amount' }),
-  name: v.string({ max: 255, description: 'Purpose of the payment, shown on the payment form' }),
-  payment_method: v.enumOf(['BANK_CARD', 'SBP'] as const, { description: 'Preselects this method and allows no other' }),
-  ttl: v.integer({ min: 1, max: MAX_TTL, description: `Seconds the bill lives (1..${MAX_TTL}); after that it takes no payment (POST /pay answers 403 api:error.bill_expired)` }),
-  success_url: url("Where the customer's browser posts after a payment that received money; overrides the shop's Success URL"),
-  fail_url: url("Where the customer's browser posts after a failed payment; overrides the shop's Fail URL"),
-  return_url: url('A "back to shop" link on the payment page'),
-  locale: v.enumOf(['ru', 'en'] as const, { description: 'Language of the payment page (its ?lang= still wins)' }),
-  payer_email: v.string({ max: 255, pattern: /^[^\s@]+@[^\s@]+\.[^\s@]+$/, description: "Prefills the payer's e-mail on the page" }),
-  request_fields: requestFieldsRule,
-  items: itemsRule,
-});
+import { guardBillUrls } from '../../../domain/bill/bill-fields.js';
+import { billCreateInput } from '../../../domain/bill/bill.input.js';
 
 /** POST /api/v1/bill/create */
 export function billCreateRoute(app: FastifyInstance): void {

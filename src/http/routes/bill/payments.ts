@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { defineInput, requestInput, v } from '../../input.js';
+import { defineInput, requestInput, v } from '../../../lib/input.js';
 import { endpointUrl, pageParams, pageSchema, toPage } from '../../pagination.js';
 import { PaymentSchema, paymentView } from '../../views/payment.js';
 

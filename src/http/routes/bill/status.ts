@@ -1,8 +1,8 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { DomainError } from '../../../errors.js';
-import { deferredRead, ensureMerchant } from '../../../plugins/merchant-auth.js';
-import { defineInput, requestInput, v } from '../../input.js';
+import { deferredRead, ensureMerchant } from '../../merchant-auth.js';
+import { defineInput, requestInput, v } from '../../../lib/input.js';
 import { BillSchema, billView } from '../../views/bill.js';
 
 const input = defineInput({ id: v.string({ required: true, max: 64, description: 'Bill ID' }) });

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import { defineInput, requestInput, v } from '../../input.js';
+import { defineInput, requestInput, v } from '../../../lib/input.js';
 import { BillSchema, billView } from '../../views/bill.js';
 
 const input = defineInput({

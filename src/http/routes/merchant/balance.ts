@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import { deferredRead } from '../../../plugins/merchant-auth.js';
+import { deferredRead } from '../../merchant-auth.js';
 import { BalanceSchema, balanceView } from '../../views/balance.js';
 
 /** GET /api/v1/merchant/balance */

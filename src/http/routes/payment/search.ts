@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { requestInput } from '../../input.js';
+import { requestInput } from '../../../lib/input.js';
 import { endpointUrl, pageSchema, parseSearchParams, searchInput, toPage } from '../../pagination.js';
 import { PaymentSchema, paymentView } from '../../views/payment.js';
 

@@ -1,8 +1,8 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import { defineInput, requestInput, v } from '../../input.js';
+import { defineInput, requestInput, v } from '../../../lib/input.js';
 import { PaymentSchema, paymentView } from '../../views/payment.js';
-import { ChargebackSchema, chargebackView } from '../../views/chargeback.js';
+import { ChargebackSchema, chargebackView } from '../../../domain/chargeback/chargeback.view.js';
 import { RefundSchema, refundView } from '../refund/view.js';
 
 const input = defineInput({

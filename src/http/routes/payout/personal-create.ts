@@ -1,10 +1,10 @@
 import type { FastifyInstance } from 'fastify';
-import { parsePersonal, personalCreateInput } from './input.js';
+import { parsePersonal, personalCreateInput } from '../../../domain/payout/payout.input.js';
 import type { PayoutView } from '../../../domain/payout/payout.view.js';
 import { recordAnswer } from '../../../plugins/idempotency.js';
 import { apiActor } from '../../../audit/audit.js';
 import { payoutCreateAudit, withAudit } from '../../../audit/steps.js';
-import { requestInput } from '../../input.js';
+import { requestInput } from '../../../lib/input.js';
 import { CREATE_ERROR_STATUS, PayoutListSchema } from './schemas.js';
 
 /** POST /api/v1/payout/personal/create: to a stored payout account; may answer several payouts (split). */

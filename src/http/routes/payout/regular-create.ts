@@ -1,11 +1,11 @@
 import type { FastifyInstance } from 'fastify';
-import { parseRegular, regularCreateInput } from './input.js';
+import { parseRegular, regularCreateInput } from '../../../domain/payout/payout.input.js';
 import { assertRegularGrant } from '../../../domain/payout/payout.service.js';
 import type { PayoutView } from '../../../domain/payout/payout.view.js';
 import { recordAnswer } from '../../../plugins/idempotency.js';
 import { apiActor } from '../../../audit/audit.js';
 import { payoutCreateAudit, withAudit } from '../../../audit/steps.js';
-import { requestInput } from '../../input.js';
+import { requestInput } from '../../../lib/input.js';
 import { CREATE_ERROR_STATUS, PayoutListSchema } from './schemas.js';
 
 /** POST /api/v1/payout/regular/create: to a card or an SBP phone; needs the merchant's grant (403 first). */

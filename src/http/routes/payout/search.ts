@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { endpointUrl, pageSchema, parseSearchParams, searchInput, toPage } from '../../pagination.js';
-import { requestInput } from '../../input.js';
+import { requestInput } from '../../../lib/input.js';
 import { PayoutSchema } from './schemas.js';
 
 /** GET /api/v1/payout/search: payouts created in [start_date, finish_date], newest first, cursor pages. */

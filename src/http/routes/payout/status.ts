@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { parseStatus, statusInput } from './input.js';
-import { requestInput } from '../../input.js';
+import { parseStatus, statusInput } from '../../../domain/payout/payout.input.js';
+import { requestInput } from '../../../lib/input.js';
 import { PayoutStatusSchema } from './schemas.js';
 
 /** GET /api/v1/payout/status: by id, or by order_id (a split request answers its first payout). */

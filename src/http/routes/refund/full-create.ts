@@ -3,7 +3,7 @@ import { assertGrant, type RefundRecord } from '../../../domain/refund/refund.se
 import { recordAnswer } from '../../../plugins/idempotency.js';
 import { apiActor } from '../../../audit/audit.js';
 import { refundAudit, withAudit } from '../../../audit/steps.js';
-import { defineInput, requestInput, v } from '../../input.js';
+import { defineInput, requestInput, v } from '../../../lib/input.js';
 import { RefundSchema, refundView } from './view.js';
 
 const input = defineInput({ payment_id: v.string({ required: true, max: 64, description: 'Payment ID' }) });

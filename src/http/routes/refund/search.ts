@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { assertGrant } from '../../../domain/refund/refund.service.js';
-import { defineInput, requestInput, v } from '../../input.js';
+import { defineInput, requestInput, v } from '../../../lib/input.js';
 import { endpointUrl, pageSchema, parseSearchParams, searchRules, toPage } from '../../pagination.js';
 import { RefundSchema, refundView } from './view.js';
 

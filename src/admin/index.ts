@@ -1,26 +1,26 @@
 import type { FastifyInstance } from 'fastify';
-import { installAdminAuth } from '../auth.js';
-import merchantAdminRoutes from './merchants.js';
-import shopAdminRoutes from './shops.js';
-import payoutAccountAdminRoutes from './payout-accounts.js';
-import adjustmentAdminRoutes from './adjustments.js';
-import deploymentAdminRoutes from './deployment.js';
-import rateAdminRoutes from './rates.js';
-import sbpBankAdminRoutes from './sbp-banks.js';
-import ledgerAdminRoutes from './ledger.js';
-import payoutAdminRoutes from './payouts.js';
-import eventAdminRoutes from './events.js';
-import chargebackAdminRoutes from './chargebacks.js';
-import connectorAdminRoutes from './connectors.js';
-import operatorAdminRoutes from './operators.js';
-import auditAdminRoutes from './audit.js';
-import attentionAdminRoutes from './attention.js';
-import apiKeyAdminRoutes from './api-keys.js';
+import { installAdminAuth } from './auth.js';
+import merchantAdminRoutes from './routes/merchants.js';
+import shopAdminRoutes from './routes/shops.js';
+import payoutAccountAdminRoutes from './routes/payout-accounts.js';
+import adjustmentAdminRoutes from './routes/adjustments.js';
+import deploymentAdminRoutes from './routes/deployment.js';
+import rateAdminRoutes from './routes/rates.js';
+import sbpBankAdminRoutes from './routes/sbp-banks.js';
+import ledgerAdminRoutes from './routes/ledger.js';
+import payoutAdminRoutes from './routes/payouts.js';
+import eventAdminRoutes from './routes/events.js';
+import chargebackAdminRoutes from './routes/chargebacks.js';
+import connectorAdminRoutes from './routes/connectors.js';
+import operatorAdminRoutes from './routes/operators.js';
+import auditAdminRoutes from './routes/audit.js';
+import attentionAdminRoutes from './routes/attention.js';
+import apiKeyAdminRoutes from './routes/api-keys.js';
 
 /** Operator API, /admin/v1/* (bearer ADMIN_API_TOKEN or an operator's personal token; roles per route). */
 export default async function adminRoutes(app: FastifyInstance): Promise<void> {
   // Every route of this scope (and of the plugins below) requires an operator token and the
-  // role its `config.permission` names (src/admin/auth.ts).
+  // role its `config.permission` names (src/backoffice/permissions.ts).
   installAdminAuth(app);
   // Route schemas here document the API (OpenAPI at /docs); input is validated by each
   // handler (Laravel-style 422s), so Fastify's own validation is off in this scope.

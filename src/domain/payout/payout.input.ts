@@ -1,8 +1,8 @@
 import type { Decimal } from 'decimal.js';
-import type { PersonalPayoutInput, RegularPayoutInput } from '../../../domain/payout/payout.service.js';
-import { defineInput, v } from '../../input.js';
-import { ValidationError } from '../../../errors.js';
-import { cardDigits, luhnValid, maskCard, normalizePhone } from '../../../lib/card.js';
+import type { PersonalPayoutInput, RegularPayoutInput } from './payout.service.js';
+import { defineInput, v } from '../../lib/input.js';
+import { ValidationError } from '../../errors.js';
+import { cardDigits, luhnValid, maskCard, normalizePhone } from '../../lib/card.js';
 
 export const personalCreateInput = defineInput({
   amount: v.decimal({ required: true, description: 'Payout amount, RUB' }),

@@ -3,7 +3,7 @@ import { Type, type TSchema } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import { ValidationError } from '../errors.js';
 import { expandBrackets } from './brackets.js';
-import { boundedDecimal } from '../lib/decimal-text.js';
+import { boundedDecimal } from './decimal-text.js';
 
 /**
  * Request input as existing clients send it: query string, JSON (also on GET), urlencoded or

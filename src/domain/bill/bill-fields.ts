@@ -1,10 +1,10 @@
 import { Decimal } from 'decimal.js';
 import { Type } from '@sinclair/typebox';
-import { boolOf, FieldError, type Rule } from '../../input.js';
-import { listOf } from '../../brackets.js';
-import { MAX_AMOUNT, money2 } from '../../../lib/money.js';
-import { assertSafeUrl, checkUrlShape, UnsafeUrlError } from '../../../outbox/url-guard.js';
-import { ValidationError } from '../../../errors.js';
+import { boolOf, FieldError, type Rule } from '../../lib/input.js';
+import { listOf } from '../../lib/brackets.js';
+import { MAX_AMOUNT, money2 } from '../../lib/money.js';
+import { assertSafeUrl, checkUrlShape, UnsafeUrlError } from '../../outbox/url-guard.js';
+import { ValidationError } from '../../errors.js';
 
 /** Payer fields a bill can ask the page for (bill/create `request_fields`). */
 export const REQUEST_FIELDS = ['email', 'phone', 'name', 'comment'] as const;

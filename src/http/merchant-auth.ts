@@ -5,7 +5,7 @@ import { DomainError, UnauthenticatedError } from '../errors.js';
 import { AUTH_MERCHANT_COLUMNS, assertMerchantUsable, type AuthMerchant } from '../domain/merchant/merchant-guard.js';
 import { assertIpAllowed } from '../domain/merchant/ip-allowlist.js';
 import { isKeyToken, type ApiScope } from '../domain/api-key/api-key.scopes.js';
-import { scopeAllows } from '../http/api-scopes.js';
+import { scopeAllows } from './api-scopes.js';
 
 declare module 'fastify' {
   interface FastifyRequest {

@@ -2,17 +2,22 @@ import { Decimal } from 'decimal.js';
 import type { Config } from '../config.js';
 import { money2, money8 } from '../lib/money.js';
 import { formatDateTime } from '../lib/time.js';
-import { feeRate, type FeeKind } from '../domain/merchant/fees.js';
-import { effectiveRouting, type ConnectorHealth, type ConnectorRecord, type Routing } from '../domain/providers/registry.js';
+import { feeRate, type FeeKind } from './merchant/fees.js';
+import { effectiveRouting, type ConnectorHealth, type ConnectorRecord, type Routing } from './providers/registry.js';
 import type { Merchant, PayoutAccount, Shop, SbpBank, FxRate } from '../generated/prisma/client.js';
-import type { ApiKeyView } from '../domain/api-key/api-key.service.js';
-import { fiscalJson, fiscalOf } from '../domain/receipt/fiscal.js';
+import type { ApiKeyView } from './api-key/api-key.service.js';
+import { fiscalJson, fiscalOf } from './receipt/fiscal.js';
 
 type Dec = { toString(): string } | null | undefined;
 const d8 = (x: Dec): string | null => (x === null || x === undefined ? null : money8(x.toString()));
 const norm = (x: { toString(): string }): string => new Decimal(x.toString()).toFixed();
 
 const FEE_KINDS: FeeKind[] = ['payment_card', 'payment_sbp', 'payout_card', 'payout_sbp'];
+
+/*
+ * The operator's views of the domain's objects: the operator API's JSON, the console's pages and
+ * the audit trail's before/after (src/audit/steps.ts) show the same fields.
+ */
 
 /** Operator view of a merchant; never the token hash, ciphertext or password hash. */
 export function merchantView(config: Config, m: Merchant) {

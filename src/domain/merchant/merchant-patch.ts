@@ -1,9 +1,9 @@
 import { Decimal } from 'decimal.js';
-import type { MerchantPatch } from '../domain/merchant/merchant.service.js';
-import { ROUTES } from '../domain/providers/connector.js';
-import { CONNECTOR_NAME } from '../domain/providers/registry.js';
-import { boolField, decimalField, enumField, Errors, objectField, type DecimalRule } from './input.js';
-import { MAX_ALLOWLIST, normaliseEntry } from '../domain/merchant/ip-allowlist.js';
+import type { MerchantPatch } from './merchant.service.js';
+import { ROUTES } from '../providers/connector.js';
+import { CONNECTOR_NAME } from '../providers/registry.js';
+import { boolField, decimalField, enumField, Errors, objectField, type DecimalRule } from '../../lib/input-fields.js';
+import { MAX_ALLOWLIST, normaliseEntry } from './ip-allowlist.js';
 
 /** Defaults the operator API documents (DESIGN.md): null on a payout maximum restores them. */
 export const DEFAULT_PAYOUT_MAX_CARD = new Decimal('150000');

@@ -1,8 +1,8 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { CONNECTOR_NAME } from '../../../domain/providers/registry.js';
-import type { ParsedNotification } from '../../../domain/providers/connector.js';
-import { AttemptLimiter } from '../../../page/attempt-limiter.js';
+import { CONNECTOR_NAME } from '../domain/providers/registry.js';
+import type { ParsedNotification } from '../domain/providers/connector.js';
+import { AttemptLimiter } from '../lib/attempt-limiter.js';
 
 const Params = Type.Object({ connector: Type.String({ maxLength: 40 }) });
 

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import type { ChargebackRecord } from '../../domain/chargeback/chargeback.repository.js';
+import type { ChargebackRecord } from './chargeback.repository.js';
 import { money2, moneyNumber } from '../../lib/money.js';
 import { formatDateTime } from '../../lib/time.js';
 

@@ -1,6 +1,6 @@
 import { Decimal } from 'decimal.js';
 import type { FastifyRequest } from 'fastify';
-import { v } from '../http/input.js';
+import { v } from './input.js';
 import { ValidationError } from '../errors.js';
 
 /** The JSON (or form) body as an object; anything else is an empty object. */

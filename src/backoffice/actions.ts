@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { NotFoundError } from '../errors.js';
-import { isIdLike } from './input.js';
-import { parseMerchantPatch } from './merchant-patch.js';
+import { isIdLike } from '../lib/input-fields.js';
+import { parseMerchantPatch } from '../domain/merchant/merchant-patch.js';
 import type { Routing } from '../domain/providers/registry.js';
 import { writeAudit, type Actor } from '../audit/audit.js';
 import { merchantAudit } from '../audit/steps.js';
@@ -79,7 +79,7 @@ export function operatorActions(app: FastifyInstance) {
 
     /**
      * An operator's reset of a cabinet account's TOTP (a merchant locked out: a lost phone and
-     * lost recovery codes), admin operators only (src/admin/auth.ts), with the reason the
+     * lost recovery codes), admin operators only (src/backoffice/permissions.ts), with the reason the
      * operator checked: `memberId` null is the merchant's own login (the owner), else a team
      * member of this merchant (404 otherwise). Clears the secret and the recovery codes, ends
      * that person's sessions and mails them; audited with the reason, without secrets, in the

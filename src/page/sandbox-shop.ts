@@ -1,17 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
-import { esc, layout, type PageCtx } from '../page/render.js';
-import { pickLang, type Lang } from '../page/i18n.js';
+import { esc, layout, type PageCtx } from './render.js';
+import { pickLang, type Lang } from './i18n.js';
 import { formatMoney } from '../lib/money-format.js';
 import { boundedDecimal } from '../lib/decimal-text.js';
-
-/** Where the demo shop's Result, Success and Fail URLs point (the sandbox's built-in shop). */
-export const SANDBOX_SHOP_PATH = '/sandbox/shop';
-
-export function sandboxShopUrls(publicBaseUrl: string) {
-  const base = `${publicBaseUrl.replace(/\/+$/, '')}${SANDBOX_SHOP_PATH}`;
-  return { resultUrl: `${base}/result`, successUrl: `${base}/success`, failUrl: `${base}/fail` };
-}
+import { SANDBOX_SHOP_PATH } from '../domain/shop/sandbox-shop.js';
 
 
 /**
