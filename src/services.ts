@@ -18,8 +18,8 @@ import type { ConnectorPlugin } from './domain/providers/plugin.js';
 import { OperatorService } from './domain/operator/operator.service.js';
 import { SbpBankService } from './domain/sbp-bank/sbp-bank.service.js';
 import { LedgerService } from './domain/ledger/ledger.service.js';
-import { AttentionService, type AttentionObject } from './domain/attention/attention.service.js';
-import type { AnyLifecycle, LifecycleObserver } from './domain/operations/lifecycle.js';
+import { AttentionService } from './domain/attention/attention.service.js';
+import type { LifecycleObserver } from './domain/operations/lifecycle.js';
 import { AuditService } from './audit/audit.service.js';
 import { MerchantLists } from './domain/merchant/merchant-lists.js';
 import { ProviderNotificationService } from './domain/providers/notification.service.js';
@@ -52,7 +52,7 @@ export function createServices(config: Config, db: Db, opts: { connectors?: read
   const operators = new OperatorService(db);
   const sbpBanks = new SbpBankService(db);
   const ledger = new LedgerService(db);
-  const attention = new AttentionService(db, { payment: payments.lifecycle, payout: payouts.lifecycle, refund: refunds.lifecycle } as Record<AttentionObject, AnyLifecycle>);
+  const attention = new AttentionService(db, { payment: payments.lifecycle, payout: payouts.lifecycle, refund: refunds.lifecycle });
   const audit = new AuditService(db);
   const providerNotifications = new ProviderNotificationService(db, { payments, refunds, payouts });
   // The merchant's own lists as the cabinet reads them (filters, pages, CSV exports).

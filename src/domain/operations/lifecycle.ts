@@ -63,7 +63,7 @@ export interface OperationKind<S extends string, Row extends { id: string; statu
   readonly type: OperationType;
   /** In the transaction: the operation's row locked (FOR UPDATE); null when there is none. */
   lock_(c: Queryable, target: Target): Promise<Row | null>;
-  /** The final status an answer finishes the operation with; null when it is not final (ask again). */
+  /** Whether an answer is final: the status it finishes the operation with (a payment: SUCCESS for money received); null when it is not (ask again). */
   finalOf(o: O): S | null;
   /** A final answer as the provider's word about the money; null when it is not the provider's (a payout that could not be sent). */
   wordOf(o: O): Omit<ProviderWord, 'via'> | null;

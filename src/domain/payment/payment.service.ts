@@ -526,9 +526,10 @@ export class PaymentService {
     const billOf = async (c: Queryable, p: PaymentRow) => toBill((await c.query<BillRow>(BILL_SQL, [p.bill_id])).rows[0]!, this.routingFor);
     return {
       type: 'payment',
-      lock_: async (c, target) => ('id' in target
-        ? await lockById(c, target.id)
-        : await c.query<PaymentRow>(`${PAYMENT_SQL.replace('WHERE id = $1', 'WHERE connector = $1 AND provider_ref = $2')} LIMIT 1 FOR UPDATE`, [target.connector, target.ref])).rows[0] ?? null,
+      lock_: async (c, target) => {
+        const id = 'id' in target ? target.id : await this.findAtConnector(target.connector, null, target.ref, c);
+        return id === null ? null : (await lockById(c, id)).rows[0] ?? null;
+      },
       finalOf: (o) => {
         const a = finalAnswer(o);
         if (a === null) return null;
