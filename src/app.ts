@@ -1,4 +1,4 @@
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
 import formbody from '@fastify/formbody';
 import multipart from '@fastify/multipart';
 import swagger from '@fastify/swagger';
@@ -11,6 +11,7 @@ import { errorHandler } from './plugins/error-handler.js';
 import { jsonDepthExceeds, refuseNulBytes } from './plugins/bad-input.js';
 import { configSecrets, loggerOptions } from './logger.js';
 import { setConflictLogger } from './domain/providers/conflict.js';
+import type { LifecycleObserver } from './domain/operations/lifecycle.js';
 import { migrationsCurrent } from './db/migrate.js';
 import { registerFavicon } from './http/favicon.js';
 import { merchantDocument } from './http/openapi/documents.js';
@@ -30,7 +31,19 @@ declare module 'fastify' {
     config: Config;
     db: Db;
     services: Services;
+    observers: Observers;
   }
+}
+
+/**
+ * Who is told of the service's phases, given when the app is built: a metrics exporter, or a
+ * test that stops the process at one (test/helpers/crash-entry.ts). Nothing by default.
+ */
+export interface Observers {
+  /** Each phase of a provider operation (src/domain/operations/lifecycle.ts). */
+  lifecycle?: LifecycleObserver;
+  /** A keyed request's change and its stored answer committed; the answer is about to be sent. */
+  onCommitted?: (req: FastifyRequest) => void;
 }
 
 export interface BuildOptions {
@@ -41,6 +54,7 @@ export interface BuildOptions {
   /** Where logs go (default stdout); tests capture them here. */
   logStream?: { write(line: string): void };
   services?: Services;
+  observers?: Observers;
 }
 
 /** The whole HTTP service: plugins, then routes, then the error handler (see STYLE.md). */
@@ -60,7 +74,8 @@ export async function buildApp(opts: BuildOptions): Promise<FastifyInstance> {
   app.decorate('db', opts.db);
   // A provider contradicting a final status is logged at error level through this app's logger.
   if (opts.logger !== false) setConflictLogger(app.log);
-  app.decorate('services', opts.services ?? createServices(opts.config, opts.db));
+  app.decorate('observers', opts.observers ?? {});
+  app.decorate('services', opts.services ?? createServices(opts.config, opts.db, { observer: opts.observers?.lifecycle }));
 
   // Existing clients send JSON bodies on GET too.
   app.addHttpMethod('GET', { hasBody: true, overrideExisting: true });

@@ -78,16 +78,6 @@ export interface Config {
   smtpUrl: string | undefined;
   /** The From of outgoing mail (MAIL_FROM). */
   mailFrom: string;
-  /**
-   * Tests only (TEST_CRASH_AFTER_COMMIT=true): the process SIGKILLs itself after a keyed
-   * request's transaction committed and before its answer leaves, to prove a retry finds it.
-   */
-  crashAfterCommit: boolean;
-  /**
-   * Tests only (TEST_CRASH_AFTER_PROVIDER_ANSWER=true): the process SIGKILLs itself after a
-   * payment's provider answered and before the answer is committed, to prove reconciliation.
-   */
-  crashAfterProviderAnswer: boolean;
 }
 
 export interface FeeDefaults {
@@ -216,8 +206,6 @@ export function loadConfig(env: Env = { ...readDotEnv(), ...process.env }, gener
     outboxRetentionDays: int('OUTBOX_RETENTION_DAYS', env.OUTBOX_RETENTION_DAYS, 90, 1),
     smtpUrl: smtpUrlOf(env.SMTP_URL),
     mailFrom: env.MAIL_FROM || 'Payments <no-reply@localhost>',
-    crashAfterCommit: bool('TEST_CRASH_AFTER_COMMIT', env.TEST_CRASH_AFTER_COMMIT, false),
-    crashAfterProviderAnswer: bool('TEST_CRASH_AFTER_PROVIDER_ANSWER', env.TEST_CRASH_AFTER_PROVIDER_ANSWER, false),
     defaultFees: {
       paymentCardPercent: dec('FEE_PAYMENT_CARD_PERCENT', env.FEE_PAYMENT_CARD_PERCENT, '0'),
       paymentCardFixed: dec('FEE_PAYMENT_CARD_FIXED', env.FEE_PAYMENT_CARD_FIXED, '0'),

@@ -19,6 +19,7 @@ import { OperatorService } from './domain/operator/operator.service.js';
 import { SbpBankService } from './domain/sbp-bank/sbp-bank.service.js';
 import { LedgerService } from './domain/ledger/ledger.service.js';
 import { AttentionService } from './domain/attention/attention.service.js';
+import type { LifecycleObserver } from './domain/operations/lifecycle.js';
 import { AuditService } from './audit/audit.service.js';
 import { MerchantLists } from './domain/merchant/merchant-lists.js';
 import { ProviderNotificationService } from './domain/providers/notification.service.js';
@@ -30,27 +31,30 @@ import { PasswordResetService } from './domain/merchant/password-reset.service.j
 import { OperatorLists } from './domain/operator/operator-lists.js';
 import { SandboxBank } from './domain/providers/connectors/sandbox/bank.js';
 
-/** Every service class, built once per process; the API, pages, cabinet, CLI and workers share them. */
-export function createServices(config: Config, db: Db, opts: { connectors?: readonly ConnectorPlugin[] } = {}) {
+/**
+ * Every service class, built once per process; the API, pages, cabinet, CLI and workers share
+ * them. `observer`: told each phase of a provider operation (src/domain/operations/lifecycle.ts).
+ */
+export function createServices(config: Config, db: Db, opts: { connectors?: readonly ConnectorPlugin[]; observer?: LifecycleObserver } = {}) {
   const merchants = new MerchantService(config, db);
   const shops = new ShopService(config, db);
   const bills = new BillService(config, db);
   // One registry: payments, refunds and payouts route through the same connectors.
   const connectors = new ConnectorRegistry(config, db, opts.connectors);
-  const refunds = new RefundService(config, db, connectors);
+  const refunds = new RefundService(config, db, connectors, opts.observer);
   const payoutAccounts = new PayoutAccountService(config, db);
   const rates = new RateService(config, db);
   const adjustments = new AdjustmentService(config, db);
   const deployment = new DeploymentService(config, db);
   const chargebacks = new ChargebackService(config, db);
-  const payments = new PaymentService(config, db, connectors);
+  const payments = new PaymentService(config, db, connectors, opts.observer);
   const paymentReads = new PaymentReads(db);
-  const payouts = new PayoutService(config, db, connectors);
+  const payouts = new PayoutService(config, db, connectors, opts.observer);
   const outbox = new OutboxService(config, db, merchants);
   const operators = new OperatorService(db);
   const sbpBanks = new SbpBankService(db);
   const ledger = new LedgerService(db);
-  const attention = new AttentionService(db, payments, { payout: payouts, refund: refunds });
+  const attention = new AttentionService(db, { payment: payments.lifecycle, payout: payouts.lifecycle, refund: refunds.lifecycle });
   const audit = new AuditService(db);
   const providerNotifications = new ProviderNotificationService(db, { payments, refunds, payouts });
   // The merchant's own lists as the cabinet reads them (filters, pages, CSV exports).

@@ -125,7 +125,8 @@ export const idempotency = fp(
       if (!key) return payload;
       req.idempotencyKey = null;
       if (req.idempotencyRecorded) {
-        if (app.config.crashAfterCommit) process.kill(process.pid, 'SIGKILL');
+        // The change and its answer committed together; the answer is about to leave.
+        app.observers.onCommitted?.(req);
         return payload;
       }
       if (reply.statusCode >= 500) {

@@ -46,16 +46,34 @@ const api = (app: TestApp['app'], url: string) => app.inject({ method: 'GET', ur
 async function statementsOf<T>(db: Db, fn: () => Promise<T>, on = /FROM payments\b/): Promise<{ out: T; sent: Array<{ text: string; values: unknown[] }> }> {
   const sent: Array<{ text: string; values: unknown[] }> = [];
   const pool = db.pool;
-  const query = pool.query.bind(pool) as (...a: unknown[]) => unknown;
-  (pool as unknown as { query: (...a: unknown[]) => unknown }).query = (cfg: unknown, values?: unknown, ...rest: unknown[]) => {
-    const s = typeof cfg === 'string' ? { text: cfg, values: (values as unknown[]) ?? [] } : cfg as { text: string; values: unknown[] };
-    if (on.test(s.text)) sent.push({ text: s.text, values: s.values ?? [] });
-    return query(cfg, values, ...rest);
+  type Querying = { query: (...a: unknown[]) => unknown };
+  const recording = (target: Querying) => {
+    const query = target.query.bind(target);
+    target.query = (cfg: unknown, values?: unknown, ...rest: unknown[]) => {
+      const s = typeof cfg === 'string' ? { text: cfg, values: (values as unknown[]) ?? [] } : cfg as { text: string; values: unknown[] };
+      if (on.test(s.text)) sent.push({ text: s.text, values: s.values ?? [] });
+      return query(cfg, values, ...rest);
+    };
+  };
+  // Statements on the pool, and on the clients checked out of it for a transaction.
+  recording(pool as unknown as Querying);
+  const clients: Querying[] = [];
+  const connect = pool.connect.bind(pool) as (...a: unknown[]) => unknown;
+  (pool as unknown as { connect: (...a: unknown[]) => unknown }).connect = (...a: unknown[]) => {
+    // pool.query checks a client out with a callback: its statement is recorded above already.
+    if (a.length > 0) return connect(...a);
+    return (connect() as Promise<Querying>).then((c) => {
+      recording(c);
+      clients.push(c);
+      return c;
+    });
   };
   try {
     return { out: await fn(), sent };
   } finally {
     delete (pool as unknown as { query?: unknown }).query;
+    delete (pool as unknown as { connect?: unknown }).connect;
+    for (const c of clients) delete (c as { query?: unknown }).query;
   }
 }
 

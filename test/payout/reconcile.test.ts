@@ -3,7 +3,7 @@ import { PayoutService } from '../../src/domain/payout/payout.service.js';
 import { processDuePayouts } from '../../src/workers/payouts.js';
 import type { Connector, CreatePayout, OperationOutcome } from '../../src/domain/providers/connector.js';
 import { ConnectorRegistry } from '../../src/domain/providers/registry.js';
-import { RECONCILE_FIRST_DELAY_MS, RECONCILE_MAX_DELAY_MS, reconcileDelayMs } from '../../src/domain/providers/operation-reconcile.js';
+import { RECONCILE_FIRST_DELAY_MS, RECONCILE_MAX_DELAY_MS, reconcileDelayMs } from '../../src/domain/operations/reconcile.js';
 import { SandboxConnector } from '../../src/domain/providers/connectors/sandbox/index.js';
 import { ConflictError, NotFoundError, ValidationError } from '../../src/errors.js';
 import { ADMIN_TOKEN, setupTestApp, type TestApp } from '../helpers/app.js';
@@ -231,17 +231,17 @@ describe('applyProviderOutcome (what the notifications route calls for object pa
   it('applies a final answer once, by our id or by connector and reference; another connector, a non-final answer or a repeat change nothing', async () => {
     const { m, p } = await handedOver('25', () => ({ status: 'pending', ref: 'prov-77' }));
     const payouts = t.app.services.payouts;
-    expect(await payouts.applyProviderOutcome({ id: p.id }, { status: 'pending', ref: 'prov-77' })).toEqual({ changed: false, status: 'PROCESS' });
-    expect(await payouts.applyProviderOutcome({ connector: 'other', ref: 'prov-77' }, { status: 'succeeded', ref: 'prov-77' })).toEqual({ changed: false, status: null });
-    expect(await payouts.applyProviderOutcome({ id: p.id, connector: 'other' }, { status: 'succeeded', ref: 'prov-77' })).toEqual({ changed: false, status: 'PROCESS' });
+    expect(await payouts.applyProviderOutcome({ id: p.id }, { status: 'pending', ref: 'prov-77' })).toEqual({ applied: false, status: 'PROCESS', id: p.id });
+    expect(await payouts.applyProviderOutcome({ connector: 'other', ref: 'prov-77' }, { status: 'succeeded', ref: 'prov-77' })).toEqual({ applied: false, status: null });
+    expect(await payouts.applyProviderOutcome({ id: p.id, connector: 'other' }, { status: 'succeeded', ref: 'prov-77' })).toEqual({ applied: false, status: 'PROCESS' });
     expect(await payouts.applyProviderOutcome({ connector: 'sandbox', ref: 'prov-77' }, { status: 'failed', code: 'not_found', message: 'x', ref: null }))
-      .toEqual({ changed: false, status: 'PROCESS' });
+      .toEqual({ applied: false, status: 'PROCESS', id: p.id });
     expect((await payout(p.id)).status).toBe('PROCESS');
-    expect(await payouts.applyProviderOutcome({ connector: 'sandbox', ref: 'prov-77' }, { status: 'succeeded', ref: 'prov-77' })).toEqual({ changed: true, status: 'SUCCESS' });
-    expect(await payouts.applyProviderOutcome({ id: p.id }, { status: 'succeeded', ref: 'prov-77' })).toEqual({ changed: false, status: 'SUCCESS' });
+    expect(await payouts.applyProviderOutcome({ connector: 'sandbox', ref: 'prov-77' }, { status: 'succeeded', ref: 'prov-77' })).toEqual({ applied: true, status: 'SUCCESS', id: p.id });
+    expect(await payouts.applyProviderOutcome({ id: p.id }, { status: 'succeeded', ref: 'prov-77' })).toEqual({ applied: false, status: 'SUCCESS', id: p.id });
     expect(await payouts.applyProviderOutcome({ id: p.id }, { status: 'failed', code: 'x', message: 'late contradiction', ref: 'prov-77' }))
-      .toEqual({ changed: false, status: 'SUCCESS' });
-    expect(await payouts.applyProviderOutcome({ id: 'nope' }, { status: 'succeeded', ref: null })).toEqual({ changed: false, status: null });
+      .toEqual({ applied: false, status: 'SUCCESS', id: p.id });
+    expect(await payouts.applyProviderOutcome({ id: 'nope' }, { status: 'succeeded', ref: null })).toEqual({ applied: false, status: null });
     expect(await debits(p.id)).toBe(1);
     expect(await releases(p.id)).toBe(0);
     expect(await webhooks(p.id)).toBe(1);
@@ -251,7 +251,7 @@ describe('applyProviderOutcome (what the notifications route calls for object pa
   it('a late answer from the provider closes the open attention item (resolved by the provider)', async () => {
     const { p, item } = await stuckPayout('15');
     expect(await t.app.services.payouts.applyProviderOutcome({ id: p.id, connector: 'sandbox' }, { status: 'succeeded', ref: 'late-1' }))
-      .toEqual({ changed: true, status: 'SUCCESS' });
+      .toEqual({ applied: true, status: 'SUCCESS', id: p.id });
     expect(await one(`SELECT resolution, resolved_by FROM attention_items WHERE id = $1`, [item.id])).toEqual({ resolution: 'SUCCESS', resolved_by: 'provider' });
     await expect(t.app.services.payouts.resolveAttention(item.id, 'FAIL', null, 'op:alice')).rejects.toBeInstanceOf(ConflictError);
   });

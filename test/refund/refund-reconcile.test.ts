@@ -163,12 +163,12 @@ describe('applyProviderOutcome (what the notifications route calls for object re
     await serviceWith({ refund: async () => pending, get: async () => pending }).processDue();
     expect(await refund(id)).toMatchObject({ status: 'PROCESS', provider_ref: 'rf-9' });
     const refunds = t.app.services.refunds;
-    expect(await refunds.applyProviderOutcome({ id }, pending)).toEqual({ changed: false, status: 'PROCESS', id });
-    expect(await refunds.applyProviderOutcome({ connector: 'other', ref: 'rf-9' }, { status: 'succeeded', ref: 'rf-9' })).toEqual({ changed: false, status: null });
-    expect(await refunds.applyProviderOutcome({ id, connector: 'other' }, { status: 'succeeded', ref: 'rf-9' })).toEqual({ changed: false, status: 'PROCESS' });
+    expect(await refunds.applyProviderOutcome({ id }, pending)).toEqual({ applied: false, status: 'PROCESS', id });
+    expect(await refunds.applyProviderOutcome({ connector: 'other', ref: 'rf-9' }, { status: 'succeeded', ref: 'rf-9' })).toEqual({ applied: false, status: null });
+    expect(await refunds.applyProviderOutcome({ id, connector: 'other' }, { status: 'succeeded', ref: 'rf-9' })).toEqual({ applied: false, status: 'PROCESS' });
     expect(await refunds.applyProviderOutcome({ connector: 'sandbox', ref: 'rf-9' }, { status: 'failed', code: 'refund_declined', message: 'no', ref: 'rf-9' }))
-      .toEqual({ changed: true, status: 'FAIL', id });
-    expect(await refunds.applyProviderOutcome({ id }, { status: 'succeeded', ref: 'rf-9' })).toEqual({ changed: false, status: 'FAIL', id });
+      .toEqual({ applied: true, status: 'FAIL', id });
+    expect(await refunds.applyProviderOutcome({ id }, { status: 'succeeded', ref: 'rf-9' })).toEqual({ applied: false, status: 'FAIL', id });
     expect(await transfers(id, 'REFUND_RELEASE')).toBe(1);
     expect(await transfers(id, 'REFUND_DEBIT')).toBe(0);
     expect(await postbacks(id)).toBe(1);
@@ -177,7 +177,7 @@ describe('applyProviderOutcome (what the notifications route calls for object re
   it('a late answer closes the open attention item as resolved by the provider', async () => {
     const { id, item } = await stuckRefund('7.00');
     expect(await t.app.services.refunds.applyProviderOutcome({ id, connector: 'sandbox' }, { status: 'succeeded', ref: 'rf-late' }))
-      .toEqual({ changed: true, status: 'SUCCESS', id });
+      .toEqual({ applied: true, status: 'SUCCESS', id });
     expect(await one(`SELECT resolution, resolved_by FROM attention_items WHERE id = $1`, [item.id])).toEqual({ resolution: 'SUCCESS', resolved_by: 'provider' });
   });
 });

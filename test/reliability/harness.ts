@@ -17,6 +17,9 @@ export function freePort(): Promise<number> {
 
 export interface Proc { kind: 'api' | 'worker'; port: number; child: ChildProcess; url: string }
 
+/** The API built with observers that SIGKILL it at the phase named by CRASH_AT (test/helpers/crash-entry.ts). */
+export const CRASH_ENTRY = 'test/helpers/crash-entry.ts';
+
 // Whatever a test leaves running (a failed test skips its cleanup) dies with the test process.
 const spawned = new Set<ChildProcess>();
 process.on('exit', () => { for (const c of spawned) c.kill('SIGKILL'); });
@@ -29,10 +32,13 @@ function baseEnv(dbUrl: string, extra: Record<string, string>): NodeJS.ProcessEn
   };
 }
 
-/** Starts `npm start` (API only) or `npm run worker` as a real child process. */
-export async function startProc(kind: 'api' | 'worker', dbUrl: string, extra: Record<string, string> = {}, port?: number): Promise<Proc> {
+/**
+ * Starts `npm start` (API only) or `npm run worker` as a real child process; `entry` another
+ * entry point of the API (test/helpers/crash-entry.ts).
+ */
+export async function startProc(kind: 'api' | 'worker', dbUrl: string, extra: Record<string, string> = {}, port?: number, entry?: string): Promise<Proc> {
   const p = port ?? await freePort();
-  const entry = kind === 'api' ? 'src/main.ts' : 'src/worker-main.ts';
+  entry ??= kind === 'api' ? 'src/main.ts' : 'src/worker-main.ts';
   const env = baseEnv(dbUrl, { PORT: String(p), HOST: '127.0.0.1', RUN_WORKERS: 'false', PUBLIC_BASE_URL: `http://127.0.0.1:${p}`, ...extra });
   const child = spawn(process.execPath, ['--import', 'tsx', entry], { env, stdio: ['ignore', 'ignore', 'pipe'] });
   spawned.add(child);

@@ -3,13 +3,13 @@ import { setupTestApp, type TestApp } from '../helpers/app.js';
 import { createMerchant, type MerchantFixture } from '../factories/merchant.js';
 import { createPaidPayment } from '../factories/paid-payment.js';
 import { fund } from '../payout/helpers.js';
-import { kill, startProc, type Proc } from './harness.js';
+import { CRASH_ENTRY, kill, startProc, type Proc } from './harness.js';
 
 /**
  * A keyed request whose process is killed (SIGKILL) after its transaction committed and before
  * its answer left: the retry with the same key, on a restarted process, answers what the first
- * request did and moves no money again. TEST_CRASH_AFTER_COMMIT makes the first process die at
- * exactly that point.
+ * request did and moves no money again. The first process is the API built with an observer that
+ * kills it at exactly that point (test/helpers/crash-entry.ts, CRASH_AT=committed).
  */
 let t: TestApp;
 let m: MerchantFixture;
@@ -32,7 +32,7 @@ async function post(p: Proc, path: string, key: string, body: Record<string, unk
 
 /** Sends the request to a process that dies after the commit; then retries on a fresh one. */
 async function crashThenRetry(path: string, key: string, body: Record<string, unknown>) {
-  proc = await startProc('api', t.dbUrl, { TEST_CRASH_AFTER_COMMIT: 'true' });
+  proc = await startProc('api', t.dbUrl, { CRASH_AT: 'committed' }, undefined, CRASH_ENTRY);
   const dying = proc;
   const exited = new Promise<NodeJS.Signals | null>((resolve) => dying.child.once('exit', (_code, signal) => resolve(signal)));
   await expect(post(dying, path, key, body)).rejects.toThrow();

@@ -3,7 +3,7 @@ import { verifyBalances, verifyLedger } from '../../src/domain/ledger/verify.js'
 import { setupTestApp, type TestApp } from '../helpers/app.js';
 import { createMerchant, type MerchantFixture } from '../factories/merchant.js';
 import { createBill } from '../factories/payment.js';
-import { kill, startProc, type Proc } from './harness.js';
+import { CRASH_ENTRY, kill, startProc, type Proc } from './harness.js';
 
 /**
  * A process killed (SIGKILL) between the provider's answer and our commit: the payment stays
@@ -29,7 +29,7 @@ const one = async (sql: string, v: unknown[] = []) => (await t.db.pool.query(sql
 describe('kill -9 between the provider answer and our commit', () => {
   it('the sandbox charged 4242, the process died before committing: after a restart reconciliation makes it SUCCESS, credited once', async () => {
     const billId = await createBill(t, m, { amount: '321.00', orderId: 'crash-1' });
-    proc = await startProc('api', t.dbUrl, { ...FAST, TEST_CRASH_AFTER_PROVIDER_ANSWER: 'true' });
+    proc = await startProc('api', t.dbUrl, { ...FAST, CRASH_AT: 'provider-answered' }, undefined, CRASH_ENTRY);
     const dying = proc;
     const exited = new Promise<NodeJS.Signals | null>((resolve) => dying.child.once('exit', (_c, signal) => resolve(signal)));
     await expect(fetch(`${dying.url}/pay/${billId}`, {

@@ -1,7 +1,7 @@
 import { Decimal } from 'decimal.js';
 import type pg from 'pg';
 import type { Config } from '../../config.js';
-import { withPgTx, type Db, type Queryable } from '../../db/client.js';
+import type { Db, Queryable } from '../../db/client.js';
 import { DomainError } from '../../errors.js';
 import { decrypt } from '../../lib/crypto.js';
 import { newPaymentIdSuffix, paymentIdSql } from '../../lib/ids.js';
@@ -12,7 +12,8 @@ import { ledgerParams, transfersSql } from '../ledger/fragments.js';
 import { statement } from '../../db/statement.js';
 import { ledgerError } from '../ledger/ledger.js';
 import { paymentNotReceivedAfterAll, paymentReceived, paymentReceivedAfterAll } from '../ledger/postings.js';
-import { contradicts, isProviderRead, recordConflict } from '../providers/conflict.js';
+import { recordConflict, type ProviderWord } from '../providers/conflict.js';
+import { Lifecycle, type Claimed, type Deferred, type LifecycleObserver, type OperationKind } from '../operations/lifecycle.js';
 import type { Leg } from '../ledger/ledger.js';
 import { enqueueEvent, eventRow, paymentSignature, type PaymentPostbackFields } from '../../outbox/events.js';
 import type { Currency, PaymentStatus } from '../../generated/prisma/enums.js';
@@ -106,14 +107,14 @@ export interface PayOutcome {
   payerIp?: string | null;
 }
 
-/** A payment reconciliation is to ask its provider about. */
-export interface DueCheck { id: string; merchantId: string; connector: string | null; ref: string | null; attempts: number; ageMs: number }
+/** A payment reconciliation is to ask its provider about (sent when it was opened: `sentAt` is its creation). */
+export interface DueCheck extends Claimed { connector: string | null; ref: string | null; sentAt: Date }
 
 /** What applying a provider's answer did: `applied` only when this call made the payment final. */
 export interface ApplyResult { applied: boolean; status: PaymentStatus; conflict?: boolean }
 
 /** A payment as the polling page and the apply step read it. */
-interface PaymentRow {
+export interface PaymentRow {
   id: string; bill_id: string; status: PaymentStatus; amount: string; amount_received: string; commission: string; rate: string | null;
   method: PayMethod; from_card: string | null; email: string | null; phone: string | null; name: string | null; comment: string | null;
   connector: string | null; provider_ref: string | null; payer_action: PayerAction | null; finished_at: Date | null;
@@ -352,11 +353,17 @@ export function storedQuote(bill: Pick<PayableBill, 'amount' | 'payerPaysCommiss
  * transaction (payment, bill, ledger, outbox). Used by the hosted page and the cabinet.
  */
 export class PaymentService {
+  /** The payment's part in the provider-operation lifecycle. */
+  readonly lifecycle: Lifecycle<PaymentStatus, PaymentRow, PaymentOutcome, DueCheck>;
+
   constructor(
     private readonly config: Config,
     private readonly db: Db,
     readonly connectors: ConnectorRegistry = new ConnectorRegistry(config, db),
-  ) {}
+    observer?: LifecycleObserver,
+  ) {
+    this.lifecycle = new Lifecycle(this.operation(), { pool: db.pool, giveUpMs: config.reconcileGiveUpMs, observer });
+  }
 
   private readonly routingFor = (stored: Partial<Routing> | null, live: boolean): Routing => this.connectors.routingFor(stored, live);
 
@@ -399,25 +406,50 @@ export class PaymentService {
   }
 
   /**
-   * Pays a bill: tx1 locks the bill, checks it and opens the payment (payment PROCESS, NORMAL
-   * bill -> PROCESS); the acquirer runs outside any transaction; tx2 makes both final, credits
-   * the ledger and writes the postback row. A NORMAL bill thus has at most one running payment
-   * and at most one that receives money.
+   * Pays a bill; the payer's request runs the payment's send phase itself: `pay_open` locks the
+   * bill, checks it and opens the payment (payment PROCESS, NORMAL bill -> PROCESS, the first
+   * connector on record); the connector is called outside any transaction; a final answer is
+   * applied by `finish_` in ONE statement (atomic on its own: no BEGIN/COMMIT round trips on the
+   * hot path), anything else keeps it PROCESS for the payer's page, notifications and
+   * reconciliation (the lifecycle's other phases). A NORMAL bill thus has at most one running
+   * payment and at most one that receives money.
    */
   async pay(billId: string, input: PayInput | PayInputOf, ctx: { ip?: string; formNonce?: string } = {}): Promise<PayOutcome> {
     const opened = await this.open(this.db.pool, billId, input, ctx.ip ?? null, ctx.formNonce ?? null);
     const { input: pay, paymentId } = opened;
+    const { outcome, connector } = await this.createPaymentFromProvider_(opened);
+    this.lifecycle.answered(paymentId);
+    const result = toCharge(outcome);
+    if (result === null) {
+      // No final answer (an action the payer must take, a pending operation, a timeout): the
+      // payment stays PROCESS with the connector that has it and its reference; nothing is
+      // guessed. The payer's page polls it; notifications and reconciliation finish it.
+      const action = outcome.status === 'action' ? outcome.action : null;
+      await this.hold(paymentId, outcome, 0);
+      return {
+        bill: opened.bill, paymentId, billId: opened.bill.id, status: 'PROCESS', amountRub: opened.quote.dueRub,
+        amountReceivedRub: new Decimal(0), redirect: null, action,
+      };
+    }
+    return this.finish_(this.db.pool, opened.bill, { id: paymentId, createdAt: opened.createdAt }, opened.quote, result, {
+      method: pay.method, fromCard: pay.card ? maskCard(pay.card.number) : null, payer: pay.payer,
+    }, connector);
+  }
+
+  /**
+   * The payment's first call, outside any transaction. Routing (PROVIDERS.md): the first
+   * candidate was written with the payment (pay_open); the next one is tried ONLY after a
+   * refusal before money could move, and is written first, so reconciliation always asks the
+   * connector that may have the money.
+   */
+  private async createPaymentFromProvider_(opened: Awaited<ReturnType<PaymentService['open']>>): Promise<{ outcome: PaymentOutcome; connector: string | null }> {
+    const { input: pay, paymentId } = opened;
     const method = pay.method === 'SBP' ? 'sbp' : 'card';
-    // Routing (PROVIDERS.md): the first candidate was written with the payment (pay_open); the
-    // next one is tried ONLY after a refusal before money could move, and is written first, so
-    // reconciliation always asks the connector that may have the money.
-    let outcome: PaymentOutcome | null = null;
-    let connector: Connector | null = null;
     const receipt = receiptFor(opened.bill, opened.quote, pay.payer) ?? undefined;
+    let last: { outcome: PaymentOutcome; connector: string | null } | null = null;
     for (const [i, c] of opened.candidates.entries()) {
       if (i > 0) await runPaymentById(this.db.pool, paymentId, { text: `UPDATE payments SET connector = $2 WHERE id = $1 AND status = 'PROCESS'`, values: [paymentId, c.name] });
-      connector = c;
-      outcome = await this.connectors.call<PaymentOutcome>(c, 'create_payment', (cc) => c.createPayment({
+      const outcome = await this.connectors.call<PaymentOutcome>(c, 'create_payment', (cc) => c.createPayment({
         paymentId, method, amount: opened.quote.dueRub, card: c.capabilities.hostsCardForm ? undefined : pay.card,
         // What an SBP payer sends is chosen on the sandbox bank's page only (a test instrument):
         // a real provider is asked for the amount due, whatever the request said.
@@ -425,44 +457,33 @@ export class PaymentService {
         returnUrl: `${this.config.publicBaseUrl}/pay/${opened.bill.id}/payments/${paymentId}`,
         receipt,
       }, cc));
+      last = { outcome, connector: c.name };
       if (outcome.status !== 'refused') break;
     }
-    outcome ??= { status: 'refused', code: 'no_connector', message: `No enabled connector can take payment_${method}.` };
-    if (this.config.crashAfterProviderAnswer) process.kill(process.pid, 'SIGKILL');
-    const result = toCharge(outcome);
-    if (result === null) {
-      // No final answer (an action the payer must take, a pending operation, a timeout): the
-      // payment stays PROCESS with the connector that has it and its reference; nothing is
-      // guessed. The payer's page polls it; notifications and reconciliation finish it.
-      const action = outcome.status === 'action' ? outcome.action : null;
-      await this.hold(paymentId, outcome, connector!.name, 0);
-      return {
-        bill: opened.bill, paymentId, billId: opened.bill.id, status: 'PROCESS', amountRub: opened.quote.dueRub,
-        amountReceivedRub: new Decimal(0), redirect: null, action,
-      };
-    }
-    // The finishing step is a single atomic statement: no explicit transaction around it.
-    return this.finish(this.db.pool, opened.bill, { id: paymentId, createdAt: opened.createdAt }, opened.quote, result, {
-      method: pay.method, fromCard: pay.card ? maskCard(pay.card.number) : null, payer: pay.payer,
-    }, connector?.name ?? null);
+    return last ?? { outcome: { status: 'refused', code: 'no_connector', message: `No enabled connector can take payment_${method}.` }, connector: null };
   }
 
   /**
    * Keeps a payment PROCESS with what the provider said that was not final: the payer's action
-   * (kept until another replaces it), its reference, the connector, and when to ask next.
+   * (kept until another replaces it), its reference, and when to ask next. The connector that
+   * has it is on record since it was called.
    */
-  private async hold(paymentId: string, o: PaymentOutcome, connector: string | null, attempts: number, c: Queryable = this.db.pool): Promise<void> {
+  private async hold(paymentId: string, o: PaymentOutcome, attempts: number, c: Queryable = this.db.pool): Promise<Deferred | null> {
     const ref = 'ref' in o ? o.ref : null;
     const action = o.status === 'action' ? JSON.stringify(o.action) : null;
-    await runPaymentById(c, paymentId, { text:
-      `UPDATE payments SET connector = coalesce($2, connector), provider_ref = coalesce($3, provider_ref),
-              payer_action = coalesce($4::jsonb, payer_action), check_attempts = $5,
-              next_check_at = now() + make_interval(secs => $6::double precision / 1000), updated_at = now(),
+    const r = await runPaymentById<{ merchant_id: string; connector: string | null; provider_ref: string | null; created_at: Date }>(c, paymentId, { text:
+      `UPDATE payments SET provider_ref = coalesce($2, provider_ref),
+              payer_action = coalesce($3::jsonb, payer_action), check_attempts = $4,
+              next_check_at = now() + make_interval(secs => $5::double precision / 1000), updated_at = now(),
               -- A call just went unanswered: the payer's page, opened next, does not ask again at once
               -- (it would wait out another timeout before showing that the payment is being checked).
-              provider_asked_at = CASE WHEN $7 THEN clock_timestamp() ELSE provider_asked_at END
+              provider_asked_at = CASE WHEN $6 THEN clock_timestamp() ELSE provider_asked_at END
         WHERE id = $1 AND status = 'PROCESS'`,
-    values: [paymentId, connector, ref, action, attempts, nextCheckDelayMs(this.config, attempts), o.status === 'unknown'] });
+    values: [paymentId, ref, action, attempts, nextCheckDelayMs(this.config, attempts), o.status === 'unknown'],
+    suffix: ' RETURNING merchant_id, connector, provider_ref, created_at' });
+    const row = r.rows[0];
+    // A payment is handed to its connector when it is opened: its deadline runs from then.
+    return row ? { merchantId: row.merchant_id, connector: row.connector, ref: row.provider_ref, sentAt: row.created_at } : null;
   }
 
   /**
@@ -484,110 +505,121 @@ export class PaymentService {
 
   /**
    * Applies a provider's answer about a payment (the payer's return, a notification,
-   * reconciliation, an operator's decision): the one writer is `finish`, guarded by the state
-   * table, so the ledger is credited once. A payment already final, or a second answer, changes
-   * nothing and is no error. `action` and `pending` keep it PROCESS with the action and the
-   * reference stored; `refused` and `unknown` (the provider could not be asked) change nothing.
-   * `attempts` (reconciliation) is how many times the provider has been asked so far.
+   * reconciliation) through the lifecycle: once, in one transaction (the caller's when `tx` is
+   * given) with the payment locked; `finish_` is the one writer, guarded by the state table, so
+   * the ledger is credited once. A payment already final, or a second answer, changes nothing
+   * and is no error (a read that contradicts it is a conflict). `action` and `pending` keep it
+   * PROCESS with the action and the reference stored; `refused` and `unknown` (the provider
+   * could not be asked) change nothing. `attempts` (reconciliation) is how many times the
+   * provider has been asked so far. `via`: how the answer reached us ('notification',
+   * 'reconciliation', 'read', 'resolve', 'notification+read').
    */
   async applyOutcome(paymentId: string, outcome: PaymentOutcome, opts: { attempts?: number; tx?: Queryable; via?: string } = {}): Promise<ApplyResult> {
-    // `via`: how the answer reached us ('notification', 'reconciliation', 'read', 'resolve',
-    // 'notification+read', 'operator'); only a read moves money against a final status.
-    const c = opts.tx ?? this.db.pool;
-    const via = opts.via ?? 'provider';
-    // In a caller's transaction (an operator's decision with its audit entry) the row is locked.
-    const p = (await runPaymentById<PaymentRow>(c, paymentId, { text: PAYMENT_SQL, values: [paymentId], suffix: opts.tx ? ' FOR UPDATE' : '' })).rows[0];
-    if (!p) throw new DomainError('payment_not_found');
-    // An operator's decision is no word of the provider's: against a final payment it changes nothing.
-    // Against a final status only a read of the provider moves money: a notification that
-    // contradicts is confirmed by a read first (ProviderNotificationService); an operator's
-    // decision is no word of the provider's.
-    if (p.status !== 'PROCESS') return isProviderRead(via) ? this.afterFinal(paymentId, outcome, opts.tx, via, p.status) : { applied: false, status: p.status };
-    if (outcome.status === 'declined' && outcome.reasonFollows && !await this.declineReasonWaited(paymentId, opts.attempts, c)) {
-      return { applied: false, status: 'PROCESS' };
-    }
-    const result = finalAnswer(outcome);
-    if (result === null) {
-      if (outcome.status === 'action' || outcome.status === 'pending' || opts.attempts !== undefined) {
-        await this.hold(paymentId, outcome, null, opts.attempts ?? 0, c);
-      }
-      return { applied: false, status: 'PROCESS' };
-    }
-    const bill = toBill((await c.query<BillRow>(BILL_SQL, [p.bill_id])).rows[0]!, this.routingFor);
-    try {
-      const out = await this.finish(c, bill, { id: paymentId, createdAt: p.created_at }, storedQuote(bill, p), result, paidWithOf(p), p.connector);
-      // An attention item raised for it is settled by the provider's own answer.
-      await c.query(`UPDATE attention_items SET resolved_at = now(), resolution = $2, resolved_by = 'provider'
-                      WHERE object_type = 'payment' AND object_id = $1 AND kind = 'unknown_outcome' AND resolved_at IS NULL`, [paymentId, out.status]);
-      return { applied: true, status: out.status };
-    } catch (e) {
-      if (!(e instanceof IllegalPaymentTransitionError)) throw e;
-      // Another writer made it final between the read and the statement: nothing changed here,
-      // unless the answer contradicts what that writer decided (a conflict, recorded).
-      return isProviderRead(via) ? this.afterFinal(paymentId, outcome, opts.tx, via, e.from) : { applied: false, status: e.from };
-    }
+    const done = await this.lifecycle.applyAnswer({ id: paymentId }, outcome, { tx: opts.tx, via: opts.via ?? 'provider', attempts: opts.attempts });
+    if (done.status === null) throw new DomainError('payment_not_found');
+    return { applied: done.applied, status: done.status, ...(done.conflict ? { conflict: true } : {}) };
+  }
+
+  /** The payment's part in the lifecycle (src/domain/operations/lifecycle.ts). */
+  private operation(): OperationKind<PaymentStatus, PaymentRow, PaymentOutcome, DueCheck> {
+    const lockById = (c: Queryable, id: string) => runPaymentById<PaymentRow>(c, id, { text: PAYMENT_SQL, values: [id], suffix: ' FOR UPDATE' });
+    const billOf = async (c: Queryable, p: PaymentRow) => toBill((await c.query<BillRow>(BILL_SQL, [p.bill_id])).rows[0]!, this.routingFor);
+    return {
+      type: 'payment',
+      lock_: async (c, target) => {
+        const id = 'id' in target ? target.id : await this.findAtConnector(target.connector, null, target.ref, c);
+        return id === null ? null : (await lockById(c, id)).rows[0] ?? null;
+      },
+      finalOf: (o) => {
+        const a = finalAnswer(o);
+        if (a === null) return null;
+        return a.outcome === 'PAID' && round2(a.amountReceived).gt(0) ? 'SUCCESS' : 'FAIL';
+      },
+      wordOf: (o) => {
+        if (o.status === 'paid') return { status: round2(o.amountReceived).gt(0) ? 'succeeded' : 'failed', ref: o.ref || null, message: `paid ${round2(o.amountReceived).toFixed(2)} RUB` };
+        if (o.status === 'declined') return { status: 'failed', ref: o.ref || null, code: o.code, message: o.message };
+        return null;
+      },
+      finish_: async (c, p, o) => {
+        const bill = await billOf(c, p);
+        return (await this.finish_(c, bill, { id: p.id, createdAt: p.created_at }, storedQuote(bill, p), finalAnswer(o)!, paidWithOf(p), p.connector)).status;
+      },
+      conflict_: async (c, p, o, word) => this.conflict_(c, p, await billOf(c, p), o, word),
+      hold_: async (c, p, o, attempts) => {
+        if (o.status === 'action' || o.status === 'pending' || attempts !== undefined) await this.hold(p.id, o, attempts ?? 0, c);
+      },
+      // Asked now (the read before an operator's decision, or confirming a notification): a
+      // decline is final even when its reason would follow in a notification.
+      waits_: async (c, p, o, { attempts, via }) => o.status === 'declined' && o.reasonFollows === true
+        && via !== 'resolve' && via !== 'notification+read' && !await this.declineReasonWaited(p.id, attempts, c),
+      decided: (p, to) => (to === 'SUCCESS'
+        ? { status: 'paid', amountReceived: new Decimal(p.amount), ref: p.provider_ref ?? '' }
+        : { status: 'declined', code: 'operator_decision', message: 'Failed by the operator after reconciliation gave up.', ref: p.provider_ref }),
+      illegal: (from, to) => new IllegalPaymentTransitionError(from, to),
+      // A payment is sent when it is opened (pay): a claimed one is only ever asked about.
+      sendFromProvider_: (p) => this.reconcileFromProvider_(p),
+      reconcileFromProvider_: (p) => this.reconcileFromProvider_(p),
+      readFromProvider_: async (id) => {
+        const p = (await runPaymentById<PaymentRow>(this.db.pool, id, { text: PAYMENT_SQL, values: [id] })).rows[0];
+        return p?.connector ? this.reconcileFromProvider_({ id, connector: p.connector, ref: p.provider_ref }) : null;
+      },
+      defer_: (c, p, o) => this.hold(p.id, o, p.checkAttempts + 1, c),
+    };
+  }
+
+  /** Asks the connector that has a payment for its status, outside any transaction. */
+  private async reconcileFromProvider_(p: { id: string; connector: string | null; ref: string | null }): Promise<PaymentOutcome> {
+    // No connector could take it (none was ever called): no money can have moved.
+    if (p.connector === null) return { status: 'declined', code: 'no_connector', message: 'No connector took the payment.', ref: null };
+    const c = await this.connectors.get(p.connector);
+    if (!c) return { status: 'unknown', ref: p.ref, reason: `connector ${p.connector} is not available` };
+    return this.connectors.call<PaymentOutcome>(c, 'get_payment', (cc) => c.getPayment({ paymentId: p.id, ref: p.ref }, cc));
   }
 
   /**
-   * A provider's answer about a payment final already. Where it is final and contradicts our
-   * status (a payment we failed that the provider charged, one we credited that it declined),
-   * the conflict is recorded with the payment row locked: the money follows the provider
-   * (PAYMENT_CONFLICT_CREDIT as the PAYMENT_CREDIT would have been, or PAYMENT_CONFLICT_DEBIT
-   * reversing the credit, which may take available below zero) and a second postback carries
-   * the provider's status. The payment's status stays (final states never change). Once per payment.
+   * A provider's final answer about a payment final already that contradicts it (a payment we
+   * failed that the provider charged, one we credited that it declined), in the lifecycle's
+   * transaction with the payment locked: the money follows the provider (PAYMENT_CONFLICT_CREDIT
+   * as the PAYMENT_CREDIT would have been, or PAYMENT_CONFLICT_DEBIT reversing the credit, which
+   * may take available below zero) and a second postback carries the provider's status. The
+   * payment's status stays (final states never change). Once per payment.
    */
-  private async afterFinal(paymentId: string, outcome: PaymentOutcome, tx: Queryable | undefined, via: string, status: PaymentStatus): Promise<ApplyResult> {
-    const answer = finalAnswer(outcome);
-    if (answer === null) return { applied: false, status };
-    const charged = answer.outcome === 'PAID' && round2(answer.amountReceived).gt(0);
-    if (!contradicts(isMoneyReceived(status), charged ? 'succeeded' : 'failed')) return { applied: false, status };
-    const record = async (c: Queryable): Promise<ApplyResult> => {
-      const p = (await runPaymentById<PaymentRow>(c, paymentId, { text: PAYMENT_SQL, values: [paymentId], suffix: ' FOR UPDATE' })).rows[0]!;
-      if (p.status === 'PROCESS' || !contradicts(isMoneyReceived(p.status), charged ? 'succeeded' : 'failed')) return { applied: false, status: p.status };
-      const bill = toBill((await c.query<BillRow>(BILL_SQL, [p.bill_id])).rows[0]!, this.routingFor);
-      const connector = p.connector ?? 'sandbox';
-      let transfer;
-      let fields: PaymentPostbackFields;
-      const base = { InvId: bill.orderId ?? '', Currency: bill.currency, CurrencyIn: 'RUB' as const, TrsId: paymentId, custom: bill.custom ?? '' };
-      if (charged) {
-        // What the PAYMENT_CREDIT would have been. The FAIL zeroed the stored fee: it is the
-        // merchant's fee of today for the bill's amount.
-        const fee = commissionFor(this.config, bill.fees, p.method === 'SBP' ? 'payment_sbp' : 'payment_card', bill.amount);
-        const q = { ...storedQuote(bill, p), commission: fee, dueInBillCurrency: bill.payerPaysCommission ? bill.amount.add(fee) : bill.amount };
-        const receivedRub = round2(answer.amountReceived);
-        const st = settle(q, receivedRub);
-        transfer = paymentReceivedAfterAll({
-          paymentId, merchantId: bill.merchantId, currency: bill.currency, connector, receivedRub, accountAmount: st.accountAmount, commission: st.commission,
-        });
-        fields = { ...base, OutSum: st.receivedInBillCurrency.toFixed(2), Commission: st.commission.toFixed(2), Status: statusFor(receivedRub, q.dueRub) };
-      } else {
-        // The credit's own legs, the other way (whatever the fee or the rate were then).
-        const credit = await c.query<{ currency: Currency; debit_account: string; credit_account: string; amount: string }>(
-          `SELECT currency::text AS currency, debit_account, credit_account, amount::text FROM ledger_entries WHERE transfer_id = $1 ORDER BY leg`,
-          [`PAYMENT_CREDIT:${paymentId}`]);
-        const legs: Leg[] = credit.rows.map((l) => ({ from: l.debit_account, to: l.credit_account, amount: new Decimal(l.amount), currency: l.currency }));
-        // A payment credited without a ledger transfer (none: every money status is credited) has nothing to reverse.
-        if (legs.length === 0) return { applied: false, status: p.status };
-        transfer = paymentNotReceivedAfterAll({ paymentId, merchantId: bill.merchantId, credit: legs });
-        fields = { ...base, OutSum: '0.00', Commission: '0.00', Status: 'FAIL' };
-      }
-      const recorded = await recordConflict(c, {
-        objectType: 'payment', objectId: paymentId, merchantId: bill.merchantId, connector, providerRef: p.provider_ref,
-        ours: p.status,
-        provider: {
-          status: charged ? 'succeeded' : 'failed', ref: answer.reference || null, via,
-          ...(answer.outcome === 'PAID' ? { message: `paid ${round2(answer.amountReceived).toFixed(2)} RUB` } : { code: answer.reason, message: answer.message }),
-        },
-        transfer,
+  private async conflict_(c: Queryable, p: PaymentRow, bill: PayableBill, outcome: PaymentOutcome, word: ProviderWord): Promise<boolean> {
+    const paymentId = p.id;
+    const connector = p.connector ?? 'sandbox';
+    let transfer;
+    let fields: PaymentPostbackFields;
+    const base = { InvId: bill.orderId ?? '', Currency: bill.currency, CurrencyIn: 'RUB' as const, TrsId: paymentId, custom: bill.custom ?? '' };
+    if (outcome.status === 'paid' && word.status === 'succeeded') {
+      // What the PAYMENT_CREDIT would have been. The FAIL zeroed the stored fee: it is the
+      // merchant's fee of today for the bill's amount.
+      const fee = commissionFor(this.config, bill.fees, p.method === 'SBP' ? 'payment_sbp' : 'payment_card', bill.amount);
+      const q = { ...storedQuote(bill, p), commission: fee, dueInBillCurrency: bill.payerPaysCommission ? bill.amount.add(fee) : bill.amount };
+      const receivedRub = round2(outcome.amountReceived);
+      const st = settle(q, receivedRub);
+      transfer = paymentReceivedAfterAll({
+        paymentId, merchantId: bill.merchantId, currency: bill.currency, connector, receivedRub, accountAmount: st.accountAmount, commission: st.commission,
       });
-      if (recorded) {
-        // The merchant learns what the provider did: a postback of its own (the first one's
-        // (kind, aggregate) is taken), TrsId the payment, Status the provider's.
-        await enqueueEvent(c, { merchantId: bill.merchantId, kind: 'PAYMENT_POSTBACK', aggregateId: `${paymentId}:conflict`, url: bill.resultUrl, fields });
-      }
-      return { applied: false, status: p.status, ...(recorded ? { conflict: true } : {}) };
-    };
-    return tx ? record(tx) : withPgTx(this.db.pool, record);
+      fields = { ...base, OutSum: st.receivedInBillCurrency.toFixed(2), Commission: st.commission.toFixed(2), Status: statusFor(receivedRub, q.dueRub) };
+    } else {
+      // The credit's own legs, the other way (whatever the fee or the rate were then).
+      const credit = await c.query<{ currency: Currency; debit_account: string; credit_account: string; amount: string }>(
+        `SELECT currency::text AS currency, debit_account, credit_account, amount::text FROM ledger_entries WHERE transfer_id = $1 ORDER BY leg`,
+        [`PAYMENT_CREDIT:${paymentId}`]);
+      const legs: Leg[] = credit.rows.map((l) => ({ from: l.debit_account, to: l.credit_account, amount: new Decimal(l.amount), currency: l.currency }));
+      // A payment credited without a ledger transfer (none: every money status is credited) has nothing to reverse.
+      if (legs.length === 0) return false;
+      transfer = paymentNotReceivedAfterAll({ paymentId, merchantId: bill.merchantId, credit: legs });
+      fields = { ...base, OutSum: '0.00', Commission: '0.00', Status: 'FAIL' };
+    }
+    const recorded = await recordConflict(c, {
+      objectType: 'payment', objectId: paymentId, merchantId: bill.merchantId, connector, providerRef: p.provider_ref, ours: p.status,
+      provider: word, transfer,
+    });
+    // The merchant learns what the provider did: a postback of its own (the first one's
+    // (kind, aggregate) is taken), TrsId the payment, Status the provider's.
+    if (recorded) await enqueueEvent(c, { merchantId: bill.merchantId, kind: 'PAYMENT_POSTBACK', aggregateId: `${paymentId}:conflict`, url: bill.resultUrl, fields });
+    return recorded;
   }
 
   /** Our payment at `connector` by our id or the provider's reference (inbound notifications); null when unknown there. */
@@ -627,30 +659,13 @@ export class PaymentService {
     return r.rows[0] ? { id: r.rows[0].id, billId: r.rows[0].bill_id } : null;
   }
 
-  /** The provider's answer about a payment now (its connector's get_payment), outside any transaction, applied nowhere; null when no connector has it. */
-  async readProvider(paymentId: string): Promise<PaymentOutcome | null> {
-    const p = (await runPaymentById<PaymentRow>(this.db.pool, paymentId, { text: PAYMENT_SQL, values: [paymentId] })).rows[0];
-    if (!p?.connector) return null;
-    const c = await this.connectors.get(p.connector);
-    if (!c) return null;
-    return this.connectors.call<PaymentOutcome>(c, 'get_payment', (cc) => c.getPayment({ paymentId, ref: p.provider_ref }, cc));
-  }
-
   /**
    * Asks the connector that has a payment in PROCESS for its status (outside any transaction,
-   * timed) and applies the answer once; `attempts` as for applyOutcome (reconciliation).
+   * timed) and applies the answer once (the payer's page, the sandbox bank's return); `via` 'read'.
    */
-  async askProvider(p: { id: string; connector: string | null; ref: string | null }, attempts?: number): Promise<{ outcome: PaymentOutcome; result: ApplyResult }> {
-    if (p.connector === null) {
-      // No connector could take it (none was ever called): no money can have moved.
-      const none: PaymentOutcome = { status: 'declined', code: 'no_connector', message: 'No connector took the payment.', ref: null };
-      return { outcome: none, result: await this.applyOutcome(p.id, none, { attempts }) };
-    }
-    const c = await this.connectors.get(p.connector);
-    const outcome: PaymentOutcome = c
-      ? await this.connectors.call<PaymentOutcome>(c, 'get_payment', (cc) => c.getPayment({ paymentId: p.id, ref: p.ref }, cc))
-      : { status: 'unknown', ref: p.ref, reason: `connector ${p.connector} is not available` };
-    return { outcome, result: await this.applyOutcome(p.id, outcome, { attempts, via: attempts !== undefined ? 'reconciliation' : 'read' }) };
+  async askProvider(p: { id: string; connector: string | null; ref: string | null }): Promise<{ outcome: PaymentOutcome; result: ApplyResult }> {
+    const outcome = await this.reconcileFromProvider_(p);
+    return { outcome, result: await this.applyOutcome(p.id, outcome, { via: 'read' }) };
   }
 
   /**
@@ -718,17 +733,25 @@ export class PaymentService {
   /**
    * Claims payments in PROCESS that are due to be asked (reconciliation),
    * oldest check first: their next check moves `leaseMs` ahead, so another worker skips them
-   * while this one asks; applying the answer (`applyOutcome` with attempts) sets the real next one.
+   * while this one asks; applying the answer or deferring it sets the real next one.
    */
   async claimDueChecks(limit: number, leaseMs: number): Promise<DueCheck[]> {
-    const r = await this.db.pool.query<{ id: string; merchant_id: string; connector: string | null; provider_ref: string | null; check_attempts: number; age_ms: number }>(
+    const r = await this.db.pool.query<{ id: string; connector: string | null; provider_ref: string | null; check_attempts: number; created_at: Date }>(
       `UPDATE payments p SET next_check_at = now() + make_interval(secs => $2::double precision / 1000)
          FROM (SELECT id FROM payments WHERE status = 'PROCESS' AND next_check_at <= now()
                 ORDER BY next_check_at LIMIT $1 FOR UPDATE SKIP LOCKED) d
         WHERE p.id = d.id
-        RETURNING p.id, p.merchant_id, p.connector, p.provider_ref, p.check_attempts,
-                  (extract(epoch FROM now() - p.created_at) * 1000)::float8 AS age_ms`, [limit, leaseMs]);
-    return r.rows.map((x) => ({ id: x.id, merchantId: x.merchant_id, connector: x.connector, ref: x.provider_ref, attempts: x.check_attempts, ageMs: x.age_ms }));
+        RETURNING p.id, p.connector, p.provider_ref, p.check_attempts, p.created_at`, [limit, leaseMs]);
+    return r.rows.map((x) => ({ id: x.id, connector: x.connector, ref: x.provider_ref, checkAttempts: x.check_attempts, sentAt: x.created_at }));
+  }
+
+  /**
+   * One claimed payment through the lifecycle: its connector asked, a final answer applied once,
+   * anything else asked again with backoff and, past RECONCILE_GIVE_UP_MS, an attention item (a
+   * late answer still settles it). `giveUpMs`: the worker's RECONCILE_GIVE_UP_MS.
+   */
+  async processClaimed(p: DueCheck, giveUpMs?: number): Promise<void> {
+    await this.lifecycle.run(p, giveUpMs);
   }
 
   /** Gives back checks claimed but never asked (a worker stopping): due again at once. */
@@ -821,7 +844,12 @@ export class PaymentService {
     return bill;
   }
 
-  private async finish(
+  /**
+   * PROCESS -> final in ONE statement (PAY_FINISH, atomic on its own): the state table's guard,
+   * the bill, the ledger credit, the postback. In the lifecycle's transaction (an answer applied
+   * later) or alone on the pool (pay(), the hot path).
+   */
+  private async finish_(
     c: Pick<pg.Pool, 'query'>, bill: PayableBill, payment: { id: string; createdAt: string }, q: Quote, result: ChargeResult, paid: PaidWith, connector: string | null,
   ): Promise<PayOutcome> {
     const paymentId = payment.id;

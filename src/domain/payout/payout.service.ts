@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { Decimal } from 'decimal.js';
 import type { Config } from '../../config.js';
-import { inTxOr, withPgTx, type Db, type InTx } from '../../db/client.js';
+import { withPgTx, type Db, type InTx } from '../../db/client.js';
 import { DomainError, NotFoundError, UnauthorizedActionError, ValidationError } from '../../errors.js';
 import { keysetPage, type KeysetPage, type KeysetParams } from '../../db/keyset.js';
 import { decrypt, encrypt } from '../../lib/crypto.js';
@@ -12,7 +12,8 @@ import { ledgerParams, transfersSql } from '../ledger/fragments.js';
 import { statement } from '../../db/statement.js';
 import { ledgerError, post, type Queryable } from '../ledger/ledger.js';
 import { payoutCreated, payoutNotPaidAfterAll, payoutPaidAfterAll, payoutReturned, payoutSucceeded } from '../ledger/postings.js';
-import { contradicts, isProviderRead, recordConflict } from '../providers/conflict.js';
+import { recordConflict, type ProviderWord } from '../providers/conflict.js';
+import { Lifecycle, type Applied, type Claimed, type LifecycleObserver, type OperationKind, type Target as OperationTarget } from '../operations/lifecycle.js';
 import { commissionFor, type MerchantFeeColumns } from '../merchant/fees.js';
 
 /** payout/personal/create, parsed: to a stored payout account of the merchant. */
@@ -38,10 +39,7 @@ import type { PayoutStatus } from '../../generated/prisma/enums.js';
 import { adminPayoutView, PAYOUT_COLUMNS, payoutView, payoutWebhookFields, type PayoutRow, type PayoutView } from './payout.view.js';
 import type { OperationOutcome } from '../providers/connector.js';
 import { ConnectorRegistry } from '../providers/registry.js';
-import {
-  closeAttention, deferProviderCheck, isFinal, resolveItem, isNotFound, lastHeard, lockOpenAttention, parseResolution,
-  type AttentionRow,
-} from '../providers/operation-reconcile.js';
+import { isFinal, isNotFound, reconcileDelayMs, type AttentionRow } from '../operations/reconcile.js';
 
 /** The merchant a payout is made for (the API's AuthMerchant, or the cabinet's merchant). */
 export interface PayoutMerchant {
@@ -52,8 +50,6 @@ export interface PayoutMerchant {
 
 /** Most payouts one request may be split into; a larger split is refused as invalid_amount. */
 export const MAX_SPLIT = 1000;
-
-/** How long a worker holds a claimed payout before another worker may take it again. */
 
 interface LockedMerchant extends MerchantFeeColumns {
   status: 'ACTIVE' | 'BANNED';
@@ -180,11 +176,17 @@ interface CreateRequest {
 
 /** Personal and regular payouts, their moderation and their processing by the provider. */
 export class PayoutService {
+  /** The payout's part in the provider-operation lifecycle. */
+  readonly lifecycle: Lifecycle<PayoutStatus, PayoutRow, PayoutOutcome, WorkRow>;
+
   constructor(
     private readonly config: Config,
     private readonly db: Db,
     readonly connectors: ConnectorRegistry = new ConnectorRegistry(config, db),
-  ) {}
+    observer?: LifecycleObserver,
+  ) {
+    this.lifecycle = new Lifecycle(this.operation(), { pool: db.pool, giveUpMs: config.reconcileGiveUpMs, observer });
+  }
 
   /** payout/personal/create: to a stored payout account of this merchant. */
   async createPersonal(merchant: PayoutMerchant, p: PersonalPayoutInput, inTx?: InTx<PayoutView[]>): Promise<PayoutView[]> {
@@ -407,19 +409,17 @@ export class PayoutService {
   /**
    * A final status, in the caller's transaction with the payout row locked: SUCCESS debits the
    * locked amount and the held commission; FAIL, ERROR, DECLINED return both to available. The
-   * payout webhook is enqueued in the same transaction.
+   * payout webhook is enqueued in the same transaction. `ref`: the provider's reference, kept.
    */
   private async finalize(
-    c: Queryable, row: PayoutRow, to: 'SUCCESS' | 'FAIL' | 'ERROR' | 'DECLINED', reason: string | null,
-    taken: { connector: string; ref: string | null } | null = null,
+    c: Queryable, row: PayoutRow, to: 'SUCCESS' | 'FAIL' | 'ERROR' | 'DECLINED', reason: string | null, ref: string | null = null,
   ): Promise<void> {
     assertTransition(row.status, to);
-    await transitionPayout(c, row.id, row.status, to, { failureReason: reason });
-    if (taken) await c.query('UPDATE payouts SET connector = $2, provider_ref = coalesce($3, provider_ref) WHERE id = $1', [row.id, taken.connector, taken.ref]);
+    await transitionPayout(c, row.id, row.status, to, { failureReason: reason, providerRef: ref });
     const amount = new Decimal(row.amount);
     const money = { payoutId: row.id, merchantId: row.merchant_id, currency: row.currency as 'RUB', amount, commission: new Decimal(row.commission) };
     if (to === 'SUCCESS') {
-      await post(c, payoutSucceeded({ ...money, connector: taken?.connector ?? 'sandbox' }));
+      await post(c, payoutSucceeded({ ...money, connector: row.connector ?? 'sandbox' }));
     } else {
       await post(c, payoutReturned(money));
       // No longer counts against the limits of the day and month it was made in.
@@ -433,21 +433,25 @@ export class PayoutService {
         values: [row.id, amount.toFixed(), this.config.tz],
       });
     }
+    await this.webhook(c, row, to, row.id);
+  }
+
+  /** The merchant's payout webhook (`aggregateId`: the payout's, or its conflict's). */
+  private async webhook(c: Queryable, row: PayoutRow, status: 'SUCCESS' | 'FAIL' | 'ERROR' | 'DECLINED', aggregateId: string): Promise<void> {
     const m = await c.query<{ payout_webhook_url: string | null }>('SELECT payout_webhook_url FROM merchants WHERE id = $1', [row.merchant_id]);
     await enqueueEvent(c, {
-      merchantId: row.merchant_id, kind: 'PAYOUT_WEBHOOK', aggregateId: row.id,
-      url: m.rows[0]?.payout_webhook_url ?? null, fields: payoutWebhookFields(row, to),
+      merchantId: row.merchant_id, kind: 'PAYOUT_WEBHOOK', aggregateId, url: m.rows[0]?.payout_webhook_url ?? null, fields: payoutWebhookFields(row, status),
     });
   }
 
   /**
    * One pass of the payout worker: claim due PROCESS payouts (SKIP LOCKED + a lease, so any
-   * number of workers share the work). A payout never handed to a connector is sent through the
-   * merchant's routing; one handed to a connector before (`sent_at`: a timeout, a process
-   * killed during the call or before its commit) is reconciled: that connector is asked, never
-   * another. A final answer is applied once (only if still PROCESS); no final answer leaves it
-   * PROCESS, asked again with backoff, and on the attention list past RECONCILE_GIVE_UP_MS.
-   * Returns how many were finalised.
+   * number of workers share the work) and run each through the lifecycle. A payout never handed
+   * to a connector is sent through the merchant's routing; one handed to a connector before
+   * (`sent_at`: a timeout, a process killed during the call or before its commit) is
+   * reconciled: that connector is asked, never another. A final answer is applied once (only if
+   * still PROCESS); no final answer leaves it PROCESS, asked again with backoff, and on the
+   * attention list past RECONCILE_GIVE_UP_MS. Returns how many were finalised.
    */
   async processDue(batch = 50): Promise<number> {
     let done = 0;
@@ -461,45 +465,22 @@ export class PayoutService {
    * poll reads one index page; the conditions after it are the exact rule.
    */
   async claimDue(batch: number): Promise<WorkRow[]> {
-    const claimed = await this.db.pool.query<WorkRow>(
+    const claimed = await this.db.pool.query<PayoutRow & { sent_at: Date | null; check_attempts: number }>(
       `UPDATE payouts SET lease_until = now() + $2::int * interval '1 second', updated_at = now()
         WHERE id IN (SELECT id FROM payouts
                       WHERE status = 'PROCESS' AND greatest(process_after, next_check_at, lease_until) <= now()
                         AND process_after <= now() AND (lease_until IS NULL OR lease_until < now())
                         AND (next_check_at IS NULL OR next_check_at <= now())
                       ORDER BY greatest(process_after, next_check_at, lease_until) LIMIT $1 FOR UPDATE SKIP LOCKED)
-        RETURNING ${WORK_COLUMNS}`,
+        RETURNING ${PAYOUT_COLUMNS}, sent_at, check_attempts`,
       [batch, Math.ceil(this.config.workerLeaseMs / 1000)],
     );
-    return claimed.rows;
+    return claimed.rows.map(({ sent_at, check_attempts, ...row }) => ({ ...row, sentAt: sent_at, checkAttempts: check_attempts }));
   }
 
-  /** Sends or reconciles one claimed payout; true when it was finalised. */
+  /** Sends or reconciles one claimed payout (the lifecycle's run); true when it was finalised. */
   async processClaimed(row: WorkRow): Promise<boolean> {
-    const step = row.sent_at === null ? await this.sendNew(row) : await this.reconcile(row);
-    if (!step.final) {
-      await deferProviderCheck(this.db.pool, this.config.reconcileGiveUpMs, {
-        objectType: 'payout', id: row.id, checkAttempts: row.check_attempts,
-        taken: { connector: step.taken?.connector ?? null, ref: step.taken?.ref ?? null }, heard: step.heard,
-      });
-      return false;
-    }
-    const f = step.final;
-    return withPgTx(this.db.pool, async (c) => {
-      const cur = await this.lockProcess(c, row.id);
-      if (!cur) {
-        // Made final meanwhile (an operator's decision while the provider was asked): its
-        // answer is still heard, and recorded as a conflict where it contradicts.
-        if (f.status !== 'ERROR' && step.taken?.connector) {
-          const locked = await this.lockPayout(c, row.id);
-          await this.providerAfterFinal(c, locked, { status: f.status === 'SUCCESS' ? 'succeeded' : 'failed', ref: step.taken.ref, message: f.reason }, 'reconciliation');
-        }
-        return false;
-      }
-      await this.finalize(c, cur, f.status, f.reason ?? null, step.taken);
-      if (row.sent_at !== null) await closeAttention(c, 'payout', row.id, { resolution: f.status, note: 'the provider answered', by: 'reconciliation' });
-      return true;
-    });
+    return (await this.lifecycle.run(row))?.applied === true;
   }
 
   /** Gives back the leases of payouts claimed but never worked on (a worker stopping). */
@@ -507,19 +488,71 @@ export class PayoutService {
     if (ids.length > 0) await this.db.pool.query(`UPDATE payouts SET lease_until = NULL WHERE id = ANY($1::text[]) AND status = 'PROCESS'`, [ids]);
   }
 
-  /** First send, through the merchant's routing; each connector is on record before it is called. */
-  private async sendNew(row: WorkRow): Promise<Step> {
+  /**
+   * A provider's answer about a payout (its notification, or any other word of it), by our id
+   * or by the connector and its reference, applied once through the lifecycle (the state table
+   * and the ledger): only a final answer of the connector that has the payout changes anything.
+   * About a payout final already: a read of the provider (`via` reconciliation, resolve,
+   * notification+read) that contradicts it is a conflict; a notification changes nothing here.
+   */
+  applyProviderOutcome(target: OperationTarget, outcome: OperationOutcome, tx?: Queryable, via = 'notification'): Promise<Applied<PayoutStatus>> {
+    return this.lifecycle.applyAnswer(target, outcome, { tx, via });
+  }
+
+  /** The operator's decision on a payout reconciliation gave up on (the lifecycle's resolveAttention). */
+  resolveAttention(id: string, outcome: unknown, note: string | null, actor: string): Promise<AttentionRow> {
+    return this.lifecycle.resolveAttention(id, outcome, note, actor);
+  }
+
+  /** The payout's part in the lifecycle (src/domain/operations/lifecycle.ts). */
+  private operation(): OperationKind<PayoutStatus, PayoutRow, PayoutOutcome, WorkRow> {
+    return {
+      type: 'payout',
+      lock_: async (c, target) => ('id' in target
+        ? await c.query<PayoutRow>(`SELECT ${PAYOUT_COLUMNS} FROM payouts WHERE id = $1 FOR UPDATE`, [target.id])
+        : await c.query<PayoutRow>(`SELECT ${PAYOUT_COLUMNS} FROM payouts WHERE connector = $1 AND provider_ref = $2 FOR UPDATE`, [target.connector, target.ref])).rows[0] ?? null,
+      finalOf: (o) => (o.status === 'error' ? 'ERROR' : !isFinal(o) ? null : o.status === 'succeeded' ? 'SUCCESS' : 'FAIL'),
+      wordOf: (o) => (o.status === 'succeeded' ? { status: 'succeeded', ref: o.ref }
+        : o.status === 'failed' ? { status: 'failed', ref: o.ref, code: o.code, message: o.message } : null),
+      finish_: async (c, row, o) => {
+        const to = o.status === 'succeeded' ? 'SUCCESS' : o.status === 'error' ? 'ERROR' : 'FAIL';
+        const reason = o.status === 'error' ? o.reason : o.status === 'failed' ? o.message : null;
+        await this.finalize(c, row, to, reason, 'ref' in o ? o.ref : null);
+        return to;
+      },
+      conflict_: (c, row, _o, word) => this.conflict_(c, row, word),
+      decided: (_row, to, note) => (to === 'SUCCESS'
+        ? { status: 'succeeded', ref: null }
+        : { status: 'failed', code: 'operator', message: `operator: ${note ?? 'resolved as FAIL'}`, ref: null }),
+      illegal: (from, to) => new IllegalPayoutTransition(from, to),
+      sendFromProvider_: (row) => this.createPayoutFromProvider_(row),
+      reconcileFromProvider_: (row) => this.reconcileFromProvider_(row),
+      readFromProvider_: (id) => this.readFromProvider_(id),
+      defer_: async (c, row, o) => {
+        const d = await c.query<{ sent_at: Date | null; merchant_id: string; connector: string | null; provider_ref: string | null }>(
+          `UPDATE payouts SET provider_ref = coalesce($2, provider_ref), lease_until = NULL,
+                  next_check_at = now() + $3::int * interval '1 millisecond', check_attempts = check_attempts + 1, updated_at = now()
+            WHERE id = $1 AND status = 'PROCESS' RETURNING sent_at, merchant_id, connector, provider_ref`,
+          [row.id, 'ref' in o ? o.ref : null, reconcileDelayMs(row.checkAttempts)]);
+        const x = d.rows[0];
+        return x ? { merchantId: x.merchant_id, connector: x.connector, ref: x.provider_ref, sentAt: x.sent_at } : null;
+      },
+    };
+  }
+
+  /**
+   * First send through the merchant's routing, outside any transaction; each connector is on
+   * record before it is called. A destination that cannot be read, or every connector refusing
+   * before money could move, is final: ERROR, the money goes back.
+   */
+  private async createPayoutFromProvider_(row: WorkRow): Promise<PayoutOutcome> {
     const account = this.accountOf(row);
-    if (account === null) return { final: { status: 'ERROR', reason: 'account identifier unreadable' }, taken: null, heard: {} };
+    if (account === null) return { status: 'error', reason: 'account identifier unreadable' };
     const route = row.account_type === 'CARD' ? 'payout_card' : 'payout_sbp';
     const { routing, live } = await this.connectors.routingOf(row.merchant_id);
     const routed = await this.connectors.route<OperationOutcome>(routing[route], route, { live }, 'create_payout', (c, ctx) => c.createPayout(this.request(row, account), ctx),
       async (c) => { await this.db.pool.query('UPDATE payouts SET connector = $2, sent_at = now() WHERE id = $1', [row.id, c.name]); });
-    const o = routed.outcome;
-    const taken = routed.connector ? { connector: routed.connector.name, ref: 'ref' in o ? o.ref : null } : null;
-    // Every connector refused before money could move: a final answer, the money goes back.
-    if (o.status === 'refused') return { final: { status: 'ERROR', reason: o.message }, taken, heard: lastHeard(o) };
-    return { final: finalOf(o), taken, heard: lastHeard(o) };
+    return routed.outcome.status === 'refused' ? { status: 'error', reason: routed.outcome.message } : routed.outcome;
   }
 
   /**
@@ -528,89 +561,21 @@ export class PayoutService {
    * id, its idempotency key: the provider answers the first result or, if it never got it, makes
    * it now. Nothing but a final answer of that connector finishes the payout.
    */
-  private async reconcile(row: WorkRow): Promise<Step> {
+  private async reconcileFromProvider_(row: WorkRow): Promise<OperationOutcome> {
     const name = row.connector!;
-    const taken = { connector: name, ref: row.provider_ref ?? null };
     const c = await this.connectors.get(name);
-    if (!c) return { final: null, taken, heard: { status: 'unknown', reason: `connector ${name} is disabled or not available` } };
-    let o: OperationOutcome = await this.connectors.call(c, 'get_payout', (ctx) => c.getPayout({ payoutId: row.id, ref: taken.ref }, ctx));
-    if (isNotFound(o) && taken.ref === null) {
+    if (!c) return { status: 'unknown', ref: null, reason: `connector ${name} is disabled or not available` };
+    const o = await this.connectors.call(c, 'get_payout', (ctx) => c.getPayout({ payoutId: row.id, ref: row.provider_ref ?? null }, ctx));
+    if (isNotFound(o) && !row.provider_ref) {
       const account = this.accountOf(row);
       // The repeat says when the key was first used (CreatePayout.firstSentAt: a key past its life is never sent again).
-      if (account !== null) o = await this.connectors.call(c, 'create_payout', (ctx) => c.createPayout({ ...this.request(row, account), firstSentAt: row.sent_at }, ctx));
+      if (account !== null) return this.connectors.call(c, 'create_payout', (ctx) => c.createPayout({ ...this.request(row, account), firstSentAt: row.sentAt }, ctx));
     }
-    if ('ref' in o && o.ref) taken.ref = o.ref;
-    return { final: isFinal(o) ? finalOf(o) : null, taken, heard: lastHeard(o) };
-  }
-
-  /**
-   * A provider's answer about a payout (its notification, or any other word of it), by our id
-   * or by the connector and its reference. Applied once through the state table and the ledger:
-   * only a final answer of the connector that has the payout changes anything; an answer that is
-   * not final, or one from another connector changes nothing. About a payout final already: a
-   * read of the provider (`via` reconciliation, resolve, notification+read) that contradicts it
-   * is a conflict (providerAfterFinal); a notification (`via` 'notification') changes nothing here.
-   */
-  async applyProviderOutcome(
-    target: { id: string; connector?: string } | { connector: string; ref: string }, outcome: OperationOutcome, tx?: Queryable, via = 'notification',
-  ): Promise<{ changed: boolean; status: PayoutStatus | null; conflict?: boolean }> {
-    // In the caller's transaction when given (a notification's dedupe row commits with it).
-    return inTxOr(this.db.pool, tx, async (c) => {
-      const r = 'id' in target
-        ? await c.query<PayoutRow>(`SELECT ${PAYOUT_COLUMNS} FROM payouts WHERE id = $1 FOR UPDATE`, [target.id])
-        : await c.query<PayoutRow>(`SELECT ${PAYOUT_COLUMNS} FROM payouts WHERE connector = $1 AND provider_ref = $2 FOR UPDATE`, [target.connector, target.ref]);
-      const row = r.rows[0];
-      if (!row) return { changed: false, status: null };
-      if (target.connector !== undefined && row.connector !== target.connector) return { changed: false, status: row.status };
-      if (!row.connector || !isFinal(outcome)) return { changed: false, status: row.status };
-      if (row.status !== 'PROCESS') {
-        // Against a final status only a read of the provider moves money; a notification that
-        // contradicts is confirmed by one first (ProviderNotificationService).
-        const conflict = isProviderRead(via) && await this.providerAfterFinal(c, row, outcome, via);
-        return conflict ? { changed: false, status: row.status, conflict } : { changed: false, status: row.status };
-      }
-      const f = finalOf(outcome)!;
-      await this.finalize(c, row, f.status, f.reason ?? null, { connector: row.connector, ref: outcome.ref });
-      await closeAttention(c, 'payout', row.id, { resolution: f.status, note: 'the provider answered', by: 'provider' });
-      return { changed: true, status: f.status };
-    });
-  }
-
-  /**
-   * A provider's final answer about a payout final already, in the caller's transaction with the
-   * row locked: where it contradicts our status (a payout we returned that the provider paid, one
-   * we made SUCCESS that it failed) the conflict is recorded, the money follows the provider
-   * (PAYOUT_CONFLICT_DEBIT, which may take available below zero, or PAYOUT_CONFLICT_CREDIT) and
-   * the merchant gets a second payout webhook with the provider's status. Once per payout; true
-   * when recorded now.
-   */
-  private async providerAfterFinal(
-    c: Queryable, row: PayoutRow, o: { status: 'succeeded' | 'failed'; ref: string | null; code?: string; message?: string }, via: string,
-  ): Promise<boolean> {
-    if (row.status === 'PROCESS' || !row.connector || !contradicts(row.status === 'SUCCESS', o.status)) return false;
-    const money = {
-      payoutId: row.id, merchantId: row.merchant_id, currency: row.currency as 'RUB', amount: new Decimal(row.amount),
-      commission: new Decimal(row.commission), connector: row.connector,
-    };
-    const paid = o.status === 'succeeded';
-    const recorded = await recordConflict(c, {
-      objectType: 'payout', objectId: row.id, merchantId: row.merchant_id, connector: row.connector, providerRef: row.provider_ref ?? o.ref,
-      ours: row.status, provider: { status: o.status, ref: o.ref, code: o.code, message: o.message, via },
-      transfer: paid ? payoutPaidAfterAll(money) : payoutNotPaidAfterAll(money),
-    });
-    if (!recorded) return false;
-    // The merchant learns what the provider did: a webhook of its own (the first one's
-    // (kind, aggregate) is taken), TrsId the payout, Status the provider's.
-    const m = await c.query<{ payout_webhook_url: string | null }>('SELECT payout_webhook_url FROM merchants WHERE id = $1', [row.merchant_id]);
-    await enqueueEvent(c, {
-      merchantId: row.merchant_id, kind: 'PAYOUT_WEBHOOK', aggregateId: `${row.id}:conflict`,
-      url: m.rows[0]?.payout_webhook_url ?? null, fields: payoutWebhookFields(row, paid ? 'SUCCESS' : 'FAIL'),
-    });
-    return true;
+    return o;
   }
 
   /** The provider's answer about a payout now (its connector's get_payout), outside any transaction; null when no connector has it. */
-  async askProvider(id: string): Promise<OperationOutcome | null> {
+  private async readFromProvider_(id: string): Promise<OperationOutcome | null> {
     const r = await this.db.pool.query<PayoutRow>(`SELECT ${PAYOUT_COLUMNS} FROM payouts WHERE id = $1`, [id]);
     const row = r.rows[0];
     if (!row?.connector) return null;
@@ -620,39 +585,27 @@ export class PayoutService {
   }
 
   /**
-   * The operator's decision on a payout reconciliation gave up on (POST /admin/v1/attention/{id}/
-   * resolve): SUCCESS or FAIL through the same state table and ledger, the item closed with the
-   * note and who decided, in one transaction. 404 for no such payout item, 409 when it was
-   * resolved already or the payout became final otherwise than decided.
+   * A provider's final answer about a payout final already that contradicts it (a payout we
+   * returned that the provider paid, one we made SUCCESS that it failed), in the lifecycle's
+   * transaction with the row locked: the money follows the provider (PAYOUT_CONFLICT_DEBIT,
+   * which may take available below zero, or PAYOUT_CONFLICT_CREDIT) and the merchant gets a
+   * second payout webhook with the provider's status. Once per payout; true when recorded now.
    */
-  async resolveAttention(id: string, outcome: unknown, note: string | null, actor: string): Promise<AttentionRow> {
-    const to = parseResolution(outcome);
-    return withPgTx(this.db.pool, async (c) => {
-      const item = await lockOpenAttention(c, id, 'payout');
-      await this.applyOperatorDecision(c, item.object_id, to, note, item.connector);
-      return resolveItem(c, id, { resolution: to, note, by: actor });
+  private async conflict_(c: Queryable, row: PayoutRow, word: ProviderWord): Promise<boolean> {
+    if (!row.connector) return false;
+    const money = {
+      payoutId: row.id, merchantId: row.merchant_id, currency: row.currency as 'RUB', amount: new Decimal(row.amount),
+      commission: new Decimal(row.commission), connector: row.connector,
+    };
+    const paid = word.status === 'succeeded';
+    const recorded = await recordConflict(c, {
+      objectType: 'payout', objectId: row.id, merchantId: row.merchant_id, connector: row.connector, providerRef: row.provider_ref ?? word.ref,
+      ours: row.status, provider: word, transfer: paid ? payoutPaidAfterAll(money) : payoutNotPaidAfterAll(money),
     });
-  }
-
-  /**
-   * The operator's decision applied to the payout in the caller's transaction (the attention
-   * item is the caller's to lock and close): PROCESS -> the decision; already there, nothing;
-   * final otherwise, 409.
-   */
-  async applyOperatorDecision(c: Queryable, payoutId: string, to: 'SUCCESS' | 'FAIL', note: string | null, connector: string): Promise<void> {
-    const r = await c.query<PayoutRow>(`SELECT ${PAYOUT_COLUMNS} FROM payouts WHERE id = $1 FOR UPDATE`, [payoutId]);
-    const row = r.rows[0]!;
-    if (row.status === 'PROCESS') {
-      await this.finalize(c, row, to, to === 'FAIL' ? `operator: ${note ?? 'resolved as FAIL'}` : null, { connector: row.connector ?? connector, ref: null });
-    } else if (row.status !== to) {
-      throw new IllegalPayoutTransition(row.status, to);
-    }
-  }
-
-  private async lockProcess(c: Queryable, id: string): Promise<PayoutRow | null> {
-    const r = await c.query<PayoutRow>(`SELECT ${PAYOUT_COLUMNS} FROM payouts WHERE id = $1 FOR UPDATE`, [id]);
-    const cur = r.rows[0];
-    return cur && cur.status === 'PROCESS' ? cur : null;
+    // The merchant learns what the provider did: a webhook of its own (the first one's
+    // (kind, aggregate) is taken), TrsId the payout, Status the provider's.
+    if (recorded) await this.webhook(c, row, paid ? 'SUCCESS' : 'FAIL', `${row.id}:conflict`);
+    return recorded;
   }
 
   /** The destination in clear for the call; null when it cannot be read (the payout is ERROR). */
@@ -673,40 +626,31 @@ export class PayoutService {
 }
 
 /** A claimed payout with its reconciliation state. */
-export type WorkRow = PayoutRow & { sent_at: Date | null; check_attempts: number };
-const WORK_COLUMNS = `${PAYOUT_COLUMNS}, sent_at, check_attempts`;
+export type WorkRow = PayoutRow & Claimed;
 
-/** What one send or question ended in: a final status to apply, or none (ask again later). */
-interface Step {
-  final: { status: 'SUCCESS' | 'FAIL' | 'ERROR'; reason?: string } | null;
-  taken: { connector: string; ref: string | null } | null;
-  heard: Record<string, unknown>;
-}
-
-function finalOf(o: OperationOutcome): Step['final'] {
-  if (o.status === 'succeeded') return { status: 'SUCCESS' };
-  if (o.status === 'failed' && o.code !== 'not_found') return { status: 'FAIL', reason: o.message };
-  return null;
-}
+/** A payout's answer: the connector's, or `error` when it could not be sent at all (final: ERROR, the money back). */
+type PayoutOutcome = OperationOutcome | { status: 'error'; reason: string };
 
 /**
  * The one statement that changes a payout's status: conditional on the from-states of the
  * transition table, row count checked. A payout not in one of them (whatever the caller read
  * before) is an IllegalPayoutTransition (409) naming its current status, and nothing changes.
- * A final status also sets finished_at and drops the lease; PROCESS sets when it is due.
+ * A final status also sets finished_at and drops the lease; PROCESS sets when it is due; the
+ * provider's reference, when given, is kept.
  */
 export async function transitionPayout(
-  c: Queryable, id: string, expected: PayoutStatus, to: PayoutStatus, o: { failureReason?: string | null; processAfterMs?: number } = {},
+  c: Queryable, id: string, expected: PayoutStatus, to: PayoutStatus,
+  o: { failureReason?: string | null; processAfterMs?: number; providerRef?: string | null } = {},
 ): Promise<void> {
   const final = FINAL_PAYOUT_STATUSES.includes(to);
   const r = await c.query(
-    `UPDATE payouts SET status = $2::"PayoutStatus", failure_reason = coalesce($4, failure_reason),
+    `UPDATE payouts SET status = $2::"PayoutStatus", failure_reason = coalesce($4, failure_reason), provider_ref = coalesce($7, provider_ref),
             finished_at = CASE WHEN $5 THEN now() ELSE finished_at END,
             lease_until = CASE WHEN $5 THEN NULL ELSE lease_until END,
             process_after = CASE WHEN $6::int IS NULL THEN process_after ELSE now() + $6::int * interval '1 millisecond' END,
             updated_at = now()
       WHERE id = $1 AND status = ANY($3::"PayoutStatus"[])`,
-    [id, to, payoutSourcesOf(to), o.failureReason ?? null, final, o.processAfterMs ?? null],
+    [id, to, payoutSourcesOf(to), o.failureReason ?? null, final, o.processAfterMs ?? null, o.providerRef ?? null],
   );
   if (r.rowCount === 1) return;
   const cur = await c.query<{ status: PayoutStatus }>(`SELECT status::text FROM payouts WHERE id = $1`, [id]);

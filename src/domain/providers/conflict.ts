@@ -132,9 +132,12 @@ const FINAL: Record<ConflictObject, readonly string[]> = {
   payment: ['SUCCESS', 'UNDERPAID', 'OVERPAID', 'FAIL'], payout: ['SUCCESS', 'FAIL', 'ERROR'], refund: ['SUCCESS', 'FAIL'],
 };
 
+/** Whether an object's status is one in which its money moved (a payment received, a refund or payout made). */
+export const moneyMoved = (objectType: ConflictObject, status: string): boolean => MONEY_MOVED[objectType].includes(status);
+
 /** Whether a provider's final word contradicts an object's status (final, money moved or not). */
 export function contradictsStatus(objectType: ConflictObject, status: string | null, providerStatus: 'succeeded' | 'failed'): boolean {
-  return status !== null && FINAL[objectType].includes(status) && contradicts(MONEY_MOVED[objectType].includes(status), providerStatus);
+  return status !== null && FINAL[objectType].includes(status) && contradicts(moneyMoved(objectType, status), providerStatus);
 }
 
 /**

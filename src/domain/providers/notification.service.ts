@@ -4,8 +4,9 @@ import type { PaymentService } from '../payment/payment.service.js';
 import type { RefundService } from '../refund/refund.service.js';
 import type { PayoutService } from '../payout/payout.service.js';
 import type { OperationOutcome, ParsedNotification, PaymentOutcome } from './connector.js';
-import { contradictsStatus, recordUnconfirmed, type ConflictObject, type ProviderWord } from './conflict.js';
-import { isFinal } from './operation-reconcile.js';
+import { contradictsStatus, recordUnconfirmed, type ProviderWord } from './conflict.js';
+import type { AnyLifecycle } from '../operations/lifecycle.js';
+import { isFinal } from '../operations/reconcile.js';
 
 /** A verified, parsed notification (what `parseNotification` answers when `ok`). */
 export type VerifiedNotification = Extract<ParsedNotification, { ok: true }>;
@@ -53,9 +54,9 @@ export class ProviderNotificationService {
           case 'payout': {
             const target = n.ourId ? { id: n.ourId, connector } : { connector, ref: n.ref };
             const svc = n.object === 'refund' ? refunds : payouts;
-            const done: { status: unknown; id?: string } = await svc.applyProviderOutcome(target, n.outcome as OperationOutcome, tx);
+            const done = await svc.applyProviderOutcome(target, n.outcome as OperationOutcome, tx);
             if (done.status === null) throw new NotOurs();
-            if (n.ourId ?? done.id) seen = { id: (n.ourId ?? done.id)!, status: done.status as string };
+            if (n.ourId ?? done.id) seen = { id: (n.ourId ?? done.id)!, status: done.status };
             // Which of our objects it was about (found by the provider's reference): kept with the record.
             if (done.id && !n.ourId) {
               await tx.query(`UPDATE provider_notifications SET object_id = $3 WHERE connector = $1 AND event_key = $2`, [connector, n.eventKey, done.id]);
@@ -80,24 +81,15 @@ export class ProviderNotificationService {
    * cannot say, the conflict is recorded for the operator without moving money.
    */
   private async confirmContradiction(connector: string, n: VerifiedNotification, seen: { id: string; status: string | null }): Promise<void> {
-    const { payments, refunds, payouts } = this.services;
     const word = providerWord(n);
-    if (word === null || !contradictsStatus(n.object as ConflictObject, seen.status, word.status)) return;
-    if (n.object === 'payment') {
-      const o = await payments.readProvider(seen.id);
-      if (o && (o.status === 'paid' || o.status === 'declined')) {
-        await payments.applyOutcome(seen.id, o.status === 'declined' ? { ...o, reasonFollows: false } : o, { via: 'notification+read' });
-        return;
-      }
-    } else {
-      const svc = n.object === 'refund' ? refunds : payouts;
-      const o = await svc.askProvider(seen.id);
-      if (o && isFinal(o)) {
-        await svc.applyProviderOutcome({ id: seen.id, connector }, o, undefined, 'notification+read');
-        return;
-      }
+    if (word === null || !contradictsStatus(n.object, seen.status, word.status)) return;
+    const lifecycle = ({ payment: this.services.payments, refund: this.services.refunds, payout: this.services.payouts } as const)[n.object].lifecycle as AnyLifecycle;
+    const o = await lifecycle.kind.readFromProvider_(seen.id);
+    if (o !== null && lifecycle.kind.finalOf(o) !== null) {
+      await lifecycle.applyAnswer({ id: seen.id }, o, { via: 'notification+read' });
+      return;
     }
-    await recordUnconfirmed(this.db.pool, { objectType: n.object as ConflictObject, objectId: seen.id, connector, provider: word });
+    await recordUnconfirmed(this.db.pool, { objectType: n.object, objectId: seen.id, connector, provider: word });
   }
 }
 

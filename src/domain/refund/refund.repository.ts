@@ -3,6 +3,7 @@ import type { Currency, PaymentStatus, RefundStatus } from '../../generated/pris
 import type { Queryable } from '../ledger/ledger.js';
 import { IllegalRefundTransitionError, sourcesOf } from './refund.states.js';
 import { runPaymentById } from '../payment/payment-by-id.js';
+import type { Claimed } from '../operations/lifecycle.js';
 
 /** A refund as the service hands it out (the API view and the cabinet read this). */
 export interface RefundRecord {
@@ -122,7 +123,7 @@ export async function refundsOfPayment(c: Queryable, merchantId: string, payment
 }
 
 /** A refund claimed by a worker, with what the acquirer needs. */
-export interface ClaimedRefund {
+export interface ClaimedRefund extends Claimed {
   id: string; merchantId: string; paymentId: string; amount: Decimal; currency: Currency; fromCard: string | null;
   /** What the provider gives back, in RUB (null: a refund admitted before this was kept, in another currency). */
   amountRub: Decimal | null;
@@ -175,10 +176,18 @@ export async function claimDueRefunds(c: Queryable, limit: number, leaseMs: numb
   }));
 }
 
-/** Locks a refund for its final transition. */
-export async function lockRefund(c: Queryable, id: string): Promise<RefundRecord | null> {
-  const r = await c.query<RefundRow>(`SELECT ${REFUND_COLUMNS} FROM refunds WHERE id = $1 FOR UPDATE`, [id]);
-  return r.rows[0] ? toRecord(r.rows[0]) : null;
+/** A refund locked for the lifecycle, with the connector that has it and its reference there. */
+export type LockedRefund = RefundRecord & { connector: string; ref: string | null };
+
+/** Locks a refund (by our id, or by its connector's reference) for its final transition. */
+export async function lockRefund(c: Queryable, target: { id: string } | { connector: string; ref: string }): Promise<LockedRefund | null> {
+  const columns = `${REFUND_COLUMNS}, coalesce(connector, 'sandbox') AS connector, provider_ref`;
+  const r = 'id' in target
+    ? await c.query<RefundRow & { connector: string; provider_ref: string | null }>(`SELECT ${columns} FROM refunds WHERE id = $1 FOR UPDATE`, [target.id])
+    : await c.query<RefundRow & { connector: string; provider_ref: string | null }>(
+      `SELECT ${columns} FROM refunds WHERE connector = $1 AND provider_ref = $2 FOR UPDATE`, [target.connector, target.ref]);
+  const row = r.rows[0];
+  return row ? { ...toRecord(row), connector: row.connector, ref: row.provider_ref } : null;
 }
 
 /**

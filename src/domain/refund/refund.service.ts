@@ -1,6 +1,6 @@
 import { Decimal } from 'decimal.js';
 import type { Config } from '../../config.js';
-import { inTxOr, withPgTx, type Db, type InTx, type Queryable } from '../../db/client.js';
+import { withPgTx, type Db, type InTx, type Queryable } from '../../db/client.js';
 import { isMoneyReceived } from '../statuses.js';
 import { DomainError, UnauthorizedActionError, ValidationError } from '../../errors.js';
 import { newId } from '../../lib/ids.js';
@@ -8,14 +8,15 @@ import { keysetPage, type KeysetPage, type KeysetParams } from '../../db/keyset.
 import { isValidAmount, money2 } from '../../lib/money.js';
 import { post } from '../ledger/ledger.js';
 import { refundCreated, refundMadeAfterAll, refundNotMadeAfterAll, refundReturned, refundSucceeded } from '../ledger/postings.js';
-import { contradicts, isProviderRead, recordConflict } from '../providers/conflict.js';
+import { recordConflict, type ProviderWord } from '../providers/conflict.js';
+import { Lifecycle, type Applied, type LifecycleObserver, type OperationKind, type Target } from '../operations/lifecycle.js';
 import { enqueueEvent } from '../../outbox/events.js';
 import type { AuthMerchant } from '../merchant/merchant-guard.js';
 import type { ConnectorMode, OperationOutcome } from '../providers/connector.js';
 import { ConnectorRegistry, connectorServes } from '../providers/registry.js';
 import {
   addRefunded, claimDueRefunds, paymentShopOf, findRefund, finishRefund, insertRefund, latestRefundOfPayment, lockPayment, lockRefund,
-  refundsOfPayment, REFUND_COLUMNS, toRecord, type ClaimedRefund, type RefundRecord, type RefundRow,
+  refundsOfPayment, REFUND_COLUMNS, toRecord, type ClaimedRefund, type LockedRefund, type RefundRecord, type RefundRow,
   refundSiblingsRub,
 } from './refund.repository.js';
 import { assertTransition, IllegalRefundTransitionError } from './refund.states.js';
@@ -23,18 +24,13 @@ import { refundRub } from './refund-rub.js';
 import { refundReceiptOf } from '../receipt/receipt.repository.js';
 import { rubOfRefund } from '../providers/provider-http.js';
 import type { RefundStatus } from '../../generated/prisma/enums.js';
-import {
-  closeAttention, deferProviderCheck, isFinal, resolveItem, isNotFound, lastHeard, lockOpenAttention, parseResolution,
-  type AttentionRow, type FinalOutcome,
-} from '../providers/operation-reconcile.js';
+import { isFinal, isNotFound, reconcileDelayMs, type AttentionRow, type FinalOutcome } from '../operations/reconcile.js';
 
 export type { RefundRecord } from './refund.repository.js';
 
 /** Who asks for a refund: the API's or the cabinet's merchant. */
 export type RefundActor = Pick<AuthMerchant, 'id' | 'grantRefunds'>;
 
-
-/** How long a worker holds a claimed refund before another may take it again. */
 
 export const REFUND_MESSAGES = {
   paymentUnknown: 'The selected payment id is invalid.',
@@ -56,11 +52,17 @@ export const REFUND_MESSAGES = {
  * back on the payment.
  */
 export class RefundService {
+  /** The refund's part in the provider-operation lifecycle. */
+  readonly lifecycle: Lifecycle<RefundStatus, LockedRefund, OperationOutcome, ClaimedRefund>;
+
   constructor(
     private readonly config: Config,
     private readonly db: Db,
     readonly connectors: ConnectorRegistry = new ConnectorRegistry(config, db),
-  ) {}
+    observer?: LifecycleObserver,
+  ) {
+    this.lifecycle = new Lifecycle(this.operation(), { pool: db.pool, giveUpMs: config.reconcileGiveUpMs, observer });
+  }
 
   /** Refunds what is left of the payment. */
   createFull(m: RefundActor, paymentId: string, inTx?: InTx<RefundRecord>): Promise<RefundRecord> {
@@ -159,12 +161,12 @@ export class RefundService {
 
   /**
    * One worker pass: claims due refunds (NEW -> PROCESS, and PROCESS ones due for a check or
-   * left by a dead worker). A refund never handed to its connector (the one that took the
-   * payment) is sent; one handed to it before (`sent_at`: a timeout, a refusal, a worker killed
-   * during the call or before its commit) is reconciled: that connector is asked for it. A
-   * final answer finishes it once in its own transaction; anything else leaves it PROCESS, asked
-   * again with backoff, and on the attention list past RECONCILE_GIVE_UP_MS. Returns how many
-   * were claimed.
+   * left by a dead worker) and runs each through the lifecycle: a refund never handed to its
+   * connector (the one that took the payment) is sent; one handed to it before (`sent_at`: a
+   * timeout, a refusal, a worker killed during the call or before its commit) is reconciled:
+   * that connector is asked for it. A final answer finishes it once in its own transaction;
+   * anything else leaves it PROCESS, asked again with backoff, and on the attention list past
+   * RECONCILE_GIVE_UP_MS. Returns how many were claimed.
    */
   async processDue(limit = 20): Promise<number> {
     const claimed = await this.claimDue(limit);
@@ -187,16 +189,9 @@ export class RefundService {
     return claimDueRefunds(this.db.pool, limit, this.config.workerLeaseMs);
   }
 
-  /** Sends or reconciles one claimed refund; a final answer finishes it, anything else defers its next check. */
+  /** Sends or reconciles one claimed refund (the lifecycle's run). */
   async processClaimed(r: ClaimedRefund): Promise<void> {
-    const outcome = r.sentAt === null ? await this.send(r) : await this.reconcile(r);
-    if (isFinal(outcome)) await this.finish(r.id, outcome, r.sentAt !== null ? 'reconciliation' : null);
-    else {
-      await deferProviderCheck(this.db.pool, this.config.reconcileGiveUpMs, {
-        objectType: 'refund', id: r.id, checkAttempts: r.checkAttempts, taken: { connector: null, ref: 'ref' in outcome ? outcome.ref : null },
-        heard: lastHeard(outcome), defaultConnector: 'sandbox',
-      });
-    }
+    await this.lifecycle.run(r);
   }
 
   /** Gives back the leases of refunds claimed but never worked on (a worker stopping). */
@@ -204,8 +199,51 @@ export class RefundService {
     if (ids.length > 0) await this.db.pool.query(`UPDATE refunds SET lease_until = NULL WHERE id = ANY($1::text[]) AND status = 'PROCESS'`, [ids]);
   }
 
-  /** The first send; the refund is on record as handed to its connector before the call. */
-  private async send(r: ClaimedRefund): Promise<OperationOutcome> {
+  /**
+   * A provider's answer about a refund (its notification, a read), by our id or by the
+   * connector and its reference: applied once through the lifecycle (the state table and the
+   * ledger). Only a final answer about a PROCESS refund of that connector changes anything.
+   */
+  applyProviderOutcome(target: Target, outcome: OperationOutcome, tx?: Queryable, via = 'notification'): Promise<Applied<RefundStatus>> {
+    return this.lifecycle.applyAnswer(target, outcome, { tx, via });
+  }
+
+  /** The operator's decision on a refund reconciliation gave up on (the lifecycle's resolveAttention). */
+  resolveAttention(id: string, outcome: unknown, note: string | null, actor: string): Promise<AttentionRow> {
+    return this.lifecycle.resolveAttention(id, outcome, note, actor);
+  }
+
+  /** The refund's part in the lifecycle (src/domain/operations/lifecycle.ts). */
+  private operation(): OperationKind<RefundStatus, LockedRefund, OperationOutcome, ClaimedRefund> {
+    return {
+      type: 'refund',
+      lock_: (c, target) => lockRefund(c, target),
+      finalOf: (o) => (isFinal(o) ? (o.status === 'succeeded' ? 'SUCCESS' : 'FAIL') : null),
+      wordOf: (o) => (o.status === 'succeeded' ? { status: 'succeeded', ref: o.ref }
+        : o.status === 'failed' ? { status: 'failed', ref: o.ref, code: o.code, message: o.message } : null),
+      finish_: (c, r, o) => this.finish_(c, r, o as FinalOutcome),
+      conflict_: (c, r, _o, word) => this.conflict_(c, r, word),
+      decided: (_r, to, note) => (to === 'SUCCESS'
+        ? { status: 'succeeded', ref: null }
+        : { status: 'failed', code: 'operator', message: `operator: ${note ?? 'resolved as FAIL'}`, ref: null }),
+      illegal: (from, to) => new IllegalRefundTransitionError(from, to),
+      sendFromProvider_: (r) => this.refundFromProvider_(r),
+      reconcileFromProvider_: (r) => this.reconcileFromProvider_(r),
+      readFromProvider_: (id) => this.readFromProvider_(id),
+      defer_: async (c, r, o) => {
+        const d = await c.query<{ sent_at: Date | null; merchant_id: string; connector: string; provider_ref: string | null }>(
+          `UPDATE refunds SET provider_ref = coalesce($2, provider_ref), lease_until = NULL,
+                  next_check_at = now() + $3::int * interval '1 millisecond', check_attempts = check_attempts + 1, updated_at = now()
+            WHERE id = $1 AND status = 'PROCESS' RETURNING sent_at, merchant_id, coalesce(connector, 'sandbox') AS connector, provider_ref`,
+          [r.id, 'ref' in o ? o.ref : null, reconcileDelayMs(r.checkAttempts)]);
+        const x = d.rows[0];
+        return x ? { merchantId: x.merchant_id, connector: x.connector, ref: x.provider_ref, sentAt: x.sent_at } : null;
+      },
+    };
+  }
+
+  /** The first send, outside any transaction; the refund is on record as handed to its connector before the call. */
+  private async refundFromProvider_(r: ClaimedRefund): Promise<OperationOutcome> {
     const c = await this.connectors.get(r.connector);
     if (!c) return { status: 'refused', code: 'connector_unavailable', message: `connector ${r.connector} is disabled or not available` };
     const req = await this.request(r);
@@ -218,7 +256,7 @@ export class RefundService {
    * yet), the refund is repeated under the same refund id, its idempotency key: the provider
    * answers the first result or, if it never got it, makes it now.
    */
-  private async reconcile(r: ClaimedRefund): Promise<OperationOutcome> {
+  private async reconcileFromProvider_(r: ClaimedRefund): Promise<OperationOutcome> {
     const c = await this.connectors.get(r.connector);
     if (!c) return { status: 'unknown', ref: null, reason: `connector ${r.connector} is disabled or not available` };
     const o = await this.connectors.call(c, 'get_refund', (ctx) => c.getRefund({ refundId: r.id, ref: r.ref }, ctx));
@@ -227,6 +265,17 @@ export class RefundService {
       return this.connectors.call(c, 'refund', (ctx) => c.refund(req, ctx));
     }
     return o;
+  }
+
+  /** The provider's answer about a refund now (its connector's get_refund), outside any transaction; null when it cannot be asked. */
+  private async readFromProvider_(id: string): Promise<OperationOutcome | null> {
+    const r = await this.db.pool.query<{ connector: string; provider_ref: string | null }>(
+      `SELECT coalesce(connector, 'sandbox') AS connector, provider_ref FROM refunds WHERE id = $1`, [id]);
+    const row = r.rows[0];
+    if (!row) return null;
+    const c = await this.connectors.get(row.connector);
+    if (!c) return null;
+    return this.connectors.call(c, 'get_refund', (ctx) => c.getRefund({ refundId: id, ref: row.provider_ref }, ctx));
   }
 
   /** The connector's request; a repeat rebuilds the same receipt (the provider compares it under the same key). */
@@ -241,52 +290,19 @@ export class RefundService {
   }
 
   /**
-   * A provider's answer about a refund (its notification), by our id or by the connector and its
-   * reference: applied once through the state table and the ledger. Only a final answer about
-   * a PROCESS refund of that connector changes anything.
+   * A provider's final answer about a refund final already that contradicts it (a refund we
+   * failed that the provider made, one we made SUCCESS that it failed), in the lifecycle's
+   * transaction with the refund locked: the money follows the provider (REFUND_CONFLICT_DEBIT,
+   * which may take available below zero, or REFUND_CONFLICT_CREDIT), the payment's refunded
+   * total with it, and a second refund postback carries the provider's status. Once per refund;
+   * true when recorded now.
    */
-  async applyProviderOutcome(
-    target: { id: string; connector?: string } | { connector: string; ref: string }, outcome: OperationOutcome, tx?: Queryable, via = 'notification',
-  ): Promise<{ changed: boolean; status: RefundStatus | null; id?: string; conflict?: boolean }> {
-    // In the caller's transaction when given (a notification's dedupe row commits with it).
-    return inTxOr(this.db.pool, tx, async (c) => {
-      const q = 'id' in target
-        ? await c.query<{ id: string; connector: string }>(`SELECT id, coalesce(connector, 'sandbox') AS connector FROM refunds WHERE id = $1 FOR UPDATE`, [target.id])
-        : await c.query<{ id: string; connector: string }>(
-          `SELECT id, coalesce(connector, 'sandbox') AS connector FROM refunds WHERE connector = $1 AND provider_ref = $2 FOR UPDATE`, [target.connector, target.ref],
-        );
-      const hit = q.rows[0];
-      if (!hit) return { changed: false, status: null };
-      const r = (await lockRefund(c, hit.id))!;
-      if (target.connector !== undefined && hit.connector !== target.connector) return { changed: false, status: r.status };
-      if (!isFinal(outcome)) return { changed: false, status: r.status, id: r.id };
-      if (r.status !== 'PROCESS') {
-        // Against a final status only a read of the provider moves money (see PayoutService).
-        const conflict = isProviderRead(via) && await this.providerAfterFinal(c, r, hit.connector, outcome, via);
-        return conflict ? { changed: false, status: r.status, id: r.id, conflict } : { changed: false, status: r.status, id: r.id };
-      }
-      const to = await this.finishIn(c, r, outcome);
-      await closeAttention(c, 'refund', r.id, { resolution: to, note: 'the provider answered', by: 'provider' });
-      return { changed: true, status: to, id: r.id };
-    });
-  }
-
-  /**
-   * A provider's final answer about a refund final already, in the caller's transaction with the
-   * refund locked: where it contradicts our status (a refund we failed that the provider made,
-   * one we made SUCCESS that it failed) the conflict is recorded, the money follows the provider
-   * (REFUND_CONFLICT_DEBIT, which may take available below zero, or REFUND_CONFLICT_CREDIT), the
-   * payment's refunded total with it, and a second refund postback carries the provider's status.
-   * Once per refund; true when recorded now.
-   */
-  private async providerAfterFinal(c: Queryable, r: RefundRecord, connector: string, o: FinalOutcome, via: string): Promise<boolean> {
-    if (r.status === 'PROCESS' || !contradicts(r.status === 'SUCCESS', o.status)) return false;
-    const made = o.status === 'succeeded';
+  private async conflict_(c: Queryable, r: LockedRefund, word: ProviderWord): Promise<boolean> {
+    const made = word.status === 'succeeded';
     const money = { refundId: r.id, paymentId: r.paymentId, merchantId: r.merchantId, currency: r.currency, amount: r.amount };
-    const ref = await c.query<{ provider_ref: string | null }>(`SELECT provider_ref FROM refunds WHERE id = $1`, [r.id]);
     const recorded = await recordConflict(c, {
-      objectType: 'refund', objectId: r.id, merchantId: r.merchantId, connector, providerRef: ref.rows[0]?.provider_ref ?? o.ref,
-      ours: r.status, provider: { status: o.status, ref: o.ref, ...(o.status === 'failed' ? { code: o.code, message: o.message } : {}), via },
+      objectType: 'refund', objectId: r.id, merchantId: r.merchantId, connector: r.connector, providerRef: r.ref ?? word.ref,
+      ours: r.status, provider: word,
       transfer: made ? refundMadeAfterAll(money) : refundNotMadeAfterAll(money),
     });
     if (!recorded) return false;
@@ -302,104 +318,41 @@ export class RefundService {
       await c.query(`UPDATE attention_items SET last_heard = last_heard || '{"refunded_total":"not adjusted: the payment has no room left"}'::jsonb
                       WHERE object_type = 'refund' AND object_id = $1 AND kind = 'conflict'`, [r.id]);
     }
-    const shop = await paymentShopOf(c, r.paymentId);
-    await enqueueEvent(c, {
-      merchantId: r.merchantId, kind: 'REFUND_POSTBACK', aggregateId: `${r.id}:conflict`, url: shop.resultUrl,
-      fields: {
-        Id: r.id, PaymentId: r.paymentId, BillId: shop.billId, InvId: shop.orderId ?? '', Amount: money2(r.amount),
-        Currency: r.currency, Status: made ? 'SUCCESS' : 'FAIL',
-      },
-    });
+    await this.postback(c, r, made ? 'SUCCESS' : 'FAIL', `${r.id}:conflict`);
     return true;
-  }
-
-  /** The provider's answer about a refund now (its connector's get_refund), outside any transaction; null when it cannot be asked. */
-  async askProvider(id: string): Promise<OperationOutcome | null> {
-    const r = await this.db.pool.query<{ connector: string; provider_ref: string | null }>(
-      `SELECT coalesce(connector, 'sandbox') AS connector, provider_ref FROM refunds WHERE id = $1`, [id]);
-    const row = r.rows[0];
-    if (!row) return null;
-    const c = await this.connectors.get(row.connector);
-    if (!c) return null;
-    return this.connectors.call(c, 'get_refund', (ctx) => c.getRefund({ refundId: id, ref: row.provider_ref }, ctx));
-  }
-
-  /**
-   * The operator's decision on a refund reconciliation gave up on: SUCCESS or FAIL through the
-   * same state table and ledger, the item closed with the note and who decided, in one
-   * transaction. 404 for no such refund item, 409 when resolved already or final otherwise.
-   */
-  async resolveAttention(id: string, outcome: unknown, note: string | null, actor: string): Promise<AttentionRow> {
-    const to = parseResolution(outcome);
-    return withPgTx(this.db.pool, async (c) => {
-      const item = await lockOpenAttention(c, id, 'refund');
-      await this.applyOperatorDecision(c, item.object_id, to, note);
-      return resolveItem(c, id, { resolution: to, note, by: actor });
-    });
-  }
-
-  /**
-   * The operator's decision applied to the refund in the caller's transaction (the attention
-   * item is the caller's to lock and close): PROCESS -> the decision; already there, nothing;
-   * final otherwise, 409.
-   */
-  async applyOperatorDecision(c: Queryable, refundId: string, to: 'SUCCESS' | 'FAIL', note: string | null): Promise<void> {
-    const r = (await lockRefund(c, refundId))!;
-    if (r.status === 'PROCESS') {
-      await this.finishIn(c, r, to === 'SUCCESS'
-        ? { status: 'succeeded', ref: null }
-        : { status: 'failed', code: 'operator', message: `operator: ${note ?? 'resolved as FAIL'}`, ref: null });
-    } else if (r.status !== to) {
-      throw new IllegalRefundTransitionError(r.status, to);
-    }
-  }
-
-  /** PROCESS -> SUCCESS or FAIL in its own transaction (nothing when another worker finished it). */
-  private async finish(id: string, outcome: FinalOutcome, closedBy: string | null): Promise<void> {
-    await withPgTx(this.db.pool, async (c) => {
-      const r = await lockRefund(c, id);
-      if (!r) return;
-      // Final meanwhile (another worker after our lease expired, an operator's decision): the
-      // answer is still heard, and recorded as a conflict where it contradicts.
-      if (r.status !== 'PROCESS') {
-        const via = await c.query<{ connector: string }>(`SELECT coalesce(connector, 'sandbox') AS connector FROM refunds WHERE id = $1`, [id]);
-        await this.providerAfterFinal(c, r, via.rows[0]!.connector, outcome, 'reconciliation');
-        return;
-      }
-      const to = await this.finishIn(c, r, outcome);
-      if (closedBy) await closeAttention(c, 'refund', id, { resolution: to, note: 'the provider answered', by: closedBy });
-    });
   }
 
   /**
    * PROCESS -> SUCCESS (debit locked) or FAIL (locked back to available, room back on the
-   * payment), with its postback, in the caller's transaction with the refund locked.
+   * payment), with its postback, in the lifecycle's transaction with the refund locked.
    */
-  private async finishIn(c: Queryable, r: RefundRecord, outcome: FinalOutcome): Promise<'SUCCESS' | 'FAIL'> {
+  private async finish_(c: Queryable, r: LockedRefund, outcome: FinalOutcome): Promise<'SUCCESS' | 'FAIL'> {
     const ok = outcome.status === 'succeeded';
     const to = ok ? 'SUCCESS' : 'FAIL';
     assertTransition(r.status, to);
     await finishRefund(c, r.id, to, outcome.status === 'failed' ? outcome.message : null, outcome.ref);
     const money = { refundId: r.id, paymentId: r.paymentId, merchantId: r.merchantId, currency: r.currency, amount: r.amount };
     if (ok) {
-      const via = await c.query<{ connector: string; amount_rub: string | null }>(
-        `SELECT coalesce(connector, 'sandbox') AS connector, amount_rub::text FROM refunds WHERE id = $1`, [r.id]);
-      const v = via.rows[0]!;
       await post(c, refundSucceeded(money));
     } else {
       await post(c, refundReturned(money));
       await addRefunded(c, r.paymentId, r.amount.neg());
     }
     // The refund postback commits with the final status (transactional outbox).
+    await this.postback(c, r, to, r.id);
+    return to;
+  }
+
+  /** The merchant's refund postback (`aggregateId`: the refund's, or its conflict's). */
+  private async postback(c: Queryable, r: LockedRefund, status: 'SUCCESS' | 'FAIL', aggregateId: string): Promise<void> {
     const shop = await paymentShopOf(c, r.paymentId);
     await enqueueEvent(c, {
-      merchantId: r.merchantId, kind: 'REFUND_POSTBACK', aggregateId: r.id, url: shop.resultUrl,
+      merchantId: r.merchantId, kind: 'REFUND_POSTBACK', aggregateId, url: shop.resultUrl,
       fields: {
         Id: r.id, PaymentId: r.paymentId, BillId: shop.billId, InvId: shop.orderId ?? '', Amount: money2(r.amount),
-        Currency: r.currency, Status: to,
+        Currency: r.currency, Status: status,
       },
     });
-    return to;
   }
 }
 

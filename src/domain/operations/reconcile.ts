@@ -1,13 +1,13 @@
-import type pg from 'pg';
-import { withPgTx, type Queryable } from '../../db/client.js';
+import type { Queryable } from '../../db/client.js';
 import { ConflictError, NotFoundError, ValidationError } from '../../errors.js';
 import { randomId } from '../../lib/ids.js';
-import type { OperationOutcome } from './connector.js';
+import type { OperationOutcome } from '../providers/connector.js';
 
 /**
- * Reconciliation of payouts and refunds whose outcome is unknown (PROVIDERS.md "Unknown outcomes
- * are never guessed"): the backoff between questions to the provider, what counts as a final
- * answer, and the attention items raised when the provider's deadline passes without one.
+ * What the lifecycle (lifecycle.ts) needs to reconcile operations whose outcome is unknown
+ * (PROVIDERS.md "Unknown outcomes are never guessed"): the backoff between questions to the
+ * provider about refunds and payouts, what counts as a final answer, and the attention items
+ * raised when the provider's deadline passes without one.
  */
 
 /** First wait after an unknown outcome; doubled per question up to RECONCILE_MAX_DELAY_MS. */
@@ -30,7 +30,6 @@ export function isFinal(o: OperationOutcome): o is FinalOutcome {
   return o.status === 'succeeded' || (o.status === 'failed' && o.code !== 'not_found');
 }
 
-/** The provider has nothing under what we asked by (only a repeat with our id can tell more). */
 /**
  * The provider shows nothing under what we know: the sandbox's `not_found`, or a real connector
  * that can only be asked by its own reference and has none yet (`<kind>:no_ref`: YooKassa and
@@ -40,7 +39,7 @@ export const isNotFound = (o: OperationOutcome) =>
   (o.status === 'failed' && o.code === 'not_found') || (o.status === 'refused' && o.code.endsWith(':no_ref'));
 
 /** What was last heard, as stored in attention_items.last_heard (never account numbers). */
-export function lastHeard(o: OperationOutcome): Record<string, unknown> {
+export function lastHeard(o: { status: string }): Record<string, unknown> {
   const out: Record<string, unknown> = { status: o.status, at: new Date().toISOString() };
   if ('code' in o) out.code = o.code;
   if ('message' in o) out.message = o.message;
@@ -49,7 +48,7 @@ export function lastHeard(o: OperationOutcome): Record<string, unknown> {
   return out;
 }
 
-export type AttentionObject = 'payout' | 'refund';
+export type AttentionObject = 'payment' | 'payout' | 'refund';
 
 export interface AttentionRow {
   id: string; object_type: string; object_id: string; merchant_id: string; connector: string; provider_ref: string | null;
@@ -57,7 +56,10 @@ export interface AttentionRow {
   note: string | null; resolved_by: string | null;
 }
 
-/** Raises (once per object: ON CONFLICT DO NOTHING) the attention item of an operation reconciliation gave up on. */
+/**
+ * Raises the attention item of an operation reconciliation gave up on, once per object; while
+ * it is open, each later question keeps what was last heard on it.
+ */
 export async function raiseAttention(c: Queryable, a: {
   objectType: AttentionObject; objectId: string; merchantId: string; connector: string; providerRef: string | null; reason: string;
   lastHeard: Record<string, unknown>;
@@ -65,7 +67,7 @@ export async function raiseAttention(c: Queryable, a: {
   await c.query(
     `INSERT INTO attention_items (id, object_type, object_id, merchant_id, connector, provider_ref, reason, last_heard)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb)
-     ON CONFLICT ("object_type", "object_id", "kind") DO NOTHING`,
+     ON CONFLICT ("object_type", "object_id", "kind") DO UPDATE SET last_heard = EXCLUDED.last_heard WHERE attention_items.resolved_at IS NULL`,
     [`att_${randomId(20)}`, a.objectType, a.objectId, a.merchantId, a.connector, a.providerRef, a.reason, JSON.stringify(a.lastHeard)],
   );
 }
@@ -113,35 +115,3 @@ export async function lockOpenAttention(c: Queryable, id: string, objectType: At
 /** Whether an operation handed to its provider at `sentAt` is past the provider's deadline. */
 export const pastDeadline = (sentAt: Date | null, giveUpMs: number, now = Date.now()) =>
   sentAt !== null && now - sentAt.getTime() >= giveUpMs;
-
-/** The table of each kind of operation reconciliation asks about. */
-const OPERATION_TABLE: Record<AttentionObject, 'payouts' | 'refunds'> = { payout: 'payouts', refund: 'refunds' };
-
-/**
- * No final answer about a PROCESS payout or refund: its lease is given back, what was heard is
- * kept (the connector that took it, when `taken` names one, and the provider's reference), and
- * the next question is due after the backoff of `checkAttempts` questions. Once the operation
- * has been with its connector past `giveUpMs`, the operator gets an attention item (once).
- * `defaultConnector`: the connector an operation with none recorded is with (refunds of
- * payments made before connectors: the sandbox); without one such an operation raises nothing.
- */
-export async function deferProviderCheck(pool: pg.Pool, giveUpMs: number, op: {
-  objectType: AttentionObject; id: string; checkAttempts: number;
-  taken: { connector: string | null; ref: string | null }; heard: Record<string, unknown>; defaultConnector?: string;
-}): Promise<void> {
-  await withPgTx(pool, async (c) => {
-    const r = await c.query<{ sent_at: Date | null; merchant_id: string; connector: string | null; provider_ref: string | null }>(
-      `UPDATE ${OPERATION_TABLE[op.objectType]}
-          SET connector = coalesce($2, connector), provider_ref = coalesce($3, provider_ref), lease_until = NULL,
-              next_check_at = now() + $4::int * interval '1 millisecond', check_attempts = check_attempts + 1, updated_at = now()
-        WHERE id = $1 AND status = 'PROCESS' RETURNING sent_at, merchant_id, coalesce(connector, $5) AS connector, provider_ref`,
-      [op.id, op.taken.connector, op.taken.ref, reconcileDelayMs(op.checkAttempts), op.defaultConnector ?? null],
-    );
-    const cur = r.rows[0];
-    if (!cur || !cur.connector || !pastDeadline(cur.sent_at, giveUpMs)) return;
-    await raiseAttention(c, {
-      objectType: op.objectType, objectId: op.id, merchantId: cur.merchant_id, connector: cur.connector, providerRef: cur.provider_ref,
-      reason: `no final answer from ${cur.connector} within ${giveUpMs} ms`, lastHeard: op.heard,
-    });
-  });
-}

@@ -1,0 +1,213 @@
+import type pg from 'pg';
+import { inTxOr, withPgTx, type Queryable } from '../../db/client.js';
+import { NotFoundError } from '../../errors.js';
+import { contradictsStatus, isProviderRead, moneyMoved, type ProviderWord } from '../providers/conflict.js';
+import {
+  closeAttention, lastHeard, lockOpenAttention, parseResolution, pastDeadline, raiseAttention, resolveItem,
+  type AttentionObject, type AttentionRow,
+} from './reconcile.js';
+
+/**
+ * The life of an operation handed to a provider, written once for its three users: payments,
+ * refunds and payouts (docs/adr/0058-one-provider-operation-lifecycle.md).
+ *
+ *   claim (a worker's lease, or the payer's request opening a payment)
+ *   -> call the connector outside any transaction          `sendFromProvider_`, `reconcileFromProvider_`
+ *   -> apply a final answer once, in one transaction,       `applyOutcome_` -> the entity's `finish_`
+ *      through the entity's state table and the ledger
+ *   -> no final answer: it stays PROCESS, asked again        `defer_`
+ *      with backoff; past RECONCILE_GIVE_UP_MS an attention item for the operator
+ *   -> the operator decides, through the same `finish_`     `decide_`
+ *   -> a provider's answer that contradicts a final state   the entity's `conflict_` (conflict.ts)
+ *      is a recorded conflict, never dropped
+ *
+ * Phases are named as Medusa's payment module names them: a name ending in `_` runs in the
+ * caller's transaction (`applyOutcome_`, `finish_`), `...FromProvider_` talks to the provider
+ * outside any transaction. What differs between payments, refunds and payouts is an
+ * `OperationKind`: their rows, their connector calls, their state table and ledger transfers.
+ */
+
+export type OperationType = AttentionObject;
+
+/** Which operation an answer is about: our id (and the connector it must come from), or the connector and its reference. */
+export type Target = { id: string; connector?: string } | { connector: string; ref: string };
+
+/** What applying an answer did: `applied` only when this call made the operation final. */
+export interface Applied<S extends string = string> {
+  applied: boolean;
+  /** Its status after the call; null when no such operation exists. */
+  status: S | null;
+  id?: string;
+  /** The answer contradicted a final status and the conflict was recorded now. */
+  conflict?: true;
+}
+
+/** A phase the lifecycle reports to an observer given when the app or the worker is built. */
+export interface LifecycleEvent { phase: 'provider-answered'; type: OperationType; id: string }
+export type LifecycleObserver = (e: LifecycleEvent) => void;
+
+/** An operation a worker claimed under a lease. */
+export interface Claimed {
+  id: string;
+  /** When it was handed to its connector; null: never, so it is sent (else its connector is asked). */
+  sentAt: Date | null;
+  /** How many times its provider was asked so far. */
+  checkAttempts: number;
+}
+
+/** What a deferred operation keeps on record, for its attention item. */
+export interface Deferred { merchantId: string; connector: string | null; ref: string | null; sentAt: Date | null }
+
+/** One user of the lifecycle: what a payment, a refund or a payout is and does. */
+export interface OperationKind<S extends string, Row extends { id: string; status: S; connector?: string | null }, O, C extends Claimed> {
+  readonly type: OperationType;
+  /** In the transaction: the operation's row locked (FOR UPDATE); null when there is none. */
+  lock_(c: Queryable, target: Target): Promise<Row | null>;
+  /** Whether an answer is final: the status it finishes the operation with (a payment: SUCCESS for money received); null when it is not (ask again). */
+  finalOf(o: O): S | null;
+  /** A final answer as the provider's word about the money; null when it is not the provider's (a payout that could not be sent). */
+  wordOf(o: O): Omit<ProviderWord, 'via'> | null;
+  /** In the transaction, the row locked and PROCESS: the final status through the state table, the ledger and the merchant's event. */
+  finish_(c: Queryable, row: Row, o: O): Promise<S>;
+  /** In the transaction, the row locked and final: the provider's word contradicts it; the money follows the provider (conflict.ts). True when recorded now. */
+  conflict_(c: Queryable, row: Row, o: O, word: ProviderWord): Promise<boolean>;
+  /** In the transaction: an answer that is not final, kept on the PROCESS row (a payer's action, a reference, the next check). */
+  hold_?(c: Queryable, row: Row, o: O, attempts: number | undefined): Promise<void>;
+  /** In the transaction: a final answer that waits a while longer before it applies (a decline whose reason follows). */
+  waits_?(c: Queryable, row: Row, o: O, ctx: { attempts: number | undefined; via: string }): Promise<boolean>;
+  /** The operator's decision as the answer `finish_` applies. */
+  decided(row: Row, to: 'SUCCESS' | 'FAIL', note: string | null): O;
+  /** The state table's refusal of `from` -> `to` (409). */
+  illegal(from: S, to: S): Error;
+  /** Outside any transaction: the first call; the operation is on record with its connector before it. */
+  sendFromProvider_(op: C): Promise<O>;
+  /** Outside any transaction: the connector that has it asked (a repeat under the same key where it shows nothing). */
+  reconcileFromProvider_(op: C): Promise<O>;
+  /** Outside any transaction: the provider's answer now, applied nowhere; null when it cannot be asked. */
+  readFromProvider_(id: string): Promise<O | null>;
+  /** In the transaction: no final answer; the row stays PROCESS with what was heard and its next check after the backoff. */
+  defer_(c: Queryable, op: C, o: O): Promise<Deferred | null>;
+}
+
+export interface LifecycleContext {
+  pool: pg.Pool;
+  /** How long an operation may stay with its provider unanswered before the operator gets it (RECONCILE_GIVE_UP_MS). */
+  giveUpMs: number;
+  observer?: LifecycleObserver;
+}
+
+/** The lifecycle of one kind of operation; each service holds one. */
+export class Lifecycle<S extends string, Row extends { id: string; status: S; connector?: string | null }, O, C extends Claimed> {
+  constructor(readonly kind: OperationKind<S, Row, O, C>, private readonly ctx: LifecycleContext) {}
+
+  /** Reports that the provider answered, before anything of the answer is committed. */
+  answered(id: string): void {
+    this.ctx.observer?.({ phase: 'provider-answered', type: this.kind.type, id });
+  }
+
+  /**
+   * A claimed operation: sent, or its connector asked (outside any transaction); a final answer
+   * applied once in its own transaction, anything else deferred. Null when it was deferred.
+   * `giveUpMs`: the worker's RECONCILE_GIVE_UP_MS when it has its own configuration.
+   */
+  async run(op: C, giveUpMs = this.ctx.giveUpMs): Promise<Applied<S> | null> {
+    const o = op.sentAt === null ? await this.kind.sendFromProvider_(op) : await this.kind.reconcileFromProvider_(op);
+    this.answered(op.id);
+    if (this.kind.finalOf(o) === null) {
+      await this.defer(op, o, giveUpMs);
+      return null;
+    }
+    // The answer to our own call is the provider's word: against a final state (an operator
+    // decided meanwhile) it is heard as a read.
+    return this.applyAnswer({ id: op.id }, o, { via: 'reconciliation', attempts: op.checkAttempts + 1 });
+  }
+
+  /**
+   * A provider's answer (a notification, a read, reconciliation) applied once: in the caller's
+   * transaction when given (a notification's dedupe row commits with it), else in its own.
+   */
+  applyAnswer(target: Target, o: O, opts: { tx?: Queryable; via: string; attempts?: number }): Promise<Applied<S>> {
+    return inTxOr(this.ctx.pool, opts.tx, async (c) => {
+      const row = await this.kind.lock_(c, target);
+      if (!row) return { applied: false, status: null };
+      // Another connector's word about it is no answer.
+      if (target.connector !== undefined && row.connector !== target.connector) return { applied: false, status: row.status };
+      return this.applyOutcome_(c, row, o, opts.via, opts.attempts);
+    });
+  }
+
+  /**
+   * In the caller's transaction with the row locked: PROCESS and a final answer -> the final
+   * status through `finish_` (the state table guards it, the ledger moves the money once) and
+   * the attention item, if any, closed by the provider's answer. A final row: only a read of the
+   * provider moves money against it (a notification is confirmed by a read first,
+   * ProviderNotificationService), and only where it contradicts: a conflict.
+   */
+  async applyOutcome_(c: Queryable, row: Row, o: O, via: string, attempts?: number): Promise<Applied<S>> {
+    const k = this.kind;
+    const to = k.finalOf(o);
+    if (row.status !== 'PROCESS') {
+      const word = to === null ? null : k.wordOf(o);
+      const conflict = word !== null && isProviderRead(via) && contradictsStatus(k.type, row.status, word.status)
+        && await k.conflict_(c, row, o, { ...word, via });
+      return { applied: false, status: row.status, id: row.id, ...(conflict ? { conflict: true as const } : {}) };
+    }
+    if (to === null) {
+      await k.hold_?.(c, row, o, attempts);
+      return { applied: false, status: row.status, id: row.id };
+    }
+    if (await k.waits_?.(c, row, o, { attempts, via })) return { applied: false, status: row.status, id: row.id };
+    const status = await k.finish_(c, row, o);
+    await closeAttention(c, k.type, row.id, { resolution: status, note: 'the provider answered', by: via === 'reconciliation' ? 'reconciliation' : 'provider' });
+    return { applied: true, status, id: row.id };
+  }
+
+  /**
+   * No final answer about a claimed operation: kept PROCESS and asked again after the backoff;
+   * once it has been with its connector past RECONCILE_GIVE_UP_MS, an attention item for the
+   * operator (once; later questions keep what was last heard on it).
+   */
+  private async defer(op: C, o: O, giveUpMs: number): Promise<void> {
+    await withPgTx(this.ctx.pool, async (c) => {
+      const held = await this.kind.defer_(c, op, o);
+      if (!held?.connector || !pastDeadline(held.sentAt, giveUpMs)) return;
+      await raiseAttention(c, {
+        objectType: this.kind.type, objectId: op.id, merchantId: held.merchantId, connector: held.connector, providerRef: held.ref,
+        reason: `no final answer from ${held.connector} within RECONCILE_GIVE_UP_MS (${giveUpMs} ms)`, lastHeard: lastHeard(o as { status: string }),
+      });
+    });
+  }
+
+  /**
+   * The operator's decision on an operation reconciliation gave up on, in the caller's
+   * transaction (the attention item is the caller's to close): PROCESS -> the decision through
+   * `finish_`; already decided that way, nothing; final otherwise, 409.
+   */
+  async decide_(c: Queryable, id: string, to: 'SUCCESS' | 'FAIL', note: string | null): Promise<void> {
+    const row = await this.kind.lock_(c, { id });
+    if (!row) throw new NotFoundError(`No such ${this.kind.type}.`);
+    if (row.status === 'PROCESS') {
+      await this.kind.finish_(c, row, this.kind.decided(row, to, note));
+      return;
+    }
+    const already = to === 'SUCCESS' ? moneyMoved(this.kind.type, row.status) : row.status === 'FAIL';
+    if (!already) throw this.kind.illegal(row.status, to as S);
+  }
+
+  /**
+   * The operator's decision on this kind's attention item, with the item closed (the note and
+   * who decided) in one transaction: 404 for no such item of this kind, 409 when resolved already
+   * or the operation became final otherwise, 422 for an outcome other than SUCCESS or FAIL.
+   */
+  async resolveAttention(itemId: string, outcome: unknown, note: string | null, actor: string): Promise<AttentionRow> {
+    const to = parseResolution(outcome);
+    return withPgTx(this.ctx.pool, async (c) => {
+      const item = await lockOpenAttention(c, itemId, this.kind.type);
+      await this.decide_(c, item.object_id, to, note);
+      return resolveItem(c, itemId, { resolution: to, note, by: actor });
+    });
+  }
+}
+
+/** Any of the three lifecycles, as the attention list and notifications use them by object type. */
+export type AnyLifecycle = Lifecycle<string, { id: string; status: string; connector?: string | null }, unknown, Claimed>;
