@@ -125,4 +125,34 @@ describe('YooKassa: 202 and 429 on a payout', () => {
     expect([...yk.payouts.values()].filter((x) => x.metadata.payout_id === row.id)).toHaveLength(1);
     await ledgerOk(e);
   }, 60_000);
+
+  it('a payout whose Idempotence-Key has outlived YooKassa\'s 24 h is never sent again: an attention item at once, no second payout', async () => {
+    // Still "processing" on every repeat: the payout stays PROCESS with no reference of YooKassa's.
+    yk.misbehave({ op: 'payouts.create', processing: { answers: 10_000, retryAfterMs: 5 } });
+    // And its notification lost, so nothing but a repeat could tell the service what happened.
+    yk.misbehave({ notifications: 'lost' });
+    expect((await admin(e, 'POST', `/merchants/${m.merchantId}/balance-adjustments`, { currency: 'RUB', amount: '1000.00', reason: 'funds' })).status).toBeLessThan(300);
+    const r = await e.t.app.inject({ method: 'POST', url: '/api/v1/payout/regular/create', headers: m.auth, payload: {
+      amount: '300.00', currency: 'RUB', account_type: 'credit_card', account_identifier: '5555555555554477', card_holder: 'IVAN IVANOV', order_id: 'po-key-life',
+    } });
+    expect(r.statusCode, r.body).toBe(200);
+    const id = (r.json().data as { id: string }[])[0]!.id;
+    await until('payout sent to YooKassa', async () => (await one(e, `SELECT connector, sent_at FROM payouts WHERE id = $1`, [id])).sent_at !== null);
+    // 23 h 50 min later: within the key's last quarter hour (24 h life), so a repeat could
+    // create a second payout, yet before RECONCILE_GIVE_UP_MS (24 h). Made due now (its backoff
+    // would otherwise put the next question minutes away).
+    await e.t.db.pool.query(`UPDATE payouts SET sent_at = now() - interval '23 hours 50 minutes', next_check_at = now() - interval '1 second' WHERE id = $1`, [id]);
+    const item = await until('attention item naming the expired key', async () =>
+      (await e.t.db.pool.query(`SELECT reason, last_heard FROM attention_items WHERE object_id = $1 AND kind = 'unknown_outcome' AND resolved_at IS NULL`, [id])).rows[0] ?? null);
+    expect(item.reason).toMatch(/idempotency key/);
+    expect(item.last_heard).toMatchObject({ status: 'unknown', reason: 'idempotence_key_expired' });
+    // No payout of anyone else is in flight here: every POST /v3/payouts from now on would be this one's.
+    const posts = () => yk.requests.filter((x) => x.method === 'POST' && x.path === '/v3/payouts').length;
+    const sent = posts();
+    await new Promise((res) => setTimeout(res, 1500));
+    expect(posts()).toBe(sent);
+    expect([...yk.payouts.values()].filter((x) => x.metadata.payout_id === id)).toHaveLength(1);
+    expect((await one(e, `SELECT status::text FROM payouts WHERE id = $1`, [id])).status).toBe('PROCESS');
+    yk.clearMisbehaviour();
+  }, 60_000);
 });

@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import { inTxOr, withPgTx, type Queryable } from '../../db/client.js';
 import { NotFoundError } from '../../errors.js';
+import { IDEMPOTENCE_KEY_EXPIRED } from '../providers/connector.js';
 import { contradictsStatus, isProviderRead, moneyMoved, type ProviderWord } from '../providers/conflict.js';
 import {
   closeAttention, lastHeard, lockOpenAttention, parseResolution, pastDeadline, raiseAttention, resolveItem,
@@ -170,10 +171,17 @@ export class Lifecycle<S extends string, Row extends { id: string; status: S; co
   private async defer(op: C, o: O, giveUpMs: number): Promise<void> {
     await withPgTx(this.ctx.pool, async (c) => {
       const held = await this.kind.defer_(c, op, o);
-      if (!held?.connector || !pastDeadline(held.sentAt, giveUpMs)) return;
+      if (!held?.connector) return;
+      // A creation whose idempotency key outlived the provider's memory of it is never sent again
+      // (a repeat could make a second one): only a person can decide it, so at once.
+      const keyExpired = (o as { reason?: unknown }).reason === IDEMPOTENCE_KEY_EXPIRED;
+      if (!keyExpired && !pastDeadline(held.sentAt, giveUpMs)) return;
       await raiseAttention(c, {
         objectType: this.kind.type, objectId: op.id, merchantId: held.merchantId, connector: held.connector, providerRef: held.ref,
-        reason: `no final answer from ${held.connector} within RECONCILE_GIVE_UP_MS (${giveUpMs} ms)`, lastHeard: lastHeard(o as { status: string }),
+        reason: keyExpired
+          ? `${held.connector} no longer knows this creation's idempotency key (kept 24 h): it was not sent again; check the provider's dashboard and decide`
+          : `no final answer from ${held.connector} within RECONCILE_GIVE_UP_MS (${giveUpMs} ms)`,
+        lastHeard: lastHeard(o as { status: string }),
       });
     });
   }
