@@ -42,7 +42,7 @@ export function createServices(config: Config, db: Db, opts: { connectors?: read
   // One registry: payments, refunds and payouts route through the same connectors.
   const connectors = new ConnectorRegistry(config, db, opts.connectors);
   const refunds = new RefundService(config, db, connectors, opts.observer);
-  const payoutAccounts = new PayoutAccountService(config, db);
+  const payoutAccounts = new PayoutAccountService(config, db, connectors);
   const rates = new RateService(config, db);
   const adjustments = new AdjustmentService(config, db);
   const deployment = new DeploymentService(config, db);

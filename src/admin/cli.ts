@@ -253,11 +253,11 @@ export const VERBS: Record<string, Verb> = {
     },
   },
   'payout-accounts:create': {
-    usage: 'payout-accounts:create MERCHANT_ID --type card|sbp --identifier CARD_OR_PHONE [--card-holder NAME] [--bank-member-id ID]',
-    help: 'Add a payout account',
+    usage: 'payout-accounts:create MERCHANT_ID --type card|sbp (--identifier CARD_OR_PHONE [--card-holder NAME] [--bank-member-id ID] | --payout-token TOKEN --first6 DIGITS --last4 DIGITS [--card-type TYPE] [--issuer-name BANK])',
+    help: 'Add a payout account (a card by number or by YooKassa payout_token, or an SBP phone)',
     build(p) {
       const [id] = need(p, 1, this.usage);
-      requireFlags(p, ['type', 'identifier'], this.usage);
+      requireFlags(p, p.flags['payout-token'] === undefined ? ['type', 'identifier'] : ['type', 'first6', 'last4'], this.usage);
       return { method: 'POST', path: `/merchants/${id}/payout-accounts`, body: flagsBody(p.flags) };
     },
   },

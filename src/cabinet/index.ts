@@ -36,6 +36,7 @@ const VIEWS = fileURLToPath(new URL('./views', import.meta.url));
 const ASSETS = {
   'app.css': { type: 'text/css; charset=utf-8', body: readFileSync(fileURLToPath(new URL('./assets/app.css', import.meta.url))) },
   'app.js': { type: 'text/javascript; charset=utf-8', body: readFileSync(fileURLToPath(new URL('./assets/app.js', import.meta.url))) },
+  'payout-widget.js': { type: 'text/javascript; charset=utf-8', body: readFileSync(fileURLToPath(new URL('./assets/payout-widget.js', import.meta.url))) },
 } as const;
 
 

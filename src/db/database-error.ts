@@ -81,6 +81,8 @@ export const INTERNAL_INVARIANTS: ReadonlySet<string> = new Set([
   'deployment_one_row', 'deployment_profile_check',
   'merchant_users_email_lower', 'operators_email_lower',
   'attention_items_object_type_check',
+  // A card token only on a card account (the service builds it from a validated request).
+  'payout_accounts_token_check',
   // A trigger's RAISE with no ERRCODE.
   'raise_exception',
 ]);

@@ -80,6 +80,10 @@ export function payoutAccountView(config: Config, a: PayoutAccount) {
     type: a.type.toLowerCase(),
     status: a.status.toLowerCase(),
     identifier_masked: a.identifierMasked,
+    // A card known by a provider's token: no card number is held for it (docs/adr/0070).
+    token_provider: a.tokenProvider,
+    card_type: a.cardType,
+    card_issuer: a.cardIssuer,
     card_holder: a.cardHolder,
     bank_member_id: a.bankMemberId === null ? null : Number(a.bankMemberId),
     created_at: formatDateTime(a.createdAt, config.tz),

@@ -64,10 +64,23 @@ export function safeNext(next: string | undefined, base: string): string {
 export const PAGE_CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
   "form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 
-/** The security headers of server-rendered pages on a scope; pages (not their CSS and JS) are `no-store`. */
+/**
+ * PAGE_CSP opened to one more origin for a page that embeds a provider's widget (the YooKassa
+ * payout widget: its script, the iframe it shows, what it loads and styles). Nothing inline still.
+ */
+export function pageCspWith(origin: string): string {
+  const o = new URL(origin).origin;
+  return `default-src 'none'; script-src 'self' ${o}; style-src 'self' ${o}; img-src 'self' data: ${o}; connect-src 'self' ${o}; ` +
+    `frame-src ${o}; form-action 'self'; frame-ancestors 'none'; base-uri 'none'`;
+}
+
+/**
+ * The security headers of server-rendered pages on a scope; pages (not their CSS and JS) are
+ * `no-store`. A route that set its own CSP (pageCspWith) keeps it.
+ */
 export function installPageHeaders(app: import('fastify').FastifyInstance): void {
   app.addHook('onSend', async (_req, reply, payload) => {
-    reply.header('content-security-policy', PAGE_CSP);
+    if (!reply.hasHeader('content-security-policy')) reply.header('content-security-policy', PAGE_CSP);
     reply.header('x-frame-options', 'DENY');
     reply.header('x-content-type-options', 'nosniff');
     reply.header('referrer-policy', 'same-origin');

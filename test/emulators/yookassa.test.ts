@@ -227,6 +227,10 @@ describe('YooKassa emulator: refunds', () => {
 });
 
 describe('YooKassa emulator: payouts', () => {
+  // A gateway whose owner is PCI DSS certified takes card numbers ([13]); the next block is one that is not.
+  beforeAll(() => { emu.payoutPciDss = true; });
+  afterAll(() => { emu.payoutPciDss = false; });
+
   it('take the payout agent\'s own credentials, go pending, then succeed or are canceled with details; notifications follow', async () => {
     const withShopKey = await call('/payouts', { body: { amount: { value: '10.00', currency: 'RUB' }, payout_destination_data: { type: 'bank_card', card: { number: '5555555555554477' } } } });
     expect(withShopKey.status).toBe(401);
@@ -381,6 +385,8 @@ async function newPaymentWithTimeout(key: string) {
 }
 
 describe('YooKassa emulator: 202 and 429 (issue 29)', () => {
+  beforeAll(() => { emu.payoutPciDss = true; });
+  afterAll(() => { emu.payoutPciDss = false; });
   const card = { amount: { value: '10.00', currency: 'RUB' }, payout_destination_data: { type: 'bank_card', card: { number: '5555555555554477' } } };
 
   it('[11] 202: the payout is made and answered "processing" with retry_after; the same key gets 202 again, then the payout; a new key makes a second payout', async () => {
@@ -411,5 +417,63 @@ describe('YooKassa emulator: 202 and 429 (issue 29)', () => {
     expect(emu.payouts.size).toBe(before);
     expect((await payout(card, 'po-429')).status).toBe(200);
     expect(emu.payouts.size).toBe(before + 1);
+  });
+});
+
+/** [14] The payout widget's form as a browser posts it from the widget's iframe; the synonym the answer page posts to its parent. */
+async function widgetCard(number: string, accountId = emu.payoutAgentId) {
+  const form = await fetch(`${emu.baseUrl}/payouts-data/form?account_id=${accountId}`);
+  expect(form.status).toBe(200);
+  expect(await form.text()).toContain('name="card_number"');
+  const res = await fetch(`${emu.baseUrl}/payouts-data/form`, {
+    method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ account_id: accountId, card_number: number }).toString(),
+  });
+  const page = await res.text();
+  const posted = /parent\.postMessage\((\{.*?\}), '\*'\)/s.exec(page)?.[1];
+  return posted ? JSON.parse(posted) as { source: string; result?: Record<string, string>; error?: string } : null;
+}
+
+describe('YooKassa emulator: card numbers need PCI DSS; the payout widget\'s payout_token (issue 29 items 4 and 6)', () => {
+  const amount = { value: '10.00', currency: 'RUB' };
+
+  it('[13] a gateway not enabled for card numbers answers 403 forbidden to payout_destination_data.card.number and makes no payout; SBP still goes', async () => {
+    expect(emu.payoutPciDss).toBe(false);
+    const before = emu.payouts.size;
+    const r = await payout({ amount, payout_destination_data: { type: 'bank_card', card: { number: '5555555555554477' } } });
+    expect(r.status).toBe(403);
+    expect(r.body).toMatchObject({ type: 'error', code: 'forbidden', parameter: 'payout_destination_data.card.number' });
+    expect(JSON.stringify(r.body)).not.toContain('5555555555554477');
+    expect(emu.payouts.size).toBe(before);
+    const sbp = await payout({ amount, payout_destination_data: { type: 'sbp', phone: '79000000001', bank_id: '100000000111' } });
+    expect(sbp.status).toBe(200);
+  });
+
+  it('[14] the widget\'s form gives a synonym with the card\'s mask; a payout by payout_token pays that card, a canceled card still cancels', async () => {
+    const script = await fetch(`${emu.baseUrl}/payouts-data/widget.js`);
+    expect(script.headers.get('content-type')).toMatch(/javascript/);
+    expect(await script.text()).toContain('window.PayoutsData = PayoutsData');
+    const good = await widgetCard('5555 5555 5555 4477');
+    expect(good).toMatchObject({ source: 'yookassa-payouts-data', result: { first6: '555555', last4: '4477', card_type: 'MasterCard', issuer_country: 'RU' } });
+    expect(good!.result!.payout_token).toMatch(/^pt-/);
+    expect(JSON.stringify(good)).not.toContain('5555555555554477');
+    const r = await payout({ amount, payout_token: good!.result!.payout_token, description: 'Payout by synonym' });
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({ status: 'pending', payout_destination: { type: 'bank_card', card: { first6: '555555', last4: '4477' } } });
+    expect(emu.payouts.get(r.body.id)!._by).toBe('payout_token');
+    // A synonym serves several payouts ([14]).
+    expect((await payout({ amount, payout_token: good!.result!.payout_token })).status).toBe(200);
+    const bad = await widgetCard('4000000000000002');
+    const failing = await payout({ amount, payout_token: bad!.result!.payout_token });
+    await waitFor(() => emu.payouts.get(failing.body.id)!.status !== 'pending', 5000);
+    expect(emu.payouts.get(failing.body.id)).toMatchObject({ status: 'canceled', cancellation_details: { party: 'payout_network', reason: 'general_decline' } });
+  });
+
+  it('[14] both payout_token and payout_destination_data, neither, or an unknown synonym are 400 invalid_request; a form of another gateway fails', async () => {
+    const { result } = (await widgetCard('4242424242424242'))!;
+    const both = await payout({ amount, payout_token: result!.payout_token, payout_destination_data: { type: 'sbp', phone: '79000000001', bank_id: '100000000111' } });
+    expect(both).toMatchObject({ status: 400, body: { code: 'invalid_request', parameter: 'payout_token' } });
+    expect((await payout({ amount })).status).toBe(400);
+    expect(await payout({ amount, payout_token: 'pt-unknown' })).toMatchObject({ status: 400, body: { code: 'invalid_request', parameter: 'payout_token' } });
+    expect(await widgetCard('4242424242424242', '999999')).toEqual({ source: 'yookassa-payouts-data', error: 'invalid_account_id' });
   });
 });

@@ -42,6 +42,23 @@ import {
  *     second object (a double payout). EMULATOR: the body's `type` "processing" and description.
  * [12] [2]: 429 too_many_requests, the request is refused for the rate and not processed; Retry-After
  *     is not documented (EMULATOR: sent only when a test asks for it).
+ * [13] https://yookassa.ru/developers/payouts/making-payouts/bank-card/using-raw-data: payouts by
+ *     card number need the gateway owner's PCI DSS certificate and YooKassa enabling it ("Если у вас
+ *     нет сертификата PCI DSS, используйте виджет для выплат"); .../testing-and-going-live/testing/bank-card:
+ *     raw numbers only on a gateway the manager configured for them. Which error a gateway not
+ *     enabled answers is not documented: EMULATOR 403 forbidden ([2]: "Не хватает прав для
+ *     совершения операции"), parameter payout_destination_data.card.number.
+ * [14] https://yookassa.ru/developers/payouts/making-payouts/bank-card/using-payout-widget/implementing-widget
+ *     and .../basics: the payout widget, script https://yookassa.ru/payouts-data/3.1.0/widget.js,
+ *     `new window.PayoutsData({type: 'payout', account_id: <agentId>, success_callback, error_callback})`,
+ *     `render(<container id>)` (a Promise) and `clearListeners()`; the card number stays with
+ *     YooKassa, success_callback gets the card's synonym `payout_token`, its mask (first6, last4)
+ *     and details for display (card_type, issuer_name, issuer_country); a synonym may be used for
+ *     several payouts. .../making-payouts-with-synonym: POST /v3/payouts with `payout_token`.
+ *     yoomoney/yookassa-sdk-python src/yookassa/domain/request/payout_request.py validate():
+ *     exactly one of payout_token and payout_destination_data. EMULATOR: the widget is a stand-in
+ *     (an iframe of this server posting the result to its parent); an unknown synonym is 400
+ *     invalid_request, parameter payout_token.
  * Anything marked EMULATOR is this emulator's own choice where the documentation is silent.
  */
 
@@ -93,6 +110,8 @@ export interface YkPayout {
   id: string; amount: Money; status: 'pending' | 'succeeded' | 'canceled'; payout_destination: Record<string, unknown>;
   description?: string; created_at: string; succeeded_at?: string; test: boolean; metadata: Record<string, string>;
   cancellation_details?: CancellationDetails;
+  /** Emulator state, never answered: how the request named the card (or `sbp`). */
+  _by: 'payout_token' | 'card_number' | 'sbp';
 }
 
 /**
@@ -134,7 +153,12 @@ export interface YooKassaOptions {
   maxAttempts?: number;
   /** [10]: the shop sends receipts through YooKassa (54-FZ on): payments and refunds need `receipt`. */
   fiscalization?: boolean;
+  /** [13]: the payout gateway takes card numbers (its owner is PCI DSS certified); default false: payout_token only. */
+  payoutPciDss?: boolean;
 }
+
+/** [14]: what the payout widget hands the page for a card (its synonym and what to show). */
+export interface YkCardSynonym { payout_token: string; first6: string; last4: string; card_type: string; issuer_name: string; issuer_country: string }
 
 export type PayerAction = 'pay' | 'decline' | '3ds-confirm' | '3ds-fail' | 'sbp-confirm' | 'cancel' | 'expire';
 
@@ -152,6 +176,10 @@ export class YooKassaEmulator {
   readonly requests: { method: string; path: string; status: number }[] = [];
   /** [10]: whether the shop is fiscalized (settable by tests). */
   fiscalization: boolean;
+  /** [13]: whether the payout gateway takes card numbers (settable by tests). */
+  payoutPciDss: boolean;
+  /** [14]: the payout widget's synonyms and the card numbers behind them (never answered by the API). */
+  readonly payoutTokens = new Map<string, { number: string } & YkCardSynonym>();
   /** Every receipt accepted, with the object it came with (what the online cash register got). */
   readonly receipts: { object: 'payment' | 'refund'; id: string; receipt: Record<string, unknown> }[] = [];
   readonly shopId: string;
@@ -174,6 +202,7 @@ export class YooKassaEmulator {
     this.payoutSecretKey = opts.payoutSecretKey ?? 'test_payout_secret';
     this.notifyUrl = opts.notifyUrl;
     this.fiscalization = opts.fiscalization ?? false;
+    this.payoutPciDss = opts.payoutPciDss ?? false;
     // YooKassa repeats a notification until it gets HTTP 200 (webhooks page; EMULATOR: bounded attempts).
     this.notifier = new Notifier({ accepts: (s) => s === 200, retryBaseMs: opts.retryBaseMs, maxAttempts: opts.maxAttempts });
     this.http = new EmulatorServer((r) => this.route(r));
@@ -221,6 +250,7 @@ export class YooKassaEmulator {
   private async dispatch(r: Req): Promise<Answer | null> {
     const p = r.path;
     if (p.startsWith('/checkout/') || p.startsWith('/qr/')) return this.page(r);
+    if (p.startsWith('/payouts-data/')) return this.payoutWidget(r);
     if (!p.startsWith('/v3/')) return this.error(404, 'not_found', 'Unknown path');
     const rest = p.slice(4).split('/');
     const isPayout = rest[0] === 'payouts' || rest[0] === 'sbp_banks';
@@ -647,30 +677,46 @@ export class YooKassaEmulator {
     // [5]: at most 500 000 RUB per payout.
     if (cents(amount.value) > 500_000_00) return this.error(400, 'invalid_request', 'Payout amount exceeds the one-time limit', 'amount.value');
     const d = b.payout_destination_data as Record<string, unknown> | undefined;
-    if (!d || typeof d !== 'object') return this.error(400, 'invalid_request', 'Parameter payout_destination_data is missing', 'payout_destination_data');
+    // [14] (the SDK's validate()): exactly one of payout_token and payout_destination_data.
+    if (b.payout_token !== undefined && d !== undefined) return this.error(400, 'invalid_request', 'Both payout_token and payout_destination_data are specified. Specify one of them', 'payout_token');
     let dest: Record<string, unknown>;
     let failKey: string;
-    if (d.type === 'bank_card') {
+    let by: YkPayout['_by'];
+    if (b.payout_token !== undefined) {
+      const syn = typeof b.payout_token === 'string' ? this.payoutTokens.get(b.payout_token) : undefined;
+      if (!syn) return this.error(400, 'invalid_request', 'Invalid payout_token. Get a new one with the payout widget', 'payout_token');
+      dest = { type: 'bank_card', card: { first6: syn.first6, last4: syn.last4, card_type: syn.card_type, issuer_country: syn.issuer_country, issuer_name: syn.issuer_name } };
+      failKey = syn.number;
+      by = 'payout_token';
+    } else if (!d || typeof d !== 'object') {
+      return this.error(400, 'invalid_request', 'Parameter payout_destination_data or payout_token is missing', 'payout_destination_data');
+    } else if (d.type === 'bank_card') {
+      // [13]: a card number only to a gateway enabled for it (its owner PCI DSS certified).
+      if (!this.payoutPciDss) {
+        return this.error(403, 'forbidden', 'Payouts by card number are not available for this gateway: a PCI DSS certificate is required. Use the payout widget\'s payout_token', 'payout_destination_data.card.number');
+      }
       const number = (d.card as Record<string, unknown> | undefined)?.number;
       // [7]: card.number digits only, no spaces.
       if (typeof number !== 'string' || !/^\d{16,19}$/.test(number) || !luhn(number)) {
         return this.error(400, 'invalid_request', 'Invalid payout_destination_data.card.number', 'payout_destination_data.card.number');
       }
-      dest = { type: 'bank_card', card: { first6: number.slice(0, 6), last4: number.slice(-4), card_type: number.startsWith('4') ? 'Visa' : 'MasterCard', issuer_country: 'RU' } };
+      dest = { type: 'bank_card', card: { first6: number.slice(0, 6), last4: number.slice(-4), card_type: cardType(number), issuer_country: 'RU' } };
       failKey = number;
+      by = 'card_number';
     } else if (d.type === 'sbp') {
       // [5]: a phone linked to an account at an SBP participant, and that participant's id.
       if (typeof d.phone !== 'string' || !/^7\d{10}$/.test(d.phone)) return this.error(400, 'invalid_request', 'Invalid payout_destination_data.phone: 11 digits starting with 7', 'payout_destination_data.phone');
       if (typeof d.bank_id !== 'string' || !YK_SBP_BANKS.some((x) => x.bank_id === d.bank_id)) return this.error(400, 'invalid_request', 'Invalid payout_destination_data.bank_id: not an SBP participant', 'payout_destination_data.bank_id');
       dest = { type: 'sbp', phone: d.phone, bank_id: d.bank_id, recipient_checked: false };
       failKey = d.phone;
+      by = 'sbp';
     } else {
       return this.error(400, 'invalid_request', 'Invalid payout_destination_data.type: bank_card and sbp are supported', 'payout_destination_data.type');
     }
     const id = `po-${uuidLike('0003')}`;
     const x: YkPayout = {
       id, amount, status: 'pending', payout_destination: dest, description: b.description as string | undefined,
-      created_at: new Date().toISOString(), test: true, metadata: (b.metadata ?? {}) as Record<string, string>,
+      created_at: new Date().toISOString(), test: true, metadata: (b.metadata ?? {}) as Record<string, string>, _by: by,
     };
     this.payouts.set(id, x);
     const settle = this.opts.payoutSettleMs === undefined ? 0 : this.opts.payoutSettleMs;
@@ -680,6 +726,44 @@ export class YooKassaEmulator {
       this.timers.add(t);
     }
     return json(200, this.view(x));
+  }
+
+  /** [14]: what the payout widget answers for a card typed into it (tests without a browser use it too). */
+  tokenize(number: string): YkCardSynonym {
+    const syn: YkCardSynonym = {
+      payout_token: `pt-${uuidLike('0022')}`, first6: number.slice(0, 6), last4: number.slice(-4), card_type: cardType(number),
+      issuer_name: 'EMULATOR BANK', issuer_country: 'RU',
+    };
+    this.payoutTokens.set(syn.payout_token, { number, ...syn });
+    return syn;
+  }
+
+  /**
+   * [14] The payout widget's stand-in: `/payouts-data/widget.js` defines `window.PayoutsData`,
+   * whose render() puts this server's card form in an iframe; the form posts the number here (the
+   * page that embeds the widget never sees it), and the answer page posts the synonym to the
+   * parent page, which hands it to success_callback. A form for another gateway's agentId fails
+   * (error_callback, EMULATOR code `invalid_account_id`).
+   */
+  private payoutWidget(r: Req): Answer {
+    if (r.method === 'GET' && r.path === '/payouts-data/widget.js') {
+      return { status: 200, body: PAYOUT_WIDGET_JS, contentType: 'text/javascript; charset=utf-8' };
+    }
+    if (r.path !== '/payouts-data/form') return { status: 404, body: '' };
+    const q: Record<string, string> = r.method === 'POST' ? parseForm(r.raw) : Object.fromEntries(r.query);
+    const accountId = q.account_id ?? '';
+    const form = (error = '') => html(widgetPage(`<form method="post" action="/payouts-data/form">
+<input type="hidden" name="account_id" value="${escapeHtml(accountId)}">
+<label for="card_number">Номер карты</label>
+<input id="card_number" name="card_number" inputmode="numeric" autocomplete="cc-number" placeholder="0000 0000 0000 0000">
+${error ? `<p role="alert">${escapeHtml(error)}</p>` : ''}<button type="submit">Продолжить</button></form>`));
+    if (r.method === 'GET') return form();
+    if (r.method !== 'POST') return { status: 405, body: '' };
+    if (accountId !== this.payoutAgentId) return html(widgetPage('<p role="alert">Ошибка</p>', { error: 'invalid_account_id' }));
+    const number = (q.card_number ?? '').replace(/[\s-]/g, '');
+    if (!/^\d{16,19}$/.test(number) || !luhn(number)) return form('Проверьте номер карты');
+    const syn = this.tokenize(number);
+    return html(widgetPage(`<p>Карта ${escapeHtml(syn.first6)}******${escapeHtml(syn.last4)} сохранена в ЮKassa</p>`, { result: syn }));
   }
 
   /** Finishes a pending payout (the payout network answered). */
@@ -712,6 +796,51 @@ export class YooKassaEmulator {
     }
     return this.notifier.postOnce(this.notifyUrl, { type: 'notification', event: 'payment.succeeded', object });
   }
+}
+
+/** [14] The stand-in of https://yookassa.ru/payouts-data/3.1.0/widget.js (see payoutWidget). */
+const PAYOUT_WIDGET_JS = `(function () {
+  var origin = new URL(document.currentScript.src).origin;
+  function PayoutsData(o) {
+    if (!o || o.type !== 'payout' || !o.account_id || typeof o.success_callback !== 'function' || typeof o.error_callback !== 'function') {
+      throw new Error('PayoutsData: type "payout", account_id, success_callback and error_callback are required');
+    }
+    var self = this;
+    this.o = o;
+    this.l = function (e) {
+      if (e.origin !== origin || !e.data || e.data.source !== 'yookassa-payouts-data') return;
+      if (e.data.result) self.o.success_callback(e.data.result); else self.o.error_callback(e.data.error);
+    };
+    window.addEventListener('message', this.l);
+  }
+  PayoutsData.prototype.render = function (id) {
+    var el = document.getElementById(id);
+    if (!el) return Promise.reject(new Error('PayoutsData: no element #' + id));
+    var f = document.createElement('iframe');
+    f.src = origin + '/payouts-data/form?account_id=' + encodeURIComponent(this.o.account_id);
+    f.title = 'ЮKassa';
+    f.width = '100%';
+    f.height = '220';
+    f.setAttribute('frameborder', '0');
+    el.appendChild(f);
+    return new Promise(function (resolve) { f.addEventListener('load', function () { resolve(); }, { once: true }); });
+  };
+  PayoutsData.prototype.clearListeners = function () { window.removeEventListener('message', this.l); };
+  window.PayoutsData = PayoutsData;
+})();
+`;
+
+/** The widget iframe's page; `message` is posted to the embedding page when given. */
+function widgetPage(body: string, message?: { result?: YkCardSynonym; error?: string }) {
+  const post = message ? `<script>parent.postMessage(${JSON.stringify({ source: 'yookassa-payouts-data', ...message }).replace(/</g, '\\u003c')}, '*');</script>` : '';
+  return `<!doctype html><html lang="ru"><head><meta charset="utf-8"><title>ЮKassa</title>
+<style>body{font:16px system-ui,sans-serif;margin:8px}input{display:block;width:100%;box-sizing:border-box;font-size:18px;padding:8px;margin:6px 0 12px}button{font-size:16px;padding:8px 16px}</style></head>
+<body>${body}${post}</body></html>`;
+}
+
+/** [14]: the card type the widget names (EMULATOR: by the first digit). */
+function cardType(number: string) {
+  return number.startsWith('4') ? 'Visa' : number.startsWith('2') ? 'Mir' : 'MasterCard';
 }
 
 function page(title: string, body: string) {

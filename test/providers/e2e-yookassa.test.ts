@@ -28,10 +28,11 @@ let m: MerchantFixture;
 
 beforeAll(async () => {
   e = await startE2E(ART);
-  yk = await YooKassaEmulator.start({ notifyUrl: `${e.base}/providers/${NAME}/notifications`, retryBaseMs: 50, payoutSettleMs: 200 });
+  // A payout gateway enabled for card numbers (payout_pci_dss): the regular payout sends the number.
+  yk = await YooKassaEmulator.start({ notifyUrl: `${e.base}/providers/${NAME}/notifications`, retryBaseMs: 50, payoutSettleMs: 200, payoutPciDss: true });
   const put = await admin(e, 'PUT', `/connectors/${NAME}`, {
     kind: 'yookassa', mode: 'test',
-    settings: { base_url: yk.apiUrl, shop_id: yk.shopId, secret_key: yk.secretKey, payout_agent_id: yk.payoutAgentId, payout_secret_key: yk.payoutSecretKey },
+    settings: { base_url: yk.apiUrl, shop_id: yk.shopId, secret_key: yk.secretKey, payout_agent_id: yk.payoutAgentId, payout_secret_key: yk.payoutSecretKey, payout_pci_dss: true },
   });
   expect(put.status, JSON.stringify(put.body)).toBe(201);
   await seedBanks(e.t);

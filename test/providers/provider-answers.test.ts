@@ -21,11 +21,12 @@ let m: MerchantFixture;
 beforeAll(async () => {
   e = await startE2E(ART);
   tb = await TBankEmulator.start({ retryBaseMs: 50 });
-  yk = await YooKassaEmulator.start({ notifyUrl: `${e.base}/providers/${YK}/notifications`, retryBaseMs: 50, payoutSettleMs: 100 });
+  // A payout gateway enabled for card numbers (payout_pci_dss): these payouts send the number.
+  yk = await YooKassaEmulator.start({ notifyUrl: `${e.base}/providers/${YK}/notifications`, retryBaseMs: 50, payoutSettleMs: 100, payoutPciDss: true });
   expect((await admin(e, 'PUT', `/connectors/${TB}`, { kind: 'tbank', mode: 'test', settings: { base_url: tb.apiUrl, terminal_key: tb.terminalKey, password: tb.password } })).status).toBe(201);
   expect((await admin(e, 'PUT', `/connectors/${YK}`, {
     kind: 'yookassa', mode: 'test',
-    settings: { base_url: yk.apiUrl, shop_id: yk.shopId, secret_key: yk.secretKey, payout_agent_id: yk.payoutAgentId, payout_secret_key: yk.payoutSecretKey },
+    settings: { base_url: yk.apiUrl, shop_id: yk.shopId, secret_key: yk.secretKey, payout_agent_id: yk.payoutAgentId, payout_secret_key: yk.payoutSecretKey, payout_pci_dss: true },
   })).status).toBe(201);
   m = await routedMerchant(e, { payment_sbp: [TB], payout_card: [YK] });
 }, 60_000);

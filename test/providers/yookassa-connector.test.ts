@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Decimal } from 'decimal.js';
-import type { Connector } from '../../src/domain/providers/connector.js';
+import { tokenAccount, type Connector } from '../../src/domain/providers/connector.js';
 import { YooKassaConnector } from '../../src/domain/providers/connectors/yookassa/index.js';
 import { ADMIN_TOKEN, setupTestApp, type TestApp } from '../helpers/app.js';
 import { connectorCalls, formPost, newOpId } from './connector-calls.js';
@@ -31,8 +31,9 @@ const settings = (extra: Record<string, unknown> = {}) => ({
 beforeAll(async () => {
   t = await setupTestApp({ CONNECTOR_TIMEOUT_MS: '8000' });
   hook = await startReceiver();
-  yk = await YooKassaEmulator.start({ notifyUrl: `${hook.url}/yookassa`, retryBaseMs: 10 });
-  expect((await put('yk-test', { kind: 'yookassa', mode: 'test', settings: settings() })).statusCode).toBe(201);
+  // A payout gateway enabled for card numbers (its owner PCI DSS certified); one without is tested below.
+  yk = await YooKassaEmulator.start({ notifyUrl: `${hook.url}/yookassa`, retryBaseMs: 10, payoutPciDss: true });
+  expect((await put('yk-test', { kind: 'yookassa', mode: 'test', settings: settings({ payout_pci_dss: true }) })).statusCode).toBe(201);
   conn = (await t.app.services.connectors.get('yk-test'))!;
 });
 afterAll(async () => { await yk.stop(); await hook.close(); await t.close(); });
@@ -209,6 +210,29 @@ describe('yookassa connector: refunds and payouts', () => {
     expect(await parse(notes(sbpRef)[0])).toMatchObject({
       ok: true, object: 'payout', eventKey: `payout.canceled:${sbpRef}`, ourId: payoutId, outcome: { status: 'failed', code: 'recipient_not_found' },
     });
+  });
+
+  it('without payout_pci_dss a card number is refused before anything is sent (yookassa:pan_not_allowed); the payout widget\'s payout_token goes as payout_token', async () => {
+    await put('yk-no-pci', { kind: 'yookassa', mode: 'test', settings: settings() });
+    const c = (await t.app.services.connectors.get('yk-no-pci'))!;
+    expect(c.capabilities.payoutCardBy).toEqual({ number: false, tokens: ['yookassa'] });
+    expect(conn.capabilities.payoutCardBy).toEqual({ number: true, tokens: ['yookassa'] });
+    expect(c.payoutWidget).toEqual({ provider: 'yookassa', accountId: yk.payoutAgentId, scriptUrl: 'https://yookassa.ru/payouts-data/3.1.0/widget.js' });
+    const sent = yk.requests.length;
+    const r = await call('create_payout', (ctx) => c.createPayout({
+      payoutId: pid(), accountType: 'CARD', account: '5555555555554477', cardHolder: null, bankMemberId: null, amount: new Decimal('5'), currency: 'RUB',
+    }, ctx));
+    expect(r).toMatchObject({ status: 'refused', code: 'yookassa:pan_not_allowed' });
+    expect(yk.requests.length).toBe(sent);
+    const syn = yk.tokenize('5555555555554444');
+    const payoutId = pid();
+    const byToken = await call('create_payout', (ctx) => c.createPayout({
+      payoutId, accountType: 'CARD', account: tokenAccount('yookassa', syn.payout_token), cardHolder: null, bankMemberId: null, amount: new Decimal('5'), currency: 'RUB',
+    }, ctx));
+    expect(byToken.status).toMatch(/pending|succeeded/);
+    const made = [...yk.payouts.values()].filter((x) => x.metadata.payout_id === payoutId);
+    expect(made).toHaveLength(1);
+    expect(made[0]).toMatchObject({ _by: 'payout_token', payout_destination: { type: 'bank_card', card: { first6: '555555', last4: '4444' } } });
   });
 
   it('without payout credentials a payout is refused before anything is sent', async () => {

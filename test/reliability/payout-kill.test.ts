@@ -21,7 +21,8 @@ let emu: YooKassaEmulator;
 const children = new Set<ChildProcess>();
 beforeAll(async () => {
   t = await setupTestApp();
-  emu = await YooKassaEmulator.start({ payoutSettleMs: 0 });
+  // A gateway that takes card numbers (its owner PCI DSS certified): the payout names the card by number.
+  emu = await YooKassaEmulator.start({ payoutSettleMs: 0, payoutPciDss: true });
   // The worker process puts `yk-emu` in its registry (payout-kill.child.ts); as every connector,
   // it is a row too, which gives it its clearing accounts (the ledger's legs must name them).
   await t.db.pool.query(`INSERT INTO connectors (name, kind, mode) VALUES ('yk-emu', 'yookassa', 'test')`);

@@ -11,8 +11,13 @@ import type { FastifyRequest } from 'fastify';
 const IdParams = Type.Object({ id: Type.String() });
 const CreateSchema = Type.Object({
   type: Type.String({ enum: ['card', 'sbp'] }),
-  identifier: Type.String({ description: 'Card number (Luhn-valid) or Russian mobile phone' }),
-  card_holder: Type.Optional(Type.String({ description: 'Required for cards' })),
+  identifier: Type.Optional(Type.String({ description: 'Card number (Luhn-valid) or Russian mobile phone; absent for a card given by payout_token' })),
+  card_holder: Type.Optional(Type.String({ description: 'Required for cards given by number' })),
+  payout_token: Type.Optional(Type.String({ description: 'A card by YooKassa\'s payout widget: its payout_token, instead of the number (no card number is stored)' })),
+  first6: Type.Optional(Type.String({ description: 'With payout_token: the card\'s first 6 digits, as the widget gave them' })),
+  last4: Type.Optional(Type.String({ description: 'With payout_token: the card\'s last 4 digits' })),
+  card_type: Type.Optional(Type.String({ description: 'With payout_token: the card type the widget named (e.g. MasterCard)' })),
+  issuer_name: Type.Optional(Type.String({ description: 'With payout_token: the issuing bank the widget named' })),
   bank_member_id: Type.Optional(Type.Integer({ description: 'SBP member id of an existing bank; required for sbp' })),
 });
 const StatusInput = defineInput({ status: v.enumOf(['active', 'banned'] as const, { required: true }) });
@@ -31,12 +36,13 @@ export default async function payoutAccountAdminRoutes(app: FastifyInstance): Pr
   const audited = (req: FastifyRequest, action: string) => payoutAccountAudit(app.config, actorOf(req), action);
 
   app.post<{ Params: { id: string } }>('/merchants/:id/payout-accounts', {
-    schema: { tags, summary: 'Add a payout account (card or SBP phone)', params: IdParams, body: CreateSchema },
+    schema: { tags, summary: 'Add a payout account (a card by number or by YooKassa payout_token, or an SBP phone)', params: IdParams, body: CreateSchema },
   }, async (req, reply) => {
     const m = await merchant(req.params.id);
     const input = requestInput(req);
     const a = await payoutAccounts.create(m.id, {
       type: input.type, identifier: input.identifier, cardHolder: input.card_holder, bankMemberId: input.bank_member_id,
+      payoutToken: input.payout_token, first6: input.first6, last4: input.last4, cardType: input.card_type, issuerName: input.issuer_name,
     }, audited(req, 'payout_account.create'));
     return reply.status(201).send({ success: true, ...payoutAccountView(app.config, a) });
   });

@@ -6,17 +6,39 @@ import { encrypt } from '../../lib/crypto.js';
 import { cardDigits, luhnValid, maskCard, normalizePhone } from '../../lib/card.js';
 import { NotFoundError, ValidationError } from '../../errors.js';
 import type { PayoutAccountStatus } from '../../generated/prisma/enums.js';
+import { takesCard, tokenAccount, type PayoutWidget } from '../providers/connector.js';
+import type { ConnectorRegistry } from '../providers/registry.js';
 
 /** What an operator or the cabinet sends to add a payout account (validated here). */
 export interface PayoutAccountInput {
   /** "card" | "sbp" (any case). */
   type: unknown;
-  /** Card number (spaces and dashes allowed) or a Russian mobile phone. */
+  /** Card number (spaces and dashes allowed) or a Russian mobile phone; none for a tokenized card. */
   identifier: unknown;
   cardHolder?: unknown;
   /** SBP member id of an existing bank (sbp only). */
   bankMemberId?: unknown;
+  /**
+   * A card known by YooKassa's payout widget instead of its number (docs/adr/0070): the widget's
+   * payout_token, first6 and last4 (required with it), card_type and issuer_name (optional).
+   */
+  payoutToken?: unknown;
+  first6?: unknown;
+  last4?: unknown;
+  cardType?: unknown;
+  issuerName?: unknown;
 }
+
+/** How a merchant's card payout accounts may be added, from its card payout route (the cabinet's form). */
+export interface CardEntry {
+  /** The provider's widget of the first connector on the route that has one (the card never reaches this service). */
+  widget: (PayoutWidget & { connector: string }) | null;
+  /** Whether a card number may be typed: some connector on the route takes one, or the route is empty. */
+  numbers: boolean;
+}
+
+/** What a payout token may look like: printable ASCII without spaces (YooKassa documents no format). */
+const TOKEN_RE = /^[\x21-\x7e]{1,500}$/;
 
 const present = (x: unknown): boolean => x !== undefined && x !== null && x !== '';
 const str = (x: unknown): string | null => (typeof x === 'string' || typeof x === 'number' ? String(x).trim() : null);
@@ -24,10 +46,12 @@ const str = (x: unknown): string | null => (typeof x === 'string' || typeof x ==
 /**
  * Stored payout accounts. Storage rule the payouts area relies on: `identifier_enc` is the
  * AES-256-GCM ciphertext of the full identifier (card digits, or +7XXXXXXXXXX);
- * `identifier_masked` is maskCard(digits) for cards and the +7 phone for SBP.
+ * `identifier_masked` is maskCard(digits) for cards and the +7 phone for SBP. A tokenized card
+ * (`token_provider` set) holds `token:<provider>:<token>` there instead and no card number
+ * anywhere; identifier_masked is first6, six stars, last4 as the widget gave them.
  */
 export class PayoutAccountService {
-  constructor(private readonly config: Config, private readonly db: Db) {}
+  constructor(private readonly config: Config, private readonly db: Db, private readonly connectors?: ConnectorRegistry) {}
 
   async create(merchantId: string, input: PayoutAccountInput, inTx?: InTx<{ before: PayoutAccount | null; after: PayoutAccount }>) {
     const errors: Record<string, string[]> = {};
@@ -36,19 +60,42 @@ export class PayoutAccountService {
     const type = typeRaw === 'card' || typeRaw === 'credit_card' || typeRaw === 'bank_card' ? 'CARD' : typeRaw === 'sbp' ? 'SBP' : null;
     if (!present(input.type)) errors.type = ['The type field is required.'];
     else if (!type) errors.type = ['The selected type is invalid.'];
+    const tokenized = present(input.payoutToken);
     const ident = str(input.identifier);
-    if (!present(input.identifier)) errors.identifier = ['The identifier field is required.'];
+    if (tokenized && type === 'CARD') {
+      if (present(input.identifier)) errors.identifier = ['The identifier must be empty when a payout token is given.'];
+    } else if (!present(input.identifier)) errors.identifier = ['The identifier field is required.'];
     else if (ident === null) errors.identifier = ['The identifier must be a string.'];
+    if (tokenized && type === 'SBP') errors.payout_token = ['A payout token is for cards only.'];
 
     let full: string | null = null;
     let masked: string | null = null;
     let cardHolder: string | null = null;
     let bankMemberId: bigint | null = null;
-    if (type === 'CARD') {
+    let card: { type: string | null; issuer: string | null } = { type: null, issuer: null };
+    if (type === 'CARD' && tokenized) {
+      const token = str(input.payoutToken);
+      const first6 = str(input.first6);
+      const last4 = str(input.last4);
+      if (token === null || !TOKEN_RE.test(token)) errors.payout_token = ['The payout token is invalid.'];
+      if (first6 === null || !/^\d{6}$/.test(first6)) errors.first6 = ['The first6 field must be 6 digits.'];
+      if (last4 === null || !/^\d{4}$/.test(last4)) errors.last4 = ['The last4 field must be 4 digits.'];
+      card = { type: this.label(input.cardType, 'card_type', errors), issuer: this.label(input.issuerName, 'issuer_name', errors) };
+      // YooKassa payouts need no holder's name: optional here.
+      const holder = str(input.cardHolder);
+      if (present(input.cardHolder)) {
+        if (holder === null || holder.length > 255) errors.card_holder = ['The card holder may not be greater than 255 characters.'];
+        else cardHolder = holder;
+      }
+      if (!errors.payout_token && !errors.first6 && !errors.last4) { full = tokenAccount('yookassa', token!); masked = `${first6}******${last4}`; }
+    } else if (type === 'CARD') {
       if (ident !== null && present(input.identifier)) {
         const digits = cardDigits(ident);
         if (!luhnValid(digits)) errors.identifier = ['The identifier is not a valid card number.'];
-        else { full = digits; masked = maskCard(digits); }
+        else if (!(await this.cardEntry(merchantId)).numbers) {
+          // Nothing on this merchant's route may take a card number: it is not kept (PCI DSS scope).
+          errors.identifier = ['This merchant\'s card payouts take no card numbers: add the card through the payout widget.'];
+        } else { full = digits; masked = maskCard(digits); }
       }
       const holder = str(input.cardHolder);
       if (!present(input.cardHolder)) errors.card_holder = ['The card holder field is required when type is card.'];
@@ -79,11 +126,36 @@ export class PayoutAccountService {
         data: {
           id: newId(), merchantId, type: type!, identifierEnc: encrypt(this.config.tokenEncryptionKey, full!),
           identifierMasked: masked!, cardHolder, bankMemberId,
+          tokenProvider: type === 'CARD' && tokenized ? 'yookassa' : null, cardType: card.type, cardIssuer: card.issuer,
         },
       });
       if (inTx) await inTx(prismaTxQueryable(tx), { before: null, after });
       return after;
     });
+  }
+
+  /** An optional short text the widget gave (card type, issuer's name): at most 100 characters. */
+  private label(v: unknown, field: string, errors: Record<string, string[]>): string | null {
+    if (!present(v)) return null;
+    const x = str(v);
+    if (x === null || x.length > 100) { errors[field] = [`The ${field.replace('_', ' ')} may not be greater than 100 characters.`]; return null; }
+    return x;
+  }
+
+  /**
+   * How this merchant's card accounts may be added: the first payout widget on its card payout
+   * route, and whether a card number may be typed (some connector there takes one; an empty route
+   * does not forbid it: the operator may not have set it yet).
+   */
+  async cardEntry(merchantId: string): Promise<CardEntry> {
+    if (!this.connectors) return { widget: null, numbers: true };
+    const { routing, live } = await this.connectors.routingOf(merchantId);
+    const list = await this.connectors.candidates(routing.payout_card, 'payout_card', { live });
+    const w = list.find((c) => c.payoutWidget && takesCard(c.capabilities, c.payoutWidget.provider));
+    return {
+      widget: w?.payoutWidget ? { ...w.payoutWidget, connector: w.name } : null,
+      numbers: list.length === 0 || list.some((c) => takesCard(c.capabilities, 'number')),
+    };
   }
 
   async list(merchantId: string) {

@@ -15,6 +15,51 @@ export interface Capabilities {
   payout: { card: boolean; sbp: boolean };
   /** The provider shows its own card form: the card number never reaches this service. */
   hostsCardForm: boolean;
+  /**
+   * How a card payout may name its card (docs/adr/0070): `number`, the full card number (a
+   * YooKassa gateway only when its operator marked it PCI DSS certified); `tokens`, the providers
+   * whose card tokens it takes (`yookassa`: the payout widget's payout_token). Absent: the number
+   * whenever `payout.card`, no tokens.
+   */
+  payoutCardBy?: { number: boolean; tokens: readonly CardTokenProvider[] };
+}
+
+/** Providers whose card tokens a payout account may hold (the YooKassa payout widget's payout_token). */
+export type CardTokenProvider = 'yookassa';
+export const CARD_TOKEN_PROVIDERS: readonly CardTokenProvider[] = ['yookassa'];
+
+/**
+ * A card payout's destination as `CreatePayout.account` carries it: the card digits, or
+ * `token:<provider>:<token>` for an account whose card only its provider knows (a card number is
+ * digits only, so the two never meet). Connectors read it with cardDestination.
+ */
+export type CardDestination = { kind: 'number'; number: string } | { kind: 'token'; provider: CardTokenProvider; token: string };
+
+export function tokenAccount(provider: CardTokenProvider, token: string): string {
+  return `token:${provider}:${token}`;
+}
+
+export function cardDestination(account: string): CardDestination {
+  const m = /^token:([a-z]+):(.+)$/s.exec(account);
+  if (!m) return { kind: 'number', number: account };
+  if (!CARD_TOKEN_PROVIDERS.includes(m[1] as CardTokenProvider)) throw new ConnectorRefusedError('token_unknown', `a card token of an unknown provider (${m[1]})`);
+  return { kind: 'token', provider: m[1] as CardTokenProvider, token: m[2]! };
+}
+
+/** Whether a connector may pay out to a card named this way (by number, or by a provider's token). */
+export function takesCard(c: Capabilities, by: 'number' | CardTokenProvider): boolean {
+  if (!c.payout.card) return false;
+  const how = c.payoutCardBy ?? { number: true, tokens: [] };
+  return by === 'number' ? how.number : how.tokens.includes(by);
+}
+
+/** A provider's card-collecting widget for payout accounts, as a connector offers it (YooKassa's payout widget). */
+export interface PayoutWidget {
+  provider: CardTokenProvider;
+  /** What the widget is initialised with (YooKassa: the payout gateway's agentId). */
+  accountId: string;
+  /** The widget's script. */
+  scriptUrl: string;
 }
 
 /** Card data as the payer typed it; lives only in memory for the call (our own form: sandbox only). */
@@ -124,7 +169,10 @@ export interface CreatePayout {
   /** Our payout id: the provider's idempotency key. */
   payoutId: string;
   accountType: 'CARD' | 'SBP';
-  /** Card digits or +7XXXXXXXXXX, in clear only for the duration of the call. */
+  /**
+   * Card digits, a card token (`token:<provider>:<token>`, read with cardDestination) or
+   * +7XXXXXXXXXX, in clear only for the duration of the call.
+   */
   account: string;
   cardHolder: string | null;
   bankMemberId: string | null;
@@ -182,6 +230,8 @@ export interface Connector {
    * A connector without it cannot be tested (the console says so).
    */
   checkConnection?(ctx: CallContext): Promise<ConnectionCheck>;
+  /** The provider's widget that collects a payout card and gives a token for it, when this connector has one. */
+  readonly payoutWidget?: PayoutWidget;
 }
 
 /** What a "test connection" learnt: `ok` when the provider answered and accepted the credentials. */

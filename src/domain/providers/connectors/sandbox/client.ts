@@ -2,7 +2,7 @@ import type { Decimal } from 'decimal.js';
 import type { Queryable } from '../../../../db/client.js';
 import { randomId } from '../../../../lib/ids.js';
 import {
-  ConnectorRefusedError, type Capabilities, type ConnectionCheck, type Connector, type ConnectorMode, type CreatePayment, type CreatePayout, type CreateRefund,
+  cardDestination, ConnectorRefusedError, type Capabilities, type ConnectionCheck, type Connector, type ConnectorMode, type CreatePayment, type CreatePayout, type CreateRefund,
   type InboundNotification, type OperationOutcome, type ParsedNotification, type PayerAction, type PaymentOutcome,
 } from '../../connector.js';
 import { SandboxBank, sandbox3dsPath, sandboxSbpPath } from './bank.js';
@@ -14,6 +14,8 @@ import type { SandboxSettings } from './settings.js';
 
 export const SANDBOX_CAPABILITIES: Capabilities = {
   payment: { card: true, sbp: true }, refunds: true, partialRefunds: true, payout: { card: true, sbp: true }, hostsCardForm: false,
+  // It emulates: a card number, and a YooKassa payout token as a good card.
+  payoutCardBy: { number: true, tokens: ['yookassa'] },
 };
 
 /** Where the sandbox keeps its memory and builds the SBP QR payload (absolute URL for phones). */
@@ -123,8 +125,10 @@ export class SandboxConnector implements Connector {
 
   async createPayout(p: CreatePayout): Promise<OperationOutcome> {
     this.refuseIfSet();
-    const fails = p.account.endsWith('0002');
-    if (this.env.db) return this.apply('payout', p.payoutId, p.amount, fails ? 'failed' : 'succeeded', p.account.endsWith(SANDBOX_LOST_PAYOUT_SUFFIX));
+    // A card token pays as a good card: the sandbox cannot know the card behind it.
+    const byNumber = p.accountType !== 'CARD' || cardDestination(p.account).kind === 'number';
+    const fails = byNumber && p.account.endsWith('0002');
+    if (this.env.db) return this.apply('payout', p.payoutId, p.amount, fails ? 'failed' : 'succeeded', byNumber && p.account.endsWith(SANDBOX_LOST_PAYOUT_SUFFIX));
     if (fails) return operationAnswer('payout', 'failed', null);
     return { status: 'succeeded', ref: `sbx_${randomId(12)}` };
   }

@@ -1,7 +1,8 @@
 import type { BlockList } from 'node:net';
 import {
-  ConnectorRefusedError, IDEMPOTENCE_KEY_EXPIRED, type CallContext, type Capabilities, type ConnectionCheck, type Connector, type ConnectorMode, type CreatePayment, type CreatePayout,
+  cardDestination, ConnectorRefusedError, IDEMPOTENCE_KEY_EXPIRED, type CallContext, type Capabilities, type ConnectionCheck, type Connector, type ConnectorMode, type CreatePayment, type CreatePayout,
   type CreateRefund, type InboundNotification, type OperationOutcome, type ParsedNotification, type PaymentOutcome,
+  type PayoutWidget,
 } from '../../connector.js';
 import { parseAllowList, providerFetch, retryAfterMs, rubOfRefund, sendRepeating, type ProviderAnswer } from '../../provider-http.js';
 import { keyExpired, money, notDone, operationOutcome, paymentOutcomeOf, refusal, ykReceipt, type YkError, type YkObject } from './mapping.js';
@@ -41,13 +42,17 @@ const OBJECTS = { payment: 'payments', refund: 'refunds', payout: 'payouts' } as
 export class YooKassaConnector implements Connector {
   readonly kind = 'yookassa' as const;
   readonly capabilities: Capabilities;
+  readonly payoutWidget?: PayoutWidget;
   private readonly allowList: BlockList | null;
 
   constructor(readonly name: string, readonly mode: ConnectorMode, private readonly s: YooKassaSettings, private readonly publicBaseUrl: string) {
     const payouts = !!(s.payoutAgentId && s.payoutSecretKey);
     this.capabilities = {
       payment: { card: true, sbp: true }, refunds: true, partialRefunds: true, payout: { card: payouts, sbp: payouts }, hostsCardForm: true,
+      // A card number only to a gateway its operator marked PCI DSS certified; the widget's token always.
+      payoutCardBy: { number: payouts && s.payoutPciDss, tokens: payouts ? ['yookassa'] : [] },
     };
+    if (payouts) this.payoutWidget = { provider: 'yookassa', accountId: s.payoutAgentId!, scriptUrl: s.payoutWidgetUrl };
     this.allowList = s.allowedIps ? parseAllowList(s.allowedIps) : null;
   }
 
@@ -139,15 +144,27 @@ export class YooKassaConnector implements Connector {
   async createPayout(p: CreatePayout, ctx: CallContext): Promise<OperationOutcome> {
     if (!this.capabilities.payout.card) throw new ConnectorRefusedError('yookassa:payouts_not_configured', 'yookassa: no payout gateway credentials');
     if (p.currency !== 'RUB') throw new ConnectorRefusedError('yookassa:currency_not_supported', `yookassa: payouts are in RUB, not ${p.currency}`);
-    let destination: Record<string, unknown>;
-    if (p.accountType === 'CARD') destination = { type: 'bank_card', card: { number: p.account } };
-    else {
+    // Exactly one of payout_token and payout_destination_data (yookassa-sdk-python PayoutRequest.validate).
+    let destination: { payout_token: string } | { payout_destination_data: Record<string, unknown> };
+    if (p.accountType === 'CARD') {
+      const card = cardDestination(p.account);
+      if (card.kind === 'token') {
+        // The payout widget's card synonym (using-payout-widget/making-payouts-with-synonym).
+        if (card.provider !== 'yookassa') throw new ConnectorRefusedError('yookassa:token_not_supported', `yookassa: a ${card.provider} card token is not YooKassa's`);
+        destination = { payout_token: card.token };
+      } else {
+        // A card number goes only to a gateway with a PCI DSS certificate (using-raw-data): refused
+        // here, before anything is sent, so routing may try a connector that can take it.
+        if (!this.s.payoutPciDss) throw new ConnectorRefusedError('yookassa:pan_not_allowed', 'yookassa: this payout gateway takes no card numbers (payout_pci_dss is off); the card must come through the payout widget');
+        destination = { payout_destination_data: { type: 'bank_card', card: { number: card.number } } };
+      }
+    } else {
       if (!p.bankMemberId) throw new ConnectorRefusedError('yookassa:no_bank', 'yookassa: an SBP payout needs the bank\'s SBP id');
-      destination = { type: 'sbp', phone: p.account.replace(/^\+/, ''), bank_id: p.bankMemberId };
+      destination = { payout_destination_data: { type: 'sbp', phone: p.account.replace(/^\+/, ''), bank_id: p.bankMemberId } };
     }
     if (keyExpired(p.firstSentAt)) return expired();
     const a = await this.send('POST', '/payouts', ctx, {
-      body: { amount: money(p.amount, p.currency), payout_destination_data: destination, description: `Payout ${p.payoutId}`, metadata: { payout_id: p.payoutId } },
+      body: { amount: money(p.amount, p.currency), ...destination, description: `Payout ${p.payoutId}`, metadata: { payout_id: p.payoutId } },
       key: p.payoutId, payout: true,
     });
     if (a.status === 200) return operationOutcome(a.body as YkObject);

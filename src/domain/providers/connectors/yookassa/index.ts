@@ -4,15 +4,16 @@ import { YOOKASSA_SETTINGS, yookassaSettingsOf } from './settings.js';
 
 export { YooKassaConnector } from './client.js';
 export { ykReceipt } from './mapping.js';
-export { LOOPBACK_SOURCES, YOOKASSA_BASE_URL, YOOKASSA_NOTIFICATION_SOURCES, type YooKassaSettings } from './settings.js';
+export { LOOPBACK_SOURCES, YOOKASSA_BASE_URL, YOOKASSA_PAYOUT_WIDGET_URL, YOOKASSA_NOTIFICATION_SOURCES, type YooKassaSettings } from './settings.js';
 
 /** A YooKassa shop, API v3 (docs/connectors/yookassa.md). */
 export const yookassa: ConnectorPlugin<'yookassa'> = {
   kind: 'yookassa',
   title: 'YooKassa API v3: card and SBP payments on YooKassa\'s page, refunds, payouts to cards and SBP',
   settings: YOOKASSA_SETTINGS,
-  // Payouts only with the payout gateway's credentials (the connector's own capabilities say).
-  capabilities: { payment: { card: true, sbp: true }, refunds: true, partialRefunds: true, payout: { card: true, sbp: true }, hostsCardForm: true },
+  // Payouts only with the payout gateway's credentials, card numbers only with payout_pci_dss (the connector's own capabilities say).
+  capabilities: { payment: { card: true, sbp: true }, refunds: true, partialRefunds: true, payout: { card: true, sbp: true }, hostsCardForm: true,
+    payoutCardBy: { number: true, tokens: ['yookassa'] } },
   notifications: { verifiedBy: 'YooKassa signs nothing: the object is read again with the shop\'s credentials and only that answer counts (source networks allow-listed)' },
   build: (row, ctx) => new YooKassaConnector(row.name, row.mode, yookassaSettingsOf(row, ctx.profile), ctx.publicBaseUrl),
 };

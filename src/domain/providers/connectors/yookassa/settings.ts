@@ -12,6 +12,13 @@ export const YOOKASSA_BASE_URL = 'https://api.yookassa.ru/v3';
  * from elsewhere is refused before it costs a call to YooKassa.
  */
 export const YOOKASSA_NOTIFICATION_SOURCES = '185.71.76.0/27, 185.71.77.0/27, 77.75.153.0/25, 77.75.156.11, 77.75.156.35, 77.75.154.128/25, 2a02:5180::/32';
+/**
+ * YooKassa's payout widget ("Виджет ЮKassa для выплат"), the script its page names
+ * (yookassa.ru/developers/payouts/making-payouts/bank-card/using-payout-widget/implementing-widget:
+ * the library is then `window.PayoutsData`, initialised with the gateway's agentId).
+ */
+export const YOOKASSA_PAYOUT_WIDGET_URL = 'https://yookassa.ru/payouts-data/3.1.0/widget.js';
+
 /** Loopback, added to the default list in the `sandbox` profile only (a local emulator, tests). */
 export const LOOPBACK_SOURCES = '127.0.0.0/8, ::1';
 
@@ -22,6 +29,14 @@ export interface YooKassaSettings {
   /** The payout gateway's own pair (agentId and its key); payouts are off without them. */
   payoutAgentId?: string;
   payoutSecretKey?: string;
+  /**
+   * The payout gateway may receive full card numbers: its operator holds a PCI DSS certificate and
+   * YooKassa enabled raw numbers for it (payouts/making-payouts/bank-card/using-raw-data). False:
+   * card payouts go by the payout widget's payout_token only.
+   */
+  payoutPciDss: boolean;
+  /** The payout widget's script (an emulator's stand-in in tests). */
+  payoutWidgetUrl: string;
   /** Source networks notifications may come from (comma separated); any source when absent. */
   allowedIps?: string;
 }
@@ -32,6 +47,11 @@ export const YOOKASSA_SETTINGS: SettingsSchema = {
   base_url: { type: 'url', default: YOOKASSA_BASE_URL, description: 'The API\'s base URL (an emulator in tests)' },
   payout_agent_id: { type: 'string', description: 'The payout gateway\'s agentId; payouts are off without it and its key' },
   payout_secret_key: { type: 'string', secret: true, description: 'The payout gateway\'s secret key' },
+  payout_pci_dss: {
+    type: 'boolean', default: 'false',
+    description: 'The payout gateway takes full card numbers (your PCI DSS certificate, enabled by YooKassa); otherwise card payouts go only by the payout widget\'s token',
+  },
+  payout_widget_url: { type: 'url', default: YOOKASSA_PAYOUT_WIDGET_URL, description: 'The payout widget\'s script (an emulator in tests)' },
   allowed_ips: { type: 'ip-list', default: 'YooKassa\'s published networks (plus loopback in the sandbox profile)', description: 'Networks notifications may come from' },
 };
 
@@ -40,6 +60,8 @@ export function yookassaSettingsOf(row: StoredConnector, profile: PaymentsProfil
   return {
     baseUrl: settingText(row.settings.base_url) ?? YOOKASSA_BASE_URL, shopId: settingText(row.settings.shop_id) ?? '', secretKey: settingText(row.secrets.secret_key) ?? '',
     payoutAgentId: settingText(row.settings.payout_agent_id), payoutSecretKey: settingText(row.secrets.payout_secret_key),
+    payoutPciDss: row.settings.payout_pci_dss === true,
+    payoutWidgetUrl: settingText(row.settings.payout_widget_url) ?? YOOKASSA_PAYOUT_WIDGET_URL,
     // Without its own list, YooKassa's published sources (plus loopback in the sandbox profile).
     allowedIps: settingText(row.settings.allowed_ips)
       ?? (profile === 'sandbox' ? `${YOOKASSA_NOTIFICATION_SOURCES}, ${LOOPBACK_SOURCES}` : YOOKASSA_NOTIFICATION_SOURCES),

@@ -1,0 +1,218 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { decrypt } from '../../src/lib/crypto.js';
+import { YooKassaEmulator } from '../emulators/yookassa.js';
+import type { MerchantFixture } from '../factories/merchant.js';
+import { PASSWORD } from '../cabinet/helpers.js';
+import { admin, ledgerOk, one, routedMerchant, SIZES, startE2E, until, type E2E } from './e2e-service.js';
+
+/**
+ * Issue 29 item 4 through the whole service (workers running) against two YooKassa payout
+ * gateways emulated on 127.0.0.1: `yk-nopci` (no PCI DSS: payout_token only, as YooKassa
+ * requires) and `yk-pci` (its owner certified, payout_pci_dss on). A card number never reaches a
+ * gateway without PCI DSS; a card added through YooKassa's payout widget in the cabinet is kept
+ * as YooKassa's token and paid by it (docs/adr/0070).
+ */
+const ART = 'test/artifacts/payout-token';
+const NOPCI = 'yk-nopci';
+const PCI = 'yk-pci';
+const PAN = '5555555555554477';
+
+let e: E2E;
+let ykA: YooKassaEmulator;
+let ykB: YooKassaEmulator;
+
+beforeAll(async () => {
+  e = await startE2E(ART);
+  ykA = await YooKassaEmulator.start({ notifyUrl: `${e.base}/providers/${NOPCI}/notifications`, retryBaseMs: 50 });
+  ykB = await YooKassaEmulator.start({ notifyUrl: `${e.base}/providers/${PCI}/notifications`, retryBaseMs: 50, payoutPciDss: true });
+  for (const [name, yk, pci] of [[NOPCI, ykA, false], [PCI, ykB, true]] as const) {
+    const r = await admin(e, 'PUT', `/connectors/${name}`, {
+      kind: 'yookassa', mode: 'test',
+      settings: {
+        base_url: yk.apiUrl, shop_id: yk.shopId, secret_key: yk.secretKey, payout_agent_id: yk.payoutAgentId, payout_secret_key: yk.payoutSecretKey,
+        payout_widget_url: `${yk.baseUrl}/payouts-data/widget.js`, ...(pci ? { payout_pci_dss: true } : {}),
+      },
+    });
+    expect(r.status, JSON.stringify(r.body)).toBe(201);
+  }
+}, 60_000);
+
+afterAll(async () => {
+  await ykA?.stop();
+  await ykB?.stop();
+  await e?.close();
+});
+
+const payoutPosts = (yk: YooKassaEmulator) => yk.requests.filter((x) => x.method === 'POST' && x.path === '/v3/payouts').length;
+
+async function funded(routing: Record<string, string[]>): Promise<MerchantFixture> {
+  const m = await routedMerchant(e, routing);
+  expect((await admin(e, 'POST', `/merchants/${m.merchantId}/balance-adjustments`, { currency: 'RUB', amount: '10000.00', reason: 'funds' })).status).toBe(201);
+  return m;
+}
+
+const route = async (m: MerchantFixture, payout_card: string[]) =>
+  expect((await admin(e, 'PATCH', `/merchants/${m.merchantId}`, { routing: { payout_card } })).status).toBe(200);
+
+async function personal(m: MerchantFixture, accountId: string, amount = '100.00') {
+  const r = await e.t.app.inject({ method: 'POST', url: '/api/v1/payout/personal/create', headers: m.auth, payload: { amount, payout_account_id: accountId } });
+  expect(r.statusCode, r.body).toBe(200);
+  const id = (r.json().data as { id: string }[])[0]!.id;
+  return until(`payout ${id} final`, async () => {
+    const row = await one(e, `SELECT id, status::text, connector, provider_ref, failure_reason FROM payouts WHERE id = $1`, [id]);
+    return ['SUCCESS', 'FAIL', 'ERROR'].includes(row.status) ? row : null;
+  });
+}
+
+/** Every column of a payout account as text: what a database dump of it would show. */
+const accountRow = (id: string) => one<{ row: string; identifier_enc: string }>(e, `SELECT row_to_json(a)::text AS row, identifier_enc FROM payout_accounts a WHERE id = $1`, [id]);
+
+describe('a card number and a YooKassa gateway without PCI DSS', () => {
+  it('a raw-PAN payout to a non-PCI gateway is never sent: refused before any request, ERROR when it is the only route, paid by the next route (the sandbox) otherwise', async () => {
+    // A card account stored by number while the merchant paid out through the sandbox.
+    const m = await funded({ payout_card: ['sandbox'] });
+    const acc = await admin(e, 'POST', `/merchants/${m.merchantId}/payout-accounts`, { type: 'card', identifier: PAN, card_holder: 'IVAN IVANOV' });
+    expect(acc.status, JSON.stringify(acc.body)).toBe(201);
+    await route(m, [NOPCI]);
+    const before = payoutPosts(ykA);
+
+    const only = await personal(m, acc.body.id);
+    expect(only).toMatchObject({ status: 'ERROR' });
+    expect(only.failure_reason).toMatch(/takes no card numbers/);
+    expect(payoutPosts(ykA)).toBe(before);
+    expect(ykA.requests.filter((x) => x.path.startsWith('/v3/payouts'))).toHaveLength(0);
+
+    // The regular payout names a card number too: not sent either.
+    const reg = await e.t.app.inject({ method: 'POST', url: '/api/v1/payout/regular/create', headers: m.auth, payload: {
+      amount: '50.00', currency: 'RUB', account_type: 'credit_card', account_identifier: PAN, card_holder: 'IVAN IVANOV',
+    } });
+    expect(reg.statusCode, reg.body).toBe(200);
+    const regId = (reg.json().data as { id: string }[])[0]!.id;
+    expect(await until('regular payout final', async () => {
+      const r = await one(e, `SELECT status::text FROM payouts WHERE id = $1`, [regId]);
+      return r.status === 'PROCESS' ? null : r.status;
+    })).toBe('ERROR');
+    expect(payoutPosts(ykA)).toBe(before);
+
+    // A refusal before sending is safe to route on: the sandbox (which may take numbers) pays it.
+    await route(m, [NOPCI, 'sandbox']);
+    expect(await personal(m, acc.body.id)).toMatchObject({ status: 'SUCCESS', connector: 'sandbox' });
+    expect(payoutPosts(ykA)).toBe(before);
+    const bal = await e.t.app.inject({ method: 'GET', url: '/api/v1/merchant/balance', headers: m.auth });
+    // 10000 - the sandbox payout (the two ERRORs gave their money back); no fees configured.
+    expect(bal.json().balances.find((b: { currency: string }) => b.currency === 'RUB').balance_available).toBe('9900.00000000');
+    await ledgerOk(e);
+  }, 60_000);
+
+  it('no new card account is kept by number when nothing on the merchant\'s route may take one', async () => {
+    const m = await funded({ payout_card: [NOPCI] });
+    const r = await admin(e, 'POST', `/merchants/${m.merchantId}/payout-accounts`, { type: 'card', identifier: PAN, card_holder: 'IVAN IVANOV' });
+    expect(r.status).toBe(422);
+    expect(r.body.errors.identifier[0]).toMatch(/payout widget/);
+    expect(await one(e, `SELECT count(*)::int AS n FROM payout_accounts WHERE merchant_id = $1`, [m.merchantId])).toEqual({ n: 0 });
+  });
+
+  it('with payout_pci_dss true the card number is sent, once, and paid', async () => {
+    const m = await funded({ payout_card: [PCI] });
+    const acc = await admin(e, 'POST', `/merchants/${m.merchantId}/payout-accounts`, { type: 'card', identifier: PAN, card_holder: 'IVAN IVANOV' });
+    expect(acc.status).toBe(201);
+    const row = await personal(m, acc.body.id);
+    expect(row).toMatchObject({ status: 'SUCCESS', connector: PCI });
+    const made = [...ykB.payouts.values()].filter((x) => x.metadata.payout_id === row.id);
+    expect(made).toHaveLength(1);
+    expect(made[0]).toMatchObject({ id: row.provider_ref, _by: 'card_number', payout_destination: { card: { first6: '555555', last4: '4477' } } });
+  });
+});
+
+describe('a card kept as YooKassa\'s payout_token', () => {
+  it('the operator API adds one from the widget\'s answer (no card number stored) and it pays out through YooKassa with payout_token, once; the sandbox takes it too', async () => {
+    const m = await funded({ payout_card: [NOPCI] });
+    const syn = ykA.tokenize('4242424242424242');
+    const bad = await admin(e, 'POST', `/merchants/${m.merchantId}/payout-accounts`, { type: 'card', payout_token: syn.payout_token, identifier: '4242424242424242', first6: '424242', last4: '4242' });
+    expect(bad.status).toBe(422);
+    expect(Object.keys(bad.body.errors)).toEqual(['identifier']);
+    const noMask = await admin(e, 'POST', `/merchants/${m.merchantId}/payout-accounts`, { type: 'card', payout_token: syn.payout_token });
+    expect(Object.keys(noMask.body.errors).sort()).toEqual(['first6', 'last4']);
+    const sbp = await admin(e, 'POST', `/merchants/${m.merchantId}/payout-accounts`, { type: 'sbp', payout_token: syn.payout_token, identifier: '+79161234567', bank_member_id: 100000000111 });
+    expect(sbp.status).toBe(422);
+    expect(sbp.body.errors.payout_token).toBeDefined();
+
+    const acc = await admin(e, 'POST', `/merchants/${m.merchantId}/payout-accounts`, {
+      type: 'card', payout_token: syn.payout_token, first6: syn.first6, last4: syn.last4, card_type: syn.card_type, issuer_name: syn.issuer_name,
+    });
+    expect(acc.status, JSON.stringify(acc.body)).toBe(201);
+    expect(acc.body).toMatchObject({ type: 'card', identifier_masked: '424242******4242', token_provider: 'yookassa', card_type: 'Visa', card_issuer: 'EMULATOR BANK', card_holder: null });
+    expect(JSON.stringify(acc.body)).not.toContain(syn.payout_token);
+    const stored = await accountRow(acc.body.id);
+    expect(stored.row).not.toContain('4242424242424242');
+    expect(decrypt(e.t.config.tokenEncryptionKey, stored.identifier_enc)).toBe(`token:yookassa:${syn.payout_token}`);
+
+    const row = await personal(m, acc.body.id);
+    expect(row).toMatchObject({ status: 'SUCCESS', connector: NOPCI });
+    const made = [...ykA.payouts.values()].filter((x) => x.metadata.payout_id === row.id);
+    expect(made).toHaveLength(1);
+    expect(made[0]).toMatchObject({ id: row.provider_ref, _by: 'payout_token', payout_destination: { card: { first6: '424242', last4: '4242' } } });
+    expect(JSON.stringify(await one(e, `SELECT row_to_json(p)::text AS row FROM payouts p WHERE id = $1`, [row.id]))).not.toContain('4242424242424242');
+
+    await route(m, ['sandbox']);
+    expect(await personal(m, acc.body.id)).toMatchObject({ status: 'SUCCESS', connector: 'sandbox' });
+    await ledgerOk(e);
+  }, 60_000);
+
+  it('a tokenized account created through the cabinet\'s YooKassa widget page (Chromium) stores no card number and pays out through YooKassa with payout_token exactly once', async () => {
+    const m = await funded({ payout_card: [NOPCI] });
+    await e.t.app.services.merchants.setPassword(m.merchantId, PASSWORD);
+    const { email } = await one<{ email: string }>(e, `SELECT email FROM merchants WHERE id = $1`, [m.merchantId]);
+    const ctx = await e.browser.newContext({ viewport: SIZES.desktop, locale: 'ru-RU' });
+    const page = await ctx.newPage();
+    const cspErrors: string[] = [];
+    page.on('console', (msg) => { if (/Content Security Policy/i.test(msg.text())) cspErrors.push(msg.text()); });
+    await page.goto(`${e.base}/cabinet/login?lang=ru`);
+    await page.locator('input[name="email"]').fill(email);
+    await page.locator('input[name="password"]').fill(PASSWORD);
+    await page.locator('form button[type="submit"]').click();
+    await page.waitForURL(`${e.base}/cabinet`);
+
+    await page.goto(`${e.base}/cabinet/accounts?lang=ru`);
+    await page.getByTestId('payout-widget').waitFor();
+    // Nothing on this route takes a card number: the page offers no field for one.
+    await page.getByTestId('numbers-off').waitFor();
+    expect(await page.locator('#type-card').count()).toBe(0);
+    const widget = page.frameLocator('#payout-widget-form iframe');
+    await widget.locator('#card_number').waitFor();
+    await page.screenshot({ path: `${ART}/cabinet-widget-desktop.png`, fullPage: true });
+    await page.setViewportSize(SIZES.phone);
+    await page.screenshot({ path: `${ART}/cabinet-widget-phone.png`, fullPage: true });
+    await page.setViewportSize(SIZES.desktop);
+    // The card typed into YooKassa's form (its iframe, its origin): the page only ever gets the synonym.
+    await widget.locator('#card_number').fill('5555 5555 5555 4444');
+    await widget.locator('button[type="submit"]').click();
+    await page.waitForURL(/\/cabinet\/accounts\?ok=acc\.created$/);
+    await page.getByTestId('tokenized').waitFor();
+    await page.screenshot({ path: `${ART}/cabinet-widget-added-desktop.png`, fullPage: true });
+    expect(cspErrors).toEqual([]);
+    await ctx.close();
+
+    const acc = await one<{ id: string; identifier_masked: string; token_provider: string; card_type: string }>(e,
+      `SELECT id, identifier_masked, token_provider, card_type FROM payout_accounts WHERE merchant_id = $1`, [m.merchantId]);
+    expect(acc).toMatchObject({ identifier_masked: '555555******4444', token_provider: 'yookassa', card_type: 'MasterCard' });
+    const stored = await accountRow(acc.id);
+    expect(stored.row).not.toContain('5555555555554444');
+    const held = decrypt(e.t.config.tokenEncryptionKey, stored.identifier_enc);
+    expect(held).toMatch(/^token:yookassa:pt-/);
+    expect(ykA.payoutTokens.get(held.slice('token:yookassa:'.length))!.number).toBe('5555555555554444');
+    // The audit trail names the account, never the card.
+    const audit = (await e.t.db.pool.query(`SELECT action, after FROM audit_log WHERE object_type = 'payout_account' AND object_id = $1`, [acc.id])).rows;
+    expect(audit).toMatchObject([{ action: 'payout_account.create', after: { identifier_masked: '555555******4444', card_type: 'MasterCard' } }]);
+    expect(JSON.stringify(audit)).not.toContain('5555555555554444');
+
+    const before = payoutPosts(ykA);
+    const row = await personal(m, acc.id, '250.00');
+    expect(row).toMatchObject({ status: 'SUCCESS', connector: NOPCI });
+    expect(payoutPosts(ykA)).toBe(before + 1);
+    const made = [...ykA.payouts.values()].filter((x) => x.metadata.payout_id === row.id);
+    expect(made).toHaveLength(1);
+    expect(made[0]).toMatchObject({ id: row.provider_ref, _by: 'payout_token', amount: { value: '250.00' }, payout_destination: { card: { first6: '555555', last4: '4444' } } });
+    await ledgerOk(e);
+  }, 90_000);
+});
