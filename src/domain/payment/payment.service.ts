@@ -21,7 +21,7 @@ import {
   assertTransition, IllegalBillTransitionError, PAYABLE_FROM, payRefusal, sourcesOf as billSourcesOf, type BillStatus, type BillType,
 } from '../bill/bill.states.js';
 import type { Connector, PayerAction, PaymentOutcome } from '../providers/connector.js';
-import { ConnectorRegistry, type Routing } from '../providers/registry.js';
+import { ConnectorRegistry, routedConnectorsSql, type ConnectorSnapshot, type Routing } from '../providers/registry.js';
 import { nextCheckDelayMs } from './reconcile-schedule.js';
 import { assertPaymentTransition, IllegalPaymentTransitionError, isPaymentFinal, paymentSourcesOf } from './payment.states.js';
 import { isMoneyReceived } from '../statuses.js';
@@ -65,6 +65,8 @@ export interface PayableBill {
   items: Array<{ name: string; price: string; quantity: string }>;
   /** The merchant's connector routing. */
   routing: Routing;
+  /** The rows of the connectors the routing names, read with the bill (fresh for every payment). */
+  connectorRows: readonly ConnectorSnapshot[];
   /** A bill of the merchant's test twin (test token): no real money moves (PROVIDERS.md "Test mode"). */
   test: boolean;
   /** The shop's 54-FZ settings when it issues receipts (null: no receipt is sent). */
@@ -151,7 +153,8 @@ SELECT b.id, b.merchant_id, b.shop_id, s.name AS shop_name, b.order_id, b.name, 
        b.request_fields, b.items,
        CASE WHEN b.currency_in = 'RUB' THEN '1' ELSE r.rub_per_unit::text END AS rate,
        m.payment_card_percent::text, m.payment_card_fixed::text, m.payment_sbp_percent::text, m.payment_sbp_fixed::text,
-       m.routing, (m.live_merchant_id IS NOT NULL) AS test, s.fiscalization
+       m.routing, (m.live_merchant_id IS NOT NULL) AS test, s.fiscalization,
+       ${routedConnectorsSql('m.routing')} AS connector_rows
   FROM bills b
   JOIN shops s ON s.id = b.shop_id
   JOIN merchants m ON m.id = b.merchant_id
@@ -169,6 +172,7 @@ interface BillRow {
   routing: Partial<Routing> | null;
   test: boolean;
   fiscalization: unknown;
+  connector_rows: ConnectorSnapshot[];
 }
 
 /**
@@ -197,6 +201,7 @@ const toBill = (r: BillRow, routing: (stored: Partial<Routing> | null, live: boo
   expired: r.expired, returnUrl: r.return_url, locale: r.locale, payerEmail: r.payer_email,
   requestFields: askedFields(r, activeFiscal(fiscalOf(r.fiscalization))), items: r.items ?? [], test: r.test,
   fiscal: activeFiscal(fiscalOf(r.fiscalization)),
+  connectorRows: r.connector_rows ?? [],
 });
 
 /**
@@ -380,8 +385,8 @@ export class PaymentService {
   /** The connectors that may take a bill's payment by `method`, in routing order. */
   paymentCandidates(bill: PayableBill, method: PayMethod): Promise<Connector[]> {
     return method === 'SBP'
-      ? this.connectors.candidates(bill.routing.payment_sbp, 'payment_sbp', { live: !bill.test })
-      : this.connectors.candidates(bill.routing.payment_card, 'payment_card', { live: !bill.test });
+      ? this.connectors.candidates(bill.routing.payment_sbp, 'payment_sbp', { live: !bill.test }, bill.connectorRows)
+      : this.connectors.candidates(bill.routing.payment_card, 'payment_card', { live: !bill.test }, bill.connectorRows);
   }
 
   /** How the card of a bill is taken: by a provider's own form (`hosted`), and whether the sandbox takes it (test hints). */

@@ -43,6 +43,23 @@ interface ConnectorRow {
 }
 const COLUMNS = 'name, kind, mode, settings, secrets_enc, enabled, created_at, updated_at';
 
+/** What building a connector needs of its row: read with another statement (the payment's bill read). */
+export type ConnectorSnapshot = Pick<ConnectorRow, 'name' | 'kind' | 'mode' | 'settings' | 'secrets_enc' | 'enabled'>;
+
+/**
+ * SQL for the connector rows a merchant's routing can name (every name in `routing`, and the
+ * sandbox, the routes' default), as one jsonb array of ConnectorSnapshot: the payment's bill read
+ * carries them, so paying needs no statement of its own per connector. `routing` is an SQL
+ * expression of the merchants.routing column.
+ */
+export const routedConnectorsSql = (routing: string) => `(
+  SELECT coalesce(jsonb_agg(jsonb_build_object('name', c.name, 'kind', c.kind, 'mode', c.mode, 'settings', c.settings,
+                                               'secrets_enc', c.secrets_enc, 'enabled', c.enabled)), '[]'::jsonb)
+    FROM connectors c
+   WHERE c.name = 'sandbox'
+      OR c.name IN (SELECT jsonb_array_elements_text(r.v) FROM jsonb_each(CASE WHEN jsonb_typeof(${routing}) = 'object' THEN ${routing} ELSE '{}'::jsonb END) r(k, v)
+                     WHERE jsonb_typeof(r.v) = 'array'))`;
+
 export interface ConnectorRecord {
   name: string; kind: string; mode: ConnectorMode; enabled: boolean;
   /** Secrets replaced by MASK: never returned. */
@@ -275,10 +292,13 @@ export class ConnectorRegistry {
    * live merchant or of a test twin (connectorServes: never the sandbox for live money in
    * production, never a live connector for a test operation).
    */
-  async candidates(names: string[], route: Route, operation: { live: boolean }): Promise<Connector[]> {
+  async candidates(names: string[], route: Route, operation: { live: boolean }, rows?: readonly ConnectorSnapshot[]): Promise<Connector[]> {
     const out: Connector[] = [];
     for (const n of names) {
-      const c = await this.get(n);
+      // Rows read with the caller's own statement (fresh, so a disabled connector is never taken);
+      // a name not among them (a test's override) is looked up as usual.
+      const row = this.overrides.has(n) ? undefined : rows?.find((x) => x.name === n);
+      const c = row ? (row.enabled ? this.build(row) : null) : await this.get(n);
       if (c && supports(c.capabilities, route) && connectorServes(c, operation, this.config.profile)) out.push(c);
     }
     return out;
@@ -334,19 +354,31 @@ export class ConnectorRegistry {
     return r.rows[0] ?? null;
   }
 
-  /** The connector object of a row, built by its kind's plugin; null for a kind this build does not have. */
-  private build(row: ConnectorRow): Connector | null {
+  /**
+   * The connector object of a row, built by its kind's plugin; null for a kind this build does
+   * not have. Built objects hold only what their row says (connector classes keep no state of
+   * their own), so one is kept per row content and built again when any of it changes: the row
+   * itself is still read fresh for every operation.
+   */
+  private build(row: ConnectorSnapshot): Connector | null {
+    const key = `${row.kind}\u0000${row.mode}\u0000${row.secrets_enc ?? ''}\u0000${JSON.stringify(row.settings)}`;
+    const seen = this.built.get(row.name);
+    if (seen && seen.key === key) return seen.connector;
     const plugin = this.plugin(row.kind);
     if (!plugin) return null;
     const secrets = secretSettings(plugin.settings).length > 0 ? this.secretsOf(row) : {};
-    return plugin.build(
+    const connector = plugin.build(
       { name: row.name, mode: row.mode, settings: row.settings, secrets },
       { db: this.db.pool, publicBaseUrl: this.config.publicBaseUrl, profile: this.config.profile },
     );
+    this.built.set(row.name, { key, connector });
+    return connector;
   }
 
+  private readonly built = new Map<string, { key: string; connector: Connector }>();
+
   /** Secrets decrypted, for a connector class that needs them. */
-  secretsOf(row: ConnectorRow): Record<string, unknown> {
+  secretsOf(row: Pick<ConnectorRow, 'secrets_enc'>): Record<string, unknown> {
     return row.secrets_enc ? JSON.parse(decrypt(this.config.tokenEncryptionKey, row.secrets_enc)) as Record<string, unknown> : {};
   }
 
