@@ -7,6 +7,7 @@ import { payoutAccountView } from '../views.js';
 import { actorOf } from '../../audit/audit.js';
 import { payoutAccountAudit } from '../../audit/steps.js';
 import type { FastifyRequest } from 'fastify';
+import { list, ok, PayoutAccountSchema } from './schemas.js';
 
 const IdParams = Type.Object({ id: Type.String() });
 const CreateSchema = Type.Object({
@@ -18,6 +19,7 @@ const CreateSchema = Type.Object({
 const StatusInput = defineInput({ status: v.enumOf(['active', 'banned'] as const, { required: true }) });
 
 const tags = ['admin'];
+const One = (description: string) => ok(PayoutAccountSchema.properties, description);
 
 /** Operator API: stored payout accounts (card numbers encrypted at rest, shown masked). */
 export default async function payoutAccountAdminRoutes(app: FastifyInstance): Promise<void> {
@@ -31,7 +33,7 @@ export default async function payoutAccountAdminRoutes(app: FastifyInstance): Pr
   const audited = (req: FastifyRequest, action: string) => payoutAccountAudit(app.config, actorOf(req), action);
 
   app.post<{ Params: { id: string } }>('/merchants/:id/payout-accounts', {
-    schema: { tags, summary: 'Add a payout account (card or SBP phone)', params: IdParams, body: CreateSchema },
+    schema: { tags, summary: 'Add a payout account (card or SBP phone)', params: IdParams, body: CreateSchema, response: { 201: One('The account (masked)') } },
   }, async (req, reply) => {
     const m = await merchant(req.params.id);
     const input = requestInput(req);
@@ -42,21 +44,21 @@ export default async function payoutAccountAdminRoutes(app: FastifyInstance): Pr
   });
 
   app.get<{ Params: { id: string } }>('/merchants/:id/payout-accounts', {
-    schema: { tags, summary: "The merchant's payout accounts (masked)", params: IdParams },
+    schema: { tags, summary: "The merchant's payout accounts (masked)", params: IdParams, response: { 200: list(PayoutAccountSchema, 'The accounts (masked)') } },
   }, async (req) => {
     const m = await merchant(req.params.id);
     return { success: true, data: (await payoutAccounts.list(m.id)).map((a) => payoutAccountView(app.config, a)) };
   });
 
   app.get<{ Params: { id: string } }>('/payout-accounts/:id', {
-    schema: { tags, summary: 'A payout account (masked)', params: IdParams },
+    schema: { tags, summary: 'A payout account (masked)', params: IdParams, response: { 200: One('The account (masked)') } },
   }, async (req) => {
     if (!isIdLike(req.params.id)) throw new NotFoundError('Payout account not found.');
     return { success: true, ...payoutAccountView(app.config, await payoutAccounts.get(req.params.id)) };
   });
 
   app.patch<{ Params: { id: string } }>('/payout-accounts/:id', {
-    schema: { tags, summary: 'Ban or unban a payout account', params: IdParams, body: StatusInput.schema },
+    schema: { tags, summary: 'Ban or unban a payout account', params: IdParams, body: StatusInput.schema, response: { 200: One('The account as changed') } },
   }, async (req) => {
     if (!isIdLike(req.params.id)) throw new NotFoundError('Payout account not found.');
     await payoutAccounts.get(req.params.id);
