@@ -109,6 +109,8 @@ describe('the merchants\' /docs', () => {
     expect(pb.example.Status).toBe('SUCCESS');
     const pw = merchant.webhooks.payoutWebhook.post.requestBody.content['application/x-www-form-urlencoded'];
     expect(Object.keys(pw.schema.properties)).toEqual(expect.arrayContaining(['TrsId', 'Amount', 'IsAuto', 'Status', 'BalanceAmount', 'CommissionApplyType', 'SignatureValue']));
+    // The service posts them to you, signed, with no bearer token of yours.
+    expect([merchant.webhooks.paymentPostback.post.security, merchant.webhooks.payoutWebhook.post.security]).toEqual([[], []]);
   });
 
   it('the Swagger UI at /docs still opens', async () => {

@@ -9,7 +9,7 @@ import { actorOf } from '../../audit/audit.js';
 import { connectorAudit } from '../../audit/steps.js';
 import { both, ConnectorSchema, list, ok } from './schemas.js';
 
-const NameParams = Type.Object({ name: Type.String() });
+const NameParams = Type.Object({ name: Type.String({ examples: ['yk-live'] }) });
 /** The body's kinds and settings come from the registry's connector list (connectors/index.ts). */
 const putBody = (plugins: readonly ConnectorPlugin[]) => Type.Object({
   kind: Type.String({ enum: plugins.map((p) => p.kind) }),

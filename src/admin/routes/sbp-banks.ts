@@ -6,7 +6,7 @@ import { sbpBankView } from '../views.js';
 import { actorOf, writeAudit } from '../../audit/audit.js';
 import { list, ok, SbpBankSchema } from './schemas.js';
 
-const MemberParams = Type.Object({ member_id: Type.String() });
+const MemberParams = Type.Object({ member_id: Type.String({ examples: ['100000000111'] }) });
 const SetInput = defineInput({ active: v.bool({ required: true }) });
 
 const tags = ['admin'];

@@ -53,9 +53,22 @@ export function exampleOf(schema: Json | undefined, name = ''): unknown {
     if (/amount|fixed|max|threshold/.test(n)) return 1000;
     return 1;
   }
+  if (n === 'success') return 'true';
+  if (/^(payment|payout)_(card|sbp)$/.test(n) || n === 'connector') return 'sandbox';
+  if (n === 'actor') return 'support@pay.example';
+  if (n === 'action') return 'merchant.update';
+  if (n === 'outcome') return 'SUCCESS';
+  if (n === 'note') return 'Confirmed with the acquirer by phone';
   if (/email/.test(n)) return 'owner@shop.example';
   if (/url/.test(n)) return 'https://shop.example/payments/result';
-  if (/date|_at$/.test(n)) return '2026-11-30';
+  if (/cursor/.test(n)) return 'eyJpZCI6IjFKYTk3WmNuVVh5ZkpuOWwifQ';
+  if (n === 'next' || n === 'prev' || n === 'path') return `https://pay.example/api/v1/bill/search${n === 'path' ? '' : '?cursor=eyJpZCI6IjFKYTk3WmNuVVh5ZkpuOWwifQ'}`;
+  if (/holder/.test(n)) return 'IVAN PETROV';
+  if (/card|identifier|masked/.test(n)) return '424242******4242';
+  if (/bank/.test(n)) return 'Sberbank';
+  if (/^balance_/.test(n)) return '1500.50000000';
+  if (/_at$/.test(n)) return '2026-11-30 14:05:09';
+  if (/date/.test(n)) return '2026-11-30';
   if (/amount|fixed|percent|limit|max|threshold|rate|rub_per_unit/.test(n)) return '1000.00';
   if (/currency/.test(n)) return 'RUB';
   if (/password/.test(n)) return 'correct horse battery staple';
@@ -65,6 +78,7 @@ export function exampleOf(schema: Json | undefined, name = ''): unknown {
   if (/role/.test(n)) return 'support';
   if (/ip|cidr/.test(n)) return '203.0.113.10';
   if (/code/.test(n)) return '123456';
+  if (n === 'before_id') return '1037';
   if (/id$|^id|_id/.test(n)) return ID;
   return `${name || 'value'} example`;
 }
