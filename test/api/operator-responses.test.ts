@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import AjvModule from 'ajv';
+import { Ajv } from 'ajv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_TOKEN, setupTestApp, type TestApp } from '../helpers/app.js';
 import { cardForm, createBill, payRequest } from '../factories/payment.js';
@@ -16,7 +16,6 @@ import type { MerchantFixture } from '../factories/merchant.js';
  */
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
-const Ajv = ((AjvModule as unknown as { default?: unknown }).default ?? AjvModule) as typeof AjvModule;
 const ajv = new Ajv({ strict: false, allErrors: true });
 
 let t: TestApp;
