@@ -3,7 +3,6 @@ import { API_SCOPES } from '../../domain/api-key/api-key.scopes.js';
 import { ROLES } from '../../domain/operator/roles.js';
 import { TEAM_ROLES } from '../../domain/merchant/team-roles.js';
 import { ROUTES } from '../../domain/providers/connector.js';
-import { AdminChargebackSchema } from '../../http/views/chargeback.js';
 
 /**
  * The operator API's answers (docs/adr/0072-operator-api-response-schemas.md): each route's
@@ -248,8 +247,3 @@ export const ApiKeySchema = Type.Object({
   last_used_at: Null(At()),
   revoked_at: Null(At()),
 });
-
-export { AdminChargebackSchema };
-
-/** Properties of a view, to answer it with more fields (`{success, ...view, api_token}`). */
-export const fieldsOf = (s: { properties: TProperties }): TProperties => s.properties;
