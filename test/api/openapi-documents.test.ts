@@ -20,7 +20,7 @@ afterAll(async () => { await t.close(); });
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'];
 const ops = (doc: any): [string, any][] => // eslint-disable-line @typescript-eslint/no-explicit-any
   Object.entries(doc.paths).flatMap(([p, item]: [string, any]) => METHODS.filter((m) => item[m]).map((m) => [`${m.toUpperCase()} ${p}`, item[m]] as [string, any])); // eslint-disable-line @typescript-eslint/no-explicit-any
-const KEY = /^(api:error\.[a-z_-]+|Unauthenticated\.|This action is unauthorized\.|The given data was invalid\.|Too Many Attempts\.|Not Found\.)$/;
+const KEY = /^(api:error\.[a-z_-]+|Unauthenticated\.|This action is unauthorized\.|The given data was invalid\.|Too Many Attempts\.|Not Found\.|Outgoing mail is not configured \(SMTP_URL\): no reset link can be sent\.)$/;
 
 /** Every value given as an example (or examples) anywhere in a document, as JSON text. */
 function examplesText(node: unknown, out: unknown[] = []): string {
@@ -38,6 +38,21 @@ function hasRequestExamples(op: any): boolean { // eslint-disable-line @typescri
   const params = (op.parameters ?? []).every((p: { example?: unknown }) => p.example !== undefined);
   const bodies = Object.values(op.requestBody?.content ?? {}).every((m: any) => m.example !== undefined || m.examples !== undefined); // eslint-disable-line @typescript-eslint/no-explicit-any
   return params && bodies;
+}
+
+/** Each 2xx answer says what it is (never "Default Response") and shows an example of each media type. */
+function successesShown(name: string, op: any): void { // eslint-disable-line @typescript-eslint/no-explicit-any
+  const ok = Object.entries(op.responses).filter(([s]) => s.startsWith('2')) as [string, any][]; // eslint-disable-line @typescript-eslint/no-explicit-any
+  expect(ok.length, `${name}: a 2xx answer`).toBeGreaterThan(0);
+  for (const [status, r] of ok) {
+    expect(r.description, `${name} ${status}`).not.toBe('Default Response');
+    const media = Object.entries(r.content ?? {}) as [string, any][]; // eslint-disable-line @typescript-eslint/no-explicit-any
+    expect(media.length, `${name} ${status}: content`).toBeGreaterThan(0);
+    for (const [type, m] of media) {
+      expect(m.schema, `${name} ${status} ${type}: schema`).toBeDefined();
+      expect(m.example !== undefined || m.examples !== undefined, `${name} ${status} ${type}: example`).toBe(true);
+    }
+  }
 }
 
 function errorsNameKeys(name: string, op: any): void { // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -68,7 +83,9 @@ describe('the merchants\' /docs', () => {
     for (const [name, op] of ops(merchant)) {
       expect(hasRequestExamples(op), name).toBe(true);
       if (!/\/(health|ready)$/.test(name)) errorsNameKeys(name, op);
+      successesShown(name, op);
     }
+    expect(JSON.stringify(merchant)).not.toContain('Default Response');
     const create = merchant.paths['/api/v1/bill/create'].post;
     expect(create.responses['403']['x-error-keys']).toEqual(expect.arrayContaining(['api:error.shop_not_found', 'api:error.merchant_banned', 'api:error.rate-not-found']));
     expect(merchant.paths['/api/v1/bill/status'].get.responses['422']['x-error-keys']).toEqual(['api:error.bill_not_found']);
@@ -92,6 +109,8 @@ describe('the merchants\' /docs', () => {
     expect(pb.example.Status).toBe('SUCCESS');
     const pw = merchant.webhooks.payoutWebhook.post.requestBody.content['application/x-www-form-urlencoded'];
     expect(Object.keys(pw.schema.properties)).toEqual(expect.arrayContaining(['TrsId', 'Amount', 'IsAuto', 'Status', 'BalanceAmount', 'CommissionApplyType', 'SignatureValue']));
+    // The service posts them to you, signed, with no bearer token of yours.
+    expect([merchant.webhooks.paymentPostback.post.security, merchant.webhooks.payoutWebhook.post.security]).toEqual([[], []]);
   });
 
   it('the Swagger UI at /docs still opens', async () => {
@@ -111,14 +130,43 @@ describe('the operators\' document', () => {
     expect(JSON.stringify(operator)).not.toContain('Default Response');
     for (const [name, op] of ops(operator)) {
       expect(hasRequestExamples(op), name).toBe(true);
-      const ok = Object.entries(op.responses).filter(([s]) => s.startsWith('2'));
-      expect(ok.length, name).toBeGreaterThan(0);
-      for (const [, r] of ok as [string, any][]) expect(r.content['application/json'].schema, name).toBeDefined(); // eslint-disable-line @typescript-eslint/no-explicit-any
+      successesShown(name, op);
       if (name.includes(' /admin/')) errorsNameKeys(name, op);
     }
     for (const p of PLACEHOLDERS) expect(examplesText(operator), p).not.toContain(p);
     expect(operator.paths['/admin/v1/payments/{id}/chargebacks'].post.responses['201']).toBeDefined();
     const page = await t.app.inject({ method: 'GET', url: '/admin/docs' });
     expect(page.body).toContain("url: '/admin/docs/json'");
+  });
+});
+
+describe('the operators\' document, answer by answer', () => {
+  it('types every operator answer with the route\'s own schema, not the bare {success: true} envelope', () => {
+    const envelope: string[] = [];
+    for (const [name, op] of ops(operator)) {
+      if (!name.includes(' /admin/v1/')) continue;
+      for (const [status, r] of Object.entries(op.responses) as [string, any][]) { // eslint-disable-line @typescript-eslint/no-explicit-any
+        if (!status.startsWith('2')) continue;
+        for (const m of Object.values(r.content) as any[]) { // eslint-disable-line @typescript-eslint/no-explicit-any
+          const own = Object.keys(m.schema.properties ?? {}).filter((k) => k !== 'success');
+          if (m.schema.type === 'object' && own.length === 0) envelope.push(`${name} ${status}`);
+        }
+      }
+    }
+    expect(envelope).toEqual([]);
+    const merchant = operator.paths['/admin/v1/merchants/{id}'].get.responses['200'].content['application/json'];
+    expect(Object.keys(merchant.schema.properties)).toEqual(expect.arrayContaining(['id', 'email', 'fees', 'routing', 'balances', 'test_mode']));
+    expect(merchant.example).toMatchObject({ success: true, email: 'owner@shop.example', created_at: '2026-11-23 18:42:11' });
+    expect(operator.paths['/admin/v1/connectors/{name}'].put.responses).toHaveProperty('201');
+    expect(operator.paths['/admin/v1/connectors/{name}'].put.responses).toHaveProperty('200');
+    expect(operator.paths['/admin/v1/audit.csv'].get.responses['200'].content).toHaveProperty('text/csv');
+    expect(operator.paths['/admin/v1/payments/{id}/chargebacks'].post.responses['422']['x-error-keys']).toContain('api:error.balance_not_enough');
+  });
+
+  it('documents provider notifications as the providers see them: a text answer, refusals as {error}', () => {
+    const r = operator.paths['/providers/{connector}/notifications'].post.responses;
+    expect(r['200'].content).toHaveProperty('text/plain');
+    for (const s of ['400', '404', '429', '503']) expect(r[s].content['application/json'].schema.required, s).toEqual(['error']);
+    expect(r['401']).toBeUndefined();
   });
 });

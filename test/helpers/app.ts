@@ -79,7 +79,13 @@ export interface TestApp {
 /** buildApp() on a database of this test file's own. Call `close()` in afterAll. */
 export async function setupTestApp(
   env: Record<string, string> = {},
-  opts: { logStream?: { write(line: string): void }; /** The connector kinds (default CONNECTORS): a test adds a kind here. */ connectors?: readonly ConnectorPlugin[] } = {},
+  opts: {
+    logStream?: { write(line: string): void };
+    /** The connector kinds (default CONNECTORS): a test adds a kind here. */
+    connectors?: readonly ConnectorPlugin[];
+    /** Runs before the app is ready: a test adds a hook that sees every route (e.g. what a handler returned, before its schema). */
+    beforeReady?: (app: FastifyInstance) => void;
+  } = {},
 ): Promise<TestApp> {
   const database = await createTestDatabase();
   const config = testConfig(database.url, env);
@@ -88,6 +94,7 @@ export async function setupTestApp(
   await enterProfile(db.pool, config);
   const services = opts.connectors ? { services: createServices(config, db, { connectors: opts.connectors }) } : {};
   const app = await buildApp({ config, db, ...services, ...(opts.logStream ? { logStream: opts.logStream } : { logger: false }) });
+  opts.beforeReady?.(app);
   await app.ready();
   return {
     app, db, config, dbUrl: database.url,

@@ -6,6 +6,7 @@ import { money8 } from '../../lib/money.js';
 import { formatDateTime } from '../../lib/time.js';
 import { decimalField, Errors, isIdLike } from '../../lib/input-fields.js';
 import { balanceView } from '../../domain/operator-views.js';
+import { AdjustmentSchema, BalanceSchema, list, ok } from './schemas.js';
 import { actorOf, writeAudit } from '../../audit/audit.js';
 
 const IdParams = Type.Object({ id: Type.String() });
@@ -25,6 +26,7 @@ export default async function adjustmentAdminRoutes(app: FastifyInstance): Promi
     config: { permission: 'balance.adjust' },
     schema: {
       tags, summary: 'Credit (positive) or debit (negative) available balance; never below zero', params: IdParams, body: CreateInput.schema,
+      response: { 201: ok({ ...AdjustmentSchema.properties, balance: BalanceSchema }, 'The adjustment, and the balance after it') },
     },
   }, async (req, reply) => {
     if (!isIdLike(req.params.id)) throw new NotFoundError('Merchant not found.');
@@ -57,7 +59,8 @@ export default async function adjustmentAdminRoutes(app: FastifyInstance): Promi
   });
 
   app.get<{ Params: { id: string } }>('/merchants/:id/balance-adjustments', {
-    schema: { tags, summary: "The merchant's balance adjustments (newest first, at most 1000)", params: IdParams },
+    schema: { tags, summary: "The merchant's balance adjustments (newest first, at most 1000)", params: IdParams,
+      response: { 200: list(AdjustmentSchema, 'The adjustments, newest first') } },
   }, async (req) => {
     if (!isIdLike(req.params.id)) throw new NotFoundError('Merchant not found.');
     await merchants.get(req.params.id);

@@ -7,6 +7,7 @@ import { NotFoundError } from '../../errors.js';
 import { bodyObject, isIdLike } from '../../lib/input-fields.js';
 import { operatorActions } from '../../backoffice/actions.js';
 import { apiKeyView } from '../../domain/operator-views.js';
+import { ApiKeySchema, list, ok } from './schemas.js';
 
 const IdParams = Type.Object({ id: Type.String() });
 const KeyParams = Type.Object({ id: Type.String(), key_id: Type.String() });
@@ -27,7 +28,8 @@ export default async function apiKeyAdminRoutes(app: FastifyInstance): Promise<v
   const { loadMerchant } = operatorActions(app);
 
   app.post<{ Params: { id: string } }>('/merchants/:id/keys', {
-    schema: { tags, summary: 'Create a restricted API key limited to scopes; its token is answered once', params: IdParams, body: CreateSchema },
+    schema: { tags, summary: 'Create a restricted API key limited to scopes; its token is answered once', params: IdParams, body: CreateSchema,
+      response: { 201: ok({ ...ApiKeySchema.properties, api_token: Type.String({ description: 'Shown once', examples: ['rk_7Hq2Zp9Lx4Vb8Nc3Md6Tf1Wy5'] }) }, 'The key, and its token (answered once)') } },
   }, async (req, reply) => {
     const m = await loadMerchant(req.params.id);
     const who = actorOf(req);
@@ -37,14 +39,16 @@ export default async function apiKeyAdminRoutes(app: FastifyInstance): Promise<v
   });
 
   app.get<{ Params: { id: string } }>('/merchants/:id/keys', {
-    schema: { tags, summary: "The merchant's restricted API keys, live first (never a token)", params: IdParams },
+    schema: { tags, summary: "The merchant's restricted API keys, live first (never a token)", params: IdParams,
+      response: { 200: list(ApiKeySchema, 'The keys') } },
   }, async (req) => {
     const m = await loadMerchant(req.params.id);
     return { success: true, data: (await apiKeys.list(m.id)).map((k) => apiKeyView(app.config, k)) };
   });
 
   app.delete<{ Params: { id: string; key_id: string } }>('/merchants/:id/keys/:key_id', {
-    schema: { tags, summary: 'Revoke a restricted API key: it fails (401) from now on; revoking it again changes nothing', params: KeyParams },
+    schema: { tags, summary: 'Revoke a restricted API key: it fails (401) from now on; revoking it again changes nothing', params: KeyParams,
+      response: { 200: ok(ApiKeySchema.properties, 'The key, revoked') } },
   }, async (req) => {
     const m = await loadMerchant(req.params.id);
     if (!isIdLike(req.params.key_id)) throw new NotFoundError('API key not found.');

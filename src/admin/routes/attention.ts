@@ -4,6 +4,7 @@ import { actorOf } from '../../audit/audit.js';
 import { operatorActions } from '../../backoffice/actions.js';
 import type { AttentionItem } from '../../domain/attention/attention.service.js';
 import { bodyObject } from '../../lib/input-fields.js';
+import { AttentionSchema, list, ok } from './schemas.js';
 
 const tags = ['admin'];
 const IdParams = Type.Object({ id: Type.String() });
@@ -25,13 +26,16 @@ export default async function attentionAdminRoutes(app: FastifyInstance): Promis
   const { attention } = app.services;
   const actions = operatorActions(app);
 
-  app.get('/attention', { schema: { tags, summary: 'Open attention items: operations reconciliation gave up on, with what was last heard' } },
+  app.get('/attention', {
+    schema: { tags, summary: 'Open attention items: operations reconciliation gave up on, with what was last heard', response: { 200: list(AttentionSchema, 'The open items') } },
+  },
     async () => ({ success: true, data: (await attention.listOpen()).map(attentionView) }));
 
   // Resolving moves money (a payment credited or failed): admin and finance (issue 17's roles).
   app.post<{ Params: { id: string } }>('/attention/:id/resolve', {
     config: { permission: 'attention.resolve' },
-    schema: { tags, summary: "Record the operator's decision through the object's state table and the ledger (audited)", params: IdParams, body: ResolveBody },
+    schema: { tags, summary: "Record the operator's decision through the object's state table and the ledger (audited)", params: IdParams, body: ResolveBody,
+      response: { 200: ok({ ...AttentionSchema.properties, outcome: Type.Union([Type.String(), Type.Null()], { description: "What the object got: the provider's answer when it could say, else the operator's", examples: ['SUCCESS'] }) }, 'The item, resolved') } },
   }, async (req) => {
     const item = await actions.resolveAttention(actorOf(req), req.params.id, bodyObject(req));
     // `outcome` is what the object got: the provider's answer when it could say (resolved_by 'provider'), else the operator's.

@@ -6,6 +6,7 @@ import { AdminChargebackSchema, adminChargebackView } from '../../domain/chargeb
 import { isIdLike } from '../../lib/input-fields.js';
 import { actorOf } from '../../audit/audit.js';
 import { chargebackAudit } from '../../audit/steps.js';
+import { list } from './schemas.js';
 
 const IdParams = Type.Object({ id: Type.String() });
 const CreateInput = defineInput({
@@ -14,7 +15,7 @@ const CreateInput = defineInput({
 });
 
 const tags = ['admin'];
-const Created = Type.Composite([Type.Object({ success: Type.Boolean(), merchant_id: Type.String() }), AdminChargebackSchema]);
+const Created = Type.Composite([Type.Object({ success: Type.Boolean(), merchant_id: Type.String() }), AdminChargebackSchema], { description: 'The chargeback recorded' });
 
 /** Operator API: chargebacks against payments. */
 export default async function chargebackAdminRoutes(app: FastifyInstance): Promise<void> {
@@ -44,7 +45,8 @@ export default async function chargebackAdminRoutes(app: FastifyInstance): Promi
   });
 
   app.get<{ Params: { id: string } }>('/payments/:id/chargebacks', {
-    schema: { tags, summary: "A payment's chargebacks (newest first)", params: IdParams },
+    schema: { tags, summary: "A payment's chargebacks (newest first)", params: IdParams,
+      response: { 200: list(AdminChargebackSchema, 'The chargebacks, newest first') } },
   }, async (req) => {
     if (!isIdLike(req.params.id)) throw new NotFoundError('Payment not found.');
     const rows = await chargebacks.listForPayment(req.params.id);

@@ -7,8 +7,9 @@ import { bodyObject } from '../../lib/input-fields.js';
 import { connectorView } from '../../domain/operator-views.js';
 import { actorOf } from '../../audit/audit.js';
 import { connectorAudit } from '../../audit/steps.js';
+import { both, ConnectorSchema, list, ok } from './schemas.js';
 
-const NameParams = Type.Object({ name: Type.String() });
+const NameParams = Type.Object({ name: Type.String({ examples: ['yk-live'] }) });
 /** The body's kinds and settings come from the registry's connector list (connectors/index.ts). */
 const putBody = (plugins: readonly ConnectorPlugin[]) => Type.Object({
   kind: Type.String({ enum: plugins.map((p) => p.kind) }),
@@ -22,26 +23,27 @@ const putBody = (plugins: readonly ConnectorPlugin[]) => Type.Object({
 const PatchBody = Type.Object({ enabled: Type.Boolean() });
 
 const tags = ['admin'];
+const One = ok(ConnectorSchema.properties, 'The connector, settings masked, with its health');
 
 /** Operator API: the connector registry (PROVIDERS.md "Connectors"). Secrets are never returned. */
 export default async function connectorAdminRoutes(app: FastifyInstance): Promise<void> {
   const { connectors } = app.services;
 
   app.put<{ Params: { name: string } }>('/connectors/:name', {
-    schema: { tags, summary: 'Create (201) or replace (200) a connector; secrets encrypted at rest, answered masked', params: NameParams, body: putBody(connectors.plugins) },
+    schema: { tags, summary: 'Create (201) or replace (200) a connector; secrets encrypted at rest, answered masked', params: NameParams, body: putBody(connectors.plugins), response: both([200, 201], One) },
   }, async (req, reply) => {
     const { created, record } = await connectors.put(req.params.name, bodyObject(req), connectorAudit(actorOf(req)));
     return reply.status(created ? 201 : 200).send({ success: true, ...connectorView(app.config, record, await connectors.health(record.name)) });
   });
 
   app.patch<{ Params: { name: string } }>('/connectors/:name', {
-    schema: { tags, summary: 'Switch a connector on or off (a disabled one takes no new payment or payout; routing moves to the next)', params: NameParams, body: PatchBody },
+    schema: { tags, summary: 'Switch a connector on or off (a disabled one takes no new payment or payout; routing moves to the next)', params: NameParams, body: PatchBody, response: { 200: One } },
   }, async (req) => {
     const record = await connectors.setEnabled(req.params.name, (req.body as { enabled: boolean }).enabled, connectorAudit(actorOf(req)));
     return { success: true, ...connectorView(app.config, record, await connectors.health(record.name)) };
   });
 
-  app.get('/connectors', { schema: { tags, summary: 'Every connector with its health (settings masked)' } }, async () => {
+  app.get('/connectors', { schema: { tags, summary: 'Every connector with its health (settings masked)', response: { 200: list(ConnectorSchema, 'Every connector') } } }, async () => {
     const rows = await connectors.list();
     const data = [];
     for (const c of rows) data.push(connectorView(app.config, c, await connectors.health(c.name)));
@@ -49,7 +51,7 @@ export default async function connectorAdminRoutes(app: FastifyInstance): Promis
   });
 
   app.get<{ Params: { name: string } }>('/connectors/:name', {
-    schema: { tags, summary: 'A connector: settings (masked), health, operations waiting on an unknown outcome', params: NameParams },
+    schema: { tags, summary: 'A connector: settings (masked), health, operations waiting on an unknown outcome', params: NameParams, response: { 200: One } },
   }, async (req) => {
     const c = CONNECTOR_NAME.test(req.params.name) ? await connectors.find(req.params.name) : null;
     if (!c) throw new NotFoundError('Connector not found.');

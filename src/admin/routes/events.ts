@@ -4,6 +4,7 @@ import { defineInput, requestInput, v } from '../../lib/input.js';
 import { actorOf } from '../../audit/audit.js';
 import { operatorActions } from '../../backoffice/actions.js';
 import { testPostback } from '../../audit/steps.js';
+import { AttemptSchema, EventSchema, ok } from './schemas.js';
 
 const IdParams = Type.Object({ id: Type.String() });
 
@@ -16,6 +17,7 @@ const ListInput = defineInput({
 });
 
 const tags = ['admin'];
+const One = (description: string) => ok(EventSchema.properties, description);
 
 /**
  * Operator API: outbound events (payment postbacks, payout webhooks, test postbacks), with
@@ -27,7 +29,15 @@ export default async function eventAdminRoutes(app: FastifyInstance): Promise<vo
   const actions = operatorActions(app);
 
   app.get('/events', {
-    schema: { tags, summary: 'Events by status and merchant, newest first (by id), each with its attempts; pages by before_id (next_before_id, links.next)', querystring: ListInput.schema },
+    schema: { tags, summary: 'Events by status and merchant, newest first (by id), each with its attempts; pages by before_id (next_before_id, links.next)', querystring: ListInput.schema,
+      response: {
+        200: ok({
+          data: Type.Array(EventSchema),
+          next_before_id: Type.Union([Type.String(), Type.Null()], { description: 'before_id of the next page; null on the last', examples: ['1037'] }),
+          links: Type.Object({ next: Type.Union([Type.String(), Type.Null()], { description: 'This query on the next page; null on the last', examples: ['https://pay.example/admin/v1/events?limit=5&before_id=1037'] }) }),
+        }, 'Events, newest first'),
+      },
+    },
   }, async (req) => {
     const q = ListInput.parse(requestInput(req));
     const { data, nextBeforeId } = await outbox.page({ status: q.status, merchantId: q.merchant_id, kind: q.kind, beforeId: q.before_id, limit: q.limit });
@@ -42,25 +52,33 @@ export default async function eventAdminRoutes(app: FastifyInstance): Promise<vo
   });
 
   app.get<{ Params: { id: string } }>('/events/:id', {
-    schema: { tags, summary: 'One event with its attempts', params: IdParams },
+    schema: { tags, summary: 'One event with its attempts', params: IdParams, response: { 200: One('The event') } },
   }, async (req) => ({ success: true, ...(await outbox.get(req.params.id)) }));
 
   app.post<{ Params: { id: string } }>('/events/:id/redeliver', {
     config: { permission: 'events.redeliver' },
-    schema: { tags, summary: 'Send an event again (dead or delivered back to pending, due now)', params: IdParams },
+    schema: { tags, summary: 'Send an event again (dead or delivered back to pending, due now)', params: IdParams, response: { 200: One('The event, pending again') } },
   }, async (req) => {
     return { success: true, ...(await actions.redeliverEvent(actorOf(req), req.params.id)) };
   });
 
   app.post<{ Params: { id: string } }>('/merchants/:id/events/redeliver-dead', {
     config: { permission: 'events.redeliver' },
-    schema: { tags, summary: "Send every dead event of a merchant again", params: IdParams },
+    schema: { tags, summary: "Send every dead event of a merchant again", params: IdParams,
+      response: { 200: ok({ redelivered: Type.Integer({ description: 'How many went back to pending', examples: [3] }) }, 'How many') } },
   }, async (req) => {
     return { success: true, ...(await actions.redeliverDead(actorOf(req), req.params.id)) };
   });
 
   app.post<{ Params: { id: string } }>('/shops/:id/test-postback', {
     config: { permission: 'shops.test-postback' },
-    schema: { tags, summary: "Post a signed test postback to the shop's Result URL now, and answer what happened", params: IdParams },
+    schema: { tags, summary: "Post a signed test postback to the shop's Result URL now, and answer what happened", params: IdParams,
+      response: {
+        200: ok({
+          delivered: Type.Boolean({ description: 'The shop answered OK' }), event: EventSchema,
+          attempt: Type.Union([AttemptSchema, Type.Null()], { description: 'The one attempt made' }),
+        }, 'What happened'),
+      },
+    },
   }, async (req) => ({ success: true, ...(await testPostback(app, actorOf(req), null, req.params.id)) }));
 }

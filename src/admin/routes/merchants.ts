@@ -10,6 +10,7 @@ import { actorOf } from '../../audit/audit.js';
 import { merchantAudit } from '../../audit/steps.js';
 import type { FastifyRequest } from 'fastify';
 import { formatDateTime } from '../../lib/time.js';
+import { BalanceSchema, both, list, MerchantSchema, ok, TeamMemberSchema } from './schemas.js';
 
 const IdParams = Type.Object({ id: Type.String() });
 
@@ -43,6 +44,9 @@ const PatchSchema = Type.Object({
 }, { additionalProperties: true });
 
 const tags = ['admin'];
+const Merchant = (description: string) => ok(MerchantSchema.properties, description);
+const Token = (description: string) => Type.String({ description, examples: ['mk_5Gd8Qw2Zr7Lp4Xn9Vb3Tc6Hy1Jm0'] });
+const TokenAnswer = ok({ api_token: Token('The new token, shown once') }, 'The new token');
 
 const MemberBody = { member_id: Type.Optional(Type.Union([Type.String(), Type.Null()], { description: 'A team member of this merchant; absent or null: the owner' })) };
 
@@ -55,7 +59,11 @@ export default async function merchantAdminRoutes(app: FastifyInstance): Promise
   const load = actions.loadMerchant;
 
   app.post('/merchants', {
-    schema: { tags, summary: 'Create a merchant (active, unverified, subscription active, no grants); returns its API token once', body: CreateInput.schema },
+    schema: { tags, summary: 'Create a merchant (active, unverified, subscription active, no grants); returns its API token once', body: CreateInput.schema,
+      response: {
+        201: ok({ ...MerchantSchema.properties, api_token: Token('The live API token, shown once'), test_api_token: Token('The test-mode API token, shown once') }, 'The merchant and its tokens (answered once)'),
+      },
+    },
   }, async (req, reply) => {
     const input = CreateInput.parse(requestInput(req));
     const { merchant, apiToken, testApiToken } = await actions.createMerchant(actorOf(req), { name: input.name!, email: input.email!, password: input.password });
@@ -63,7 +71,7 @@ export default async function merchantAdminRoutes(app: FastifyInstance): Promise
   });
 
   app.get('/merchants', {
-    schema: { tags, summary: 'List merchants (newest first)', querystring: ListInput.schema },
+    schema: { tags, summary: 'List merchants (newest first)', querystring: ListInput.schema, response: { 200: list(MerchantSchema, 'Merchants, newest first') } },
   }, async (req) => {
     const q = ListInput.parse(requestInput(req));
     const rows = await merchants.list({ email: q.email, limit: q.limit ?? 100, offset: q.offset ?? 0 });
@@ -71,7 +79,17 @@ export default async function merchantAdminRoutes(app: FastifyInstance): Promise
   });
 
   app.get<{ Params: { id: string } }>('/merchants/:id', {
-    schema: { tags, summary: 'A merchant with its balances', params: IdParams },
+    schema: { tags, summary: 'A merchant with its balances', params: IdParams,
+      response: {
+        200: ok({
+          ...MerchantSchema.properties,
+          balances: Type.Array(BalanceSchema),
+          test_mode: Type.Union([Type.Object({ api_token_issued_at: Type.String({ examples: ['2026-11-23 18:42:11'] }), balances: Type.Array(BalanceSchema) }), Type.Null()], {
+            description: 'Test mode: its token\'s issue time and balances; null until it has a test token',
+          }),
+        }, 'The merchant with its balances'),
+      },
+    },
   }, async (req) => {
     const m = await load(req.params.id);
     const balances = await merchants.balances(m.id);
@@ -85,20 +103,20 @@ export default async function merchantAdminRoutes(app: FastifyInstance): Promise
   });
 
   app.patch<{ Params: { id: string } }>('/merchants/:id', {
-    schema: { tags, summary: 'Change status, verification, subscription, grants, payout limits, fees, the API IP allow-list and connector routing', params: IdParams, body: PatchSchema },
+    schema: { tags, summary: 'Change status, verification, subscription, grants, payout limits, fees, the API IP allow-list and connector routing', params: IdParams, body: PatchSchema, response: { 200: Merchant('The merchant as changed') } },
   }, async (req) => {
     const m = await actions.updateMerchant(actorOf(req), req.params.id, bodyObject(req));
     return { success: true, ...merchantView(app.config, m) };
   });
 
   app.post<{ Params: { id: string } }>('/merchants/:id/token', {
-    schema: { tags, summary: 'Refresh the API token: the old one fails at once', params: IdParams },
+    schema: { tags, summary: 'Refresh the API token: the old one fails at once', params: IdParams, response: { 200: TokenAnswer } },
   }, async (req) => {
     return { success: true, api_token: await actions.refreshMerchantToken(actorOf(req), req.params.id) };
   });
 
   app.post<{ Params: { id: string } }>('/merchants/:id/test-token', {
-    schema: { tags, summary: 'Refresh the test-mode API token (201 when it is the first): the old test token fails at once, the live token is untouched', params: IdParams },
+    schema: { tags, summary: 'Refresh the test-mode API token (201 when it is the first): the old test token fails at once, the live token is untouched', params: IdParams, response: both([200, 201], TokenAnswer) },
   }, async (req, reply) => {
     await load(req.params.id);
     const r = await merchants.refreshTestToken(req.params.id, audited(req, 'merchant.test_token.refresh'));
@@ -110,6 +128,9 @@ export default async function merchantAdminRoutes(app: FastifyInstance): Promise
     schema: {
       tags, summary: 'Mail the cabinet account (the owner, or the team member `member_id`) a one-time link to set a new password (valid 1 hour); answers 202 with the masked address. No password is ever answered',
       params: IdParams, body: Type.Object(MemberBody),
+      response: {
+        202: ok({ sent_to: Type.String({ description: 'Where the link went, masked', examples: ['o***@shop.example'] }) }, 'The link is mailed'),
+      },
     },
   }, async (req, reply) => {
     try {
@@ -122,7 +143,7 @@ export default async function merchantAdminRoutes(app: FastifyInstance): Promise
   });
 
   app.get<{ Params: { id: string } }>('/merchants/:id/team', {
-    schema: { tags, summary: "The merchant's cabinet team: each member's id (for two-factor-reset), email, role, state and whether two-factor sign-in is on", params: IdParams },
+    schema: { tags, summary: "The merchant's cabinet team: each member's id (for two-factor-reset), email, role, state and whether two-factor sign-in is on", params: IdParams, response: { 200: list(TeamMemberSchema, 'The team') } },
   }, async (req) => {
     const m = await load(req.params.id);
     const members = await app.services.team.list(m.id);
@@ -137,6 +158,7 @@ export default async function merchantAdminRoutes(app: FastifyInstance): Promise
     schema: {
       tags, summary: "Admin only: reset a cabinet account's two-factor sign-in (the owner, or the team member `member_id`) with a `reason`: TOTP and recovery codes cleared, that person's sessions ended, the person mailed",
       params: IdParams, body: Type.Object({ ...MemberBody, reason: Type.Optional(Type.String({ description: 'Required: how the person was identified (kept in the audit trail)' })) }),
+      response: { 200: ok({ ok: Type.Literal(true) }, 'Two-factor sign-in is off for that person') },
     },
   }, async (req) => {
     const body = bodyObject(req);
@@ -148,6 +170,7 @@ export default async function merchantAdminRoutes(app: FastifyInstance): Promise
     schema: {
       tags, summary: 'Set (or clear with null or "") the payout webhook URL; private addresses refused unless allowed',
       params: IdParams, body: Type.Object({ url: Type.Union([Type.String(), Type.Null()]) }),
+      response: { 200: Merchant('The merchant as changed') },
     },
   }, async (req) => {
     await load(req.params.id);

@@ -7,6 +7,7 @@ import { actorOf, changed, writeAudit } from '../../audit/audit.js';
 import { ROLES } from '../../domain/operator/roles.js';
 import { isIdLike } from '../../lib/input-fields.js';
 import type { OperatorView } from '../../domain/operator/operator.service.js';
+import { list, ok, OperatorSchema, OperatorTokenSchema } from './schemas.js';
 
 const IdParams = Type.Object({ id: Type.String() });
 const CreateInput = defineInput({
@@ -21,6 +22,7 @@ const PatchInput = defineInput({
 const TokenInput = defineInput({ name: v.string({ max: 255, description: 'What the token is for (default "api")' }) });
 
 const tags = ['admin'];
+const NewToken = Type.String({ description: 'Shown once, stored as SHA-256', examples: ['op_3Vb8Nc2Md7Tf4Wy9Lx1Qa6Zp5'] });
 
 /** Operator accounts and their personal API tokens (admin only; listing is a read). */
 export default async function operatorAdminRoutes(app: FastifyInstance): Promise<void> {
@@ -31,7 +33,7 @@ export default async function operatorAdminRoutes(app: FastifyInstance): Promise
 
   app.post('/operators', {
     config: { permission: 'admin' },
-    schema: { tags, summary: 'Create an operator (email, role admin|finance|support|auditor, optional password)', body: CreateInput.schema },
+    schema: { tags, summary: 'Create an operator (email, role admin|finance|support|auditor, optional password)', body: CreateInput.schema, response: { 201: ok({ id: Type.String({ examples: ['Op3Kz8Lm2Qx'] }) }, 'The new operator') } },
   }, async (req, reply) => {
     const input = CreateInput.parse(requestInput(req));
     if (input.password !== undefined && input.password.length < 12) throw ValidationError.field('password', 'The password must be at least 12 characters.');
@@ -44,12 +46,12 @@ export default async function operatorAdminRoutes(app: FastifyInstance): Promise
 
   app.get('/operators', {
     config: { permission: 'read' },
-    schema: { tags, summary: 'Every operator (newest first)' },
+    schema: { tags, summary: 'Every operator (newest first)', response: { 200: list(OperatorSchema, 'Operators, newest first') } },
   }, async () => ({ success: true, data: (await operators.list()).map(out) }));
 
   app.get<{ Params: { id: string } }>('/operators/:id', {
     config: { permission: 'read' },
-    schema: { tags, summary: 'An operator with its tokens (never the tokens themselves)', params: IdParams },
+    schema: { tags, summary: 'An operator with its tokens (never the tokens themselves)', params: IdParams, response: { 200: ok({ ...OperatorSchema.properties, tokens: Type.Array(OperatorTokenSchema) }, 'The operator and its tokens') } },
   }, async (req) => {
     if (!isIdLike(req.params.id)) throw new NotFoundError('Operator not found.');
     const o = await operators.get(req.params.id);
@@ -63,7 +65,7 @@ export default async function operatorAdminRoutes(app: FastifyInstance): Promise
 
   app.patch<{ Params: { id: string } }>('/operators/:id', {
     config: { permission: 'admin' },
-    schema: { tags, summary: "Change an operator's role or status; disabling revokes every token and ends every console session (re-enabling restores none)", params: IdParams, body: PatchInput.schema },
+    schema: { tags, summary: "Change an operator's role or status; disabling revokes every token and ends every console session (re-enabling restores none)", params: IdParams, body: PatchInput.schema, response: { 200: ok(OperatorSchema.properties, 'The operator as changed') } },
   }, async (req) => {
     if (!isIdLike(req.params.id)) throw new NotFoundError('Operator not found.');
     const input = PatchInput.parse(requestInput(req));
@@ -77,7 +79,8 @@ export default async function operatorAdminRoutes(app: FastifyInstance): Promise
 
   app.post<{ Params: { id: string } }>('/operators/:id/tokens', {
     config: { permission: 'admin' },
-    schema: { tags, summary: 'Issue a personal API token for the operator; shown once, stored as SHA-256', params: IdParams, body: TokenInput.schema },
+    schema: { tags, summary: 'Issue a personal API token for the operator; shown once, stored as SHA-256', params: IdParams, body: TokenInput.schema,
+      response: { 201: ok({ id: Type.String({ examples: ['Tk9Wq2Lm4Rx'] }), api_token: NewToken }, 'The token (answered once)') } },
   }, async (req, reply) => {
     if (!isIdLike(req.params.id)) throw new NotFoundError('Operator not found.');
     const input = TokenInput.parse(requestInput(req));
@@ -91,7 +94,8 @@ export default async function operatorAdminRoutes(app: FastifyInstance): Promise
 
   app.delete<{ Params: { id: string; token_id: string } }>('/operators/:id/tokens/:token_id', {
     config: { permission: 'admin' },
-    schema: { tags, summary: 'Revoke a personal API token (it fails at once)', params: Type.Object({ id: Type.String(), token_id: Type.String() }) },
+    schema: { tags, summary: 'Revoke a personal API token (it fails at once)', params: Type.Object({ id: Type.String(), token_id: Type.String() }),
+      response: { 200: ok({ id: Type.String({ examples: ['Tk9Wq2Lm4Rx'] }), revoked: Type.Literal(true) }, 'The token, revoked') } },
   }, async (req) => {
     const { id, token_id: tokenId } = req.params;
     if (!isIdLike(id) || !isIdLike(tokenId)) throw new NotFoundError('Token not found.');
@@ -104,7 +108,8 @@ export default async function operatorAdminRoutes(app: FastifyInstance): Promise
 
   app.post<{ Params: { id: string } }>('/operators/:id/totp-reset', {
     config: { permission: 'admin' },
-    schema: { tags, summary: "Turn an operator's TOTP off (a lost phone): recovery codes dropped, console sessions ended; the next console sign-in enrols again", params: IdParams },
+    schema: { tags, summary: "Turn an operator's TOTP off (a lost phone): recovery codes dropped, console sessions ended; the next console sign-in enrols again", params: IdParams,
+      response: { 200: ok({ id: Type.String({ examples: ['Op3Kz8Lm2Qx'] }), totp_enabled: Type.Literal(false) }, 'TOTP is off') } },
   }, async (req) => {
     if (!isIdLike(req.params.id)) throw new NotFoundError('Operator not found.');
     const who = actorOf(req);

@@ -7,22 +7,24 @@ import { payoutAccountView } from '../../domain/operator-views.js';
 import { actorOf } from '../../audit/audit.js';
 import { payoutAccountAudit } from '../../audit/steps.js';
 import type { FastifyRequest } from 'fastify';
+import { list, ok, PayoutAccountSchema } from './schemas.js';
 
 const IdParams = Type.Object({ id: Type.String() });
 const CreateSchema = Type.Object({
   type: Type.String({ enum: ['card', 'sbp'] }),
   identifier: Type.Optional(Type.String({ description: 'Card number (Luhn-valid) or Russian mobile phone; absent for a card given by payout_token' })),
   card_holder: Type.Optional(Type.String({ description: 'Required for cards given by number' })),
-  payout_token: Type.Optional(Type.String({ description: 'A card by YooKassa\'s payout widget: its payout_token, instead of the number (no card number is stored)' })),
-  first6: Type.Optional(Type.String({ description: 'With payout_token: the card\'s first 6 digits, as the widget gave them' })),
-  last4: Type.Optional(Type.String({ description: 'With payout_token: the card\'s last 4 digits' })),
-  card_type: Type.Optional(Type.String({ description: 'With payout_token: the card type the widget named (e.g. MasterCard)' })),
-  issuer_name: Type.Optional(Type.String({ description: 'With payout_token: the issuing bank the widget named' })),
+  payout_token: Type.Optional(Type.String({ examples: ['pt-2d7b5b5e-000f-5000-9000-1b6f3c1a2b3c'], description: 'A card by YooKassa\'s payout widget: its payout_token, instead of the number (no card number is stored)' })),
+  first6: Type.Optional(Type.String({ examples: ['555555'], description: 'With payout_token: the card\'s first 6 digits, as the widget gave them' })),
+  last4: Type.Optional(Type.String({ examples: ['4477'], description: 'With payout_token: the card\'s last 4 digits' })),
+  card_type: Type.Optional(Type.String({ examples: ['MasterCard'], description: 'With payout_token: the card type the widget named (e.g. MasterCard)' })),
+  issuer_name: Type.Optional(Type.String({ examples: ['Sberbank'], description: 'With payout_token: the issuing bank the widget named' })),
   bank_member_id: Type.Optional(Type.Integer({ description: 'SBP member id of an existing bank; required for sbp' })),
 });
 const StatusInput = defineInput({ status: v.enumOf(['active', 'banned'] as const, { required: true }) });
 
 const tags = ['admin'];
+const One = (description: string) => ok(PayoutAccountSchema.properties, description);
 
 /** Operator API: stored payout accounts (card numbers encrypted at rest, shown masked). */
 export default async function payoutAccountAdminRoutes(app: FastifyInstance): Promise<void> {
@@ -36,7 +38,7 @@ export default async function payoutAccountAdminRoutes(app: FastifyInstance): Pr
   const audited = (req: FastifyRequest, action: string) => payoutAccountAudit(app.config, actorOf(req), action);
 
   app.post<{ Params: { id: string } }>('/merchants/:id/payout-accounts', {
-    schema: { tags, summary: 'Add a payout account (a card by number or by YooKassa payout_token, or an SBP phone)', params: IdParams, body: CreateSchema },
+    schema: { tags, summary: 'Add a payout account (a card by number or by YooKassa payout_token, or an SBP phone)', params: IdParams, body: CreateSchema, response: { 201: One('The account (masked)') } },
   }, async (req, reply) => {
     const m = await merchant(req.params.id);
     const input = requestInput(req);
@@ -48,21 +50,21 @@ export default async function payoutAccountAdminRoutes(app: FastifyInstance): Pr
   });
 
   app.get<{ Params: { id: string } }>('/merchants/:id/payout-accounts', {
-    schema: { tags, summary: "The merchant's payout accounts (masked)", params: IdParams },
+    schema: { tags, summary: "The merchant's payout accounts (masked)", params: IdParams, response: { 200: list(PayoutAccountSchema, 'The accounts (masked)') } },
   }, async (req) => {
     const m = await merchant(req.params.id);
     return { success: true, data: (await payoutAccounts.list(m.id)).map((a) => payoutAccountView(app.config, a)) };
   });
 
   app.get<{ Params: { id: string } }>('/payout-accounts/:id', {
-    schema: { tags, summary: 'A payout account (masked)', params: IdParams },
+    schema: { tags, summary: 'A payout account (masked)', params: IdParams, response: { 200: One('The account (masked)') } },
   }, async (req) => {
     if (!isIdLike(req.params.id)) throw new NotFoundError('Payout account not found.');
     return { success: true, ...payoutAccountView(app.config, await payoutAccounts.get(req.params.id)) };
   });
 
   app.patch<{ Params: { id: string } }>('/payout-accounts/:id', {
-    schema: { tags, summary: 'Ban or unban a payout account', params: IdParams, body: StatusInput.schema },
+    schema: { tags, summary: 'Ban or unban a payout account', params: IdParams, body: StatusInput.schema, response: { 200: One('The account as changed') } },
   }, async (req) => {
     if (!isIdLike(req.params.id)) throw new NotFoundError('Payout account not found.');
     await payoutAccounts.get(req.params.id);

@@ -6,6 +6,7 @@ import { RATE_CURRENCIES, type RateCurrency } from '../../domain/rate/rate.servi
 import { decimalField, Errors } from '../../lib/input-fields.js';
 import { rateView } from '../../domain/operator-views.js';
 import { actorOf, writeAudit } from '../../audit/audit.js';
+import { list, ok, RateSchema } from './schemas.js';
 
 const CurrencyParams = Type.Object({ currency: Type.String({ enum: [...RATE_CURRENCIES] }) });
 const SetInput = defineInput({ rub_per_unit: v.decimal({ required: true, description: 'RUB per one unit, positive, at most 6 decimals' }) });
@@ -18,12 +19,12 @@ const tags = ['admin'];
 export default async function rateAdminRoutes(app: FastifyInstance): Promise<void> {
   const { rates } = app.services;
 
-  app.get('/rates', { schema: { tags, summary: 'Every exchange rate set' } }, async () => (
+  app.get('/rates', { schema: { tags, summary: 'Every exchange rate set', response: { 200: list(RateSchema, 'The rates') } } }, async () => (
     { success: true, data: (await rates.list()).map((r) => rateView(app.config, r)) }
   ));
 
   app.put<{ Params: { currency: string } }>('/rates/:currency', {
-    schema: { tags, summary: 'Set the rate of USD or EUR in RUB per unit', params: CurrencyParams, body: SetInput.schema },
+    schema: { tags, summary: 'Set the rate of USD or EUR in RUB per unit', params: CurrencyParams, body: SetInput.schema, response: { 200: ok(RateSchema.properties, 'The rate as set') } },
   }, async (req) => {
     const currency = asRateCurrency(req.params.currency);
     const errors = new Errors();
@@ -43,7 +44,8 @@ export default async function rateAdminRoutes(app: FastifyInstance): Promise<voi
   });
 
   app.delete<{ Params: { currency: string } }>('/rates/:currency', {
-    schema: { tags, summary: 'Remove a rate: bills in that currency then answer rate-not-found', params: CurrencyParams },
+    schema: { tags, summary: 'Remove a rate: bills in that currency then answer rate-not-found', params: CurrencyParams,
+      response: { 200: ok({ currency: Type.String({ enum: ['USD', 'EUR'] }), deleted: Type.Literal(true) }, 'The rate is gone') } },
   }, async (req) => {
     const currency = asRateCurrency(req.params.currency);
     if (!currency) throw new NotFoundError('Rate not found.');

@@ -8,6 +8,7 @@ import { shopView } from '../../domain/operator-views.js';
 import { actorOf } from '../../audit/audit.js';
 import { shopAudit } from '../../audit/steps.js';
 import { PAYMENT_MODES, PAYMENT_SUBJECTS, TAX_SYSTEM_CODES, VAT_CODES } from '../../domain/receipt/fiscal.js';
+import { list, ok, ShopSchema } from './schemas.js';
 
 const IdParams = Type.Object({ id: Type.String() });
 const CURRENCIES = ['RUB', 'USD', 'EUR'] as const;
@@ -52,13 +53,14 @@ function toShopPatch(raw: Record<string, unknown>, body: Record<string, unknown>
 }
 
 const tags = ['admin'];
+const One = (description: string) => ok(ShopSchema.properties, description);
 
 /** Operator API: shops (Result/Success/Fail URLs through the outbound URL guard). */
 export default async function shopAdminRoutes(app: FastifyInstance): Promise<void> {
   const { merchants, shops } = app.services;
 
   app.post<{ Params: { id: string } }>('/merchants/:id/shops', {
-    schema: { tags, summary: 'Create a shop for the merchant', params: IdParams, body: withFiscal(CreateInput.schema) },
+    schema: { tags, summary: 'Create a shop for the merchant', params: IdParams, body: withFiscal(CreateInput.schema), response: { 201: One('The shop') } },
   }, async (req, reply) => {
     if (!isIdLike(req.params.id)) throw new NotFoundError('Merchant not found.');
     const m = await merchants.get(req.params.id);
@@ -68,7 +70,7 @@ export default async function shopAdminRoutes(app: FastifyInstance): Promise<voi
   });
 
   app.get<{ Params: { id: string } }>('/merchants/:id/shops', {
-    schema: { tags, summary: "The merchant's shops", params: IdParams },
+    schema: { tags, summary: "The merchant's shops", params: IdParams, response: { 200: list(ShopSchema, 'The shops') } },
   }, async (req) => {
     if (!isIdLike(req.params.id)) throw new NotFoundError('Merchant not found.');
     const m = await merchants.get(req.params.id);
@@ -76,14 +78,14 @@ export default async function shopAdminRoutes(app: FastifyInstance): Promise<voi
   });
 
   app.get<{ Params: { id: string } }>('/shops/:id', {
-    schema: { tags, summary: 'A shop', params: IdParams },
+    schema: { tags, summary: 'A shop', params: IdParams, response: { 200: One('The shop') } },
   }, async (req) => {
     if (!isIdLike(req.params.id)) throw new NotFoundError('Shop not found.');
     return { success: true, ...shopView(app.config, await shops.getAny(req.params.id)) };
   });
 
   app.patch<{ Params: { id: string } }>('/shops/:id', {
-    schema: { tags, summary: 'Change shop fields; null or "" clears a URL; fiscalization fields not sent keep their value', params: IdParams, body: withFiscal(PatchInput.schema) },
+    schema: { tags, summary: 'Change shop fields; null or "" clears a URL; fiscalization fields not sent keep their value', params: IdParams, body: withFiscal(PatchInput.schema), response: { 200: One('The shop as changed') } },
   }, async (req) => {
     if (!isIdLike(req.params.id)) throw new NotFoundError('Shop not found.');
     const current = await shops.getAny(req.params.id);

@@ -1,4 +1,4 @@
-import { ERROR_BODY, MERCHANT_ERRORS, errorResponses, type ErrorList } from './errors.js';
+import { ERROR_BODY, MERCHANT_ERRORS, OPERATOR_EXTRA_ERRORS, errorResponses, type ErrorList } from './errors.js';
 import { REQUEST_EXAMPLES } from './examples.js';
 import { WEBHOOKS } from './webhooks.js';
 
@@ -32,9 +32,12 @@ const ID = 'Zx8Wq2LmN4pR7tYv';
 export function exampleOf(schema: Json | undefined, name = ''): unknown {
   if (!schema) return ID;
   if (schema.example !== undefined) return schema.example;
+  if (Array.isArray(schema.examples) && schema.examples.length) return schema.examples[0];
+  if (schema.const !== undefined) return schema.const;
   if (schema.default !== undefined) return schema.default;
   if (Array.isArray(schema.enum) && schema.enum.length) return schema.enum.find((x: unknown) => x !== null);
   if (Array.isArray(schema.anyOf)) return exampleOf(schema.anyOf.find((s: Json) => s.type !== 'null'), name);
+  if (Array.isArray(schema.allOf)) return Object.assign({}, ...schema.allOf.map((s: Json) => exampleOf(s, name)));
   const type = Array.isArray(schema.type) ? schema.type.find((t: string) => t !== 'null') : schema.type;
   const n = name.toLowerCase();
   if (type === 'object' || schema.properties) {
@@ -50,9 +53,22 @@ export function exampleOf(schema: Json | undefined, name = ''): unknown {
     if (/amount|fixed|max|threshold/.test(n)) return 1000;
     return 1;
   }
+  if (n === 'success') return 'true';
+  if (/^(payment|payout)_(card|sbp)$/.test(n) || n === 'connector') return 'sandbox';
+  if (n === 'actor') return 'support@pay.example';
+  if (n === 'action') return 'merchant.update';
+  if (n === 'outcome') return 'SUCCESS';
+  if (n === 'note') return 'Confirmed with the acquirer by phone';
   if (/email/.test(n)) return 'owner@shop.example';
   if (/url/.test(n)) return 'https://shop.example/payments/result';
-  if (/date|_at$/.test(n)) return '2026-11-30';
+  if (/cursor/.test(n)) return 'eyJpZCI6IjFKYTk3WmNuVVh5ZkpuOWwifQ';
+  if (n === 'next' || n === 'prev' || n === 'path') return `https://pay.example/api/v1/bill/search${n === 'path' ? '' : '?cursor=eyJpZCI6IjFKYTk3WmNuVVh5ZkpuOWwifQ'}`;
+  if (/holder/.test(n)) return 'IVAN PETROV';
+  if (/card|identifier|masked/.test(n)) return '424242******4242';
+  if (/bank/.test(n)) return 'Sberbank';
+  if (/^balance_/.test(n)) return '1500.50000000';
+  if (/_at$/.test(n)) return '2026-11-30 14:05:09';
+  if (/date/.test(n)) return '2026-11-30';
   if (/amount|fixed|percent|limit|max|threshold|rate|rub_per_unit/.test(n)) return '1000.00';
   if (/currency/.test(n)) return 'RUB';
   if (/password/.test(n)) return 'correct horse battery staple';
@@ -62,6 +78,7 @@ export function exampleOf(schema: Json | undefined, name = ''): unknown {
   if (/role/.test(n)) return 'support';
   if (/ip|cidr/.test(n)) return '203.0.113.10';
   if (/code/.test(n)) return '123456';
+  if (n === 'before_id') return '1037';
   if (/id$|^id|_id/.test(n)) return ID;
   return `${name || 'value'} example`;
 }
@@ -75,6 +92,20 @@ function addRequestExamples(op: Json, given?: { body?: Json; query?: Json }): vo
   for (const media of Object.values((op.requestBody?.content ?? {}) as Json)) {
     if (media.example !== undefined) continue;
     media.example = given?.body ?? exampleOf(media.schema);
+  }
+}
+
+/**
+ * A 2xx answer as a reader sees it: a description (never the generator's "Default Response") and
+ * an example built from its schema's own examples, so Swagger UI shows no `"string"`.
+ */
+function describeSuccess(op: Json): void {
+  for (const [status, r] of Object.entries((op.responses ?? {}) as Json)) {
+    if (!status.startsWith('2')) continue;
+    if (!r.description || r.description === 'Default Response') r.description = 'Success';
+    for (const media of Object.values((r.content ?? {}) as Json)) {
+      if (media.example === undefined && media.examples === undefined && media.schema) media.example = exampleOf(media.schema);
+    }
   }
 }
 
@@ -187,6 +218,7 @@ export function merchantDocument(full: Json): Json {
   for (const [path, method, op] of operations(paths)) {
     const key = `${method} ${path}`;
     addRequestExamples(op, REQUEST_EXAMPLES[key]);
+    describeSuccess(op);
     if (!path.startsWith('/health') && !path.startsWith('/ready') && !path.startsWith('/metrics')) {
       op.responses = { ...op.responses, ...errorResponses(MERCHANT_ERRORS[key] ?? COMMON_MERCHANT) };
     }
@@ -214,26 +246,49 @@ export function merchantDocument(full: Json): Json {
 
 const OPERATOR_ERRORS: ErrorList = { 401: ['Unauthenticated.'], 403: ['This action is unauthorized.'], 422: ['The given data was invalid.'] };
 
+/** A provider's notification is answered as that provider expects, and refused with `{error}`. */
+const NOTIFICATIONS = '/providers/{connector}/notifications';
+const providerError = (description: string, examples: Json) => ({
+  description,
+  content: {
+    'application/json': {
+      schema: { type: 'object', required: ['error'], properties: { error: { type: 'string' }, reason: { type: 'string' } } },
+      examples: Object.fromEntries(Object.entries(examples).map(([k, value]) => [k, { value }])),
+    },
+  },
+});
+const NOTIFICATION_RESPONSES = {
+  200: { description: 'Recorded (or a duplicate, which changes nothing); the body is what the provider expects (T-Bank: `OK`; YooKassa: empty)', content: { 'text/plain': { schema: { type: 'string' }, example: 'OK' } } },
+  400: providerError('Could not be verified (signature, token, or the object read back differs)', { unverifiable: { error: 'unverifiable', reason: 'not a YooKassa notification' } }),
+  404: providerError('No such connector, or about no object of ours', { unknown_connector: { error: 'unknown_connector' }, payment_not_found: { error: 'payment_not_found' } }),
+  429: providerError('Over 10 unproven notifications a second from one address to one connector', { too_many_requests: { error: 'too_many_requests' } }),
+  503: providerError('The provider did not answer the check: it sends the notification again', { provider_unavailable: { error: 'provider_unavailable' } }),
+};
+
 /** The operators' document: the operator API, typed answers, its own errors. */
 export function operatorDocument(full: Json): Json {
   const paths: Json = {};
   for (const [path, item] of Object.entries(full.paths ?? {})) if (path.startsWith('/admin/') || path.startsWith('/providers/')) paths[path] = item;
-  for (const [path, , op] of operations(paths)) {
+  if (paths[NOTIFICATIONS]?.post) paths[NOTIFICATIONS].post.responses = JSON.parse(JSON.stringify(NOTIFICATION_RESPONSES));
+  for (const [path, method, op] of operations(paths)) {
     addRequestExamples(op);
+    if (path.startsWith('/providers/')) continue;
     const responses: Json = {};
     for (const [status, r] of Object.entries((op.responses ?? {}) as Json)) {
       const code = status === 'default' ? (op.requestBody && !path.includes('{') ? '201' : '200') : status;
-      responses[code] = { ...r, description: r.description && r.description !== 'Default Response' ? r.description : 'The answer' };
+      responses[code] = r;
     }
-    if (!Object.keys(responses).some((s) => s.startsWith('2'))) responses['200'] = { description: 'The answer' };
+    // Every operator route declares its answers (src/admin/routes/schemas.ts); one that forgot is
+    // still shown as the envelope every answer has, never as "Default Response".
+    if (!Object.keys(responses).some((s) => s.startsWith('2'))) responses['200'] = { description: 'Success' };
     for (const [status, r] of Object.entries(responses)) {
-      if (!status.startsWith('2')) continue;
-      const media = (r.content ??= {})['application/json'] ??= {};
-      media.schema ??= { type: 'object', required: ['success'], properties: { success: { type: 'boolean', enum: [true] } }, additionalProperties: true };
-      media.example ??= exampleOf(media.schema);
+      if (!status.startsWith('2') || r.content) continue;
+      r.content = { 'application/json': { schema: { type: 'object', required: ['success'], properties: { success: { type: 'boolean', enum: [true] } }, additionalProperties: true } } };
     }
-    const auth = path.startsWith('/providers/') ? {} : OPERATOR_ERRORS;
-    op.responses = { ...responses, ...errorResponses({ ...auth, ...(path.includes('{') ? { 404: ['Not Found.'] } : {}) }) };
+    op.responses = responses;
+    describeSuccess(op);
+    const errors: ErrorList = { ...OPERATOR_ERRORS, ...(path.includes('{') ? { 404: ['Not Found.'] } : {}), ...OPERATOR_EXTRA_ERRORS[`${method} ${path}`] };
+    op.responses = { ...responses, ...errorResponses(errors) };
   }
   return to31({
     openapi: '3.1.0',

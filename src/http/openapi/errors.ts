@@ -5,7 +5,7 @@
  * words ("Unauthenticated.", "This action is unauthorized"); a 422 without a key carries the
  * fields (Laravel-style `errors`).
  */
-export type ErrorList = Partial<Record<'400' | '401' | '403' | '404' | '409' | '422' | '429' | '500', string[]>>;
+export type ErrorList = Partial<Record<'400' | '401' | '403' | '404' | '409' | '422' | '429' | '500' | '503', string[]>>;
 
 const SUB = ['api:error.merchant_banned', 'api:error.merchant_subscription_inactive', 'api:error.merchant_subscription_not_found', 'api:error.merchant_not_found'];
 const INVALID = 'The given data was invalid.';
@@ -50,6 +50,16 @@ export const MERCHANT_ERRORS: Record<string, ErrorList> = {
   'get /pay/{bill_id}/payments/{payment_id}': { 404: ['api:error.payment_not_found'] },
 };
 
+/**
+ * The operator API's errors beyond the ones every operator call can answer (401, 403, 422 and,
+ * with an id in the path, 404): a debit the balance cannot cover, a reset link with no mail.
+ */
+export const OPERATOR_EXTRA_ERRORS: Record<string, ErrorList> = {
+  'post /admin/v1/payments/{id}/chargebacks': { 422: [INVALID, 'api:error.balance_not_enough'] },
+  'post /admin/v1/merchants/{id}/balance-adjustments': { 422: [INVALID, 'api:error.balance_not_enough'] },
+  'post /admin/v1/merchants/{id}/password-reset': { 503: ['Outgoing mail is not configured (SMTP_URL): no reset link can be sent.'] },
+};
+
 /** The error body: `success: false` and the message (the key), plus the fields of a 422. */
 export const ERROR_BODY = {
   type: 'object',
@@ -68,6 +78,7 @@ export function errorResponses(list: ErrorList): Record<string, unknown> {
     const examples: Record<string, { summary: string; value: unknown }> = {};
     for (const k of keys!) {
       examples[k] = { summary: k, value: k === INVALID ? { success: false, message: k, errors: { amount: ['The amount field is required.'] } } : { success: false, message: k } };
+      if (k === 'api:error.balance_not_enough' && status === '422') examples[k]!.value = { success: false, message: k, errors: { amount: ['The amount would take the available balance below zero.'] } };
     }
     out[status] = {
       description: keys!.map((k) => `\`${k}\``).join(', '),

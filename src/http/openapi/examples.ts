@@ -31,5 +31,8 @@ export const REQUEST_EXAMPLES: Record<string, { body?: Record<string, unknown>; 
   'get /api/v1/refund/search': { query: { start_date: '2026-11-01', finish_date: '2026-11-30', payment_id: 'Qm7Tz2Vb9KcX4wEr' } },
 };
 
-/** Values a generator writes when nobody gave an example: a document must not show them. */
-export const PLACEHOLDERS = ['"string"', 'additionalProp1', '"2019-08-24', '"user@example.com"'];
+/**
+ * Values a generator writes when nobody gave an example (`exampleOf`'s last resort is `"<name> example"`):
+ * a document must not show them.
+ */
+export const PLACEHOLDERS = ['"string"', 'additionalProp1', '"2019-08-24', '"user@example.com"', ' example"'];

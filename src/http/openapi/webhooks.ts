@@ -12,6 +12,8 @@ export const WEBHOOKS = {
   paymentPostback: {
     post: {
       summary: 'Payment postback (to the shop\'s Result URL)',
+      // Posted by the service to you: signed (SignatureValue), with no bearer token.
+      security: [],
       description: 'Sent once a payment is final. Mark the order paid on SUCCESS (or OVERPAID), failed on FAIL. Check SignatureValue before trusting it.',
       tags: ['Events'],
       requestBody: {
@@ -48,6 +50,7 @@ export const WEBHOOKS = {
   payoutWebhook: {
     post: {
       summary: 'Payout webhook (to the merchant\'s payout webhook URL)',
+      security: [],
       description: 'Sent once a payout is final (an ERROR is sent as FAIL). Amounts carry 8 decimals, exactly the strings signed.',
       tags: ['Events'],
       requestBody: {

@@ -17,10 +17,10 @@ export function billCreateRoute(app: FastifyInstance): void {
       body: billCreateInput.schema,
       response: {
         200: Type.Object({
-          success: Type.String({ description: 'The string "true"' }),
-          link_url: Type.String({ description: 'Page with the QR code of the payment page' }),
-          link_page_url: Type.String({ description: 'Payment page' }),
-          bill_id: Type.String(),
+          success: Type.String({ description: 'The string "true"', examples: ['true'] }),
+          link_url: Type.String({ description: 'Page with the QR code of the payment page', examples: ['https://pay.example/pay/kD3vPq8Rz1/qr'] }),
+          link_page_url: Type.String({ description: 'Payment page', examples: ['https://pay.example/pay/kD3vPq8Rz1'] }),
+          bill_id: Type.String({ examples: ['kD3vPq8Rz1'] }),
         }),
       },
     },

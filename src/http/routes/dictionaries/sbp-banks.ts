@@ -10,9 +10,10 @@ export function sbpBanksRoute(app: FastifyInstance): void {
       response: {
         200: Type.Object({
           data: Type.Array(Type.Object({
-            member_id: Type.Integer(), name: Type.String(), name_en: Type.String(), bic: Type.Integer(),
+            member_id: Type.Integer({ examples: [100000000111] }), name: Type.String({ examples: ['Сбербанк'] }), name_en: Type.String({ examples: ['Sberbank'] }),
+            bic: Type.Integer({ examples: [44525225] }),
           })),
-          success: Type.String({ description: 'The string "true"' }),
+          success: Type.String({ description: 'The string "true"', examples: ['true'] }),
         }),
       },
     },

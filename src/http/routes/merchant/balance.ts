@@ -10,7 +10,7 @@ export function merchantBalanceRoute(app: FastifyInstance): void {
       tags: ['merchant'],
       summary: "The merchant's balances, one per currency",
       response: {
-        200: Type.Object({ balances: Type.Array(BalanceSchema), success: Type.String({ description: 'The string "true"' }) }),
+        200: Type.Object({ balances: Type.Array(BalanceSchema), success: Type.String({ description: 'The string "true"', examples: ['true'] }) }),
       },
     },
     // Authenticated inside the read: one round trip instead of two.
