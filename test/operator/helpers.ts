@@ -31,7 +31,7 @@ export class ConsoleClient extends CabinetClient {
 export const totpCode = (secret: string, offsetSteps = 0): Promise<string> =>
   generate({ secret, epoch: Math.floor(Date.now() / 1000) + offsetSteps * 30 });
 
-export interface OperatorFixture { id: string; email: string; role: Role; secret: string; client: ConsoleClient }
+export interface OperatorFixture { id: string; email: string; role: Role; secret: string; client: ConsoleClient; /** The code the enrolment used (its time step is spent). */ enrolCode: string }
 
 let n = 0;
 /** An operator with a password, through the service the CLI and the API use. */
@@ -50,9 +50,10 @@ export async function enrolledOperator(t: TestApp, role: Role, ip?: string): Pro
   const enrol = await client.get('/operator/2fa');
   const secret = /id="totp-secret">([A-Z2-7]+)</.exec(enrol.body)?.[1];
   if (!secret) throw new Error('no TOTP secret on the enrolment page');
-  const done = await client.post('/operator/2fa/enrol', { ...ConsoleClient.formOf(enrol.body), code: await totpCode(secret) });
+  const enrolCode = await totpCode(secret);
+  const done = await client.post('/operator/2fa/enrol', { ...ConsoleClient.formOf(enrol.body), code: enrolCode });
   if (done.statusCode !== 200) throw new Error(`enrolment: ${done.statusCode}`);
-  return { ...op, role, secret, client };
+  return { ...op, role, secret, client, enrolCode };
 }
 
 
