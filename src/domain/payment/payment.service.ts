@@ -604,7 +604,10 @@ export class PaymentService {
     if (p.connector === null) return { status: 'declined', code: 'no_connector', message: 'No connector took the payment.', ref: null };
     const c = await this.connectors.get(p.connector);
     if (!c) return { status: 'unknown', ref: p.ref, reason: `connector ${p.connector} is not available` };
-    return this.connectors.call<PaymentOutcome>(c, 'get_payment', (cc) => c.getPayment({ paymentId: p.id, ref: p.ref }, cc));
+    // Whether it is a two-stage payment (its bill's `capture`): T-Bank's state alone does not say.
+    const twoStage = c.capabilities.twoStage === true && (await runPaymentById<{ capture: boolean }>(this.db.pool, p.id, {
+      text: `SELECT (SELECT b.capture FROM bills b WHERE b.id = payments.bill_id) AS capture FROM payments WHERE id = $1`, values: [p.id] })).rows[0]?.capture === false;
+    return this.connectors.call<PaymentOutcome>(c, 'get_payment', (cc) => c.getPayment({ paymentId: p.id, ref: p.ref, ...(twoStage ? { twoStage } : {}) }, cc));
   }
 
   /**

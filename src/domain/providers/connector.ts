@@ -234,7 +234,8 @@ export interface Connector {
   readonly mode: ConnectorMode;
   readonly capabilities: Capabilities;
   createPayment(req: CreatePayment, ctx: CallContext): Promise<PaymentOutcome>;
-  getPayment(q: { paymentId: string; ref: string | null }, ctx: CallContext): Promise<PaymentOutcome>;
+  /** `twoStage`: the payment was created with `capture: false` (a provider whose state does not say so reads a hold by it). */
+  getPayment(q: { paymentId: string; ref: string | null; twoStage?: boolean }, ctx: CallContext): Promise<PaymentOutcome>;
   /** Two-stage (`capabilities.twoStage`): captures `amount` of a held payment; `paid` with what was captured when done. */
   capturePayment?(req: SettleHold, ctx: CallContext): Promise<PaymentOutcome>;
   /** Two-stage: releases a held payment; `declined` (code `canceled`) when done. */
