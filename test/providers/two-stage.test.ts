@@ -7,6 +7,7 @@ import { deliverUntil } from '../outbox/deliver-until.js';
 import { startReceiver, type Receiver } from '../outbox/receiver.js';
 import { balance } from '../refund/helpers.js';
 import { admin } from '../admin/helpers.js';
+import { cabinetMerchant, signedIn, teamMember } from '../cabinet/helpers.js';
 
 /**
  * Two-stage payments through the service (docs/adr/0073-two-stage-payments.md): a bill created
@@ -152,5 +153,35 @@ describe('two-stage payments (capture: false)', () => {
     const sbp = await payRequest(t, two, { method: 'SBP' });
     expect(sbp.statusCode).toBeGreaterThanOrEqual(400);
     expect(sbp.statusCode).toBeLessThan(500);
+  });
+});
+
+describe('two-stage payments in the cabinet', () => {
+  it('the owner sees what is held and captures part of it; a support member sees the amount, no buttons, and a forged capture is refused', async () => {
+    const cm = await cabinetMerchant(t, { merchant: { paymentCardPercent: '0', paymentCardFixed: '0' } });
+    const b = await t.app.inject({ method: 'POST', url: '/api/v1/bill/create', headers: cm.auth, payload: { shop_id: cm.shopId, amount: '500.00', capture: 'false' } });
+    const paymentId = (await payRequest(t, b.json().bill_id, cardForm())).json().payment_id as string;
+    const owner = await signedIn(t, cm);
+    const page = await owner.get(`/cabinet/payments/${paymentId}`);
+    expect(page.body).toContain('data-testid="held"');
+    expect(page.body).toContain(`/cabinet/payments/${paymentId}/capture`);
+
+    const support = await teamMember(t, cm, 'support');
+    const seen = await support.client.get(`/cabinet/payments/${paymentId}`);
+    expect(seen.body).toContain('data-testid="held"');
+    expect(seen.body).not.toContain(`/cabinet/payments/${paymentId}/capture"`);
+    const forged = await support.client.submit(`/cabinet/payments/${paymentId}`, `/cabinet/payments/${paymentId}/capture`, { amount: '100' });
+    expect(forged.statusCode).toBe(403);
+
+    const over = await owner.submit(`/cabinet/payments/${paymentId}`, `/cabinet/payments/${paymentId}/capture`, { amount: '500.01' });
+    expect(over.statusCode).toBe(422);
+    expect(over.body).toContain('id="err-amount"');
+    const ok = await owner.submit(`/cabinet/payments/${paymentId}`, `/cabinet/payments/${paymentId}/capture`, { amount: '120' });
+    expect(ok.statusCode).toBe(303);
+    expect(await paymentRow(paymentId)).toMatchObject({ status: 'SUCCESS', amount_received: '120.00' });
+    expect((await balance(t, cm.merchantId)).available).toBe('120.00');
+    const after = await owner.get(`/cabinet/payments/${paymentId}`);
+    expect(after.body).not.toContain('data-testid="held"');
+    expect(await verifyBalances(t.db.pool)).toEqual([]);
   });
 });

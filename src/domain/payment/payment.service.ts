@@ -665,20 +665,31 @@ export class PaymentService {
    * the ledger credits what was captured, the postback says it). 404 no such payment, 409 not
    * held (or cancelled, or another amount asked for), 422 `amount` not in (0, held].
    */
-  captureHold(paymentId: string, amount: Decimal | null, audit?: InTx<HoldRequest>): Promise<HoldSettled> {
-    return this.settleHold(paymentId, 'capture', amount, audit);
+  captureHold(paymentId: string, amount: Decimal | null, audit?: InTx<HoldRequest>, merchantId?: string): Promise<HoldSettled> {
+    return this.settleHold(paymentId, 'capture', amount, audit, merchantId);
   }
 
-  /** Two-stage: releases a held payment (PROCESS -> FAIL, nothing credited, the FAIL postback); once, as captureHold. */
-  cancelHold(paymentId: string, audit?: InTx<HoldRequest>): Promise<HoldSettled> {
-    return this.settleHold(paymentId, 'cancel', null, audit);
+  /** Two-stage: releases a held payment (PROCESS -> FAIL, nothing credited, the FAIL postback); once, as captureHold. `merchantId`: only its own. */
+  cancelHold(paymentId: string, audit?: InTx<HoldRequest>, merchantId?: string): Promise<HoldSettled> {
+    return this.settleHold(paymentId, 'cancel', null, audit, merchantId);
   }
 
-  private async settleHold(paymentId: string, kind: 'capture' | 'cancel', amount: Decimal | null, audit?: InTx<HoldRequest>): Promise<HoldSettled> {
+  /** What a merchant's payment holds that may still be captured or cancelled (the cabinet's buttons); null when nothing. */
+  async capturable(merchantId: string, paymentId: string): Promise<Decimal | null> {
+    if (!/^[A-Za-z0-9]{1,64}$/.test(paymentId)) return null;
+    const r = await runPaymentById<{ held: string }>(this.db.pool, paymentId, { text:
+      `SELECT authorized_amount::text AS held FROM payments
+        WHERE id = $1 AND merchant_id = $2 AND status = 'PROCESS' AND authorized_amount IS NOT NULL
+          AND capture_amount IS NULL AND cancel_requested_at IS NULL`, values: [paymentId, merchantId] });
+    return r.rows[0] ? new Decimal(r.rows[0].held) : null;
+  }
+
+  private async settleHold(paymentId: string, kind: 'capture' | 'cancel', amount: Decimal | null, audit?: InTx<HoldRequest>, merchantId?: string): Promise<HoldSettled> {
     if (!/^[A-Za-z0-9]{1,64}$/.test(paymentId)) throw new NotFoundError('Payment not found.');
     const asked = await withPgTx(this.db.pool, async (c) => {
-      const p = (await runPaymentById<PaymentRow>(c, paymentId, { text: PAYMENT_SQL, values: [paymentId], suffix: ' FOR UPDATE' })).rows[0];
-      if (!p) throw new NotFoundError('Payment not found.');
+      const p = (await runPaymentById<PaymentRow & { merchant_id: string }>(c, paymentId, {
+        text: PAYMENT_SQL.replace('SELECT id,', 'SELECT id, merchant_id,'), values: [paymentId], suffix: ' FOR UPDATE' })).rows[0];
+      if (!p || (merchantId !== undefined && p.merchant_id !== merchantId)) throw new NotFoundError('Payment not found.');
       if (p.status !== 'PROCESS' || p.authorized_amount === null) {
         throw new ConflictError(p.status === 'PROCESS' ? 'The payment holds no money (yet): nothing to settle.' : `Payment is ${p.status}: it holds nothing any more.`);
       }
