@@ -94,6 +94,26 @@ describe('YooKassa two-stage (capture: false)', () => {
   }, 60_000);
 });
 
+describe('YooKassa two-stage: a capture whose answer is lost', () => {
+  it('is applied once: the repeat under the same Idempotence-Key or reconciliation reads it; a capture sent again moves nothing', async () => {
+    const before = Number(await available(mYk));
+    const { paymentId, ref } = await held(mYk, '800.00', (ref) => { yk.payerAction(ref, 'pay'); });
+    // YooKassa captures, and the connection drops before the answer.
+    yk.misbehave({ op: 'payments.capture', timeoutAfterApply: 'drop' });
+    const r = await capture(paymentId, '500.00');
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    expect(['SUCCESS', 'PROCESS']).toContain(r.body.status);
+    await until('the capture applied', async () => (await row(paymentId)).status === 'SUCCESS');
+    expect(yk.payments.get(ref)).toMatchObject({ status: 'succeeded', amount: { value: '500.00', currency: 'RUB' } });
+    expect(await row(paymentId)).toMatchObject({ amount_received: '500.00' });
+    const again = await capture(paymentId, '500.00');
+    expect(again.status).toBe(409);
+    expect((await one(e, `SELECT count(*)::int AS n FROM ledger_transfers WHERE ref_id = $1 AND kind = 'PAYMENT_CREDIT'`, [paymentId])).n).toBe(1);
+    expect(Number(await available(mYk)) - before).toBeCloseTo(500, 2);
+    await ledgerOk(e);
+  }, 60_000);
+});
+
 describe('T-Bank two-stage (PayType T)', () => {
   it('Init carries PayType T; partial Confirm credits exactly the captured amount; Cancel of another hold REVERSES it', async () => {
     const before = Number(await available(mTb));
