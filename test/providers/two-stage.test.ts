@@ -144,6 +144,15 @@ describe('two-stage payments (capture: false)', () => {
     expect(await available()).toBe(h.before);
   });
 
+  it('a held payment asked about past RECONCILE_GIVE_UP_MS stays held and raises no attention item (it waits for the merchant)', async () => {
+    const h = await held('70.00');
+    await t.app.services.payments.processClaimed({ id: h.paymentId, connector: 'sandbox', ref: null, checkAttempts: 3, sentAt: new Date(Date.now() - 3 * 86400_000) }, 1);
+    expect(await paymentRow(h.paymentId)).toMatchObject({ status: 'PROCESS', authorized_amount: '70.00' });
+    const items = await t.db.pool.query(`SELECT count(*)::int AS n FROM attention_items WHERE object_id = $1`, [h.paymentId]);
+    expect(items.rows[0].n).toBe(0);
+    expect((await capture(h.paymentId)).body.status).toBe('SUCCESS');
+  });
+
   it('a payment that holds nothing cannot be captured (409); an unknown payment is 404; SBP is not offered for a two-stage bill', async () => {
     const billId = await billCreate({ amount: '10.00' });
     const one = await payRequest(t, billId, cardForm());
