@@ -11,6 +11,7 @@ import ledgerAdminRoutes from './routes/ledger.js';
 import payoutAdminRoutes from './routes/payouts.js';
 import eventAdminRoutes from './routes/events.js';
 import chargebackAdminRoutes from './routes/chargebacks.js';
+import holdAdminRoutes from './routes/holds.js';
 import connectorAdminRoutes from './routes/connectors.js';
 import operatorAdminRoutes from './routes/operators.js';
 import auditAdminRoutes from './routes/audit.js';
@@ -40,6 +41,7 @@ export default async function adminRoutes(app: FastifyInstance): Promise<void> {
   await app.register(payoutAdminRoutes);
   await app.register(eventAdminRoutes);
   await app.register(chargebackAdminRoutes);
+  await app.register(holdAdminRoutes);
   await app.register(operatorAdminRoutes);
   await app.register(auditAdminRoutes);
   await app.register(attentionAdminRoutes);

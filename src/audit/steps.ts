@@ -6,6 +6,7 @@ import type { InTx } from '../db/client.js';
 import type { ApiKeyView } from '../domain/api-key/api-key.service.js';
 import type { ConnectorChange, ConnectorShape } from '../domain/providers/registry.js';
 import type { ChargebackRecord } from '../domain/chargeback/chargeback.repository.js';
+import type { HoldRequest } from '../domain/payment/payment.service.js';
 import type { Merchant, PayoutAccount, Shop } from '../generated/prisma/client.js';
 import { merchantView, payoutAccountView, shopView } from '../domain/operator-views.js';
 import { changed, writeAudit, type Actor } from './audit.js';
@@ -112,6 +113,12 @@ export const connectorAudit = (who: Actor): InTx<ConnectorChange> => (c, r) => {
     before: diff.before, after: { ...diff.after, credentials_changed: r.credentialsChanged },
   });
 };
+
+/** A held payment's capture or cancellation asked for (docs/adr/0073-two-stage-payments.md). */
+export const holdAudit = (who: Actor): InTx<HoldRequest> => (c, h) => writeAudit(c, who, {
+  action: `payment.${h.kind}`, objectType: 'payment', objectId: h.paymentId, before: { status: 'PROCESS', held: h.held.toFixed(2) },
+  after: { merchant_id: h.merchantId, [h.kind === 'capture' ? 'captured' : 'released']: h.amount.toFixed(2) },
+});
 
 /** A chargeback recorded: the money that left the merchant's balance, and why. */
 export const chargebackAudit = (who: Actor): InTx<ChargebackRecord> => (c, cb) => writeAudit(c, who, {

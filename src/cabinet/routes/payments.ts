@@ -8,12 +8,13 @@ import { formBody } from '../../lib/form-body.js';
 import { filterQuery, listFilters, PAGE_SIZE } from '../paging.js';
 import { csvFormat, exportFilename, sendCsv } from '../export.js';
 import { parseAmountInput } from '../../lib/money-format.js';
-import { refundAudit } from '../../audit/steps.js';
+import { holdAudit, refundAudit } from '../../audit/steps.js';
 
 const STATUSES = ['NEW', 'PROCESS', 'UNDERPAID', 'SUCCESS', 'OVERPAID', 'FAIL'] as const;
 const REFUND_STATUSES = ['NEW', 'PROCESS', 'SUCCESS', 'FAIL'] as const;
 
 // The same fields as POST /api/v1/refund/{full,partial}/create.
+const captureInput = defineInput({ amount: v.decimal({}) });
 const refundInput = defineInput({ mode: v.enumOf(['full', 'partial'] as const, { required: true }) });
 const partialInput = defineInput({ amount: v.decimal({ required: true }) });
 
@@ -91,12 +92,40 @@ export default async function paymentRoutes(app: FastifyInstance): Promise<void>
     const refunds = await app.services.refunds.listForPayment(merchantId, id);
     const refundable = isMoneyReceived(payment.status)
       && payment.accountAmount !== null && payment.accountAmount.gt(payment.refundedAmount);
+    // Two-stage (docs/adr/0073-two-stage-payments.md): what it holds, to capture or cancel.
+    const held = await app.services.payments.capturable(merchantId, id);
     return render(req, reply, 'payment', {
-      nav: 'payments', payment, refunds, refundable, grant: req.cabinet.session!.merchant.grantRefunds, ...data,
+      nav: 'payments', payment, refunds, refundable, held, grant: req.cabinet.session!.merchant.grantRefunds, ...data,
     });
   };
 
   app.get('/:id', { schema: { hide: true } }, async (req, reply) => show(req, reply, (req.params as { id: string }).id));
+
+  // Two-stage: the same service as the operator API's capture and cancel (the owner's: money in).
+  app.post('/:id/capture', { schema: { hide: true } }, async (req, reply) => {
+    const id = (req.params as { id: string }).id;
+    const b = formBody(req);
+    try {
+      const raw = typeof b.amount === 'string' && b.amount.trim() !== '' ? parseAmountInput(b.amount, req.cabinet.lang) : undefined;
+      const amount = captureInput.parse({ amount: raw }).amount ?? null;
+      await app.services.payments.captureHold(id, amount, holdAudit(cabinetActor(req)), merchantIdOf(req));
+      return reply.redirect(`${BASE}/payments/${encodeURIComponent(id)}?ok=payments.captured`, 303);
+    } catch (e) {
+      reply.status(422);
+      return show(req, reply, id, { errors: formErrors(req, e, {}), values: b });
+    }
+  });
+
+  app.post('/:id/cancel', { schema: { hide: true } }, async (req, reply) => {
+    const id = (req.params as { id: string }).id;
+    try {
+      await app.services.payments.cancelHold(id, holdAudit(cabinetActor(req)), merchantIdOf(req));
+      return reply.redirect(`${BASE}/payments/${encodeURIComponent(id)}?ok=payments.hold_canceled`, 303);
+    } catch (e) {
+      reply.status(422);
+      return show(req, reply, id, { errors: formErrors(req, e, {}) });
+    }
+  });
 
   // Same service (grant, bounds, ledger) as the refund endpoints of the API.
   app.post('/:id/refund', { schema: { hide: true } }, async (req, reply) => {

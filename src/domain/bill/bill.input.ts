@@ -18,6 +18,7 @@ export const billCreateInput = defineInput({
   currency_in: v.enumOf(['RUB', 'USD', 'EUR'] as const, { description: "Currency the customer sees; default: the shop's" }),
   custom: v.stringOrJson({ max: 1000, description: 'Returned in postbacks as custom; a JSON object is kept (and returned) as its JSON text' }),
   payer_pays_commission: v.bool({ description: '1: the payer pays the fee on top of the amount' }),
+  capture: v.bool({ description: 'false (0): two-stage card payment: the money is held on the payer\'s card until the merchant captures it (in full or in part) or cancels it; default true' }),
   name: v.string({ max: 255, description: 'Purpose of the payment, shown on the payment form' }),
   payment_method: v.enumOf(['BANK_CARD', 'SBP'] as const, { description: 'Preselects this method and allows no other' }),
   ttl: v.integer({ min: 1, max: MAX_TTL, description: `Seconds the bill lives (1..${MAX_TTL}); after that it takes no payment (POST /pay answers 403 api:error.bill_expired)` }),

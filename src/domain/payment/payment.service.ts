@@ -1,8 +1,8 @@
 import { Decimal } from 'decimal.js';
 import type pg from 'pg';
 import type { Config } from '../../config.js';
-import type { Db, Queryable } from '../../db/client.js';
-import { DomainError } from '../../errors.js';
+import { withPgTx, type Db, type InTx, type Queryable } from '../../db/client.js';
+import { ConflictError, DomainError, NotFoundError, ValidationError } from '../../errors.js';
 import { decrypt } from '../../lib/crypto.js';
 import { newPaymentIdSuffix, paymentIdSql } from '../../lib/ids.js';
 import { monthCondition, queryPaymentById, runPaymentById } from './payment-by-id.js';
@@ -71,6 +71,8 @@ export interface PayableBill {
   test: boolean;
   /** The shop's 54-FZ settings when it issues receipts (null: no receipt is sent). */
   fiscal: ActiveFiscal | null;
+  /** false: two-stage, its payments are held and then captured or cancelled (docs/adr/0073-two-stage-payments.md). */
+  capture: boolean;
 }
 
 /** What the payer owes for a bill with a method. */
@@ -109,6 +111,12 @@ export interface PayOutcome {
   payerIp?: string | null;
 }
 
+/** A capture or cancellation of a held payment, as its audit entry records it (RUB). */
+export interface HoldRequest { paymentId: string; merchantId: string; kind: 'capture' | 'cancel'; amount: Decimal; held: Decimal }
+
+/** What a capture or cancellation did: the payment's status now (PROCESS: the provider's answer is still awaited). */
+export interface HoldSettled { paymentId: string; status: PaymentStatus; amount: Decimal }
+
 /** A payment reconciliation is to ask its provider about (sent when it was opened: `sentAt` is its creation). */
 export interface DueCheck extends Claimed { connector: string | null; ref: string | null; sentAt: Date }
 
@@ -122,12 +130,14 @@ export interface PaymentRow {
   connector: string | null; provider_ref: string | null; payer_action: PayerAction | null; finished_at: Date | null;
   failure_reason: string | null;
   payer_ip: string | null;
+  /** Two-stage: what the provider holds (null: nothing held), the capture asked for, whether a cancellation was asked for. */
+  authorized_amount: string | null; capture_amount: string | null; cancel_requested: boolean;
   /** The partition key, as text: the finishing statement finds the row in its month's partition only. */
   created_at: string;
 }
 const PAYMENT_SQL = `SELECT id, bill_id, status::text, amount::text, amount_received::text, commission::text, rate::text, method::text, from_card,
        payer_email AS email, payer_phone AS phone, payer_name AS name, payer_comment AS comment, connector, provider_ref, payer_action, finished_at,
-       failure_reason, payer_ip, created_at::text
+       failure_reason, payer_ip, authorized_amount::text, capture_amount::text, (cancel_requested_at IS NOT NULL) AS cancel_requested, created_at::text
   FROM payments WHERE id = $1`;
 
 const paidWithOf = (x: PaymentRow): PaidWith => ({
@@ -153,7 +163,7 @@ SELECT b.id, b.merchant_id, b.shop_id, s.name AS shop_name, b.order_id, b.name, 
        b.request_fields, b.items,
        CASE WHEN b.currency_in = 'RUB' THEN '1' ELSE r.rub_per_unit::text END AS rate,
        m.payment_card_percent::text, m.payment_card_fixed::text, m.payment_sbp_percent::text, m.payment_sbp_fixed::text,
-       m.routing, (m.live_merchant_id IS NOT NULL) AS test, s.fiscalization,
+       m.routing, (m.live_merchant_id IS NOT NULL) AS test, s.fiscalization, b.capture,
        ${routedConnectorsSql('m.routing')} AS connector_rows
   FROM bills b
   JOIN shops s ON s.id = b.shop_id
@@ -173,6 +183,7 @@ interface BillRow {
   test: boolean;
   fiscalization: unknown;
   connector_rows: ConnectorSnapshot[];
+  capture: boolean;
 }
 
 /**
@@ -202,6 +213,7 @@ const toBill = (r: BillRow, routing: (stored: Partial<Routing> | null, live: boo
   requestFields: askedFields(r, activeFiscal(fiscalOf(r.fiscalization))), items: r.items ?? [], test: r.test,
   fiscal: activeFiscal(fiscalOf(r.fiscalization)),
   connectorRows: r.connector_rows ?? [],
+  capture: r.capture,
 });
 
 /**
@@ -264,7 +276,8 @@ export function receiptFor(bill: PayableBill, quote: Quote, payer: PayerFields):
 
 /** A connector's answer as the finishing step takes it; null when it is not final. */
 type ChargeResult =
-  | { outcome: 'PAID'; amountReceived: Decimal; reference: string }
+  /** `captured`: a held payment captured (in full or in part): SUCCESS with what was captured, never UNDERPAID. */
+  | { outcome: 'PAID'; amountReceived: Decimal; reference: string; captured?: boolean }
   | { outcome: 'DECLINED'; reason: string; message: string; reference: string };
 
 function toCharge(o: PaymentOutcome): ChargeResult | null {
@@ -382,11 +395,16 @@ export class PaymentService {
     return out;
   }
 
-  /** The connectors that may take a bill's payment by `method`, in routing order. */
-  paymentCandidates(bill: PayableBill, method: PayMethod): Promise<Connector[]> {
-    return method === 'SBP'
-      ? this.connectors.candidates(bill.routing.payment_sbp, 'payment_sbp', { live: !bill.test }, bill.connectorRows)
-      : this.connectors.candidates(bill.routing.payment_card, 'payment_card', { live: !bill.test }, bill.connectorRows);
+  /**
+   * The connectors that may take a bill's payment by `method`, in routing order. A two-stage
+   * bill (`capture: false`) is paid by card only, through connectors that hold and capture.
+   */
+  async paymentCandidates(bill: PayableBill, method: PayMethod): Promise<Connector[]> {
+    if (!bill.capture && method === 'SBP') return [];
+    const all = method === 'SBP'
+      ? await this.connectors.candidates(bill.routing.payment_sbp, 'payment_sbp', { live: !bill.test }, bill.connectorRows)
+      : await this.connectors.candidates(bill.routing.payment_card, 'payment_card', { live: !bill.test }, bill.connectorRows);
+    return bill.capture ? all : all.filter((c) => c.capabilities.twoStage === true);
   }
 
   /** How the card of a bill is taken: by a provider's own form (`hosted`), and whether the sandbox takes it (test hints). */
@@ -461,6 +479,7 @@ export class PaymentService {
         sbpAmount: c.kind === 'sandbox' ? pay.sbpAmount : undefined,
         returnUrl: `${this.config.publicBaseUrl}/pay/${opened.bill.id}/payments/${paymentId}`,
         receipt,
+        ...(opened.bill.capture ? {} : { capture: false }),
       }, cc));
       last = { outcome, connector: c.name };
       if (outcome.status !== 'refused') break;
@@ -476,15 +495,19 @@ export class PaymentService {
   private async hold(paymentId: string, o: PaymentOutcome, attempts: number, c: Queryable = this.db.pool): Promise<Deferred | null> {
     const ref = 'ref' in o ? o.ref : null;
     const action = o.status === 'action' ? JSON.stringify(o.action) : null;
+    // Two-stage: what the provider holds, recorded when it first says so (docs/adr/0073-two-stage-payments.md).
+    const held = o.status === 'authorized' ? round2(o.amount).toFixed(2) : null;
     const r = await runPaymentById<{ merchant_id: string; connector: string | null; provider_ref: string | null; created_at: Date }>(c, paymentId, { text:
       `UPDATE payments SET provider_ref = coalesce($2, provider_ref),
-              payer_action = coalesce($3::jsonb, payer_action), check_attempts = $4,
+              authorized_amount = coalesce(authorized_amount, $7::numeric),
+              authorized_at = CASE WHEN $7::numeric IS NOT NULL THEN coalesce(authorized_at, clock_timestamp()) ELSE authorized_at END,
+              payer_action = CASE WHEN $7::numeric IS NOT NULL THEN NULL ELSE coalesce($3::jsonb, payer_action) END, check_attempts = $4,
               next_check_at = now() + make_interval(secs => $5::double precision / 1000), updated_at = now(),
               -- A call just went unanswered: the payer's page, opened next, does not ask again at once
               -- (it would wait out another timeout before showing that the payment is being checked).
               provider_asked_at = CASE WHEN $6 THEN clock_timestamp() ELSE provider_asked_at END
         WHERE id = $1 AND status = 'PROCESS'`,
-    values: [paymentId, ref, action, attempts, nextCheckDelayMs(this.config, attempts), o.status === 'unknown'],
+    values: [paymentId, ref, action, attempts, nextCheckDelayMs(this.config, attempts), o.status === 'unknown', held],
     suffix: ' RETURNING merchant_id, connector, provider_ref, created_at' });
     const row = r.rows[0];
     // A payment is handed to its connector when it is opened: its deadline runs from then.
@@ -547,11 +570,14 @@ export class PaymentService {
       },
       finish_: async (c, p, o) => {
         const bill = await billOf(c, p);
-        return (await this.finish_(c, bill, { id: p.id, createdAt: p.created_at }, storedQuote(bill, p), finalAnswer(o)!, paidWithOf(p), p.connector)).status;
+        const a = finalAnswer(o)!;
+        // A capture we asked for: what the provider captured is what was received (SUCCESS, never UNDERPAID).
+        const result = a.outcome === 'PAID' && p.capture_amount !== null ? { ...a, captured: true } : a;
+        return (await this.finish_(c, bill, { id: p.id, createdAt: p.created_at }, storedQuote(bill, p), result, paidWithOf(p), p.connector)).status;
       },
       conflict_: async (c, p, o, word) => this.conflict_(c, p, await billOf(c, p), o, word),
       hold_: async (c, p, o, attempts) => {
-        if (o.status === 'action' || o.status === 'pending' || attempts !== undefined) await this.hold(p.id, o, attempts ?? 0, c);
+        if (o.status === 'action' || o.status === 'pending' || o.status === 'authorized' || attempts !== undefined) await this.hold(p.id, o, attempts ?? 0, c);
       },
       // Asked now (the read before an operator's decision, or confirming a notification): a
       // decline is final even when its reason would follow in a notification.
@@ -568,7 +594,12 @@ export class PaymentService {
         const p = (await runPaymentById<PaymentRow>(this.db.pool, id, { text: PAYMENT_SQL, values: [id] })).rows[0];
         return p?.connector ? this.reconcileFromProvider_({ id, connector: p.connector, ref: p.provider_ref }) : null;
       },
-      defer_: (c, p, o) => this.hold(p.id, o, p.checkAttempts + 1, c),
+      defer_: async (c, p, o) => {
+        const held = await this.hold(p.id, o, p.checkAttempts + 1, c);
+        // A held payment waits for the merchant's capture or cancel (days): it is no operation
+        // the provider left unanswered, so no attention item (its expiry is the provider's answer).
+        return o.status === 'authorized' ? null : held;
+      },
     };
   }
 
@@ -578,7 +609,10 @@ export class PaymentService {
     if (p.connector === null) return { status: 'declined', code: 'no_connector', message: 'No connector took the payment.', ref: null };
     const c = await this.connectors.get(p.connector);
     if (!c) return { status: 'unknown', ref: p.ref, reason: `connector ${p.connector} is not available` };
-    return this.connectors.call<PaymentOutcome>(c, 'get_payment', (cc) => c.getPayment({ paymentId: p.id, ref: p.ref }, cc));
+    // Whether it is a two-stage payment (its bill's `capture`): T-Bank's state alone does not say.
+    const twoStage = c.capabilities.twoStage === true && (await runPaymentById<{ capture: boolean }>(this.db.pool, p.id, {
+      text: `SELECT (SELECT b.capture FROM bills b WHERE b.id = payments.bill_id) AS capture FROM payments WHERE id = $1`, values: [p.id] })).rows[0]?.capture === false;
+    return this.connectors.call<PaymentOutcome>(c, 'get_payment', (cc) => c.getPayment({ paymentId: p.id, ref: p.ref, ...(twoStage ? { twoStage } : {}) }, cc));
   }
 
   /**
@@ -625,6 +659,89 @@ export class PaymentService {
     // (kind, aggregate) is taken), TrsId the payment, Status the provider's.
     if (recorded) await enqueueEvent(c, { merchantId: bill.merchantId, kind: 'PAYMENT_POSTBACK', aggregateId: `${paymentId}:conflict`, url: bill.resultUrl, fields });
     return recorded;
+  }
+
+  /**
+   * Two-stage (docs/adr/0073-two-stage-payments.md): captures a held payment, `amount` RUB (at
+   * most what is held; null: all of it, or the capture asked for before). Captures once whatever
+   * the repeats: the request is recorded once with the payment locked (a repeat must ask the
+   * same amount), the provider is called outside any transaction with our payment id as its
+   * idempotency key, and its answer is applied through the lifecycle (PROCESS -> SUCCESS once:
+   * the ledger credits what was captured, the postback says it). 404 no such payment, 409 not
+   * held (or cancelled, or another amount asked for), 422 `amount` not in (0, held].
+   */
+  captureHold(paymentId: string, amount: Decimal | null, audit?: InTx<HoldRequest>, merchantId?: string): Promise<HoldSettled> {
+    return this.settleHold(paymentId, 'capture', amount, audit, merchantId);
+  }
+
+  /** Two-stage: releases a held payment (PROCESS -> FAIL, nothing credited, the FAIL postback); once, as captureHold. `merchantId`: only its own. */
+  cancelHold(paymentId: string, audit?: InTx<HoldRequest>, merchantId?: string): Promise<HoldSettled> {
+    return this.settleHold(paymentId, 'cancel', null, audit, merchantId);
+  }
+
+  /** What a merchant's payment holds that may still be captured or cancelled (the cabinet's buttons); null when nothing. */
+  async capturable(merchantId: string, paymentId: string): Promise<Decimal | null> {
+    if (!/^[A-Za-z0-9]{1,64}$/.test(paymentId)) return null;
+    const r = await runPaymentById<{ held: string }>(this.db.pool, paymentId, { text:
+      `SELECT authorized_amount::text AS held FROM payments
+        WHERE id = $1 AND merchant_id = $2 AND status = 'PROCESS' AND authorized_amount IS NOT NULL
+          AND capture_amount IS NULL AND cancel_requested_at IS NULL`, values: [paymentId, merchantId] });
+    return r.rows[0] ? new Decimal(r.rows[0].held) : null;
+  }
+
+  private async settleHold(paymentId: string, kind: 'capture' | 'cancel', amount: Decimal | null, audit?: InTx<HoldRequest>, merchantId?: string): Promise<HoldSettled> {
+    if (!/^[A-Za-z0-9]{1,64}$/.test(paymentId)) throw new NotFoundError('Payment not found.');
+    const asked = await withPgTx(this.db.pool, async (c) => {
+      const p = (await runPaymentById<PaymentRow & { merchant_id: string }>(c, paymentId, {
+        text: PAYMENT_SQL.replace('SELECT id,', 'SELECT id, merchant_id,'), values: [paymentId], suffix: ' FOR UPDATE' })).rows[0];
+      if (!p || (merchantId !== undefined && p.merchant_id !== merchantId)) throw new NotFoundError('Payment not found.');
+      if (p.status !== 'PROCESS' || p.authorized_amount === null) {
+        throw new ConflictError(p.status === 'PROCESS' ? 'The payment holds no money (yet): nothing to settle.' : `Payment is ${p.status}: it holds nothing any more.`);
+      }
+      const held = new Decimal(p.authorized_amount);
+      let want = held;
+      if (kind === 'capture') {
+        if (p.cancel_requested) throw new ConflictError('The payment\'s cancellation was asked for already.');
+        want = amount ?? (p.capture_amount !== null ? new Decimal(p.capture_amount) : held);
+        if (!want.gt(0) || want.decimalPlaces() > 2) throw ValidationError.field('amount', 'A positive amount with at most 2 decimals.');
+        if (want.gt(held)) throw ValidationError.field('amount', `At most the ${held.toFixed(2)} RUB held.`);
+        if (p.capture_amount !== null && !new Decimal(p.capture_amount).eq(want)) {
+          throw new ConflictError(`A capture of ${p.capture_amount} RUB was asked for already.`);
+        }
+      } else if (p.capture_amount !== null) {
+        throw new ConflictError('A capture was asked for already.');
+      }
+      const first = kind === 'capture' ? p.capture_amount === null : !p.cancel_requested;
+      if (first) {
+        const r = await runPaymentById<{ merchant_id: string }>(c, paymentId, { text:
+          `UPDATE payments SET capture_amount = CASE WHEN $2 THEN $3::numeric ELSE capture_amount END,
+                  cancel_requested_at = CASE WHEN $2 THEN cancel_requested_at ELSE clock_timestamp() END, updated_at = now()
+            WHERE id = $1 AND status = 'PROCESS'`,
+        values: [paymentId, kind === 'capture', want.toFixed(2)], suffix: ' RETURNING merchant_id' });
+        await audit?.(c, { paymentId, merchantId: r.rows[0]!.merchant_id, kind, amount: want, held });
+      }
+      return { p, want };
+    });
+    const { p, want } = asked;
+    const connector = p.connector ? await this.connectors.get(p.connector) : null;
+    const call = kind === 'capture' ? connector?.capturePayment : connector?.cancelPayment;
+    const outcome: PaymentOutcome = !connector || !call
+      ? { status: 'unknown', ref: p.provider_ref, reason: `connector ${p.connector ?? '(none)'} cannot ${kind} a held payment now` }
+      : await this.connectors.call<PaymentOutcome>(connector, kind === 'capture' ? 'capture_payment' : 'cancel_payment',
+        (cc) => call.call(connector, { paymentId, ref: p.provider_ref, amount: want }, cc));
+    this.lifecycle.answered(paymentId);
+    if (outcome.status === 'refused') {
+      // The provider did not take it: no money moved, the request is withdrawn (it may be made again).
+      await runPaymentById(this.db.pool, paymentId, { text:
+        `UPDATE payments SET capture_amount = CASE WHEN $2 THEN NULL ELSE capture_amount END,
+                cancel_requested_at = CASE WHEN $2 THEN cancel_requested_at ELSE NULL END, updated_at = now()
+          WHERE id = $1 AND status = 'PROCESS'`, values: [paymentId, kind === 'capture'] });
+      throw new ConflictError(`${p.connector} refused the ${kind}: ${outcome.code}: ${outcome.message}`);
+    }
+    // No final answer (a timeout): it stays PROCESS with the request on record; reconciliation
+    // asks the provider and applies what it did.
+    const done = await this.applyOutcome(paymentId, outcome, { via: 'read' });
+    return { paymentId, status: done.status, amount: want };
   }
 
   /** Our payment at `connector` by our id or the provider's reference (inbound notifications); null when unknown there. */
@@ -859,7 +976,8 @@ export class PaymentService {
   ): Promise<PayOutcome> {
     const paymentId = payment.id;
     const receivedRub = result.outcome === 'PAID' ? round2(result.amountReceived) : new Decimal(0);
-    const status: PaymentStatus = result.outcome === 'PAID' && receivedRub.gt(0) ? statusFor(receivedRub, q.dueRub) : 'FAIL';
+    const status: PaymentStatus = result.outcome === 'PAID' && receivedRub.gt(0)
+      ? (result.captured && receivedRub.lte(q.dueRub) ? 'SUCCESS' : statusFor(receivedRub, q.dueRub)) : 'FAIL';
     assertPaymentTransition('PROCESS', status);
     assertTransition('PROCESS', status as BillStatus, bill.type);
     const s = settle(q, status === 'FAIL' ? new Decimal(0) : receivedRub);

@@ -5,7 +5,7 @@ export type ConnectorMode = 'live' | 'test';
 
 /** The operations a call is timed and counted under (metrics label `operation`). */
 export type ConnectorOperation =
-  | 'create_payment' | 'get_payment' | 'refund' | 'get_refund' | 'create_payout' | 'get_payout' | 'notification';
+  | 'create_payment' | 'get_payment' | 'capture_payment' | 'cancel_payment' | 'refund' | 'get_refund' | 'create_payout' | 'get_payout' | 'notification';
 
 /** What a connector's provider can do; routing skips a connector that cannot take the method. */
 export interface Capabilities {
@@ -22,6 +22,12 @@ export interface Capabilities {
    * whenever `payout.card`, no tokens.
    */
   payoutCardBy?: { number: boolean; tokens: readonly CardTokenProvider[] };
+  /**
+   * Two-stage card payments (docs/adr/0073-two-stage-payments.md): the payment is authorized
+   * and held (`CreatePayment.capture: false`), then `capturePayment` (full or partial) or
+   * `cancelPayment`. Absent: one-stage only; a two-stage bill is never routed to it.
+   */
+  twoStage?: boolean;
 }
 
 /** Providers whose card tokens a payout account may hold (the YooKassa payout widget's payout_token). */
@@ -87,6 +93,11 @@ export type PayerAction =
 export type PaymentOutcome =
   | { status: 'paid'; amountReceived: Decimal; ref: string }
   /**
+   * Two-stage: the payer's bank holds `amount` for us (YooKassa `waiting_for_capture`, T-Bank
+   * `AUTHORIZED`); nothing is received until it is captured. Not final: the payment stays PROCESS.
+   */
+  | { status: 'authorized'; amount: Decimal; ref: string }
+  /**
    * `reasonFollows`: the provider said "declined" without saying why, and sends the reason in its
    * notification (T-Bank's GetState); the payment waits for it a while (DECLINE_REASON_WAIT_MS).
    */
@@ -113,7 +124,12 @@ export interface CreatePayment {
   receipt?: Receipt;
   /** See CreateRefund.firstSentAt. */
   firstSentAt?: Date | null;
+  /** false: two-stage, authorize and hold only (only to a connector with `capabilities.twoStage`). */
+  capture?: boolean;
 }
+
+/** A held payment's capture (`amount` at most what is held) or cancellation; our payment id is the idempotency key. */
+export interface SettleHold { paymentId: string; ref: string | null; amount: Decimal }
 
 /**
  * Why a connector answers `unknown` without sending: the provider's idempotency key of a
@@ -218,7 +234,12 @@ export interface Connector {
   readonly mode: ConnectorMode;
   readonly capabilities: Capabilities;
   createPayment(req: CreatePayment, ctx: CallContext): Promise<PaymentOutcome>;
-  getPayment(q: { paymentId: string; ref: string | null }, ctx: CallContext): Promise<PaymentOutcome>;
+  /** `twoStage`: the payment was created with `capture: false` (a provider whose state does not say so reads a hold by it). */
+  getPayment(q: { paymentId: string; ref: string | null; twoStage?: boolean }, ctx: CallContext): Promise<PaymentOutcome>;
+  /** Two-stage (`capabilities.twoStage`): captures `amount` of a held payment; `paid` with what was captured when done. */
+  capturePayment?(req: SettleHold, ctx: CallContext): Promise<PaymentOutcome>;
+  /** Two-stage: releases a held payment; `declined` (code `canceled`) when done. */
+  cancelPayment?(req: SettleHold, ctx: CallContext): Promise<PaymentOutcome>;
   refund(req: CreateRefund, ctx: CallContext): Promise<OperationOutcome>;
   getRefund(q: { refundId: string; ref: string | null }, ctx: CallContext): Promise<OperationOutcome>;
   createPayout(req: CreatePayout, ctx: CallContext): Promise<OperationOutcome>;

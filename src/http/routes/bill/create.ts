@@ -52,6 +52,7 @@ export function billCreateRoute(app: FastifyInstance): void {
       currencyIn: p.currency_in,
       custom: p.custom,
       payerPaysCommission: p.payer_pays_commission,
+      capture: p.capture,
       name: p.name,
       paymentMethod: p.payment_method,
       ttl: p.ttl,

@@ -7,12 +7,15 @@ export const SANDBOX_3DS_TTL_MS = 15 * 60 * 1000;
 /** How long a sandbox SBP QR code stays payable; then the payment is declined (expired). */
 export const SANDBOX_QR_TTL_MS = 30 * 60 * 1000;
 
+/** How long the sandbox holds a two-stage card payment (YooKassa holds a card payment 7 days, then cancels it: `expired_on_capture`). */
+export const SANDBOX_HOLD_TTL_MS = 7 * 86400 * 1000;
+
 /** The sandbox bank pages (served by the payment page's routes, src/page/sandbox-bank.ts). */
 export const sandbox3dsPath = (paymentId: string): string => `/sandbox/3ds/${paymentId}`;
 export const sandboxSbpPath = (paymentId: string): string => `/sandbox/sbp/${paymentId}`;
 
 /** A sandbox payment waiting on the payer, or what the sandbox bank decided. */
-export type SandboxPaymentStatus = 'challenge' | 'sbp_waiting' | 'paid' | 'declined' | 'expired';
+export type SandboxPaymentStatus = 'challenge' | 'sbp_waiting' | 'paid' | 'declined' | 'expired' | 'authorized' | 'canceled';
 export interface SandboxPaymentOp { ourId: string; ref: string; status: SandboxPaymentStatus; amount: Decimal | null; expired: boolean }
 
 /**
@@ -34,8 +37,9 @@ export class SandboxBank {
     const r = await this.db.query<{ ref: string; status: SandboxPaymentStatus; amount: string | null; expired: boolean }>(
       `SELECT ref, status, amount::text,
               (status = 'challenge' AND created_at < now() - make_interval(secs => $2::double precision / 1000))
-           OR (status = 'sbp_waiting' AND created_at < now() - make_interval(secs => $3::double precision / 1000)) AS expired
-         FROM sandbox_operations WHERE kind = 'payment' AND our_id = $1`, [ourId, SANDBOX_3DS_TTL_MS, SANDBOX_QR_TTL_MS]);
+           OR (status = 'sbp_waiting' AND created_at < now() - make_interval(secs => $3::double precision / 1000))
+           OR (status = 'authorized' AND created_at < now() - make_interval(secs => $4::double precision / 1000)) AS expired
+         FROM sandbox_operations WHERE kind = 'payment' AND our_id = $1`, [ourId, SANDBOX_3DS_TTL_MS, SANDBOX_QR_TTL_MS, SANDBOX_HOLD_TTL_MS]);
     const x = r.rows[0];
     return x ? { ourId, ref: x.ref, status: x.status, amount: x.amount === null ? null : new Decimal(x.amount), expired: x.expired } : null;
   }
@@ -54,9 +58,23 @@ export class SandboxBank {
     return r.rowCount === 1;
   }
 
-  /** Marks a waiting operation past its deadline as expired (the bank gave up on the payer). */
+  /** Marks a waiting operation past its deadline as expired (the bank gave up on the payer, or a hold ran out). */
   async expire(ourId: string): Promise<void> {
-    await this.db.query(`UPDATE sandbox_operations SET status = 'expired' WHERE kind = 'payment' AND our_id = $1 AND status IN ('challenge', 'sbp_waiting')`, [ourId]);
+    await this.db.query(`UPDATE sandbox_operations SET status = 'expired' WHERE kind = 'payment' AND our_id = $1 AND status IN ('challenge', 'sbp_waiting', 'authorized')`, [ourId]);
+  }
+
+  /**
+   * A held payment captured (`amount` at most what is held: the rest is released) or cancelled,
+   * once: only an unexpired `authorized` operation changes; false otherwise (the caller reads
+   * what it is).
+   */
+  async settleHold(ourId: string, to: 'paid' | 'canceled', amount: Decimal | null): Promise<boolean> {
+    const r = await this.db.query(
+      `UPDATE sandbox_operations SET status = $2, amount = coalesce($3::numeric, amount)
+        WHERE kind = 'payment' AND our_id = $1 AND status = 'authorized' AND ($3::numeric IS NULL OR $3::numeric <= amount)
+          AND created_at >= now() - make_interval(secs => $4::double precision / 1000)`,
+      [ourId, to, amount?.toFixed(2) ?? null, SANDBOX_HOLD_TTL_MS]);
+    return r.rowCount === 1;
   }
 
   /** The payment row's card and amount, for a card payment the sandbox answered at once (it answers the same again). */

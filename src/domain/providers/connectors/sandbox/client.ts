@@ -3,7 +3,7 @@ import type { Queryable } from '../../../../db/client.js';
 import { randomId } from '../../../../lib/ids.js';
 import {
   cardDestination, ConnectorRefusedError, type Capabilities, type ConnectionCheck, type Connector, type ConnectorMode, type CreatePayment, type CreatePayout, type CreateRefund,
-  type InboundNotification, type OperationOutcome, type ParsedNotification, type PayerAction, type PaymentOutcome,
+  type InboundNotification, type OperationOutcome, type ParsedNotification, type PayerAction, type PaymentOutcome, type SettleHold,
 } from '../../connector.js';
 import { SandboxBank, sandbox3dsPath, sandboxSbpPath } from './bank.js';
 import {
@@ -16,6 +16,7 @@ export const SANDBOX_CAPABILITIES: Capabilities = {
   payment: { card: true, sbp: true }, refunds: true, partialRefunds: true, payout: { card: true, sbp: true }, hostsCardForm: false,
   // It emulates: a card number, and a YooKassa payout token as a good card.
   payoutCardBy: { number: true, tokens: ['yookassa'] },
+  twoStage: true,
 };
 
 /** Where the sandbox keeps its memory and builds the SBP QR payload (absolute URL for phones). */
@@ -71,7 +72,14 @@ export class SandboxConnector implements Connector {
         await this.bank.record(req.paymentId, ref, 'paid', req.amount);
         return { status: 'unknown', ref: null, reason: 'sandbox: the answer was lost (card 0119)' };
       }
-      return cardAnswer(req.card.number.slice(-4), req.amount, ref);
+      const answer = cardAnswer(req.card.number.slice(-4), req.amount, ref);
+      // Two-stage: a card that would pay is authorized and held (as YooKassa's `capture: false`
+      // answers `waiting_for_capture`); capturePayment or cancelPayment settles it.
+      if (req.capture === false && this.bank && answer.status === 'paid') {
+        await this.bank.record(req.paymentId, ref, 'authorized', req.amount);
+        return { status: 'authorized', amount: req.amount, ref };
+      }
+      return answer;
     }
     if (req.sbpAmount || !this.bank) return { status: 'paid', amountReceived: req.sbpAmount ?? req.amount, ref };
     await this.bank.record(req.paymentId, ref, 'sbp_waiting', null);
@@ -92,9 +100,15 @@ export class SandboxConnector implements Connector {
     if (op) {
       if (op.expired) await this.bank!.expire(q.paymentId);
       if (op.expired || op.status === 'expired') {
+        if (op.status === 'authorized' || (op.status === 'expired' && op.amount !== null)) {
+          // YooKassa: a hold not captured in time is cancelled, cancellation_details.reason `expired_on_capture`.
+          return { status: 'declined', code: 'expired_on_capture', message: 'sandbox: the hold expired before it was captured', ref: op.ref };
+        }
         return { status: 'declined', code: op.status === 'sbp_waiting' ? 'qr_expired' : 'challenge_abandoned', message: 'sandbox: the payer did not answer before the deadline', ref: op.ref };
       }
       switch (op.status) {
+        case 'authorized': return { status: 'authorized', amount: op.amount!, ref: op.ref };
+        case 'canceled': return { status: 'declined', code: 'canceled', message: 'sandbox: the hold was cancelled', ref: op.ref };
         case 'paid': return { status: 'paid', amountReceived: op.amount!, ref: op.ref };
         case 'declined': return { status: 'declined', code: 'payer_declined', message: 'sandbox: the payer failed or cancelled the payment', ref: op.ref };
         case 'challenge': return { status: 'action', action: { type: '3ds', url: sandbox3dsPath(q.paymentId) }, ref: op.ref };
@@ -105,6 +119,28 @@ export class SandboxConnector implements Connector {
     const card = this.bank ? await this.bank.paymentCard(q.paymentId) : null;
     if (card && card.method === 'BANK_CARD' && card.fromCard) return cardAnswer(card.fromCard.slice(-4), card.amount, q.ref ?? `sbx_${randomId(12)}`);
     return { status: 'declined', code: 'not_found', message: 'sandbox: no such payment', ref: q.ref };
+  }
+
+  /**
+   * Captures a held payment: `amount` at most what is held (the rest is released). A repeat
+   * answers what was done (our payment id is the key, as YooKassa's Idempotence-Key); more than
+   * is held is refused, as YooKassa refuses it.
+   */
+  async capturePayment(req: SettleHold): Promise<PaymentOutcome> {
+    if (!this.bank) throw new ConnectorRefusedError('sandbox_no_bank', 'sandbox: two-stage payments need the sandbox bank');
+    if (await this.bank.settleHold(req.paymentId, 'paid', req.amount)) return { status: 'paid', amountReceived: req.amount, ref: (await this.bank.find(req.paymentId))!.ref };
+    const op = await this.bank.find(req.paymentId);
+    if (op?.status === 'authorized' && !op.expired && op.amount!.lt(req.amount)) {
+      throw new ConnectorRefusedError('amount_exceeds_authorized', `sandbox: ${req.amount.toFixed(2)} is more than the ${op.amount!.toFixed(2)} held`);
+    }
+    return this.getPayment({ paymentId: req.paymentId, ref: req.ref });
+  }
+
+  /** Releases a held payment; a repeat answers what was done. */
+  async cancelPayment(req: SettleHold): Promise<PaymentOutcome> {
+    if (!this.bank) throw new ConnectorRefusedError('sandbox_no_bank', 'sandbox: two-stage payments need the sandbox bank');
+    await this.bank.settleHold(req.paymentId, 'canceled', null);
+    return this.getPayment({ paymentId: req.paymentId, ref: req.ref });
   }
 
   async refund(req: CreateRefund): Promise<OperationOutcome> {

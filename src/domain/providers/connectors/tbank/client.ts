@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { BlockList } from 'node:net';
-import type { Decimal } from 'decimal.js';
+import { Decimal } from 'decimal.js';
 import {
   ConnectorRefusedError, type CallContext, type Capabilities, type ConnectionCheck, type Connector, type ConnectorMode, type CreatePayment, type CreateRefund,
-  type InboundNotification, type OperationOutcome, type ParsedNotification, type PaymentOutcome,
+  type InboundNotification, type OperationOutcome, type ParsedNotification, type PaymentOutcome, type SettleHold,
 } from '../../connector.js';
 import { parseAllowList, providerFetch, rubOfRefund, type ProviderAnswer } from '../../provider-http.js';
 import {
@@ -16,6 +16,7 @@ import type { TBankSettings } from './settings.js';
 /** The acquiring API takes payments and refunds; it has no payouts (routing skips it for those). */
 export const TBANK_CAPABILITIES: Capabilities = {
   payment: { card: true, sbp: true }, refunds: true, partialRefunds: true, payout: { card: false, sbp: false }, hostsCardForm: true,
+  twoStage: true,
 };
 
 /**
@@ -43,7 +44,10 @@ export class TBankConnector implements Connector {
     const back = req.returnUrl ?? `${this.publicBaseUrl}/`;
     const init = await this.send('Init', {
       Amount: kopecks(req.amount), OrderId: req.paymentId, Description: (req.description ?? `Payment ${req.paymentId}`).slice(0, 140),
-      PayType: 'O', NotificationURL: this.notificationUrl, SuccessURL: back, FailURL: back,
+      // Two-stage (docs/adr/0073-two-stage-payments.md): PayType "T" holds the money (AUTHORIZED)
+      // until Confirm (Amount: a partial one releases the rest) or Cancel (REVERSED)
+      // (developer.tbank.ru/eacq/api/init "PayType", .../confirm, .../cancel).
+      PayType: req.capture === false ? 'T' : 'O', NotificationURL: this.notificationUrl, SuccessURL: back, FailURL: back,
       ...(req.receipt ? { Receipt: tbReceipt(req.receipt) } : {}),
     }, ctx);
     // A NEW payment moves no money until the payer acts on T-Bank's page or the QR, which the
@@ -60,9 +64,11 @@ export class TBankConnector implements Connector {
     return { status: 'action', action: { type: 'sbp_qr', payload: qr.Data, links: [{ name: 'SBP', url: qr.Data }] }, ref };
   }
 
-  async getPayment(q: { paymentId: string; ref: string | null }, ctx: CallContext): Promise<PaymentOutcome> {
+  async getPayment(q: { paymentId: string; ref: string | null; twoStage?: boolean }, ctx: CallContext): Promise<PaymentOutcome> {
     if (q.ref) {
       const a = answered(await this.send('GetState', { PaymentId: q.ref }, ctx), 'GetState', true);
+      // A two-stage payment held: AUTHORIZED waits for our Confirm or Cancel (one-stage, it is a step the bank finishes itself).
+      if (q.twoStage && a.Status === 'AUTHORIZED') return { status: 'authorized', amount: new Decimal(a.Amount ?? 0).div(100), ref: q.ref };
       return reasonFollows(paymentOutcome(q.ref, a.Status ?? '', a.Amount, '0', a.Message));
     }
     // The Init answer was lost: the order (our payment id) tells whether it created a payment.
@@ -79,6 +85,37 @@ export class TBankConnector implements Connector {
     if (list.length === 0) return { status: 'declined', code: 'tbank:not_found', message: 'T-Bank has no payment for this order.', ref: null };
     const p = list.find((x) => PAID.has(x.Status)) ?? list.find((x) => IN_PROGRESS.has(x.Status)) ?? list[list.length - 1]!;
     return reasonFollows(paymentOutcome(String(p.PaymentId), p.Status, p.Amount, '0', undefined));
+  }
+
+  /**
+   * Two-stage: Confirm with `Amount` in kopecks (less than held: the rest is released) -> CONFIRMED.
+   * A refusal (code 8: not AUTHORIZED any more) is answered by the payment's state now, so a
+   * Confirm repeated after the first applied reads CONFIRMED; one still AUTHORIZED is a refusal.
+   */
+  async capturePayment(req: SettleHold, ctx: CallContext): Promise<PaymentOutcome> {
+    if (!req.ref) throw new ConnectorRefusedError('tbank:no_ref', 'tbank: no PaymentId to confirm');
+    const r = await this.send('Confirm', { PaymentId: req.ref, Amount: kopecks(req.amount) }, ctx);
+    return this.settled(r, req, 'Confirm', ctx);
+  }
+
+  /** Two-stage: Cancel of a held payment (no Amount: all of it) -> REVERSED, a `declined` with code `canceled`. */
+  async cancelPayment(req: SettleHold, ctx: CallContext): Promise<PaymentOutcome> {
+    if (!req.ref) throw new ConnectorRefusedError('tbank:no_ref', 'tbank: no PaymentId to cancel');
+    const r = await this.send('Cancel', { PaymentId: req.ref }, ctx);
+    return this.settled(r, req, 'Cancel', ctx);
+  }
+
+  private async settled(r: ProviderAnswer, req: SettleHold, method: 'Confirm' | 'Cancel', ctx: CallContext): Promise<PaymentOutcome> {
+    const ref = req.ref!;
+    if (r.status !== 200 || !r.body) return { status: 'unknown', ref, reason: `tbank: ${method} answered HTTP ${r.status} (result unknown)` };
+    const a = r.body as TbAnswer;
+    const state = a.Success === true ? a : answered(await this.send('GetState', { PaymentId: ref }, ctx), 'GetState', true);
+    if (state.Status === 'AUTHORIZED') {
+      if (a.Success !== true) throw new ConnectorRefusedError(`tbank:${a.ErrorCode ?? 'unknown'}`, `tbank: ${method} refused ${a.ErrorCode ?? ''}: ${[a.Message, a.Details].filter(Boolean).join(' ')}`);
+      return { status: 'authorized', amount: new Decimal(state.Amount ?? 0).div(100), ref };
+    }
+    if (state.Status === 'REVERSED') return { status: 'declined', code: 'canceled', message: 'T-Bank: REVERSED (the hold was cancelled)', ref };
+    return paymentOutcome(ref, state.Status ?? '', state.Amount, '0', state.Message);
   }
 
   async refund(req: CreateRefund, ctx: CallContext): Promise<OperationOutcome> {

@@ -2,8 +2,9 @@ import type { BlockList } from 'node:net';
 import {
   cardDestination, ConnectorRefusedError, IDEMPOTENCE_KEY_EXPIRED, type CallContext, type Capabilities, type ConnectionCheck, type Connector, type ConnectorMode, type CreatePayment, type CreatePayout,
   type CreateRefund, type InboundNotification, type OperationOutcome, type ParsedNotification, type PaymentOutcome,
-  type PayoutWidget,
+  type PayoutWidget, type SettleHold,
 } from '../../connector.js';
+import { Decimal } from 'decimal.js';
 import { parseAllowList, providerFetch, retryAfterMs, rubOfRefund, sendRepeating, type ProviderAnswer } from '../../provider-http.js';
 import { keyExpired, money, notDone, operationOutcome, paymentOutcomeOf, refusal, ykReceipt, type YkError, type YkObject } from './mapping.js';
 import { parseYooKassaNotification } from './notifications.js';
@@ -51,6 +52,7 @@ export class YooKassaConnector implements Connector {
       payment: { card: true, sbp: true }, refunds: true, partialRefunds: true, payout: { card: payouts, sbp: payouts }, hostsCardForm: true,
       // A card number only to a gateway its operator marked PCI DSS certified; the widget's token always.
       payoutCardBy: { number: payouts && s.payoutPciDss, tokens: payouts ? ['yookassa'] : [] },
+      twoStage: true,
     };
     if (payouts) this.payoutWidget = { provider: 'yookassa', accountId: s.payoutAgentId!, scriptUrl: s.payoutWidgetUrl };
     this.allowList = s.allowedIps ? parseAllowList(s.allowedIps) : null;
@@ -61,12 +63,16 @@ export class YooKassaConnector implements Connector {
   async createPayment(req: CreatePayment, ctx: CallContext): Promise<PaymentOutcome> {
     const body = {
       amount: money(req.amount),
-      capture: true,
+      // Two-stage (docs/adr/0073-two-stage-payments.md): `capture: false` holds the money
+      // (`waiting_for_capture`) until POST /payments/{id}/capture or /cancel
+      // (yookassa.ru/developers/payment-acceptance/getting-started/payment-process#capture-and-cancel).
+      capture: req.capture !== false,
       payment_method_data: { type: req.method === 'sbp' ? 'sbp' : 'bank_card' },
       // Back to our page (the payment's own, once the page gives one; the service's root otherwise).
       confirmation: { type: 'redirect', return_url: req.returnUrl ?? `${this.publicBaseUrl}/` },
       description: (req.description ?? `Payment ${req.paymentId}`).slice(0, 128),
-      metadata: { payment_id: req.paymentId },
+      // `two_stage` tells a reader of the object that the hold is ours to settle (else it is captured on the way).
+      metadata: { payment_id: req.paymentId, ...(req.capture === false ? { two_stage: '1' } : {}) },
       ...(req.receipt ? { receipt: ykReceipt(req.receipt) } : {}),
     };
     if (keyExpired(req.firstSentAt)) return expired();
@@ -99,10 +105,40 @@ export class YooKassaConnector implements Connector {
    */
   private async paymentOutcome(p: YkObject, ctx: CallContext): Promise<PaymentOutcome> {
     if (p.status !== 'waiting_for_capture') return paymentOutcomeOf(p);
+    // A two-stage payment of ours: held until the merchant captures or cancels it.
+    if (p.metadata?.two_stage === '1') return { status: 'authorized', amount: new Decimal(p.amount!.value), ref: p.id };
     const a = await this.send('POST', `/payments/${encodeURIComponent(p.id)}/capture`, ctx, { body: { amount: p.amount }, key: `capture-${p.id}` });
     if (a.status !== 200) return { status: 'pending', ref: p.id };
     const captured = a.body as YkObject;
     return captured.status === 'waiting_for_capture' ? { status: 'pending', ref: p.id } : this.paymentOutcome(captured, ctx);
+  }
+
+  /**
+   * Two-stage: POST /payments/{id}/capture with `amount` (a partial capture releases the rest;
+   * more than is held is refused, 400) or POST /payments/{id}/cancel; Idempotence-Key from our
+   * payment id, so a repeat whose answer was lost is the same operation. Any other answer than
+   * 200: the payment is read, and what it is now is the answer (a capture repeated after the
+   * first succeeded reads `succeeded`); a payment still held after a 4xx is a refusal.
+   */
+  async capturePayment(req: SettleHold, ctx: CallContext): Promise<PaymentOutcome> {
+    return this.settleHold('capture', req, ctx);
+  }
+
+  async cancelPayment(req: SettleHold, ctx: CallContext): Promise<PaymentOutcome> {
+    return this.settleHold('cancel', req, ctx);
+  }
+
+  private async settleHold(verb: 'capture' | 'cancel', req: SettleHold, ctx: CallContext): Promise<PaymentOutcome> {
+    if (!req.ref) throw new ConnectorRefusedError('yookassa:no_ref', 'yookassa: no payment id to settle');
+    const a = await this.send('POST', `/payments/${encodeURIComponent(req.ref)}/${verb}`, ctx, {
+      body: verb === 'capture' ? { amount: money(req.amount) } : {}, key: `${verb}-${req.paymentId}`,
+    });
+    if (a.status === 200) return this.paymentOutcome(a.body as YkObject, ctx);
+    const open = notDone(a);
+    if (open) return { status: 'unknown', ref: req.ref, reason: open };
+    const now = await this.read('payments', req.ref, ctx);
+    if (now.status === 'waiting_for_capture') throw refusal(a);
+    return this.paymentOutcome(now, ctx);
   }
 
   // ---------------------------------------------------------------- refunds
