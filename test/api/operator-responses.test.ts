@@ -160,6 +160,18 @@ describe('the operator API answers through its documented schemas, unchanged', (
       expect(r.json().data[0].status).toBe('MODERATING');
       ids[order] = r.json().data[0].id;
     }
+    // Two-stage payments: one captured in part, one cancelled.
+    const held: string[] = [];
+    for (const amount of ['120.00', '80.00']) {
+      const bill = await t.app.inject({ method: 'POST', url: '/api/v1/bill/create', headers: m.auth, payload: { amount, shop_id: ids.shop, capture: false } });
+      expect(bill.statusCode, bill.body).toBe(200);
+      const p = await payRequest(t, bill.json().bill_id, cardForm());
+      expect(p.json().status).toBe('PROCESS');
+      held.push(p.json().payment_id);
+    }
+    await call('POST', `/payments/${held[0]}/capture`, 200, { amount: '100.00' });
+    await call('POST', `/payments/${held[1]}/cancel`, 200);
+
     await call('GET', `/payouts?merchant_id=${ids.merchant}&status=MODERATING`, 200);
     await call('POST', `/payouts/${ids['walk-1']}/approve`, 200);
     await call('POST', `/payouts/${ids['walk-2']}/decline`, 200, { reason: 'The account holder differs from the merchant' });
