@@ -201,6 +201,19 @@ describe('past the provider deadline: the attention list and the operator decisi
     expect((await payout(p.id)).status).toBe('PROCESS');
   });
 
+  it('the item keeps what was last heard, as heard: a code and message, a reference, nothing invented', async () => {
+    const lastHeardOf = async (answer: OperationOutcome) => {
+      const { p, svc } = await handedOver('20', () => answer);
+      await t.db.pool.query(`UPDATE payouts SET sent_at = now() - interval '24 hours 1 minute', next_check_at = now() - interval '1 second' WHERE id = $1`, [p.id]);
+      await svc.processDue();
+      return (await one(`SELECT last_heard FROM attention_items WHERE object_type = 'payout' AND object_id = $1`, [p.id])).last_heard;
+    };
+    const notFound = await lastHeardOf({ status: 'failed', code: 'not_found', message: 'nothing under that id', ref: null });
+    expect(notFound).toEqual({ status: 'failed', code: 'not_found', message: 'nothing under that id', at: expect.any(String) });
+    const pending = await lastHeardOf({ status: 'pending', ref: 'prov-5' });
+    expect(pending).toEqual({ status: 'pending', ref: 'prov-5', at: expect.any(String) });
+  });
+
   it('a final answer that reconciliation finds after the deadline closes the open item: the provider\'s outcome, decided by reconciliation', async () => {
     let answer: OperationOutcome = UNKNOWN;
     const { m, p, svc } = await handedOver('35', () => answer);
