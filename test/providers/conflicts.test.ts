@@ -272,6 +272,16 @@ describe('payouts', () => {
     expect(await balance(m.merchantId)).toMatchObject({ available: '65.00' });
     const [after] = await conflictItems(id);
     expect(after.last_heard).toMatchObject({ money: { transfer: `PAYOUT_CONFLICT_DEBIT:${id}` } });
+    // Both error lines name the object and carry the facts the item keeps.
+    const lines = logged.filter((l) => l.msg.includes(id));
+    expect(lines.map((l) => l.msg)).toEqual([
+      `provider prov-cf contradicts the final payout ${id}: ours FAIL (set by admin-token), provider succeeded; unconfirmed by a read, no money moved`,
+      `provider prov-cf confirmed what it said of the final payout ${id}: money moved by PAYOUT_CONFLICT_DEBIT`,
+    ]);
+    for (const l of lines) {
+      expect(l.obj).toMatchObject({ conflict: { object_type: 'payout', object_id: id, merchant_id: m.merchantId, connector: 'prov-cf', ours: { status: 'FAIL' } } });
+    }
+    expect((lines[1]!.obj as { conflict: unknown }).conflict).toMatchObject({ money: after.last_heard.money, provider: { status: 'succeeded', ref: 'po-7' } });
   });
 
   it('resolving asks the provider first: when it answers, its answer wins and the response says so', async () => {
