@@ -175,6 +175,27 @@ async function stuckPayout(amount = '60') {
   return { m, p, svc, item };
 }
 
+describe('a connector that can only be asked by its own reference', () => {
+  it('has none yet (refused :no_ref): the creation is repeated under the same key, saying when it was first sent, and its answer applies', async () => {
+    const m = await merchant();
+    const creates: CreatePayout[] = [];
+    const svc = new PayoutService(t.config, t.db, registryWith('sandbox', {
+      create: async (q) => { creates.push(q); return creates.length === 1 ? UNKNOWN : { status: 'succeeded', ref: 'again-1' }; },
+      get: async () => ({ status: 'refused', code: 'sandbox:no_ref', message: 'nothing to ask by' }),
+    }));
+    const p = (await regular(t, m, card('12'))).json().data[0];
+    await svc.processDue();
+    const sent = await payout(p.id);
+    expect(sent.status).toBe('PROCESS');
+    await due(p.id);
+    await svc.processDue();
+    expect(await payout(p.id)).toMatchObject({ status: 'SUCCESS', provider_ref: 'again-1' });
+    expect(creates.map((q) => q.payoutId)).toEqual([p.id, p.id]);
+    expect(creates[1]!.firstSentAt?.getTime()).toBe(sent.sent_at.getTime());
+    expect(await debits(p.id)).toBe(1);
+  });
+});
+
 describe('past the provider deadline: the attention list and the operator decision', () => {
   it('no attention item before the deadline; after it, one item with what was last heard, the payout still PROCESS', async () => {
     const { p } = await handedOver('60', () => UNKNOWN);
