@@ -1,5 +1,6 @@
 // Mutation testing of the money kernel (issue 28 item 8): `npm run test:mutation`, not in CI.
-// Mutates the ledger and the state tables and runs only the tests that guard them
+// Mutates the ledger, the state tables and the provider-operation lifecycle (claim, reconcile,
+// conflicts) and runs only the tests that guard them
 // (vitest.mutation.config.ts). Results: docs/testing.md; the HTML report in reports/mutation/.
 /** @type {import('@stryker-mutator/api/core').PartialStrykerOptions} */
 export default {
@@ -9,6 +10,9 @@ export default {
     'src/domain/ledger/**/*.ts',
     'src/domain/*/*.states.ts',
     'src/domain/transitions.ts',
+    'src/domain/operations/lifecycle.ts',
+    'src/domain/operations/reconcile.ts',
+    'src/domain/providers/conflict.ts',
   ],
   coverageAnalysis: 'perTest',
   reporters: ['clear-text', 'progress', 'html', 'json'],
@@ -20,4 +24,6 @@ export default {
   ignorePatterns: ['.data', 'reports', 'dist', 'bench/results'],
   tempDirName: '.stryker-tmp',
   cleanTempDir: true,
+  // `--incremental` keeps results in this file so a re-run tests only the changed mutants.
+  incrementalFile: 'reports/mutation/stryker-incremental.json',
 };

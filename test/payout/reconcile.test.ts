@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PayoutService } from '../../src/domain/payout/payout.service.js';
 import { processDuePayouts } from '../../src/workers/payouts.js';
-import type { Connector, CreatePayout, OperationOutcome } from '../../src/domain/providers/connector.js';
+import { IDEMPOTENCE_KEY_EXPIRED, type Connector, type CreatePayout, type OperationOutcome } from '../../src/domain/providers/connector.js';
 import { ConnectorRegistry } from '../../src/domain/providers/registry.js';
 import { RECONCILE_FIRST_DELAY_MS, RECONCILE_MAX_DELAY_MS, reconcileDelayMs } from '../../src/domain/operations/reconcile.js';
 import { SandboxConnector } from '../../src/domain/providers/connectors/sandbox/index.js';
@@ -175,6 +175,27 @@ async function stuckPayout(amount = '60') {
   return { m, p, svc, item };
 }
 
+describe('a connector that can only be asked by its own reference', () => {
+  it('has none yet (refused :no_ref): the creation is repeated under the same key, saying when it was first sent, and its answer applies', async () => {
+    const m = await merchant();
+    const creates: CreatePayout[] = [];
+    const svc = new PayoutService(t.config, t.db, registryWith('sandbox', {
+      create: async (q) => { creates.push(q); return creates.length === 1 ? UNKNOWN : { status: 'succeeded', ref: 'again-1' }; },
+      get: async () => ({ status: 'refused', code: 'sandbox:no_ref', message: 'nothing to ask by' }),
+    }));
+    const p = (await regular(t, m, card('12'))).json().data[0];
+    await svc.processDue();
+    const sent = await payout(p.id);
+    expect(sent.status).toBe('PROCESS');
+    await due(p.id);
+    await svc.processDue();
+    expect(await payout(p.id)).toMatchObject({ status: 'SUCCESS', provider_ref: 'again-1' });
+    expect(creates.map((q) => q.payoutId)).toEqual([p.id, p.id]);
+    expect(creates[1]!.firstSentAt?.getTime()).toBe(sent.sent_at.getTime());
+    expect(await debits(p.id)).toBe(1);
+  });
+});
+
 describe('past the provider deadline: the attention list and the operator decision', () => {
   it('no attention item before the deadline; after it, one item with what was last heard, the payout still PROCESS', async () => {
     const { p } = await handedOver('60', () => UNKNOWN);
@@ -191,6 +212,44 @@ describe('past the provider deadline: the attention list and the operator decisi
     await due(q.id);
     await s2.processDue();
     expect(await count(`SELECT count(*)::int AS n FROM attention_items WHERE object_id = $1`, [q.id])).toBe(1);
+  });
+
+  it('a provider that no longer keeps the creation\'s idempotency key: on the attention list at once, long before the deadline', async () => {
+    const { p } = await handedOver('40', () => ({ status: 'unknown', ref: null, reason: IDEMPOTENCE_KEY_EXPIRED }));
+    const item = await one(`SELECT * FROM attention_items WHERE object_type = 'payout' AND object_id = $1`, [p.id]);
+    expect(item).toMatchObject({ connector: 'sandbox', resolved_at: null, last_heard: { status: 'unknown', reason: IDEMPOTENCE_KEY_EXPIRED } });
+    expect(item.reason).toMatch(/^sandbox no longer knows this creation's idempotency key/);
+    expect((await payout(p.id)).status).toBe('PROCESS');
+  });
+
+  it('the item keeps what was last heard, as heard: a code and message, a reference, nothing invented', async () => {
+    const lastHeardOf = async (answer: OperationOutcome) => {
+      const { p, svc } = await handedOver('20', () => answer);
+      await t.db.pool.query(`UPDATE payouts SET sent_at = now() - interval '24 hours 1 minute', next_check_at = now() - interval '1 second' WHERE id = $1`, [p.id]);
+      await svc.processDue();
+      return (await one(`SELECT last_heard FROM attention_items WHERE object_type = 'payout' AND object_id = $1`, [p.id])).last_heard;
+    };
+    const notFound = await lastHeardOf({ status: 'failed', code: 'not_found', message: 'nothing under that id', ref: null });
+    expect(notFound).toEqual({ status: 'failed', code: 'not_found', message: 'nothing under that id', at: expect.any(String) });
+    const pending = await lastHeardOf({ status: 'pending', ref: 'prov-5' });
+    expect(pending).toEqual({ status: 'pending', ref: 'prov-5', at: expect.any(String) });
+  });
+
+  it('a final answer that reconciliation finds after the deadline closes the open item: the provider\'s outcome, decided by reconciliation', async () => {
+    let answer: OperationOutcome = UNKNOWN;
+    const { m, p, svc } = await handedOver('35', () => answer);
+    await t.db.pool.query(`UPDATE payouts SET sent_at = now() - interval '24 hours 1 minute', next_check_at = now() - interval '1 second' WHERE id = $1`, [p.id]);
+    await svc.processDue();
+    const item = await one(`SELECT id, resolved_at FROM attention_items WHERE object_type = 'payout' AND object_id = $1`, [p.id]);
+    expect(item.resolved_at).toBeNull();
+    answer = { status: 'failed', code: 'payout_declined', message: 'the bank refused', ref: 'late-2' };
+    await due(p.id);
+    await svc.processDue();
+    expect((await payout(p.id)).status).toBe('FAIL');
+    const closed = await one(`SELECT resolution, note, resolved_by, resolved_at FROM attention_items WHERE id = $1`, [item.id]);
+    expect(closed).toMatchObject({ resolution: 'FAIL', note: 'the provider answered', resolved_by: 'reconciliation' });
+    expect(closed.resolved_at).not.toBeNull();
+    expect(await balance(t, m.merchantId)).toEqual({ available: '1000.00', locked: '0.00', hold: '0.00' });
   });
 
   it('resolveAttention SUCCESS: the payout SUCCESS through the ledger once, the item closed with the note and the operator', async () => {
@@ -252,7 +311,8 @@ describe('applyProviderOutcome (what the notifications route calls for object pa
     const { p, item } = await stuckPayout('15');
     expect(await t.app.services.payouts.applyProviderOutcome({ id: p.id, connector: 'sandbox' }, { status: 'succeeded', ref: 'late-1' }))
       .toEqual({ applied: true, status: 'SUCCESS', id: p.id });
-    expect(await one(`SELECT resolution, resolved_by FROM attention_items WHERE id = $1`, [item.id])).toEqual({ resolution: 'SUCCESS', resolved_by: 'provider' });
+    expect(await one(`SELECT resolution, note, resolved_by FROM attention_items WHERE id = $1`, [item.id]))
+      .toEqual({ resolution: 'SUCCESS', note: 'the provider answered', resolved_by: 'provider' });
     await expect(t.app.services.payouts.resolveAttention(item.id, 'FAIL', null, 'op:alice')).rejects.toBeInstanceOf(ConflictError);
   });
 });

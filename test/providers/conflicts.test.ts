@@ -272,6 +272,16 @@ describe('payouts', () => {
     expect(await balance(m.merchantId)).toMatchObject({ available: '65.00' });
     const [after] = await conflictItems(id);
     expect(after.last_heard).toMatchObject({ money: { transfer: `PAYOUT_CONFLICT_DEBIT:${id}` } });
+    // Both error lines name the object and carry the facts the item keeps.
+    const lines = logged.filter((l) => l.msg.includes(id));
+    expect(lines.map((l) => l.msg)).toEqual([
+      `provider prov-cf contradicts the final payout ${id}: ours FAIL (set by admin-token), provider succeeded; unconfirmed by a read, no money moved`,
+      `provider prov-cf confirmed what it said of the final payout ${id}: money moved by PAYOUT_CONFLICT_DEBIT`,
+    ]);
+    for (const l of lines) {
+      expect(l.obj).toMatchObject({ conflict: { object_type: 'payout', object_id: id, merchant_id: m.merchantId, connector: 'prov-cf', ours: { status: 'FAIL' } } });
+    }
+    expect((lines[1]!.obj as { conflict: unknown }).conflict).toMatchObject({ money: after.last_heard.money, provider: { status: 'succeeded', ref: 'po-7' } });
   });
 
   it('resolving asks the provider first: when it answers, its answer wins and the response says so', async () => {
@@ -307,6 +317,43 @@ describe('payouts', () => {
     expect(await transfers(id)).toEqual(['PAYOUT_LOCK', 'PAYOUT_RELEASE', 'PAYOUT_CONFLICT_DEBIT']);
     expect((await conflictItems(id))[0].last_heard).toMatchObject({ provider: { status: 'succeeded', via: 'reconciliation' } });
     expect(await balance(m.merchantId)).toMatchObject({ available: '75.00' });
+  });
+
+  it('a final state the provider\'s own answer set (by a notification or by reconciliation), then contradicted: set by the service, and the item keeps the legs the ledger wrote', async () => {
+    const m = await merchant();
+    await fund(t, m.merchantId, '100');
+    const byNotification = await stuckPayout(m, '10');
+    says.payout.set(byNotification.id, { status: 'succeeded', ref: 'po-11' });
+    await notify({ object: 'payout', our_id: byNotification.id, ref: 'po-11', status: 'succeeded' });
+    const byReconciliation = await stuckPayout(m, '20');
+    says.payout.set(byReconciliation.id, { status: 'succeeded', ref: 'po-12' });
+    await t.db.pool.query(`UPDATE payouts SET next_check_at = now() - interval '1 second' WHERE id = $1`, [byReconciliation.id]);
+    await t.app.services.payouts.processDue();
+    expect((await one(`SELECT resolved_by FROM attention_items WHERE id = $1`, [byNotification.item.id])).resolved_by).toBe('provider');
+    expect((await one(`SELECT resolved_by FROM attention_items WHERE id = $1`, [byReconciliation.item.id])).resolved_by).toBe('reconciliation');
+    for (const [x, ref] of [[byNotification, 'po-11'], [byReconciliation, 'po-12']] as const) {
+      expect((await one(`SELECT status::text FROM payouts WHERE id = $1`, [x.id])).status).toBe('SUCCESS');
+      says.payout.set(x.id, { status: 'failed', code: 'payout_declined', message: 'reversed by the bank', ref });
+      await notify({ object: 'payout', our_id: x.id, ref, status: 'failed' });
+      const [c] = await conflictItems(x.id);
+      expect(c.last_heard.ours).toEqual({ status: 'SUCCESS', set_by: 'service', set_at: null });
+      const legs = await rows(`SELECT e.debit_account AS "from", e.credit_account AS "to", round(e.amount, 2)::text AS amount
+        FROM ledger_entries e JOIN ledger_transfers lt ON lt.id = e.transfer_id WHERE lt.kind = 'PAYOUT_CONFLICT_CREDIT' AND lt.ref_id = $1 ORDER BY e.leg`, [x.id]);
+      expect(legs.length).toBeGreaterThan(0);
+      expect(c.last_heard.money).toEqual({ transfer: `PAYOUT_CONFLICT_CREDIT:${x.id}`, legs });
+    }
+  });
+
+  it('an operator\'s decision is kept with its time on the conflict item', async () => {
+    const m = await merchant();
+    await fund(t, m.merchantId, '100');
+    const { id, item } = await stuckPayout(m, '15');
+    await resolve(item.id, 'FAIL');
+    const decided = await one(`SELECT resolved_at FROM attention_items WHERE id = $1`, [item.id]);
+    says.payout.set(id, { status: 'succeeded', ref: 'po-13' });
+    await notify({ object: 'payout', our_id: id, ref: 'po-13', status: 'succeeded' });
+    const [c] = await conflictItems(id);
+    expect(c.last_heard.ours).toEqual({ status: 'FAIL', set_by: 'admin-token', set_at: decided.resolved_at.toISOString() });
   });
 
   it('a conflict item is closed with SETTLED (its money moved already); any other outcome is 422', async () => {
