@@ -41,6 +41,14 @@ async function seedBare(url: string, selectRows: number, tenants: number): Promi
       `INSERT INTO balances (merchant_id, currency) SELECT m, cur FROM unnest($1::text[]) m, unnest(ARRAY['RUB','USD','EUR']::"Currency"[]) cur ON CONFLICT DO NOTHING`,
       [merchants],
     );
+    // The ledger accounts the bare transaction's entry names (ledger legs must name existing accounts).
+    await c.query(
+      `INSERT INTO ledger_accounts (id, currency, kind, merchant_id)
+       SELECT 'RUB:merchant:' || m || ':available', 'RUB', 'available', m FROM unnest($1::text[]) m
+       UNION ALL SELECT 'RUB:adjustments', 'RUB', 'adjustments', NULL
+       ON CONFLICT DO NOTHING`,
+      [merchants],
+    );
     await c.query(
       `INSERT INTO bills (id, merchant_id, shop_id, amount, currency_in) SELECT ${seededBillId('S', 'n')}, $1, $2, 100.00, 'RUB' FROM generate_series(1, $3) n`,
       [merchantId, shopId, selectRows],
