@@ -44,8 +44,8 @@ async function seedBare(url: string, selectRows: number, tenants: number): Promi
     // The ledger accounts the bare transaction's entry names (ledger legs must name existing accounts).
     await c.query(
       `INSERT INTO ledger_accounts (id, currency, kind, merchant_id)
-       SELECT 'RUB:merchant:' || m || ':available', 'RUB', 'available', m FROM unnest($1::text[]) m
-       UNION ALL SELECT 'RUB:adjustments', 'RUB', 'adjustments', NULL
+       SELECT 'RUB:merchant:' || m || ':available', 'RUB'::"Currency", 'available', m FROM unnest($1::text[]) m
+       UNION ALL SELECT 'RUB:adjustments', 'RUB'::"Currency", 'adjustments', NULL
        ON CONFLICT DO NOTHING`,
       [merchants],
     );
