@@ -194,3 +194,30 @@ describe('two-stage payments in the cabinet', () => {
     expect(await verifyBalances(t.db.pool)).toEqual([]);
   });
 });
+
+describe('who may capture or cancel a hold', () => {
+  it('only an admin operator: support, finance and auditor tokens get 403 and the payment stays held; the admin\'s capture is audited with the person', async () => {
+    const { paymentId } = await held('70.00');
+    const tokenOf = async (role: string) => {
+      const c = await admin(t, 'POST', '/operators', { email: `${role}-${Math.random()}@ops.test`, role });
+      expect(c.status, JSON.stringify(c.body)).toBe(201);
+      const k = await admin(t, 'POST', `/operators/${c.body.id}/tokens`, { name: 'ci' });
+      return { id: c.body.id as string, token: k.body.api_token as string };
+    };
+    for (const role of ['support', 'finance', 'auditor']) {
+      const { token } = await tokenOf(role);
+      for (const path of ['capture', 'cancel']) {
+        const r = await t.app.inject({ method: 'POST', url: `/admin/v1/payments/${paymentId}/${path}`, headers: { authorization: `Bearer ${token}` }, payload: {} });
+        expect(r.statusCode, `${role} ${path}`).toBe(403);
+      }
+    }
+    expect(await paymentRow(paymentId)).toMatchObject({ status: 'PROCESS', capture_amount: null });
+    const a = await tokenOf('admin');
+    const ok = await t.app.inject({ method: 'POST', url: `/admin/v1/payments/${paymentId}/capture`, headers: { authorization: `Bearer ${a.token}` }, payload: { amount: '70.00' } });
+    expect(ok.statusCode, ok.body).toBe(200);
+    const audit = (await t.db.pool.query(`SELECT actor, actor_name FROM audit_log WHERE action = 'payment.capture' AND object_id = $1`, [paymentId])).rows;
+    expect(audit).toHaveLength(1);
+    expect(audit[0].actor).toBe(`operator:${a.id}`);
+    expect(audit[0].actor_name).toMatch(/^admin-.*@ops\.test$/);
+  });
+});
