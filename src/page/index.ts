@@ -100,8 +100,8 @@ export default async function pageRoutes(app: FastifyInstance): Promise<void> {
   /** What the payer owes by each method some connector may take now (the only methods offered). */
   const quotesOf = async (bill: PayableBill): Promise<Partial<Record<PayMethod, Quote>>> => {
     const out: Partial<Record<PayMethod, Quote>> = {};
-    for (const m of await services.payments.availableMethods(bill)) {
-      const q = services.payments.quote(bill, m);
+    for (const m of await services.paymentPage.availableMethods(bill)) {
+      const q = services.paymentPage.quote(bill, m);
       if (q) out[m] = q;
     }
     return out;
@@ -139,7 +139,7 @@ export default async function pageRoutes(app: FastifyInstance): Promise<void> {
     if (extra.declined?.back) reply.formActionOrigin = originOf(extra.declined.back.url);
     const quotes = await quotesOf(bill);
     if (Object.keys(quotes).length === 0 && bill.rate) return html(reply, 503, unavailablePage(ctx, bill));
-    const card = await services.payments.cardRoute(bill);
+    const card = await services.paymentPage.cardRoute(bill);
     const body = paymentPage({ ...ctx, sandbox: card.sandbox }, {
       hostedCard: card.hosted,
       bill,
@@ -156,11 +156,11 @@ export default async function pageRoutes(app: FastifyInstance): Promise<void> {
   }
 
   app.get<{ Params: { billId: string } }>('/:billId', { schema: { hide: true, params: BILL_ID } }, async (req, reply) => {
-    const bill = await services.payments.findPayableBill(req.params.billId);
+    const bill = await services.paymentPage.findPayableBill(req.params.billId);
     const ctx = ctxOf(req, reply, undefined, bill);
     if (bill?.type === 'NORMAL' && bill.status === 'PROCESS') {
       // The payer opened the bill's link again while its payment waits: show that payment.
-      const running = await services.payments.runningPayment(bill.id);
+      const running = await services.paymentPage.runningPayment(bill.id);
       if (running) return reply.redirect(`/pay/${bill.id}/payments/${running}${ctx.lang === 'ru' ? '?lang=ru' : ''}`, 303);
     }
     const r = refusal(ctx, bill);
@@ -177,7 +177,7 @@ export default async function pageRoutes(app: FastifyInstance): Promise<void> {
    */
   async function declinedOf(billId: string, paymentId: unknown, ip: string): Promise<{ declined: Declined; payer: Record<string, string> } | undefined> {
     if (typeof paymentId !== 'string') return undefined;
-    const st = await services.payments.paymentState(billId, paymentId);
+    const st = await services.paymentPage.paymentState(billId, paymentId);
     if (!st || st.outcome.status !== 'FAIL') return undefined;
     const r = st.outcome.redirect;
     const declined: Declined = { code: st.outcome.failureReason ?? null, method: st.outcome.method ?? 'BANK_CARD', back: r?.url ? { url: r.url, fields: { ...r.fields } } : null };
@@ -192,14 +192,14 @@ export default async function pageRoutes(app: FastifyInstance): Promise<void> {
    * page (the Fail URL POST, or the "try again" page when the shop has none).
    */
   async function formAfterDecline(req: FastifyRequest, billId: string, paymentId: string, lang: Lang): Promise<string | null> {
-    const bill = await services.payments.findPayableBill(billId);
+    const bill = await services.paymentPage.findPayableBill(billId);
     if (!bill || payRefusal(bill) || !bill.rate) return null;
-    if (await services.payments.recentDeclines(billId, req.ip, DECLINE_WINDOW_MS) >= DECLINES_BEFORE_FAIL_URL) return null;
+    if (await services.paymentPage.recentDeclines(billId, req.ip, DECLINE_WINDOW_MS) >= DECLINES_BEFORE_FAIL_URL) return null;
     return `/pay/${billId}?declined=${paymentId}&lang=${lang}`;
   }
 
   app.get<{ Params: { billId: string } }>('/:billId/qr', { schema: { hide: true, params: BILL_ID } }, async (req, reply) => {
-    const bill = await services.payments.findPayableBill(req.params.billId);
+    const bill = await services.paymentPage.findPayableBill(req.params.billId);
     const ctx = ctxOf(req, reply, undefined, bill);
     const r = refusal(ctx, bill);
     if (r) return html(reply, r.status, r.body);
@@ -231,12 +231,12 @@ export default async function pageRoutes(app: FastifyInstance): Promise<void> {
     const paymentPageOf = (paymentId: string) => `/pay/${billId}/payments/${paymentId}${ctx.lang === 'ru' ? '?lang=ru' : ''}`;
     if (formNonce) {
       // Single-use form: a reloaded or repeated POST goes to the payment this form opened.
-      const used = await services.payments.paymentOfForm(formNonce);
+      const used = await services.paymentPage.paymentOfForm(formNonce);
       if (used) return reply.redirect(paymentPageOf(used.id), 303);
     }
     if (!json && !formNonce) {
       // Rare path: say what is wrong with the bill first, if anything.
-      const bill = await services.payments.findPayableBill(billId);
+      const bill = await services.paymentPage.findPayableBill(billId);
       const r = refusal(ctx, bill);
       if (r && r.status !== 200 && r.status !== 503) return html(reply, r.status, r.body);
       return html(reply, 403, infoPage(ctx, { title: t.csrfTitle, text: t.csrfText, icon: 'info', shopName: bill!.shopName, testId: 'csrf', link: { href: `/pay/${billId}`, label: t.backToForm } }));
@@ -250,26 +250,26 @@ export default async function pageRoutes(app: FastifyInstance): Promise<void> {
     } catch (e) {
       // The same form raced itself (the other POST opened the payment, or holds the bill): go to that payment.
       if (formNonce && (e instanceof FormAlreadyUsedError || (e instanceof DomainError && e.code === 'payment_in_progress'))) {
-        const used = await services.payments.paymentOfForm(formNonce);
+        const used = await services.paymentPage.paymentOfForm(formNonce);
         if (used) return reply.redirect(paymentPageOf(used.id), 303);
       }
       if (e instanceof PayValidationError) {
         // Card testing shows as wrong card numbers and declines; typos in expiry/CVC do not count.
         if (e.codes.card_number === 'card_number_invalid') { limiter.fail(ipKey); limiter.fail(billKey); }
         if (json) throw e;
-        const bill = await services.payments.findPayableBill(billId);
+        const bill = await services.paymentPage.findPayableBill(billId);
         if (!bill) return html(reply, 404, refusal(ctx, null)!.body);
         const m = String(raw.method ?? '').toUpperCase();
         return renderForm(req, reply, ctx, bill, 422, { errors: e.codes, method: m === 'SBP' || m === 'BANK_CARD' ? m : undefined, payer: raw });
       }
       if (e instanceof DomainError && e.code === 'method_unavailable' && !json) {
-        const bill = await services.payments.findPayableBill(billId);
+        const bill = await services.paymentPage.findPayableBill(billId);
         if (!bill) return html(reply, 404, refusal(ctx, null)!.body);
         const m = String(raw.method ?? '').toUpperCase();
         return renderForm(req, reply, ctx, bill, 422, { errors: { method: 'method_unavailable' }, method: m === 'SBP' || m === 'BANK_CARD' ? m : undefined, payer: raw });
       }
       if (e instanceof DomainError && !json) {
-        const r = refusal(ctx, await services.payments.findPayableBill(billId), e.code);
+        const r = refusal(ctx, await services.paymentPage.findPayableBill(billId), e.code);
         if (r) return html(reply, r.status === 200 ? 403 : r.status, r.body);
       }
       throw e;
@@ -311,11 +311,11 @@ export default async function pageRoutes(app: FastifyInstance): Promise<void> {
   }, async (req, reply) => {
     const json = wantsJson(req);
     const { billId, paymentId } = req.params;
-    let st = await services.payments.paymentState(billId, paymentId);
+    let st = await services.paymentPage.paymentState(billId, paymentId);
     // A payment still waiting: ask its provider (the payer may just have come back from the bank), at most every ASK_EVERY_MS.
-    if (st && st.outcome.status === 'PROCESS' && st.connector && await services.payments.mayAskProvider(paymentId, ASK_EVERY_MS)) {
+    if (st && st.outcome.status === 'PROCESS' && st.connector && await services.paymentPage.mayAskProvider(paymentId, ASK_EVERY_MS)) {
       await services.payments.askProvider({ id: paymentId, connector: st.connector, ref: st.ref });
-      st = await services.payments.paymentState(billId, paymentId);
+      st = await services.paymentPage.paymentState(billId, paymentId);
     }
     if (!st) {
       if (json) throw new DomainError('payment_not_found');

@@ -126,7 +126,7 @@ describe('payment ids name their creation month', () => {
 
   it('the payer page polling a finished payment reads one partition of payments and one of outbox events', async () => {
     const { billId, paymentId } = await payNewBill(t, m);
-    const { out, sent } = await statementsOf(t.db, () => t.app.services.payments.paymentState(billId, paymentId), /payments|outbox_event/);
+    const { out, sent } = await statementsOf(t.db, () => t.app.services.paymentPage.paymentState(billId, paymentId), /payments|outbox_event/);
     expect(out?.outcome.redirect?.fields.SignatureValue).toMatch(/^[0-9A-F]{32}$/);
     const byId = sent.filter((s) => /FROM payments WHERE id = \$1/.test(s.text));
     expect(byId).toHaveLength(1);
@@ -144,7 +144,7 @@ describe('payment ids name their creation month', () => {
     const res = await payRequest(t, billId, cardForm('4000002760003184'));
     expect(res.json().status).toBe('PROCESS');
     const paymentId: string = res.json().payment_id;
-    const ask = () => statementsOf(t.db, () => t.app.services.payments.mayAskProvider(paymentId, 3_600_000), /payments/);
+    const ask = () => statementsOf(t.db, () => t.app.services.paymentPage.mayAskProvider(paymentId, 3_600_000), /payments/);
     const first = await ask();
     expect(first.out).toBe(true);
     const second = await ask();

@@ -5,9 +5,9 @@ import { withPgTx, type Db, type InTx, type Queryable } from '../../db/client.js
 import { ConflictError, DomainError, NotFoundError, ValidationError } from '../../errors.js';
 import { decrypt } from '../../lib/crypto.js';
 import { newPaymentIdSuffix, paymentIdSql } from '../../lib/ids.js';
-import { monthCondition, queryPaymentById, runPaymentById } from './payment-by-id.js';
+import { runPaymentById } from './payment-by-id.js';
 import { maskCard } from '../../lib/card.js';
-import { commissionFor, type MerchantFeeColumns } from '../merchant/fees.js';
+import { commissionFor } from '../merchant/fees.js';
 import { ledgerParams, transfersSql } from '../ledger/fragments.js';
 import { statement } from '../../db/statement.js';
 import { ledgerError } from '../ledger/ledger.js';
@@ -18,73 +18,20 @@ import type { Leg } from '../ledger/ledger.js';
 import { enqueueEvent, eventRow, paymentSignature, type PaymentPostbackFields } from '../../outbox/events.js';
 import type { Currency, PaymentStatus } from '../../generated/prisma/enums.js';
 import {
-  assertTransition, IllegalBillTransitionError, PAYABLE_FROM, payRefusal, sourcesOf as billSourcesOf, type BillStatus, type BillType,
+  assertTransition, IllegalBillTransitionError, PAYABLE_FROM, payRefusal, sourcesOf as billSourcesOf, type BillStatus,
 } from '../bill/bill.states.js';
-import type { Connector, PayerAction, PaymentOutcome } from '../providers/connector.js';
-import { ConnectorRegistry, routedConnectorsSql, type ConnectorSnapshot, type Routing } from '../providers/registry.js';
+import type { PayerAction, PaymentOutcome } from '../providers/connector.js';
+import { ConnectorRegistry } from '../providers/registry.js';
 import { nextCheckDelayMs } from './reconcile-schedule.js';
-import { assertPaymentTransition, IllegalPaymentTransitionError, isPaymentFinal, paymentSourcesOf } from './payment.states.js';
+import { assertPaymentTransition, IllegalPaymentTransitionError, paymentSourcesOf } from './payment.states.js';
 import { isMoneyReceived } from '../statuses.js';
 import { PayValidationError, type PayerFields, type PayInput, type PayMethod } from './pay-input.js';
 import { paymentError, PROVIDER_UNAVAILABLE } from './payment-errors.js';
 import { money8 } from '../../lib/money.js';
-import { activeFiscal, fiscalOf, type ActiveFiscal } from '../receipt/fiscal.js';
 import { paymentReceipt, type Receipt } from '../receipt/receipt.js';
+import { paymentCandidates, quoteFor, readPayableBill, round2, type PayableBill, type Quote } from './payable-bill.js';
 
-/** A bill as the payment page and the payment flow see it (with its shop, merchant fees and rate). */
-export interface PayableBill {
-  id: string;
-  merchantId: string;
-  shopId: string;
-  shopName: string;
-  orderId: string | null;
-  name: string | null;
-  description: string | null;
-  custom: string | null;
-  type: BillType;
-  status: BillStatus;
-  /** The bill's own flag, the shop's `enabled` and the merchant's status together. */
-  active: boolean;
-  amount: Decimal;
-  currency: Currency;
-  payerPaysCommission: boolean;
-  paymentMethod: PayMethod | null;
-  successUrl: string | null;
-  failUrl: string | null;
-  resultUrl: string | null;
-  /** RUB per unit of the bill's currency (1 for RUB); null when the operator has no rate. */
-  rate: Decimal | null;
-  fees: MerchantFeeColumns;
-  /** The bill's ttl has run out: it takes no payment. */
-  expired: boolean;
-  /** The page's "back to shop" link. */
-  returnUrl: string | null;
-  locale: 'ru' | 'en' | null;
-  payerEmail: string | null;
-  requestFields: Array<'email' | 'phone' | 'name' | 'comment'>;
-  items: Array<{ name: string; price: string; quantity: string }>;
-  /** The merchant's connector routing. */
-  routing: Routing;
-  /** The rows of the connectors the routing names, read with the bill (fresh for every payment). */
-  connectorRows: readonly ConnectorSnapshot[];
-  /** A bill of the merchant's test twin (test token): no real money moves (PROVIDERS.md "Test mode"). */
-  test: boolean;
-  /** The shop's 54-FZ settings when it issues receipts (null: no receipt is sent). */
-  fiscal: ActiveFiscal | null;
-  /** false: two-stage, its payments are held and then captured or cancelled (docs/adr/0073-two-stage-payments.md). */
-  capture: boolean;
-}
-
-/** What the payer owes for a bill with a method. */
-export interface Quote {
-  /** The merchant's fee, in the bill's currency. */
-  commission: Decimal;
-  /** What the payer owes in the bill's currency (amount, plus the fee when the payer pays it). */
-  dueInBillCurrency: Decimal;
-  /** What the payer pays, in RUB (payment.amount). */
-  dueRub: Decimal;
-  rate: Decimal;
-}
+export type { PayableBill, Quote } from './payable-bill.js';
 
 export interface RedirectFields { InvId: string; OutSum: string; CurrencyIn: string; custom: string; SignatureValue: string }
 
@@ -135,12 +82,12 @@ export interface PaymentRow {
   /** The partition key, as text: the finishing statement finds the row in its month's partition only. */
   created_at: string;
 }
-const PAYMENT_SQL = `SELECT id, bill_id, status::text, amount::text, amount_received::text, commission::text, rate::text, method::text, from_card,
+export const PAYMENT_SQL = `SELECT id, bill_id, status::text, amount::text, amount_received::text, commission::text, rate::text, method::text, from_card,
        payer_email AS email, payer_phone AS phone, payer_name AS name, payer_comment AS comment, connector, provider_ref, payer_action, finished_at,
        failure_reason, payer_ip, authorized_amount::text, capture_amount::text, (cancel_requested_at IS NOT NULL) AS cancel_requested, created_at::text
   FROM payments WHERE id = $1`;
 
-const paidWithOf = (x: PaymentRow): PaidWith => ({
+export const paidWithOf = (x: PaymentRow): PaidWith => ({
   method: x.method, fromCard: x.from_card, payer: { email: x.email, phone: x.phone, name: x.name, comment: x.comment },
 });
 
@@ -154,67 +101,6 @@ export class FormAlreadyUsedError extends DomainError {
   constructor() { super('payment_in_progress'); }
 }
 
-const BILL_SQL = `
-SELECT b.id, b.merchant_id, b.shop_id, s.name AS shop_name, b.order_id, b.name, b.description, b.custom,
-       b.type::text, b.status::text, (b.active AND s.enabled AND m.status = 'ACTIVE') AS active,
-       b.amount::text, b.currency_in::text AS currency, b.payer_pays_commission, b.payment_method::text,
-       COALESCE(b.success_url, s.success_url) AS success_url, COALESCE(b.fail_url, s.fail_url) AS fail_url, s.result_url,
-       (b.expires_at IS NOT NULL AND b.expires_at <= now()) AS expired, b.return_url, b.locale, b.payer_email,
-       b.request_fields, b.items,
-       CASE WHEN b.currency_in = 'RUB' THEN '1' ELSE r.rub_per_unit::text END AS rate,
-       m.payment_card_percent::text, m.payment_card_fixed::text, m.payment_sbp_percent::text, m.payment_sbp_fixed::text,
-       m.routing, (m.live_merchant_id IS NOT NULL) AS test, s.fiscalization, b.capture,
-       ${routedConnectorsSql('m.routing')} AS connector_rows
-  FROM bills b
-  JOIN shops s ON s.id = b.shop_id
-  JOIN merchants m ON m.id = b.merchant_id
-  LEFT JOIN fx_rates r ON r.currency = b.currency_in
- WHERE b.id = $1`;
-
-interface BillRow {
-  id: string; merchant_id: string; shop_id: string; shop_name: string; order_id: string | null; name: string | null;
-  description: string | null; custom: string | null; type: BillType; status: BillStatus; active: boolean; amount: string;
-  currency: Currency; payer_pays_commission: boolean; payment_method: PayMethod | null; success_url: string | null;
-  fail_url: string | null; result_url: string | null; rate: string | null; payment_card_percent: string | null;
-  payment_card_fixed: string | null; payment_sbp_percent: string | null; payment_sbp_fixed: string | null;
-  expired: boolean; return_url: string | null; locale: 'ru' | 'en' | null; payer_email: string | null;
-  request_fields: PayableBill['requestFields'] | null; items: PayableBill['items'] | null;
-  routing: Partial<Routing> | null;
-  test: boolean;
-  fiscalization: unknown;
-  connector_rows: ConnectorSnapshot[];
-  capture: boolean;
-}
-
-/**
- * The payer fields the page asks for: the bill's, plus the e-mail when the shop issues receipts
- * and the bill gives no way to reach the payer (a bill made before fiscalization was turned on;
- * bill/create refuses new ones): a receipt needs an e-mail or a phone (docs/adr/0026-fiscal-receipts.md).
- */
-function askedFields(r: Pick<BillRow, 'request_fields' | 'payer_email'>, fiscal: ActiveFiscal | null): PayableBill['requestFields'] {
-  const asked = r.request_fields ?? [];
-  if (!fiscal || r.payer_email || asked.includes('email') || asked.includes('phone')) return asked;
-  return [...asked, 'email'];
-}
-
-const toBill = (r: BillRow, routing: (stored: Partial<Routing> | null, live: boolean) => Routing): PayableBill => ({
-  id: r.id, merchantId: r.merchant_id, shopId: r.shop_id, shopName: r.shop_name, orderId: r.order_id, name: r.name,
-  description: r.description, custom: r.custom, type: r.type, status: r.status, active: r.active,
-  amount: new Decimal(r.amount), currency: r.currency, payerPaysCommission: r.payer_pays_commission,
-  paymentMethod: r.payment_method, successUrl: r.success_url, failUrl: r.fail_url, resultUrl: r.result_url,
-  rate: r.rate === null ? null : new Decimal(r.rate),
-  routing: routing(r.routing, !r.test),
-  fees: {
-    paymentCardPercent: r.payment_card_percent, paymentCardFixed: r.payment_card_fixed,
-    paymentSbpPercent: r.payment_sbp_percent, paymentSbpFixed: r.payment_sbp_fixed,
-    payoutCardPercent: null, payoutCardFixed: null, payoutSbpPercent: null, payoutSbpFixed: null,
-  },
-  expired: r.expired, returnUrl: r.return_url, locale: r.locale, payerEmail: r.payer_email,
-  requestFields: askedFields(r, activeFiscal(fiscalOf(r.fiscalization))), items: r.items ?? [], test: r.test,
-  fiscal: activeFiscal(fiscalOf(r.fiscalization)),
-  connectorRows: r.connector_rows ?? [],
-  capture: r.capture,
-});
 
 /**
  * ONE statement, atomic on its own (no BEGIN/COMMIT round trips): the payment PROCESS -> final
@@ -328,8 +214,6 @@ function postbackExtras(paid: PaidWith, status: PaymentStatus, accountAmount: De
   return out;
 }
 
-const round2 = (d: Decimal): Decimal => d.toDecimalPlaces(2, Decimal.ROUND_HALF_UP);
-
 /** Status by what arrived against what was due (DESIGN "States"). */
 export function statusFor(received: Decimal, due: Decimal): 'SUCCESS' | 'UNDERPAID' | 'OVERPAID' {
   return received.eq(due) ? 'SUCCESS' : received.lt(due) ? 'UNDERPAID' : 'OVERPAID';
@@ -381,51 +265,6 @@ export class PaymentService {
     observer?: LifecycleObserver,
   ) {
     this.lifecycle = new Lifecycle(this.operation(), { pool: db.pool, giveUpMs: config.reconcileGiveUpMs, observer });
-  }
-
-  private readonly routingFor = (stored: Partial<Routing> | null, live: boolean): Routing => this.connectors.routingFor(stored, live);
-
-  /** The methods of a bill some connector may take now (the page offers only these). */
-  async availableMethods(bill: PayableBill): Promise<PayMethod[]> {
-    const out: PayMethod[] = [];
-    for (const m of ['BANK_CARD', 'SBP'] as const) {
-      if (bill.paymentMethod && bill.paymentMethod !== m) continue;
-      if ((await this.paymentCandidates(bill, m)).length > 0) out.push(m);
-    }
-    return out;
-  }
-
-  /**
-   * The connectors that may take a bill's payment by `method`, in routing order. A two-stage
-   * bill (`capture: false`) is paid by card only, through connectors that hold and capture.
-   */
-  async paymentCandidates(bill: PayableBill, method: PayMethod): Promise<Connector[]> {
-    if (!bill.capture && method === 'SBP') return [];
-    const all = method === 'SBP'
-      ? await this.connectors.candidates(bill.routing.payment_sbp, 'payment_sbp', { live: !bill.test }, bill.connectorRows)
-      : await this.connectors.candidates(bill.routing.payment_card, 'payment_card', { live: !bill.test }, bill.connectorRows);
-    return bill.capture ? all : all.filter((c) => c.capabilities.twoStage === true);
-  }
-
-  /** How the card of a bill is taken: by a provider's own form (`hosted`), and whether the sandbox takes it (test hints). */
-  async cardRoute(bill: PayableBill): Promise<{ hosted: boolean; sandbox: boolean }> {
-    const first = (await this.paymentCandidates(bill, 'BANK_CARD'))[0];
-    return { hosted: first?.capabilities.hostsCardForm ?? false, sandbox: !first || first.kind === 'sandbox' };
-  }
-
-  /** The bill for the payment page; null when there is no such bill. */
-  async findPayableBill(billId: string): Promise<PayableBill | null> {
-    if (!/^[A-Za-z0-9]{1,64}$/.test(billId)) return null;
-    const r = await this.db.pool.query<BillRow>(BILL_SQL, [billId]);
-    return r.rows[0] ? toBill(r.rows[0], this.routingFor) : null;
-  }
-
-  /** What the payer owes with `method`; null when the bill's currency has no rate. */
-  quote(bill: PayableBill, method: PayMethod): Quote | null {
-    if (!bill.rate) return null;
-    const commission = commissionFor(this.config, bill.fees, method === 'SBP' ? 'payment_sbp' : 'payment_card', bill.amount);
-    const dueInBillCurrency = bill.payerPaysCommission ? bill.amount.add(commission) : bill.amount;
-    return { commission, dueInBillCurrency, dueRub: round2(dueInBillCurrency.mul(bill.rate)), rate: bill.rate };
   }
 
   /**
@@ -551,7 +390,7 @@ export class PaymentService {
   /** The payment's part in the lifecycle (src/domain/operations/lifecycle.ts). */
   private operation(): OperationKind<PaymentStatus, PaymentRow, PaymentOutcome, DueCheck> {
     const lockById = (c: Queryable, id: string) => runPaymentById<PaymentRow>(c, id, { text: PAYMENT_SQL, values: [id], suffix: ' FOR UPDATE' });
-    const billOf = async (c: Queryable, p: PaymentRow) => toBill((await c.query<BillRow>(BILL_SQL, [p.bill_id])).rows[0]!, this.routingFor);
+    const billOf = async (c: Queryable, p: PaymentRow) => (await readPayableBill(c, this.connectors, p.bill_id))!;
     return {
       type: 'payment',
       lock_: async (c, target) => {
@@ -756,31 +595,6 @@ export class PaymentService {
     return r.rows[0]?.id ?? null;
   }
 
-  /** The payment of a bill still in PROCESS (the latest), if any. */
-  async runningPayment(billId: string): Promise<string | null> {
-    const r = await this.db.pool.query<{ id: string }>(
-      `SELECT id FROM payments WHERE bill_id = $1 AND status = 'PROCESS' ORDER BY created_at DESC, id DESC LIMIT 1`, [billId]);
-    return r.rows[0]?.id ?? null;
-  }
-
-  /**
-   * How many payments of a bill from one payer address FAILed in the last `windowMs`: the page
-   * hands a payer who keeps being declined back to the shop (docs/adr/0015-declined-card-stays-on-the-form.md).
-   */
-  async recentDeclines(billId: string, payerIp: string, windowMs: number): Promise<number> {
-    const r = await this.db.pool.query<{ n: number }>(
-      `SELECT count(*)::int AS n FROM payments
-        WHERE bill_id = $1 AND payer_ip = $2 AND status = 'FAIL'
-          AND created_at > now() - make_interval(secs => $3::double precision / 1000)`, [billId, payerIp, windowMs]);
-    return r.rows[0]?.n ?? 0;
-  }
-
-  /** The payment a payment form's token opened, if any (single-use form tokens). */
-  async paymentOfForm(formNonce: string): Promise<{ id: string; billId: string } | null> {
-    const r = await this.db.pool.query<{ id: string; bill_id: string }>(`SELECT id, bill_id FROM payments WHERE form_nonce = $1`, [formNonce]);
-    return r.rows[0] ? { id: r.rows[0].id, billId: r.rows[0].bill_id } : null;
-  }
-
   /**
    * Asks the connector that has a payment in PROCESS for its status (outside any transaction,
    * timed) and applies the answer once (the payer's page, the sandbox bank's return); `via` 'read'.
@@ -788,68 +602,6 @@ export class PaymentService {
   async askProvider(p: { id: string; connector: string | null; ref: string | null }): Promise<{ outcome: PaymentOutcome; result: ApplyResult }> {
     const outcome = await this.reconcileFromProvider_(p);
     return { outcome, result: await this.applyOutcome(p.id, outcome, { via: 'read' }) };
-  }
-
-  /**
-   * Whether this caller may ask the provider about a payment in PROCESS now: at most once per
-   * `everyMs` per payment across every process (the page is polled by payers through any API
-   * process). One conditional UPDATE picks the caller that asks; the others read the state.
-   * Not while a decline read without its reason waits for the notification: asking again would
-   * only read the same decline (reconciliation asks when the wait ends; so does the page).
-   */
-  async mayAskProvider(paymentId: string, everyMs: number): Promise<boolean> {
-    // A row whenever the payment is in the month its id names (so a throttled poll, which
-    // changes nothing, does not fall back to the read of every month); `asked` says who asks.
-    const r = await queryPaymentById<{ asked: boolean }>(this.db.pool, paymentId, (month) => {
-      const m = monthCondition('created_at', month, 4);
-      const mu = monthCondition('payments.created_at', month, 4);
-      return { text:
-        `WITH p AS (SELECT id, created_at FROM payments WHERE id = $1${m.sql}),
-         u AS (
-           UPDATE payments SET provider_asked_at = clock_timestamp() FROM p
-            WHERE payments.id = p.id AND payments.created_at = p.created_at AND payments.status = 'PROCESS'${mu.sql}
-              AND (payments.provider_asked_at IS NULL
-                   OR payments.provider_asked_at <= clock_timestamp() - make_interval(secs => $2::double precision / 1000))
-              AND (payments.decline_seen_at IS NULL
-                   OR payments.decline_seen_at <= clock_timestamp() - make_interval(secs => $3::double precision / 1000))
-           RETURNING 1)
-         SELECT EXISTS (SELECT 1 FROM u) AS asked FROM p`,
-      values: [paymentId, everyMs, this.config.declineReasonWaitMs, ...m.values] };
-    });
-    return r.rows[0]?.asked === true;
-  }
-
-  /** A payment of a bill for the polling page; null when there is no such payment of that bill. */
-  async paymentState(billId: string, paymentId: string): Promise<{ bill: PayableBill; outcome: PayOutcome; connector: string | null; ref: string | null } | null> {
-    if (!/^[A-Za-z0-9]{1,64}$/.test(paymentId)) return null;
-    const p = (await runPaymentById<PaymentRow>(this.db.pool, paymentId, { text: PAYMENT_SQL, values: [paymentId] })).rows[0];
-    if (!p || p.bill_id !== billId) return null;
-    const bill = toBill((await this.db.pool.query<BillRow>(BILL_SQL, [billId])).rows[0]!, this.routingFor);
-    const outcome: PayOutcome = {
-      bill, paymentId, billId, status: p.status, amountRub: new Decimal(p.amount), amountReceivedRub: new Decimal(p.amount_received),
-      redirect: null, action: p.status === 'PROCESS' ? p.payer_action : null, finishedAt: p.finished_at,
-      method: p.method, failureReason: p.status === 'FAIL' ? p.failure_reason : null,
-      payer: paidWithOf(p).payer, payerIp: p.payer_ip,
-    };
-    if (isPaymentFinal(p.status)) {
-      // The redirect as the finishing step built it: the postback's fields, signed with the current token.
-      const r = await this.db.pool.query<{ payload: { fields: PaymentPostbackFields }; tok: string }>(
-        // Through its key row: outbox partitions have no (kind, aggregate_id) index, and the key's
-        // (id, created_at) is the event's primary key in one month's partition.
-        `SELECT e.payload, m.api_token_enc AS tok FROM outbox_event_keys k
-           JOIN outbox_events e ON e.id = k.id AND e.created_at = k.created_at
-           JOIN merchants m ON m.id = e.merchant_id
-          WHERE k.kind = 'PAYMENT_POSTBACK' AND k.aggregate_id = $1`, [paymentId]);
-      const row = r.rows[0];
-      if (row) {
-        const f = row.payload.fields;
-        outcome.redirect = {
-          url: isMoneyReceived(p.status) ? bill.successUrl : bill.failUrl,
-          fields: { InvId: f.InvId, OutSum: f.OutSum, CurrencyIn: f.CurrencyIn, custom: f.custom, SignatureValue: paymentSignature(f, decrypt(this.config.tokenEncryptionKey, row.tok)) },
-        };
-      }
-    }
-    return { bill, outcome, connector: p.connector, ref: p.provider_ref };
   }
 
   /**
@@ -893,16 +645,16 @@ export class PaymentService {
     if (!/^[A-Za-z0-9]{1,64}$/.test(billId)) throw new DomainError('bill_not_found');
     const bill = await this.payableBillOrThrow(c, billId);
     // The card route's connectors first: whether the card form is the provider's decides what the form must carry.
-    const cardCandidates = bill.paymentMethod === 'SBP' ? [] : await this.paymentCandidates(bill, 'BANK_CARD');
+    const cardCandidates = bill.paymentMethod === 'SBP' ? [] : await paymentCandidates(this.connectors, bill, 'BANK_CARD');
     const input = typeof rawInput === 'function' ? rawInput(bill, { hostedCard: cardCandidates[0]?.capabilities.hostsCardForm ?? false }) : rawInput;
     if (bill.paymentMethod && bill.paymentMethod !== input.method) {
       throw new PayValidationError({ method: 'method_not_allowed' });
     }
-    const quote = this.quote(bill, input.method);
+    const quote = quoteFor(this.config, bill, input.method);
     if (!quote) throw new DomainError('rate-not-found');
     // A card the payer typed into a provider's own form never reached us: a connector that needs
     // the card number cannot be a fallback for it (it would decline a payer who did nothing wrong).
-    const candidates = input.method === 'SBP' ? await this.paymentCandidates(bill, 'SBP')
+    const candidates = input.method === 'SBP' ? await paymentCandidates(this.connectors, bill, 'SBP')
       : input.card ? cardCandidates : cardCandidates.filter((c) => c.capabilities.hostsCardForm);
     // No connector may take this method's money (production: no enabled live-mode connector on
     // the route): refused before any payment is opened; never handed to the sandbox.
@@ -958,9 +710,8 @@ export class PaymentService {
    * expired 403 (api:error.bill_expired), in progress 409.
    */
   private async payableBillOrThrow(c: Pick<pg.Pool, 'query'>, billId: string): Promise<PayableBill> {
-    const r = await c.query<BillRow>({ name: 'pay_read_bill', text: BILL_SQL, values: [billId] });
-    if (!r.rows[0]) throw new DomainError('bill_not_found');
-    const bill = toBill(r.rows[0], this.routingFor);
+    const bill = await readPayableBill(c, this.connectors, billId, 'pay_read_bill');
+    if (!bill) throw new DomainError('bill_not_found');
     const refusal = payRefusal(bill);
     if (refusal) throw new DomainError(refusal);
     return bill;
