@@ -12,6 +12,7 @@ import { AdjustmentService } from './domain/adjustment/adjustment.service.js';
 import { DeploymentService } from './domain/deployment/deployment.service.js';
 import { PaymentService } from './domain/payment/payment.service.js';
 import { PaymentReads } from './domain/payment/payment.reads.js';
+import { SavedMethodService } from './domain/payment/saved-methods.js';
 import { PayoutService } from './domain/payout/payout.service.js';
 import { ConnectorRegistry } from './domain/providers/registry.js';
 import type { ConnectorPlugin } from './domain/providers/plugin.js';
@@ -49,6 +50,7 @@ export function createServices(config: Config, db: Db, opts: { connectors?: read
   const chargebacks = new ChargebackService(config, db);
   const payments = new PaymentService(config, db, connectors, opts.observer);
   const paymentReads = new PaymentReads(db);
+  const savedMethods = new SavedMethodService(config, db, bills, payments, connectors);
   const payouts = new PayoutService(config, db, connectors, opts.observer);
   const outbox = new OutboxService(config, db, merchants);
   const operators = new OperatorService(db);
@@ -74,7 +76,7 @@ export function createServices(config: Config, db: Db, opts: { connectors?: read
   const operatorLists = new OperatorLists(db);
   // The sandbox's bank pages play the payer's bank on the sandbox's own memory.
   const sandboxBank = new SandboxBank(db.pool);
-  return { operatorLists, operatorTwoFactor, sandboxBank, apiKeys, mail, passwordResets, audit, providerNotifications, merchantLists, cabinetTwoFactor, team, connectors, operators, sbpBanks, ledger, outbox, payouts, payments, paymentReads, merchants, shops, bills, refunds, payoutAccounts, rates, adjustments, chargebacks, attention, deployment };
+  return { operatorLists, operatorTwoFactor, sandboxBank, apiKeys, mail, passwordResets, audit, providerNotifications, merchantLists, cabinetTwoFactor, team, connectors, operators, sbpBanks, ledger, outbox, payouts, payments, paymentReads, savedMethods, merchants, shops, bills, refunds, payoutAccounts, rates, adjustments, chargebacks, attention, deployment };
 }
 
 export type Services = ReturnType<typeof createServices>;

@@ -4,6 +4,8 @@ import { setupTestApp, type TestApp } from '../helpers/app.js';
 import { createMerchant, type MerchantFixture } from '../factories/merchant.js';
 import { cardForm, payRequest } from '../factories/payment.js';
 import { paymentSignature, type PaymentPostbackFields } from '../../src/outbox/events.js';
+import { balance } from '../refund/helpers.js';
+import { admin } from '../admin/helpers.js';
 
 /**
  * Saved cards through the service and the sandbox connector
@@ -100,5 +102,130 @@ describe('saving a card with the payer\'s consent', () => {
     expect(again.applied).toBe(false);
     expect(await savedOf(id)).toHaveLength(1);
     expect((await t.db.pool.query(`SELECT count(*)::int AS n FROM saved_payment_methods WHERE merchant_id = $1`, [m.merchantId])).rows[0].n).toBe(1);
+  });
+});
+
+/** A card saved by a payment whose payer consented (on `auth`'s merchant); its method id. */
+async function savedCard(card = '4242424242424242', auth: Record<string, string> = m.auth): Promise<string> {
+  const r0 = await t.app.inject({ method: 'POST', url: '/api/v1/bill/create', headers: auth, payload: { shop_id: m.shopId, amount: '10.00', save_payment_method: true } });
+  expect(r0.statusCode, r0.body).toBe(200);
+  const r = await payRequest(t, r0.json().bill_id, { ...cardForm(card), save_payment_method: '1' });
+  let id = r.json().payment_id as string;
+  if (r.json().status === 'PROCESS') {
+    // The sandbox's lost answer (card 0119): the provider is asked, and says it paid and saved.
+    await t.app.services.payments.askProvider({ id, connector: 'sandbox', ref: null });
+  }
+  const row = (await t.db.pool.query(`SELECT id FROM saved_payment_methods WHERE payment_id = $1`, [id])).rows[0];
+  expect(row, `payment ${id} saved no card`).toBeDefined();
+  id = row.id;
+  return id;
+}
+const charge = (payload: Record<string, unknown>, headers: Record<string, string> = m.auth) =>
+  t.app.inject({ method: 'POST', url: '/api/v1/payment/charge', headers, payload: { amount: '250.00', ...payload } });
+const available = async () => new Decimal((await balance(t, m.merchantId)).available);
+const credits = async (id: string) => (await t.db.pool.query(
+  `SELECT count(*)::int AS n FROM ledger_transfers WHERE ref_id = $1 AND kind = 'PAYMENT_CREDIT'`, [id])).rows[0].n as number;
+
+describe('POST /api/v1/payment/charge', () => {
+  it('charges a saved card: SUCCESS, the payment object with payment_method_id, the balance credited exactly once', async () => {
+    const method = await savedCard();
+    const before = await available();
+    const r = await charge({ payment_method_id: method, order_id: 'sub-1', description: 'November' });
+    expect(r.statusCode, r.body).toBe(200);
+    const p = r.json();
+    expect(p).toMatchObject({ success: true, status: 'SUCCESS', amount: 250, amount_received: 250, payment_method_id: method, from_card: '424242******4242' });
+    expect((await available()).sub(before).toFixed(2)).toBe('250.00');
+    expect(await credits(p.id)).toBe(1);
+    const bill = (await t.db.pool.query(`SELECT order_id, description, payment_method::text, status::text FROM bills WHERE id = $1`, [p.bill_id])).rows[0];
+    expect(bill).toEqual({ order_id: 'sub-1', description: 'November', payment_method: 'BANK_CARD', status: 'SUCCESS' });
+    // A charge saves nothing new.
+    expect((await t.db.pool.query(`SELECT count(*)::int AS n FROM saved_payment_methods WHERE payment_id = $1`, [p.id])).rows[0].n).toBe(0);
+  });
+
+  it('the same Idempotency-Key twice charges once (the second answer is the first payment), even when the key\'s stored answer is gone', async () => {
+    const method = await savedCard();
+    const before = await available();
+    const headers = { ...m.auth, 'idempotency-key': `charge-${Math.random()}` };
+    const a = await charge({ payment_method_id: method }, headers);
+    const b = await charge({ payment_method_id: method }, headers);
+    expect(a.statusCode, a.body).toBe(200);
+    expect(b.statusCode, b.body).toBe(200);
+    expect(b.json().id).toBe(a.json().id);
+    // The key's row lost (its lease taken over after a crash): the bill keeps the key, no second charge.
+    await t.db.pool.query(`DELETE FROM idempotency_keys WHERE merchant_id = $1 AND key = $2`, [m.merchantId, headers['idempotency-key']]);
+    const c = await charge({ payment_method_id: method }, headers);
+    expect(c.json().id).toBe(a.json().id);
+    expect((await available()).sub(before).toFixed(2)).toBe('250.00');
+    expect(await credits(a.json().id)).toBe(1);
+  });
+
+  it('a lost answer leaves the charge PROCESS; reconciliation reads the provider and credits once', async () => {
+    const method = await savedCard('4000000000000119');
+    const before = await available();
+    const r = await charge({ payment_method_id: method });
+    expect(r.statusCode, r.body).toBe(200);
+    expect(r.json().status).toBe('PROCESS');
+    const id = r.json().id as string;
+    expect(await credits(id)).toBe(0);
+    const first = await t.app.services.payments.askProvider({ id, connector: 'sandbox', ref: null });
+    expect(first.result).toMatchObject({ applied: true, status: 'SUCCESS' });
+    const again = await t.app.services.payments.askProvider({ id, connector: 'sandbox', ref: null });
+    expect(again.result.applied).toBe(false);
+    expect(await credits(id)).toBe(1);
+    expect((await available()).sub(before).toFixed(2)).toBe('250.00');
+  });
+
+  it('refused 422 api:error.payment_method_not_found: unknown, revoked, another merchant\'s, the other mode\'s; nothing is created', async () => {
+    const bills = async () => (await t.db.pool.query(`SELECT count(*)::int AS n FROM bills`)).rows[0].n as number;
+    const refused = async (payload: Record<string, unknown>, headers?: Record<string, string>) => {
+      const before = await bills();
+      const r = await charge(payload, headers);
+      expect(r.statusCode, r.body).toBe(422);
+      expect(r.json().message).toBe('api:error.payment_method_not_found');
+      expect(await bills()).toBe(before);
+    };
+    await refused({ payment_method_id: 'nope' });
+    const other = await createMerchant(t, {});
+    const othersMethod = await (async () => {
+      const r0 = await t.app.inject({ method: 'POST', url: '/api/v1/bill/create', headers: other.auth, payload: { shop_id: other.shopId, amount: '10.00', save_payment_method: true } });
+      const r = await payRequest(t, r0.json().bill_id, { ...cardForm(), save_payment_method: '1' });
+      return (await t.db.pool.query(`SELECT id FROM saved_payment_methods WHERE payment_id = $1`, [r.json().payment_id])).rows[0].id as string;
+    })();
+    await refused({ payment_method_id: othersMethod });
+    // Test mode: a card saved through the test token is the twin's, never the live merchant's, and the other way.
+    const testAuth = { authorization: `Bearer ${(await t.app.services.merchants.refreshTestToken(m.merchantId)).apiToken}` };
+    const testMethod = await savedCard('4242424242424242', testAuth);
+    expect((await t.db.pool.query(`SELECT mode FROM saved_payment_methods WHERE id = $1`, [testMethod])).rows[0].mode).toBe('test');
+    await refused({ payment_method_id: testMethod });
+    const liveMethod = await savedCard();
+    await refused({ payment_method_id: liveMethod }, testAuth);
+    const t1 = await charge({ payment_method_id: testMethod, amount: '5.00' }, testAuth);
+    expect(t1.json().status).toBe('SUCCESS');
+    // Revoked (twice is fine), then refused; the list no longer shows it.
+    const rv = () => t.app.inject({ method: 'POST', url: '/api/v1/payment/methods/revoke', headers: m.auth, payload: { payment_method_id: liveMethod } });
+    expect((await rv()).json()).toEqual({ id: liveMethod, status: 'REVOKED', success: true });
+    expect((await rv()).statusCode).toBe(200);
+    await refused({ payment_method_id: liveMethod });
+    const list = await t.app.inject({ method: 'GET', url: '/api/v1/payment/methods', headers: m.auth });
+    expect(list.json().data.map((x: { id: string }) => x.id)).not.toContain(liveMethod);
+    const revokeOthers = await t.app.inject({ method: 'POST', url: '/api/v1/payment/methods/revoke', headers: m.auth, payload: { payment_method_id: othersMethod } });
+    expect(revokeOthers.statusCode).toBe(422);
+  });
+
+  it('a restricted key cannot charge nor revoke (403 insufficient_scope); payments:read lists', async () => {
+    const method = await savedCard();
+    const k = await admin(t, 'POST', `/merchants/${m.merchantId}/keys`, { name: 'all', scopes: ['payments:read', 'bills:write', 'refunds:write'] });
+    expect(k.status, JSON.stringify(k.body)).toBe(201);
+    const auth = { authorization: `Bearer ${k.body.api_token}` };
+    const r = await charge({ payment_method_id: method }, auth);
+    expect(r.statusCode).toBe(403);
+    expect(r.json().message).toBe('api:error.insufficient_scope');
+    const rv = await t.app.inject({ method: 'POST', url: '/api/v1/payment/methods/revoke', headers: auth, payload: { payment_method_id: method } });
+    expect(rv.statusCode).toBe(403);
+    const list = await t.app.inject({ method: 'GET', url: '/api/v1/payment/methods', headers: auth });
+    expect(list.statusCode).toBe(200);
+    const mine = list.json().data.find((x: { id: string }) => x.id === method);
+    expect(mine).toMatchObject({ id: method, card_mask: '424242******4242', card_expiry: '12/39', connector: 'sandbox' });
+    expect(Object.keys(mine).sort()).toEqual(['card_expiry', 'card_mask', 'connector', 'created_at', 'id']);
   });
 });

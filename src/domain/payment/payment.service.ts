@@ -456,7 +456,20 @@ export class PaymentService {
    * payment and at most one that receives money.
    */
   async pay(billId: string, input: PayInput | PayInputOf, ctx: { ip?: string; formNonce?: string } = {}): Promise<PayOutcome> {
-    const opened = await this.open(this.db.pool, billId, input, ctx.ip ?? null, ctx.formNonce ?? null);
+    return this.sendOpened(await this.open(this.db.pool, billId, input, ctx.ip ?? null, ctx.formNonce ?? null));
+  }
+
+  /**
+   * Opens the payment of a saved card's charge in the caller's transaction (the one that wrote its
+   * bill; docs/adr/0074-saved-cards-and-recurring-charges.md): the method's connector only, no payer.
+   * `sendOpened` then calls the connector, after the commit.
+   */
+  openCharge(c: Pick<pg.Pool, 'query'>, billId: string, charge: ChargeOf) {
+    return this.open(c, billId, { method: 'BANK_CARD', payer: { email: null, phone: null, name: null, comment: null } }, null, null, charge);
+  }
+
+  /** The send phase of an opened payment: its connector called outside any transaction, a final answer applied once. */
+  async sendOpened(opened: Awaited<ReturnType<PaymentService['open']>>): Promise<PayOutcome> {
     const { input: pay, paymentId } = opened;
     const { outcome, connector } = await this.createPaymentFromProvider_(opened);
     this.lifecycle.answered(paymentId);
@@ -912,7 +925,7 @@ export class PaymentService {
   private async open(c: Pick<pg.Pool, 'query'>, billId: string, rawInput: PayInput | PayInputOf, ip: string | null, formNonce: string | null, charge?: ChargeOf) {
     if (!/^[A-Za-z0-9]{1,64}$/.test(billId)) throw new DomainError('bill_not_found');
     const bill = await this.payableBillOrThrow(c, billId);
-    if (charge) return this.openCharge(c, bill, charge, rawInput as PayInput);
+    if (charge) return this.openSaved(c, bill, charge, rawInput as PayInput);
     // The card route's connectors first: whether the card form is the provider's decides what the form must carry.
     const cardCandidates = bill.paymentMethod === 'SBP' ? [] : await this.paymentCandidates(bill, 'BANK_CARD');
     const input = typeof rawInput === 'function' ? rawInput(bill, { hostedCard: cardCandidates[0]?.capabilities.hostsCardForm ?? false }) : rawInput;
@@ -929,7 +942,7 @@ export class PaymentService {
   }
 
   /** A charge of a saved card: its own connector only (the one that saved it), no payer. */
-  private async openCharge(c: Pick<pg.Pool, 'query'>, bill: PayableBill, charge: ChargeOf, input: PayInput) {
+  private async openSaved(c: Pick<pg.Pool, 'query'>, bill: PayableBill, charge: ChargeOf, input: PayInput) {
     const quote = this.quote(bill, 'BANK_CARD');
     if (!quote) throw new DomainError('rate-not-found');
     return this.insertPayment(c, bill, bill.id, input, quote, [charge.connector], null, null, charge);
