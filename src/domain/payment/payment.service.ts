@@ -642,10 +642,37 @@ export class PaymentService {
     if (p.connector === null) return { status: 'declined', code: 'no_connector', message: 'No connector took the payment.', ref: null };
     const c = await this.connectors.get(p.connector);
     if (!c) return { status: 'unknown', ref: p.ref, reason: `connector ${p.connector} is not available` };
+    if (p.ref === null && c.capabilities.savedCards) {
+      const repeat = await this.repeatCharge_(c, p.id);
+      if (repeat) return repeat;
+    }
     // Whether it is a two-stage payment (its bill's `capture`): T-Bank's state alone does not say.
     const twoStage = c.capabilities.twoStage === true && (await runPaymentById<{ capture: boolean }>(this.db.pool, p.id, {
       text: `SELECT (SELECT b.capture FROM bills b WHERE b.id = payments.bill_id) AS capture FROM payments WHERE id = $1`, values: [p.id] })).rows[0]?.capture === false;
     return this.connectors.call<PaymentOutcome>(c, 'get_payment', (cc) => c.getPayment({ paymentId: p.id, ref: p.ref, ...(twoStage ? { twoStage } : {}) }, cc));
+  }
+
+  /**
+   * A saved card's charge whose creation answer was lost (no reference): YooKassa cannot be asked
+   * by our id, so the creation is sent again exactly as it was, under the same idempotency key
+   * (our payment id) with when it was first sent; the provider answers the payment it made, or
+   * makes it now, never a second one (docs/adr/0074-saved-cards-and-recurring-charges.md). Null
+   * for a payment that is no charge.
+   */
+  private async repeatCharge_(c: Connector, paymentId: string): Promise<PaymentOutcome | null> {
+    const r = await runPaymentById<{ bill_id: string; amount: string; commission: string; rate: string | null; created_at: Date; provider_id_enc: string | null }>(this.db.pool, paymentId, {
+      text: `SELECT bill_id, amount::text, commission::text, rate::text, created_at,
+                    (SELECT s.provider_id_enc FROM saved_payment_methods s WHERE s.id = payments.payment_method_id) AS provider_id_enc
+               FROM payments WHERE id = $1 AND status = 'PROCESS' AND payment_method_id IS NOT NULL AND NOT save_consent`, values: [paymentId] });
+    const x = r.rows[0];
+    if (!x?.provider_id_enc) return null;
+    const bill = toBill((await this.db.pool.query<BillRow>(BILL_SQL, [x.bill_id])).rows[0]!, this.routingFor);
+    const quote = storedQuote(bill, x);
+    const receipt = receiptFor(bill, quote, { email: null, phone: null, name: null, comment: null }) ?? undefined;
+    return this.connectors.call<PaymentOutcome>(c, 'create_payment', (cc) => c.createPayment({
+      paymentId, method: 'card', amount: quote.dueRub, returnUrl: `${this.config.publicBaseUrl}/pay/${bill.id}/payments/${paymentId}`, receipt,
+      savedMethod: { providerId: decrypt(this.config.tokenEncryptionKey, x.provider_id_enc!) }, firstSentAt: x.created_at,
+    }, cc));
   }
 
   /**
