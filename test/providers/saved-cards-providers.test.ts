@@ -132,3 +132,61 @@ describe('YooKassa saved cards', () => {
     expect(await credits(r.json().id)).toBe(0);
   }, 60_000);
 });
+
+describe('T-Bank saved cards', () => {
+  it('consent unchecked: Init has no Recurrent, no RebillId, nothing saved', async () => {
+    const id = await paid(mTb, false, (ref) => { tb.payerAction(ref, 'pay', { card: '4300000000000777' }); });
+    const ref = (await row(id)).provider_ref as string;
+    expect(tb.payments.get(ref)!.Recurrent).toBeUndefined();
+    expect(tb.payments.get(ref)!.RebillId).toBeUndefined();
+    expect(await savedOf(id)).toEqual([]);
+  }, 60_000);
+
+  it('consent: Init Recurrent Y with CustomerKey; the RebillId of the notifications saved once (every notification twice)', async () => {
+    tb.misbehave({ notifications: 'duplicate', copies: 2 });
+    try {
+      const id = await paid(mTb, true, (ref) => { tb.payerAction(ref, 'pay', { card: '4300000000000777' }); });
+      const ref = (await row(id)).provider_ref as string;
+      expect(tb.payments.get(ref)).toMatchObject({ Recurrent: true, CustomerKey: id });
+      await new Promise((r) => setTimeout(r, 300));
+      const rows = await savedOf(id);
+      expect(rows).toHaveLength(1);
+      expect(rows[0]).toMatchObject({ connector: TB, card_mask: '430000******0777', card_expiry: '12/30' });
+    } finally {
+      tb.misbehave({ notifications: 'normal' });
+    }
+  }, 60_000);
+
+  it('charge: Init then Charge with the RebillId, SUCCESS, credited exactly once; a Charge whose answer is lost is reconciled once', async () => {
+    const saver = await paid(mTb, true, (ref) => { tb.payerAction(ref, 'pay', { card: '4300000000000777' }); });
+    const method = (await savedOf(saver))[0].id as string;
+    const before = Number(await available(mTb));
+    const r = await charge(mTb, { payment_method_id: method, amount: '700.00' });
+    expect(r.statusCode, r.body).toBe(200);
+    expect(r.json()).toMatchObject({ status: 'SUCCESS', amount_received: 700, payment_method_id: method });
+    const ref = (await row(r.json().id)).provider_ref as string;
+    expect(tb.payments.get(ref)).toMatchObject({ Status: 'CONFIRMED', Amount: 70000, OrderId: r.json().id });
+    expect(tb.payments.get(ref)!.Recurrent).toBeUndefined();
+
+    tb.misbehave({ op: 'Charge', timeoutAfterApply: 'drop' });
+    const lost = await charge(mTb, { payment_method_id: method, amount: '45.00' });
+    expect(lost.statusCode, lost.body).toBe(200);
+    const id = lost.json().id as string;
+    await until('reconciled', async () => (await row(id)).status === 'SUCCESS', 40_000);
+    expect([...tb.payments.values()].filter((p) => p.OrderId === id)).toHaveLength(1);
+    expect(await credits(r.json().id)).toBe(1);
+    expect(await credits(id)).toBe(1);
+    expect(Number(await available(mTb)) - before).toBeCloseTo(745, 2);
+    await ledgerOk(e);
+  }, 60_000);
+
+  it('T-Bank refuses an unknown RebillId: the charge FAILs, nothing credited', async () => {
+    const saver = await paid(mTb, true, (ref) => { tb.payerAction(ref, 'pay', { card: '4300000000000777' }); });
+    const m = (await savedOf(saver))[0];
+    tb.rebills.clear();
+    const r = await charge(mTb, { payment_method_id: m.id, amount: '5.00' });
+    expect(r.statusCode, r.body).toBe(200);
+    expect(r.json()).toMatchObject({ status: 'FAIL', amount_received: 0 });
+    expect(await credits(r.json().id)).toBe(0);
+  }, 60_000);
+});
