@@ -6,6 +6,7 @@ import { cardForm, payRequest } from '../factories/payment.js';
 import { paymentSignature, type PaymentPostbackFields } from '../../src/outbox/events.js';
 import { balance } from '../refund/helpers.js';
 import { admin } from '../admin/helpers.js';
+import { cabinetMerchant, signedIn, teamMember } from '../cabinet/helpers.js';
 
 /**
  * Saved cards through the service and the sandbox connector
@@ -227,5 +228,35 @@ describe('POST /api/v1/payment/charge', () => {
     const mine = list.json().data.find((x: { id: string }) => x.id === method);
     expect(mine).toMatchObject({ id: method, card_mask: '424242******4242', card_expiry: '12/39', connector: 'sandbox' });
     expect(Object.keys(mine).sort()).toEqual(['card_expiry', 'card_mask', 'connector', 'created_at', 'id']);
+  });
+});
+
+describe('the cabinet\'s saved cards', () => {
+  it('lists the ACTIVE cards with a revoke button for the owner; a revoked card cannot be charged; other roles see no button and a forged revoke is 403', async () => {
+    const cm = await cabinetMerchant(t, {});
+    const b = await t.app.inject({ method: 'POST', url: '/api/v1/bill/create', headers: cm.auth, payload: { shop_id: cm.shopId, amount: '10.00', save_payment_method: true } });
+    const paid = await payRequest(t, b.json().bill_id, { ...cardForm('4242424242424242'), save_payment_method: '1' });
+    const method = (await t.db.pool.query(`SELECT id FROM saved_payment_methods WHERE payment_id = $1`, [paid.json().payment_id])).rows[0].id as string;
+    const owner = await signedIn(t, cm);
+    const page = await owner.get('/cabinet/cards');
+    expect(page.statusCode).toBe(200);
+    expect(page.body).toContain(`data-testid="card-${method}"`);
+    expect(page.body).toContain('424242******4242');
+    expect(page.body).toContain(`data-testid="revoke-${method}"`);
+
+    const support = await teamMember(t, cm, 'support');
+    const seen = await support.client.get('/cabinet/cards');
+    expect(seen.body).toContain(`data-testid="card-${method}"`);
+    expect(seen.body).not.toContain(`data-testid="revoke-${method}"`);
+    const forged = await support.client.submit('/cabinet/cards', `/cabinet/cards/${method}/revoke`, {});
+    expect(forged.statusCode).toBe(403);
+    expect((await t.db.pool.query(`SELECT status::text FROM saved_payment_methods WHERE id = $1`, [method])).rows[0].status).toBe('ACTIVE');
+
+    const done = await owner.submit('/cabinet/cards', `/cabinet/cards/${method}/revoke`, {});
+    expect(done.statusCode).toBe(303);
+    expect((await owner.get('/cabinet/cards')).body).not.toContain(`data-testid="card-${method}"`);
+    const r = await t.app.inject({ method: 'POST', url: '/api/v1/payment/charge', headers: cm.auth, payload: { payment_method_id: method, amount: '5.00' } });
+    expect(r.statusCode).toBe(422);
+    expect(r.json().message).toBe('api:error.payment_method_not_found');
   });
 });
