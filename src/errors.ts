@@ -24,6 +24,8 @@ export const ERROR_STATUS = {
   bill_inactive: 403,
   bill_expired: 403,
   payment_not_found: 422,
+  // A saved card unknown, another merchant's, of the other mode or revoked (docs/adr/0074-saved-cards-and-recurring-charges.md).
+  payment_method_not_found: 422,
   payment_in_progress: 409,
   too_many_payments: 400,
   too_many_attempts: 429,

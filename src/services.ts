@@ -13,6 +13,7 @@ import { DeploymentService } from './domain/deployment/deployment.service.js';
 import { PaymentService } from './domain/payment/payment.service.js';
 import { PaymentPage } from './domain/payment/payment-page.js';
 import { PaymentReads } from './domain/payment/payment.reads.js';
+import { SavedMethodService } from './domain/payment/saved-methods.js';
 import { PayoutService } from './domain/payout/payout.service.js';
 import { ConnectorRegistry } from './domain/providers/registry.js';
 import type { ConnectorPlugin } from './domain/providers/plugin.js';
@@ -51,6 +52,7 @@ export function createServices(config: Config, db: Db, opts: { connectors?: read
   const payments = new PaymentService(config, db, connectors, opts.observer);
   const paymentPage = new PaymentPage(config, db, connectors);
   const paymentReads = new PaymentReads(db);
+  const savedMethods = new SavedMethodService(config, db, bills, payments, connectors);
   const payouts = new PayoutService(config, db, connectors, opts.observer);
   const outbox = new OutboxService(config, db, merchants);
   const operators = new OperatorService(db);
@@ -76,7 +78,7 @@ export function createServices(config: Config, db: Db, opts: { connectors?: read
   const operatorLists = new OperatorLists(db);
   // The sandbox's bank pages play the payer's bank on the sandbox's own memory.
   const sandboxBank = new SandboxBank(db.pool);
-  return { operatorLists, operatorTwoFactor, sandboxBank, apiKeys, mail, passwordResets, audit, providerNotifications, merchantLists, cabinetTwoFactor, team, connectors, operators, sbpBanks, ledger, outbox, payouts, payments, paymentPage, paymentReads, merchants, shops, bills, refunds, payoutAccounts, rates, adjustments, chargebacks, attention, deployment };
+  return { operatorLists, operatorTwoFactor, sandboxBank, apiKeys, mail, passwordResets, audit, providerNotifications, merchantLists, cabinetTwoFactor, team, connectors, operators, sbpBanks, ledger, outbox, payouts, payments, paymentPage, paymentReads, savedMethods, merchants, shops, bills, refunds, payoutAccounts, rates, adjustments, chargebacks, attention, deployment };
 }
 
 export type Services = ReturnType<typeof createServices>;

@@ -6,7 +6,7 @@ export const LANGS: readonly Lang[] = ['ru', 'en'];
 const en = {
   'app.title': 'Merchant cabinet',
   'nav.dashboard': 'Dashboard', 'nav.bills': 'Bills', 'nav.payments': 'Payments', 'nav.payouts': 'Payouts',
-  'nav.shops': 'Shops', 'nav.webhooks': 'Webhooks', 'nav.api': 'API integration', 'nav.accounts': 'Payout accounts', 'nav.team': 'Team', 'nav.security': 'Two-factor sign-in',
+  'nav.shops': 'Shops', 'nav.webhooks': 'Webhooks', 'nav.cards': 'Saved cards', 'nav.api': 'API integration', 'nav.accounts': 'Payout accounts', 'nav.team': 'Team', 'nav.security': 'Two-factor sign-in',
   'nav.signout': 'Sign out', 'nav.menu': 'Menu', 'nav.skip': 'Skip to content', 'nav.lang': 'Language',
   'login.title': 'Sign in', 'login.email': 'Email', 'login.password': 'Password', 'login.submit': 'Sign in',
   'login.invalid': 'Wrong email or password.',
@@ -81,6 +81,9 @@ const en = {
   'shops.tax_1': 'General (OSN)', 'shops.tax_2': 'Simplified, income (USN)', 'shops.tax_3': 'Simplified, income minus expenses (USN)',
   'shops.tax_4': 'Imputed income (ENVD)', 'shops.tax_5': 'Agricultural (ESN)', 'shops.tax_6': 'Patent (PSN)',
   'shops.vat_1': 'No VAT', 'shops.vat_2': 'VAT 0%', 'shops.vat_3': 'VAT 10%', 'shops.vat_4': 'VAT 20%', 'shops.vat_5': 'VAT 10/110', 'shops.vat_6': 'VAT 20/120',
+  'cards.title': 'Saved cards', 'cards.card': 'Card', 'cards.expiry': 'Expiry', 'cards.connector': 'Connector', 'cards.revoke': 'Revoke',
+  'cards.revoked': 'The card is revoked: it can no longer be charged.',
+  'cards.note': 'Cards payers saved for your later charges (POST /api/v1/payment/charge). A revoked card can never be charged again.',
   'hooks.title': 'Webhooks', 'hooks.url': 'Payout webhook URL', 'hooks.log': 'Delivery log',
   'hooks.kind': 'Kind', 'hooks.attempts': 'Attempts', 'hooks.target': 'URL', 'hooks.redeliver': 'Redeliver',
   'hooks.redelivered': 'Queued for redelivery.', 'hooks.attempt': 'Attempt', 'hooks.http': 'HTTP',
@@ -150,7 +153,7 @@ type Key = keyof typeof en;
 
 const ru: Record<Key, string> = {
   'app.title': 'Личный кабинет', 'nav.dashboard': 'Главная', 'nav.bills': 'Счета', 'nav.payments': 'Платежи',
-  'nav.payouts': 'Выплаты', 'nav.shops': 'Магазины', 'nav.webhooks': 'Вебхуки', 'nav.api': 'API-интеграция',
+  'nav.payouts': 'Выплаты', 'nav.shops': 'Магазины', 'nav.webhooks': 'Вебхуки', 'nav.cards': 'Сохранённые карты', 'nav.api': 'API-интеграция',
   'nav.accounts': 'Счета для выплат', 'nav.team': 'Команда', 'nav.security': 'Двухфакторный вход', 'nav.signout': 'Выйти', 'nav.menu': 'Меню', 'nav.skip': 'Перейти к содержимому',
   'nav.lang': 'Язык',
   'login.title': 'Вход', 'login.email': 'Эл. почта', 'login.password': 'Пароль', 'login.submit': 'Войти',
@@ -225,6 +228,9 @@ const ru: Record<Key, string> = {
   'shops.tax_1': 'Общая (ОСН)', 'shops.tax_2': 'Упрощённая, доходы (УСН)', 'shops.tax_3': 'Упрощённая, доходы минус расходы (УСН)',
   'shops.tax_4': 'ЕНВД', 'shops.tax_5': 'ЕСХН', 'shops.tax_6': 'Патентная (ПСН)',
   'shops.vat_1': 'Без НДС', 'shops.vat_2': 'НДС 0%', 'shops.vat_3': 'НДС 10%', 'shops.vat_4': 'НДС 20%', 'shops.vat_5': 'НДС 10/110', 'shops.vat_6': 'НДС 20/120',
+  'cards.title': 'Сохранённые карты', 'cards.card': 'Карта', 'cards.expiry': 'Срок', 'cards.connector': 'Коннектор', 'cards.revoke': 'Отозвать',
+  'cards.revoked': 'Карта отозвана: её больше нельзя списать.',
+  'cards.note': 'Карты, которые плательщики сохранили для ваших следующих списаний (POST /api/v1/payment/charge). Отозванную карту больше нельзя списать.',
   'hooks.title': 'Вебхуки', 'hooks.url': 'URL вебхука выплат', 'hooks.log': 'Журнал доставки',
   'hooks.kind': 'Тип', 'hooks.attempts': 'Попытки', 'hooks.target': 'URL', 'hooks.redeliver': 'Отправить снова',
   'hooks.redelivered': 'Поставлено в очередь на повторную отправку.', 'hooks.attempt': 'Попытка', 'hooks.http': 'HTTP',

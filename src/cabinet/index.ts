@@ -24,6 +24,7 @@ import paymentRoutes from './routes/payments.js';
 import payoutRoutes from './routes/payouts.js';
 import shopRoutes from './routes/shops.js';
 import shopCreateRoutes from './routes/shop-new.js';
+import cardRoutes from './routes/cards.js';
 import webhookRoutes from './routes/webhooks.js';
 import apiRoutes from './routes/api.js';
 import accountRoutes from './routes/accounts.js';
@@ -154,6 +155,7 @@ export default async function cabinetRoutes(app: FastifyInstance): Promise<void>
   await app.register(shopRoutes, { prefix: '/shops' });
   await app.register(shopCreateRoutes, { prefix: '/shops' });
   await app.register(webhookRoutes, { prefix: '/webhooks' });
+  await app.register(cardRoutes, { prefix: '/cards' });
   await app.register(apiRoutes, { prefix: '/api' });
   await app.register(accountRoutes, { prefix: '/accounts' });
   await app.register(modeRoutes, { ...opts, prefix: '/mode' });

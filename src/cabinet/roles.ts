@@ -46,6 +46,8 @@ const ROUTE_PERMISSIONS: Record<string, CabinetPermission> = {
   'POST /cabinet/webhooks': 'api',
   'POST /cabinet/webhooks/events/:id/redeliver': 'api',
   'POST /cabinet/payments/:id/refund': 'refunds',
+  // A revoked saved card is never charged again: the owner's, as money is (docs/adr/0074).
+  'POST /cabinet/cards/:id/revoke': 'owner',
   'GET /cabinet/team': 'team',
   'POST /cabinet/team': 'team',
   'POST /cabinet/team/:id/role': 'team',

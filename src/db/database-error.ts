@@ -83,6 +83,8 @@ export const INTERNAL_INVARIANTS: ReadonlySet<string> = new Set([
   'attention_items_object_type_check',
   // A card token only on a card account (the service builds it from a validated request).
   'payout_accounts_token_check',
+  // A saved card's mode and mask (the service writes them from the merchant and the provider's answer).
+  'saved_payment_methods_mode_check', 'saved_payment_methods_card_mask_check',
   // A trigger's RAISE with no ERRCODE.
   'raise_exception',
 ]);

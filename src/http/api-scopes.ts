@@ -20,6 +20,10 @@ export const ENDPOINT_SCOPES: Readonly<Record<string, readonly ApiScope[] | 'any
   '/api/v1/bill/payments': ['bills:read', 'bills:write'],
   '/api/v1/payment/status': ['payments:read'],
   '/api/v1/payment/search': ['payments:read'],
+  // Saved cards (docs/adr/0074): the list is a read; charging and revoking are the merchant's own token's only.
+  '/api/v1/payment/methods': ['payments:read'],
+  '/api/v1/payment/charge': [],
+  '/api/v1/payment/methods/revoke': [],
   '/api/v1/refund/full/create': ['refunds:write'],
   '/api/v1/refund/partial/create': ['refunds:write'],
   '/api/v1/refund/status': ['payments:read', 'refunds:write'],

@@ -27,6 +27,8 @@ export interface PaymentPostbackFields {
   /** FAIL only: why. */
   ErrorCode?: string;
   ErrorMessage?: string;
+  /** The saved card's id when this payment saved one (docs/adr/0074-saved-cards-and-recurring-charges.md). */
+  PaymentMethodId?: string;
 }
 
 /** Fields of a payout webhook (spec part 6), strings exactly as posted. */

@@ -218,9 +218,14 @@ export function paymentPage(ctx: PageCtx, s: FormState): string {
     return qq ? money(ctx.lang, qq.dueRub, 'RUB') : '';
   };
 
+  // Saving the card needs the payer's own tick: unchecked by default (docs/adr/0074-saved-cards-and-recurring-charges.md).
+  const saveConsent = s.bill.savePaymentMethod ? `<div class="field"><label class="check"><input type="checkbox" name="save_payment_method" value="1" data-testid="save-card">
+    ${esc(t.saveCard.replace('{merchant}', s.bill.shopName))}</label></div>` : '';
+
   const cardPanel = s.hostedCard ? `<div class="panel" id="panel-card">
   ${declineReason(ctx, d, 'BANK_CARD', 'card-decline')}
   <p class="hint" data-testid="card-hosted">${esc(t.cardHosted)}</p>
+  ${saveConsent}
   <button class="btn" type="submit" name="method" value="BANK_CARD" data-testid="pay-card">${esc(t.payCard)} ${payLabel('BANK_CARD')}</button>
 </div>` : `<div class="panel" id="panel-card">
   <div class="field">
@@ -243,6 +248,7 @@ export function paymentPage(ctx: PageCtx, s: FormState): string {
       ${fieldError(ctx, e, 'card_cvc')}
     </div>
   </div>
+  ${saveConsent}
   <button class="btn" type="submit" name="method" value="BANK_CARD" data-testid="pay-card">${esc(t.payCard)} ${payLabel('BANK_CARD')}</button>
   ${ctx.sandbox ? `<p class="hint small">${esc(t.sandboxCards)} ${esc(t.sandboxCardsMore)}</p>` : ''}
 </div>`;

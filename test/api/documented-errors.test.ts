@@ -51,6 +51,9 @@ const MISTAKES: Record<string, () => Promise<Mistake> | Mistake> = {
   'get /api/v1/payment/status': () => ({ query: { id: 'NoSuchPayment000' }, status: 422, message: 'api:error.payment_not_found' }),
   'get /api/v1/payment/search': () => ({ query: BAD_DATE, status: 422, message: INVALID }),
   'get /api/v1/merchant/balance': () => ({ as: 'banned', status: 403, message: 'api:error.merchant_banned' }),
+  'post /api/v1/payment/charge': () => ({ body: { payment_method_id: 'NoSuchMethod0000', amount: '10.00' }, status: 422, message: 'api:error.payment_method_not_found' }),
+  'get /api/v1/payment/methods': () => ({ as: 'banned', status: 403, message: 'api:error.merchant_banned' }),
+  'post /api/v1/payment/methods/revoke': () => ({ body: { payment_method_id: 'NoSuchMethod0000' }, status: 422, message: 'api:error.payment_method_not_found' }),
   'post /api/v1/payout/personal/create': () => ({ body: { amount: 100, payout_account_id: 'NoSuchAccount00', order_id: 'doc-1' }, status: 400, message: 'api:error.merchant_not_verified' }),
   'post /api/v1/payout/regular/create': () => ({
     body: { amount: 10, currency: 'RUB', account_type: 'sbp', account_identifier: '+79161234567', account_bank: 100000000111, order_id: 'doc-2' }, status: 403, message: UNAUTHORIZED,

@@ -65,6 +65,16 @@ import {
  *     modern-openapi.json list no ASYNC_REFUNDING); a Cancel during ASYNC_REFUNDING is 8.
  * [13] CheckOrder of an OrderId T-Bank never saw: Success false, ErrorCode 335 (T-Bank's error list
  *     as read in issue 29), not a success with an empty Payments list. EMULATOR: the message text.
+ * [14] developer.tbank.ru/eacq/api/charge and T-Bank's SDK docs (tinkoff_acquiring ChargeRequest): a
+ *     parent payment is Init'ed with Recurrent "Y" and CustomerKey; once paid, its notification on
+ *     AUTHORIZED carries RebillId. A later charge: Init (no Recurrent), then Charge {PaymentId, RebillId}
+ *     without sending the payer to PaymentURL; the payment is paid with the saved card's details.
+ *     EMULATOR: RebillId is carried by every notification of the parent from AUTHORIZED on (CONFIRMED
+ *     too); Recurrent other than "Y", or "Y" without CustomerKey (1..36 characters), is 9999; an
+ *     unknown RebillId is 9999 with a detail.
+ * [15] a real Charge answer quoted in a public gist (a Charge of a payment not in NEW): {"Success":false,
+ *     "ErrorCode":"4","Message":"Запрашиваемое состояние транзакции является неверным.","Details":
+ *     "Изменение статуса недопустимо."}.
  * Anything marked EMULATOR is this emulator's own choice where the documentation is silent.
  */
 
@@ -101,6 +111,10 @@ export interface TbPayment {
   sbp: boolean;
   formCode: string;
   history: TbStatus[];
+  /** [14]: a parent payment (Recurrent Y) and its customer; the RebillId it got once paid. */
+  Recurrent?: boolean;
+  CustomerKey?: string;
+  RebillId?: string;
 }
 
 /** EMULATOR card table: [7]'s two test cards plus our sandbox's numbers, so one table serves both. */
@@ -157,6 +171,9 @@ export class TBankEmulator {
   private readonly cancels = new Map<string, { hash: string; answer: Answer }>();
   private nextId = 3_000_000_000 + Math.floor(Math.random() * 1_000_000);
   private nextCardId = 350_000_000;
+  private nextRebillId = 1_700_000_000_000;
+  /** [14]: RebillIds issued, with the card each one charges. */
+  readonly rebills = new Map<string, { pan: string; parent: string }>();
 
   private constructor(opts: TBankOptions) {
     this.opts = opts;
@@ -249,6 +266,7 @@ export class TBankEmulator {
       GetQr: () => this.getQr(b),
       SbpPayTest: () => this.sbpPayTest(b),
       CheckOrder: () => this.checkOrder(b),
+      Charge: () => this.charge(b),
     } as Record<string, () => Answer | Promise<Answer>>)[op];
     if (!handler) return this.fail('9999', 'Неверные параметры.', `Метод ${op} не поддерживается эмулятором`);
     // A T-Bank error before anything is applied (tests: 9001 "retry later", 9999, 3...).
@@ -319,6 +337,11 @@ export class TBankEmulator {
     for (const k of ['SuccessURL', 'FailURL', 'NotificationURL'] as const) {
       if (b[k] !== undefined && (typeof b[k] !== 'string' || !/^https?:\/\//.test(b[k]))) return this.fail('9999', 'Неверные параметры.', `Поле ${k} должно быть URL`);
     }
+    // [14]: a parent payment is Recurrent "Y" with the customer's CustomerKey.
+    if (b.Recurrent !== undefined && b.Recurrent !== 'Y') return this.fail('9999', 'Неверные параметры.', 'Поле Recurrent: Y');
+    if (b.Recurrent === 'Y' && (typeof b.CustomerKey !== 'string' || b.CustomerKey === '' || b.CustomerKey.length > 36)) {
+      return this.fail('9999', 'Неверные параметры.', 'Для рекуррентного платежа нужен CustomerKey');
+    }
     const refused = this.receiptRefusal(b.Receipt, amount);
     if (refused) return refused;
     let due = Date.now() + 24 * 3600_000; // [2]: RedirectDueDate defaults to 24 hours.
@@ -336,6 +359,7 @@ export class TBankEmulator {
       NotificationURL: b.NotificationURL as string | undefined, DueAt: due,
       Data: b.DATA && typeof b.DATA === 'object' ? b.DATA as Record<string, unknown> : undefined,
       sbp: false, formCode: hex(6), history: ['NEW'],
+      ...(b.Recurrent === 'Y' ? { Recurrent: true, CustomerKey: b.CustomerKey as string } : {}),
     };
     // [2]: Init does not deduplicate by OrderId; CheckOrder lists every payment of an order.
     this.payments.set(id, p);
@@ -464,6 +488,26 @@ export class TBankEmulator {
     return json(200, { Success: true, ErrorCode: '0', Message: 'OK', Details: '0' });
   }
 
+  /** [14]: the payment (Init'ed, NEW) paid with a saved card's details by its RebillId; [15] on a payment not NEW. */
+  private charge(b: Record<string, unknown>): Answer {
+    const p = this.payment(b);
+    if ('status' in p) return p;
+    const rebill = typeof b.RebillId === 'string' || typeof b.RebillId === 'number' ? this.rebills.get(String(b.RebillId)) : undefined;
+    if (!rebill) return this.fail('9999', 'Неверные параметры.', 'RebillId не найден');
+    if (p.Status !== 'NEW') return this.fail('4', 'Запрашиваемое состояние транзакции является неверным.', 'Изменение статуса недопустимо.');
+    p.card = { pan: rebill.pan, cardId: this.nextCardId++ };
+    this.move(p, 'AUTHORIZING');
+    const rule = TB_CARDS[rebill.pan] ?? { outcome: 'success' as const };
+    if (rule.outcome === 'decline') {
+      p.ErrorCode = rule.errorCode ?? '1001';
+      p.Message = rule.message;
+      this.move(p, 'REJECTED', true);
+    } else {
+      this.authorize(p);
+    }
+    return json(200, { Success: p.ErrorCode === '0', ErrorCode: p.ErrorCode, TerminalKey: this.terminalKey, Status: p.Status, PaymentId: p.PaymentId, OrderId: p.OrderId, Amount: p.Amount, ...(p.Message ? { Message: p.Message } : {}) });
+  }
+
   private checkOrder(b: Record<string, unknown>): Answer {
     if (typeof b.OrderId !== 'string' || b.OrderId === '') return this.fail('9999', 'Неверные параметры.', 'Поле OrderId не должно быть пустым');
     const list = [...this.payments.values()].filter((p) => p.OrderId === b.OrderId);
@@ -496,6 +540,7 @@ export class TBankEmulator {
       Status: p.Status, PaymentId: Number(p.PaymentId), ErrorCode: p.ErrorCode, Amount: p.Amount,
     };
     if (p.card) Object.assign(body, { CardId: p.card.cardId, Pan: maskPan(p.card.pan), ExpDate: '1230' });
+    if (p.RebillId) body.RebillId = p.RebillId;
     if (p.Data) body.Data = p.Data;
     body.Token = tbankToken(body, password);
     return body;
@@ -571,6 +616,11 @@ export class TBankEmulator {
   }
 
   private authorize(p: TbPayment) {
+    // [14]: a parent payment paid: its RebillId (from the AUTHORIZED notification on).
+    if (p.Recurrent && p.card && !p.RebillId) {
+      p.RebillId = String(this.nextRebillId++);
+      this.rebills.set(p.RebillId, { pan: p.card.pan, parent: p.PaymentId });
+    }
     this.move(p, 'AUTHORIZED', true);
     if (p.PayType === 'O') {
       // One-stage: the bank confirms by itself; both AUTHORIZED and CONFIRMED are notified [4].

@@ -59,6 +59,17 @@ import {
  *     exactly one of payout_token and payout_destination_data. EMULATOR: the widget is a stand-in
  *     (an iframe of this server posting the result to its parent); an unknown synonym is 400
  *     invalid_request, parameter payout_token.
+ * [15] https://yookassa.ru/developers/payment-acceptance/scenario-extensions/recurring-payments/save-payment-method/save-during-payment
+ *     (saving while paying: `save_payment_method: true` on POST /v3/payments; once the payment succeeds its
+ *     `payment_method.saved` is true and `payment_method.id` is what later charges use) and .../pay-without-saving
+ *     (`save_payment_method: false`, or absent: nothing is saved). yookassa-sdk-python
+ *     src/yookassa/domain/request/payment_request.py: save_payment_method a bool.
+ * [16] https://yookassa.ru/developers/payment-acceptance/scenario-extensions/recurring-payments/pay-with-saved
+ *     (an autopayment: POST /v3/payments with `amount`, `capture`, `payment_method_id` and no confirmation; it
+ *     needs no payer, and `payment_method` of the answer shows the saved method). yookassa-sdk-php
+ *     lib/Request/Payments/CreatePaymentRequest.php validate(): payment_method_id and payment_method_data are
+ *     never sent together. EMULATOR: an unknown (or never saved) payment_method_id is 400 invalid_request,
+ *     parameter payment_method_id; the saved card's outcome follows the card table.
  * Anything marked EMULATOR is this emulator's own choice where the documentation is silent.
  */
 
@@ -99,6 +110,8 @@ export interface YkPayment {
   _method?: 'bank_card' | 'sbp';
   _returnUrl?: string;
   _threeDs?: boolean;
+  /** [15]: save_payment_method was true: the method is saved when the payment succeeds. */
+  _save?: boolean;
 }
 
 export interface YkRefund {
@@ -171,6 +184,10 @@ const MONEY_RE = /^\d{1,17}(\.\d{1,2})?$/;
 
 export class YooKassaEmulator {
   readonly payments = new Map<string, YkPayment>();
+  /** [15]: methods saved by payments (by payment_method.id), with the card they hold. */
+  readonly savedMethods = new Map<string, { id: string; card: string; payment: string }>();
+  /** EMULATOR state: the card number a payer paid a payment with (what a saved method charges). */
+  private readonly cardOf = new Map<string, string>();
   readonly refunds = new Map<string, YkRefund>();
   readonly payouts = new Map<string, YkPayout>();
   readonly requests: { method: string; path: string; status: number }[] = [];
@@ -432,6 +449,11 @@ export class YooKassaEmulator {
     const amount = this.money(b.amount, 'amount');
     if ('status' in amount) return amount;
     const pmd = b.payment_method_data as Record<string, unknown> | undefined;
+    // [15]: save_payment_method is a boolean.
+    if (b.save_payment_method !== undefined && typeof b.save_payment_method !== 'boolean') {
+      return this.error(400, 'invalid_request', 'Invalid save_payment_method: a boolean is expected', 'save_payment_method');
+    }
+    if (b.payment_method_id !== undefined) return this.chargeSaved(b, amount);
     let method: 'bank_card' | 'sbp' | undefined;
     if (pmd !== undefined) {
       if (!pmd || typeof pmd !== 'object' || (pmd.type !== 'bank_card' && pmd.type !== 'sbp')) {
@@ -474,6 +496,7 @@ export class YooKassaEmulator {
       _capture: capture,
       _method: method,
       _returnUrl: c.return_url as string | undefined,
+      _save: b.save_payment_method === true,
     };
     if (method) p.payment_method = this.methodView(p, undefined);
     p.confirmation = c.type === 'qr'
@@ -483,6 +506,38 @@ export class YooKassaEmulator {
     // [4]: SBP must be paid within 1 hour.
     if (method === 'sbp') p.expires_at = new Date(now.getTime() + 3600_000).toISOString();
     this.payments.set(id, p);
+    return json(200, this.view(p));
+  }
+
+  /**
+   * [16]: an autopayment by a saved method: no confirmation, no payer; decided at once by the
+   * saved card (the card table), answered and notified as any payment.
+   */
+  private chargeSaved(b: Record<string, unknown>, amount: Money): Answer {
+    const id = b.payment_method_id;
+    if (typeof id !== 'string' || id === '') return this.error(400, 'invalid_request', 'Invalid payment_method_id', 'payment_method_id');
+    if (b.payment_method_data !== undefined) {
+      return this.error(400, 'invalid_request', 'Both payment_method_id and payment_method_data are set: send one of them', 'payment_method_id');
+    }
+    if (b.save_payment_method === true) return this.error(400, 'invalid_request', 'The payment method is already saved', 'save_payment_method');
+    const saved = this.savedMethods.get(id);
+    if (!saved) return this.error(400, 'invalid_request', 'Payment method with this payment_method_id does not exist or is not saved', 'payment_method_id');
+    if (b.description !== undefined && (typeof b.description !== 'string' || b.description.length > 128)) {
+      return this.error(400, 'invalid_request', 'Invalid description: a string of at most 128 characters', 'description');
+    }
+    const refused = this.receiptRefusal(b.receipt, amount);
+    if (refused) return refused;
+    const p: YkPayment = {
+      id: uuidLike('000f'), status: 'pending', amount, description: b.description as string | undefined,
+      recipient: { account_id: this.shopId, gateway_id: '2179531' }, created_at: new Date().toISOString(), test: true, paid: false,
+      refundable: false, metadata: (b.metadata && typeof b.metadata === 'object' ? b.metadata : {}) as Record<string, string>,
+      _capture: b.capture === true, _method: 'bank_card',
+    };
+    p.payment_method = { ...this.methodView(p, saved.card), id: saved.id, saved: true };
+    this.payments.set(p.id, p);
+    const rule = YK_CARDS[saved.card] ?? { outcome: 'success' as const };
+    if (rule.outcome === 'decline') this.cancelPayment(p, 'payment_network', rule.reason ?? 'general_decline');
+    else this.authorize(p);
     return json(200, this.view(p));
   }
 
@@ -531,6 +586,12 @@ export class YooKassaEmulator {
 
   private authorize(p: YkPayment) {
     p.authorization_details = { rrn: String(Date.now()).slice(-12), auth_code: hex(3), three_d_secure: { applied: !!p._threeDs } };
+    // [15]: saved only when asked, once the payer paid: payment_method.saved and its id.
+    if (p._save && p.payment_method && p._method === 'bank_card') {
+      p.payment_method = { ...p.payment_method, saved: true };
+      const card = p.payment_method.card as { first6: string; last4: string } | undefined;
+      this.savedMethods.set(p.payment_method.id as string, { id: p.payment_method.id as string, card: this.cardOf.get(p.id) ?? `${card?.first6 ?? '555555'}000000${card?.last4 ?? '4444'}`, payment: p.id });
+    }
     if (p._capture) { this.succeed(p); return; }
     p.status = 'waiting_for_capture';
     p.paid = true;
@@ -599,6 +660,7 @@ export class YooKassaEmulator {
       return p;
     }
     const card = (opts.card ?? '5555555555554444').replace(/\s+/g, '');
+    this.cardOf.set(p.id, card);
     p.payment_method = this.methodView(p, card);
     const rule = YK_CARDS[card] ?? { outcome: 'success' as const };
     if (rule.outcome === 'decline') this.cancelPayment(p, 'payment_network', rule.reason ?? 'general_decline');

@@ -1,4 +1,5 @@
 import { defineInput, v } from '../../lib/input.js';
+import { ValidationError } from '../../errors.js';
 import { itemsRule, requestFieldsRule } from './bill-fields.js';
 
 /** A year: longer-lived bills are not bills with a lifetime. */
@@ -19,6 +20,7 @@ export const billCreateInput = defineInput({
   custom: v.stringOrJson({ max: 1000, description: 'Returned in postbacks as custom; a JSON object is kept (and returned) as its JSON text' }),
   payer_pays_commission: v.bool({ description: '1: the payer pays the fee on top of the amount' }),
   capture: v.bool({ description: 'false (0): two-stage card payment: the money is held on the payer\'s card until the merchant captures it (in full or in part) or cancels it; default true' }),
+  save_payment_method: v.bool({ description: 'true (1): the payment page offers the payer to save the card for later charges by the merchant (POST /api/v1/payment/charge); saved only when the payer ticks the consent box and the payment succeeds; not with capture=false nor payment_method=SBP' }),
   name: v.string({ max: 255, description: 'Purpose of the payment, shown on the payment form' }),
   payment_method: v.enumOf(['BANK_CARD', 'SBP'] as const, { description: 'Preselects this method and allows no other' }),
   ttl: v.integer({ min: 1, max: MAX_TTL, description: `Seconds the bill lives (1..${MAX_TTL}); after that it takes no payment (POST /pay answers 403 api:error.bill_expired)` }),
@@ -30,3 +32,13 @@ export const billCreateInput = defineInput({
   request_fields: requestFieldsRule,
   items: itemsRule,
 });
+
+/**
+ * Saving a card (docs/adr/0074-saved-cards-and-recurring-charges.md) is for one-stage card
+ * payments: refused on the field with a two-stage bill or a bill paid by SBP only (422).
+ */
+export function assertSaveMethodAllowed(p: { save_payment_method?: boolean; capture?: boolean; payment_method?: 'BANK_CARD' | 'SBP' }): void {
+  if (p.save_payment_method !== true) return;
+  if (p.capture === false) throw ValidationError.field('save_payment_method', 'A card cannot be saved on a two-stage bill (capture=false).');
+  if (p.payment_method === 'SBP') throw ValidationError.field('save_payment_method', 'Only a card can be saved: the bill is paid by SBP only.');
+}

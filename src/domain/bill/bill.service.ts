@@ -26,6 +26,10 @@ export interface CreateBillInput {
   payerPaysCommission?: boolean;
   /** false: two-stage (docs/adr/0073-two-stage-payments.md); default true. */
   capture?: boolean;
+  /** The page offers the payer to save the card (docs/adr/0074-saved-cards-and-recurring-charges.md). */
+  savePaymentMethod?: boolean;
+  /** POST /api/v1/payment/charge: its Idempotency-Key (unique per merchant). */
+  chargeKey?: string;
   name?: string;
   paymentMethod?: 'BANK_CARD' | 'SBP';
   /** Seconds the bill takes payments. */
@@ -113,9 +117,9 @@ export class BillService {
        ), ins AS (
          INSERT INTO bills (id, merchant_id, shop_id, order_id, name, description, custom, type, amount, currency_in,
                             payer_pays_commission, payment_method, ttl, expires_at, success_url, fail_url, return_url,
-                            locale, payer_email, request_fields, items, capture)
+                            locale, payer_email, request_fields, items, capture, save_payment_method, charge_key)
          SELECT $4, m.id, ok.id, $5, $6, $7, $8, $9::"BillType", $10::numeric, ok.currency, $11, $12::"PaymentMethod",
-                $13::int, now() + $13::int * interval '1 second', $14, $15, $16, $17, $18, $19::jsonb, $20::jsonb, $22
+                $13::int, now() + $13::int * interval '1 second', $14, $15, $16, $17, $18, $19::jsonb, $20::jsonb, $22, $23, $24
            FROM ok JOIN m ON ok.merchant_id = m.owner_id
           WHERE m.status = 'ACTIVE' AND m.subscription = 'ACTIVE' AND ok.enabled AND ok.has_rate
             -- A fiscalized shop's receipt needs the payer's e-mail or phone ($21: the bill gives one).
@@ -134,7 +138,7 @@ export class BillService {
         input.payerPaysCommission ?? false, input.paymentMethod ?? null,
         input.ttl ?? null, input.successUrl ?? null, input.failUrl ?? null, input.returnUrl ?? null, input.locale ?? null,
         input.payerEmail ?? null, input.requestFields?.length ? JSON.stringify(input.requestFields) : null,
-        input.items?.length ? JSON.stringify(input.items) : null, billReachesPayer(input), input.capture ?? true,
+        input.items?.length ? JSON.stringify(input.items) : null, billReachesPayer(input), input.capture ?? true, input.savePaymentMethod ?? false, input.chargeKey ?? null,
       ],
     });
     const o = r.rows[0];

@@ -15,6 +15,8 @@ export interface PayInput {
   sbpAmount?: Decimal;
   /** What the payer typed in the fields the bill asked for (or its prefilled e-mail). */
   payer: PayerFields;
+  /** The payer ticked "save this card" (a bill with save_payment_method; docs/adr/0074-saved-cards-and-recurring-charges.md). */
+  saveConsent?: boolean;
 }
 
 export interface PayerFields { email: string | null; phone: string | null; name: string | null; comment: string | null }
@@ -121,7 +123,10 @@ export function parsePayInput(raw: Record<string, unknown>, allowed: PayMethod |
     }
   }
   if (Object.keys(errors).length > 0) throw new PayValidationError(errors);
-  return { method: method!, card, sbpAmount, payer };
+  // Consent is only ever a ticked box: absent, empty or anything else is no consent.
+  const consent = str(raw.save_payment_method);
+  const saveConsent = method === 'BANK_CARD' && (consent === '1' || consent === 'on' || consent === 'true');
+  return { method: method!, card, sbpAmount, payer, ...(saveConsent ? { saveConsent } : {}) };
 }
 
 const NO_ASK: PayerAsk = { requestFields: [], payerEmail: null };

@@ -57,6 +57,8 @@ export interface PayableBill {
   fiscal: ActiveFiscal | null;
   /** false: two-stage, its payments are held and then captured or cancelled (docs/adr/0073-two-stage-payments.md). */
   capture: boolean;
+  /** The page offers the payer to save the card (docs/adr/0074-saved-cards-and-recurring-charges.md). */
+  savePaymentMethod: boolean;
 }
 
 /** What the payer owes for a bill with a method. */
@@ -79,7 +81,7 @@ SELECT b.id, b.merchant_id, b.shop_id, s.name AS shop_name, b.order_id, b.name, 
        b.request_fields, b.items,
        CASE WHEN b.currency_in = 'RUB' THEN '1' ELSE r.rub_per_unit::text END AS rate,
        m.payment_card_percent::text, m.payment_card_fixed::text, m.payment_sbp_percent::text, m.payment_sbp_fixed::text,
-       m.routing, (m.live_merchant_id IS NOT NULL) AS test, s.fiscalization, b.capture,
+       m.routing, (m.live_merchant_id IS NOT NULL) AS test, s.fiscalization, b.capture, b.save_payment_method,
        ${routedConnectorsSql('m.routing')} AS connector_rows
   FROM bills b
   JOIN shops s ON s.id = b.shop_id
@@ -100,6 +102,7 @@ interface BillRow {
   fiscalization: unknown;
   connector_rows: ConnectorSnapshot[];
   capture: boolean;
+  save_payment_method: boolean;
 }
 
 /**
@@ -130,6 +133,7 @@ const toBill = (r: BillRow, routing: (stored: Partial<Routing> | null, live: boo
   fiscal: activeFiscal(fiscalOf(r.fiscalization)),
   connectorRows: r.connector_rows ?? [],
   capture: r.capture,
+  savePaymentMethod: r.save_payment_method,
 });
 
 export const round2 = (d: Decimal): Decimal => d.toDecimalPlaces(2, Decimal.ROUND_HALF_UP);

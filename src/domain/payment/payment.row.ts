@@ -17,9 +17,10 @@ export interface PaymentRow {
   payer_name: string | null;
   payer_comment: string | null;
   failure_reason: string | null;
+  payment_method_id: string | null;
 }
 
 /** Columns to SELECT for `PaymentRow`. */
 export const PAYMENT_COLUMNS = `id, bill_id, status, amount, amount_received, from_card, currency_in, created_at,
   commission, account_amount, account_currency, refunded_amount, payer_email, payer_phone, payer_name, payer_comment,
-  failure_reason`;
+  failure_reason, payment_method_id`;

@@ -3,8 +3,8 @@ import type pg from 'pg';
 import type { Config } from '../../config.js';
 import { withPgTx, type Db, type InTx, type Queryable } from '../../db/client.js';
 import { ConflictError, DomainError, NotFoundError, ValidationError } from '../../errors.js';
-import { decrypt } from '../../lib/crypto.js';
-import { newPaymentIdSuffix, paymentIdSql } from '../../lib/ids.js';
+import { decrypt, encrypt } from '../../lib/crypto.js';
+import { newId, newPaymentIdSuffix, paymentIdSql } from '../../lib/ids.js';
 import { runPaymentById } from './payment-by-id.js';
 import { maskCard } from '../../lib/card.js';
 import { commissionFor } from '../merchant/fees.js';
@@ -20,7 +20,7 @@ import type { Currency, PaymentStatus } from '../../generated/prisma/enums.js';
 import {
   assertTransition, IllegalBillTransitionError, PAYABLE_FROM, payRefusal, sourcesOf as billSourcesOf, type BillStatus,
 } from '../bill/bill.states.js';
-import type { PayerAction, PaymentOutcome } from '../providers/connector.js';
+import type { Connector, PayerAction, PaymentOutcome, SavedCard } from '../providers/connector.js';
 import { ConnectorRegistry } from '../providers/registry.js';
 import { nextCheckDelayMs } from './reconcile-schedule.js';
 import { assertPaymentTransition, IllegalPaymentTransitionError, paymentSourcesOf } from './payment.states.js';
@@ -79,19 +79,24 @@ export interface PaymentRow {
   payer_ip: string | null;
   /** Two-stage: what the provider holds (null: nothing held), the capture asked for, whether a cancellation was asked for. */
   authorized_amount: string | null; capture_amount: string | null; cancel_requested: boolean;
+  /** Saved cards: the payer consented to saving the card; the saved method it saved or was charged with. */
+  save_consent: boolean; payment_method_id: string | null;
   /** The partition key, as text: the finishing statement finds the row in its month's partition only. */
   created_at: string;
 }
 export const PAYMENT_SQL = `SELECT id, bill_id, status::text, amount::text, amount_received::text, commission::text, rate::text, method::text, from_card,
        payer_email AS email, payer_phone AS phone, payer_name AS name, payer_comment AS comment, connector, provider_ref, payer_action, finished_at,
-       failure_reason, payer_ip, authorized_amount::text, capture_amount::text, (cancel_requested_at IS NOT NULL) AS cancel_requested, created_at::text
+       failure_reason, payer_ip, authorized_amount::text, capture_amount::text, (cancel_requested_at IS NOT NULL) AS cancel_requested, save_consent, payment_method_id, created_at::text
   FROM payments WHERE id = $1`;
 
 export const paidWithOf = (x: PaymentRow): PaidWith => ({
-  method: x.method, fromCard: x.from_card, payer: { email: x.email, phone: x.phone, name: x.name, comment: x.comment },
+  method: x.method, fromCard: x.from_card, payer: { email: x.email, phone: x.phone, name: x.name, comment: x.comment }, saveConsent: x.save_consent,
 });
 
 export class BillNotPayableError extends DomainError {}
+
+/** A saved card a charge opens its payment with (docs/adr/0074-saved-cards-and-recurring-charges.md). */
+export interface ChargeOf { id: string; connector: Connector; providerId: string; mask: string | null }
 
 /** The payer form parsed against the bill (its fixed method) and whether the card form is the provider's. */
 export type PayInputOf = (bill: PayableBill, o: { hostedCard: boolean }) => PayInput;
@@ -113,7 +118,8 @@ export class FormAlreadyUsedError extends DomainError {
 const PAY_FINISH = statement('pay_finish', `WITH p AS (
          UPDATE payments SET status = :status::text::"PaymentStatus", amount_received = :received, commission = :commission, account_amount = :account_amount,
                 provider_ref = coalesce(:reference, provider_ref), failure_reason = :failure_reason, failure_message = :failure_message,
-                connector = coalesce(:connector, connector), finished_at = now(), updated_at = now()
+                connector = coalesce(:connector, connector), finished_at = now(), updated_at = now(),
+                payment_method_id = coalesce(:saved_id, payment_method_id)
           -- The creation time (the partition key) leads the planner to the one month's partition.
           WHERE id = :payment_id AND created_at = :created_at::timestamptz AND status = ANY(:payment_sources::"PaymentStatus"[])
             -- A NORMAL bill must still be where it can follow the payment (PROCESS): else
@@ -146,8 +152,16 @@ const PAY_FINISH = statement('pay_finish', `WITH p AS (
          INSERT INTO outbox_events (merchant_id, kind, aggregate_id, url, payload, status, last_error)
          -- A duplicate (kind, aggregate_id) is skipped by the dedupe trigger (outbox_event_keys).
          SELECT :merchant_id, 'PAYMENT_POSTBACK', p.id, :event_url, :event_payload::jsonb, :event_status::"OutboxEventStatus", :event_error FROM p
+         RETURNING 1),
+       -- The card the provider saved with the payer's consent (docs/adr/0074-saved-cards-and-recurring-charges.md):
+       -- once per payment (its unique payment_id), only when the payment really finished here.
+       sm AS (
+         INSERT INTO saved_payment_methods (id, merchant_id, shop_id, mode, connector, provider_id_enc, card_mask, card_expiry, payment_id)
+         SELECT :saved_id, :merchant_id, :saved_shop_id, :saved_mode, :saved_connector, :saved_enc, :saved_mask, :saved_expiry, p.id
+           FROM p WHERE :saved_id::text IS NOT NULL
+         ON CONFLICT (payment_id) DO NOTHING
          RETURNING 1)
-       SELECT (SELECT count(*) FROM p)::int AS p, (SELECT count(*) FROM b)::int AS b,
+       SELECT (SELECT count(*) FROM p)::int AS p, (SELECT count(*) FROM b)::int AS b, (SELECT count(*) FROM sm)::int AS sm,
               (SELECT api_token_enc FROM merchants WHERE id = :merchant_id) AS tok`);
 
 /** The receipt a payment of `bill` carries (null when its shop issues none), from the quote it was opened with. */
@@ -163,7 +177,7 @@ export function receiptFor(bill: PayableBill, quote: Quote, payer: PayerFields):
 /** A connector's answer as the finishing step takes it; null when it is not final. */
 type ChargeResult =
   /** `captured`: a held payment captured (in full or in part): SUCCESS with what was captured, never UNDERPAID. */
-  | { outcome: 'PAID'; amountReceived: Decimal; reference: string; captured?: boolean }
+  | { outcome: 'PAID'; amountReceived: Decimal; reference: string; captured?: boolean; saved?: SavedCard }
   | { outcome: 'DECLINED'; reason: string; message: string; reference: string };
 
 function toCharge(o: PaymentOutcome): ChargeResult | null {
@@ -180,14 +194,14 @@ function toCharge(o: PaymentOutcome): ChargeResult | null {
  */
 function finalAnswer(o: PaymentOutcome): ChargeResult | null {
   switch (o.status) {
-    case 'paid': return { outcome: 'PAID', amountReceived: o.amountReceived, reference: o.ref };
+    case 'paid': return { outcome: 'PAID', amountReceived: o.amountReceived, reference: o.ref, ...(o.saved ? { saved: o.saved } : {}) };
     case 'declined': return { outcome: 'DECLINED', reason: o.code, message: o.message, reference: o.ref ?? '' };
     default: return null;
   }
 }
 
 /** How the payment was made, for the postback's optional fields. */
-interface PaidWith { method: PayMethod; fromCard: string | null; payer: PayerFields }
+interface PaidWith { method: PayMethod; fromCard: string | null; payer: PayerFields; saveConsent?: boolean }
 
 /**
  * The payment postback's optional fields (api-in-the-wild.md): how it was paid, what the
@@ -277,7 +291,20 @@ export class PaymentService {
    * payment and at most one that receives money.
    */
   async pay(billId: string, input: PayInput | PayInputOf, ctx: { ip?: string; formNonce?: string } = {}): Promise<PayOutcome> {
-    const opened = await this.open(this.db.pool, billId, input, ctx.ip ?? null, ctx.formNonce ?? null);
+    return this.sendOpened(await this.open(this.db.pool, billId, input, ctx.ip ?? null, ctx.formNonce ?? null));
+  }
+
+  /**
+   * Opens the payment of a saved card's charge in the caller's transaction (the one that wrote its
+   * bill; docs/adr/0074-saved-cards-and-recurring-charges.md): the method's connector only, no payer.
+   * `sendOpened` then calls the connector, after the commit.
+   */
+  openCharge(c: Pick<pg.Pool, 'query'>, billId: string, charge: ChargeOf) {
+    return this.open(c, billId, { method: 'BANK_CARD', payer: { email: null, phone: null, name: null, comment: null } }, null, null, charge);
+  }
+
+  /** The send phase of an opened payment: its connector called outside any transaction, a final answer applied once. */
+  async sendOpened(opened: Awaited<ReturnType<PaymentService['open']>>): Promise<PayOutcome> {
     const { input: pay, paymentId } = opened;
     const { outcome, connector } = await this.createPaymentFromProvider_(opened);
     this.lifecycle.answered(paymentId);
@@ -294,7 +321,7 @@ export class PaymentService {
       };
     }
     return this.finish_(this.db.pool, opened.bill, { id: paymentId, createdAt: opened.createdAt }, opened.quote, result, {
-      method: pay.method, fromCard: pay.card ? maskCard(pay.card.number) : null, payer: pay.payer,
+      method: pay.method, fromCard: opened.charge ? opened.charge.mask : pay.card ? maskCard(pay.card.number) : null, payer: pay.payer, saveConsent: opened.saveConsent,
     }, connector);
   }
 
@@ -319,6 +346,8 @@ export class PaymentService {
         returnUrl: `${this.config.publicBaseUrl}/pay/${opened.bill.id}/payments/${paymentId}`,
         receipt,
         ...(opened.bill.capture ? {} : { capture: false }),
+        ...(opened.saveConsent && c.capabilities.savedCards ? { savePaymentMethod: true } : {}),
+        ...(opened.charge ? { savedMethod: { providerId: opened.charge.providerId } } : {}),
       }, cc));
       last = { outcome, connector: c.name };
       if (outcome.status !== 'refused') break;
@@ -448,10 +477,37 @@ export class PaymentService {
     if (p.connector === null) return { status: 'declined', code: 'no_connector', message: 'No connector took the payment.', ref: null };
     const c = await this.connectors.get(p.connector);
     if (!c) return { status: 'unknown', ref: p.ref, reason: `connector ${p.connector} is not available` };
+    if (p.ref === null && c.capabilities.savedCards) {
+      const repeat = await this.repeatCharge_(c, p.id);
+      if (repeat) return repeat;
+    }
     // Whether it is a two-stage payment (its bill's `capture`): T-Bank's state alone does not say.
     const twoStage = c.capabilities.twoStage === true && (await runPaymentById<{ capture: boolean }>(this.db.pool, p.id, {
       text: `SELECT (SELECT b.capture FROM bills b WHERE b.id = payments.bill_id) AS capture FROM payments WHERE id = $1`, values: [p.id] })).rows[0]?.capture === false;
     return this.connectors.call<PaymentOutcome>(c, 'get_payment', (cc) => c.getPayment({ paymentId: p.id, ref: p.ref, ...(twoStage ? { twoStage } : {}) }, cc));
+  }
+
+  /**
+   * A saved card's charge whose creation answer was lost (no reference): YooKassa cannot be asked
+   * by our id, so the creation is sent again exactly as it was, under the same idempotency key
+   * (our payment id) with when it was first sent; the provider answers the payment it made, or
+   * makes it now, never a second one (docs/adr/0074-saved-cards-and-recurring-charges.md). Null
+   * for a payment that is no charge.
+   */
+  private async repeatCharge_(c: Connector, paymentId: string): Promise<PaymentOutcome | null> {
+    const r = await runPaymentById<{ bill_id: string; amount: string; commission: string; rate: string | null; created_at: Date; provider_id_enc: string | null }>(this.db.pool, paymentId, {
+      text: `SELECT bill_id, amount::text, commission::text, rate::text, created_at,
+                    (SELECT s.provider_id_enc FROM saved_payment_methods s WHERE s.id = payments.payment_method_id) AS provider_id_enc
+               FROM payments WHERE id = $1 AND status = 'PROCESS' AND payment_method_id IS NOT NULL AND NOT save_consent`, values: [paymentId] });
+    const x = r.rows[0];
+    if (!x?.provider_id_enc) return null;
+    const bill = (await readPayableBill(this.db.pool, this.connectors, x.bill_id))!;
+    const quote = storedQuote(bill, x);
+    const receipt = receiptFor(bill, quote, { email: null, phone: null, name: null, comment: null }) ?? undefined;
+    return this.connectors.call<PaymentOutcome>(c, 'create_payment', (cc) => c.createPayment({
+      paymentId, method: 'card', amount: quote.dueRub, returnUrl: `${this.config.publicBaseUrl}/pay/${bill.id}/payments/${paymentId}`, receipt,
+      savedMethod: { providerId: decrypt(this.config.tokenEncryptionKey, x.provider_id_enc!) }, firstSentAt: x.created_at,
+    }, cc));
   }
 
   /**
@@ -641,9 +697,10 @@ export class PaymentService {
    * NORMAL bill one opens a payment and the others find the bill in PROCESS (409). `input` may
    * be a parser of the raw form, run on the bill (its fixed method, which never changes).
    */
-  private async open(c: Pick<pg.Pool, 'query'>, billId: string, rawInput: PayInput | PayInputOf, ip: string | null, formNonce: string | null) {
+  private async open(c: Pick<pg.Pool, 'query'>, billId: string, rawInput: PayInput | PayInputOf, ip: string | null, formNonce: string | null, charge?: ChargeOf) {
     if (!/^[A-Za-z0-9]{1,64}$/.test(billId)) throw new DomainError('bill_not_found');
     const bill = await this.payableBillOrThrow(c, billId);
+    if (charge) return this.openSaved(c, bill, charge, rawInput as PayInput);
     // The card route's connectors first: whether the card form is the provider's decides what the form must carry.
     const cardCandidates = bill.paymentMethod === 'SBP' ? [] : await paymentCandidates(this.connectors, bill, 'BANK_CARD');
     const input = typeof rawInput === 'function' ? rawInput(bill, { hostedCard: cardCandidates[0]?.capabilities.hostsCardForm ?? false }) : rawInput;
@@ -656,6 +713,21 @@ export class PaymentService {
     // the card number cannot be a fallback for it (it would decline a payer who did nothing wrong).
     const candidates = input.method === 'SBP' ? await paymentCandidates(this.connectors, bill, 'SBP')
       : input.card ? cardCandidates : cardCandidates.filter((c) => c.capabilities.hostsCardForm);
+    return this.insertPayment(c, bill, billId, input, quote, candidates, ip, formNonce);
+  }
+
+  /** A charge of a saved card: its own connector only (the one that saved it), no payer. */
+  private async openSaved(c: Pick<pg.Pool, 'query'>, bill: PayableBill, charge: ChargeOf, input: PayInput) {
+    const quote = quoteFor(this.config, bill, 'BANK_CARD');
+    if (!quote) throw new DomainError('rate-not-found');
+    return this.insertPayment(c, bill, bill.id, input, quote, [charge.connector], null, null, charge);
+  }
+
+  private async insertPayment(
+    c: Pick<pg.Pool, 'query'>, bill: PayableBill, billId: string, input: PayInput, quote: Quote, candidates: Connector[], ip: string | null, formNonce: string | null, charge?: ChargeOf,
+  ) {
+    // The payer's consent counts only on a bill that offered it (the page shows the box then only).
+    const saveConsent = !charge && bill.savePaymentMethod && input.method === 'BANK_CARD' && input.saveConsent === true;
     // No connector may take this method's money (production: no enabled live-mode connector on
     // the route): refused before any payment is opened; never handed to the sandbox.
     if (candidates.length === 0) throw new DomainError('method_unavailable');
@@ -682,15 +754,16 @@ export class PaymentService {
          RETURNING id, last_payment_id, last_payment_at)
        INSERT INTO payments (id, bill_id, merchant_id, shop_id, status, method, amount, currency_in, bill_currency, rate,
                              commission, account_currency, from_card, payer_ip, payer_email, payer_phone, payer_name, payer_comment,
-                             connector, next_check_at, form_nonce, created_at, updated_at)
+                             connector, next_check_at, form_nonce, created_at, updated_at, save_consent, payment_method_id)
        SELECT b.last_payment_id, b.id, $3, $4, 'PROCESS', $5::"PaymentMethod", $6, 'RUB', $7::"Currency", $8, $9, $7::"Currency", $10, $11,
-              $12, $13, $14, $15, $18, b.last_payment_at + make_interval(secs => $19::double precision / 1000), $20, b.last_payment_at, b.last_payment_at
+              $12, $13, $14, $15, $18, b.last_payment_at + make_interval(secs => $19::double precision / 1000), $20, b.last_payment_at, b.last_payment_at,
+              $21, $22
          FROM b
        RETURNING id, created_at::text`,
       values: [newPaymentIdSuffix(), bill.id, bill.merchantId, bill.shopId, input.method, quote.dueRub.toFixed(2), bill.currency,
-        bill.currency === 'RUB' ? null : quote.rate.toFixed(), quote.commission.toFixed(2), input.card ? maskCard(input.card.number) : null, ip,
+        bill.currency === 'RUB' ? null : quote.rate.toFixed(), quote.commission.toFixed(2), charge ? charge.mask : input.card ? maskCard(input.card.number) : null, ip,
         input.payer.email, input.payer.phone, input.payer.name, input.payer.comment, PAYABLE_FROM.NORMAL, PAYABLE_FROM.MULTI,
-        candidates[0]?.name ?? null, nextCheckDelayMs(this.config, 0), formNonce],
+        candidates[0]?.name ?? null, nextCheckDelayMs(this.config, 0), formNonce, saveConsent, charge?.id ?? null],
     }).catch((e: { code?: string; constraint?: string }) => {
       // The same payment form posted twice at once: the other POST opened the payment.
       if (e.code === '23505' && e.constraint === 'payment_form_nonces_pkey') throw new FormAlreadyUsedError();
@@ -702,7 +775,7 @@ export class PaymentService {
       await this.payableBillOrThrow(c, billId);
       throw new DomainError('payment_in_progress');
     }
-    return { bill, paymentId: r.rows[0]!.id, createdAt: r.rows[0]!.created_at, quote, input, candidates };
+    return { bill, paymentId: r.rows[0]!.id, createdAt: r.rows[0]!.created_at, quote, input, candidates, saveConsent, charge };
   }
 
   /**
@@ -732,6 +805,9 @@ export class PaymentService {
     assertPaymentTransition('PROCESS', status);
     assertTransition('PROCESS', status as BillStatus, bill.type);
     const s = settle(q, status === 'FAIL' ? new Decimal(0) : receivedRub);
+    // The provider saved the card, the payer having consented: kept with the payment's finish.
+    const saved = result.outcome === 'PAID' && result.saved && paid.saveConsent === true && connector !== null && isMoneyReceived(status)
+      ? { id: newId(), card: result.saved } : null;
 
     const fields: PaymentPostbackFields = {
       InvId: bill.orderId ?? '',
@@ -743,6 +819,8 @@ export class PaymentService {
       Status: status as PaymentPostbackFields['Status'],
       custom: bill.custom ?? '',
       ...postbackExtras(paid, status, s.accountAmount, bill.currency, result),
+      // Outside the signature, as every optional field (payment-api.md "Signature").
+      ...(saved ? { PaymentMethodId: saved.id } : {}),
     };
     const [, , , eventUrl, eventPayload, eventStatus, eventError] =
       eventRow({ merchantId: bill.merchantId, kind: 'PAYMENT_POSTBACK', aggregateId: paymentId, url: bill.resultUrl, fields });
@@ -761,6 +839,9 @@ export class PaymentService {
       failure_reason: result.outcome === 'DECLINED' ? result.reason : null, failure_message: result.outcome === 'DECLINED' ? result.message : null,
       payment_sources: paymentSourcesOf(status), bill_sources: billSourcesOf(status as BillStatus, bill.type),
       event_url: eventUrl, event_payload: eventPayload, event_status: eventStatus, event_error: eventError,
+      saved_id: saved?.id ?? null, saved_shop_id: bill.shopId, saved_mode: bill.test ? 'test' : 'live', saved_connector: connector,
+      saved_enc: saved ? encrypt(this.config.tokenEncryptionKey, saved.card.providerId) : null,
+      saved_mask: saved?.card.mask ?? null, saved_expiry: saved?.card.expiry ?? null,
       ...ledgerParams(bill.merchantId, bill.currency, transfer ? [transfer] : [], 'credit'),
     })).catch((e) => { throw ledgerError(e, `payment ${paymentId}`); });
     const row = r.rows[0]!;

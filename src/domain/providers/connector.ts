@@ -28,6 +28,11 @@ export interface Capabilities {
    * `cancelPayment`. Absent: one-stage only; a two-stage bill is never routed to it.
    */
   twoStage?: boolean;
+  /**
+   * Saved cards (docs/adr/0074-saved-cards-and-recurring-charges.md): saves a card when asked
+   * (`CreatePayment.savePaymentMethod`) and charges a saved one (`CreatePayment.savedMethod`).
+   */
+  savedCards?: boolean;
 }
 
 /** Providers whose card tokens a payout account may hold (the YooKassa payout widget's payout_token). */
@@ -91,7 +96,8 @@ export type PayerAction =
  * `declined` is the payer's bank saying no to this payment: final, never retried elsewhere.
  */
 export type PaymentOutcome =
-  | { status: 'paid'; amountReceived: Decimal; ref: string }
+  /** `saved`: the provider saved the card for later charges, as it was asked (CreatePayment.savePaymentMethod). */
+  | { status: 'paid'; amountReceived: Decimal; ref: string; saved?: SavedCard }
   /**
    * Two-stage: the payer's bank holds `amount` for us (YooKassa `waiting_for_capture`, T-Bank
    * `AUTHORIZED`); nothing is received until it is captured. Not final: the payment stays PROCESS.
@@ -106,6 +112,13 @@ export type PaymentOutcome =
   | { status: 'pending'; ref: string }
   | { status: 'refused'; code: string; message: string }
   | { status: 'unknown'; ref: string | null; reason: string };
+
+/**
+ * A card the provider saved for later charges (docs/adr/0074-saved-cards-and-recurring-charges.md):
+ * its id there (YooKassa `payment_method.id`, T-Bank `RebillId`, the sandbox's token), the card
+ * as first 6 / last 4 (`123456******7890`) and its expiry (`MM/YY`) when the provider gives them.
+ */
+export interface SavedCard { providerId: string; mask: string | null; expiry: string | null }
 
 export interface CreatePayment {
   /** Our payment id: the provider's idempotency key, so a retried call charges once. */
@@ -126,6 +139,13 @@ export interface CreatePayment {
   firstSentAt?: Date | null;
   /** false: two-stage, authorize and hold only (only to a connector with `capabilities.twoStage`). */
   capture?: boolean;
+  /** The payer consented: ask the provider to save the card (the answer's `paid.saved`). */
+  savePaymentMethod?: boolean;
+  /**
+   * A charge of a saved card (`capabilities.savedCards`): the provider's id of it, in memory for
+   * the call only. No payer takes part: the answer is final, pending or unknown, never an action.
+   */
+  savedMethod?: { providerId: string };
 }
 
 /** A held payment's capture (`amount` at most what is held) or cancellation; our payment id is the idempotency key. */

@@ -36,6 +36,13 @@ export const MERCHANT_ERRORS: Record<string, ErrorList> = {
   'get /api/v1/bill/search': SEARCH,
   'get /api/v1/payment/status': { ...COMMON, 403: ['api:error.merchant_banned'], 422: ['api:error.payment_not_found'] },
   'get /api/v1/payment/search': SEARCH,
+  'post /api/v1/payment/charge': {
+    ...COMMON,
+    403: ['api:error.invalid_amount', ...SUB, 'api:error.shop_not_found', 'api:error.shop_not_enabled', 'api:error.insufficient_scope', 'api:error.rate-not-found'],
+    422: ['api:error.payment_method_not_found', 'api:error.method_unavailable', INVALID], 500: ['api:error.general_error'],
+  },
+  'get /api/v1/payment/methods': { ...COMMON, 403: ['api:error.merchant_banned', 'api:error.insufficient_scope'] },
+  'post /api/v1/payment/methods/revoke': { ...COMMON, 403: ['api:error.merchant_banned', 'api:error.insufficient_scope'], 422: ['api:error.payment_method_not_found', INVALID] },
   'get /api/v1/merchant/balance': { ...COMMON, 403: SUB, 422: [INVALID] },
   'post /api/v1/payout/personal/create': PAYOUT_CREATE,
   'post /api/v1/payout/regular/create': { ...PAYOUT_CREATE, 403: [UNAUTHORIZED] },

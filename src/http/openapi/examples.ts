@@ -6,7 +6,7 @@ export const REQUEST_EXAMPLES: Record<string, { body?: Record<string, unknown>; 
   'post /api/v1/bill/create': {
     body: {
       amount: 1500.5, shop_id: 'Zx8Wq2LmN4pR7tYv', order_id: 'order-1042', description: 'Order #1042: wool scarf', type: 'normal',
-      currency_in: 'RUB', custom: 'cart=7781', payer_pays_commission: 0, name: 'Wool scarf', payment_method: 'BANK_CARD',
+      currency_in: 'RUB', custom: 'cart=7781', payer_pays_commission: 0, save_payment_method: 1, name: 'Wool scarf', payment_method: 'BANK_CARD',
       ttl: 3600, payer_email: 'buyer@example.com', request_fields: ['email', 'phone'],
       items: [{ name: 'Wool scarf', price: '1450.50', quantity: 1 }, { name: 'Delivery', price: '50.00', quantity: 1 }],
     },
@@ -18,6 +18,9 @@ export const REQUEST_EXAMPLES: Record<string, { body?: Record<string, unknown>; 
   'get /api/v1/payment/status': { query: { id: 'Qm7Tz2Vb9KcX4wEr', refunds: 'true', chargeback: 'false' } },
   'get /api/v1/payment/search': { query: { start_date: '2026-11-01', finish_date: '2026-11-30', per_page: '50' } },
   'get /api/v1/merchant/balance': {},
+  'post /api/v1/payment/charge': { body: { payment_method_id: 'Zq3LmN8pR2sT5vW7', amount: '990.00', currency: 'RUB', order_id: 'sub-2026-12', description: 'Subscription, December' } },
+  'get /api/v1/payment/methods': {},
+  'post /api/v1/payment/methods/revoke': { body: { payment_method_id: 'Zq3LmN8pR2sT5vW7' } },
   'post /api/v1/payout/personal/create': { body: { amount: 5000, payout_account_id: 'Ac7Rt2Pm9Lx', order_id: 'payout-2026-11-30' } },
   'post /api/v1/payout/regular/create': {
     body: { amount: 2500, currency: 'RUB', account_type: 'sbp', account_identifier: '79161234567', account_bank: 100000000111, order_id: 'payout-771' },

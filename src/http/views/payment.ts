@@ -26,6 +26,7 @@ export interface PaymentView {
   payer_comment: string | null;
   error_code: string | null;
   error_message: string | null;
+  payment_method_id: string | null;
 }
 
 /**
@@ -57,6 +58,7 @@ export function paymentView(p: PaymentRow, tz: string): PaymentView {
     payer_comment: p.payer_comment,
     error_code: err.code,
     error_message: err.message,
+    payment_method_id: p.payment_method_id,
   };
 }
 
@@ -83,11 +85,15 @@ export const PaymentSchema = Type.Object({
   payer_comment: Type.Union([Type.String(), Type.Null()], { examples: ['Ring twice'] }),
   error_code: Type.Union([Type.String(), Type.Null()], { description: 'Why a FAIL failed; null otherwise', examples: ['card_declined'] }),
   error_message: Type.Union([Type.String(), Type.Null()], { examples: ['The card was declined by the issuer.'] }),
+  payment_method_id: Type.Union([Type.String(), Type.Null()], {
+    description: 'The saved card this payment saved (the payer consented) or was charged with (payment/charge); null when none',
+    examples: ['Zq3LmN8pR2sT5vW7'],
+  }),
 }, {
   examples: [{
     id: '1Ja97ZcnUXyfJn9l', bill_id: 'vEmenaKVep', status: 'FAIL', amount: 100, amount_received: 0, from_card: '400000******0002',
     currency_in: 'RUB', created_at: '2026-11-23 18:42:11', commission: 0, account_amount: 0, account_currency_code: 'RUB',
     refunded_amount: 0, account_bank: null, payer_phone: '+79001234567', payer_email: 'buyer@example.com', payer_name: 'Anna',
-    payer_comment: null, error_code: 'card_declined', error_message: 'The card was declined by the issuer.',
+    payer_comment: null, error_code: 'card_declined', error_message: 'The card was declined by the issuer.', payment_method_id: null,
   }],
 });

@@ -6,7 +6,7 @@ import { ensureMerchant } from '../../merchant-auth.js';
 import { recordAnswer } from '../../../plugins/idempotency.js';
 import type { CreatedBill } from '../../../domain/bill/bill.service.js';
 import { guardBillUrls } from '../../../domain/bill/bill-fields.js';
-import { billCreateInput } from '../../../domain/bill/bill.input.js';
+import { assertSaveMethodAllowed, billCreateInput } from '../../../domain/bill/bill.input.js';
 
 /** POST /api/v1/bill/create */
 export function billCreateRoute(app: FastifyInstance): void {
@@ -36,6 +36,7 @@ export function billCreateRoute(app: FastifyInstance): void {
     let p;
     try {
       p = billCreateInput.parse(requestInput(req));
+      assertSaveMethodAllowed(p);
       await guardBillUrls(p, app.config.allowPrivateWebhookUrls);
     } catch (e) {
       await ensureMerchant(app, req);
@@ -53,6 +54,7 @@ export function billCreateRoute(app: FastifyInstance): void {
       custom: p.custom,
       payerPaysCommission: p.payer_pays_commission,
       capture: p.capture,
+      savePaymentMethod: p.save_payment_method,
       name: p.name,
       paymentMethod: p.payment_method,
       ttl: p.ttl,

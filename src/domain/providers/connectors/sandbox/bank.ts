@@ -77,6 +77,27 @@ export class SandboxBank {
     return r.rowCount === 1;
   }
 
+  /**
+   * Saved cards (docs/adr/0074-saved-cards-and-recurring-charges.md): the sandbox's token of the
+   * card a payment paid with (kind 'card_token', our_id the token, ref the payment that saved it).
+   */
+  async saveCard(token: string, paymentId: string): Promise<void> {
+    await this.db.query(
+      `INSERT INTO sandbox_operations (kind, our_id, ref, status) VALUES ('card_token', $1, $2, 'active') ON CONFLICT (kind, our_id) DO NOTHING`, [token, paymentId]);
+  }
+
+  /** The token a payment saved, if any. */
+  async tokenOfPayment(paymentId: string): Promise<string | null> {
+    const r = await this.db.query<{ our_id: string }>(`SELECT our_id FROM sandbox_operations WHERE kind = 'card_token' AND ref = $1 LIMIT 1`, [paymentId]);
+    return r.rows[0]?.our_id ?? null;
+  }
+
+  /** The payment that saved a token (its card decides a charge's answer); null for a token the sandbox never issued. */
+  async paymentOfToken(token: string): Promise<string | null> {
+    const r = await this.db.query<{ ref: string }>(`SELECT ref FROM sandbox_operations WHERE kind = 'card_token' AND our_id = $1 AND status = 'active'`, [token]);
+    return r.rows[0]?.ref ?? null;
+  }
+
   /** The payment row's card and amount, for a card payment the sandbox answered at once (it answers the same again). */
   async paymentCard(ourId: string): Promise<{ billId: string; method: string; fromCard: string | null; amount: Decimal } | null> {
     const r = await runPaymentById<{ bill_id: string; method: string; from_card: string | null; amount: string }>(this.db, ourId, {

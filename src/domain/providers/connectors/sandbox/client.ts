@@ -1,9 +1,10 @@
 import type { Decimal } from 'decimal.js';
 import type { Queryable } from '../../../../db/client.js';
 import { randomId } from '../../../../lib/ids.js';
+import { maskCard } from '../../../../lib/card.js';
 import {
   cardDestination, ConnectorRefusedError, type Capabilities, type ConnectionCheck, type Connector, type ConnectorMode, type CreatePayment, type CreatePayout, type CreateRefund,
-  type InboundNotification, type OperationOutcome, type ParsedNotification, type PayerAction, type PaymentOutcome, type SettleHold,
+  type InboundNotification, type OperationOutcome, type ParsedNotification, type PayerAction, type PaymentOutcome, type SavedCard, type SettleHold,
 } from '../../connector.js';
 import { SandboxBank, sandbox3dsPath, sandboxSbpPath } from './bank.js';
 import {
@@ -17,6 +18,7 @@ export const SANDBOX_CAPABILITIES: Capabilities = {
   // It emulates: a card number, and a YooKassa payout token as a good card.
   payoutCardBy: { number: true, tokens: ['yookassa'] },
   twoStage: true,
+  savedCards: true,
 };
 
 /** Where the sandbox keeps its memory and builds the SBP QR payload (absolute URL for phones). */
@@ -61,6 +63,7 @@ export class SandboxConnector implements Connector {
   async createPayment(req: CreatePayment): Promise<PaymentOutcome> {
     this.refuseIfSet();
     const ref = `sbx_${randomId(12)}`;
+    if (req.savedMethod) return this.chargeSaved(req, ref);
     if (req.method === 'card') {
       if (!req.card) return { status: 'declined', code: 'no_card', message: 'No card data.', ref };
       if (this.bank && req.card.number === SANDBOX_3DS_CARD) {
@@ -70,9 +73,16 @@ export class SandboxConnector implements Connector {
       if (this.bank && req.card.number === SANDBOX_LOST_ANSWER_CARD) {
         // The card is charged; the answer never reaches the caller.
         await this.bank.record(req.paymentId, ref, 'paid', req.amount);
+        if (req.savePaymentMethod) await this.bank.saveCard(`sbxpm_${randomId(16)}`, req.paymentId);
         return { status: 'unknown', ref: null, reason: 'sandbox: the answer was lost (card 0119)' };
       }
       const answer = cardAnswer(req.card.number.slice(-4), req.amount, ref);
+      // Saved only when asked (the payer consented) and paid, as YooKassa's `save_payment_method`.
+      if (req.savePaymentMethod && this.bank && answer.status === 'paid' && req.capture !== false) {
+        const token = `sbxpm_${randomId(16)}`;
+        await this.bank.saveCard(token, req.paymentId);
+        return { ...answer, saved: sandboxSaved(token, maskCard(req.card.number), req.card) };
+      }
       // Two-stage: a card that would pay is authorized and held (as YooKassa's `capture: false`
       // answers `waiting_for_capture`); capturePayment or cancelPayment settles it.
       if (req.capture === false && this.bank && answer.status === 'paid') {
@@ -109,7 +119,7 @@ export class SandboxConnector implements Connector {
       switch (op.status) {
         case 'authorized': return { status: 'authorized', amount: op.amount!, ref: op.ref };
         case 'canceled': return { status: 'declined', code: 'canceled', message: 'sandbox: the hold was cancelled', ref: op.ref };
-        case 'paid': return { status: 'paid', amountReceived: op.amount!, ref: op.ref };
+        case 'paid': return this.withSaved(q.paymentId, { status: 'paid', amountReceived: op.amount!, ref: op.ref });
         case 'declined': return { status: 'declined', code: 'payer_declined', message: 'sandbox: the payer failed or cancelled the payment', ref: op.ref };
         case 'challenge': return { status: 'action', action: { type: '3ds', url: sandbox3dsPath(q.paymentId) }, ref: op.ref };
         default: return { status: 'action', action: this.sbpAction(q.paymentId), ref: op.ref };
@@ -117,8 +127,35 @@ export class SandboxConnector implements Connector {
     }
     // A card the sandbox answered at once: it answers the same again (its card table decides).
     const card = this.bank ? await this.bank.paymentCard(q.paymentId) : null;
-    if (card && card.method === 'BANK_CARD' && card.fromCard) return cardAnswer(card.fromCard.slice(-4), card.amount, q.ref ?? `sbx_${randomId(12)}`);
+    if (card && card.method === 'BANK_CARD' && card.fromCard) return this.withSaved(q.paymentId, cardAnswer(card.fromCard.slice(-4), card.amount, q.ref ?? `sbx_${randomId(12)}`));
     return { status: 'declined', code: 'not_found', message: 'sandbox: no such payment', ref: q.ref };
+  }
+
+  /** A paid answer with the card the payment saved, when it saved one (a repeated read says it again). */
+  private async withSaved(paymentId: string, o: PaymentOutcome): Promise<PaymentOutcome> {
+    if (o.status !== 'paid' || !this.bank) return o;
+    const token = await this.bank.tokenOfPayment(paymentId);
+    if (!token) return o;
+    const card = await this.bank.paymentCard(paymentId);
+    return { ...o, saved: { providerId: token, mask: card?.fromCard ?? null, expiry: null } };
+  }
+
+  /**
+   * A charge of a saved card: the token's card decides as the card table does (a token of a card
+   * ending 0119 is charged and its answer lost). An unknown token is refused (no money moved). A
+   * repeat under the same payment id answers what was done.
+   */
+  private async chargeSaved(req: CreatePayment, ref: string): Promise<PaymentOutcome> {
+    if (!this.bank) throw new ConnectorRefusedError('sandbox_no_bank', 'sandbox: saved cards need the sandbox bank');
+    if (await this.bank.find(req.paymentId)) return this.getPayment({ paymentId: req.paymentId, ref: null });
+    const saver = await this.bank.paymentOfToken(req.savedMethod!.providerId);
+    const card = saver ? await this.bank.paymentCard(saver) : null;
+    if (!card?.fromCard) throw new ConnectorRefusedError('sandbox:payment_method_not_found', 'sandbox: no such saved card');
+    const last4 = card.fromCard.slice(-4);
+    const answer = cardAnswer(last4, req.amount, ref);
+    await this.bank.record(req.paymentId, ref, answer.status === 'paid' ? 'paid' : 'declined', req.amount);
+    if (last4 === SANDBOX_LOST_ANSWER_CARD.slice(-4)) return { status: 'unknown', ref: null, reason: 'sandbox: the answer was lost (saved card 0119)' };
+    return answer;
   }
 
   /**
@@ -202,4 +239,9 @@ export class SandboxConnector implements Connector {
   async parseNotification(n?: InboundNotification): Promise<ParsedNotification> {
     return parseSandboxNotification(n);
   }
+}
+
+/** The sandbox's saved card: its token, the mask, the expiry as MM/YY. */
+function sandboxSaved(token: string, mask: string, card: { expMonth: number; expYear: number }): SavedCard {
+  return { providerId: token, mask, expiry: `${String(card.expMonth).padStart(2, '0')}/${String(card.expYear % 100).padStart(2, '0')}` };
 }

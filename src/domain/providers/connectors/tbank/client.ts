@@ -17,6 +17,7 @@ import type { TBankSettings } from './settings.js';
 export const TBANK_CAPABILITIES: Capabilities = {
   payment: { card: true, sbp: true }, refunds: true, partialRefunds: true, payout: { card: false, sbp: false }, hostsCardForm: true,
   twoStage: true,
+  savedCards: true,
 };
 
 /**
@@ -41,6 +42,7 @@ export class TBankConnector implements Connector {
   get notificationUrl(): string { return `${this.publicBaseUrl}/providers/${this.name}/notifications`; }
 
   async createPayment(req: CreatePayment, ctx: CallContext): Promise<PaymentOutcome> {
+    if (req.savedMethod) return this.chargeSaved(req, ctx);
     const back = req.returnUrl ?? `${this.publicBaseUrl}/`;
     const init = await this.send('Init', {
       Amount: kopecks(req.amount), OrderId: req.paymentId, Description: (req.description ?? `Payment ${req.paymentId}`).slice(0, 140),
@@ -48,6 +50,10 @@ export class TBankConnector implements Connector {
       // until Confirm (Amount: a partial one releases the rest) or Cancel (REVERSED)
       // (developer.tbank.ru/eacq/api/init "PayType", .../confirm, .../cancel).
       PayType: req.capture === false ? 'T' : 'O', NotificationURL: this.notificationUrl, SuccessURL: back, FailURL: back,
+      // With the payer's consent only: a parent payment whose notification carries RebillId once paid
+      // (developer.tbank.ru/eacq/api/charge: Init with Recurrent "Y" and CustomerKey). The customer is
+      // this payment (one saved card per customer key; nothing else of the payer is sent).
+      ...(req.savePaymentMethod ? { Recurrent: 'Y', CustomerKey: req.paymentId } : {}),
       ...(req.receipt ? { Receipt: tbReceipt(req.receipt) } : {}),
     }, ctx);
     // A NEW payment moves no money until the payer acts on T-Bank's page or the QR, which the
@@ -62,6 +68,42 @@ export class TBankConnector implements Connector {
     const qr = answered(await this.send('GetQr', { PaymentId: ref, DataType: 'PAYLOAD' }, ctx), 'GetQr');
     if (!qr.Data) throw new ConnectorRefusedError('tbank:no_qr', 'tbank: GetQr answered no Data');
     return { status: 'action', action: { type: 'sbp_qr', payload: qr.Data, links: [{ name: 'SBP', url: qr.Data }] }, ref };
+  }
+
+  /**
+   * A saved card's charge (developer.tbank.ru/eacq/api/charge): Init (no Recurrent, no payer sent
+   * to PaymentURL), then Charge with the PaymentId and the RebillId. Init has no idempotency key:
+   * a repeat (`firstSentAt`) first asks CheckOrder for our OrderId, charges a payment of it still
+   * NEW (its Charge never applied), answers one that moved on, and makes one only when there is none.
+   */
+  private async chargeSaved(req: CreatePayment, ctx: CallContext): Promise<PaymentOutcome> {
+    let ref: string | null = null;
+    if (req.firstSentAt) {
+      const r = await this.send('CheckOrder', { OrderId: req.paymentId }, ctx);
+      const body = r.body as TbAnswer | null;
+      const none = r.status === 200 && body?.Success === false && body.ErrorCode === ORDER_NOT_FOUND;
+      if (!none) {
+        const list = answered(r, 'CheckOrder', true).Payments ?? [];
+        const p = list.find((x) => x.Status !== 'NEW') ?? list[0];
+        if (p && p.Status !== 'NEW') return paymentOutcome(String(p.PaymentId), p.Status, p.Amount, '0', undefined);
+        if (p) ref = String(p.PaymentId);
+      }
+    }
+    if (ref === null) {
+      const init = answered(await this.send('Init', {
+        Amount: kopecks(req.amount), OrderId: req.paymentId, Description: (req.description ?? `Payment ${req.paymentId}`).slice(0, 140),
+        PayType: 'O', NotificationURL: this.notificationUrl,
+        ...(req.receipt ? { Receipt: tbReceipt(req.receipt) } : {}),
+      }, ctx), 'Init');
+      ref = String(init.PaymentId);
+    }
+    const r = await this.send('Charge', { PaymentId: ref, RebillId: req.savedMethod!.providerId }, ctx);
+    // No answer: the Charge may have applied; reconciliation repeats this with firstSentAt.
+    if (r.status !== 200 || !r.body) return { status: 'unknown', ref: null, reason: `tbank: Charge answered HTTP ${r.status} (result unknown)` };
+    const a = r.body as TbAnswer;
+    // A decline is answered with its Status (and the reason's code); a refusal without one moved no money.
+    if (typeof a.Status === 'string' && a.Status !== '') return paymentOutcome(ref, a.Status, a.Amount, a.ErrorCode ?? '0', a.Message);
+    return { status: 'declined', code: `tbank:${a.ErrorCode ?? 'unknown'}`, message: `T-Bank: Charge refused ${a.ErrorCode ?? ''}: ${[a.Message, a.Details].filter(Boolean).join(' ')}`, ref };
   }
 
   async getPayment(q: { paymentId: string; ref: string | null; twoStage?: boolean }, ctx: CallContext): Promise<PaymentOutcome> {

@@ -53,6 +53,15 @@ export async function parseTBankNotification(
     const rref = refundRef(ref, left);
     return { ok: true, eventKey: `${ref}:${now}:${String(left)}`, object: 'refund', ref: rref, ourId: own, outcome: refundOutcome(rref, now), reply };
   }
-  const outcome = paymentOutcome(ref, status, b.Amount, typeof b.ErrorCode === 'string' ? b.ErrorCode : '0', typeof b.Message === 'string' ? b.Message : undefined);
+  const paid = paymentOutcome(ref, status, b.Amount, typeof b.ErrorCode === 'string' ? b.ErrorCode : '0', typeof b.Message === 'string' ? b.Message : undefined);
+  // A parent payment's card saved (developer.tbank.ru/eacq/api/charge: RebillId in its notification), with Pan and ExpDate (MMYY).
+  const rebill = typeof b.RebillId === 'string' || typeof b.RebillId === 'number' ? String(b.RebillId) : '';
+  const outcome = paid.status === 'paid' && rebill !== '' ? {
+    ...paid, saved: {
+      providerId: rebill,
+      mask: typeof b.Pan === 'string' && /^\d{6}\*{2,9}\d{4}$/.test(b.Pan) ? b.Pan : null,
+      expiry: typeof b.ExpDate === 'string' && /^(0[1-9]|1[0-2])\d{2}$/.test(b.ExpDate) ? `${b.ExpDate.slice(0, 2)}/${b.ExpDate.slice(2)}` : null,
+    },
+  } : paid;
   return { ok: true, eventKey: `${ref}:${status}`, object: 'payment', ref, ourId: typeof b.OrderId === 'string' ? b.OrderId : null, outcome, reply };
 }

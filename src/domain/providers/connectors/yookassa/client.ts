@@ -53,6 +53,7 @@ export class YooKassaConnector implements Connector {
       // A card number only to a gateway its operator marked PCI DSS certified; the widget's token always.
       payoutCardBy: { number: payouts && s.payoutPciDss, tokens: payouts ? ['yookassa'] : [] },
       twoStage: true,
+      savedCards: true,
     };
     if (payouts) this.payoutWidget = { provider: 'yookassa', accountId: s.payoutAgentId!, scriptUrl: s.payoutWidgetUrl };
     this.allowList = s.allowedIps ? parseAllowList(s.allowedIps) : null;
@@ -61,7 +62,16 @@ export class YooKassaConnector implements Connector {
   // ---------------------------------------------------------------- payments
 
   async createPayment(req: CreatePayment, ctx: CallContext): Promise<PaymentOutcome> {
-    const body = {
+    const body = req.savedMethod ? {
+      // An autopayment by a saved card: `payment_method_id`, no confirmation, no payer
+      // (yookassa.ru/developers/payment-acceptance/scenario-extensions/recurring-payments/pay-with-saved).
+      amount: money(req.amount),
+      capture: true,
+      payment_method_id: req.savedMethod.providerId,
+      description: (req.description ?? `Payment ${req.paymentId}`).slice(0, 128),
+      metadata: { payment_id: req.paymentId },
+      ...(req.receipt ? { receipt: ykReceipt(req.receipt) } : {}),
+    } : {
       amount: money(req.amount),
       // Two-stage (docs/adr/0073-two-stage-payments.md): `capture: false` holds the money
       // (`waiting_for_capture`) until POST /payments/{id}/capture or /cancel
@@ -73,6 +83,9 @@ export class YooKassaConnector implements Connector {
       description: (req.description ?? `Payment ${req.paymentId}`).slice(0, 128),
       // `two_stage` tells a reader of the object that the hold is ours to settle (else it is captured on the way).
       metadata: { payment_id: req.paymentId, ...(req.capture === false ? { two_stage: '1' } : {}) },
+      // Only with the payer's consent: the card is saved when the payment succeeds (payment_method.saved, .id)
+      // (yookassa.ru/developers/payment-acceptance/scenario-extensions/recurring-payments/save-payment-method/save-during-payment).
+      ...(req.savePaymentMethod ? { save_payment_method: true } : {}),
       ...(req.receipt ? { receipt: ykReceipt(req.receipt) } : {}),
     };
     if (keyExpired(req.firstSentAt)) return expired();

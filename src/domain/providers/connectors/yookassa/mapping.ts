@@ -1,5 +1,5 @@
 import { Decimal } from 'decimal.js';
-import { ConnectorRefusedError, type OperationOutcome, type PaymentOutcome } from '../../connector.js';
+import { ConnectorRefusedError, type OperationOutcome, type PaymentOutcome, type SavedCard } from '../../connector.js';
 import type { ProviderAnswer } from '../../provider-http.js';
 import type { Receipt } from '../../../receipt/receipt.js';
 
@@ -12,6 +12,8 @@ export interface YkObject {
   cancellation_details?: { party?: string; reason?: string };
   metadata?: Record<string, unknown>;
   test?: boolean;
+  /** `saved` and `id` when the method was saved for autopayments; the card as first6/last4 and expiry. */
+  payment_method?: { id?: string; saved?: boolean; card?: { first6?: string; last4?: string; expiry_month?: string; expiry_year?: string } };
 }
 export interface YkError { type: 'error'; code?: string; description?: string; parameter?: string }
 
@@ -21,7 +23,10 @@ export interface YkError { type: 'error'; code?: string; description?: string; p
  */
 export function paymentOutcomeOf(p: YkObject): PaymentOutcome {
   switch (p.status) {
-    case 'succeeded': return { status: 'paid', amountReceived: new Decimal(p.amount!.value), ref: p.id };
+    case 'succeeded': {
+      const saved = savedOf(p);
+      return { status: 'paid', amountReceived: new Decimal(p.amount!.value), ref: p.id, ...(saved ? { saved } : {}) };
+    }
     case 'canceled': {
       const { party = 'yoo_money', reason = 'canceled' } = p.cancellation_details ?? {};
       return { status: 'declined', code: reason, message: `YooKassa: canceled by ${party} (${reason})`, ref: p.id };
@@ -35,6 +40,20 @@ export function paymentOutcomeOf(p: YkObject): PaymentOutcome {
       return { status: 'pending', ref: p.id };
     }
   }
+}
+
+/**
+ * The saved method of a succeeded payment (`payment_method.saved`: true, its `id`), the card as
+ * first 6 / last 4 and MM/YY; null when YooKassa saved nothing.
+ */
+export function savedOf(p: YkObject): SavedCard | null {
+  const m = p.payment_method;
+  if (!m || m.saved !== true || typeof m.id !== 'string' || m.id === '') return null;
+  const c = m.card;
+  const mask = c?.first6 && c.last4 && /^\d{6}$/.test(c.first6) && /^\d{4}$/.test(c.last4) ? `${c.first6}******${c.last4}` : null;
+  const expiry = c?.expiry_month && c.expiry_year && /^\d{1,2}$/.test(c.expiry_month) && /^\d{4}$/.test(c.expiry_year)
+    ? `${c.expiry_month.padStart(2, '0')}/${c.expiry_year.slice(-2)}` : null;
+  return { providerId: m.id, mask, expiry };
 }
 
 /** `{value: "10.00", currency}` from the Decimal: a string with two decimals, never a float. */
