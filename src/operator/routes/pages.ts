@@ -68,14 +68,16 @@ export default async function consolePages(app: FastifyInstance): Promise<void> 
 
   app.get('/merchants/:id', { schema: { hide: true } }, async (req, reply) => {
     const m = await actions.loadMerchant(idOf(req));
-    const balances = await app.services.merchants.balances(m.id);
-    const twin = await app.services.merchants.testTwinOf(m.id);
+    const [balances, held, twin] = await Promise.all([
+      app.services.merchants.balances(m.id), app.services.merchants.held(m.id), app.services.merchants.testTwinOf(m.id),
+    ]);
     // The cabinet's people (the merchant's own login, the owner, then the team) with their 2FA state, for the reset buttons.
     const people = [
       { id: null, email: m.email, role: 'owner (merchant login)', state: m.passwordHash ? 'active' : 'no password', two_factor: m.totpEnabledAt !== null },
       ...await app.services.team.list(m.id),
     ];
-    return render(req, reply, 'merchant', { nav: 'merchants', m: merchantView(app.config, m), balances: balances.map(balanceView), twinId: twin?.id ?? null, people });
+    return render(req, reply, 'merchant', {
+      nav: 'merchants', m: merchantView(app.config, m), balances: balances.map(balanceView), held: new Map(held.map((x) => [x.currency, x.amount.toFixed(2)])), twinId: twin?.id ?? null, people });
   });
 
   app.post('/merchants/:id/patch', { config: { permission: 'admin' }, schema: { hide: true } }, async (req, reply) => {
