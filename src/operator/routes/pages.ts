@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { actorOf } from '../../audit/audit.js';
 import { MailNotConfiguredError, operatorActions } from '../../backoffice/actions.js';
 import { queryAudit, auditCsv } from '../../backoffice/audit-query.js';
-import { CreateInput, memberIdOf, resetReasonOf } from '../../backoffice/merchant-input.js';
+import { memberIdOf, resetReasonOf } from '../../backoffice/merchant-input.js';
 import { balanceView, connectorView, merchantView, rateView, sbpBankView } from '../../domain/operator-views.js';
 import { kindSummary } from '../../domain/providers/plugin.js';
 import { ValidationError } from '../../errors.js';
@@ -55,15 +55,6 @@ export default async function consolePages(app: FastifyInstance): Promise<void> 
     const q = (queryOf(req).q ?? '').trim().slice(0, 255);
     const rows = await operatorLists.searchMerchants(q);
     return render(req, reply, 'merchants', { nav: 'merchants', q, merchants: rows.map((m) => merchantView(app.config, m)) });
-  });
-
-  app.post('/merchants', { config: { permission: 'admin' }, schema: { hide: true } }, async (req, reply) => {
-    const b = formBody(req);
-    // The operator API's input rules; no password here (the merchant gets one by a reset).
-    const input = CreateInput.parse({ name: b.name?.trim(), email: b.email?.trim() });
-    const { merchant, apiToken } = await actions.createMerchant(actorOf(req), { name: input.name!, email: input.email! });
-    // The token is shown once, in the answer to this POST (reloading it changes nothing: the form token is spent).
-    return render(req, reply, 'secret-once', { nav: 'merchants', title: 'Merchant created', what: 'API token', secret: apiToken, back: `${BASE}/merchants/${merchant.id}` });
   });
 
   app.get('/merchants/:id', { schema: { hide: true } }, async (req, reply) => {
