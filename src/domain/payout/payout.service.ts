@@ -87,7 +87,8 @@ SELECT m.status, m.verified, m.payout_daily_limit::text AS "dailyLimit", m.payou
        m.payout_card_percent::text AS "payoutCardPercent", m.payout_card_fixed::text AS "payoutCardFixed",
        m.payout_sbp_percent::text AS "payoutSbpPercent", m.payout_sbp_fixed::text AS "payoutSbpFixed",
        a.id AS "accountId", a.type AS "accountType", a.status AS "accountStatus", a.identifier_enc AS "accountEnc",
-       a.token_provider AS "accountTokenProvider",        a.identifier_masked AS "accountMasked", a.card_holder AS "accountHolder", a.bank_member_id::text AS "accountBank",
+       a.token_provider AS "accountTokenProvider", a.identifier_masked AS "accountMasked", a.card_holder AS "accountHolder",
+       a.bank_member_id::text AS "accountBank",
        b.active AS "bankActive", pr.id AS "priorRequestId", pr.request_hash AS "priorRequestHash"
   FROM merchants m
   LEFT JOIN payout_accounts a ON a.id = $2::text AND a.merchant_id = m.id
