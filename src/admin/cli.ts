@@ -242,6 +242,22 @@ export const VERBS: Record<string, Verb> = {
     help: 'Change shop settings',
     build(p) { const [id] = need(p, 1, this.usage); return { method: 'PATCH', path: `/shops/${id}`, body: flagsBody(p.flags) }; },
   },
+  payment: {
+    usage: 'payment capture PAYMENT_ID [--amount RUB] | payment cancel PAYMENT_ID',
+    help: 'Capture a held two-stage payment, all of it or --amount (at most what is held), or cancel it (the hold released); the same operation and audit as POST /payments/{id}/capture|cancel',
+    build(p) {
+      const [op, id] = p.positional;
+      if ((op !== 'capture' && op !== 'cancel') || !id) throw new UsageError(`usage: npm run admin -- ${this.usage}`);
+      if (op === 'cancel') {
+        if (p.flags.amount !== undefined) throw new UsageError('payment cancel takes no --amount (a hold is released whole)');
+        return { method: 'POST', path: `/payments/${encodeURIComponent(id)}/cancel`, body: {} };
+      }
+      const amount = p.flags.amount;
+      if (amount === true) throw new UsageError(`--amount needs a value; usage: npm run admin -- ${this.usage}`);
+      const body: Record<string, Json> = amount === undefined ? {} : { amount };
+      return { method: 'POST', path: `/payments/${encodeURIComponent(id)}/capture`, body };
+    },
+  },
   'payout-webhook:set': {
     usage: 'payout-webhook:set MERCHANT_ID URL|null',
     help: 'Set or clear (null) the payout webhook URL',

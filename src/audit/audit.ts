@@ -19,9 +19,10 @@ export interface AuditChange {
 
 // Secrets never enter the trail, whoever builds the before/after: keys naming a password,
 // token, secret, hash, ciphertext, recovery code or a card number are dropped. The names that
-// only describe a secret (when a token was issued, whether a password is set) are kept.
+// only describe a secret (when a token was issued, whether a password is set, which provider
+// holds a card's token) are kept: dropping them would hide what changed without hiding a secret.
 const SECRET_KEY = /(password|token|secret|hash|_enc$|Enc$|recovery|card_?number|^identifier$|^pan$)/i;
-const KEEP = new Set(['api_token_issued_at', 'has_password', 'token_id', 'tokens', 'tokens_revoked']);
+const KEEP = new Set(['api_token_issued_at', 'has_password', 'token_id', 'tokens', 'tokens_revoked', 'token_provider']);
 
 /** A copy of `v` with every secret-named key removed, at any depth. */
 export function redact(v: unknown): unknown {

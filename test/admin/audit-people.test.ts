@@ -6,6 +6,7 @@ import { payNewBill } from '../factories/payment.js';
 import { runCli } from '../../src/admin/cli.js';
 import { cabinetMerchant, signedIn, teamMember } from '../cabinet/helpers.js';
 import { admin } from './helpers.js';
+import { redact } from '../../src/audit/audit.js';
 
 /**
  * Issue 27, item 4: everything that moves money or changes who can is in the audit trail, with a
@@ -124,6 +125,50 @@ describe('connectors are audited without their secrets', () => {
     expect((await admin(t, 'PATCH', '/connectors/nope-nope', { enabled: false })).status).toBe(404);
     expect((await admin(t, 'PUT', '/connectors/yk-bad', { kind: 'yookassa', mode: 'live', settings: { shop_id: '1' } })).status).toBe(422);
     expect(await trail('yk-bad')).toEqual([]);
+  });
+});
+
+describe('the audit filter keeps what is not a secret and drops what is', () => {
+  it('redact keeps token_provider, the names of secrets and when a token was issued; drops tokens, passwords, ciphertexts and card numbers at any depth', () => {
+    expect(redact({
+      token_provider: 'yookassa', identifier_masked: '424242******4242', api_token_issued_at: 'x', credentials_set: ['secret_key'],
+      payout_token: 'pt-1', api_token: 'a', password: 'p', identifier: '4242424242424242', identifier_enc: 'v1:..', settings: { secret_key: 's', shop_id: '1' },
+    })).toEqual({
+      token_provider: 'yookassa', identifier_masked: '424242******4242', api_token_issued_at: 'x', credentials_set: ['secret_key'], settings: { shop_id: '1' },
+    });
+  });
+
+  it('a YooKassa connector keeps every plain setting (shop_id, payout_agent_id, payout_widget_url, payout_pci_dss) and no secret value', async () => {
+    const r = await admin(t, 'PUT', '/connectors/yk-audit', { kind: 'yookassa', mode: 'test', settings: {
+      shop_id: '5150', secret_key: 'test_shop-secret-value-1', payout_agent_id: '505', payout_secret_key: 'test_payout-secret-value-2',
+      payout_widget_url: 'https://yookassa.ru/payouts-data/3.1.0/widget.js', payout_pci_dss: true,
+    } });
+    expect(r.status, JSON.stringify(r.body)).toBe(201);
+    const [e] = await trail('yk-audit');
+    expect(e!.after).toEqual({
+      kind: 'yookassa', mode: 'test', enabled: true, credentials_set: ['payout_secret_key', 'secret_key'], credentials_changed: ['payout_secret_key', 'secret_key'],
+      'settings.shop_id': '5150', 'settings.payout_agent_id': '505', 'settings.payout_widget_url': 'https://yookassa.ru/payouts-data/3.1.0/widget.js',
+      'settings.payout_pci_dss': true,
+    });
+    const raw = JSON.stringify((await t.db.pool.query("SELECT * FROM audit_log WHERE object_id = 'yk-audit'")).rows);
+    expect(raw).not.toContain('secret-value');
+  });
+
+  it('a card account kept as a YooKassa payout_token: its audit entry keeps token_provider and the mask, never the token or a card number', async () => {
+    const m = await cabinetMerchant(t);
+    const token = 'pt-audit-synonym-0123456789';
+    const r = await admin(t, 'POST', `/merchants/${m.merchantId}/payout-accounts`, { type: 'card', payout_token: token, first6: '424242', last4: '4242', card_type: 'Visa' });
+    expect(r.status, JSON.stringify(r.body)).toBe(201);
+    const [e] = await trail(r.body.id);
+    expect(e!.action).toBe('payout_account.create');
+    expect(e!.after).toMatchObject({ type: 'card', token_provider: 'yookassa', identifier_masked: '424242******4242', card_type: 'Visa' });
+    const byNumber = await admin(t, 'POST', `/merchants/${m.merchantId}/payout-accounts`, { type: 'card', identifier: '5555555555554477', card_holder: 'IVAN IVANOV' });
+    expect(byNumber.status, JSON.stringify(byNumber.body)).toBe(201);
+    const [n] = await trail(byNumber.body.id);
+    expect(n!.after).toMatchObject({ token_provider: null, identifier_masked: expect.stringMatching(/^555555\*+4477$/) });
+    const raw = JSON.stringify((await t.db.pool.query('SELECT * FROM audit_log WHERE object_id = ANY($1)', [[r.body.id, byNumber.body.id]])).rows);
+    expect(raw).not.toContain(token);
+    expect(raw).not.toContain('5555555555554477');
   });
 });
 

@@ -4,6 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_TOKEN, TEST_KEY, setupTestApp, type TestApp } from '../helpers/app.js';
 import { buildCall, parseArgs, runCli, UsageError } from '../../src/admin/cli.js';
 import { enqueueTestPostbacks } from '../factories/outbox.js';
+import { createMerchant } from '../factories/merchant.js';
+import { cardForm, payRequest } from '../factories/payment.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -86,6 +88,13 @@ describe('operator CLI (argument parsing)', () => {
     expect(buildCall(['--help'])).toBe('help');
     expect(() => buildCall(['nope'])).toThrow(UsageError);
     expect(() => buildCall(['merchants:create', '--name', 'X'])).toThrow(/--email/);
+    expect(buildCall(['payment', 'capture', 'P1'])).toEqual({ method: 'POST', path: '/payments/P1/capture', body: {} });
+    expect(buildCall(['payment', 'capture', 'P1', '--amount', '120.50'])).toEqual({ method: 'POST', path: '/payments/P1/capture', body: { amount: '120.50' } });
+    expect(buildCall(['payment', 'cancel', 'P1'])).toEqual({ method: 'POST', path: '/payments/P1/cancel', body: {} });
+    expect(() => buildCall(['payment', 'refund', 'P1'])).toThrow(UsageError);
+    expect(() => buildCall(['payment', 'capture'])).toThrow(UsageError);
+    expect(() => buildCall(['payment', 'capture', 'P1', '--amount'])).toThrow(/--amount needs a value/);
+    expect(() => buildCall(['payment', 'cancel', 'P1', '--amount', '1'])).toThrow(UsageError);
     expect(parseArgs(['--a=1', '--b', '--c', 'x', 'pos'])).toEqual({ positional: ['pos'], flags: { a: '1', b: true, c: 'x' } });
   });
 });
@@ -224,6 +233,44 @@ describe('operator CLI (its entry in this process, against the database)', { tim
     } while (before !== null && seen.length < 20);
     expect(seen.map((p) => p.length)).toEqual([5, 5, 5, 5, 5, 2]);
     expect(seen.flat()).toEqual(expected);
+  });
+
+  it('payment capture / payment cancel settle a held two-stage payment as the operator API does: once, audited with the CLI user; a second capture exits 1 with 409', async () => {
+    const m = await createMerchant(t, { merchant: { paymentCardPercent: '0', paymentCardFixed: '0' } });
+    const held = async (amount: string) => {
+      const b = await t.app.inject({ method: 'POST', url: '/api/v1/bill/create', headers: m.auth, payload: { shop_id: m.shopId, amount, capture: false } });
+      expect(b.statusCode, b.body).toBe(200);
+      const r = await payRequest(t, b.json().bill_id, cardForm());
+      expect(r.json().status).toBe('PROCESS');
+      return r.json().payment_id as string;
+    };
+    const row = async (id: string) => (await t.db.pool.query(
+      `SELECT status::text, amount_received::text, failure_reason FROM payments WHERE id = $1`, [id])).rows[0];
+
+    const a = await held('300.00');
+    const c = await cli(['payment', 'capture', a, '--amount', '120.50']);
+    expect(c.code, c.stderr).toBe(0);
+    expect(c.out).toEqual({ success: true, payment_id: a, status: 'SUCCESS', amount: '120.50' });
+    expect(await row(a)).toMatchObject({ status: 'SUCCESS', amount_received: '120.50' });
+    const again = await cli(['payment', 'capture', a, '--amount', '120.50']);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain('409');
+    const credits = (await t.db.pool.query(`SELECT count(*)::int AS n FROM ledger_transfers WHERE ref_id = $1 AND kind = 'PAYMENT_CREDIT'`, [a])).rows[0].n;
+    expect(credits).toBe(1);
+
+    const b = await held('80.00');
+    const x = await cli(['payment', 'cancel', b]);
+    expect(x.code, x.stderr).toBe(0);
+    expect(x.out).toMatchObject({ success: true, payment_id: b, status: 'FAIL' });
+    expect(await row(b)).toMatchObject({ status: 'FAIL', failure_reason: 'canceled' });
+
+    const audit = (await t.db.pool.query(
+      `SELECT action, object_id, actor, after FROM audit_log WHERE object_id = ANY($1) ORDER BY at, id`, [[a, b]])).rows;
+    expect(audit).toEqual([
+      { action: 'payment.capture', object_id: a, actor: expect.stringMatching(/^cli:\S+$/), after: { merchant_id: m.merchantId, captured: '120.50' } },
+      { action: 'payment.cancel', object_id: b, actor: expect.stringMatching(/^cli:\S+$/), after: expect.objectContaining({ merchant_id: m.merchantId }) },
+    ]);
+    expect((await cli(['payment', 'capture', 'unknown1'])).code).toBe(1);
   });
 
   it('rates:set and rates:delete change the operator rate', async () => {

@@ -140,6 +140,17 @@ describe('the operators\' document', () => {
   });
 });
 
+describe('the operators\' document: two-stage payments', () => {
+  it('documents capture and cancel of a held payment, and the merchant\'s held amounts beside its balances; the merchant\'s balance answer has no held field', () => {
+    expect(operator.paths['/admin/v1/payments/{id}/capture'].post.responses['200']).toBeDefined();
+    expect(operator.paths['/admin/v1/payments/{id}/cancel'].post.responses['200']).toBeDefined();
+    const view = operator.paths['/admin/v1/merchants/{id}'].get.responses['200'].content['application/json'].schema;
+    expect(view.properties.held.type).toBe('array');
+    expect(Object.keys(view.properties.held.items.properties).sort()).toEqual(['amount', 'currency']);
+    expect(JSON.stringify(merchant.paths['/api/v1/merchant/balance'])).not.toContain('held');
+  });
+});
+
 describe('the operators\' document, answer by answer', () => {
   it('types every operator answer with the route\'s own schema, not the bare {success: true} envelope', () => {
     const envelope: string[] = [];

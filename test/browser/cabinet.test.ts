@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { DESKTOP, launchChromium, shooter } from './cabinet-helpers.js';
+import { DESKTOP, PHONE, launchChromium, shooter } from './cabinet-helpers.js';
+import { heldPayment } from '../factories/payment.js';
 import type { TestApp } from '../helpers/app.js';
 import { listeningTestApp } from '../helpers/browser.js';
 import { cabinetMerchant, PASSWORD, type CabinetMerchant } from '../cabinet/helpers.js';
@@ -131,3 +132,32 @@ test('a merchant signs in, bills, sees the payment and balance, edits the shop, 
   }
   expect(await page.locator('html').getAttribute('lang')).toBe('ru');
 }, 180_000);
+
+test('the overview shows what two-stage payments hold on cards beside the balances, never in them (phone and desktop)', async () => {
+  const h = await cabinetMerchant(t, { merchant: { verified: true } });
+  await heldPayment(t, h, '700.00');
+  await heldPayment(t, h, '55.50');
+  const c = await browser.newContext({ viewport: DESKTOP, locale: 'en-US' });
+  const p = await c.newPage();
+  try {
+    await p.goto(`${base}/cabinet/login`);
+    await p.getByLabel('Email').fill(h.email);
+    await p.getByLabel('Password').fill(PASSWORD);
+    await p.getByRole('button', { name: 'Sign in' }).click();
+    await p.waitForURL(`${base}/cabinet`);
+    for (const size of [PHONE, DESKTOP]) {
+      await p.setViewportSize(size);
+      await p.reload();
+      await expect(p.getByTestId('held-RUB').isVisible()).resolves.toBe(true);
+      expect(await p.getByTestId('held-RUB').textContent()).toBe(formatMoney('755.50', 'en', 'RUB'));
+      // Not received: the available balance does not count it.
+      expect(await p.getByTestId('available-RUB').textContent()).toBe(formatMoney('0', 'en', 'RUB'));
+      await expect(p.getByTestId('held-hint').isVisible()).resolves.toBe(true);
+    }
+    await shoot(p, '16-dashboard-held');
+    const api = await fetch(`${base}/api/v1/merchant/balance`, { headers: { authorization: `Bearer ${h.token}` } });
+    expect((await api.json()).balances.find((b: { currency: string }) => b.currency === 'RUB').balance_available).toBe('0.00000000');
+  } finally {
+    await c.close();
+  }
+}, 120_000);

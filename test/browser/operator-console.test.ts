@@ -3,6 +3,9 @@ import type { Browser, Page } from 'playwright-core';
 import type { TestApp } from '../helpers/app.js';
 import { browserTestApp } from '../helpers/browser.js';
 import { OP_PASSWORD, createOperator, moderatedPayout, totpCode } from '../operator/helpers.js';
+import { createMerchant } from '../factories/merchant.js';
+import { heldPayment } from '../factories/payment.js';
+import { formatMoney } from '../../src/lib/money-format.js';
 
 const ARTIFACTS = 'test/artifacts/operator';
 const SIZES = { phone: { width: 390, height: 844 }, desktop: { width: 1280, height: 800 } } as const;
@@ -72,8 +75,18 @@ for (const [size, viewport] of Object.entries(SIZES)) {
       const { merchant_id: merchantId } = (await t.db.pool.query('SELECT merchant_id FROM payouts WHERE id = $1', [payoutId])).rows[0];
       await page.goto(`${base}/operator/merchants/${merchantId}`);
       await expect(page.locator('#merchant-verified').textContent()).resolves.toBe('yes');
+      // Nothing held on cards: the column says 0.
+      await expect(page.getByTestId('held-RUB').textContent()).resolves.toBe(formatMoney('0', 'en', 'RUB'));
       await expect(page.locator('#refresh-token').count()).resolves.toBe(0);
       await shot(page, size, '08-merchant');
+
+      // A merchant with two-stage payments held: the held total beside its balances, not in them.
+      const held = await createMerchant(t, { merchant: { verified: true } });
+      await heldPayment(t, held, '420.00');
+      await page.goto(`${base}/operator/merchants/${held.merchantId}`);
+      await expect(page.getByTestId('held-RUB').isVisible()).resolves.toBe(true);
+      await expect(page.getByTestId('held-RUB').textContent()).resolves.toBe(formatMoney('420.00', 'en', 'RUB'));
+      await shot(page, size, '09-merchant-held');
     } finally {
       await ctx.close();
     }

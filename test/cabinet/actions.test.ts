@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { setupTestApp, type TestApp } from '../helpers/app.js';
+import { ADMIN_TOKEN, setupTestApp, type TestApp } from '../helpers/app.js';
 import { createBill, payNewBill } from '../factories/payment.js';
 import { withPgTx } from '../../src/db/client.js';
 import { enqueueEvent } from '../../src/outbox/events.js';
@@ -234,6 +234,27 @@ describe('payouts and payout accounts', () => {
     const list = await c2.get('/cabinet/payouts');
     expect(list.body).toContain(payouts[0]!.id);
     expect(list.body).toContain('411111******1111');
+  });
+
+  test('a cabinet payout to a card number routed only to a YooKassa gateway without PCI DSS is refused on the account field (direction_not_available): nothing stored, nothing locked', async () => {
+    const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
+    const put = await t.app.inject({ method: 'PUT', url: '/admin/v1/connectors/yk-cab-nopci', headers: admin, payload: { kind: 'yookassa', mode: 'test', settings: {
+      base_url: 'http://127.0.0.1:9/api/v3', shop_id: '1', secret_key: 'test_s', payout_agent_id: '2', payout_secret_key: 'test_p',
+    } } });
+    expect(put.statusCode, put.body).toBe(201);
+    const m = await cabinetMerchant(t, { merchant: { verified: true } });
+    await payNewBill(t, m, { amount: '1000.00' });
+    const acc = await t.app.services.payoutAccounts.create(m.merchantId, { type: 'card', identifier: '4111111111111111', cardHolder: 'IVAN IVANOV' });
+    const route = await t.app.inject({ method: 'PATCH', url: `/admin/v1/merchants/${m.merchantId}`, headers: admin, payload: { routing: { payout_card: ['yk-cab-nopci'] } } });
+    expect(route.statusCode, route.body).toBe(200);
+    const before = await balance(m.merchantId);
+    const c = await signedIn(t, m);
+    const r = await c.submit('/cabinet/payouts/new', '/cabinet/payouts', { payout_account_id: acc.id, amount: '100' });
+    expect(r.statusCode).toBe(422);
+    expect(r.body).toContain('This account cannot be used for this payout.');
+    expect(await t.db.prisma.payout.count({ where: { merchantId: m.merchantId } })).toBe(0);
+    const after = await balance(m.merchantId);
+    expect([after.available.toFixed(8), after.locked.toFixed(8)]).toEqual([before.available.toFixed(8), before.locked.toFixed(8)]);
   });
 });
 

@@ -198,7 +198,7 @@ export class YooKassaEmulator {
   /** [14]: the payout widget's synonyms and the card numbers behind them (never answered by the API). */
   readonly payoutTokens = new Map<string, { number: string } & YkCardSynonym>();
   /** Every receipt accepted, with the object it came with (what the online cash register got). */
-  readonly receipts: { object: 'payment' | 'refund'; id: string; receipt: Record<string, unknown> }[] = [];
+  readonly receipts: { object: 'payment' | 'refund' | 'capture'; id: string; receipt: Record<string, unknown> }[] = [];
   readonly shopId: string;
   readonly secretKey: string;
   readonly payoutAgentId: string;
@@ -558,8 +558,18 @@ export class YooKassaEmulator {
       if ('status' in amt) return amt;
       // EMULATOR (docs: a partial capture may be less than the authorised amount, never more).
       if (cents(amt.value) > cents(p.amount.value)) return this.error(400, 'invalid_request', 'Capture amount is greater than the payment amount', 'amount.value');
-      p.amount = amt;
     }
+    // [10] and yookassa.ru/developers/payment-acceptance/receipts/54fz/yoomoney/payments ("Платеж в
+    // две стадии"): a partial capture of a fiscalized shop's payment carries the receipt of what is
+    // taken (refused as any missing receipt: 400 invalid_request, parameter receipt); a full
+    // capture needs none, and one sent anyway must be valid (EMULATOR: the stricter reading).
+    const taken = b.amount !== undefined ? this.money(b.amount, 'amount') as Money : p.amount;
+    if (cents(taken.value) !== cents(p.amount.value) || b.receipt !== undefined) {
+      const refused = this.receiptRefusal(b.receipt, taken);
+      if (refused) return refused;
+    }
+    if (b.receipt !== undefined) this.receipts.push({ object: 'capture', id, receipt: b.receipt as Record<string, unknown> });
+    p.amount = taken;
     this.succeed(p);
     return json(200, this.view(p));
   }

@@ -18,6 +18,8 @@ export interface BillOptions {
   description?: string;
   payerPaysCommission?: boolean;
   paymentMethod?: 'BANK_CARD' | 'SBP';
+  /** false: two-stage, the payment held until the operator captures it (docs/adr/0073). */
+  capture?: boolean;
 }
 
 /** A bill through the same service as bill/create. */
@@ -25,6 +27,7 @@ export async function createBill(t: TestApp, m: MerchantFixture, o: BillOptions 
   const b = await t.app.services.bills.create({ id: m.merchantId }, {
     amount: new Decimal(o.amount ?? '100.00'), shopId: m.shopId, type: o.type, currencyIn: o.currencyIn, orderId: o.orderId,
     custom: o.custom, name: o.name, description: o.description, payerPaysCommission: o.payerPaysCommission, paymentMethod: o.paymentMethod,
+    ...(o.capture === undefined ? {} : { capture: o.capture }),
   });
   return b.id;
 }
@@ -51,4 +54,11 @@ export async function payNewBill(t: TestApp, m: MerchantFixture, bill: BillOptio
   if (r.statusCode !== 200) throw new Error(`pay ${billId}: ${r.statusCode} ${r.body}`);
   const body = r.json();
   return { billId, paymentId: body.payment_id, status: body.status, body };
+}
+
+/** A two-stage bill of `amount` paid by card through the sandbox: the payment held (PROCESS with authorized_amount). */
+export async function heldPayment(t: TestApp, m: MerchantFixture, amount: string): Promise<string> {
+  const p = await payNewBill(t, m, { amount, capture: false });
+  if (p.status !== 'PROCESS') throw new Error(`hold ${p.paymentId}: ${p.status}`);
+  return p.paymentId;
 }

@@ -96,6 +96,15 @@ describe('New merchant', () => {
     expect(await t.db.prisma.merchant.count()).toBe(before);
     expect(await t.db.prisma.merchantUser.count({ where: { email: `b-${n}@x.test` } })).toBe(0);
   });
+
+  it('the old merchant-only POST /operator/merchants is gone (404, nothing created): onboarding is /operator/merchants/new', async () => {
+    const n = uniq();
+    const before = await t.db.prisma.merchant.count();
+    const r = await admin.client.act('/operator/merchants', '/operator/merchants', { name: `Old ${n}`, email: `old-${n}@shop.test` });
+    expect(r.statusCode).toBe(404);
+    expect(await t.db.prisma.merchant.count()).toBe(before);
+    expect((await admin.client.get('/operator/merchants')).body).not.toMatch(/<form[^>]*method="post"[^>]*action="\/operator\/merchants"/);
+  });
 });
 
 describe('setup page: owners, shops, routing', () => {

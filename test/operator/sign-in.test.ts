@@ -144,14 +144,14 @@ describe('operator sign-in with TOTP', () => {
     const op = await enrolledOperator(t, 'admin');
     const page = await op.client.get('/operator/merchants');
     const form = ConsoleClient.formOf(page.body);
-    const first = await op.client.post('/operator/merchants', { ...form, name: 'Once Ltd', email: 'once@shop.test' });
+    const first = await op.client.post('/operator/merchants/new', { ...form, name: 'Once Ltd', email: 'once@shop.test', owner_email: 'once-owner@shop.test', shop_name: 'Main' });
     expect(first.statusCode).toBe(200);
-    const again = await op.client.post('/operator/merchants', { ...form, name: 'Once Ltd', email: 'once2@shop.test' });
+    const again = await op.client.post('/operator/merchants/new', { ...form, name: 'Once Ltd', email: 'once2@shop.test', owner_email: 'once2-owner@shop.test', shop_name: 'Main' });
     expect(again.statusCode).toBe(409);
     // Test twins (test mode's rows) carry their merchant's name: count merchants of their own.
     expect(await t.db.prisma.merchant.count({ where: { name: 'Once Ltd', liveMerchantId: null } })).toBe(1);
     const page2 = await op.client.get('/operator/merchants');
-    const noCsrf = await op.client.post('/operator/merchants', { _form: ConsoleClient.formOf(page2.body)._form!, name: 'No Csrf', email: 'nocsrf@shop.test' });
+    const noCsrf = await op.client.post('/operator/merchants/new', { _form: ConsoleClient.formOf(page2.body)._form!, name: 'No Csrf', email: 'nocsrf@shop.test', owner_email: 'nocsrf-owner@shop.test', shop_name: 'Main' });
     expect(noCsrf.statusCode).toBe(403);
     expect(await t.db.prisma.merchant.count({ where: { name: 'No Csrf' } })).toBe(0);
   });

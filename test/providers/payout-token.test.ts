@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decrypt } from '../../src/lib/crypto.js';
+import { SANDBOX_CAPABILITIES, SandboxConnector } from '../../src/domain/providers/connectors/sandbox/client.js';
+import type { CreatePayout, OperationOutcome } from '../../src/domain/providers/connector.js';
 import { YooKassaEmulator } from '../emulators/yookassa.js';
 import type { MerchantFixture } from '../factories/merchant.js';
 import { PASSWORD } from '../cabinet/helpers.js';
@@ -68,41 +70,66 @@ async function personal(m: MerchantFixture, accountId: string, amount = '100.00'
 const accountRow = (id: string) => one<{ row: string; identifier_enc: string }>(e, `SELECT row_to_json(a)::text AS row, identifier_enc FROM payout_accounts a WHERE id = $1`, [id]);
 
 describe('a card number and a YooKassa gateway without PCI DSS', () => {
-  it('a raw-PAN payout to a non-PCI gateway is never sent: refused before any request, ERROR when it is the only route, paid by the next route (the sandbox) otherwise', async () => {
+  it('a raw-PAN payout routed only to a non-PCI gateway is refused at creation (400 direction_not_available): no payout, no ledger move, nothing sent; with the sandbox next on the route it is paid there', async () => {
     // A card account stored by number while the merchant paid out through the sandbox.
     const m = await funded({ payout_card: ['sandbox'] });
     const acc = await admin(e, 'POST', `/merchants/${m.merchantId}/payout-accounts`, { type: 'card', identifier: PAN, card_holder: 'IVAN IVANOV' });
     expect(acc.status, JSON.stringify(acc.body)).toBe(201);
     await route(m, [NOPCI]);
-    const before = payoutPosts(ykA);
+    const before = ykA.requests.length;
+    const transfers = async () => (await one<{ n: number }>(e, `SELECT count(*)::int AS n FROM ledger_transfers WHERE merchant_id = $1`, [m.merchantId])).n;
+    const moves = await transfers();
 
-    const only = await personal(m, acc.body.id);
-    expect(only).toMatchObject({ status: 'ERROR' });
-    expect(only.failure_reason).toMatch(/takes no card numbers/);
-    expect(payoutPosts(ykA)).toBe(before);
-    expect(ykA.requests.filter((x) => x.path.startsWith('/v3/payouts'))).toHaveLength(0);
+    const only = await e.t.app.inject({ method: 'POST', url: '/api/v1/payout/personal/create', headers: m.auth, payload: { amount: '100.00', payout_account_id: acc.body.id } });
+    expect(only.statusCode, only.body).toBe(400);
+    expect(only.json()).toEqual({ success: false, message: 'api:error.direction_not_available' });
 
-    // The regular payout names a card number too: not sent either.
+    // The regular payout names a card number too: refused the same way.
     const reg = await e.t.app.inject({ method: 'POST', url: '/api/v1/payout/regular/create', headers: m.auth, payload: {
       amount: '50.00', currency: 'RUB', account_type: 'credit_card', account_identifier: PAN, card_holder: 'IVAN IVANOV',
     } });
-    expect(reg.statusCode, reg.body).toBe(200);
-    const regId = (reg.json().data as { id: string }[])[0]!.id;
-    expect(await until('regular payout final', async () => {
-      const r = await one(e, `SELECT status::text FROM payouts WHERE id = $1`, [regId]);
-      return r.status === 'PROCESS' ? null : r.status;
-    })).toBe('ERROR');
-    expect(payoutPosts(ykA)).toBe(before);
+    expect(reg.statusCode, reg.body).toBe(400);
+    expect(reg.json()).toEqual({ success: false, message: 'api:error.direction_not_available' });
 
-    // A refusal before sending is safe to route on: the sandbox (which may take numbers) pays it.
+    expect(await one(e, `SELECT count(*)::int AS n FROM payouts WHERE merchant_id = $1`, [m.merchantId])).toEqual({ n: 0 });
+    expect(await one(e, `SELECT count(*)::int AS n FROM payout_requests WHERE merchant_id = $1`, [m.merchantId])).toEqual({ n: 0 });
+    expect(await transfers()).toBe(moves);
+    expect(ykA.requests.length).toBe(before);
+    const bal0 = await e.t.app.inject({ method: 'GET', url: '/api/v1/merchant/balance', headers: m.auth });
+    expect(bal0.json().balances.find((b: { currency: string }) => b.currency === 'RUB').balance_available).toBe('10000.00000000');
+
+    // A connector further on the route that takes numbers (the sandbox) makes it payable there.
     await route(m, [NOPCI, 'sandbox']);
     expect(await personal(m, acc.body.id)).toMatchObject({ status: 'SUCCESS', connector: 'sandbox' });
-    expect(payoutPosts(ykA)).toBe(before);
+    expect(payoutPosts(ykA)).toBe(0);
     const bal = await e.t.app.inject({ method: 'GET', url: '/api/v1/merchant/balance', headers: m.auth });
-    // 10000 - the sandbox payout (the two ERRORs gave their money back); no fees configured.
+    // 10000 - the sandbox payout; no fees configured.
     expect(bal.json().balances.find((b: { currency: string }) => b.currency === 'RUB').balance_available).toBe('9900.00000000');
     await ledgerOk(e);
   }, 60_000);
+
+  it('a tokenized card routed only to connectors that cannot use the token is refused at creation (400 direction_not_available), nothing sent', async () => {
+    const m = await funded({ payout_card: [NOPCI] });
+    const syn = ykA.tokenize('4242424242424242');
+    const acc = await admin(e, 'POST', `/merchants/${m.merchantId}/payout-accounts`, { type: 'card', payout_token: syn.payout_token, first6: '424242', last4: '4242' });
+    expect(acc.status, JSON.stringify(acc.body)).toBe(201);
+    // A card-payout gateway that takes card numbers but no YooKassa tokens (none ships today:
+    // a sandbox stand-in that says so and counts what it is asked).
+    const asked: string[] = [];
+    expect((await admin(e, 'PUT', '/connectors/sbx-numbers', { kind: 'sandbox', mode: 'test', settings: {} })).status).toBe(201);
+    e.t.app.services.connectors.override(new class extends SandboxConnector {
+      override readonly capabilities = { ...SANDBOX_CAPABILITIES, payoutCardBy: { number: true, tokens: [] } };
+      override createPayout(p: CreatePayout): Promise<OperationOutcome> { asked.push(p.payoutId); return super.createPayout(p); }
+    }('sbx-numbers'));
+    await route(m, ['sbx-numbers']);
+    const before = ykA.requests.length;
+    const res = await e.t.app.inject({ method: 'POST', url: '/api/v1/payout/personal/create', headers: m.auth, payload: { amount: '100.00', payout_account_id: acc.body.id } });
+    expect(res.statusCode, res.body).toBe(400);
+    expect(res.json()).toEqual({ success: false, message: 'api:error.direction_not_available' });
+    expect(await one(e, `SELECT count(*)::int AS n FROM payouts WHERE merchant_id = $1`, [m.merchantId])).toEqual({ n: 0 });
+    expect(ykA.requests.length).toBe(before);
+    expect(asked).toEqual([]);
+  });
 
   it('no new card account is kept by number when nothing on the merchant\'s route may take one', async () => {
     const m = await funded({ payout_card: [NOPCI] });

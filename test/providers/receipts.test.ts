@@ -246,3 +246,85 @@ describe('receipt lines add up to the payment exactly', () => {
     expect(refundReceipt(one, new Decimal('2.00'), 'Payment')!.lines.map((l) => l.amount.toFixed(2))).toEqual(['2.00']);
   });
 });
+
+describe('receipts on the capture of a two-stage payment (a fiscalized shop)', () => {
+  /** A two-stage bill held at the provider: the payer paid there, the service read the hold. */
+  async function heldPayment(m: MerchantFixture, amount: string, pay: (ref: string) => void) {
+    const bill = await billCreate(m, {
+      amount, capture: false, name: 'Заказ 7', payer_email: 'buyer@example.test',
+      items: [{ name: 'Куртка', price: '800.00', quantity: 1 }, { name: 'Шапка', price: '100.00', quantity: 2 }],
+    });
+    expect(bill.statusCode, bill.body).toBe(200);
+    const { paymentId } = await open(bill.json().bill_id);
+    const ref = (await t.db.pool.query<{ provider_ref: string }>(`SELECT provider_ref FROM payments WHERE id = $1`, [paymentId])).rows[0]!.provider_ref;
+    pay(ref);
+    expect(await settle(paymentId)).toBe('PROCESS');
+    const held = (await t.db.pool.query<{ a: string }>(`SELECT authorized_amount::text AS a FROM payments WHERE id = $1`, [paymentId])).rows[0]!.a;
+    expect(held).toBe(amount);
+    return { paymentId, ref };
+  }
+  const capture = (id: string, amount?: string) =>
+    t.app.inject({ method: 'POST', url: `/admin/v1/payments/${id}/capture`, headers: admin, payload: amount ? { amount } : {} });
+  const line = (description: string, quantity: number, value: string) =>
+    ({ description, quantity, amount: { value, currency: 'RUB' }, vat_code: 1, payment_subject: 'commodity', payment_mode: 'full_payment' });
+
+  it('YooKassa: a partial capture carries the receipt of what is taken (the items scaled to it); a full capture carries none, as YooKassa documents', async () => {
+    const m = await fiscalMerchant('yk-fz');
+    const part = await heldPayment(m, '1000.00', (ref) => { yk.payerAction(ref, 'pay'); });
+    const r = await capture(part.paymentId, '500.00');
+    expect(r.statusCode, r.body).toBe(200);
+    expect(r.json()).toMatchObject({ status: 'SUCCESS', amount: '500.00' });
+    const sent = yk.receipts.filter((x) => x.object === 'capture' && x.id === part.ref);
+    expect(sent).toHaveLength(1);
+    expect(sent[0]!.receipt).toEqual({
+      customer: { email: 'buyer@example.test' }, tax_system_code: 2,
+      items: [line('Куртка', 1, '400.00'), line('Шапка', 2, '50.00')],
+    });
+    expect(yk.payments.get(part.ref)).toMatchObject({ status: 'succeeded', amount: { value: '500.00', currency: 'RUB' } });
+
+    const full = await heldPayment(m, '1000.00', (ref) => { yk.payerAction(ref, 'pay'); });
+    const f = await capture(full.paymentId);
+    expect(f.statusCode, f.body).toBe(200);
+    expect(f.json()).toMatchObject({ status: 'SUCCESS', amount: '1000.00' });
+    expect(yk.receipts.filter((x) => x.object === 'capture' && x.id === full.ref)).toHaveLength(0);
+  });
+
+  it('T-Bank: Confirm carries Receipt of what is taken, full or partial (the online cash register needs it on Confirm)', async () => {
+    const m = await fiscalMerchant('tb-fz');
+    const part = await heldPayment(m, '1000.00', (ref) => { tb.payerAction(ref, 'pay'); });
+    const r = await capture(part.paymentId, '300.00');
+    expect(r.statusCode, r.body).toBe(200);
+    expect(r.json()).toMatchObject({ status: 'SUCCESS', amount: '300.00' });
+    const sent = tb.receipts.filter((x) => x.op === 'Confirm' && x.paymentId === part.ref);
+    expect(sent).toHaveLength(1);
+    expect(sent[0]!.receipt).toMatchObject({ Email: 'buyer@example.test', Items: [{ Name: 'Куртка', Amount: 24000 }, { Name: 'Шапка', Quantity: 2, Amount: 6000 }] });
+    expect(tb.payments.get(part.ref)).toMatchObject({ Status: 'CONFIRMED', Amount: 30000 });
+
+    const full = await heldPayment(m, '1000.00', (ref) => { tb.payerAction(ref, 'pay'); });
+    expect((await capture(full.paymentId)).statusCode).toBe(200);
+    const all = tb.receipts.filter((x) => x.op === 'Confirm' && x.paymentId === full.ref);
+    expect(all).toHaveLength(1);
+    expect(all[0]!.receipt).toMatchObject({ Items: [{ Name: 'Куртка', Amount: 80000 }, { Name: 'Шапка', Quantity: 2, Amount: 20000 }] });
+  });
+
+  it('the emulators refuse a fiscalized capture without its receipt: YooKassa a partial one (400 "Receipt is missing or illegal"), T-Bank any Confirm (309)', async () => {
+    const m = await fiscalMerchant('yk-fz');
+    const h = await heldPayment(m, '1000.00', (ref) => { yk.payerAction(ref, 'pay'); });
+    const auth = `Basic ${Buffer.from(`${yk.shopId}:${yk.secretKey}`).toString('base64')}`;
+    const cap = (body: object, key: string) => fetch(`${yk.apiUrl}/payments/${h.ref}/capture`, {
+      method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json', 'idempotence-key': key, authorization: auth },
+    });
+    const none = await cap({ amount: { value: '400.00', currency: 'RUB' } }, `cap-${Date.now()}-1`);
+    expect(none.status).toBe(400);
+    expect(await none.json()).toMatchObject({ type: 'error', code: 'invalid_request', description: 'Receipt is missing or illegal', parameter: 'receipt' });
+    expect(yk.payments.get(h.ref)!.status).toBe('waiting_for_capture');
+
+    const mt = await fiscalMerchant('tb-fz');
+    const ht = await heldPayment(mt, '1000.00', (ref) => { tb.payerAction(ref, 'pay'); });
+    const body: Record<string, unknown> = { TerminalKey: tb.terminalKey, PaymentId: ht.ref, Amount: 100000 };
+    body.Token = tbankToken(body, tb.password);
+    const a = await (await fetch(`${tb.apiUrl}/Confirm`, { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json' } })).json();
+    expect(a).toMatchObject({ Success: false, ErrorCode: '309' });
+    expect(tb.payments.get(ht.ref)!.Status).toBe('AUTHORIZED');
+  });
+});

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { setupTestApp, type TestApp } from '../helpers/app.js';
 import { createMerchant, type MerchantFixture } from '../factories/merchant.js';
-import { cardForm, payRequest } from '../factories/payment.js';
+import { cardForm, heldPayment, payRequest } from '../factories/payment.js';
 import { verifyBalances } from '../../src/domain/ledger/ledger.js';
 import { deliverUntil } from '../outbox/deliver-until.js';
 import { startReceiver, type Receiver } from '../outbox/receiver.js';
@@ -151,6 +151,23 @@ describe('two-stage payments (capture: false)', () => {
     const items = await t.db.pool.query(`SELECT count(*)::int AS n FROM attention_items WHERE object_id = $1`, [h.paymentId]);
     expect(items.rows[0].n).toBe(0);
     expect((await capture(h.paymentId)).body.status).toBe('SUCCESS');
+  });
+
+  it('what is held shows as `held` per currency in GET /admin/v1/merchants/{id}, never in merchant/balance (exactly the spec\'s answer, unchanged); a capture moves it out', async () => {
+    const x = await createMerchant(t, { merchant: { paymentCardPercent: '0', paymentCardFixed: '0' } });
+    const bal = async () => (await t.app.inject({ method: 'GET', url: '/api/v1/merchant/balance', headers: x.auth })).json();
+    const view = async () => (await admin(t, 'GET', `/merchants/${x.merchantId}`)).body;
+    expect((await view()).held).toEqual([]);
+    const before = await bal();
+    const a = await heldPayment(t, x, '300.00');
+    await heldPayment(t, x, '45.10');
+    expect((await view()).held).toEqual([{ currency: 'RUB', amount: '345.10' }]);
+    expect(await bal()).toEqual(before);
+    expect(Object.keys(before).sort()).toEqual(['balances', 'success']);
+    expect((await capture(a, { amount: '100.00' })).status).toBe(200);
+    expect((await view()).held).toEqual([{ currency: 'RUB', amount: '45.10' }]);
+    const after = await bal();
+    expect(after.balances.find((b: { currency: string }) => b.currency === 'RUB').balance_available).toBe('100.00000000');
   });
 
   it('a payment that holds nothing cannot be captured (409); an unknown payment is 404; SBP is not offered for a two-stage bill', async () => {

@@ -10,7 +10,7 @@ import { actorOf } from '../../audit/audit.js';
 import { merchantAudit } from '../../audit/steps.js';
 import type { FastifyRequest } from 'fastify';
 import { formatDateTime } from '../../lib/time.js';
-import { BalanceSchema, both, list, MerchantSchema, ok, TeamMemberSchema } from './schemas.js';
+import { BalanceSchema, both, HeldSchema, list, MerchantSchema, ok, TeamMemberSchema } from './schemas.js';
 
 const IdParams = Type.Object({ id: Type.String() });
 
@@ -84,6 +84,7 @@ export default async function merchantAdminRoutes(app: FastifyInstance): Promise
         200: ok({
           ...MerchantSchema.properties,
           balances: Type.Array(BalanceSchema),
+          held: HeldSchema,
           test_mode: Type.Union([Type.Object({ api_token_issued_at: Type.String({ examples: ['2026-11-23 18:42:11'] }), balances: Type.Array(BalanceSchema) }), Type.Null()], {
             description: 'Test mode: its token\'s issue time and balances; null until it has a test token',
           }),
@@ -92,11 +93,11 @@ export default async function merchantAdminRoutes(app: FastifyInstance): Promise
     },
   }, async (req) => {
     const m = await load(req.params.id);
-    const balances = await merchants.balances(m.id);
-    const twin = await merchants.testTwinOf(m.id);
+    const [balances, held, twin] = await Promise.all([merchants.balances(m.id), merchants.held(m.id), merchants.testTwinOf(m.id)]);
     const testBalances = twin ? await merchants.balances(twin.id) : [];
     return {
       success: true, ...merchantView(app.config, m), balances: balances.map(balanceView),
+      held: held.map((x) => ({ currency: x.currency, amount: x.amount.toFixed(2) })),
       // Test mode: its token's issue time and its balances (null until it has a test token).
       test_mode: twin ? { api_token_issued_at: formatDateTime(twin.apiTokenIssuedAt, app.config.tz), balances: testBalances.map(balanceView) } : null,
     };

@@ -32,6 +32,12 @@ export const BalanceSchema = Type.Object({
   balance_available: Money8(), balance_locked: Money8(), balance_hold: Money8(),
 });
 
+/** What a merchant's two-stage payments hold at the providers, per currency: not balance (docs/adr/0073). */
+export const HeldSchema = Type.Array(Type.Object({
+  currency: Currency,
+  amount: Type.String({ description: 'Held on payers\' cards, not yet captured (2 decimals)', examples: ['1000.00'] }),
+}), { description: 'Held by two-stage payments awaiting capture or cancel, per currency; not part of any balance' });
+
 const FEE_KINDS = ['payment_card', 'payment_sbp', 'payout_card', 'payout_sbp'] as const;
 const FeesSchema = Type.Object(Object.fromEntries(FEE_KINDS.flatMap((k) => [
   [`${k}_percent`, Type.String({ description: 'Effective: the merchant\'s own, else the operator\'s default', examples: ['2.5'] })],

@@ -13,8 +13,10 @@ export default async function dashboardRoutes(app: FastifyInstance): Promise<voi
   app.get('/', { schema: { hide: true } }, async (req, reply) => {
     const merchantId = merchantIdOf(req);
     const tz = cabinetTz(req);
-    const [balances, latest, byDay] = await Promise.all([
+    const [balances, held, latest, byDay] = await Promise.all([
       app.services.merchants.balances(merchantId),
+      // Held by two-stage payments: shown beside the balances, never counted in them.
+      app.services.merchants.held(merchantId),
       app.services.merchantLists.latestPayments(merchantId, 10),
       // Money received per day (service time zone) over the last 30 days, in the payer's currency (RUB).
       app.services.paymentReads.turnoverByDay(merchantId, tz, 30),
@@ -27,7 +29,7 @@ export default async function dashboardRoutes(app: FastifyInstance): Promise<voi
     const total = points.reduce((s, p) => s.add(p.total), new Decimal(0));
     const { t } = req.cabinet;
     const chart = turnoverSvg(points, t('dash.chart_label', { total: formatMoney(total, req.cabinet.lang, 'RUB') }), 'RUB', req.cabinet.lang);
-    return render(req, reply, 'dashboard', { nav: 'dashboard', balances, latest, chart, total, f: listFilters(req, []) });
+    return render(req, reply, 'dashboard', { nav: 'dashboard', balances, held: new Map(held.map((x) => [x.currency, x.amount])), latest, chart, total, f: listFilters(req, []) });
   });
 
   /**

@@ -68,6 +68,22 @@ export class MerchantService {
     return decrypt(this.config.tokenEncryptionKey, m.apiTokenEnc);
   }
 
+  /**
+   * What the merchant's two-stage payments hold at the providers now, per currency (the payments'
+   * PROCESS with a hold: docs/adr/0073-two-stage-payments.md). Not balance: nothing is received
+   * until captured, so merchant/balance never counts it; the cabinet and the operator show it.
+   */
+  async held(merchantId: string): Promise<{ currency: string; amount: Decimal }[]> {
+    const r = await this.db.pool.query<{ currency: string; amount: string }>({
+      name: 'merchant_held',
+      text: `SELECT currency_in::text AS currency, sum(authorized_amount)::text AS amount FROM payments
+              WHERE merchant_id = $1 AND status = 'PROCESS' AND authorized_amount IS NOT NULL
+              GROUP BY currency_in ORDER BY currency_in`,
+      values: [merchantId],
+    });
+    return r.rows.map((x) => ({ currency: x.currency, amount: new Decimal(x.amount) }));
+  }
+
   /** The merchant's balances, one per currency (merchant/balance). */
   async balances(merchantId: string): Promise<BalanceRow[]> {
     const r = await this.db.pool.query<BalanceRow>(`SELECT ${BALANCE_COLUMNS} FROM balances WHERE merchant_id = $1 ORDER BY currency`, [merchantId]);

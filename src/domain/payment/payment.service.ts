@@ -30,6 +30,7 @@ import { paymentError, PROVIDER_UNAVAILABLE } from './payment-errors.js';
 import { money8 } from '../../lib/money.js';
 import { paymentReceipt, type Receipt } from '../receipt/receipt.js';
 import { paymentCandidates, quoteFor, readPayableBill, round2, type PayableBill, type Quote } from './payable-bill.js';
+import { captureReceiptOf } from '../receipt/receipt.repository.js';
 
 export type { PayableBill, Quote } from './payable-bill.js';
 
@@ -619,11 +620,14 @@ export class PaymentService {
     });
     const { p, want } = asked;
     const connector = p.connector ? await this.connectors.get(p.connector) : null;
+    // A fiscalized shop's capture carries the receipt of what is taken (docs/adr/0075).
+    const receipt = kind === 'capture' ? await captureReceiptOf(this.db.pool, paymentId, want) : null;
+    const held = new Decimal(p.authorized_amount!);
     const call = kind === 'capture' ? connector?.capturePayment : connector?.cancelPayment;
     const outcome: PaymentOutcome = !connector || !call
       ? { status: 'unknown', ref: p.provider_ref, reason: `connector ${p.connector ?? '(none)'} cannot ${kind} a held payment now` }
       : await this.connectors.call<PaymentOutcome>(connector, kind === 'capture' ? 'capture_payment' : 'cancel_payment',
-        (cc) => call.call(connector, { paymentId, ref: p.provider_ref, amount: want }, cc));
+        (cc) => call.call(connector, { paymentId, ref: p.provider_ref, amount: want, held, ...(receipt ? { receipt } : {}) }, cc));
     this.lifecycle.answered(paymentId);
     if (outcome.status === 'refused') {
       // The provider did not take it: no money moved, the request is withdrawn (it may be made again).

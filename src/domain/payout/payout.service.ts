@@ -37,7 +37,7 @@ export function assertRegularGrant(merchant: PayoutMerchant): void {
 import { assertTransition, FINAL_PAYOUT_STATUSES, IllegalPayoutTransition, payoutSourcesOf } from './payout.states.js';
 import type { PayoutStatus } from '../../generated/prisma/enums.js';
 import { adminPayoutView, PAYOUT_COLUMNS, payoutView, payoutWebhookFields, type PayoutRow, type PayoutView } from './payout.view.js';
-import type { OperationOutcome } from '../providers/connector.js';
+import { takesCard, type CardTokenProvider, type OperationOutcome } from '../providers/connector.js';
 import { ConnectorRegistry } from '../providers/registry.js';
 import { isFinal, isNotFound, reconcileDelayMs, type AttentionRow } from '../operations/reconcile.js';
 
@@ -63,6 +63,8 @@ interface LockedMerchant extends MerchantFeeColumns {
   accountType: 'CARD' | 'SBP' | null;
   accountStatus: string | null;
   accountEnc: string | null;
+  /** A tokenized card account's provider (docs/adr/0070): its card is named by that provider's token. */
+  accountTokenProvider: CardTokenProvider | null;
   accountMasked: string | null;
   accountHolder: string | null;
   accountBank: string | null;
@@ -85,7 +87,8 @@ SELECT m.status, m.verified, m.payout_daily_limit::text AS "dailyLimit", m.payou
        m.payout_card_percent::text AS "payoutCardPercent", m.payout_card_fixed::text AS "payoutCardFixed",
        m.payout_sbp_percent::text AS "payoutSbpPercent", m.payout_sbp_fixed::text AS "payoutSbpFixed",
        a.id AS "accountId", a.type AS "accountType", a.status AS "accountStatus", a.identifier_enc AS "accountEnc",
-       a.identifier_masked AS "accountMasked", a.card_holder AS "accountHolder", a.bank_member_id::text AS "accountBank",
+       a.token_provider AS "accountTokenProvider", a.identifier_masked AS "accountMasked", a.card_holder AS "accountHolder",
+       a.bank_member_id::text AS "accountBank",
        b.active AS "bankActive", pr.id AS "priorRequestId", pr.request_hash AS "priorRequestHash"
   FROM merchants m
   LEFT JOIN payout_accounts a ON a.id = $2::text AND a.merchant_id = m.id
@@ -157,6 +160,8 @@ interface Target {
   enc: string;
   cardHolder: string | null;
   bankMemberId: string | null;
+  /** A card's naming: its number, or a provider's token (a tokenized account). */
+  cardBy?: 'number' | CardTokenProvider;
 }
 
 interface CreateRequest {
@@ -212,6 +217,7 @@ export class PayoutService {
         return {
           kind: 'PERSONAL', accountType: a.accountType!, payoutAccountId: accountId, masked: a.accountMasked!, enc,
           cardHolder: a.accountType === 'CARD' ? a.accountHolder : null, bankMemberId: a.accountType === 'SBP' ? a.accountBank : null,
+          cardBy: a.accountType === 'CARD' ? (a.accountTokenProvider ?? 'number') : undefined,
         };
       },
     });
@@ -236,6 +242,7 @@ export class PayoutService {
         return {
           kind: 'REGULAR', accountType: p.accountType, payoutAccountId: null, masked: p.masked,
           enc: encrypt(this.config.tokenEncryptionKey, p.identifier), cardHolder: p.cardHolder, bankMemberId: p.bankMemberId,
+          cardBy: p.accountType === 'CARD' ? 'number' : undefined,
         };
       },
     });
@@ -267,7 +274,7 @@ export class PayoutService {
     if (!m.verified) throw new DomainError('merchant_not_verified');
     if (m.priorRequestId) return this.replayOf(c, m.priorRequestId, m.priorRequestHash!, hash);
     const target = req.resolve(m);
-    if (this.config.profile === 'production') await this.assertDirection(merchant.id, target.accountType);
+    await this.assertDirection(merchant.id, target);
     const max = new Decimal(target.accountType === 'CARD' ? m.maxCard : m.maxSbp);
     const parts = splitAmount(req.amount, max);
     if (parts === null) throw new DomainError('invalid_amount');
@@ -307,11 +314,24 @@ export class PayoutService {
    * Production: a payout goes out only through an enabled connector allowed to move its money
    * (a live merchant's: live-mode only, never the sandbox). With none on the route it is
    * refused before anything is locked (direction_not_available), never left to fail at send.
+   * Every profile: a card named by its number goes to a connector that takes numbers (a YooKassa
+   * gateway only with payout_pci_dss), a tokenized card to one that takes that provider's tokens
+   * (docs/adr/0070); when the route has connectors and none of them can, the payout is refused
+   * here, before any money is locked and before any provider hears of it. An empty route outside
+   * production is left to the worker, as before.
    */
-  private async assertDirection(merchantId: string, accountType: 'CARD' | 'SBP'): Promise<void> {
-    const route = accountType === 'CARD' ? 'payout_card' : 'payout_sbp';
+  private async assertDirection(merchantId: string, target: Target): Promise<void> {
+    const production = this.config.profile === 'production';
+    if (!production && target.cardBy === undefined) return;
+    const route = target.accountType === 'CARD' ? 'payout_card' : 'payout_sbp';
     const { routing, live } = await this.connectors.routingOf(merchantId);
-    if ((await this.connectors.candidates(routing[route], route, { live })).length === 0) throw new DomainError('direction_not_available');
+    const list = await this.connectors.candidates(routing[route], route, { live });
+    if (list.length === 0) {
+      if (production) throw new DomainError('direction_not_available');
+      return;
+    }
+    const by = target.cardBy;
+    if (by !== undefined && !list.some((c) => takesCard(c.capabilities, by))) throw new DomainError('direction_not_available');
   }
 
   /** The same order_id: same parameters -> the stored payouts; other parameters -> 422. */

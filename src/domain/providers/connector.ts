@@ -149,7 +149,18 @@ export interface CreatePayment {
 }
 
 /** A held payment's capture (`amount` at most what is held) or cancellation; our payment id is the idempotency key. */
-export interface SettleHold { paymentId: string; ref: string | null; amount: Decimal }
+export interface SettleHold {
+  paymentId: string;
+  ref: string | null;
+  amount: Decimal;
+  /** A capture: what the provider holds (RUB); `amount` below it is a partial capture. */
+  held?: Decimal;
+  /**
+   * A capture for a shop that fiscalizes: the 54-FZ receipt of the captured amount (its lines add
+   * up to `amount`). Each connector sends it where its provider requires it (docs/adr/0075).
+   */
+  receipt?: Receipt;
+}
 
 /**
  * Why a connector answers `unknown` without sending: the provider's idempotency key of a

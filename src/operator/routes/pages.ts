@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { actorOf } from '../../audit/audit.js';
 import { MailNotConfiguredError, operatorActions } from '../../backoffice/actions.js';
 import { queryAudit, auditCsv } from '../../backoffice/audit-query.js';
-import { CreateInput, memberIdOf, resetReasonOf } from '../../backoffice/merchant-input.js';
+import { memberIdOf, resetReasonOf } from '../../backoffice/merchant-input.js';
 import { balanceView, connectorView, merchantView, rateView, sbpBankView } from '../../domain/operator-views.js';
 import { kindSummary } from '../../domain/providers/plugin.js';
 import { ValidationError } from '../../errors.js';
@@ -57,25 +57,18 @@ export default async function consolePages(app: FastifyInstance): Promise<void> 
     return render(req, reply, 'merchants', { nav: 'merchants', q, merchants: rows.map((m) => merchantView(app.config, m)) });
   });
 
-  app.post('/merchants', { config: { permission: 'admin' }, schema: { hide: true } }, async (req, reply) => {
-    const b = formBody(req);
-    // The operator API's input rules; no password here (the merchant gets one by a reset).
-    const input = CreateInput.parse({ name: b.name?.trim(), email: b.email?.trim() });
-    const { merchant, apiToken } = await actions.createMerchant(actorOf(req), { name: input.name!, email: input.email! });
-    // The token is shown once, in the answer to this POST (reloading it changes nothing: the form token is spent).
-    return render(req, reply, 'secret-once', { nav: 'merchants', title: 'Merchant created', what: 'API token', secret: apiToken, back: `${BASE}/merchants/${merchant.id}` });
-  });
-
   app.get('/merchants/:id', { schema: { hide: true } }, async (req, reply) => {
     const m = await actions.loadMerchant(idOf(req));
-    const balances = await app.services.merchants.balances(m.id);
-    const twin = await app.services.merchants.testTwinOf(m.id);
+    const [balances, held, twin] = await Promise.all([
+      app.services.merchants.balances(m.id), app.services.merchants.held(m.id), app.services.merchants.testTwinOf(m.id),
+    ]);
     // The cabinet's people (the merchant's own login, the owner, then the team) with their 2FA state, for the reset buttons.
     const people = [
       { id: null, email: m.email, role: 'owner (merchant login)', state: m.passwordHash ? 'active' : 'no password', two_factor: m.totpEnabledAt !== null },
       ...await app.services.team.list(m.id),
     ];
-    return render(req, reply, 'merchant', { nav: 'merchants', m: merchantView(app.config, m), balances: balances.map(balanceView), twinId: twin?.id ?? null, people });
+    return render(req, reply, 'merchant', {
+      nav: 'merchants', m: merchantView(app.config, m), balances: balances.map(balanceView), held: new Map(held.map((x) => [x.currency, x.amount.toFixed(2)])), twinId: twin?.id ?? null, people });
   });
 
   app.post('/merchants/:id/patch', { config: { permission: 'admin' }, schema: { hide: true } }, async (req, reply) => {

@@ -136,7 +136,12 @@ export class TBankConnector implements Connector {
    */
   async capturePayment(req: SettleHold, ctx: CallContext): Promise<PaymentOutcome> {
     if (!req.ref) throw new ConnectorRefusedError('tbank:no_ref', 'tbank: no PaymentId to confirm');
-    const r = await this.send('Confirm', { PaymentId: req.ref, Amount: kopecks(req.amount) }, ctx);
+    // With an online cash register Confirm carries the receipt of what is taken ("Receipt: обязателен,
+    // если подключена онлайн-касса": T-Bank's specification, schema Confirm, as kravetsone/t-kassa-api
+    // src/api-types.ts carries it); without one T-Bank answers 309 (docs/adr/0075).
+    const r = await this.send('Confirm', {
+      PaymentId: req.ref, Amount: kopecks(req.amount), ...(req.receipt ? { Receipt: tbReceipt(req.receipt) } : {}),
+    }, ctx);
     return this.settled(r, req, 'Confirm', ctx);
   }
 

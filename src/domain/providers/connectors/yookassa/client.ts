@@ -144,7 +144,8 @@ export class YooKassaConnector implements Connector {
   private async settleHold(verb: 'capture' | 'cancel', req: SettleHold, ctx: CallContext): Promise<PaymentOutcome> {
     if (!req.ref) throw new ConnectorRefusedError('yookassa:no_ref', 'yookassa: no payment id to settle');
     const a = await this.send('POST', `/payments/${encodeURIComponent(req.ref)}/${verb}`, ctx, {
-      body: verb === 'capture' ? { amount: money(req.amount) } : {}, key: `${verb}-${req.paymentId}`,
+      body: verb === 'capture' ? { amount: money(req.amount), ...(captureReceipt(req) ? { receipt: ykReceipt(req.receipt!) } : {}) } : {},
+      key: `${verb}-${req.paymentId}`,
     });
     if (a.status === 200) return this.paymentOutcome(a.body as YkObject, ctx);
     const open = notDone(a);
@@ -282,4 +283,14 @@ export class YooKassaConnector implements Connector {
     const { answer } = await sendRepeating(() => providerFetch('yookassa', url, { method, headers, body }, ctx.signal), repeatAfter, ctx.signal);
     return answer;
   }
+}
+
+/**
+ * A capture carries the receipt only when it takes less than is held: "если списываете только
+ * часть суммы, то в запросе на подтверждение платежа необходимо дополнительно передать данные для
+ * чека"; a full capture changes nothing on the receipt and needs none
+ * (yookassa.ru/developers/payment-acceptance/receipts/54fz/yoomoney/payments, "Платеж в две стадии").
+ */
+function captureReceipt(req: SettleHold): boolean {
+  return req.receipt !== undefined && req.held !== undefined && !req.amount.eq(req.held);
 }
