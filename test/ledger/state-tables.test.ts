@@ -5,7 +5,7 @@ import {
 import {
   FINAL_PAYOUT_STATUSES, IllegalPayoutTransition, NOT_COUNTED_STATUSES, PAYOUT_TRANSITIONS, assertTransition as assertPayout, payoutSourcesOf,
 } from '../../src/domain/payout/payout.states.js';
-import { FINAL_REFUND_STATUSES, REFUND_TRANSITIONS, assertTransition as assertRefund, sourcesOf as refundSourcesOf } from '../../src/domain/refund/refund.states.js';
+import { FINAL_REFUND_STATUSES, IllegalRefundTransitionError, REFUND_TRANSITIONS, assertTransition as assertRefund, sourcesOf as refundSourcesOf } from '../../src/domain/refund/refund.states.js';
 import { transitionPairs } from '../../src/domain/transitions.js';
 
 /**
@@ -41,11 +41,13 @@ describe('state tables as DESIGN.md "States" lists them', () => {
 
   it('refund: NEW -> PROCESS -> SUCCESS | FAIL; final states never change', () => {
     expect(Object.values(REFUND_TRANSITIONS).flat().length).toBe(transitionPairs(REFUND_TRANSITIONS)[0].length);
-    expect(REFUND_TRANSITIONS.SUCCESS).toEqual([]);
-    expect(REFUND_TRANSITIONS.FAIL).toEqual([]);
+    expect(REFUND_TRANSITIONS).toEqual({ NEW: ['PROCESS'], PROCESS: ['SUCCESS', 'FAIL'], SUCCESS: [], FAIL: [] });
     expect([...FINAL_REFUND_STATUSES].sort()).toEqual(['FAIL', 'SUCCESS']);
     expect(refundSourcesOf('SUCCESS')).toEqual(['PROCESS']);
-    expect(() => assertRefund('FAIL', 'SUCCESS')).toThrow();
+    expect(() => assertRefund('FAIL', 'SUCCESS')).toThrow(IllegalRefundTransitionError);
+    expect(() => assertRefund('FAIL', 'SUCCESS')).toThrow('Refund is FAIL; it cannot become SUCCESS.');
+    expect(() => assertRefund('NEW', 'PROCESS')).not.toThrow();
+    expect(() => assertRefund('PROCESS', 'FAIL')).not.toThrow();
   });
 
   it('transitionPairs lists every edge once, as parallel (from, to) arrays', () => {

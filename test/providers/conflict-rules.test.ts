@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   CONFLICT_REASON, contradicts, contradictsStatus, isProviderRead, moneyMoved, recordUnconfirmed, type ConflictObject,
 } from '../../src/domain/providers/conflict.js';
+import { pastDeadline } from '../../src/domain/operations/reconcile.js';
 import { processDuePayouts } from '../../src/workers/payouts.js';
 import { processDueRefunds } from '../../src/workers/refunds.js';
 import { setupTestApp, type TestApp } from '../helpers/app.js';
@@ -53,6 +54,17 @@ describe('what a conflict compares', () => {
     expect(against('refund', 'failed', ['NEW', 'PROCESS', 'SUCCESS', 'FAIL'])).toEqual(['SUCCESS']);
     expect(contradictsStatus('payment', null, 'succeeded')).toBe(false);
     expect(contradictsStatus('payment', null, 'failed')).toBe(false);
+  });
+});
+
+describe("the provider's deadline (RECONCILE_GIVE_UP_MS)", () => {
+  it('is past from the very millisecond it is reached; never for an operation not sent yet', () => {
+    const sent = new Date(1_000_000);
+    expect(pastDeadline(sent, 60_000, 1_059_999)).toBe(false);
+    expect(pastDeadline(sent, 60_000, 1_060_000)).toBe(true);
+    expect(pastDeadline(sent, 60_000, 1_060_001)).toBe(true);
+    expect(pastDeadline(null, 60_000, 1_060_000)).toBe(false);
+    expect(pastDeadline(null, 0, 0)).toBe(false);
   });
 });
 
