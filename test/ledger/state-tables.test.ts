@@ -57,3 +57,15 @@ describe('state tables as DESIGN.md "States" lists them', () => {
     ]);
   });
 });
+
+describe('the bill table module', () => {
+  // Imported here, inside the test: a table that cannot be read when the module loads (a type's
+  // row gone, sourcesOf broken) fails this test. A test file importing the module at its top would
+  // fail to load instead, which mutation testing cannot count as a failed test.
+  it('loads, and derives who may pay from the table', async () => {
+    const bill = await import('../../src/domain/bill/bill.states.js');
+    expect([...bill.PAYABLE_FROM.NORMAL].sort()).toEqual(['FAIL', 'NEW']);
+    expect([...bill.PAYABLE_FROM.MULTI].sort()).toEqual(['FAIL', 'NEW', 'OVERPAID', 'PROCESS', 'SUCCESS', 'UNDERPAID']);
+    expect(Object.keys(bill.BILL_TRANSITIONS).sort()).toEqual(['MULTI', 'NORMAL']);
+  });
+});
