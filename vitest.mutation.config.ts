@@ -25,6 +25,7 @@ const AREAS: Record<string, string[]> = {
     'test/refund/refund-processing.test.ts',
   ],
   ledger: [
+    'test/ledger/postings.test.ts',
     'test/ledger/ledger.test.ts',
     'test/ledger/double-entry.test.ts',
     'test/ledger/conflict-debt.test.ts',
