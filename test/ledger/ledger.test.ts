@@ -1,7 +1,7 @@
 import { Decimal } from 'decimal.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { withPgTx } from '../../src/db/client.js';
-import { DuplicatePostingError, post, verifyBalances } from '../../src/domain/ledger/ledger.js';
+import { DuplicatePostingError, post, postOverdrawing, verifyBalances } from '../../src/domain/ledger/ledger.js';
 import { adjustment } from '../../src/domain/ledger/postings.js';
 import { DomainError } from '../../src/errors.js';
 import { setupTestApp, type TestApp } from '../helpers/app.js';
@@ -48,5 +48,29 @@ describe('ledger', () => {
     const r = await t.db.pool.query('SELECT available::text FROM balances WHERE merchant_id = $1', [merchantId]);
     expect(r.rows[0].available).toBe('0.50000000');
     expect(await verifyBalances(t.db.pool)).toEqual([]);
+  });
+});
+
+describe('post and postOverdrawing, the paths besides a merchant with a balances row', () => {
+  const operatorOnly = (refId: string) => ({
+    kind: 'ADJUSTMENT' as const, refType: 'adjustment', refId, merchantId: null,
+    legs: [{ from: 'RUB:adjustments', to: 'RUB:fee_revenue', amount: new Decimal('1.25'), currency: 'RUB' as const }],
+  });
+  const entries = async (transferId: string) =>
+    (await t.db.pool.query(`SELECT debit_account, credit_account, amount::text FROM ledger_entries WHERE transfer_id = $1`, [transferId])).rows;
+
+  it('a transfer between operator accounts moves no balances row and answers zeros, through post and postOverdrawing alike', async () => {
+    expect(await withPgTx(t.db.pool, (c) => post(c, operatorOnly('op1')))).toEqual({ available: '0', locked: '0', hold: '0' });
+    expect(await withPgTx(t.db.pool, (c) => postOverdrawing(c, operatorOnly('op2')))).toEqual({ available: '0', locked: '0', hold: '0' });
+    expect(await entries('ADJUSTMENT:op1')).toEqual([{ debit_account: 'RUB:adjustments', credit_account: 'RUB:fee_revenue', amount: '1.25000000' }]);
+    expect(await entries('ADJUSTMENT:op2')).toHaveLength(1);
+  });
+
+  it('a merchant without a balances row in the currency gets one, moved by the transfer', async () => {
+    const m = (await createMerchant(t)).merchantId;
+    await t.db.pool.query(`DELETE FROM balances WHERE merchant_id = $1 AND currency = 'EUR'`, [m]);
+    const b = await withPgTx(t.db.pool, (c) => post(c, adjustment({ adjustmentId: `eur-${m}`, merchantId: m, currency: 'EUR', amount: new Decimal('7.5') })));
+    expect(b).toEqual({ available: '7.50000000', locked: '0.00000000', hold: '0.00000000' });
+    expect((await t.db.pool.query(`SELECT available::text FROM balances WHERE merchant_id = $1 AND currency = 'EUR'`, [m])).rows).toEqual([{ available: '7.50000000' }]);
   });
 });

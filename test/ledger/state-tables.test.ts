@@ -5,7 +5,7 @@ import {
 import {
   FINAL_PAYOUT_STATUSES, IllegalPayoutTransition, NOT_COUNTED_STATUSES, PAYOUT_TRANSITIONS, assertTransition as assertPayout, payoutSourcesOf,
 } from '../../src/domain/payout/payout.states.js';
-import { FINAL_REFUND_STATUSES, REFUND_TRANSITIONS, assertTransition as assertRefund, sourcesOf as refundSourcesOf } from '../../src/domain/refund/refund.states.js';
+import { FINAL_REFUND_STATUSES, IllegalRefundTransitionError, REFUND_TRANSITIONS, assertTransition as assertRefund, sourcesOf as refundSourcesOf } from '../../src/domain/refund/refund.states.js';
 import { transitionPairs } from '../../src/domain/transitions.js';
 
 /**
@@ -41,11 +41,13 @@ describe('state tables as DESIGN.md "States" lists them', () => {
 
   it('refund: NEW -> PROCESS -> SUCCESS | FAIL; final states never change', () => {
     expect(Object.values(REFUND_TRANSITIONS).flat().length).toBe(transitionPairs(REFUND_TRANSITIONS)[0].length);
-    expect(REFUND_TRANSITIONS.SUCCESS).toEqual([]);
-    expect(REFUND_TRANSITIONS.FAIL).toEqual([]);
+    expect(REFUND_TRANSITIONS).toEqual({ NEW: ['PROCESS'], PROCESS: ['SUCCESS', 'FAIL'], SUCCESS: [], FAIL: [] });
     expect([...FINAL_REFUND_STATUSES].sort()).toEqual(['FAIL', 'SUCCESS']);
     expect(refundSourcesOf('SUCCESS')).toEqual(['PROCESS']);
-    expect(() => assertRefund('FAIL', 'SUCCESS')).toThrow();
+    expect(() => assertRefund('FAIL', 'SUCCESS')).toThrow(IllegalRefundTransitionError);
+    expect(() => assertRefund('FAIL', 'SUCCESS')).toThrow('Refund is FAIL; it cannot become SUCCESS.');
+    expect(() => assertRefund('NEW', 'PROCESS')).not.toThrow();
+    expect(() => assertRefund('PROCESS', 'FAIL')).not.toThrow();
   });
 
   it('transitionPairs lists every edge once, as parallel (from, to) arrays', () => {
@@ -53,5 +55,17 @@ describe('state tables as DESIGN.md "States" lists them', () => {
     expect(from.map((f, i) => `${f}>${to[i]}`).sort()).toEqual([
       'MODERATING>DECLINED', 'MODERATING>PROCESS', 'NEW>MODERATING', 'NEW>PROCESS', 'PROCESS>ERROR', 'PROCESS>FAIL', 'PROCESS>SUCCESS',
     ]);
+  });
+});
+
+describe('the bill table module', () => {
+  // Imported here, inside the test: a table that cannot be read when the module loads (a type's
+  // row gone, sourcesOf broken) fails this test. A test file importing the module at its top would
+  // fail to load instead, which mutation testing cannot count as a failed test.
+  it('loads, and derives who may pay from the table', async () => {
+    const bill = await import('../../src/domain/bill/bill.states.js');
+    expect([...bill.PAYABLE_FROM.NORMAL].sort()).toEqual(['FAIL', 'NEW']);
+    expect([...bill.PAYABLE_FROM.MULTI].sort()).toEqual(['FAIL', 'NEW', 'OVERPAID', 'PROCESS', 'SUCCESS', 'UNDERPAID']);
+    expect(Object.keys(bill.BILL_TRANSITIONS).sort()).toEqual(['MULTI', 'NORMAL']);
   });
 });

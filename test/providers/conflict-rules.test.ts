@@ -1,0 +1,139 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  CONFLICT_REASON, contradicts, contradictsStatus, isProviderRead, moneyMoved, recordUnconfirmed, type ConflictObject,
+} from '../../src/domain/providers/conflict.js';
+import { pastDeadline } from '../../src/domain/operations/reconcile.js';
+import { processDuePayouts } from '../../src/workers/payouts.js';
+import { processDueRefunds } from '../../src/workers/refunds.js';
+import { setupTestApp, type TestApp } from '../helpers/app.js';
+import { createPaidPayment } from '../factories/paid-payment.js';
+import { card, FAIL_CARD, fund, payoutMerchant, regular } from '../payout/helpers.js';
+import { grantedMerchant, refundPartial } from '../refund/helpers.js';
+
+/**
+ * The rules of a provider's word against a final state, per object (docs/adr/0021-provider-answer-after-final-state.md):
+ * which statuses moved money, which are final for a conflict, which ways of hearing are reads,
+ * and the unconfirmed conflict (a notification no read could confirm) of a payment, a refund and
+ * a payout. The conflicts test drives whole flows, mostly through payouts; this one pins each
+ * table's row (found missing by mutation testing, docs/testing.md). No conflict logger is set
+ * here: the lines go to the fallback logger.
+ */
+let t: TestApp;
+beforeAll(async () => { t = await setupTestApp({ SANDBOX_PROCESSING_DELAY_MS: '0' }); });
+afterAll(async () => { await t?.close(); });
+
+const notified = (status: 'succeeded' | 'failed') => ({ status, ref: null, via: 'notification' });
+const item = async (objectId: string) =>
+  (await t.db.pool.query(`SELECT object_type, merchant_id, connector, kind, reason, last_heard FROM attention_items WHERE object_id = $1 AND kind = 'conflict'`, [objectId])).rows;
+
+describe('what a conflict compares', () => {
+  it('only a read of the provider tells its current state; a notification alone does not', () => {
+    for (const via of ['reconciliation', 'read', 'resolve', 'notification+read']) expect(isProviderRead(via), via).toBe(true);
+    for (const via of ['notification', '', 'Read']) expect(isProviderRead(via), via).toBe(false);
+  });
+
+  it('money moved: a payment SUCCESS, UNDERPAID or OVERPAID; a payout or refund SUCCESS only', () => {
+    const moved = (o: ConflictObject, statuses: string[]) => statuses.filter((s) => moneyMoved(o, s));
+    expect(moved('payment', ['NEW', 'PROCESS', 'SUCCESS', 'UNDERPAID', 'OVERPAID', 'FAIL'])).toEqual(['SUCCESS', 'UNDERPAID', 'OVERPAID']);
+    expect(moved('payout', ['NEW', 'MODERATING', 'PROCESS', 'SUCCESS', 'FAIL', 'ERROR', 'DECLINED'])).toEqual(['SUCCESS']);
+    expect(moved('refund', ['NEW', 'PROCESS', 'SUCCESS', 'FAIL'])).toEqual(['SUCCESS']);
+  });
+
+  it('a final answer contradicts a final status the other way only; a non-final, unknown or missing status is never contradicted', () => {
+    expect(contradicts(true, 'failed')).toBe(true);
+    expect(contradicts(false, 'succeeded')).toBe(true);
+    expect(contradicts(true, 'succeeded')).toBe(false);
+    expect(contradicts(false, 'failed')).toBe(false);
+    const against = (o: ConflictObject, p: 'succeeded' | 'failed', statuses: string[]) => statuses.filter((s) => contradictsStatus(o, s, p));
+    expect(against('payment', 'failed', ['NEW', 'PROCESS', 'SUCCESS', 'UNDERPAID', 'OVERPAID', 'FAIL'])).toEqual(['SUCCESS', 'UNDERPAID', 'OVERPAID']);
+    expect(against('payment', 'succeeded', ['NEW', 'PROCESS', 'SUCCESS', 'UNDERPAID', 'OVERPAID', 'FAIL'])).toEqual(['FAIL']);
+    // A DECLINED payout never reached the provider: nothing of the provider's contradicts it.
+    expect(against('payout', 'succeeded', ['NEW', 'MODERATING', 'PROCESS', 'SUCCESS', 'FAIL', 'ERROR', 'DECLINED'])).toEqual(['FAIL', 'ERROR']);
+    expect(against('payout', 'failed', ['NEW', 'MODERATING', 'PROCESS', 'SUCCESS', 'FAIL', 'ERROR', 'DECLINED'])).toEqual(['SUCCESS']);
+    expect(against('refund', 'succeeded', ['NEW', 'PROCESS', 'SUCCESS', 'FAIL'])).toEqual(['FAIL']);
+    expect(against('refund', 'failed', ['NEW', 'PROCESS', 'SUCCESS', 'FAIL'])).toEqual(['SUCCESS']);
+    expect(contradictsStatus('payment', null, 'succeeded')).toBe(false);
+    expect(contradictsStatus('payment', null, 'failed')).toBe(false);
+  });
+});
+
+describe("the provider's deadline (RECONCILE_GIVE_UP_MS)", () => {
+  it('is past from the very millisecond it is reached; never for an operation not sent yet', () => {
+    const sent = new Date(1_000_000);
+    expect(pastDeadline(sent, 60_000, 1_059_999)).toBe(false);
+    expect(pastDeadline(sent, 60_000, 1_060_000)).toBe(true);
+    expect(pastDeadline(sent, 60_000, 1_060_001)).toBe(true);
+    expect(pastDeadline(null, 60_000, 1_060_000)).toBe(false);
+    expect(pastDeadline(null, 0, 0)).toBe(false);
+  });
+});
+
+describe('an unconfirmed conflict (a notification no read could confirm)', () => {
+  const unconfirmed = (objectType: ConflictObject, objectId: string, p: 'succeeded' | 'failed') =>
+    recordUnconfirmed(t.db.pool, { objectType, objectId, connector: 'sandbox', provider: notified(p) });
+  const expectItem = async (objectType: ConflictObject, objectId: string, merchantId: string, ours: string, provider: 'succeeded' | 'failed') => {
+    const rows = await item(objectId);
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toMatchObject({ object_type: objectType, merchant_id: merchantId, connector: 'sandbox', kind: 'conflict', reason: CONFLICT_REASON });
+    expect(rows[0].last_heard).toMatchObject({
+      ours: { status: ours, set_by: 'service', set_at: null },
+      provider: { status: provider, ref: null, via: 'notification' },
+      money: { transfer: null, note: 'not moved: a read of the provider could not confirm its notification; the operator decides' },
+    });
+  };
+
+  it('of a payment: recorded against UNDERPAID, OVERPAID and FAIL once each, never against PROCESS or a payment that does not exist', async () => {
+    const m = await grantedMerchant(t);
+    const under = await createPaidPayment(t, m, { status: 'UNDERPAID', accountAmount: '50.00' });
+    expect(await unconfirmed('payment', under.paymentId, 'failed')).toBe(true);
+    await expectItem('payment', under.paymentId, m.merchantId, 'UNDERPAID', 'failed');
+    expect(await unconfirmed('payment', under.paymentId, 'failed')).toBe(false);
+    expect(await item(under.paymentId)).toHaveLength(1);
+
+    const over = await createPaidPayment(t, m, { status: 'OVERPAID', accountAmount: '120.00' });
+    expect(await unconfirmed('payment', over.paymentId, 'succeeded')).toBe(false);
+    expect(await unconfirmed('payment', over.paymentId, 'failed')).toBe(true);
+    await expectItem('payment', over.paymentId, m.merchantId, 'OVERPAID', 'failed');
+
+    const failed = await createPaidPayment(t, m, { status: 'FAIL' });
+    expect(await unconfirmed('payment', failed.paymentId, 'succeeded')).toBe(true);
+    await expectItem('payment', failed.paymentId, m.merchantId, 'FAIL', 'succeeded');
+
+    const pending = await createPaidPayment(t, m, { status: 'PROCESS' });
+    expect(await unconfirmed('payment', pending.paymentId, 'succeeded')).toBe(false);
+    expect(await unconfirmed('payment', 'no-such-payment', 'succeeded')).toBe(false);
+    expect(await item(pending.paymentId)).toEqual([]);
+  });
+
+  it('of a refund: recorded against its SUCCESS and its FAIL, read from the refunds table', async () => {
+    const m = await grantedMerchant(t);
+    const p = await createPaidPayment(t, m, { amount: '100.00' });
+    const ok = (await refundPartial(t, m, p.paymentId, '10.00')).json().id as string;
+    const p2 = await createPaidPayment(t, m, { amount: '100.00', fromCard: '555555******4444' });
+    const bad = (await refundPartial(t, m, p2.paymentId, '10.00')).json().id as string;
+    await t.db.pool.query(`UPDATE refunds SET process_after = now() - interval '1 second' WHERE id = ANY($1)`, [[ok, bad]]);
+    while ((await processDueRefunds({ services: t.app.services })) > 0);
+    const st = (await t.db.pool.query(`SELECT id, status::text FROM refunds WHERE id = ANY($1)`, [[ok, bad]])).rows;
+    expect(Object.fromEntries(st.map((r) => [r.id, r.status]))).toEqual({ [ok]: 'SUCCESS', [bad]: 'FAIL' });
+
+    expect(await unconfirmed('refund', ok, 'succeeded')).toBe(false);
+    expect(await unconfirmed('refund', ok, 'failed')).toBe(true);
+    await expectItem('refund', ok, m.merchantId, 'SUCCESS', 'failed');
+    expect(await unconfirmed('refund', bad, 'succeeded')).toBe(true);
+    await expectItem('refund', bad, m.merchantId, 'FAIL', 'succeeded');
+  });
+
+  it('of a payout: recorded against its FAIL, read from the payouts table', async () => {
+    const m = await payoutMerchant(t);
+    await fund(t, m.merchantId, '1000');
+    const res = await regular(t, m, card('100', { account_identifier: FAIL_CARD }));
+    expect(res.statusCode, res.body).toBe(200);
+    const id = res.json().data[0].id as string;
+    await t.db.pool.query(`UPDATE payouts SET process_after = now() - interval '1 second' WHERE id = $1`, [id]);
+    while ((await processDuePayouts({ services: t.app.services })) > 0);
+    expect((await t.db.pool.query(`SELECT status::text FROM payouts WHERE id = $1`, [id])).rows[0].status).toBe('FAIL');
+    expect(await unconfirmed('payout', id, 'failed')).toBe(false);
+    expect(await unconfirmed('payout', id, 'succeeded')).toBe(true);
+    await expectItem('payout', id, m.merchantId, 'FAIL', 'succeeded');
+  });
+});
