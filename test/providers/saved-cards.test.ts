@@ -206,6 +206,9 @@ describe('POST /api/v1/payment/charge', () => {
     const rv = () => t.app.inject({ method: 'POST', url: '/api/v1/payment/methods/revoke', headers: m.auth, payload: { payment_method_id: liveMethod } });
     expect((await rv()).json()).toEqual({ id: liveMethod, status: 'REVOKED', success: true });
     expect((await rv()).statusCode).toBe(200);
+    // Audited once (the second revoke changed nothing).
+    const audit = await t.db.pool.query(`SELECT action, actor, after FROM audit_log WHERE object_id = $1`, [liveMethod]);
+    expect(audit.rows).toEqual([{ action: 'payment_method.revoke', actor: `merchant-api:${m.merchantId}`, after: { merchant_id: m.merchantId, status: 'REVOKED' } }]);
     await refused({ payment_method_id: liveMethod });
     const list = await t.app.inject({ method: 'GET', url: '/api/v1/payment/methods', headers: m.auth });
     expect(list.json().data.map((x: { id: string }) => x.id)).not.toContain(liveMethod);
@@ -254,6 +257,7 @@ describe('the cabinet\'s saved cards', () => {
 
     const done = await owner.submit('/cabinet/cards', `/cabinet/cards/${method}/revoke`, {});
     expect(done.statusCode).toBe(303);
+    expect((await t.db.pool.query(`SELECT action, actor FROM audit_log WHERE object_id = $1`, [method])).rows).toEqual([{ action: 'payment_method.revoke', actor: `merchant:${cm.merchantId}` }]);
     expect((await owner.get('/cabinet/cards')).body).not.toContain(`data-testid="card-${method}"`);
     const r = await t.app.inject({ method: 'POST', url: '/api/v1/payment/charge', headers: cm.auth, payload: { payment_method_id: method, amount: '5.00' } });
     expect(r.statusCode).toBe(422);
