@@ -127,6 +127,25 @@ const available = async () => new Decimal((await balance(t, m.merchantId)).avail
 const credits = async (id: string) => (await t.db.pool.query(
   `SELECT count(*)::int AS n FROM ledger_transfers WHERE ref_id = $1 AND kind = 'PAYMENT_CREDIT'`, [id])).rows[0].n as number;
 
+describe('the provider\'s word after the finish', () => {
+  it('a card saved by a payment already SUCCESS (the saving notification overtaken) is saved once then; never without consent', async () => {
+    const consented = await payRequest(t, await newBill({ save_payment_method: true }), { ...cardForm('4242424242424242'), save_payment_method: '1' });
+    const id = consented.json().payment_id as string;
+    // As if the finishing answer had not said it saved.
+    await t.db.pool.query(`DELETE FROM saved_payment_methods WHERE payment_id = $1`, [id]);
+    await t.db.pool.query(`UPDATE payments SET payment_method_id = NULL WHERE id = $1`, [id]);
+    const late = { status: 'pending' as const, ref: 'sbx_late', saved: { providerId: 'tok-late', mask: '424242******4242', expiry: '12/30' } };
+    for (let i = 0; i < 2; i++) expect((await t.app.services.payments.applyOutcome(id, late, { via: 'notification' })).applied).toBe(false);
+    const rows = await savedOf(id);
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toMatchObject({ card_expiry: '12/30', status: 'ACTIVE', mode: 'live' });
+    expect((await paymentStatus(id)).payment_method_id).toBe(rows[0].id);
+    const plain = await payRequest(t, await newBill({ save_payment_method: true }), cardForm());
+    await t.app.services.payments.applyOutcome(plain.json().payment_id, late, { via: 'notification' });
+    expect(await savedOf(plain.json().payment_id)).toEqual([]);
+  });
+});
+
 describe('POST /api/v1/payment/charge', () => {
   it('charges a saved card: SUCCESS, the payment object with payment_method_id, the balance credited exactly once', async () => {
     const method = await savedCard();
