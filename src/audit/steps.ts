@@ -7,6 +7,7 @@ import type { ApiKeyView } from '../domain/api-key/api-key.service.js';
 import type { ConnectorChange, ConnectorShape } from '../domain/providers/registry.js';
 import type { ChargebackRecord } from '../domain/chargeback/chargeback.repository.js';
 import type { HoldRequest } from '../domain/payment/payment.service.js';
+import type { SavedMethodRevoked } from '../domain/payment/saved-methods.js';
 import type { Merchant, PayoutAccount, Shop } from '../generated/prisma/client.js';
 import { merchantView, payoutAccountView, shopView } from '../domain/operator-views.js';
 import { changed, writeAudit, type Actor } from './audit.js';
@@ -119,6 +120,15 @@ export const holdAudit = (who: Actor): InTx<HoldRequest> => (c, h) => writeAudit
   action: `payment.${h.kind}`, objectType: 'payment', objectId: h.paymentId, before: { status: 'PROCESS', held: h.held.toFixed(2) },
   after: { merchant_id: h.merchantId, [h.kind === 'capture' ? 'captured' : 'released']: h.amount.toFixed(2) },
 });
+
+/** A saved card revoked (docs/adr/0074-saved-cards-and-recurring-charges.md): written only when this request revoked it. */
+export const savedMethodRevokeAudit = (who: Actor): InTx<SavedMethodRevoked> => async (c, r) => {
+  if (r.changed) {
+    await writeAudit(c, who, {
+      action: 'payment_method.revoke', objectType: 'payment_method', objectId: r.id, before: { status: 'ACTIVE' }, after: { merchant_id: r.merchantId, status: 'REVOKED' },
+    });
+  }
+};
 
 /** A chargeback recorded: the money that left the merchant's balance, and why. */
 export const chargebackAudit = (who: Actor): InTx<ChargebackRecord> => (c, cb) => writeAudit(c, who, {

@@ -57,6 +57,7 @@ details.sandbox .field{margin:10px 0 4px}
 .item{display:flex;justify-content:space-between;gap:12px;padding:4px 0}.item-name{min-width:0;word-wrap:break-word}.item-name .small{white-space:nowrap}
 .item-sum{white-space:nowrap;font-variant-numeric:tabular-nums}
 fieldset.payer{border:0;margin:0 0 8px;padding:0 0 6px;min-width:0;border-bottom:1px solid var(--line)}
+.check{display:flex;gap:10px;align-items:flex-start;font-size:14px;line-height:1.4;cursor:pointer}.check input{margin-top:2px;width:18px;height:18px;flex:none}
 input[type=email],input[type=tel],textarea{width:100%;font:inherit;font-size:17px;padding:12px 14px;border:1px solid var(--line);border-radius:10px;background:#fff;color:var(--ink)}
 textarea{resize:vertical}textarea[aria-invalid=true]{border-color:var(--bad)}
 .back{display:block;text-align:center;margin-top:14px;color:var(--accent);text-decoration:none;font-weight:600}

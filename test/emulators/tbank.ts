@@ -69,8 +69,8 @@ import {
  *     parent payment is Init'ed with Recurrent "Y" and CustomerKey; once paid, its notification on
  *     AUTHORIZED carries RebillId. A later charge: Init (no Recurrent), then Charge {PaymentId, RebillId}
  *     without sending the payer to PaymentURL; the payment is paid with the saved card's details.
- *     EMULATOR: RebillId is carried by every notification of the parent from AUTHORIZED on (CONFIRMED
- *     too); Recurrent other than "Y", or "Y" without CustomerKey (1..36 characters), is 9999; an
+ *     RebillId is carried by the AUTHORIZED notification only (EMULATOR: the stricter reading; the
+ *     CONFIRMED one that follows has none); Recurrent other than "Y", or "Y" without CustomerKey (1..36 characters), is 9999; an
  *     unknown RebillId is 9999 with a detail.
  * [15] a real Charge answer quoted in a public gist (a Charge of a payment not in NEW): {"Success":false,
  *     "ErrorCode":"4","Message":"Запрашиваемое состояние транзакции является неверным.","Details":
@@ -540,7 +540,7 @@ export class TBankEmulator {
       Status: p.Status, PaymentId: Number(p.PaymentId), ErrorCode: p.ErrorCode, Amount: p.Amount,
     };
     if (p.card) Object.assign(body, { CardId: p.card.cardId, Pan: maskPan(p.card.pan), ExpDate: '1230' });
-    if (p.RebillId) body.RebillId = p.RebillId;
+    if (p.RebillId && p.Status === 'AUTHORIZED') body.RebillId = p.RebillId;
     if (p.Data) body.Data = p.Data;
     body.Token = tbankToken(body, password);
     return body;

@@ -44,6 +44,8 @@ const row = (id: string) => one(e, `SELECT status::text, amount_received::text, 
 const available = async (m: MerchantFixture) => (await one(e, `SELECT coalesce((SELECT available::text FROM balances WHERE merchant_id = $1 AND currency = 'RUB'), '0') AS a`, [m.merchantId])).a as string;
 const credits = async (id: string) => (await one(e, `SELECT count(*)::int AS n FROM ledger_transfers WHERE ref_id = $1 AND kind = 'PAYMENT_CREDIT'`, [id])).n as number;
 const savedOf = async (paymentId: string) => (await e.t.db.pool.query(`SELECT id, connector, card_mask, card_expiry, mode FROM saved_payment_methods WHERE payment_id = $1`, [paymentId])).rows;
+/** The card a payment saved, once the provider's word is applied (T-Bank's may come after the payment is SUCCESS). */
+const savedCard = (paymentId: string) => until('the card saved', async () => (await savedOf(paymentId))[0]);
 const charge = (m: MerchantFixture, payload: Record<string, unknown>, headers: Record<string, string> = {}) =>
   e.t.app.inject({ method: 'POST', url: '/api/v1/payment/charge', headers: { ...m.auth, ...headers }, payload });
 
@@ -148,6 +150,7 @@ describe('T-Bank saved cards', () => {
       const id = await paid(mTb, true, (ref) => { tb.payerAction(ref, 'pay', { card: '4300000000000777' }); });
       const ref = (await row(id)).provider_ref as string;
       expect(tb.payments.get(ref)).toMatchObject({ Recurrent: true, CustomerKey: id });
+      await savedCard(id);
       await new Promise((r) => setTimeout(r, 300));
       const rows = await savedOf(id);
       expect(rows).toHaveLength(1);
@@ -159,7 +162,7 @@ describe('T-Bank saved cards', () => {
 
   it('charge: Init then Charge with the RebillId, SUCCESS, credited exactly once; a Charge whose answer is lost is reconciled once', async () => {
     const saver = await paid(mTb, true, (ref) => { tb.payerAction(ref, 'pay', { card: '4300000000000777' }); });
-    const method = (await savedOf(saver))[0].id as string;
+    const method = (await savedCard(saver)).id as string;
     const before = Number(await available(mTb));
     const r = await charge(mTb, { payment_method_id: method, amount: '700.00' });
     expect(r.statusCode, r.body).toBe(200);
@@ -182,7 +185,7 @@ describe('T-Bank saved cards', () => {
 
   it('T-Bank refuses an unknown RebillId: the charge FAILs, nothing credited', async () => {
     const saver = await paid(mTb, true, (ref) => { tb.payerAction(ref, 'pay', { card: '4300000000000777' }); });
-    const m = (await savedOf(saver))[0];
+    const m = await savedCard(saver);
     tb.rebills.clear();
     const r = await charge(mTb, { payment_method_id: m.id, amount: '5.00' });
     expect(r.statusCode, r.body).toBe(200);

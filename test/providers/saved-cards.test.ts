@@ -127,6 +127,25 @@ const available = async () => new Decimal((await balance(t, m.merchantId)).avail
 const credits = async (id: string) => (await t.db.pool.query(
   `SELECT count(*)::int AS n FROM ledger_transfers WHERE ref_id = $1 AND kind = 'PAYMENT_CREDIT'`, [id])).rows[0].n as number;
 
+describe('the provider\'s word after the finish', () => {
+  it('a card saved by a payment already SUCCESS (the saving notification overtaken) is saved once then; never without consent', async () => {
+    const consented = await payRequest(t, await newBill({ save_payment_method: true }), { ...cardForm('4242424242424242'), save_payment_method: '1' });
+    const id = consented.json().payment_id as string;
+    // As if the finishing answer had not said it saved.
+    await t.db.pool.query(`DELETE FROM saved_payment_methods WHERE payment_id = $1`, [id]);
+    await t.db.pool.query(`UPDATE payments SET payment_method_id = NULL WHERE id = $1`, [id]);
+    const late = { status: 'pending' as const, ref: 'sbx_late', saved: { providerId: 'tok-late', mask: '424242******4242', expiry: '12/30' } };
+    for (let i = 0; i < 2; i++) expect((await t.app.services.payments.applyOutcome(id, late, { via: 'notification' })).applied).toBe(false);
+    const rows = await savedOf(id);
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toMatchObject({ card_expiry: '12/30', status: 'ACTIVE', mode: 'live' });
+    expect((await paymentStatus(id)).payment_method_id).toBe(rows[0].id);
+    const plain = await payRequest(t, await newBill({ save_payment_method: true }), cardForm());
+    await t.app.services.payments.applyOutcome(plain.json().payment_id, late, { via: 'notification' });
+    expect(await savedOf(plain.json().payment_id)).toEqual([]);
+  });
+});
+
 describe('POST /api/v1/payment/charge', () => {
   it('charges a saved card: SUCCESS, the payment object with payment_method_id, the balance credited exactly once', async () => {
     const method = await savedCard();
@@ -206,6 +225,9 @@ describe('POST /api/v1/payment/charge', () => {
     const rv = () => t.app.inject({ method: 'POST', url: '/api/v1/payment/methods/revoke', headers: m.auth, payload: { payment_method_id: liveMethod } });
     expect((await rv()).json()).toEqual({ id: liveMethod, status: 'REVOKED', success: true });
     expect((await rv()).statusCode).toBe(200);
+    // Audited once (the second revoke changed nothing).
+    const audit = await t.db.pool.query(`SELECT action, actor, after FROM audit_log WHERE object_id = $1`, [liveMethod]);
+    expect(audit.rows).toEqual([{ action: 'payment_method.revoke', actor: `merchant-api:${m.merchantId}`, after: { merchant_id: m.merchantId, status: 'REVOKED' } }]);
     await refused({ payment_method_id: liveMethod });
     const list = await t.app.inject({ method: 'GET', url: '/api/v1/payment/methods', headers: m.auth });
     expect(list.json().data.map((x: { id: string }) => x.id)).not.toContain(liveMethod);
@@ -254,6 +276,7 @@ describe('the cabinet\'s saved cards', () => {
 
     const done = await owner.submit('/cabinet/cards', `/cabinet/cards/${method}/revoke`, {});
     expect(done.statusCode).toBe(303);
+    expect((await t.db.pool.query(`SELECT action, actor FROM audit_log WHERE object_id = $1`, [method])).rows).toEqual([{ action: 'payment_method.revoke', actor: `merchant:${cm.merchantId}` }]);
     expect((await owner.get('/cabinet/cards')).body).not.toContain(`data-testid="card-${method}"`);
     const r = await t.app.inject({ method: 'POST', url: '/api/v1/payment/charge', headers: cm.auth, payload: { payment_method_id: method, amount: '5.00' } });
     expect(r.statusCode).toBe(422);

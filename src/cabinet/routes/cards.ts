@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { BASE, merchantIdOf, render } from '../context.js';
+import { BASE, cabinetActor, merchantIdOf, render } from '../context.js';
+import { savedMethodRevokeAudit } from '../../audit/steps.js';
 
 /**
  * Saved cards (docs/adr/0074-saved-cards-and-recurring-charges.md): the merchant's ACTIVE cards
@@ -11,7 +12,7 @@ export default async function cardRoutes(app: FastifyInstance): Promise<void> {
 
   // Scoped by merchant: another merchant's card is api:error.payment_method_not_found (422).
   app.post('/:id/revoke', { schema: { hide: true } }, async (req, reply) => {
-    await app.services.savedMethods.revoke(merchantIdOf(req), (req.params as { id: string }).id);
+    await app.services.savedMethods.revoke(merchantIdOf(req), (req.params as { id: string }).id, savedMethodRevokeAudit(cabinetActor(req)));
     return reply.redirect(`${BASE}/cards?ok=cards.revoked`, 303);
   });
 }

@@ -82,12 +82,14 @@ export interface PaymentRow {
   authorized_amount: string | null; capture_amount: string | null; cancel_requested: boolean;
   /** Saved cards: the payer consented to saving the card; the saved method it saved or was charged with. */
   save_consent: boolean; payment_method_id: string | null;
+  /** A card the provider said it saved before the payment was final (its id encrypted). */
+  saved_card: { provider_id_enc: string; mask: string | null; expiry: string | null } | null;
   /** The partition key, as text: the finishing statement finds the row in its month's partition only. */
   created_at: string;
 }
 export const PAYMENT_SQL = `SELECT id, bill_id, status::text, amount::text, amount_received::text, commission::text, rate::text, method::text, from_card,
        payer_email AS email, payer_phone AS phone, payer_name AS name, payer_comment AS comment, connector, provider_ref, payer_action, finished_at,
-       failure_reason, payer_ip, authorized_amount::text, capture_amount::text, (cancel_requested_at IS NOT NULL) AS cancel_requested, save_consent, payment_method_id, created_at::text
+       failure_reason, payer_ip, authorized_amount::text, capture_amount::text, (cancel_requested_at IS NOT NULL) AS cancel_requested, save_consent, payment_method_id, saved_card, created_at::text
   FROM payments WHERE id = $1`;
 
 export const paidWithOf = (x: PaymentRow): PaidWith => ({
@@ -366,6 +368,9 @@ export class PaymentService {
     const action = o.status === 'action' ? JSON.stringify(o.action) : null;
     // Two-stage: what the provider holds, recorded when it first says so (docs/adr/0073-two-stage-payments.md).
     const held = o.status === 'authorized' ? round2(o.amount).toFixed(2) : null;
+    // A card saved before the payment is final (T-Bank: RebillId on AUTHORIZED), kept for its finish.
+    const saved = o.status === 'pending' && o.saved
+      ? JSON.stringify({ provider_id_enc: encrypt(this.config.tokenEncryptionKey, o.saved.providerId), mask: o.saved.mask, expiry: o.saved.expiry }) : null;
     const r = await runPaymentById<{ merchant_id: string; connector: string | null; provider_ref: string | null; created_at: Date }>(c, paymentId, { text:
       `UPDATE payments SET provider_ref = coalesce($2, provider_ref),
               authorized_amount = coalesce(authorized_amount, $7::numeric),
@@ -374,9 +379,10 @@ export class PaymentService {
               next_check_at = now() + make_interval(secs => $5::double precision / 1000), updated_at = now(),
               -- A call just went unanswered: the payer's page, opened next, does not ask again at once
               -- (it would wait out another timeout before showing that the payment is being checked).
-              provider_asked_at = CASE WHEN $6 THEN clock_timestamp() ELSE provider_asked_at END
+              provider_asked_at = CASE WHEN $6 THEN clock_timestamp() ELSE provider_asked_at END,
+              saved_card = coalesce(saved_card, $8::jsonb)
         WHERE id = $1 AND status = 'PROCESS'`,
-    values: [paymentId, ref, action, attempts, nextCheckDelayMs(this.config, attempts), o.status === 'unknown', held],
+    values: [paymentId, ref, action, attempts, nextCheckDelayMs(this.config, attempts), o.status === 'unknown', held, saved],
     suffix: ' RETURNING merchant_id, connector, provider_ref, created_at' });
     const row = r.rows[0];
     // A payment is handed to its connector when it is opened: its deadline runs from then.
@@ -414,7 +420,35 @@ export class PaymentService {
   async applyOutcome(paymentId: string, outcome: PaymentOutcome, opts: { attempts?: number; tx?: Queryable; via?: string } = {}): Promise<ApplyResult> {
     const done = await this.lifecycle.applyAnswer({ id: paymentId }, outcome, { tx: opts.tx, via: opts.via ?? 'provider', attempts: opts.attempts });
     if (done.status === null) throw new DomainError('payment_not_found');
+    // The provider's word that it saved the card came after the payment finished (T-Bank's
+    // AUTHORIZED notification overtaken by CONFIRMED): the card is saved now, once.
+    if (!done.applied && (outcome.status === 'paid' || outcome.status === 'pending') && outcome.saved && isMoneyReceived(done.status)) {
+      await this.saveLate_(opts.tx ?? this.db.pool, paymentId, outcome.saved);
+    }
     return { applied: done.applied, status: done.status, ...(done.conflict ? { conflict: true } : {}) };
+  }
+
+  /**
+   * A card saved by a payment already final with money received, the payer having consented and
+   * none saved yet (docs/adr/0074-saved-cards-and-recurring-charges.md): written once (the
+   * unique payment_id), and the payment names it. Its postback, sent at the finish, did not.
+   */
+  private async saveLate_(c: Queryable, paymentId: string, card: SavedCard): Promise<void> {
+    // Rare (a late word): by id over every month, with no month bound appended.
+    await c.query({ text:
+      `WITH p AS (
+         SELECT p.id, p.created_at, p.merchant_id, p.shop_id, p.connector,
+                CASE WHEN m.live_merchant_id IS NULL THEN 'live' ELSE 'test' END AS mode
+           FROM payments p JOIN merchants m ON m.id = p.merchant_id
+          WHERE p.id = $1 AND p.save_consent AND p.payment_method_id IS NULL AND p.connector IS NOT NULL
+            AND p.status IN ('SUCCESS', 'UNDERPAID', 'OVERPAID')),
+       sm AS (
+         INSERT INTO saved_payment_methods (id, merchant_id, shop_id, mode, connector, provider_id_enc, card_mask, card_expiry, payment_id)
+         SELECT $2, merchant_id, shop_id, mode, connector, $3, $4, $5, id FROM p
+         ON CONFLICT (payment_id) DO NOTHING
+         RETURNING id, payment_id)
+       UPDATE payments SET payment_method_id = sm.id FROM sm, p WHERE payments.id = sm.payment_id AND payments.created_at = p.created_at`,
+      values: [paymentId, newId(), encrypt(this.config.tokenEncryptionKey, card.providerId), card.mask, card.expiry] });
   }
 
   /** The payment's part in the lifecycle (src/domain/operations/lifecycle.ts). */
@@ -441,7 +475,11 @@ export class PaymentService {
         const bill = await billOf(c, p);
         const a = finalAnswer(o)!;
         // A capture we asked for: what the provider captured is what was received (SUCCESS, never UNDERPAID).
-        const result = a.outcome === 'PAID' && p.capture_amount !== null ? { ...a, captured: true } : a;
+        let result: ChargeResult = a.outcome === 'PAID' && p.capture_amount !== null ? { ...a, captured: true } : a;
+        // The card the provider said it saved before this final answer (which may not repeat it).
+        if (result.outcome === 'PAID' && !result.saved && p.saved_card) {
+          result = { ...result, saved: { providerId: decrypt(this.config.tokenEncryptionKey, p.saved_card.provider_id_enc), mask: p.saved_card.mask, expiry: p.saved_card.expiry } };
+        }
         return (await this.finish_(c, bill, { id: p.id, createdAt: p.created_at }, storedQuote(bill, p), result, paidWithOf(p), p.connector)).status;
       },
       conflict_: async (c, p, o, word) => this.conflict_(c, p, await billOf(c, p), o, word),

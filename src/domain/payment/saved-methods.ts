@@ -1,6 +1,6 @@
 import type { Decimal } from 'decimal.js';
 import type { Config } from '../../config.js';
-import type { Db } from '../../db/client.js';
+import { withPgTx, type Db, type InTx } from '../../db/client.js';
 import { DomainError } from '../../errors.js';
 import { decrypt } from '../../lib/crypto.js';
 import type { BillService } from '../bill/bill.service.js';
@@ -9,6 +9,9 @@ import type { PaymentService } from './payment.service.js';
 
 /** A saved card as the merchant sees it (never the provider's id). */
 export interface SavedMethodView { id: string; card_mask: string | null; card_expiry: string | null; connector: string; created_at: Date }
+
+/** A revoke as its audit step sees it: `changed` only for the request that made it REVOKED. */
+export interface SavedMethodRevoked { id: string; merchantId: string; changed: boolean }
 
 /** What POST /api/v1/payment/charge asks for. */
 export interface ChargeRequest { paymentMethodId: string; amount: Decimal; currency?: 'RUB' | 'USD' | 'EUR'; orderId?: string; description?: string }
@@ -36,11 +39,16 @@ export class SavedMethodService {
   }
 
   /** REVOKED for good (twice is fine: the same answer); another merchant's or an unknown id is not found. */
-  async revoke(merchantId: string, id: string): Promise<{ id: string; status: 'REVOKED' }> {
-    const r = await this.db.pool.query(
-      `UPDATE saved_payment_methods SET status = 'REVOKED', revoked_at = coalesce(revoked_at, now()) WHERE id = $1 AND merchant_id = $2`, [id, merchantId]);
-    if (r.rowCount !== 1) throw new DomainError('payment_method_not_found');
-    return { id, status: 'REVOKED' };
+  async revoke(merchantId: string, id: string, audit?: InTx<SavedMethodRevoked>): Promise<{ id: string; status: 'REVOKED' }> {
+    return withPgTx(this.db.pool, async (c) => {
+      const r = await c.query<{ was: string }>(
+        `UPDATE saved_payment_methods s SET status = 'REVOKED', revoked_at = coalesce(s.revoked_at, now())
+           FROM (SELECT id, status::text AS was FROM saved_payment_methods WHERE id = $1 AND merchant_id = $2 FOR UPDATE) o
+          WHERE s.id = o.id RETURNING o.was`, [id, merchantId]);
+      if (r.rowCount !== 1) throw new DomainError('payment_method_not_found');
+      await audit?.(c, { id, merchantId, changed: r.rows[0]!.was === 'ACTIVE' });
+      return { id, status: 'REVOKED' as const };
+    });
   }
 
   /**

@@ -109,7 +109,8 @@ export type PaymentOutcome =
    */
   | { status: 'declined'; code: string; message: string; ref: string | null; reasonFollows?: boolean }
   | { status: 'action'; action: PayerAction; ref: string }
-  | { status: 'pending'; ref: string }
+  /** `saved`: the provider said so before the payment is final (T-Bank's RebillId on AUTHORIZED); kept until it is. */
+  | { status: 'pending'; ref: string; saved?: SavedCard }
   | { status: 'refused'; code: string; message: string }
   | { status: 'unknown'; ref: string | null; reason: string };
 

@@ -2,6 +2,8 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { defineInput, requestInput, v } from '../../../lib/input.js';
 import { formatDateTime } from '../../../lib/time.js';
+import { apiActor } from '../../../audit/audit.js';
+import { savedMethodRevokeAudit } from '../../../audit/steps.js';
 
 const MethodSchema = Type.Object({
   id: Type.String({ examples: ['Zq3LmN8pR2sT5vW7'] }),
@@ -35,6 +37,6 @@ export function paymentMethodsRoutes(app: FastifyInstance): void {
     },
   }, async (req) => {
     const p = revokeInput.parse(requestInput(req));
-    return { ...(await app.services.savedMethods.revoke(req.merchant.id, p.payment_method_id)), success: true };
+    return { ...(await app.services.savedMethods.revoke(req.merchant.id, p.payment_method_id, savedMethodRevokeAudit(apiActor(req)))), success: true };
   });
 }

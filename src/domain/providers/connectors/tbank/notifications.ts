@@ -56,7 +56,7 @@ export async function parseTBankNotification(
   const paid = paymentOutcome(ref, status, b.Amount, typeof b.ErrorCode === 'string' ? b.ErrorCode : '0', typeof b.Message === 'string' ? b.Message : undefined);
   // A parent payment's card saved (developer.tbank.ru/eacq/api/charge: RebillId in its notification), with Pan and ExpDate (MMYY).
   const rebill = typeof b.RebillId === 'string' || typeof b.RebillId === 'number' ? String(b.RebillId) : '';
-  const outcome = paid.status === 'paid' && rebill !== '' ? {
+  const outcome = (paid.status === 'paid' || paid.status === 'pending') && rebill !== '' ? {
     ...paid, saved: {
       providerId: rebill,
       mask: typeof b.Pan === 'string' && /^\d{6}\*{2,9}\d{4}$/.test(b.Pan) ? b.Pan : null,
