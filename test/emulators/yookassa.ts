@@ -534,6 +534,7 @@ export class YooKassaEmulator {
       _capture: b.capture === true, _method: 'bank_card',
     };
     p.payment_method = { ...this.methodView(p, saved.card), id: saved.id, saved: true };
+    if (b.receipt !== undefined) this.receipts.push({ object: 'payment', id: p.id, receipt: b.receipt as Record<string, unknown> });
     this.payments.set(p.id, p);
     const rule = YK_CARDS[saved.card] ?? { outcome: 'success' as const };
     if (rule.outcome === 'decline') this.cancelPayment(p, 'payment_network', rule.reason ?? 'general_decline');

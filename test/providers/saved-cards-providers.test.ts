@@ -193,3 +193,47 @@ describe('T-Bank saved cards', () => {
     expect(await credits(r.json().id)).toBe(0);
   }, 60_000);
 });
+
+describe('saved cards of a fiscalized shop (54-FZ)', () => {
+  it("a charge carries a receipt to the saving payer's e-mail, or to the payer_email the charge names; YooKassa refuses none", async () => {
+    const m = await routedMerchant(e, { payment_card: [YK] });
+    await e.t.db.prisma.merchant.update({ where: { id: m.merchantId }, data: { paymentCardPercent: 0, paymentCardFixed: 0 } });
+    const fiscal = { enabled: true, tax_system_code: 2, vat_code: 1, payment_subject: 'service', payment_mode: 'full_payment' };
+    expect((await admin(e, 'PATCH', `/shops/${m.shopId}`, { fiscalization: fiscal })).status).toBe(200);
+    yk.fiscalization = true;
+    try {
+      const b = await e.t.app.inject({ method: 'POST', url: '/api/v1/bill/create', headers: m.auth,
+        payload: { shop_id: m.shopId, amount: '10.00', save_payment_method: true, payer_email: 'saver@example.test' } });
+      expect(b.statusCode, b.body).toBe(200);
+      const p = await payRequest(e.t, b.json().bill_id, { method: 'BANK_CARD', save_payment_method: '1' });
+      expect(p.statusCode, p.body).toBe(200);
+      const saver = p.json().payment_id as string;
+      yk.payerAction((await row(saver)).provider_ref, 'pay', { card: '4242424242424242' });
+      await until('the saving payment applied', async () => (await row(saver)).status === 'SUCCESS');
+      const method = (await savedCard(saver)).id as string;
+      const receiptOf = async (id: string) => {
+        const ref = (await row(id)).provider_ref as string;
+        return yk.receipts.find((x) => x.object === 'payment' && x.id === ref)?.receipt;
+      };
+
+      const r = await charge(m, { payment_method_id: method, amount: '150.00' });
+      expect(r.statusCode, r.body).toBe(200);
+      expect(r.json().status).toBe('SUCCESS');
+      expect(await receiptOf(r.json().id)).toMatchObject({
+        customer: { email: 'saver@example.test' }, tax_system_code: 2,
+        items: [expect.objectContaining({ amount: { value: '150.00', currency: 'RUB' }, payment_subject: 'service' })],
+      });
+
+      const other = await charge(m, { payment_method_id: method, amount: '20.00', payer_email: 'accounts@example.test' });
+      expect(other.statusCode, other.body).toBe(200);
+      expect(other.json().status).toBe('SUCCESS');
+      expect(await receiptOf(other.json().id)).toMatchObject({ customer: { email: 'accounts@example.test' } });
+
+      const bad = await charge(m, { payment_method_id: method, amount: '20.00', payer_email: 'not-an-email' });
+      expect(bad.statusCode).toBe(422);
+      expect(JSON.stringify(bad.json())).toContain('payer_email');
+    } finally {
+      yk.fiscalization = false;
+    }
+  }, 60_000);
+});

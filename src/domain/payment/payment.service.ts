@@ -99,7 +99,11 @@ export const paidWithOf = (x: PaymentRow): PaidWith => ({
 export class BillNotPayableError extends DomainError {}
 
 /** A saved card a charge opens its payment with (docs/adr/0074-saved-cards-and-recurring-charges.md). */
-export interface ChargeOf { id: string; connector: Connector; providerId: string; mask: string | null }
+export interface ChargeOf {
+  id: string; connector: Connector; providerId: string; mask: string | null;
+  /** Where the charge's receipt goes (a fiscalized shop): the merchant's, or the saving payer's. */
+  payer: { email: string | null; phone: string | null };
+}
 
 /** The payer form parsed against the bill (its fixed method) and whether the card form is the provider's. */
 export type PayInputOf = (bill: PayableBill, o: { hostedCard: boolean }) => PayInput;
@@ -303,7 +307,7 @@ export class PaymentService {
    * `sendOpened` then calls the connector, after the commit.
    */
   openCharge(c: Pick<pg.Pool, 'query'>, billId: string, charge: ChargeOf) {
-    return this.open(c, billId, { method: 'BANK_CARD', payer: { email: null, phone: null, name: null, comment: null } }, null, null, charge);
+    return this.open(c, billId, { method: 'BANK_CARD', payer: { email: charge.payer.email, phone: charge.payer.phone, name: null, comment: null } }, null, null, charge);
   }
 
   /** The send phase of an opened payment: its connector called outside any transaction, a final answer applied once. */
@@ -534,15 +538,16 @@ export class PaymentService {
    * for a payment that is no charge.
    */
   private async repeatCharge_(c: Connector, paymentId: string): Promise<PaymentOutcome | null> {
-    const r = await runPaymentById<{ bill_id: string; amount: string; commission: string; rate: string | null; created_at: Date; provider_id_enc: string | null }>(this.db.pool, paymentId, {
-      text: `SELECT bill_id, amount::text, commission::text, rate::text, created_at,
+    const r = await runPaymentById<{ bill_id: string; amount: string; commission: string; rate: string | null; created_at: Date; provider_id_enc: string | null; payer_email: string | null; payer_phone: string | null }>(this.db.pool, paymentId, {
+      text: `SELECT bill_id, amount::text, commission::text, rate::text, created_at, payer_email, payer_phone,
                     (SELECT s.provider_id_enc FROM saved_payment_methods s WHERE s.id = payments.payment_method_id) AS provider_id_enc
                FROM payments WHERE id = $1 AND status = 'PROCESS' AND payment_method_id IS NOT NULL AND NOT save_consent`, values: [paymentId] });
     const x = r.rows[0];
     if (!x?.provider_id_enc) return null;
     const bill = (await readPayableBill(this.db.pool, this.connectors, x.bill_id))!;
     const quote = storedQuote(bill, x);
-    const receipt = receiptFor(bill, quote, { email: null, phone: null, name: null, comment: null }) ?? undefined;
+    // The receipt as the first sending built it (the same contact: a repeat must be the same request).
+    const receipt = receiptFor(bill, quote, { email: x.payer_email, phone: x.payer_phone, name: null, comment: null }) ?? undefined;
     return this.connectors.call<PaymentOutcome>(c, 'create_payment', (cc) => c.createPayment({
       paymentId, method: 'card', amount: quote.dueRub, returnUrl: `${this.config.publicBaseUrl}/pay/${bill.id}/payments/${paymentId}`, receipt,
       savedMethod: { providerId: decrypt(this.config.tokenEncryptionKey, x.provider_id_enc!) }, firstSentAt: x.created_at,

@@ -14,7 +14,11 @@ export interface SavedMethodView { id: string; card_mask: string | null; card_ex
 export interface SavedMethodRevoked { id: string; merchantId: string; changed: boolean }
 
 /** What POST /api/v1/payment/charge asks for. */
-export interface ChargeRequest { paymentMethodId: string; amount: Decimal; currency?: 'RUB' | 'USD' | 'EUR'; orderId?: string; description?: string }
+export interface ChargeRequest {
+  paymentMethodId: string; amount: Decimal; currency?: 'RUB' | 'USD' | 'EUR'; orderId?: string; description?: string;
+  /** Where a fiscalized shop's receipt goes; default: the contact the payer gave when the card was saved. */
+  payerEmail?: string;
+}
 
 /** The merchant's mode as its row says: a test twin (live_merchant_id set) is test. */
 const MODE_SQL = `CASE WHEN m.live_merchant_id IS NULL THEN 'live' ELSE 'test' END`;
@@ -62,19 +66,31 @@ export class SavedMethodService {
       const done = await this.paymentOfKey(merchantId, key);
       if (done) return done;
     }
-    const r = await this.db.pool.query<{ id: string; shop_id: string; connector: string; provider_id_enc: string; card_mask: string | null }>(
-      `SELECT s.id, s.shop_id, s.connector, s.provider_id_enc, s.card_mask FROM saved_payment_methods s JOIN merchants m ON m.id = s.merchant_id
+    // The saving payment's contact (what the payer typed, or the bill's payer_email): a
+    // fiscalized shop's receipt for a charge goes where the payer's first receipt went.
+    const r = await this.db.pool.query<{ id: string; shop_id: string; connector: string; provider_id_enc: string; card_mask: string | null; email: string | null; phone: string | null }>(
+      `SELECT s.id, s.shop_id, s.connector, s.provider_id_enc, s.card_mask,
+              coalesce(p.payer_email, b.payer_email) AS email, p.payer_phone AS phone
+         FROM saved_payment_methods s JOIN merchants m ON m.id = s.merchant_id
+         LEFT JOIN payments p ON p.id = s.payment_id
+         LEFT JOIN bills b ON b.id = p.bill_id
         WHERE s.id = $1 AND s.merchant_id = $2 AND s.status = 'ACTIVE' AND s.mode = ${MODE_SQL}`, [req.paymentMethodId, merchantId]);
     const method = r.rows[0];
     if (!method) throw new DomainError('payment_method_not_found');
     const connector = await this.connectors.get(method.connector);
     if (!connector || !connector.capabilities.savedCards) throw new DomainError('method_unavailable');
-    const charge = { id: method.id, connector, providerId: decrypt(this.config.tokenEncryptionKey, method.provider_id_enc), mask: method.card_mask };
+    const email = req.payerEmail ?? method.email;
+    const charge = {
+      id: method.id, connector, providerId: decrypt(this.config.tokenEncryptionKey, method.provider_id_enc), mask: method.card_mask,
+      payer: { email, phone: req.payerEmail ? null : method.phone },
+    };
     let opened: Awaited<ReturnType<PaymentService['openCharge']>> | undefined;
     try {
       await this.bills.create({ id: merchantId }, {
         amount: req.amount, shopId: method.shop_id, currencyIn: req.currency, orderId: req.orderId, description: req.description,
-        paymentMethod: 'BANK_CARD', chargeKey: key ?? undefined,
+        paymentMethod: 'BANK_CARD', chargeKey: key ?? undefined, payerEmail: email ?? undefined,
+        // A phone the payer gave reaches the receipt as well as an e-mail (bill/create's fiscal rule).
+        ...(email === null && method.phone ? { requestFields: ['phone' as const] } : {}),
       }, async (c, bill) => { opened = await this.payments.openCharge(c, bill.id, charge); });
     } catch (e) {
       // The same key at once by another request (past the Idempotency-Key lease): its charge stands.

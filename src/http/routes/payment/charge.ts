@@ -11,6 +11,7 @@ const input = defineInput({
   currency: v.enumOf(['RUB', 'USD', 'EUR'] as const, { description: "Currency of the amount; default: the shop's" }),
   order_id: v.string({ max: 255, description: 'Merchant order ID; returned in postbacks as InvId' }),
   description: v.string({ max: 1000, description: 'Payment description' }),
+  payer_email: v.string({ max: 255, pattern: /^[^\s@]+@[^\s@]+\.[^\s@]+$/, description: "Where a fiscalized shop's receipt (54-FZ) is sent; default: the contact the payer gave when the card was saved" }),
 });
 
 /**
@@ -34,7 +35,7 @@ export function paymentChargeRoute(app: FastifyInstance): void {
     if (!isValidAmount(p.amount)) throw new DomainError('invalid_amount');
     const key = typeof req.headers['idempotency-key'] === 'string' ? req.headers['idempotency-key'] : null;
     const paymentId = await app.services.savedMethods.charge(req.merchant.id, {
-      paymentMethodId: p.payment_method_id, amount: p.amount, currency: p.currency, orderId: p.order_id, description: p.description,
+      paymentMethodId: p.payment_method_id, amount: p.amount, currency: p.currency, orderId: p.order_id, description: p.description, payerEmail: p.payer_email,
     }, key);
     const { payment } = await app.services.paymentReads.ofMerchant(req.merchant.id, paymentId, { refunds: false, chargebacks: false });
     return { ...paymentView(payment, app.config.tz), success: true };
