@@ -38,7 +38,7 @@ import { assertTransition, FINAL_PAYOUT_STATUSES, IllegalPayoutTransition, payou
 import type { PayoutStatus } from '../../generated/prisma/enums.js';
 import { adminPayoutView, PAYOUT_COLUMNS, payoutView, payoutWebhookFields, type PayoutRow, type PayoutView } from './payout.view.js';
 import { takesCard, type CardTokenProvider, type OperationOutcome } from '../providers/connector.js';
-import { ConnectorRegistry } from '../providers/registry.js';
+import { ConnectorRegistry, routedConnectorsSql, type ConnectorSnapshot, type Routing } from '../providers/registry.js';
 import { isFinal, isNotFound, reconcileDelayMs, type AttentionRow } from '../operations/reconcile.js';
 
 /** The merchant a payout is made for (the API's AuthMerchant, or the cabinet's merchant). */
@@ -73,6 +73,10 @@ interface LockedMerchant extends MerchantFeeColumns {
   /** The request already made with this order_id, if any (replay or 422). */
   priorRequestId: string | null;
   priorRequestHash: string | null;
+  /** The merchant's stored routing, its mode, and the rows of the connectors it names (the direction's check, same round trip). */
+  routing: Partial<Routing> | null;
+  live: boolean;
+  connectorRows: ConnectorSnapshot[];
 }
 
 // FOR NO KEY UPDATE OF m: serialises this merchant's payout requests (limits, order_id) without
@@ -89,7 +93,8 @@ SELECT m.status, m.verified, m.payout_daily_limit::text AS "dailyLimit", m.payou
        a.id AS "accountId", a.type AS "accountType", a.status AS "accountStatus", a.identifier_enc AS "accountEnc",
        a.token_provider AS "accountTokenProvider", a.identifier_masked AS "accountMasked", a.card_holder AS "accountHolder",
        a.bank_member_id::text AS "accountBank",
-       b.active AS "bankActive", pr.id AS "priorRequestId", pr.request_hash AS "priorRequestHash"
+       b.active AS "bankActive", pr.id AS "priorRequestId", pr.request_hash AS "priorRequestHash",
+       m.routing, (m.live_merchant_id IS NULL) AS live, ${routedConnectorsSql('m.routing')} AS "connectorRows"
   FROM merchants m
   LEFT JOIN payout_accounts a ON a.id = $2::text AND a.merchant_id = m.id
   LEFT JOIN sbp_banks b ON b.member_id = coalesce($3::bigint, a.bank_member_id)
@@ -274,7 +279,7 @@ export class PayoutService {
     if (!m.verified) throw new DomainError('merchant_not_verified');
     if (m.priorRequestId) return this.replayOf(c, m.priorRequestId, m.priorRequestHash!, hash);
     const target = req.resolve(m);
-    await this.assertDirection(merchant.id, target);
+    await this.assertDirection(m, target);
     const max = new Decimal(target.accountType === 'CARD' ? m.maxCard : m.maxSbp);
     const parts = splitAmount(req.amount, max);
     if (parts === null) throw new DomainError('invalid_amount');
@@ -320,12 +325,13 @@ export class PayoutService {
    * here, before any money is locked and before any provider hears of it. An empty route outside
    * production is left to the worker, as before.
    */
-  private async assertDirection(merchantId: string, target: Target): Promise<void> {
+  private async assertDirection(m: LockedMerchant, target: Target): Promise<void> {
     const production = this.config.profile === 'production';
     if (!production && target.cardBy === undefined) return;
     const route = target.accountType === 'CARD' ? 'payout_card' : 'payout_sbp';
-    const { routing, live } = await this.connectors.routingOf(merchantId);
-    const list = await this.connectors.candidates(routing[route], route, { live });
+    // Read with the merchant's lock (no round trip of its own): fresh, so a disabled connector counts as gone.
+    const routing = this.connectors.routingFor(m.routing, m.live);
+    const list = await this.connectors.candidates(routing[route], route, { live: m.live }, m.connectorRows);
     if (list.length === 0) {
       if (production) throw new DomainError('direction_not_available');
       return;
