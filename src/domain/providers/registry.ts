@@ -296,9 +296,11 @@ export class ConnectorRegistry {
     const out: Connector[] = [];
     for (const n of names) {
       // Rows read with the caller's own statement (fresh, so a disabled connector is never taken);
-      // a name not among them (a test's override) is looked up as usual.
-      const row = this.overrides.has(n) ? undefined : rows?.find((x) => x.name === n);
-      const c = row ? (row.enabled ? this.build(row) : null) : await this.get(n);
+      // a name not among them does not exist (no statement of its own: the caller may hold a
+      // transaction's connection, and a second one per request can exhaust the pool under load).
+      // A test's override is taken as it is.
+      const row = this.overrides.has(n) || !rows ? undefined : rows.find((x) => x.name === n) ?? null;
+      const c = row === null ? null : row ? (row.enabled ? this.build(row) : null) : await this.get(n);
       if (c && supports(c.capabilities, route) && connectorServes(c, operation, this.config.profile)) out.push(c);
     }
     return out;
