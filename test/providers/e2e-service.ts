@@ -7,6 +7,8 @@ import { launchChromium, listeningTestApp } from '../helpers/browser.js';
 import { createMerchant, type MerchantFixture } from '../factories/merchant.js';
 import { createBill, type BillOptions } from '../factories/payment.js';
 import { startShopReceiver, type ShopReceiver } from '../browser/payment-page-helpers.js';
+import { TBankEmulator } from '../emulators/tbank.js';
+import { YooKassaEmulator } from '../emulators/yookassa.js';
 
 /**
  * The whole service for the end-to-end connector tests (issue 15 "Done when"): the app listening
@@ -59,6 +61,18 @@ export async function routedMerchant(e: E2E, routing: Record<string, string[]>):
   const r = await admin(e, 'PATCH', `/merchants/${m.merchantId}`, { verified: true, grants: { refunds: true, regular_payouts: true }, routing });
   expect(r.status, JSON.stringify(r.body)).toBe(200);
   return m;
+}
+
+/** Both providers' emulators, a test-mode connector for each, and a merchant with no card fee routed to each (what is credited is what was paid). */
+export async function cardProviders(e: E2E, names: { tb: string; yk: string }) {
+  const tb = await TBankEmulator.start({ retryBaseMs: 50 });
+  const yk = await YooKassaEmulator.start({ notifyUrl: `${e.base}/providers/${names.yk}/notifications`, retryBaseMs: 50 });
+  expect((await admin(e, 'PUT', `/connectors/${names.tb}`, { kind: 'tbank', mode: 'test', settings: { base_url: tb.apiUrl, terminal_key: tb.terminalKey, password: tb.password } })).status).toBe(201);
+  expect((await admin(e, 'PUT', `/connectors/${names.yk}`, { kind: 'yookassa', mode: 'test', settings: { base_url: yk.apiUrl, shop_id: yk.shopId, secret_key: yk.secretKey } })).status).toBe(201);
+  const mYk = await routedMerchant(e, { payment_card: [names.yk] });
+  const mTb = await routedMerchant(e, { payment_card: [names.tb] });
+  for (const m of [mYk, mTb]) await e.t.db.prisma.merchant.update({ where: { id: m.merchantId }, data: { paymentCardPercent: 0, paymentCardFixed: 0 } });
+  return { tb, yk, mYk, mTb };
 }
 
 export const billFor = (e: E2E, m: MerchantFixture, o: BillOptions) => createBill(e.t, m, o);

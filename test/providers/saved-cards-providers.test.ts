@@ -3,7 +3,7 @@ import { TBankEmulator } from '../emulators/tbank.js';
 import { YooKassaEmulator } from '../emulators/yookassa.js';
 import type { MerchantFixture } from '../factories/merchant.js';
 import { payRequest } from '../factories/payment.js';
-import { admin, ledgerOk, one, routedMerchant, startE2E, until, type E2E } from './e2e-service.js';
+import { admin, cardProviders, ledgerOk, one, routedMerchant, startE2E, until, type E2E } from './e2e-service.js';
 
 /**
  * Saved cards through the whole service (workers running) against the YooKassa and T-Bank
@@ -25,13 +25,7 @@ let mTb: MerchantFixture;
 
 beforeAll(async () => {
   e = await startE2E(ART);
-  tb = await TBankEmulator.start({ retryBaseMs: 50 });
-  yk = await YooKassaEmulator.start({ notifyUrl: `${e.base}/providers/${YK}/notifications`, retryBaseMs: 50 });
-  expect((await admin(e, 'PUT', `/connectors/${TB}`, { kind: 'tbank', mode: 'test', settings: { base_url: tb.apiUrl, terminal_key: tb.terminalKey, password: tb.password } })).status).toBe(201);
-  expect((await admin(e, 'PUT', `/connectors/${YK}`, { kind: 'yookassa', mode: 'test', settings: { base_url: yk.apiUrl, shop_id: yk.shopId, secret_key: yk.secretKey } })).status).toBe(201);
-  mYk = await routedMerchant(e, { payment_card: [YK] });
-  mTb = await routedMerchant(e, { payment_card: [TB] });
-  for (const m of [mYk, mTb]) await e.t.db.prisma.merchant.update({ where: { id: m.merchantId }, data: { paymentCardPercent: 0, paymentCardFixed: 0 } });
+  ({ tb, yk, mYk, mTb } = await cardProviders(e, { tb: TB, yk: YK }));
 }, 60_000);
 
 afterAll(async () => {
