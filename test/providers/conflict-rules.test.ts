@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   CONFLICT_REASON, contradicts, contradictsStatus, isProviderRead, moneyMoved, recordUnconfirmed, type ConflictObject,
 } from '../../src/domain/providers/conflict.js';
-import { pastDeadline } from '../../src/domain/operations/reconcile.js';
+import { withPgTx } from '../../src/db/client.js';
+import { isNotFound, lastHeard, lockOpenAttention, parseResolution, pastDeadline } from '../../src/domain/operations/reconcile.js';
 import { processDuePayouts } from '../../src/workers/payouts.js';
 import { processDueRefunds } from '../../src/workers/refunds.js';
 import { setupTestApp, type TestApp } from '../helpers/app.js';
@@ -65,6 +66,43 @@ describe("the provider's deadline (RECONCILE_GIVE_UP_MS)", () => {
     expect(pastDeadline(sent, 60_000, 1_060_001)).toBe(true);
     expect(pastDeadline(null, 60_000, 1_060_000)).toBe(false);
     expect(pastDeadline(null, 0, 0)).toBe(false);
+  });
+});
+
+describe('what reconciliation keeps and accepts', () => {
+  it("not found: the sandbox's failed not_found, or a connector's refused <kind>:no_ref; nothing else", () => {
+    expect(isNotFound({ status: 'failed', code: 'not_found', message: 'm', ref: null } as never)).toBe(true);
+    expect(isNotFound({ status: 'refused', code: 'payout:no_ref', message: 'm' } as never)).toBe(true);
+    expect(isNotFound({ status: 'failed', code: 'declined', message: 'm', ref: null } as never)).toBe(false);
+    expect(isNotFound({ status: 'refused', code: 'not_found', message: 'm' } as never)).toBe(false);
+    expect(isNotFound({ status: 'refused', code: 'bad_request', message: 'm' } as never)).toBe(false);
+    expect(isNotFound({ status: 'succeeded', ref: 'r' } as never)).toBe(false);
+    expect(isNotFound({ status: 'unknown', ref: null, reason: 'timeout' } as never)).toBe(false);
+  });
+
+  it('last heard keeps only the fields the answer has (no empty keys), and a reference only when there is one', () => {
+    expect(Object.keys(lastHeard({ status: 'pending' })).sort()).toEqual(['at', 'status']);
+    expect(Object.keys(lastHeard({ status: 'unknown', ref: null, reason: 'timeout' } as never)).sort()).toEqual(['at', 'reason', 'status']);
+    const h = lastHeard({ status: 'failed', code: 'c', message: 'm', ref: 'r1' } as never);
+    expect(Object.keys(h).sort()).toEqual(['at', 'code', 'message', 'ref', 'status']);
+    expect(h).toMatchObject({ status: 'failed', code: 'c', message: 'm', ref: 'r1' });
+  });
+
+  it("an operator's outcome is SUCCESS or FAIL, else 422 on outcome with the reason", () => {
+    expect(parseResolution('SUCCESS')).toBe('SUCCESS');
+    expect(parseResolution('FAIL')).toBe('FAIL');
+    let err: unknown;
+    try { parseResolution('success'); } catch (e) { err = e; }
+    expect((err as { errors?: unknown }).errors).toEqual({ outcome: ['The outcome must be SUCCESS or FAIL.'] });
+  });
+
+  it('an attention item to resolve: 404 when there is none of that type, 409 naming its resolution when resolved already', async () => {
+    const m = await grantedMerchant(t);
+    await t.db.pool.query(
+      `INSERT INTO attention_items (id, object_type, object_id, merchant_id, connector, reason, resolved_at, resolution)
+       VALUES ('att_rules_1', 'payout', 'po_rules_1', $1, 'sandbox', 'r', now(), 'FAIL')`, [m.merchantId]);
+    await expect(withPgTx(t.db.pool, (c) => lockOpenAttention(c, 'att_rules_1', 'refund'))).rejects.toThrow('Attention item not found.');
+    await expect(withPgTx(t.db.pool, (c) => lockOpenAttention(c, 'att_rules_1', 'payout'))).rejects.toThrow('Attention item is resolved already (FAIL).');
   });
 });
 
