@@ -1,7 +1,9 @@
+import { Decimal } from 'decimal.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  CONFLICT_REASON, contradicts, contradictsStatus, isProviderRead, moneyMoved, recordUnconfirmed, type ConflictObject,
+  CONFLICT_REASON, contradicts, contradictsStatus, isProviderRead, moneyMoved, recordConflict, recordUnconfirmed, setConflictLogger, type ConflictObject,
 } from '../../src/domain/providers/conflict.js';
+import { adjustment } from '../../src/domain/ledger/postings.js';
 import { withPgTx } from '../../src/db/client.js';
 import { isNotFound, lastHeard, lockOpenAttention, parseResolution, pastDeadline } from '../../src/domain/operations/reconcile.js';
 import { processDuePayouts } from '../../src/workers/payouts.js';
@@ -15,9 +17,9 @@ import { grantedMerchant, refundPartial } from '../refund/helpers.js';
  * The rules of a provider's word against a final state, per object (docs/adr/0021-provider-answer-after-final-state.md):
  * which statuses moved money, which are final for a conflict, which ways of hearing are reads,
  * and the unconfirmed conflict (a notification no read could confirm) of a payment, a refund and
- * a payout. The conflicts test drives whole flows, mostly through payouts; this one pins each
- * table's row (found missing by mutation testing, docs/testing.md). No conflict logger is set
- * here: the lines go to the fallback logger.
+ * a payout, with reconciliation's small rules (not found, last heard, the operator's outcome, the
+ * provider's deadline). The conflicts test drives whole flows, mostly through payouts; this one pins each
+ * table's row (found missing by mutation testing, docs/testing.md).
  */
 let t: TestApp;
 beforeAll(async () => { t = await setupTestApp({ SANDBOX_PROCESSING_DELAY_MS: '0' }); });
@@ -173,5 +175,29 @@ describe('an unconfirmed conflict (a notification no read could confirm)', () =>
     expect(await unconfirmed('payout', id, 'failed')).toBe(false);
     expect(await unconfirmed('payout', id, 'succeeded')).toBe(true);
     await expectItem('payout', id, m.merchantId, 'FAIL', 'succeeded');
+  });
+});
+
+describe('a conflict recorded, then confirmed', () => {
+  it("keeps the provider's reference when the row has none, moves the money once when a read confirms, and says so in its error lines", async () => {
+    const logged: string[] = [];
+    setConflictLogger({ error: ((_o: unknown, msg: string) => { logged.push(msg); }) as never });
+    const m = await grantedMerchant(t);
+    const base = { objectType: 'payout' as const, objectId: 'po_rules_2', merchantId: m.merchantId, connector: 'sandbox', ours: 'FAIL' };
+    const word = (via: string) => ({ status: 'succeeded' as const, ref: 'prov-7', via });
+    const money = adjustment({ adjustmentId: 'rules-conflict-1', merchantId: m.merchantId, currency: 'RUB', amount: new Decimal('3') });
+
+    expect(await withPgTx(t.db.pool, (c) => recordConflict(c, { ...base, providerRef: null, provider: word('notification'), transfer: null }))).toBe(true);
+    expect((await t.db.pool.query(`SELECT provider_ref FROM attention_items WHERE object_id = 'po_rules_2'`)).rows).toEqual([{ provider_ref: 'prov-7' }]);
+    expect(logged).toEqual([`provider sandbox contradicts the final payout po_rules_2: ours FAIL (set by service), provider succeeded; unconfirmed by a read, no money moved`]);
+
+    expect(await withPgTx(t.db.pool, (c) => recordConflict(c, { ...base, providerRef: 'ours-1', provider: word('read'), transfer: money }))).toBe(true);
+    expect(logged[1]).toBe('provider sandbox confirmed what it said of the final payout po_rules_2: money moved by ADJUSTMENT');
+    expect(await withPgTx(t.db.pool, (c) => recordConflict(c, { ...base, providerRef: 'ours-1', provider: word('read'), transfer: money }))).toBe(false);
+    expect((await t.db.pool.query(`SELECT count(*)::int AS n FROM ledger_transfers WHERE id = 'ADJUSTMENT:rules-conflict-1'`)).rows[0].n).toBe(1);
+    expect(logged).toHaveLength(2);
+
+    await withPgTx(t.db.pool, (c) => recordConflict(c, { ...base, objectId: 'po_rules_3', providerRef: 'ours-2', provider: word('read'), transfer: null }));
+    expect((await t.db.pool.query(`SELECT provider_ref FROM attention_items WHERE object_id = 'po_rules_3'`)).rows).toEqual([{ provider_ref: 'ours-2' }]);
   });
 });
