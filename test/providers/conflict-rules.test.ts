@@ -199,5 +199,10 @@ describe('a conflict recorded, then confirmed', () => {
 
     await withPgTx(t.db.pool, (c) => recordConflict(c, { ...base, objectId: 'po_rules_3', providerRef: 'ours-2', provider: word('read'), transfer: null }));
     expect((await t.db.pool.query(`SELECT provider_ref FROM attention_items WHERE object_id = 'po_rules_3'`)).rows).toEqual([{ provider_ref: 'ours-2' }]);
+
+    // Confirmed at once (a read): the money moves with the first line.
+    const money4 = adjustment({ adjustmentId: 'rules-conflict-4', merchantId: m.merchantId, currency: 'RUB', amount: new Decimal('2') });
+    expect(await withPgTx(t.db.pool, (c) => recordConflict(c, { ...base, objectId: 'po_rules_4', providerRef: 'ours-4', provider: word('read'), transfer: money4 }))).toBe(true);
+    expect(logged.at(-1)).toBe('provider sandbox contradicts the final payout po_rules_4: ours FAIL (set by service), provider succeeded; money moved by ADJUSTMENT');
   });
 });
