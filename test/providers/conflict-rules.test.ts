@@ -206,3 +206,37 @@ describe('a conflict recorded, then confirmed', () => {
     expect(logged.at(-1)).toBe('provider sandbox contradicts the final payout po_rules_4: ours FAIL (set by service), provider succeeded; money moved by ADJUSTMENT');
   });
 });
+
+describe("an operator's decision on an operation the lifecycle gave up on", () => {
+  const item = async (merchantId: string, objectId: string) => {
+    const id = `att_dec_${objectId}`;
+    await t.db.pool.query(
+      `INSERT INTO attention_items (id, object_type, object_id, merchant_id, connector, reason) VALUES ($1, 'payout', $2, $3, 'sandbox', 'r')`,
+      [id, objectId, merchantId]);
+    return id;
+  };
+
+  it('404 for an item whose payout is gone; a payout already final the decided way is left as it is; the other way, 409', async () => {
+    const lc = t.app.services.payouts.lifecycle;
+    const m = await payoutMerchant(t);
+    await fund(t, m.merchantId, '1000');
+    await expect(lc.resolveAttention(await item(m.merchantId, 'po_gone'), 'FAIL', null, 'op')).rejects.toThrow('No such payout.');
+
+    const ids: Record<string, string> = {};
+    for (const [name, number] of [['ok', undefined], ['bad', FAIL_CARD]] as const) {
+      const res = await regular(t, m, card('10', number ? { account_identifier: number } : {}));
+      ids[name] = res.json().data[0].id as string;
+    }
+    await t.db.pool.query(`UPDATE payouts SET process_after = now() - interval '1 second' WHERE id = ANY($1)`, [Object.values(ids)]);
+    while ((await processDuePayouts({ services: t.app.services })) > 0);
+    const status = async (id: string) => (await t.db.pool.query(`SELECT status::text FROM payouts WHERE id = $1`, [id])).rows[0].status;
+    expect([await status(ids.ok!), await status(ids.bad!)]).toEqual(['SUCCESS', 'FAIL']);
+
+    expect((await lc.resolveAttention(await item(m.merchantId, ids.ok!), 'SUCCESS', null, 'op')).resolution).toBe('SUCCESS');
+    expect((await lc.resolveAttention(await item(m.merchantId, ids.bad!), 'FAIL', null, 'op')).resolution).toBe('FAIL');
+    await t.db.pool.query(`DELETE FROM attention_items WHERE object_id = ANY($1)`, [Object.values(ids)]);
+    await expect(lc.resolveAttention(await item(m.merchantId, ids.ok!), 'FAIL', null, 'op')).rejects.toThrow('Payout is SUCCESS; it cannot become FAIL.');
+    await expect(lc.resolveAttention(await item(m.merchantId, ids.bad!), 'SUCCESS', null, 'op')).rejects.toThrow('Payout is FAIL; it cannot become SUCCESS.');
+    expect([await status(ids.ok!), await status(ids.bad!)]).toEqual(['SUCCESS', 'FAIL']);
+  });
+});
