@@ -1,8 +1,11 @@
+import { Decimal } from 'decimal.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  CONFLICT_REASON, contradicts, contradictsStatus, isProviderRead, moneyMoved, recordUnconfirmed, type ConflictObject,
+  CONFLICT_REASON, contradicts, contradictsStatus, isProviderRead, moneyMoved, recordConflict, recordUnconfirmed, setConflictLogger, type ConflictObject,
 } from '../../src/domain/providers/conflict.js';
-import { pastDeadline } from '../../src/domain/operations/reconcile.js';
+import { adjustment } from '../../src/domain/ledger/postings.js';
+import { withPgTx } from '../../src/db/client.js';
+import { isNotFound, lastHeard, lockOpenAttention, parseResolution, pastDeadline } from '../../src/domain/operations/reconcile.js';
 import { processDuePayouts } from '../../src/workers/payouts.js';
 import { processDueRefunds } from '../../src/workers/refunds.js';
 import { setupTestApp, type TestApp } from '../helpers/app.js';
@@ -14,9 +17,9 @@ import { grantedMerchant, refundPartial } from '../refund/helpers.js';
  * The rules of a provider's word against a final state, per object (docs/adr/0021-provider-answer-after-final-state.md):
  * which statuses moved money, which are final for a conflict, which ways of hearing are reads,
  * and the unconfirmed conflict (a notification no read could confirm) of a payment, a refund and
- * a payout. The conflicts test drives whole flows, mostly through payouts; this one pins each
- * table's row (found missing by mutation testing, docs/testing.md). No conflict logger is set
- * here: the lines go to the fallback logger.
+ * a payout, with reconciliation's small rules (not found, last heard, the operator's outcome, the
+ * provider's deadline). The conflicts test drives whole flows, mostly through payouts; this one pins each
+ * table's row (found missing by mutation testing, docs/testing.md).
  */
 let t: TestApp;
 beforeAll(async () => { t = await setupTestApp({ SANDBOX_PROCESSING_DELAY_MS: '0' }); });
@@ -65,6 +68,43 @@ describe("the provider's deadline (RECONCILE_GIVE_UP_MS)", () => {
     expect(pastDeadline(sent, 60_000, 1_060_001)).toBe(true);
     expect(pastDeadline(null, 60_000, 1_060_000)).toBe(false);
     expect(pastDeadline(null, 0, 0)).toBe(false);
+  });
+});
+
+describe('what reconciliation keeps and accepts', () => {
+  it("not found: the sandbox's failed not_found, or a connector's refused <kind>:no_ref; nothing else", () => {
+    expect(isNotFound({ status: 'failed', code: 'not_found', message: 'm', ref: null } as never)).toBe(true);
+    expect(isNotFound({ status: 'refused', code: 'payout:no_ref', message: 'm' } as never)).toBe(true);
+    expect(isNotFound({ status: 'failed', code: 'declined', message: 'm', ref: null } as never)).toBe(false);
+    expect(isNotFound({ status: 'refused', code: 'not_found', message: 'm' } as never)).toBe(false);
+    expect(isNotFound({ status: 'refused', code: 'bad_request', message: 'm' } as never)).toBe(false);
+    expect(isNotFound({ status: 'succeeded', ref: 'r' } as never)).toBe(false);
+    expect(isNotFound({ status: 'unknown', ref: null, reason: 'timeout' } as never)).toBe(false);
+  });
+
+  it('last heard keeps only the fields the answer has (no empty keys), and a reference only when there is one', () => {
+    expect(Object.keys(lastHeard({ status: 'pending' })).sort()).toEqual(['at', 'status']);
+    expect(Object.keys(lastHeard({ status: 'unknown', ref: null, reason: 'timeout' } as never)).sort()).toEqual(['at', 'reason', 'status']);
+    const h = lastHeard({ status: 'failed', code: 'c', message: 'm', ref: 'r1' } as never);
+    expect(Object.keys(h).sort()).toEqual(['at', 'code', 'message', 'ref', 'status']);
+    expect(h).toMatchObject({ status: 'failed', code: 'c', message: 'm', ref: 'r1' });
+  });
+
+  it("an operator's outcome is SUCCESS or FAIL, else 422 on outcome with the reason", () => {
+    expect(parseResolution('SUCCESS')).toBe('SUCCESS');
+    expect(parseResolution('FAIL')).toBe('FAIL');
+    let err: unknown;
+    try { parseResolution('success'); } catch (e) { err = e; }
+    expect((err as { errors?: unknown }).errors).toEqual({ outcome: ['The outcome must be SUCCESS or FAIL.'] });
+  });
+
+  it('an attention item to resolve: 404 when there is none of that type, 409 naming its resolution when resolved already', async () => {
+    const m = await grantedMerchant(t);
+    await t.db.pool.query(
+      `INSERT INTO attention_items (id, object_type, object_id, merchant_id, connector, reason, resolved_at, resolution)
+       VALUES ('att_rules_1', 'payout', 'po_rules_1', $1, 'sandbox', 'r', now(), 'FAIL')`, [m.merchantId]);
+    await expect(withPgTx(t.db.pool, (c) => lockOpenAttention(c, 'att_rules_1', 'refund'))).rejects.toThrow('Attention item not found.');
+    await expect(withPgTx(t.db.pool, (c) => lockOpenAttention(c, 'att_rules_1', 'payout'))).rejects.toThrow('Attention item is resolved already (FAIL).');
   });
 });
 
@@ -135,5 +175,68 @@ describe('an unconfirmed conflict (a notification no read could confirm)', () =>
     expect(await unconfirmed('payout', id, 'failed')).toBe(false);
     expect(await unconfirmed('payout', id, 'succeeded')).toBe(true);
     await expectItem('payout', id, m.merchantId, 'FAIL', 'succeeded');
+  });
+});
+
+describe('a conflict recorded, then confirmed', () => {
+  it("keeps the provider's reference when the row has none, moves the money once when a read confirms, and says so in its error lines", async () => {
+    const logged: string[] = [];
+    setConflictLogger({ error: ((_o: unknown, msg: string) => { logged.push(msg); }) as never });
+    const m = await grantedMerchant(t);
+    const base = { objectType: 'payout' as const, objectId: 'po_rules_2', merchantId: m.merchantId, connector: 'sandbox', ours: 'FAIL' };
+    const word = (via: string) => ({ status: 'succeeded' as const, ref: 'prov-7', via });
+    const money = adjustment({ adjustmentId: 'rules-conflict-1', merchantId: m.merchantId, currency: 'RUB', amount: new Decimal('3') });
+
+    expect(await withPgTx(t.db.pool, (c) => recordConflict(c, { ...base, providerRef: null, provider: word('notification'), transfer: null }))).toBe(true);
+    expect((await t.db.pool.query(`SELECT provider_ref FROM attention_items WHERE object_id = 'po_rules_2'`)).rows).toEqual([{ provider_ref: 'prov-7' }]);
+    expect(logged).toEqual([`provider sandbox contradicts the final payout po_rules_2: ours FAIL (set by service), provider succeeded; unconfirmed by a read, no money moved`]);
+
+    expect(await withPgTx(t.db.pool, (c) => recordConflict(c, { ...base, providerRef: 'ours-1', provider: word('read'), transfer: money }))).toBe(true);
+    expect(logged[1]).toBe('provider sandbox confirmed what it said of the final payout po_rules_2: money moved by ADJUSTMENT');
+    expect(await withPgTx(t.db.pool, (c) => recordConflict(c, { ...base, providerRef: 'ours-1', provider: word('read'), transfer: money }))).toBe(false);
+    expect((await t.db.pool.query(`SELECT count(*)::int AS n FROM ledger_transfers WHERE id = 'ADJUSTMENT:rules-conflict-1'`)).rows[0].n).toBe(1);
+    expect(logged).toHaveLength(2);
+
+    await withPgTx(t.db.pool, (c) => recordConflict(c, { ...base, objectId: 'po_rules_3', providerRef: 'ours-2', provider: word('read'), transfer: null }));
+    expect((await t.db.pool.query(`SELECT provider_ref FROM attention_items WHERE object_id = 'po_rules_3'`)).rows).toEqual([{ provider_ref: 'ours-2' }]);
+
+    // Confirmed at once (a read): the money moves with the first line.
+    const money4 = adjustment({ adjustmentId: 'rules-conflict-4', merchantId: m.merchantId, currency: 'RUB', amount: new Decimal('2') });
+    expect(await withPgTx(t.db.pool, (c) => recordConflict(c, { ...base, objectId: 'po_rules_4', providerRef: 'ours-4', provider: word('read'), transfer: money4 }))).toBe(true);
+    expect(logged.at(-1)).toBe('provider sandbox contradicts the final payout po_rules_4: ours FAIL (set by service), provider succeeded; money moved by ADJUSTMENT');
+  });
+});
+
+describe("an operator's decision on an operation the lifecycle gave up on", () => {
+  const item = async (merchantId: string, objectId: string) => {
+    const id = `att_dec_${objectId}`;
+    await t.db.pool.query(
+      `INSERT INTO attention_items (id, object_type, object_id, merchant_id, connector, reason) VALUES ($1, 'payout', $2, $3, 'sandbox', 'r')`,
+      [id, objectId, merchantId]);
+    return id;
+  };
+
+  it('404 for an item whose payout is gone; a payout already final the decided way is left as it is; the other way, 409', async () => {
+    const lc = t.app.services.payouts.lifecycle;
+    const m = await payoutMerchant(t);
+    await fund(t, m.merchantId, '1000');
+    await expect(lc.resolveAttention(await item(m.merchantId, 'po_gone'), 'FAIL', null, 'op')).rejects.toThrow('No such payout.');
+
+    const ids: Record<string, string> = {};
+    for (const [name, number] of [['ok', undefined], ['bad', FAIL_CARD]] as const) {
+      const res = await regular(t, m, card('10', number ? { account_identifier: number } : {}));
+      ids[name] = res.json().data[0].id as string;
+    }
+    await t.db.pool.query(`UPDATE payouts SET process_after = now() - interval '1 second' WHERE id = ANY($1)`, [Object.values(ids)]);
+    while ((await processDuePayouts({ services: t.app.services })) > 0);
+    const status = async (id: string) => (await t.db.pool.query(`SELECT status::text FROM payouts WHERE id = $1`, [id])).rows[0].status;
+    expect([await status(ids.ok!), await status(ids.bad!)]).toEqual(['SUCCESS', 'FAIL']);
+
+    expect((await lc.resolveAttention(await item(m.merchantId, ids.ok!), 'SUCCESS', null, 'op')).resolution).toBe('SUCCESS');
+    expect((await lc.resolveAttention(await item(m.merchantId, ids.bad!), 'FAIL', null, 'op')).resolution).toBe('FAIL');
+    await t.db.pool.query(`DELETE FROM attention_items WHERE object_id = ANY($1)`, [Object.values(ids)]);
+    await expect(lc.resolveAttention(await item(m.merchantId, ids.ok!), 'FAIL', null, 'op')).rejects.toThrow('Payout is SUCCESS; it cannot become FAIL.');
+    await expect(lc.resolveAttention(await item(m.merchantId, ids.bad!), 'SUCCESS', null, 'op')).rejects.toThrow('Payout is FAIL; it cannot become SUCCESS.');
+    expect([await status(ids.ok!), await status(ids.bad!)]).toEqual(['SUCCESS', 'FAIL']);
   });
 });
