@@ -177,6 +177,23 @@ describe('T-Bank saved cards', () => {
     await ledgerOk(e);
   }, 60_000);
 
+  it('a Charge answered 9001 (retry later) with nothing charged stays PROCESS; reconciliation charges the same payment once', async () => {
+    const saver = await paid(mTb, true, (ref) => { tb.payerAction(ref, 'pay', { card: '4300000000000777' }); });
+    const method = (await savedCard(saver)).id as string;
+    const before = Number(await available(mTb));
+    tb.misbehave({ op: 'Charge', errorCode: '9001' });
+    const r = await charge(mTb, { payment_method_id: method, amount: '64.00' });
+    expect(r.statusCode, r.body).toBe(200);
+    expect(r.json().status).toBe('PROCESS');
+    const id = r.json().id as string;
+    await until('charged by reconciliation', async () => (await row(id)).status === 'SUCCESS', 40_000);
+    // One T-Bank payment for the order, charged once: the repeat found it NEW (CheckOrder) and charged it.
+    expect([...tb.payments.values()].filter((p) => p.OrderId === id)).toHaveLength(1);
+    expect(await credits(id)).toBe(1);
+    expect(Number(await available(mTb)) - before).toBeCloseTo(64, 2);
+    await ledgerOk(e);
+  }, 60_000);
+
   it('T-Bank refuses an unknown RebillId: the charge FAILs, nothing credited', async () => {
     const saver = await paid(mTb, true, (ref) => { tb.payerAction(ref, 'pay', { card: '4300000000000777' }); });
     const m = await savedCard(saver);

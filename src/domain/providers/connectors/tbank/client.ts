@@ -7,7 +7,7 @@ import {
 } from '../../connector.js';
 import { parseAllowList, providerFetch, rubOfRefund, type ProviderAnswer } from '../../provider-http.js';
 import {
-  CONFIG_CODES, IN_PROGRESS, ORDER_NOT_FOUND, PAID, REFUND_RUNNING, RETRYABLE_CANCEL_CODES, answered, kopecks, kopecksOrZero, paymentOutcome,
+  CONFIG_CODES, IN_PROGRESS, ORDER_NOT_FOUND, PAID, REFUND_RUNNING, RETRYABLE_CANCEL_CODES, RETRY_LATER, answered, kopecks, kopecksOrZero, paymentOutcome,
   reasonFollows, refundOutcome, refundRef, tbReceipt, type TbAnswer,
 } from './mapping.js';
 import { parseTBankNotification, tbankToken } from './notifications.js';
@@ -101,9 +101,21 @@ export class TBankConnector implements Connector {
     // No answer: the Charge may have applied; reconciliation repeats this with firstSentAt.
     if (r.status !== 200 || !r.body) return { status: 'unknown', ref: null, reason: `tbank: Charge answered HTTP ${r.status} (result unknown)` };
     const a = r.body as TbAnswer;
-    // A decline is answered with its Status (and the reason's code); a refusal without one moved no money.
+    // A decline is answered with its Status (and the reason's code).
     if (typeof a.Status === 'string' && a.Status !== '') return paymentOutcome(ref, a.Status, a.Amount, a.ErrorCode ?? '0', a.Message);
-    return { status: 'declined', code: `tbank:${a.ErrorCode ?? 'unknown'}`, message: `T-Bank: Charge refused ${a.ErrorCode ?? ''}: ${[a.Message, a.Details].filter(Boolean).join(' ')}`, ref };
+    // A refusal without a Status does not say whether the charge began: the payment's own state
+    // decides (as before repeating a Cancel, docs/adr/0063). Moved on: what it says. Still NEW:
+    // nothing was charged; "retry later" (9001) leaves it to reconciliation, which charges the
+    // same NEW payment again; any other code is a final refusal.
+    const code = a.ErrorCode ?? 'unknown';
+    const state = await this.send('GetState', { PaymentId: ref }, ctx);
+    const st = state.status === 200 ? state.body as TbAnswer | null : null;
+    if (!st || st.Success !== true || typeof st.Status !== 'string') {
+      return { status: 'unknown', ref: null, reason: `tbank: Charge refused ${code}, and GetState did not say the payment's state` };
+    }
+    if (st.Status !== 'NEW') return reasonFollows(paymentOutcome(ref, st.Status, st.Amount, '0', st.Message));
+    if (code === RETRY_LATER) return { status: 'unknown', ref: null, reason: 'tbank: Charge answered 9001 (retry later); nothing charged yet' };
+    return { status: 'declined', code: `tbank:${code}`, message: `T-Bank: Charge refused ${code}: ${[a.Message, a.Details].filter(Boolean).join(' ')}`, ref };
   }
 
   async getPayment(q: { paymentId: string; ref: string | null; twoStage?: boolean }, ctx: CallContext): Promise<PaymentOutcome> {

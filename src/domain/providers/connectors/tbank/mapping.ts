@@ -36,6 +36,9 @@ const DECLINE_CODES: Record<string, string> = {
  * reconciliation, which reads GetState before any repeat.
  */
 export const RETRYABLE_CANCEL_CODES = new Set(['3', '9001', '9999']);
+
+/** T-Bank's "retry later" (developer.tbank.ru/eacq/api/errors): nothing done, the same request may be sent again. */
+export const RETRY_LATER = '9001';
 /** CheckOrder's "order not found": T-Bank never saw the OrderId (no payment was made for it). */
 export const ORDER_NOT_FOUND = '335';
 /** ErrorCodes that say our own configuration is wrong (a Cancel refused for them is asked again, not failed). */
