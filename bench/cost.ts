@@ -4,7 +4,8 @@
  * from /proc/<pid>/stat, not wall time), statements sent per request (counted in the service by
  * bench/lib/query-count.mjs), and the bench database's commits, buffer accesses and rows
  * written per request (pg_stat_database). Scenarios: bill_create, bill_status, payment (card,
- * JSON), then the idle workers' cost per second and the service's RSS. `<tree>` (default this
+ * JSON), each beside the bare handler of the same database work (insert, select, transaction;
+ * COST_BARE=0 leaves them out), then the idle workers' cost per second and the service's RSS. `<tree>` (default this
  * checkout) is a checkout of another commit with its node_modules, to compare before and after
  * with the same script. Writes bench/results/cost.json (the latest run). COST_YEAR_OF_MONTHS=1 gives
  * the bench database the monthly partitions of a year-old service (empty): a fresh database has
@@ -18,7 +19,7 @@ import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createPastMonths } from './lib/growth-seed.js';
 import { adminQuery, dropBenchDatabase, seededBillId, urlFor, withClient } from './lib/pg.js';
-import { freePort, procStatusKb, ROOT } from './lib/proc.js';
+import { freePort, procStatusKb, ROOT, startChild } from './lib/proc.js';
 import { serviceEnv, setupTenant, type Tenant } from './scenarios/service.js';
 import { writeResult } from './lib/results.js';
 
@@ -148,35 +149,60 @@ try {
     };
     const results: Record<string, unknown> = {};
     const only = process.env.COST_SCENARIOS?.split(',');
-    for (const [name, req] of Object.entries(scenarios)) {
-      if (only && !only.includes(name)) continue;
+    /** One scenario's cost per request on the server `pid`; `counts`: the service counts its statements. */
+    const measureOne = async (pid: number, req: (i: number) => { url: string; init: RequestInit }, counts: boolean) => {
       await drive(WARM, req);
       await sleep(STATS_FLUSH_MS);
       const s0 = await dbStats(dbName);
       // The pool let idle connections go during the wait: open them again before the reading.
       await drive(WARM, req);
-      const [q0, b0, c0] = [await queryCounts(svc.pid), await backendCpu(dbName), cpuMs(svc.pid)!];
+      const [q0, b0, c0] = [counts ? await queryCounts(pid) : {}, await backendCpu(dbName), cpuMs(pid)!];
       await drive(N, req);
-      const [c1, b1, q1] = [cpuMs(svc.pid)!, await backendCpu(dbName), await queryCounts(svc.pid)];
+      const [c1, b1, q1] = [cpuMs(pid)!, await backendCpu(dbName), counts ? await queryCounts(pid) : {}];
       await sleep(STATS_FLUSH_MS);
       const s1 = await dbStats(dbName);
       const perDb = WARM + N; // the statistics window holds the second warm-up too
-      results[name] = {
+      return {
         service_cpu_ms: r3((c1 - c0) / N),
         db_backends_cpu_ms: r3(backendDelta(b0, b1) / N),
-        statements: r3(Object.values(countDelta(q0, q1, N)).reduce((s, v) => s + v, 0)),
+        ...(counts ? { statements: r3(Object.values(countDelta(q0, q1, N)).reduce((s, v) => s + v, 0)) } : {}),
         commits: r3((s1.xact_commit - s0.xact_commit) / perDb),
         buffers: r3((s1.blks - s0.blks) / perDb),
         rows_written: r3((s1.tup_written - s0.tup_written) / perDb),
         rows_read: r3((s1.tup_read - s0.tup_read) / perDb),
-        by_statement: countDelta(q0, q1, N),
+        ...(counts ? { by_statement: countDelta(q0, q1, N) } : {}),
       };
+    };
+    for (const [name, req] of Object.entries(scenarios)) {
+      if (only && !only.includes(name)) continue;
+      results[name] = await measureOne(svc.pid, req, true);
       if (name === 'bill_create') {
         const byMerchant = new Map(tenants.map((t) => [t.merchantId, t.token]));
         const rows = await withClient(url, (c) => c.query<{ id: string; merchant_id: string }>(`SELECT id, merchant_id FROM bills WHERE id NOT LIKE 'P%' LIMIT 5000`));
         for (const r of rows.rows) created.push({ id: r.id, token: byMerchant.get(r.merchant_id)! });
       }
       process.stdout.write(`${name}: ${JSON.stringify(results[name])}\n`);
+    }
+    // The bare handlers (bench/servers/bare.ts, one process each) on the same database, driven the
+    // same way: what the same database work costs with nothing else. Their statements are fixed by
+    // construction: insert 1, select 1, tx 4 (BEGIN, the ledger insert, the balance, COMMIT).
+    if (process.env.COST_BARE !== '0') {
+      const t0 = tenants[0]!;
+      const bare: Record<string, [string, (base: string) => (i: number) => { url: string; init: RequestInit }]> = {
+        bill_create: ['insert', (b) => () => ({ url: `${b}/bill`, init: { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ amount: '100.00', shop_id: t0.shopId }) } })],
+        bill_status: ['select', (b) => (i) => ({ url: `${b}/bill?id=${created[i % created.length]!.id}`, init: {} })],
+        payment: ['tx', (b) => (i) => ({ url: `${b}/tx`, init: { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ amount: '1.00', merchant_id: tOf(i).merchantId }) } })],
+      };
+      for (const [name, [mode, reqOf]] of Object.entries(bare)) {
+        if ((only && !only.includes(name)) || (name === 'bill_status' && created.length === 0)) continue;
+        const child = await startChild(`bare-${mode}`, 'bench/servers/bare.ts', { DATABASE_URL: url, BENCH_MERCHANT_ID: t0.merchantId, NODE_ENV: 'production', BARE_MODE: mode });
+        try {
+          results[`bare_${mode}`] = await measureOne(child.pid, reqOf(`http://127.0.0.1:${child.port}`), false);
+        } finally {
+          await child.stop();
+        }
+        process.stdout.write(`bare ${mode} (beside ${name}): ${JSON.stringify(results[`bare_${mode}`])}\n`);
+      }
     }
     memory.after_load_rss_mb = rss('VmRSS');
     memory.peak_rss_mb = rss('VmHWM');

@@ -1,7 +1,8 @@
 /**
  * npm run bench:profile -- <scenario> [seconds]: one service scenario under load with
  * `node --cpu-prof`, then the hottest functions and packages by self time.
- * Scenarios: bill_create, bill_status, payment, payout, merchant_balance. The .cpuprofile is
+ * Scenarios: bill_create, bill_status, payment, payout, merchant_balance. PROFILE_OPEN_RATE=<req/s>
+ * drives an open loop at that rate instead of PROFILE_CONNECTIONS (default 16). The .cpuprofile is
  * kept in bench/profiles/ (open it in Chrome DevTools or speedscope).
  */
 import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
@@ -9,10 +10,18 @@ import { SourceMap } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { createBenchDatabase, dropBenchDatabase, seededBillId, withClient } from './lib/pg.js';
 import { load, type LoadSpec } from './lib/load.js';
+import { openLoop } from './lib/open-loop.js';
 import { prepareService, ROOT, startService } from './lib/proc.js';
 import { serviceEnv, setupTenant } from './scenarios/service.js';
 
 const scenario = process.argv[2] ?? 'bill_create';
+/** PROFILE_OPEN_RATE=<req/s>: an open loop at that rate instead of the closed loop. */
+const openRate = Number(process.env.PROFILE_OPEN_RATE ?? 0);
+/** User + system CPU of a process so far, ms (clock ticks of 10 ms). */
+const cpuMs = (pid: number) => {
+  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(f[11]) + Number(f[12])) * 10;
+};
 const seconds = Number(process.argv[3] ?? 5);
 const dir = join(ROOT, 'bench', 'profiles');
 mkdirSync(dir, { recursive: true });
@@ -54,9 +63,17 @@ try {
   if (!spec) throw new Error(`unknown scenario ${scenario}`);
   await load(spec, 64, 2);
   loadFrom = Date.now() - spawnedAt;
-  const r = await load(spec, Number(process.env.PROFILE_CONNECTIONS ?? 16), seconds);
-  loadTo = Date.now() - spawnedAt;
-  process.stdout.write(`${scenario}: ${r.rps} req/s, p50 ${r.p50_ms} ms, p99 ${r.p99_ms} ms, ${r.non_2xx} non-2xx, server peak RSS ${child.peakRssMb()} MB\n`);
+  const cpu0 = cpuMs(child.pid);
+  if (openRate > 0) {
+    const r = await openLoop(spec, openRate, seconds);
+    loadTo = Date.now() - spawnedAt;
+    process.stdout.write(`${scenario}: open loop at ${openRate} req/s: ${r.ok} of ${r.sent} 2xx, p50 ${r.p50_ms} ms, p99 ${r.p99_ms} ms, max ${r.max_ms} ms, ${r.sockets} sockets; generator CPU ${r.generator_cpu_pct}%, send lag p99 ${r.send_lag_p99_ms} ms\nslowest answer per 100 ms of due time: ${r.worst_by_100ms.join(' ')}\n`);
+  } else {
+    const r = await load(spec, Number(process.env.PROFILE_CONNECTIONS ?? 16), seconds);
+    loadTo = Date.now() - spawnedAt;
+    process.stdout.write(`${scenario}: ${r.rps} req/s, p50 ${r.p50_ms} ms, p99 ${r.p99_ms} ms, ${r.non_2xx} non-2xx\n`);
+  }
+  process.stdout.write(`service CPU ${Math.round((100 * (cpuMs(child.pid) - cpu0)) / (loadTo - loadFrom))}% of one core over the window, peak RSS ${child.peakRssMb()} MB\n`);
 } finally {
   await child.stop();
   await dropBenchDatabase(dbName);

@@ -4,8 +4,13 @@ import type { ServiceResults, ServiceScenario } from '../scenarios/service.js';
 import type { OutboxResult } from '../scenarios/outbox.js';
 import type { MachineInfo } from './machine.js';
 import { processesTable } from './report-processes.js';
+import type { OpenLoopResult } from './open-loop.js';
 
-export interface Target { name: string; target: string; value: number | null; met: boolean | null }
+export interface Target {
+  name: string; target: string; value: number | null; met: boolean | null;
+  /** The bare handler's own figure under the same measurement, where one was taken (the open loops' control). */
+  bare?: number | null;
+}
 
 export interface BenchResults {
   started_at: string;
@@ -94,8 +99,10 @@ export function computeTargets(r: Omit<BenchResults, 'targets'>): Target[] {
   atLeast('payout / bare transaction', 0.6, r.ratios.payout);
   atLeast('merchant_balance / bare select', 0.8, r.ratios.merchant_balance);
   if (!('unavailable' in r.service)) {
+    const control = 'unavailable' in r.ceilings ? undefined : r.ceilings.open_loop;
     for (const [name, limit] of [['bill_create', 20], ['bill_status', 20], ['payment', 50]] as const) {
       atMost(`${name} open-loop p99 at 50% of its bare ceiling (ms)`, limit, r.service.open_loop?.[name]?.p50?.p99_ms ?? null);
+      t[t.length - 1]!.bare = control?.[CEILING_OF[name]]?.p99_ms ?? null;
     }
   }
   atLeast('bill_create / PostgreSQL alone (pgbench insert)', 0.4, r.ratios.bill_create_vs_pgbench);
@@ -174,12 +181,14 @@ export function toMarkdown(r: BenchResults): string {
   if (!('unavailable' in r.service) && r.service.open_loop) {
     L.push('Open loop (requests due at a fixed rate whatever the answers; latency counted from when each was due):');
     L.push('');
-    L.push('| what | rate req/s | % of bare ceiling max | 2xx / sent | p50 ms | p99 ms | p99.9 ms | max ms |');
-    L.push('|---|---:|---:|---:|---:|---:|---:|---:|');
+    L.push('| what | rate req/s | % of bare ceiling max | 2xx / sent | p50 ms | p99 ms | p99.9 ms | max ms | generator CPU % | send lag p99 ms |');
+    L.push('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+    const row = (label: string, x: OpenLoopResult, share: string) =>
+      L.push(`| ${label} | ${x.rate} | ${share} | ${x.ok} / ${x.sent} | ${f(x.p50_ms, 1)} | ${f(x.p99_ms, 1)} | ${f(x.p999_ms, 1)} | ${f(x.max_ms, 1)} | ${f(x.generator_cpu_pct)} | ${f(x.send_lag_p99_ms, 1)} |`);
+    const ceilLabels = { insert: 'control: bare insert', select: 'control: bare primary-key select', tx: 'control: bare transaction' } as const;
+    for (const [mode, x] of Object.entries(ceil?.open_loop ?? {})) if (x) row(ceilLabels[mode as keyof typeof ceilLabels], x, `${x.percent}% of its own`);
     for (const [name, runs] of Object.entries(r.service.open_loop)) {
-      for (const x of Object.values(runs ?? {})) {
-        L.push(`| ${labels[name as ServiceScenario]} | ${x.rate} | ${x.percent}% of ${x.ceiling_rps} | ${x.ok} / ${x.sent} | ${f(x.p50_ms, 1)} | ${f(x.p99_ms, 1)} | ${f(x.p999_ms, 1)} | ${f(x.max_ms, 1)} |`);
-      }
+      for (const x of Object.values(runs ?? {})) row(labels[name as ServiceScenario], x, `${x.percent}% of ${x.ceiling_rps}`);
     }
     L.push('');
   }
@@ -194,9 +203,9 @@ export function toMarkdown(r: BenchResults): string {
     L.push(`Service peak RSS (VmHWM): ${f(r.service.peak_rss_closed_mb)} MB after the closed-loop scenarios; ${f(r.service.peak_rss_mb)} MB over the whole run, open loops included (an overloaded open loop queues its requests in memory).`);
   }
   L.push('');
-  L.push('| target | wanted | measured | met |');
-  L.push('|---|---|---:|---|');
-  for (const t of r.targets) L.push(`| ${t.name} | ${t.target} | ${t.value === null ? '–' : t.value} | ${yes(t.met, isQuiet(m))} |`);
+  L.push('| target | wanted | measured | bare handler, same measurement | met |');
+  L.push('|---|---|---:|---:|---|');
+  for (const t of r.targets) L.push(`| ${t.name} | ${t.target} | ${t.value === null ? '–' : t.value} | ${t.bare === undefined || t.bare === null ? '' : t.bare} | ${yes(t.met, isQuiet(m))} |`);
   L.push('');
   return L.join('\n');
 }

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { load, type LoadResult, type LoadSpec } from '../lib/load.js';
+import { openLoop, type OpenLoopResult } from '../lib/open-loop.js';
 import { seededBillId, withClient } from '../lib/pg.js';
 import { sampleRss, startChild } from '../lib/proc.js';
 import type { BenchPlan } from '../lib/plan.js';
@@ -21,12 +22,17 @@ export interface CeilingResults {
   tx: ByConnections<LoadResult>;
   pgbench_insert: ByConnections<PgbenchResult> | { unavailable: string };
   peak_rss_mb: Record<string, number | null>;
+  /**
+   * The control of the service's open loops: each bare handler driven by the same generator at
+   * 50% of its own maximum, the rate its service scenario is asked for (first process count only).
+   */
+  open_loop?: Partial<Record<'insert' | 'select' | 'tx', OpenLoopResult & { percent: number }>>;
 }
 
 export interface PgbenchResult { connections: number; duration_s: number; tps: number; p50_ms: number | null; p99_ms: number | null; failed: number }
 
 /** A merchant, a shop and its balances written straight into the ceilings' database. */
-async function seedBare(url: string, selectRows: number, tenants: number): Promise<{ merchantId: string; shopId: string; billIds: string[]; merchants: string[] }> {
+export async function seedBare(url: string, selectRows: number, tenants: number): Promise<{ merchantId: string; shopId: string; billIds: string[]; merchants: string[] }> {
   return withClient(url, async (c) => {
     const merchants = Array.from({ length: tenants }, (_, i) => `benchbare${i}`);
     const merchantId = merchants[0]!;
@@ -89,11 +95,21 @@ export async function runCeilings(plan: BenchPlan, url: string, processes = 1, h
   const peak: Record<string, number | null> = {};
   const json = { 'content-type': 'application/json' };
 
-  const bare = async (mode: string, spec: (base: string) => LoadSpec): Promise<ByConnections<LoadResult>> => {
+  const openLoops: NonNullable<CeilingResults['open_loop']> = {};
+  const bare = async (mode: string, specOf: (base: string) => LoadSpec): Promise<ByConnections<LoadResult>> => {
     plan.log(`  bare ${mode}${processes > 1 ? ` (${processes} processes)` : ''}`);
     const child = await startChild(`bare-${mode}`, 'bench/servers/bare.ts', { ...env, BARE_MODE: mode });
     try {
-      return await measure(plan, child.pid, spec(`http://127.0.0.1:${child.port}`));
+      const spec = specOf(`http://127.0.0.1:${child.port}`);
+      const runs = await measure(plan, child.pid, spec);
+      if (!handlersOnly && (mode === 'insert' || mode === 'select' || mode === 'tx')) {
+        // The same rate as the service's open loop against this ceiling (service.ts, OPEN_LOOP_PERCENTS[0]).
+        const percent = 50;
+        const rate = Math.max(1, Math.round((Math.max(...Object.values(runs).map((x) => x.rps)) * percent) / 100));
+        plan.log(`  open loop bare ${mode} at ${percent}% of its maximum: ${rate} req/s`);
+        openLoops[mode] = { ...await openLoop(spec, rate, plan.durationS), percent };
+      }
+      return runs;
     } finally {
       peak[mode] = child.peakRssMb();
       await child.stop();
@@ -112,7 +128,7 @@ export async function runCeilings(plan: BenchPlan, url: string, processes = 1, h
   if (handlersOnly) return { processes, hello, insert, select, tx, pgbench_insert: { unavailable: 'not run for this process count' }, peak_rss_mb: peak };
   plan.log('  pgbench insert');
   const pgbench_insert = await runPgbench(plan, url, seed.merchantId, seed.shopId);
-  return { processes, hello, insert, select, tx, pgbench_insert, peak_rss_mb: peak };
+  return { processes, hello, insert, select, tx, pgbench_insert, peak_rss_mb: peak, open_loop: openLoops };
 }
 
 /** PostgreSQL alone doing the bill insert: pgbench with a custom script, prepared statements. */
