@@ -24,17 +24,17 @@ RUN npm run build \
 # for the files bundled packages read from their own directory (Swagger UI's static files).
 # NODE_COMPILE_CACHE (Node >= 22.1): V8 keeps the compiled code on disk, so a restart and each
 # WEB_CONCURRENCY process skip most of the compiling (docs/performance.md).
-# NODE_OPTIONS=--max-semi-space-size=4: V8's young generation capped at 4 MB per semi-space, as
+# NODE_OPTIONS=--max-semi-space-size=2: V8's young generation capped at 2 MB per semi-space, as
 # `npm run start:prod` runs; every process of the image gets it (the API, its cluster processes,
 # the workers' command in docker-compose.yml): peak RSS of one API process under 150 MB
-# (docs/decisions.md "Young generation capped in production").
+# (docs/adr/0053-runtime-memory-flags.md, docs/adr/0076-young-generation-2-mb.md).
 FROM node:22-bookworm-slim AS runtime
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     PORT=3000 \
     LOG_FORMAT=json \
     NODE_COMPILE_CACHE=/tmp/node-compile-cache \
-    NODE_OPTIONS=--max-semi-space-size=4
+    NODE_OPTIONS=--max-semi-space-size=2
 WORKDIR /app
 COPY --from=build --chown=node:node /app/package.json /app/package-lock.json ./
 COPY --from=build --chown=node:node /app/node_modules ./node_modules

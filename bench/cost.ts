@@ -84,8 +84,12 @@ const run = (args: string[], env: Record<string, string>) => new Promise<void>((
 interface Service { pid: number; base: string; stop(): Promise<void> }
 async function startService(extraEnv: Record<string, string>): Promise<Service> {
   const port = await freePort();
-  const env = { ...baseEnv, ...extraEnv, PORT: String(port), HOST: '127.0.0.1', QUERY_COUNT_FILE: countFile };
-  const p = spawn(process.execPath, ['--import', join(ROOT, 'bench/lib/query-count.mjs'), '--import', 'tsx', 'src/main.ts'],
+  // COST_SERVICE_ENV='{"NAME":"value"}' measures a variant of the service's settings.
+  const variant = JSON.parse(process.env.COST_SERVICE_ENV ?? '{}') as Record<string, string>;
+  const env = { ...baseEnv, ...variant, ...extraEnv, PORT: String(port), HOST: '127.0.0.1', QUERY_COUNT_FILE: countFile };
+  // COST_NODE_FLAGS="<flags>": node flags of the service (a V8 setting's cost per request).
+  const flags = (process.env.COST_NODE_FLAGS ?? '').split(' ').filter(Boolean);
+  const p = spawn(process.execPath, [...flags, '--import', join(ROOT, 'bench/lib/query-count.mjs'), '--import', 'tsx', 'src/main.ts'],
     { cwd: tree, env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
   const exited = new Promise<void>((r) => p.on('exit', () => r()));
   const base = `http://127.0.0.1:${port}`;

@@ -14,7 +14,7 @@ v8.setFlagsFromString('--liftoff-only');
 
 /**
  * After each full collection V8 lets the old generation grow to up to four times what survived
- * before the next one. Under load, with the young generation capped (--max-semi-space-size=4 in
+ * before the next one. Under load, with the young generation capped (--max-semi-space-size=2 in
  * production), requests in flight outlive two scavenges and are promoted, so the old generation
  * filled with garbage: one process grew from ~30 MB of live heap to ~78 MB before its first full
  * collection, the largest part of its peak RSS (docs/performance.md "Peak RSS of the compiled

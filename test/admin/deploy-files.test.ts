@@ -34,7 +34,7 @@ describe('deployment files (no Docker engine here: checked by reading)', () => {
     const scripts = JSON.parse(read('package.json')).scripts as Record<string, string>;
     // The image runs what `npm run start:prod` runs, with the same node flags (NODE_OPTIONS, so
     // every process of the image has them); `npm start` stays the newcomer's (tsx).
-    const flags = '--max-semi-space-size=4';
+    const flags = '--max-semi-space-size=2';
     expect(runtime).toMatch(new RegExp(`^\\s+NODE_OPTIONS=${flags}$`, 'm'));
     expect(scripts['start:prod']).toBe(`node ${flags} dist/main.js`);
     expect(scripts['worker:prod']).toBe(`node ${flags} dist/worker-main.js`);
