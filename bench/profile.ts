@@ -5,14 +5,14 @@
  * drives an open loop at that rate instead of PROFILE_CONNECTIONS (default 16). The .cpuprofile is
  * kept in bench/profiles/ (open it in Chrome DevTools or speedscope).
  */
-import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { SourceMap } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { createBenchDatabase, dropBenchDatabase, seededBillId, withClient } from './lib/pg.js';
 import { load, type LoadSpec } from './lib/load.js';
 import { openLoop } from './lib/open-loop.js';
 import { prepareService, ROOT, startService } from './lib/proc.js';
-import { serviceEnv, setupTenant } from './scenarios/service.js';
+import { serviceEnv, setupTenant, type Tenant } from './scenarios/service.js';
 
 const scenario = process.argv[2] ?? 'bill_create';
 /** PROFILE_OPEN_RATE=<req/s>: an open loop at that rate instead of the closed loop. */
@@ -36,28 +36,41 @@ let loadFrom = 0;
 let loadTo = 0;
 const base = `http://127.0.0.1:${child.port}`;
 try {
-  const t = await setupTenant(base, env.ADMIN_API_TOKEN!, 'http://127.0.0.1:9');
-  const auth = { authorization: `Bearer ${t.token}` };
-  const json = { ...auth, 'content-type': 'application/json', accept: 'application/json' };
+  // PROFILE_TENANTS merchants (default 8), requests round-robin over them as in the bench: with
+  // one merchant the payments and payouts queue on its balance and merchant rows, and the
+  // profile would show the lock's wait instead of the work.
+  const tenants: Tenant[] = [];
+  for (let k = 0; k < Number(process.env.PROFILE_TENANTS ?? 8); k++) tenants.push(await setupTenant(base, env.ADMIN_API_TOKEN!, 'http://127.0.0.1:9'));
+  const count = tenants.length;
   await withClient(url, (c) => c.query(
-    `INSERT INTO bills (id, merchant_id, shop_id, amount, currency_in) SELECT ${seededBillId('P', 'n')}, $1, $2, 100.00, 'RUB' FROM generate_series(1, 50000) n`,
-    [t.merchantId, t.shopId]));
+    `INSERT INTO bills (id, merchant_id, shop_id, amount, currency_in)
+     SELECT ${seededBillId('P', 'n')}, ($1::text[])[1 + n % $3], ($2::text[])[1 + n % $3], 100.00, 'RUB' FROM generate_series(1, 50000) n`,
+    [tenants.map((x) => x.merchantId), tenants.map((x) => x.shopId), count]));
   let i = 1;
   let n = 0;
-  const bill = () => `P${(i++).toString(16).padStart(9, '0')}`;
+  let k = 0;
+  const next = () => tenants[k++ % count]!;
+  const auth = (t: Tenant) => ({ authorization: `Bearer ${t.token}` });
+  const json = (t: Tenant) => ({ ...auth(t), 'content-type': 'application/json', accept: 'application/json' });
+  /** The next seeded bill and its merchant (bill n belongs to tenant n % count). */
+  const bill = () => { const id = i++; return { id: `P${id.toString(16).padStart(9, '0')}`, t: tenants[id % count]! }; };
+  const t0 = tenants[0]!;
   const specs: Record<string, LoadSpec> = {
-    bill_create: { url: `${base}/api/v1/bill/create`, method: 'POST', headers: json, body: JSON.stringify({ amount: '100.00', shop_id: t.shopId }) },
-    bill_status: { url: `${base}/api/v1/bill/status?id=x`, headers: auth, setup: () => ({ path: `/api/v1/bill/status?id=${bill()}` }) },
+    bill_create: {
+      url: `${base}/api/v1/bill/create`, method: 'POST', headers: json(t0),
+      setup: () => { const t = next(); return { path: '/api/v1/bill/create', headers: json(t), body: JSON.stringify({ amount: '100.00', shop_id: t.shopId }) }; },
+    },
+    bill_status: { url: `${base}/api/v1/bill/status?id=x`, headers: auth(t0), setup: () => { const b = bill(); return { path: `/api/v1/bill/status?id=${b.id}`, headers: auth(b.t) }; } },
     payment: {
       url: `${base}/pay/x`, method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json' },
       body: JSON.stringify({ method: 'BANK_CARD', card_number: '4242424242424242', card_expiry: '12/30', card_cvc: '123' }),
-      setup: () => ({ path: `/pay/${bill()}` }),
+      setup: () => ({ path: `/pay/${bill().id}` }),
     },
     payout: {
-      url: `${base}/api/v1/payout/personal/create`, method: 'POST', headers: json,
-      setup: () => ({ path: '/api/v1/payout/personal/create', body: JSON.stringify({ amount: '1.00', payout_account_id: t.payoutAccountId, order_id: `p-${n++}` }) }),
+      url: `${base}/api/v1/payout/personal/create`, method: 'POST', headers: json(t0),
+      setup: () => { const t = next(); return { path: '/api/v1/payout/personal/create', headers: json(t), body: JSON.stringify({ amount: '1.00', payout_account_id: t.payoutAccountId, order_id: `p-${n++}` }) }; },
     },
-    merchant_balance: { url: `${base}/api/v1/merchant/balance`, headers: auth },
+    merchant_balance: { url: `${base}/api/v1/merchant/balance`, headers: auth(t0), setup: () => ({ path: '/api/v1/merchant/balance', headers: auth(next()) }) },
   };
   const spec = specs[scenario];
   if (!spec) throw new Error(`unknown scenario ${scenario}`);
@@ -123,4 +136,24 @@ for (const x of prof.nodes) {
   byPkg.set(pkg, (byPkg.get(pkg) ?? 0) + x.hitCount);
 }
 const top = (m: Map<string, number>, k: number) => [...m].sort((a, b) => b[1] - a[1]).slice(0, k).map(([n, h]) => `  ${(100 * h / total).toFixed(1).padStart(5)}%  ${n}`).join('\n');
-process.stdout.write(`profile bench/profiles/${file} (${total} samples in the measured window, ${(100 * busy / Math.max(1, total)).toFixed(0)}% busy)\nself time by package:\n${top(byPkg, 15)}\nhottest functions:\n${top(byFn, 25)}\n`);
+// The measured window's stacks in the collapsed format ("root;caller;callee count" per line) that
+// speedscope, flamegraph.pl and inferno read: a flame graph's file small enough to keep beside the
+// report (docs/profiles/). Frames are named as the tables below name them.
+const parentOf = new Map<number, number>();
+for (const x of prof.nodes as Array<Node & { children?: number[] }>) for (const c of x.children ?? []) parentOf.set(c, x.id);
+const byId = new Map(prof.nodes.map((x) => [x.id, x]));
+const label = (x: Node) => {
+  const o = original(x.callFrame);
+  const u = o.url.replace(ROOT, '').replace(/^.*\/node_modules\//, '');
+  return `${x.callFrame.functionName || '(anonymous)'}${u ? ` ${u}:${o.line + 1}` : ''}`.replace(/;/g, ',');
+};
+const folded = new Map<string, number>();
+for (const [id, n] of hits) {
+  const chain: string[] = [];
+  for (let cur: number | undefined = id; cur !== undefined; cur = parentOf.get(cur)) chain.push(label(byId.get(cur)!));
+  const key = chain.reverse().join(';');
+  folded.set(key, (folded.get(key) ?? 0) + n);
+}
+const foldedFile = join(dir, `${scenario}${openRate > 0 ? `-open-${openRate}` : ''}.folded`);
+writeFileSync(foldedFile, [...folded].map(([k, n]) => `${k} ${n}`).join('\n') + '\n');
+process.stdout.write(`profile bench/profiles/${file} (${total} samples in the measured window, ${(100 * busy / Math.max(1, total)).toFixed(0)}% busy), collapsed stacks ${foldedFile.replace(`${ROOT}/`, '')}\nself time by package:\n${top(byPkg, 15)}\nhottest functions:\n${top(byFn, 25)}\n`);
