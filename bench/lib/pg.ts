@@ -46,3 +46,16 @@ export async function withClient<T>(url: string, fn: (c: pg.Client) => Promise<T
  * subset of base62), so seeded bills look like the service's own to any id check.
  */
 export const seededBillId = (prefix: string, expr: string): string => `'${prefix}' || lpad(to_hex(${expr}), 9, '0')`;
+
+/**
+ * A checkpoint before each measured figure, so every figure (bare or service) starts in the same
+ * phase of PostgreSQL's checkpoint cycle. Right after a checkpoint, the first change of each page
+ * writes the whole page to the WAL (full-page writes): a figure that ran into the timed checkpoint
+ * (every 5 minutes by default) paid for several times the WAL of one that did not. A timed
+ * checkpoint can still start during a figure; this only keeps the bench from lining them up.
+ * `BENCH_CHECKPOINT=0` leaves it out (a role without the right to CHECKPOINT).
+ */
+export async function checkpoint(): Promise<void> {
+  if (process.env.BENCH_CHECKPOINT === '0') return;
+  await adminQuery('CHECKPOINT');
+}

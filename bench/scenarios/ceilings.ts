@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { load, type LoadResult, type LoadSpec } from '../lib/load.js';
 import { openLoop, type OpenLoopResult } from '../lib/open-loop.js';
-import { seededBillId, withClient } from '../lib/pg.js';
+import { checkpoint, seededBillId, withClient } from '../lib/pg.js';
 import { sampleRss, startChild } from '../lib/proc.js';
 import type { BenchPlan } from '../lib/plan.js';
 
@@ -74,6 +74,7 @@ export async function measure(plan: BenchPlan, pid: number, spec: LoadSpec): Pro
   if (plan.warmupS > 0) await load(spec, Math.max(...plan.connections), plan.warmupS);
   const out: ByConnections<LoadResult> = {};
   for (const c of plan.connections) {
+    await checkpoint();
     const rss = sampleRss(pid);
     const r = await load(spec, c, plan.durationS);
     r.rss_mb = rss.stop();
@@ -107,6 +108,7 @@ export async function runCeilings(plan: BenchPlan, url: string, processes = 1, h
         const percent = 50;
         const rate = Math.max(1, Math.round((Math.max(...Object.values(runs).map((x) => x.rps)) * percent) / 100));
         plan.log(`  open loop bare ${mode} at ${percent}% of its maximum: ${rate} req/s`);
+        await checkpoint();
         openLoops[mode] = { ...await openLoop(spec, rate, plan.durationS), percent };
       }
       return runs;
@@ -154,6 +156,7 @@ async function runPgbench(plan: BenchPlan, url: string, merchantId: string, shop
     for (const c of plan.connections) {
       const logDir = mkdtempSync(join(dir, `c${c}-`));
       const args = [...base, '-c', String(c), '-j', '2', '-T', String(plan.durationS), '-l', '--log-prefix', join(logDir, 'pgb'), u.pathname.slice(1)];
+      await checkpoint();
       const r = await run('pgbench', args, { env, cwd: logDir, maxBuffer: 16 * 1024 * 1024 });
       const tps = /tps = ([\d.]+) \(without initial connection time\)/.exec(r.stdout)?.[1];
       const failed = Number(/number of failed transactions: (\d+)/.exec(r.stdout)?.[1] ?? 0);

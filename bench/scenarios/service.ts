@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { LoadResult } from '../lib/load.js';
 import { openLoop, type OpenLoopResult } from '../lib/open-loop.js';
-import { seededBillId, withClient } from '../lib/pg.js';
+import { checkpoint, seededBillId, withClient } from '../lib/pg.js';
 import { startService, type Child } from '../lib/proc.js';
 import type { BenchPlan } from '../lib/plan.js';
 import { measure, type ByConnections } from './ceilings.js';
@@ -151,6 +151,7 @@ export async function runService(
           const rate = Math.max(1, Math.round((max * percent) / 100));
           plan.log(`  open loop ${name} at ${percent}% of the bare ${ceil} maximum: ${rate} req/s`);
           const runs = ((results.open_loop ??= {})[name] ??= {});
+          await checkpoint();
           runs[`p${percent}`] = { ...await openLoop(spec, rate, plan.durationS), ceiling_rps: max, percent };
           await new Promise((r) => setTimeout(r, 2000));
         }
