@@ -99,6 +99,10 @@ export class TBankConnector implements Connector {
     }
     const r = await this.send('Charge', { PaymentId: ref, RebillId: req.savedMethod!.providerId }, ctx);
     // No answer: the Charge may have applied; reconciliation repeats this with firstSentAt.
+    // Every unknown outcome below keeps `ref: null` on purpose, though Init gave a PaymentId: with a
+    // reference on record reconciliation would only read the payment (GetState, still NEW for a
+    // Charge that never applied) and never charge it; without one it repeats this method, whose
+    // CheckOrder finds the NEW payment and charges it once (test/providers/saved-cards-providers.test.ts, 9001).
     if (r.status !== 200 || !r.body) return { status: 'unknown', ref: null, reason: `tbank: Charge answered HTTP ${r.status} (result unknown)` };
     const a = r.body as TbAnswer;
     // A decline is answered with its Status (and the reason's code).
