@@ -31,6 +31,12 @@ export interface ApiMisbehaviour {
   status429?: { retryAfter?: number };
   /** T-Bank: answer HTTP 200 with Success false and this ErrorCode before applying anything. */
   errorCode?: string;
+  /**
+   * T-Bank: apply the operation, then answer HTTP 200 with Success false, this ErrorCode and no
+   * Status: 9999 is "internal error" ([5] of the T-Bank emulator), after which the operation's
+   * effect is known only from GetState.
+   */
+  errorAfterApply?: string;
 }
 
 /**

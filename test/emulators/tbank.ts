@@ -272,7 +272,13 @@ export class TBankEmulator {
     // A T-Bank error before anything is applied (tests: 9001 "retry later", 9999, 3...).
     const failing = this.mis.take(op, (x) => !!x.errorCode);
     if (failing) return this.fail(failing.errorCode!, failing.errorCode === '9001' ? 'Повторите попытку позже' : 'Внутренняя ошибка', 'EMULATOR: an error asked for by the test');
-    const m = this.mis.take(op, (x) => !x.errorCode);
+    // Applied, then an error without a Status: what it did is known only from GetState.
+    const late = this.mis.take(op, (x) => !!x.errorAfterApply);
+    if (late) {
+      await handler();
+      return this.fail(late.errorAfterApply!, 'Внутренняя ошибка', 'EMULATOR: applied, then an error asked for by the test');
+    }
+    const m = this.mis.take(op, (x) => !x.errorCode && !x.errorAfterApply);
     return this.http.guarded(r, m, (s) => ({ status: s, body: `<html><body><h1>${s}</h1></body></html>`, contentType: 'text/html' }), handler);
   }
 

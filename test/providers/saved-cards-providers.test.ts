@@ -194,6 +194,22 @@ describe('T-Bank saved cards', () => {
     await ledgerOk(e);
   }, 60_000);
 
+  it('a Charge that applied but was answered 9999 without a Status: GetState decides, the charge SUCCEEDs, credited once', async () => {
+    const saver = await paid(mTb, true, (ref) => { tb.payerAction(ref, 'pay', { card: '4300000000000777' }); });
+    const method = (await savedCard(saver)).id as string;
+    const before = Number(await available(mTb));
+    tb.misbehave({ op: 'Charge', errorAfterApply: '9999' });
+    const r = await charge(mTb, { payment_method_id: method, amount: '71.00' });
+    expect(r.statusCode, r.body).toBe(200);
+    const id = r.json().id as string;
+    // Taken as a final refusal, the payer's money would be charged at T-Bank and the charge FAIL here.
+    await until('the charge SUCCESS', async () => (await row(id)).status === 'SUCCESS', 20_000);
+    expect(tb.requests.filter((q) => q.op === 'GetState' && q.paymentId === String([...tb.payments.values()].find((p) => p.OrderId === id)!.PaymentId)).length).toBeGreaterThanOrEqual(1);
+    expect(await credits(id)).toBe(1);
+    expect(Number(await available(mTb)) - before).toBeCloseTo(71, 2);
+    await ledgerOk(e);
+  }, 60_000);
+
   it('T-Bank refuses an unknown RebillId: the charge FAILs, nothing credited', async () => {
     const saver = await paid(mTb, true, (ref) => { tb.payerAction(ref, 'pay', { card: '4300000000000777' }); });
     const m = await savedCard(saver);
