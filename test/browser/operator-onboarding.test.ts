@@ -189,5 +189,7 @@ for (const [size, viewport] of Object.entries(SIZES)) {
     } finally {
       await ctx.close();
     }
-  });
+    // The whole onboarding and a payment in a real browser: 14-17 s alone, past 30 s on a loaded
+    // machine (the full suite's two workers).
+  }, 90_000);
 }
