@@ -199,11 +199,18 @@ describe('T-Bank saved cards', () => {
     const method = (await savedCard(saver)).id as string;
     const before = Number(await available(mTb));
     tb.misbehave({ op: 'Charge', errorAfterApply: '9999' });
-    const r = await charge(mTb, { payment_method_id: method, amount: '71.00' });
-    expect(r.statusCode, r.body).toBe(200);
-    const id = r.json().id as string;
-    // Taken as a final refusal, the payer's money would be charged at T-Bank and the charge FAIL here.
-    await until('the charge SUCCESS', async () => (await row(id)).status === 'SUCCESS', 20_000);
+    // No notification: the charge's own answer (GetState) must decide, not T-Bank's notification.
+    tb.misbehave({ notifications: 'lost' });
+    let id: string;
+    try {
+      const r = await charge(mTb, { payment_method_id: method, amount: '71.00' });
+      expect(r.statusCode, r.body).toBe(200);
+      id = r.json().id as string;
+      // Taken as a final refusal, the payer's money would be charged at T-Bank and the charge FAIL here.
+      expect(r.json().status).toBe('SUCCESS');
+    } finally {
+      tb.misbehave({ notifications: 'normal' });
+    }
     expect(tb.requests.filter((q) => q.op === 'GetState' && q.paymentId === String([...tb.payments.values()].find((p) => p.OrderId === id)!.PaymentId)).length).toBeGreaterThanOrEqual(1);
     expect(await credits(id)).toBe(1);
     expect(Number(await available(mTb)) - before).toBeCloseTo(71, 2);
