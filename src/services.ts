@@ -32,6 +32,7 @@ import { MailOutbox } from './mail/mail-outbox.js';
 import { PasswordResetService } from './domain/merchant/password-reset.service.js';
 import { OperatorLists } from './domain/operator/operator-lists.js';
 import { SandboxBank } from './domain/providers/connectors/sandbox/bank.js';
+import { LimitCounters } from './db/limit-counters.js';
 
 /**
  * Every service class, built once per process; the API, pages, cabinet, CLI and workers share
@@ -78,7 +79,9 @@ export function createServices(config: Config, db: Db, opts: { connectors?: read
   const operatorLists = new OperatorLists(db);
   // The sandbox's bank pages play the payer's bank on the sandbox's own memory.
   const sandboxBank = new SandboxBank(db.pool);
-  return { operatorLists, operatorTwoFactor, sandboxBank, apiKeys, mail, passwordResets, audit, providerNotifications, merchantLists, cabinetTwoFactor, team, connectors, operators, sbpBanks, ledger, outbox, payouts, payments, paymentPage, paymentReads, savedMethods, merchants, shops, bills, refunds, payoutAccounts, rates, adjustments, chargebacks, attention, deployment };
+  // Limits that guard money and accounts, counted once for all processes (sign-in, payment form, notifications, API).
+  const limits = new LimitCounters(db.pool);
+  return { limits, operatorLists, operatorTwoFactor, sandboxBank, apiKeys, mail, passwordResets, audit, providerNotifications, merchantLists, cabinetTwoFactor, team, connectors, operators, sbpBanks, ledger, outbox, payouts, payments, paymentPage, paymentReads, savedMethods, merchants, shops, bills, refunds, payoutAccounts, rates, adjustments, chargebacks, attention, deployment };
 }
 
 export type Services = ReturnType<typeof createServices>;
