@@ -17,9 +17,20 @@ export interface Db {
   close(): Promise<void>;
 }
 
+/** How long a request waits for a connection (new or pooled) before the database counts as unreachable. */
+export const CONNECT_TIMEOUT_MS = 5000;
+
 export function createDb(databaseUrl: string, opts: { max?: number } = {}): Db {
   const target = parseDatabaseUrl(databaseUrl);
-  const pool = new pg.Pool({ connectionString: target.url, max: opts.max ?? 20, Client: clientClassFor(target) });
+  const pool = new pg.Pool({
+    connectionString: target.url, max: opts.max ?? 20, Client: clientClassFor(target),
+    // A server that is gone fails a connection attempt (or the wait for a pooled one) within
+    // seconds instead of never: the request answers 503 and the client retries.
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    // TCP keepalives find a connection whose server vanished without closing it (a lost machine).
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 10_000,
+  });
   // A dropped server connection must not crash the process: idle clients report through the
   // pool, checked-out ones through their own 'error' event (unhandled, it would kill the
   // process when PostgreSQL restarts mid-request). The query in flight fails, the pool
