@@ -20,7 +20,7 @@ const FULL = process.env.RELIABILITY_PROFILE === 'full';
 const LOAD_BEFORE_MS = FULL ? 30_000 : 6_000;
 const LOAD_AFTER_MS = FULL ? 30_000 : 6_000;
 const CONCURRENCY = 8;
-const ENV = { WORKER_LEASE_MS: '3000', PAYMENT_STALE_MS: '600000', SANDBOX_PROCESSING_DELAY_MS: '50' };
+const ENV = { WORKER_LEASE_MS: '3000', PAYMENT_STALE_MS: '600000', SANDBOX_PROCESSING_DELAY_MS: '50', LOG_LEVEL: 'warn', LOG_FORMAT: 'json' };
 
 let f: Formation;
 let receiver: Awaited<ReturnType<typeof startReceiver>>;
@@ -155,6 +155,19 @@ async function failOver(from: Node): Promise<Round> {
     const bad = failures.filter((x) => x.at >= from && x.at < from + 1000).reduce<Record<string, number>>((a, x) => { a[x.status] = (a[x.status] ?? 0) + 1; return a; }, {});
     timeline.push(`${s}s ok=${ok} ${JSON.stringify(bad)}`);
   }
+  // Why the service could not serve, per second from the kill: the API processes' distinct reasons.
+  const reasons = new Map<string, { first: number; last: number; n: number }>();
+  for (const line of apis.flatMap((a) => a.log)) {
+    try {
+      const o = JSON.parse(line) as { time?: number; msg?: string; err?: { message?: string } };
+      if (o.msg !== 'database unavailable' || !o.time || o.time < killedAt) continue;
+      const k = (o.err?.message ?? '').replace(/\d+/g, 'N').slice(0, 160);
+      const r = reasons.get(k) ?? { first: o.time, last: o.time, n: 0 };
+      r.last = o.time; r.n++;
+      reasons.set(k, r);
+    } catch { /* not JSON */ }
+  }
+  for (const [k, r] of reasons) timeline.push(`reason ${((r.first - killedAt) / 1000).toFixed(1)}-${((r.last - killedAt) / 1000).toFixed(1)} s x${r.n}: ${k}`);
   return {
     to, unavailableS: (firstOk! - killedAt) / 1000, promotedS: (promotedAt - killedAt) / 1000,
     firstOkAfterPromotionS: (firstOk! - promotedAt) / 1000, between, timeline,
