@@ -20,6 +20,11 @@ const FULL = process.env.RELIABILITY_PROFILE === 'full';
 const LOAD_BEFORE_MS = FULL ? 30_000 : 6_000;
 const LOAD_AFTER_MS = FULL ? 30_000 : 6_000;
 const CONCURRENCY = 8;
+/**
+ * pg_auto_failover's primary_demote_timeout as docs/operations.md advises for two nodes with
+ * synchronous replication (default 30 s, during which the promoted standby refuses writes).
+ */
+const PRIMARY_DEMOTE_TIMEOUT_S = 2;
 const ENV = { WORKER_LEASE_MS: '3000', PAYMENT_STALE_MS: '600000', SANDBOX_PROCESSING_DELAY_MS: '50', LOG_LEVEL: 'warn', LOG_FORMAT: 'json' };
 
 let f: Formation;
@@ -120,7 +125,7 @@ async function waitPrimary(not: Node, ms: number): Promise<Node> {
   }
 }
 
-interface Round { to: Node; unavailableS: number; promotedS: number; firstOkAfterPromotionS: number; between: Record<string, number>; timeline: string[] }
+interface Round { to: Node; unavailableS: number; promotedS: number; writableS: number; firstOkAfterPromotionS: number; between: Record<string, number>; timeline: string[] }
 
 /**
  * Kills the primary under load; returns the seconds from the kill to the promotion and to the
@@ -134,6 +139,10 @@ async function failOver(from: Node): Promise<Round> {
   await f.killNode(from);
   const to = await waitPrimary(from, 120_000);
   const promotedAt = Date.now();
+  // Out of recovery is not yet taking writes: pg_auto_failover holds a promoted standby read-only
+  // until the old primary's demote timeout (PRIMARY_DEMOTE_TIMEOUT_S).
+  while (!(await f.acceptsWrites(to)) && Date.now() - promotedAt < 120_000) await new Promise((r) => setTimeout(r, 100));
+  const writableAt = Date.now();
   // Keep the load going until the service has answered 2xx for a while on the new primary.
   for (;;) {
     const firstOk = firstOkAfter(killedAt);
@@ -169,7 +178,7 @@ async function failOver(from: Node): Promise<Round> {
   }
   for (const [k, r] of reasons) timeline.push(`reason ${((r.first - killedAt) / 1000).toFixed(1)}-${((r.last - killedAt) / 1000).toFixed(1)} s x${r.n}: ${k}`);
   return {
-    to, unavailableS: (firstOk! - killedAt) / 1000, promotedS: (promotedAt - killedAt) / 1000,
+    to, unavailableS: (firstOk! - killedAt) / 1000, promotedS: (promotedAt - killedAt) / 1000, writableS: (writableAt - killedAt) / 1000,
     firstOkAfterPromotionS: (firstOk! - promotedAt) / 1000, between, timeline,
   };
 }
@@ -204,7 +213,7 @@ async function countIn(url: string, table: string, ids: string[]): Promise<numbe
 }
 
 beforeAll(async () => {
-  f = await startFormation();
+  f = await startFormation({ primaryDemoteTimeoutS: PRIMARY_DEMOTE_TIMEOUT_S });
   await migrate(f.serviceUrl);
   receiver = await startReceiver(0);
   apis = await Promise.all([startProc('api', f.serviceUrl, ENV), startProc('api', f.serviceUrl, ENV)]);
@@ -239,6 +248,10 @@ describe('failover with pg_auto_failover', () => {
       expect(r2.to).toBe(first);
       rounds.push({ ...r2, from: r1.to.name, to: r2.to.name });
     }
+    for (const r of rounds) {
+      console.log(`failover ${r.from} -> ${r.to}: promoted ${r.promotedS} s after the kill, taking writes at ${r.writableS} s, first 2xx ${r.unavailableS} s after it `
+        + `(${r.firstOkAfterPromotionS} s after the promotion); answered between: ${JSON.stringify(r.between)}\n  ${r.timeline.join('\n  ')}`);
+    }
     const primary = (await f.primary())!;
     const url = f.nodeUrl(primary);
     await settle(url, 120_000);
@@ -257,7 +270,17 @@ describe('failover with pg_auto_failover', () => {
       expect(x.status, JSON.stringify(x)).toBe(503);
       expect(x.body).toEqual({ success: false, message: 'api:error.general_error' });
     }
-    expect(await checkInvariants(url, { requireDelivered: true })).toEqual([]);
+    const broken = await checkInvariants(url, { requireDelivered: true });
+    if (broken.length > 0) {
+      const c = new pg.Client({ connectionString: url });
+      await c.connect();
+      const ev = await c.query(`SELECT status::text, count(*)::int AS n, min(next_attempt_at) AS due, max(lease_until) AS lease, count(DISTINCT lease_owner)::int AS owners, now() AS now
+        FROM outbox_events GROUP BY status`);
+      const act = await c.query(`SELECT state, wait_event_type, wait_event, left(query, 80) AS query, now() - state_change AS for FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`);
+      await c.end();
+      console.log(`worker alive: ${worker.child.exitCode === null}; events: ${JSON.stringify(ev.rows)}\nsessions: ${JSON.stringify(act.rows)}\nworker log:\n${worker.log.slice(-60).join('\n')}`);
+    }
+    expect(broken).toEqual([]);
     const verify = await admin(apis[0]!.url, 'GET', '/ledger/verify');
     expect(verify.status).toBe(200);
     expect(verify.json.ok).toBe(true);
@@ -270,10 +293,6 @@ describe('failover with pg_auto_failover', () => {
     };
     mkdirSync('test/artifacts', { recursive: true });
     writeFileSync(`test/artifacts/failover-${result.profile}.json`, `${JSON.stringify(result, null, 2)}\n`);
-    for (const r of rounds) {
-      console.log(`failover ${r.from} -> ${r.to}: promoted ${r.promotedS} s after the kill, first 2xx ${r.unavailableS} s after it `
-        + `(${r.firstOkAfterPromotionS} s after the promotion); answered between: ${JSON.stringify(r.between)}\n  ${r.timeline.join('\n  ')}`);
-    }
     console.log(`failover: ${JSON.stringify({ ...result, rounds: rounds.map(({ timeline: _t, ...r }) => r) })}`);
     // The service finds the promoted standby within 5 s of its promotion.
     for (const r of rounds) expect(r.firstOkAfterPromotionS, `${r.from} -> ${r.to}`).toBeLessThanOrEqual(5);
