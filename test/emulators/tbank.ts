@@ -71,7 +71,7 @@ import {
  *     without sending the payer to PaymentURL; the payment is paid with the saved card's details.
  *     RebillId is carried by the AUTHORIZED notification only (EMULATOR: the stricter reading; the
  *     CONFIRMED one that follows has none); Recurrent other than "Y", or "Y" without CustomerKey (1..36 characters), is 9999; an
- *     unknown RebillId is 9999 with a detail.
+ *     unknown RebillId is 104 with a detail (EMULATOR, see charge()).
  * [15] a real Charge answer quoted in a public gist (a Charge of a payment not in NEW): {"Success":false,
  *     "ErrorCode":"4","Message":"Запрашиваемое состояние транзакции является неверным.","Details":
  *     "Изменение статуса недопустимо."}.
@@ -551,7 +551,9 @@ export class TBankEmulator {
     const rebillId = typeof b.RebillId === 'string' || typeof b.RebillId === 'number' ? String(b.RebillId) : '';
     if (this.expiredRebills.has(rebillId)) return this.fail('262', 'Истек срок действия родительского платежа', '');
     const rebill = this.rebills.get(rebillId);
-    if (!rebill) return this.fail('9999', 'Неверные параметры.', 'RebillId не найден');
+    // EMULATOR: the code for an unknown (or removed) RebillId is not documented; 104 "Ошибка выполения
+    // рекуррента" of [16]'s table (9999 there is "Внутренняя ошибка системы", a technical error).
+    if (!rebill) return this.fail('104', 'Ошибка выполения рекуррента', 'RebillId не найден');
     // [16]: only a payment Init'ed as charged by RebillId (2, R, I) may be charged.
     if (p.Initiator !== undefined ? !['2', 'R', 'I'].includes(p.Initiator) : this.requireInitiatorType) {
       return this.fail('1126', 'Несопоставимые значения rebillId или Recurrent с переданным значением OperationInitiatorType', '');
