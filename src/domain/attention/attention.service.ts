@@ -102,6 +102,8 @@ export class AttentionService {
     const outcome = body.outcome;
     const pre = await this.get(id);
     if (!pre) throw new NotFoundError('Attention item not found.');
+    // A conflict's outcomes depend on its money (held or not): a resolved one is 409 whatever is sent again.
+    if (pre.kind === 'conflict' && pre.resolvedAt) throw new ConflictError(`Attention item is already resolved (${pre.resolution}).`);
     this.checkOutcome(pre, outcome);
     if (pre.resolvedAt) throw new ConflictError(`Attention item is already resolved (${pre.resolution}).`);
     const lifecycle = this.lifecycles[pre.objectType];
@@ -116,6 +118,7 @@ export class AttentionService {
       const r = await c.query<Row>(`SELECT ${COLUMNS} FROM attention_items WHERE id = $1 FOR UPDATE`, [id]);
       if (!r.rows[0]) throw new NotFoundError('Attention item not found.');
       const item = toItem(r.rows[0]);
+      if (item.kind === 'conflict' && item.resolvedAt) throw new ConflictError(`Attention item is already resolved (${item.resolution}).`);
       this.checkOutcome(item, outcome);
       if (item.resolvedAt) throw new ConflictError(`Attention item is already resolved (${item.resolution}).`);
       let decided: { resolution: string; note: string | null; by: string } = { resolution: String(outcome), note, by };
