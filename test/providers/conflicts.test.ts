@@ -499,6 +499,41 @@ describe('refunds', () => {
     expect((await one(`SELECT refunded_amount::text FROM payments WHERE id = $1`, [paymentId])).refunded_amount).toBe('0.00');
     expect(await booksBalance()).toMatchObject({ ok: true });
   });
+  it('an operator resolved FAIL, the provider then says it refunded and no read confirms it: the refund\'s amount is held from available; FAIL gives it back once', async () => {
+    const m = await merchant();
+    const { id, paymentId, item } = await stuckRefund(m, '100.00', '30.00');
+    await resolve(item.id, 'FAIL');
+    says.refund.delete(id);
+    await notify({ object: 'refund', our_id: id, ref: 'rf-3', status: 'succeeded' });
+    expect(await transfers(id)).toEqual(['REFUND_LOCK', 'REFUND_RELEASE', 'REFUND_CONFLICT_HOLD']);
+    expect(await balance(m.merchantId)).toMatchObject({ available: '70.00', locked: '30.00' });
+    // Nothing can pay the held money out meanwhile.
+    expect((await regular(t, m, card('70'))).json()).toMatchObject({ success: false, message: 'api:error.balance_not_enough' });
+    const [c] = await conflictItems(id);
+    expect(c.last_heard.money).toMatchObject({ transfer: null, held: { transfer: `REFUND_CONFLICT_HOLD:${id}` } });
+    expect((await resolve(c.id, 'FAIL')).json()).toMatchObject({ resolution: 'FAIL', outcome: 'FAIL' });
+    expect((await resolve(c.id, 'FAIL')).statusCode).toBe(409);
+    expect(await transfers(id)).toEqual(['REFUND_LOCK', 'REFUND_RELEASE', 'REFUND_CONFLICT_HOLD', 'REFUND_CONFLICT_RELEASE']);
+    expect(await balance(m.merchantId)).toMatchObject({ available: '100.00', locked: '0.00' });
+    expect((await one(`SELECT refunded_amount::text FROM payments WHERE id = $1`, [paymentId])).refunded_amount).toBe('0.00');
+    expect(await booksBalance()).toMatchObject({ ok: true });
+  });
+
+  it('a held refund conflict resolved SUCCESS: released and debited once, the payment\'s refunded total follows, the merchant gets the postback', async () => {
+    const m = await merchant();
+    const { id, paymentId, item } = await stuckRefund(m, '100.00', '40.00');
+    await resolve(item.id, 'FAIL');
+    says.refund.delete(id);
+    await notify({ object: 'refund', our_id: id, ref: 'rf-4', status: 'succeeded' });
+    const [c] = await conflictItems(id);
+    expect((await resolve(c.id, 'SUCCESS')).json()).toMatchObject({ resolution: 'SUCCESS', outcome: 'SUCCESS' });
+    expect((await resolve(c.id, 'SUCCESS')).statusCode).toBe(409);
+    expect(await transfers(id)).toEqual(['REFUND_LOCK', 'REFUND_RELEASE', 'REFUND_CONFLICT_HOLD', 'REFUND_CONFLICT_DEBIT', 'REFUND_CONFLICT_RELEASE']);
+    expect(await balance(m.merchantId)).toMatchObject({ available: '60.00', locked: '0.00' });
+    expect((await one(`SELECT refunded_amount::text FROM payments WHERE id = $1`, [paymentId])).refunded_amount).toBe('40.00');
+    expect((await events(`${id}:conflict`)).map((e) => [e.kind, e.payload.fields.Status])).toEqual([['REFUND_POSTBACK', 'SUCCESS']]);
+    expect(await booksBalance()).toMatchObject({ ok: true });
+  });
 });
 
 describe('payments', () => {
@@ -572,5 +607,26 @@ describe('the console', () => {
     const settled = await op.client.act('/operator/attention', `/operator/attention/${c.id}/resolve`, { outcome: 'SETTLED', note: 'repaid' });
     expect(settled.statusCode).toBe(303);
     expect((await one(`SELECT resolution, resolved_by FROM attention_items WHERE id = $1`, [c.id]))).toEqual({ resolution: 'SETTLED', resolved_by: `operator:${op.id}` });
+  });
+
+  it('shows a conflict that holds money as held, with SUCCESS and FAIL as its outcomes; FAIL from the console gives the money back', async () => {
+    const op = await enrolledOperator(t, 'admin');
+    const m = await merchant();
+    await fund(t, m.merchantId, '100');
+    const a = await stuckPayout(m, '20');
+    await resolve(a.item.id, 'FAIL');
+    says.payout.delete(a.id);
+    await notify({ object: 'payout', our_id: a.id, ref: 'po-c3', status: 'succeeded' });
+    const [c] = await conflictItems(a.id);
+    const page = (await op.client.get('/operator/attention')).body;
+    const row = page.slice(page.indexOf(`data-attention="${c.id}"`));
+    const html = row.slice(0, row.indexOf('</tr>'));
+    expect(html).toMatch(/data-kind="conflict"[\s\S]*data-testid="conflict-badge"[\s\S]*data-testid="held-badge"[\s\S]*<option value="SUCCESS">[\s\S]*<option value="FAIL">/);
+    expect(html).not.toContain('<option value="SETTLED">');
+    expect(await balance(m.merchantId)).toMatchObject({ available: '75.00', locked: '20.00', hold: '5.00' });
+    const r = await op.client.act('/operator/attention', `/operator/attention/${c.id}/resolve`, { outcome: 'FAIL', note: 'not in the statement' });
+    expect(r.statusCode).toBe(303);
+    expect(decodeURIComponent(r.headers.location as string)).toContain(`payout ${a.id} resolved FAIL`);
+    expect(await balance(m.merchantId)).toMatchObject({ available: '100.00', locked: '0.00', hold: '0.00' });
   });
 });
