@@ -167,8 +167,7 @@ export async function recordUnconfirmed(
 ): Promise<boolean> {
   return withPgTx(pool, async (c) => {
     const r = await c.query<{ merchant_id: string; status: string; provider_ref: string | null; amount: string; currency: Currency; commission: string }>(
-      `SELECT merchant_id, status::text, provider_ref, amount::text, currency::text, ${x.objectType === 'payout' ? 'commission::text' : "'0' AS commission"}
-         FROM ${TABLES[x.objectType]} WHERE id = $1 FOR UPDATE`, [x.objectId]);
+      `SELECT merchant_id, status::text, provider_ref, ${MONEY_COLUMNS[x.objectType]} FROM ${TABLES[x.objectType]} WHERE id = $1 FOR UPDATE`, [x.objectId]);
     const row = r.rows[0];
     if (!row || !contradictsStatus(x.objectType, row.status, x.provider.status)) return false;
     return recordConflict(c, {
@@ -185,6 +184,13 @@ function holdOf(objectType: ConflictObject, id: string, row: { merchant_id: stri
   if (objectType === 'refund') return refundConflictHeld({ ...money, refundId: id });
   return undefined;
 }
+
+/** What a hold is made of, per table (a payment holds nothing). */
+const MONEY_COLUMNS: Record<ConflictObject, string> = {
+  payout: 'amount::text, currency::text, commission::text',
+  refund: "amount::text, currency::text, '0' AS commission",
+  payment: "'0' AS amount, 'RUB' AS currency, '0' AS commission",
+};
 
 const HOLD_KIND = { payout: 'PAYOUT_CONFLICT_HOLD', refund: 'REFUND_CONFLICT_HOLD' } as const;
 
