@@ -1,8 +1,8 @@
+import { Decimal } from 'decimal.js';
 import pino from 'pino';
 import { withPgTx, type Queryable } from '../../db/client.js';
-import { randomId } from '../../lib/ids.js';
-import { Decimal } from 'decimal.js';
 import type { Currency } from '../../generated/prisma/enums.js';
+import { randomId } from '../../lib/ids.js';
 import { post, postOverdrawing, type Transfer } from '../ledger/ledger.js';
 import { conflictHoldReleased, payoutConflictHeld, refundConflictHeld } from '../ledger/postings.js';
 
