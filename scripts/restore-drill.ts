@@ -88,7 +88,7 @@ let receiver: Awaited<ReturnType<typeof startReceiver>> | undefined;
 let service: Proc | undefined;
 
 const serverUrl = (db: string) => `postgresql://postgres@127.0.0.1:${port}/${db}`;
-const pgStart = () => { pgCmd(join(BIN, 'pg_ctl'), ['-D', data, '-l', join(dir, 'postgres.log'), '-w', '-t', '120', 'start']); pgUp = true; };
+const pgStart = () => { pgUp = true; pgCmd(join(BIN, 'pg_ctl'), ['-D', data, '-l', join(dir, 'postgres.log'), '-w', '-t', '120', 'start']); };
 const pgStopImmediate = () => { if (pgUp) pgCmd(join(BIN, 'pg_ctl'), ['-D', data, '-m', 'immediate', 'stop']); pgUp = false; };
 
 async function cleanup(): Promise<void> {
@@ -97,8 +97,15 @@ async function cleanup(): Promise<void> {
   try { pgStopImmediate(); } catch { /* already down */ }
   rmSync(dir, { recursive: true, force: true });
 }
+// Ctrl-C reaches this process twice (from the terminal and relayed by tsx): the second must not
+// kill it half-way through its cleanup.
+let interrupted = false;
 for (const sig of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(sig, () => { void cleanup().finally(() => process.exit(130)); });
+  process.on(sig, () => {
+    if (interrupted) return;
+    interrupted = true;
+    void cleanup().finally(() => process.exit(130));
+  });
 }
 
 async function createCluster(): Promise<void> {
