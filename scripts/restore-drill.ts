@@ -39,7 +39,8 @@ const SERVICE_ENTRY = 'dist/main.js';
 const startService = (dbUrl: string) => startProc('api', dbUrl, SERVICE_ENV, undefined, SERVICE_ENTRY);
 
 type Kind = 'bill' | 'payment' | 'payout' | 'refund';
-interface Ack { kind: Kind; id: string; merchant: number; sentAt: number; ackedAt: number }
+/** `status`: a payment's final status as the pay form answered it (the restore must keep it). */
+interface Ack { kind: Kind; id: string; merchant: number; sentAt: number; ackedAt: number; status?: string }
 interface Merchant { id: string; token: string; shopId: string }
 
 const log = (s: string) => console.log(`restore drill: ${s}`);
@@ -143,7 +144,8 @@ async function payBill(url: string, m: number): Promise<void> {
   const sent2 = Date.now();
   const r = await call(url, 'POST', `/pay/${bill.json.bill_id}`, { method: 'BANK_CARD', card_number: '4242424242424242', card_expiry: '12/39', card_cvc: '123' });
   if (!ok('pay', r)) return;
-  acks.push({ kind: 'payment', id: r.json.payment_id, merchant: m, sentAt: sent2, ackedAt: Date.now() });
+  const final = FINAL_PAYMENT.includes(r.json.status) ? r.json.status as string : undefined;
+  acks.push({ kind: 'payment', id: r.json.payment_id, merchant: m, sentAt: sent2, ackedAt: Date.now(), status: final });
   if (r.json.status === 'SUCCESS') paid.push({ m, paymentId: r.json.payment_id });
 }
 
@@ -195,6 +197,7 @@ async function setupMerchant(url: string, i: number): Promise<Merchant> {
 }
 
 // --- the checks after the restore ---------------------------------------------------------------
+const FINAL_PAYMENT = ['SUCCESS', 'UNDERPAID', 'OVERPAID', 'FAIL'];
 const TABLE: Record<Kind, string> = { bill: 'bills', payment: 'payments', payout: 'payouts', refund: 'refunds' };
 const STATUS_PATH: Record<Kind, string> = {
   bill: '/api/v1/bill/status?id=', payment: '/api/v1/payment/status?id=', payout: '/api/v1/payout/status?id=', refund: '/api/v1/refund/status?id=',
@@ -211,15 +214,22 @@ async function rowsPerId(dbUrl: string, list: Ack[]): Promise<Map<string, number
   return n;
 }
 
-/** Whether the service answers the object by its id to the merchant that made it. */
-async function answeredByApi(url: string, a: Ack): Promise<boolean> {
+/**
+ * What is wrong with the service's answer for the object, asked by its id as the merchant that
+ * made it: null when it answers it (with the final status it acknowledged, for a payment).
+ */
+async function apiProblem(url: string, a: Ack): Promise<string | null> {
   const r = await call(url, 'GET', `${STATUS_PATH[a.kind]}${encodeURIComponent(a.id)}`, undefined, as(a.merchant));
-  return r.status === 200 && r.json?.id === a.id;
+  if (r.status !== 200 || r.json?.id !== a.id) return `the API answers ${r.status}`;
+  if (a.status && r.json.status !== a.status) return `acknowledged ${a.status}, the API answers ${r.json.status}`;
+  return null;
 }
 
 async function main(): Promise<number> {
-  const started = Date.now();
+  const buildAt = Date.now();
   ensureBuilt();
+  if (Date.now() - buildAt > 1000) log(`dist/ was older than the sources: built in ${seconds(Date.now() - buildAt)} s (not counted below)`);
+  const started = Date.now();
   await createCluster();
   log(`PostgreSQL with WAL archiving on 127.0.0.1:${port} in ${dir}`);
   receiver = await startReceiver(0);
@@ -288,9 +298,9 @@ async function main(): Promise<number> {
   let found = 0;
   for (const a of before) {
     const n = rows.get(a.id) ?? 0;
-    const api = await answeredByApi(service.url, a);
-    if (n === 1 && api) found++;
-    else problems.push(`${a.kind} ${a.id} acknowledged ${new Date(a.ackedAt).toISOString()}: ${n} rows, API ${api ? 'answers it' : 'does not answer it'}`);
+    const wrong = await apiProblem(service.url, a);
+    if (n === 1 && !wrong) found++;
+    else problems.push(`${a.kind} ${a.id} acknowledged ${new Date(a.ackedAt).toISOString()}: ${n} rows, ${wrong ?? 'the API answers it'}`);
   }
   const afterPresent = after.filter((a) => rows.has(a.id));
   for (const a of afterPresent) problems.push(`${a.kind} ${a.id} sent after the point is in the restored database`);
