@@ -68,6 +68,21 @@ function expectFormatError(r: { statusCode: number; body: string }, what: string
   expect(JSON.parse(r.body).errors.amount?.[0], what).toMatch(FORMAT);
 }
 
+describe('1e3 is not 1000', () => {
+  it('1e3 is refused by bill/create, payment/charge and the operator capture (text, form and JSON number): no bill, nothing charged, the hold untouched', async () => {
+    const before = await state();
+    for (const e of ENTRIES.filter((x) => ['bill/create', 'payment/charge', 'operator capture'].includes(x.name))) {
+      const sends = [
+        t.app.inject({ method: 'POST', url: urlOf(e), headers: e.auth(), payload: { ...e.fields(), amount: '1e3' } }),
+        t.app.inject({ method: 'POST', url: urlOf(e), headers: { ...e.auth(), 'content-type': 'application/x-www-form-urlencoded' }, payload: new URLSearchParams({ ...(e.fields() as Record<string, string>), amount: '1e2' }).toString() }),
+        t.app.inject({ method: 'POST', url: urlOf(e), headers: { ...e.auth(), 'content-type': 'application/json' }, payload: rawJson(e.fields(), '1e3') }),
+      ];
+      for (const r of await Promise.all(sends)) expect(r.statusCode, `${e.name}: ${r.body}`).toBe(422);
+    }
+    expect(await state()).toBe(before);
+  });
+});
+
 describe('an amount not in the format is a 422 naming it at every entry, and nothing is created, charged or moved', () => {
   it.each(ENTRIES.map((e) => [e.name, e] as const))('%s: every bad text as a form field and a JSON string', async (_n, e) => {
     const before = await state();
