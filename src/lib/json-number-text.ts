@@ -19,12 +19,16 @@ export function keepNumberText(json: string): string {
   while (i < n) {
     const c = json.charCodeAt(i);
     if (c === 34 /* " */) {
-      // Skip the string, escapes included.
+      // Skip the string: its end is the next quote after an even run of backslashes.
       i++;
-      while (i < n) {
-        const d = json.charCodeAt(i);
-        if (d === 92 /* \ */) i += 2;
-        else if (d === 34) { i++; break; } else i++;
+      for (;;) {
+        const q = json.indexOf('"', i);
+        if (q < 0) { i = n; break; }
+        let k = q - 1;
+        while (k >= i && json.charCodeAt(k) === 92 /* \ */) k--;
+        const escaped = (q - 1 - k) % 2 === 1;
+        i = q + 1;
+        if (!escaped) break;
       }
       continue;
     }
