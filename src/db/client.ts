@@ -17,17 +17,15 @@ export interface Db {
   close(): Promise<void>;
 }
 
-/** How long a request waits for a connection (new or pooled) before the database counts as unreachable. */
-export const CONNECT_TIMEOUT_MS = 5000;
-
 export function createDb(databaseUrl: string, opts: { max?: number } = {}): Db {
   const target = parseDatabaseUrl(databaseUrl);
   const pool = new pg.Pool({
     connectionString: target.url, max: opts.max ?? 20, Client: clientClassFor(target),
-    // A server that is gone fails a connection attempt (or the wait for a pooled one) within
-    // seconds instead of never: the request answers 503 and the client retries.
-    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
     // TCP keepalives find a connection whose server vanished without closing it (a lost machine).
+    // No connect timeout here: with one (pg-pool's connectionTimeoutMillis, or each client's), a
+    // worker stopped delivering for good after a PostgreSQL restart
+    // (test/reliability/postgres-restart.test.ts). With a host list, the probe's own 3 s
+    // timeouts bound the choice of a host (src/db/connect.ts).
     keepAlive: true,
     keepAliveInitialDelayMillis: 10_000,
   });
