@@ -34,7 +34,7 @@ const PAYMENT_FIELDS: Record<string, Field> = {
   OutSum: { description: 'Payment amount, 2 decimals (what a partial capture captured)', example: '1500.50', required: true },
   Commission: { description: 'Transaction fee, 2 decimals', example: '52.52', required: true },
   Currency: { description: 'Currency of the bill', example: 'RUB', enum: ['RUB', 'USD', 'EUR'], required: true },
-  CurrencyIn: { description: 'Currency the payer paid in', example: 'RUB', enum: ['RUB', 'USD', 'EUR'], required: true },
+  CurrencyIn: { description: 'Currency the payer paid in (always RUB)', example: 'RUB', enum: ['RUB'], required: true },
   TrsId: { description: 'Unique payment id: dedupe by it', example: 'Qm7Tz2Vb9KcX4wEr', required: true },
   Status: { description: 'Payment status: mark the order paid on SUCCESS or OVERPAID, failed on FAIL', example: 'SUCCESS', enum: ['SUCCESS', 'UNDERPAID', 'OVERPAID', 'FAIL'], required: true },
   custom: { description: 'Value sent in custom at bill creation (an object as its JSON text; empty when none)', example: 'cart=7781', required: true },
