@@ -4,6 +4,7 @@ import { setupTestApp, type TestApp } from '../helpers/app.js';
 import { createMerchant, type MerchantFixture } from '../factories/merchant.js';
 import { cardForm, DECLINED_CARD, payRequest, REFUND_FAIL_CARD, savedCardOf } from '../factories/payment.js';
 import { admin } from '../admin/helpers.js';
+import { createBill } from '../api/support.js';
 import { fund, seedBanks, card, regular } from '../payout/helpers.js';
 import { processDueRefunds } from '../../src/workers/refunds.js';
 import { processDuePayouts } from '../../src/workers/payouts.js';
@@ -59,11 +60,7 @@ function matchesDocument(kind: string, got: Received): void {
   expect(got.fields.SignatureValue, `${name}: the documented signature recipe`).toBe(signByRecipe(recipe, got.fields, m.token));
 }
 
-async function bill(payload: Record<string, unknown>): Promise<string> {
-  const r = await t.app.inject({ method: 'POST', url: '/api/v1/bill/create', headers: m.auth, payload: { amount: '250.00', shop_id: m.shopId, ...payload } });
-  expect(r.statusCode, r.body).toBe(200);
-  return r.json().bill_id as string;
-}
+const bill = (fields: Record<string, unknown>): Promise<string> => createBill(t, m, { amount: '250.00', ...fields });
 
 describe('every event kind /docs/json documents is what a receiver gets', () => {
   it('payment (SUCCESS with the payer\'s fields, FAIL, SBP, a saved card), refund (SUCCESS, FAIL), chargeback, payout and test postbacks match their documented fields and signature', async () => {
