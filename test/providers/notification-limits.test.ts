@@ -19,7 +19,7 @@ let prod: TestApp;
 let yk: YooKassaEmulator;
 beforeAll(async () => {
   t = await setupTestApp({ CONNECTOR_TIMEOUT_MS: '8000' });
-  prod = await setupTestApp({ CONNECTOR_TIMEOUT_MS: '8000', PAYMENTS_PROFILE: 'production' });
+  prod = await setupTestApp({ CONNECTOR_TIMEOUT_MS: '8000', PAYMENTS_PROFILE: 'production', ALLOW_PRIVATE_PROVIDER_URLS: 'true' });
   yk = await YooKassaEmulator.start({ retryBaseMs: 10 });
 });
 afterAll(async () => { await yk.stop(); await t.close(); await prod.close(); });

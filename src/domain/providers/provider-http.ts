@@ -1,5 +1,7 @@
 import { BlockList, isIP } from 'node:net';
 import type { Decimal } from 'decimal.js';
+import { Agent, fetch as guardedFetch } from 'undici';
+import { assertSafeUrl, checkUrlShape, guardedLookup, isPrivateLiteralHost, UNSAFE_ADDRESS, UnsafeUrlError } from '../../outbox/url-guard.js';
 import { ConnectorRefusedError, type CreateRefund } from './connector.js';
 
 /**
@@ -9,18 +11,58 @@ import { ConnectorRefusedError, type CreateRefund } from './connector.js';
 export interface ProviderAnswer { status: number; text: string; body: unknown; retryAfter?: string | null }
 
 /**
+ * Where a connector may call (ALLOW_PRIVATE_PROVIDER_URLS): `allowPrivate` lets emulators and
+ * tests use loopback and plain http; without it only public https addresses are reached.
+ */
+export interface ProviderNet { allowPrivate: boolean }
+
+/**
+ * Connections whose every DNS answer is checked at connect time (guardedLookup): a public name
+ * that resolves to a private address is refused, with no window between the check and the connect.
+ */
+const publicOnly = new Agent({ connect: { lookup: guardedLookup } });
+
+/**
+ * A provider address an operator typed, checked when a connector is saved: without
+ * `allowPrivate`, https only, and the host (resolved) a public address. Answers why not, or null.
+ */
+export async function providerUrlProblem(raw: string, net: ProviderNet): Promise<string | null> {
+  try {
+    const u = checkUrlShape(raw);
+    if (net.allowPrivate) return null;
+    if (u.protocol !== 'https:') return 'Must be an https URL (ALLOW_PRIVATE_PROVIDER_URLS is off).';
+    await assertSafeUrl(raw, false);
+    return null;
+  } catch (e) {
+    if (e instanceof UnsafeUrlError) return `Must be a public https address: ${e.message} (ALLOW_PRIVATE_PROVIDER_URLS is off).`;
+    throw e;
+  }
+}
+
+/**
  * One HTTP call to a provider, aborted by the call wrapper's signal. What reaches the caller:
- * an answer (any status); a ConnectorRefusedError when the request never left (connection
- * refused, unknown host), so no money can have moved; any other error (cut connection, a reset
- * after sending, a timeout) as a plain Error, which the wrapper records as an unknown outcome.
+ * an answer (any status; a redirect is an answer, never followed); a ConnectorRefusedError when
+ * the request never left (connection refused, unknown host, an address `net` does not allow),
+ * so no money can have moved; any other error (cut connection, a reset after sending, a
+ * timeout) as a plain Error, which the wrapper records as an unknown outcome.
  */
 export async function providerFetch(
   who: string, url: string, init: { method: 'GET' | 'POST'; headers: Record<string, string>; body?: string }, signal: AbortSignal,
+  net: ProviderNet,
 ): Promise<ProviderAnswer> {
+  if (!net.allowPrivate) {
+    let u: URL;
+    try { u = checkUrlShape(url); } catch (e) { throw new ConnectorRefusedError('unsafe_url', `${who}: the address ${(e as Error).message} (the request was not sent)`); }
+    if (u.protocol !== 'https:') throw new ConnectorRefusedError('unsafe_url', `${who}: not an https address (the request was not sent)`);
+    if (isPrivateLiteralHost(u)) throw new ConnectorRefusedError('unsafe_url', `${who}: a private or loopback address (the request was not sent)`);
+  }
   let res: Response;
   try {
-    res = await fetch(url, { ...init, signal, redirect: 'manual' });
+    res = net.allowPrivate
+      ? await fetch(url, { ...init, signal, redirect: 'manual' })
+      : await guardedFetch(url, { ...init, signal, redirect: 'manual', dispatcher: publicOnly }) as unknown as Response;
   } catch (e) {
+    if (causeCode(e) === UNSAFE_ADDRESS) throw new ConnectorRefusedError('unsafe_url', `${who}: the host resolves to a private or loopback address (the request was not sent)`);
     if (!signal.aborted && neverSent(e)) throw new ConnectorRefusedError('connection_refused', `${who}: ${causeCode(e)} (the request was not sent)`);
     throw new Error(`${who}: no answer (${causeCode(e)})`);
   }

@@ -15,5 +15,5 @@ export const yookassa: ConnectorPlugin<'yookassa'> = {
   capabilities: { payment: { card: true, sbp: true }, refunds: true, partialRefunds: true, payout: { card: true, sbp: true }, hostsCardForm: true,
     payoutCardBy: { number: true, tokens: ['yookassa'] } },
   notifications: { verifiedBy: 'YooKassa signs nothing: the object is read again with the shop\'s credentials and only that answer counts (source networks allow-listed)' },
-  build: (row, ctx) => new YooKassaConnector(row.name, row.mode, yookassaSettingsOf(row, ctx.profile), ctx.publicBaseUrl),
+  build: (row, ctx) => new YooKassaConnector(row.name, row.mode, yookassaSettingsOf(row, ctx.profile), ctx.publicBaseUrl, ctx.net),
 };
