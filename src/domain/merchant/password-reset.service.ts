@@ -15,7 +15,7 @@ export const RESET_LINK_MINUTES = 60;
 /** The cabinet page a reset link opens (the token in the query string: request logs drop it). */
 export const RESET_PATH = '/cabinet/password-reset';
 
-export interface ResetRequested { email: string; expiresAt: Date }
+export interface ResetRequested { email: string; expiresAt: Date; sessionsEnded: number }
 export interface PasswordSet extends CabinetAccount { sessionsEnded: number }
 
 const TOKEN = /^[A-Za-z0-9_-]{20,100}$/;
@@ -23,15 +23,17 @@ const TOKEN = /^[A-Za-z0-9_-]{20,100}$/;
 /**
  * An operator's password reset without the operator ever seeing a password (issue 27 item 1):
  * a one-time link (only its SHA-256 stored, valid RESET_LINK_MINUTES, single use) is mailed to
- * the cabinet account in the same transaction (the mail outbox); whoever opens it chooses the
- * new password, which ends every session of that account.
+ * the cabinet account in the same transaction (the mail outbox), and every open session of that
+ * account ends then (an operator resets a password because someone else may hold it); whoever
+ * opens the link chooses the new password, which ends the sessions opened meanwhile.
  */
 export class PasswordResetService {
   constructor(private readonly config: Config, private readonly db: Db, private readonly mail: MailOutbox) {}
 
   /**
    * A new link for the merchant's own login (`userId` null) or its team member `userId`; an
-   * earlier unused link of the account stops working. NotFoundError for no such account.
+   * earlier unused link of the account stops working and every session of the account ends, in
+   * the same transaction. NotFoundError for no such account.
    */
   async request(account: CabinetAccount, inTx?: InTx<ResetRequested>): Promise<ResetRequested> {
     const token = randomBytes(32).toString('base64url');
@@ -49,7 +51,7 @@ export class PasswordResetService {
       );
       const link = `${this.config.publicBaseUrl}${RESET_PATH}?token=${token}`;
       await this.mail.enqueue(c, { merchantId: account.merchantId, kind: 'password_reset', to: email, ...mailTexts.passwordReset(link, RESET_LINK_MINUTES) });
-      const out = { email, expiresAt: ins.rows[0]!.expires_at };
+      const out = { email, expiresAt: ins.rows[0]!.expires_at, sessionsEnded: await endAccountSessions(c, account) };
       if (inTx) await inTx(c, out);
       return out;
     });
