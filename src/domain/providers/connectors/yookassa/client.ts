@@ -44,7 +44,7 @@ export class YooKassaConnector implements Connector {
   readonly kind = 'yookassa' as const;
   readonly capabilities: Capabilities;
   readonly payoutWidget?: PayoutWidget;
-  private readonly allowList: BlockList | null;
+  private readonly allowList: BlockList;
 
   constructor(readonly name: string, readonly mode: ConnectorMode, private readonly s: YooKassaSettings, private readonly publicBaseUrl: string, private readonly net: ProviderNet) {
     const payouts = !!(s.payoutAgentId && s.payoutSecretKey);
@@ -56,7 +56,7 @@ export class YooKassaConnector implements Connector {
       savedCards: true,
     };
     if (payouts) this.payoutWidget = { provider: 'yookassa', accountId: s.payoutAgentId!, scriptUrl: s.payoutWidgetUrl };
-    this.allowList = s.allowedIps ? parseAllowList(s.allowedIps) : null;
+    this.allowList = parseAllowList(s.allowedIps);
   }
 
   // ---------------------------------------------------------------- payments
