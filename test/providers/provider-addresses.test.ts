@@ -1,11 +1,16 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { hostname } from 'node:os';
+import https from 'node:https';
+import type { AddressInfo, LookupFunction } from 'node:net';
+import { hostname, tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_TOKEN, setupTestApp, type TestApp } from '../helpers/app.js';
 import { enrolledOperator, type OperatorFixture } from '../operator/helpers.js';
 import { encrypt } from '../../src/lib/crypto.js';
 import { profileWarnings } from '../../src/domain/deployment/profile-warnings.js';
+import { publicHttpsRequest } from '../../src/domain/providers/provider-http.js';
 
 /**
  * Provider addresses are the deployment's, not a form's: in production (ALLOW_PRIVATE_PROVIDER_URLS
@@ -172,5 +177,55 @@ describe('with ALLOW_PRIVATE_PROVIDER_URLS (the sandbox profile\'s default): emu
       expect(redirecting.seen).toEqual(['GET /v3/me']);
       expect(target.seen).not.toContain('GET /elsewhere');
     } finally { await redirecting.close(); }
+  });
+});
+
+describe('the https request a production connector makes (publicHttpsRequest)', () => {
+  /** A TLS server on loopback with a throwaway certificate for `localhost`; the test trusts it and lets the lookup pass. */
+  async function tlsServer(handler: http.RequestListener) {
+    const dir = mkdtempSync(join(tmpdir(), 'provider-tls-'));
+    const made = spawnSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'),
+      '-days', '1', '-subj', '/CN=localhost', '-addext', 'subjectAltName=DNS:localhost'], { encoding: 'utf8' });
+    if (made.status !== 0) throw new Error(made.stderr);
+    const cert = readFileSync(join(dir, 'cert.pem'), 'utf8');
+    const server = https.createServer({ key: readFileSync(join(dir, 'key.pem')), cert }, handler);
+    rmSync(dir, { recursive: true, force: true });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    return { cert, port: (server.address() as AddressInfo).port, close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }) };
+  }
+  /** A lookup without the guard, answering the server's address whatever the system's order of localhost's addresses. */
+  const anyAddress: LookupFunction = (_host, options, cb) => {
+    const done = cb as (e: null, a: string | { address: string; family: number }[], f?: number) => void;
+    if (options.all) done(null, [{ address: '127.0.0.1', family: 4 }]); else done(null, '127.0.0.1', 4);
+  };
+  const signal = () => AbortSignal.timeout(5000);
+
+  it('answers the status, the text and Retry-After; a redirect is an answer, not followed; the guarded lookup refuses loopback before connecting', async () => {
+    const seen: string[] = [];
+    const s = await tlsServer((req, res) => {
+      seen.push(`${req.method} ${req.url} ${req.headers.authorization ?? ''}`);
+      if (req.url === '/v3/moved') { res.writeHead(302, { location: '/v3/me' }); res.end(); return; }
+      res.writeHead(429, { 'content-type': 'application/json', 'retry-after': '2' });
+      res.end(JSON.stringify({ type: 'error', code: 'too_many_requests' }));
+    });
+    try {
+      const init = { method: 'GET' as const, headers: { authorization: 'Basic x' } };
+      const a = await publicHttpsRequest(new URL(`https://localhost:${s.port}/v3/me`), init, signal(), { lookup: anyAddress, ca: s.cert });
+      expect(a).toEqual({ status: 429, text: '{"type":"error","code":"too_many_requests"}', retryAfter: '2' });
+      const moved = await publicHttpsRequest(new URL(`https://localhost:${s.port}/v3/moved`), init, signal(), { lookup: anyAddress, ca: s.cert });
+      expect(moved.status).toBe(302);
+      expect(seen).toEqual(['GET /v3/me Basic x', 'GET /v3/moved Basic x']);
+      // The lookup a production connector uses: localhost resolves to loopback, so nothing is sent.
+      const refused = await publicHttpsRequest(new URL(`https://localhost:${s.port}/v3/me`), init, signal(), { ca: s.cert }).catch((e: unknown) => e);
+      expect((refused as { cause?: { code?: string } }).cause?.code).toBe('EUNSAFEADDR');
+      expect(seen).toHaveLength(2);
+    } finally { await s.close(); }
+  });
+
+  it('a connection refused is an error whose cause says so (classified as never sent)', async () => {
+    const s = await tlsServer((_req, res) => res.end());
+    await s.close();
+    const e = await publicHttpsRequest(new URL(`https://localhost:${s.port}/v3/me`), { method: 'GET', headers: {} }, signal(), { lookup: anyAddress, ca: s.cert }).catch((x: unknown) => x);
+    expect((e as { cause?: { code?: string } }).cause?.code).toBe('ECONNREFUSED');
   });
 });

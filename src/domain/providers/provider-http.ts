@@ -1,6 +1,6 @@
-import { BlockList, isIP } from 'node:net';
+import https from 'node:https';
+import { BlockList, isIP, type LookupFunction } from 'node:net';
 import type { Decimal } from 'decimal.js';
-import { Agent, fetch as guardedFetch } from 'undici';
 import { assertSafeUrl, checkUrlShape, guardedLookup, isPrivateLiteralHost, UNSAFE_ADDRESS, UnsafeUrlError } from '../../outbox/url-guard.js';
 import { ConnectorRefusedError, type CreateRefund } from './connector.js';
 
@@ -16,11 +16,48 @@ export interface ProviderAnswer { status: number; text: string; body: unknown; r
  */
 export interface ProviderNet { allowPrivate: boolean }
 
+/** How long a connection to a provider may take to open (fetch's connect timeout, under CONNECTOR_TIMEOUT_MS). */
+const CONNECT_TIMEOUT_MS = 10_000;
+
+/** Kept-alive connections to providers (a connection reused was checked when it was made). */
+const providerAgent = new https.Agent({ keepAlive: true, maxSockets: 64, maxFreeSockets: 16, timeout: 60_000 });
+
 /**
- * Connections whose every DNS answer is checked at connect time (guardedLookup): a public name
- * that resolves to a private address is refused, with no window between the check and the connect.
+ * One https request whose every DNS answer is checked at connect time (`lookup`, guardedLookup
+ * unless a test says otherwise): a public name that resolves to a private address is refused,
+ * with no window between the check and the connect. A redirect is an answer, never followed.
+ * Errors carry the socket's error as `cause`, as fetch's do, so they are classified alike.
  */
-const publicOnly = new Agent({ connect: { lookup: guardedLookup } });
+export function publicHttpsRequest(
+  u: URL, init: { method: 'GET' | 'POST'; headers: Record<string, string>; body?: string }, signal: AbortSignal,
+  o: { lookup?: LookupFunction; ca?: string } = {},
+): Promise<{ status: number; text: string; retryAfter: string | null }> {
+  return new Promise((resolve, reject) => {
+    const failed = (e: Error) => reject(Object.assign(new Error('request failed'), { cause: e }));
+    const req = https.request(u, {
+      method: init.method, headers: init.headers, signal, lookup: o.lookup ?? guardedLookup,
+      ...(o.ca ? { ca: o.ca, agent: false } : { agent: providerAgent }),
+    }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        const h = res.headers['retry-after'];
+        resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8'), retryAfter: typeof h === 'string' ? h : null });
+      });
+      res.on('error', failed);
+      res.on('aborted', () => failed(new Error('the answer was cut')));
+    });
+    // As fetch's own connect timeout (NEVER_SENT below): an address that drops the attempt is down, not unknown.
+    req.on('socket', (sock) => {
+      if (!sock.connecting) return;
+      const t = setTimeout(() => req.destroy(Object.assign(new Error('connect timeout'), { code: 'UND_ERR_CONNECT_TIMEOUT' })), CONNECT_TIMEOUT_MS);
+      sock.once('connect', () => clearTimeout(t));
+      sock.once('close', () => clearTimeout(t));
+    });
+    req.on('error', failed);
+    req.end(init.body);
+  });
+}
 
 /**
  * A provider address an operator typed, checked when a connector is saved: without
@@ -56,20 +93,22 @@ export async function providerFetch(
     if (u.protocol !== 'https:') throw new ConnectorRefusedError('unsafe_url', `${who}: not an https address (the request was not sent)`);
     if (isPrivateLiteralHost(u)) throw new ConnectorRefusedError('unsafe_url', `${who}: a private or loopback address (the request was not sent)`);
   }
-  let res: Response;
+  let answer: { status: number; text: string; retryAfter: string | null };
   try {
-    res = net.allowPrivate
-      ? await fetch(url, { ...init, signal, redirect: 'manual' })
-      : await guardedFetch(url, { ...init, signal, redirect: 'manual', dispatcher: publicOnly }) as unknown as Response;
+    if (net.allowPrivate) {
+      const res = await fetch(url, { ...init, signal, redirect: 'manual' });
+      answer = { status: res.status, text: await res.text(), retryAfter: res.headers.get('retry-after') };
+    } else {
+      answer = await publicHttpsRequest(new URL(url), init, signal);
+    }
   } catch (e) {
     if (causeCode(e) === UNSAFE_ADDRESS) throw new ConnectorRefusedError('unsafe_url', `${who}: the host resolves to a private or loopback address (the request was not sent)`);
     if (!signal.aborted && neverSent(e)) throw new ConnectorRefusedError('connection_refused', `${who}: ${causeCode(e)} (the request was not sent)`);
     throw new Error(`${who}: no answer (${causeCode(e)})`);
   }
-  const text = await res.text();
   let body: unknown = null;
-  try { body = JSON.parse(text); } catch { /* an HTML error page from a proxy */ }
-  return { status: res.status, text, body, retryAfter: res.headers.get('retry-after') };
+  try { body = JSON.parse(answer.text); } catch { /* an HTML error page from a proxy */ }
+  return { status: answer.status, text: answer.text, body, retryAfter: answer.retryAfter };
 }
 
 /**
