@@ -249,7 +249,7 @@ export function merchantDocument(full: Json, settings: { idempotencyTtlHours?: n
     openapi: '3.1.0',
     info: {
       title: 'Payment service: merchant API', version: full.info?.version ?? '1.0.0',
-      description: 'The merchant API (/api/v1), the payment page\'s JSON mode, the service probes and the events the service posts to you (webhooks). Every call answers JSON; errors carry `success: false` and the key in `message`. The operator API has its own document: /admin/docs.',
+      description: 'The merchant API (/api/v1), the payment page\'s JSON mode, the service probes and the events the service posts to you (webhooks). Every call answers JSON; errors carry `success: false` and the key in `message`. Every POST honours an `Idempotency-Key` header (the first answer is kept ' + (settings.idempotencyTtlHours ?? 24) + ' hours and replayed for the same key; each POST says what it dedupes): send one key per intended bill, charge, payout or refund (e.g. your order id and attempt number) and the same key on every retry of it; for a charge it is the only thing that deduplicates. Each error message is listed with its meaning (ErrorKey), each event you receive with its fields and signature (webhooks). The operator API has its own document: /admin/docs.',
     },
     servers: full.servers,
     tags: full.tags,
