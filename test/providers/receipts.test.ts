@@ -224,7 +224,7 @@ describe('bill/create for a fiscalized shop', () => {
 });
 
 describe('receipt lines add up to the payment exactly', () => {
-  const fiscal: ActiveFiscal = { enabled: true, taxSystemCode: 1, vatCode: 1, paymentSubject: 'commodity', paymentMode: 'full_payment' };
+  const fiscal: ActiveFiscal = { enabled: true, taxSystemCode: 1, vatCode: 1, paymentSubject: 'commodity', paymentMode: 'full_payment', ffdVersion: '1.05' };
   const base = { fiscal, billName: 'B', billDescription: null, email: 'a@b.test', phone: null };
 
   it('a USD bill: items scaled to the RUB paid, rounding on the last line, a line that does not divide becomes quantity 1', () => {

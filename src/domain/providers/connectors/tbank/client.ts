@@ -195,9 +195,12 @@ export class TBankConnector implements Connector {
     }
     const r = await this.send('Cancel', {
       PaymentId: req.paymentRef, Amount: kopecks(rub), ExternalRequestId: req.refundId,
-      // With an online cash register a refund goes by the receipt's lines (modern-openapi.json,
-      // "Частичный возврат при подключенной онлайн-кассе": Cancel carries Amount and Receipt).
-      ...(req.receipt ? { Receipt: tbReceipt(req.receipt) } : {}),
+      // With an online cash register a partial refund lists the returned lines (modern-openapi.json,
+      // "Частичный возврат при подключенной онлайн-кассе": Cancel carries Amount and Receipt); a full
+      // one carries none: the register reverses the payment's own receipt (the specification's
+      // Cancel.Receipt: "При полной отмене структура чека не передается, при частичной — передаются
+      // товары, которые нужно отменить").
+      ...(req.receipt && !req.whole ? { Receipt: tbReceipt(req.receipt) } : {}),
     }, ctx);
     // No answer, or a 5xx: the Cancel may have applied; asked again with the same ExternalRequestId.
     if (r.status !== 200 || !r.body) throw new Error(`tbank: Cancel answered HTTP ${r.status} (result unknown)`);
