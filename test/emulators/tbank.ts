@@ -383,8 +383,11 @@ export class TBankEmulator {
     if (refused) return refused;
     let due = Date.now() + 24 * 3600_000; // [2]: RedirectDueDate defaults to 24 hours.
     if (b.RedirectDueDate !== undefined) {
-      const t = typeof b.RedirectDueDate === 'string' ? Date.parse(b.RedirectDueDate) : NaN;
-      if (Number.isNaN(t)) return this.fail('9999', 'Неверные параметры.', 'Поле RedirectDueDate: дата в формате ISO 8601');
+      // [16]: `YYYY-MM-DDTHH24:MI:SS+GMT`, at least 1 minute and at most 90 days ahead (EMULATOR: 5 s of clock slack).
+      const ok = typeof b.RedirectDueDate === 'string' && /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}[+-]\d{2}:\d{2}$/.test(b.RedirectDueDate);
+      const t = ok ? Date.parse(b.RedirectDueDate as string) : NaN;
+      if (Number.isNaN(t)) return this.fail('9999', 'Неверные параметры.', 'Поле RedirectDueDate: формат YYYY-MM-DDTHH24:MI:SS+GMT');
+      if (t < Date.now() + 55_000 || t > Date.now() + 90 * 86_400_000 + 5_000) return this.fail('9999', 'Неверные параметры.', 'Поле RedirectDueDate: от 1 минуты до 90 дней');
       due = t;
     }
     const id = String(this.nextId++);

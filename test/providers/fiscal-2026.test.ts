@@ -1,3 +1,7 @@
+import { readFileSync } from 'node:fs';
+import https from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_TOKEN, setupTestApp, type TestApp } from '../helpers/app.js';
 import { formPost } from './connector-calls.js';
@@ -6,6 +10,8 @@ import { payRequest } from '../factories/payment.js';
 import { startReceiver, waitFor, type Receiver } from '../outbox/receiver.js';
 import { YooKassaEmulator } from '../emulators/yookassa.js';
 import { TBankEmulator } from '../emulators/tbank.js';
+import { tbankSettingsOf } from '../../src/domain/providers/connectors/tbank/settings.js';
+import { TBANK_NOTIFICATION_SOURCES } from '../../src/domain/providers/connectors/tbank/index.js';
 
 // The fiscal tables as they stand in 2026 (docs/connectors/fiscal.md), receipts frozen with their
 // operation, and register failures put before an operator: through the service's HTTP faces
@@ -243,5 +249,59 @@ describe('one receipt per operation, frozen', () => {
     expect(sent[1]!.raw).toBe(sent[0]!.raw);
     expect(JSON.parse(sent[0]!.raw).receipt.items[0].vat_code).toBe(11);
     expect((await t.db.pool.query(`SELECT status::text FROM refunds WHERE id = $1`, [first.id])).rows[0]!.status).toBe('SUCCESS');
+  });
+});
+
+describe('transport', () => {
+  it('a provider whose certificate is not trusted is never-sent: the payment goes to the next connector of the route', async () => {
+    const dir = fileURLToPath(new URL('../fixtures/tls/', import.meta.url));
+    // A T-Bank address whose certificate chains to no root Node trusts (as T-Bank's would without the Russian Trusted Root CA).
+    const tls = https.createServer({ key: readFileSync(`${dir}self-signed.key`), cert: readFileSync(`${dir}self-signed.crt`) }, (_q, s) => { s.end('{}'); });
+    await new Promise<void>((r) => tls.listen(0, '127.0.0.1', () => r()));
+    let reached = 0;
+    tls.on('request', () => { reached += 1; });
+    try {
+      const port = (tls.address() as AddressInfo).port;
+      const put = await t.app.inject({
+        method: 'PUT', url: '/admin/v1/connectors/tb-untrusted', headers: admin,
+        payload: { kind: 'tbank', mode: 'test', settings: { base_url: `https://127.0.0.1:${port}/v2`, terminal_key: tb.terminalKey, password: tb.password } },
+      });
+      expect(put.statusCode, put.body).toBe(201);
+      const m = await fiscalMerchant('tb-26');
+      expect((await t.app.inject({ method: 'PATCH', url: `/admin/v1/merchants/${m.merchantId}`, headers: admin, payload: { routing: { payment_card: ['tb-untrusted', 'tb-26'] } } })).statusCode).toBe(200);
+      const { paymentId } = await openBill(m);
+      expect((await t.db.pool.query(`SELECT status::text, connector FROM payments WHERE id = $1`, [paymentId])).rows[0]).toEqual({ status: 'PROCESS', connector: 'tb-26' });
+      expect(tbPaymentOf(tb, paymentId)).toBeDefined();
+      expect(reached).toBe(0);
+    } finally {
+      await new Promise<void>((r) => tls.close(() => r()));
+    }
+  });
+
+  it('T-Bank notifications are taken only from T-Bank\'s published networks when allowed_ips is not set', async () => {
+    const m = await fiscalMerchant('tb-26');
+    const id = await paid(m, '4300000000000777');
+    const p = tbPaymentOf(tb, id);
+    const body = tb.sign({ TerminalKey: tb.terminalKey, OrderId: id, Success: true, Status: 'CONFIRMED', PaymentId: Number(p.PaymentId), ErrorCode: '0', Amount: p.Amount });
+    const from = (ip: string) => t.app.inject({ method: 'POST', url: '/providers/tb-26/notifications', remoteAddress: ip, payload: body });
+    expect((await from('203.0.113.9')).statusCode).toBeGreaterThanOrEqual(400);
+    for (const ip of ['91.194.227.10', '91.218.135.200', '212.49.24.1', '212.233.83.254']) {
+      const r = await from(ip);
+      expect([ip, r.statusCode, r.body]).toEqual([ip, 200, 'OK']);
+    }
+    expect(tbankSettingsOf({ name: 'x', kind: 'tbank', mode: 'live', enabled: true, settings: {}, secrets: {} } as never, 'production').allowedIps).toBe(TBANK_NOTIFICATION_SOURCES);
+  });
+
+  it('Init carries RedirectDueDate from the bill\'s ttl; without a ttl none is sent', async () => {
+    const m = await fiscalMerchant('tb-26');
+    const bill = await t.app.inject({ method: 'POST', url: '/api/v1/bill/create', headers: m.auth, payload: { shop_id: m.shopId, amount: '100.00', payer_email: 'a@example.test', ttl: 3600 } });
+    expect(bill.statusCode, bill.body).toBe(200);
+    const expires = (await t.db.pool.query<{ expires_at: Date }>(`SELECT expires_at FROM bills WHERE id = $1`, [bill.json().bill_id])).rows[0]!.expires_at;
+    const r = await payRequest(t, bill.json().bill_id, { method: 'BANK_CARD' });
+    const p = tbPaymentOf(tb, r.json().payment_id);
+    expect(Math.abs(p.DueAt - expires.getTime())).toBeLessThan(1000);
+    // Without a ttl: none is sent (T-Bank's own 24 hours).
+    const { paymentId } = await openBill(m, '100.00');
+    expect(Math.abs(tbPaymentOf(tb, paymentId).DueAt - (Date.now() + 24 * 3_600_000))).toBeLessThan(60_000);
   });
 });

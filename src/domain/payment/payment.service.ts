@@ -354,6 +354,7 @@ export class PaymentService {
         sbpAmount: c.kind === 'sandbox' ? pay.sbpAmount : undefined,
         returnUrl: `${this.config.publicBaseUrl}/pay/${opened.bill.id}/payments/${paymentId}`,
         receipt,
+        ...(opened.bill.expiresAt ? { payableUntil: opened.bill.expiresAt } : {}),
         ...(opened.bill.capture ? {} : { capture: false }),
         ...(opened.saveConsent && c.capabilities.savedCards ? { savePaymentMethod: true } : {}),
         ...(opened.charge ? { savedMethod: { providerId: opened.charge.providerId } } : {}),

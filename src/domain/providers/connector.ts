@@ -136,6 +136,8 @@ export interface CreatePayment {
   sbpAmount?: Decimal;
   /** The 54-FZ receipt when the bill's shop fiscalizes (its lines add up to `amount`). */
   receipt?: Receipt;
+  /** The bill's own deadline (its ttl): the provider's page or QR must not take a payment after it. */
+  payableUntil?: Date;
   /** See CreateRefund.firstSentAt. */
   firstSentAt?: Date | null;
   /** false: two-stage, authorize and hold only (only to a connector with `capabilities.twoStage`). */

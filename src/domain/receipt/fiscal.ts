@@ -147,6 +147,10 @@ export function parseFiscalization(raw: unknown, current: FiscalSettings | null,
     if (typeof v === 'string' && (list as readonly string[]).includes(v.trim().toLowerCase())) (out as unknown as Record<string, string>)[key] = v.trim().toLowerCase();
     else errors[`${prefix}${field}`] = [MESSAGES[field]];
   }
+  // FFD 1.2's list of payment subjects has no `composite` (T-Bank Items_FFD_12.PaymentObject).
+  if (out.ffdVersion === '1.2' && out.paymentSubject === 'composite' && !errors[`${prefix}payment_subject`]) {
+    errors[`${prefix}payment_subject`] = ['The payment subject composite does not exist in FFD 1.2; choose another one.'];
+  }
   // A stored ENVD (accepted before it was refused) is never enabled again: the shop chooses its system now.
   if (out.enabled && out.taxSystemCode === ENVD_TAX_SYSTEM_CODE && !errors[`${prefix}tax_system_code`]) errors[`${prefix}tax_system_code`] = [MESSAGES.envd];
   if (out.enabled && Object.keys(errors).length === 0) {

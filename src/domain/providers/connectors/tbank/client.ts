@@ -8,7 +8,7 @@ import {
 import { parseAllowList, providerFetch, rubOfRefund, type ProviderAnswer } from '../../provider-http.js';
 import {
   CONFIG_CODES, IN_PROGRESS, ORDER_NOT_FOUND, PAID, REFUND_RUNNING, RETRYABLE_CANCEL_CODES, RETRY_LATER, answered, kopecks, kopecksOrZero, paymentOutcome,
-  reasonFollows, refundOutcome, refundRef, tbReceipt, type TbAnswer,
+  reasonFollows, redirectDueDate, refundOutcome, refundRef, tbReceipt, type TbAnswer,
 } from './mapping.js';
 import { parseTBankNotification, tbankToken } from './notifications.js';
 import type { TBankSettings } from './settings.js';
@@ -54,6 +54,7 @@ export class TBankConnector implements Connector {
       // (developer.tbank.ru/eacq/api/charge: Init with Recurrent "Y" and CustomerKey). The customer is
       // this payment (one saved card per customer key; nothing else of the payer is sent).
       ...(req.savePaymentMethod ? { Recurrent: 'Y', CustomerKey: req.paymentId } : {}),
+      ...(req.payableUntil ? { RedirectDueDate: redirectDueDate(req.payableUntil) } : {}),
       ...(req.receipt ? { Receipt: tbReceipt(req.receipt) } : {}),
     }, ctx);
     // A NEW payment moves no money until the payer acts on T-Bank's page or the QR, which the

@@ -151,3 +151,15 @@ export function kopecks(d: Decimal): number {
   }
   return k.toNumber();
 }
+
+/**
+ * Init's `RedirectDueDate` from the bill's deadline: T-Bank's form and SBP QR stop taking the
+ * payment then (modern-openapi.json, Init.RedirectDueDate: "Если текущая дата превышает дату,
+ * которая передана в этом параметре, ссылка для оплаты или возможность платежа по QR-коду
+ * становятся недоступными"; at least 1 minute and at most 90 days ahead, `YYYY-MM-DDTHH24:MI:SS+GMT`,
+ * 24 hours when absent). Kept inside those bounds; written in UTC, whole seconds.
+ */
+export function redirectDueDate(until: Date, now = Date.now()): string {
+  const at = Math.min(Math.max(until.getTime(), now + 60_000), now + 90 * 86_400_000);
+  return new Date(Math.floor(at / 1000) * 1000).toISOString().replace(/\.\d{3}Z$/, '+00:00');
+}

@@ -1,5 +1,8 @@
 import type { PaymentsProfile } from '../../../../config.js';
 import { settingText, type SettingsSchema, type StoredConnector } from '../../plugin.js';
+import { LOOPBACK_SOURCES } from '../../provider-http.js';
+
+export { LOOPBACK_SOURCES };
 
 /** YooKassa API v3 in production (yookassa.ru/developers/using-api/basics). */
 export const YOOKASSA_BASE_URL = 'https://api.yookassa.ru/v3';
@@ -19,8 +22,6 @@ export const YOOKASSA_NOTIFICATION_SOURCES = '185.71.76.0/27, 185.71.77.0/27, 77
  */
 export const YOOKASSA_PAYOUT_WIDGET_URL = 'https://yookassa.ru/payouts-data/3.1.0/widget.js';
 
-/** Loopback, added to the default list in the `sandbox` profile only (a local emulator, tests). */
-export const LOOPBACK_SOURCES = '127.0.0.0/8, ::1';
 
 export interface YooKassaSettings {
   baseUrl: string;
