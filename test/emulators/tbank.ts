@@ -594,6 +594,13 @@ export class TBankEmulator {
     this.notifier.notify(p.NotificationURL ?? this.notifyUrl, this.notificationBody(p));
   }
 
+  /** The clock passes a payment's RedirectDueDate (the next read finds it expired). */
+  passDueDate(paymentId: string) {
+    const p = this.payments.get(paymentId);
+    if (!p) throw new Error(`unknown payment ${paymentId}`);
+    p.DueAt = Date.now() - 1;
+  }
+
   /**
    * [16]: the register's report on a payment's receipt ("Income") or a refund's ("IncomeReturn"),
    * signed; `errorCode` other than "0" is a receipt the register did not register, with its message.
