@@ -84,8 +84,13 @@ export interface OperationKind<S extends string, Row extends { id: string; statu
   sendFromProvider_(op: C): Promise<O>;
   /** Outside any transaction: the connector that has it asked (a repeat under the same key where it shows nothing). */
   reconcileFromProvider_(op: C): Promise<O>;
-  /** Outside any transaction: the provider's answer now, applied nowhere; null when it cannot be asked. */
-  readFromProvider_(id: string): Promise<O | null>;
+  /**
+   * Outside any transaction: the provider's answer now, applied nowhere; null when it cannot be
+   * asked. `ref`: the provider's own reference of the object to read (the one its notification
+   * names), instead of the one we stored (none when an answer was lost); the connector checks the
+   * object it reads is this one of ours.
+   */
+  readFromProvider_(id: string, ref?: string | null): Promise<O | null>;
   /** In the transaction: no final answer; the row stays PROCESS with what was heard and its next check after the backoff. */
   defer_(c: Queryable, op: C, o: O): Promise<Deferred | null>;
 }

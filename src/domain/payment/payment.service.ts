@@ -504,9 +504,9 @@ export class PaymentService {
       // A payment is sent when it is opened (pay): a claimed one is only ever asked about.
       sendFromProvider_: (p) => this.reconcileFromProvider_(p),
       reconcileFromProvider_: (p) => this.reconcileFromProvider_(p),
-      readFromProvider_: async (id) => {
+      readFromProvider_: async (id, ref) => {
         const p = (await runPaymentById<PaymentRow>(this.db.pool, id, { text: PAYMENT_SQL, values: [id] })).rows[0];
-        return p?.connector ? this.reconcileFromProvider_({ id, connector: p.connector, ref: p.provider_ref }) : null;
+        return p?.connector ? this.reconcileFromProvider_({ id, connector: p.connector, ref: ref ?? p.provider_ref }) : null;
       },
       defer_: async (c, p, o) => {
         const held = await this.hold(p.id, o, p.checkAttempts + 1, c);

@@ -227,7 +227,13 @@ export class YooKassaConnector implements Connector {
 
   async getPayout(q: { payoutId: string; ref: string | null }, ctx: CallContext): Promise<OperationOutcome> {
     if (!q.ref) throw new ConnectorRefusedError('yookassa:no_ref', 'yookassa: no payout id to read; repeat the payout with the same idempotence key');
-    return operationOutcome(await this.read('payouts', q.ref, ctx));
+    const o = await this.read('payouts', q.ref, ctx);
+    // Read by a reference a notification named (not one we stored): the payout must be the one
+    // we made, whose metadata carries our payout id (createPayout sends it), else it says nothing of ours.
+    if (o.metadata?.payout_id !== q.payoutId) {
+      throw new ConnectorRefusedError('yookassa:not_ours', `yookassa: payout ${o.id} is not payout ${q.payoutId} (its metadata names ${String(o.metadata?.payout_id ?? 'none')})`);
+    }
+    return operationOutcome(o);
   }
 
   // ---------------------------------------------------------------- notifications
