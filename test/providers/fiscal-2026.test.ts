@@ -166,6 +166,33 @@ describe('fiscal tables as they stand in 2026', () => {
   });
 });
 
+describe('YooKassa\'s own receipts ("Чеки от ЮKassa")', () => {
+  it('go by e-mail only: the phone is not sent, and a payer who gave only a phone is refused before anything is sent', async () => {
+    const own = await YooKassaEmulator.start({ fiscalization: true, ownReceipts: true });
+    try {
+      const put = await t.app.inject({
+        method: 'PUT', url: '/admin/v1/connectors/yk-own', headers: admin,
+        payload: { kind: 'yookassa', mode: 'test', settings: { base_url: own.apiUrl, shop_id: own.shopId, secret_key: own.secretKey, own_receipts: true } },
+      });
+      expect(put.statusCode, put.body).toBe(201);
+      const m = await fiscalMerchant('yk-own');
+      const both = await t.app.inject({ method: 'POST', url: '/api/v1/bill/create', headers: m.auth, payload: { shop_id: m.shopId, amount: '100.00', payer_email: 'a@example.test', request_fields: ['phone'] } });
+      const r1 = await payRequest(t, both.json().bill_id, { method: 'BANK_CARD', payer_phone: '+7 900 123-45-67' });
+      expect(r1.statusCode, r1.body).toBe(200);
+      expect(own.receipts.find((x) => own.payments.get(x.id)?.metadata.payment_id === r1.json().payment_id)!.receipt.customer).toEqual({ email: 'a@example.test' });
+      const phoneOnly = await t.app.inject({ method: 'POST', url: '/api/v1/bill/create', headers: m.auth, payload: { shop_id: m.shopId, amount: '100.00', request_fields: ['phone'] } });
+      expect(phoneOnly.statusCode, phoneOnly.body).toBe(200);
+      const posts = own.posts.length;
+      const r2 = await payRequest(t, phoneOnly.json().bill_id, { method: 'BANK_CARD', payer_phone: '+7 900 123-45-67' });
+      expect(own.posts.length).toBe(posts);
+      expect((await t.db.pool.query(`SELECT status::text, failure_reason, failure_message FROM payments WHERE id = $1`, [r2.json().payment_id])).rows[0])
+        .toMatchObject({ status: 'FAIL', failure_reason: 'provider_unavailable', failure_message: expect.stringContaining('yookassa:receipt_email_required') });
+    } finally {
+      await own.stop();
+    }
+  });
+});
+
 describe('T-Bank refunds and the register', () => {
   it('a full refund\'s Cancel carries no Receipt; a partial one lists the returned line', async () => {
     const m = await fiscalMerchant('tb-26');
