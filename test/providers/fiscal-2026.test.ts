@@ -7,6 +7,7 @@ import { ADMIN_TOKEN, setupTestApp, type TestApp } from '../helpers/app.js';
 import { formPost } from './connector-calls.js';
 import { createMerchant, type MerchantFixture } from '../factories/merchant.js';
 import { payRequest } from '../factories/payment.js';
+import { enrolledOperator } from '../operator/helpers.js';
 import { startReceiver, waitFor, type Receiver } from '../outbox/receiver.js';
 import { YooKassaEmulator } from '../emulators/yookassa.js';
 import { TBankEmulator } from '../emulators/tbank.js';
@@ -240,6 +241,13 @@ describe('T-Bank refunds and the register', () => {
     expect(item.last_heard).toMatchObject({ register_error_code: '3008', register_message: 'ФН переполнен' });
     const metrics = await t.app.inject({ method: 'GET', url: '/metrics', headers: admin });
     expect(metrics.body).toMatch(/payments_receipt_failures_total\{object_type="payment"\} [1-9]/);
+    // The console's attention view shows it, with the register's message and its one outcome.
+    const op = await enrolledOperator(t, 'admin');
+    const page = (await op.client.get('/operator/attention')).body;
+    expect(page).toContain(`data-attention="${String(item.id)}" data-kind="receipt_failed"`);
+    expect(page).toContain('data-testid="receipt-failed-badge"');
+    expect(page).toContain('ФН переполнен');
+    expect(page).toContain('<option value="CORRECTED">');
     // It is closed as corrected, never as a payment's outcome.
     const bad = await t.app.inject({ method: 'POST', url: `/admin/v1/attention/${String(item.id)}/resolve`, headers: admin, payload: { outcome: 'FAIL' } });
     expect(bad.statusCode).toBe(422);
