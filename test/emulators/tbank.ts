@@ -71,11 +71,30 @@ import {
  *     without sending the payer to PaymentURL; the payment is paid with the saved card's details.
  *     RebillId is carried by the AUTHORIZED notification only (EMULATOR: the stricter reading; the
  *     CONFIRMED one that follows has none); Recurrent other than "Y", or "Y" without CustomerKey (1..36 characters), is 9999; an
- *     unknown RebillId is 9999 with a detail.
+ *     unknown RebillId is 104 with a detail (EMULATOR, see charge()).
  * [15] a real Charge answer quoted in a public gist (a Charge of a payment not in NEW): {"Success":false,
  *     "ErrorCode":"4","Message":"Запрашиваемое состояние транзакции является неверным.","Details":
  *     "Изменение статуса недопустимо."}.
- * [16] modern-openapi.json as it stands (v1.80, read 2026-11-28): Receipt_FFD_105 and Receipt_FFD_12
+ * [16] kravetsone/t-kassa-api modern-openapi.json (T-Bank's specification, info.version 1.28): section
+ *     "Передача признака инициатора операции" (Init's DATA.OperationInitiatorType: 0 the payer, nothing
+ *     saved, Recurrent N; 1 the payer, card saved, Recurrent Y; 2 the payer with a saved card; R a
+ *     merchant's recurring charge; I installments; 2, R and I are charged with RebillId) and its
+ *     "Коды ошибок": 1125 "Некорректное значение OperationInitiatorType", 1126 "Несопоставимые
+ *     значения rebillId или Recurrent с переданным значением OperationInitiatorType", 10 "Метод
+ *     Charge заблокирован для данного терминала", 262 "Истек срок действия родительского платежа";
+ *     kravetsone/t-kassa-api src/index.ts (Charge): "По умолчанию метод Charge отключен", and a
+ *     mismatch with the table is 1126. EMULATOR: Charge is on unless `chargeEnabled` is false (the
+ *     tests' terminals were enabled); an Init without DATA.OperationInitiatorType is accepted (older
+ *     integrations) unless `requireInitiatorType`, and then its Charge is 1126.
+ * [17] GetCardList {CustomerKey} -> the customer's cards [{CardId, Pan, Status A | I | D, RebillId,
+ *     ExpDate}], "включая удаленные"; RemoveCard {CustomerKey, CardId} -> {Success, Status: D,
+ *     CustomerKey, CardId} (T-Bank's operations GetCardList and RemoveCard, kravetsone/t-kassa-api
+ *     src/index.ts). EMULATOR: a parent payment paid with Recurrent Y and CustomerKey adds its card;
+ *     a removed card's RebillId charges no more (answered as an unknown RebillId).
+ * [18] GetState's `Amount` is described only as "Сумма в копейках": whether it is what the payment
+ *     was or what is left after refunds is not documented. EMULATOR switch `stateAmount`: 'left'
+ *     (default) or 'payment' (the payment's original amount, in GetState and in notifications).
+ * [19] modern-openapi.json as it stands (v1.80, read 2026-11-28): Receipt_FFD_105 and Receipt_FFD_12
  *     `Taxation` osn | usn_income | usn_income_outcome | esn | patent (`envd` is gone); `FfdVersion`
  *     "1.05" | "1.2"; Items_FFD_105/Items_FFD_12 `Tax` none | vat0 | vat5 | vat7 | vat10 | vat20 | vat105 |
  *     vat107 | vat110 | vat120 (5 % and 7 % added in v1.47), and vat22 | vat122 from 1 January 2026
@@ -90,11 +109,11 @@ import {
  * Anything marked EMULATOR is this emulator's own choice where the documentation is silent.
  */
 
-/** [16]: envd left the specification. */
+/** [19]: envd left the specification. */
 const TB_TAXATION = new Set(['osn', 'usn_income', 'usn_income_outcome', 'esn', 'patent']);
-/** [16]: the 2025 and 2026 rates included. */
+/** [19]: the 2025 and 2026 rates included. */
 const TB_TAX = new Set(['none', 'vat0', 'vat5', 'vat7', 'vat10', 'vat20', 'vat105', 'vat107', 'vat110', 'vat120', 'vat22', 'vat122']);
-/** [16]: Items_FFD_12.PaymentObject (no `composite`; the marked-goods values besides). */
+/** [19]: Items_FFD_12.PaymentObject (no `composite`; the marked-goods values besides). */
 const TB_PAYMENT_OBJECTS_12 = new Set([
   'commodity', 'excise', 'job', 'service', 'gambling_bet', 'gambling_prize', 'lottery', 'lottery_prize', 'intellectual_activity',
   'payment', 'agent_commission', 'contribution', 'property_rights', 'unrealization', 'tax_reduction', 'trade_fee', 'resort_tax', 'pledge',
@@ -137,6 +156,8 @@ export interface TbPayment {
   Recurrent?: boolean;
   CustomerKey?: string;
   RebillId?: string;
+  /** [16]: Init's DATA.OperationInitiatorType, when sent. */
+  Initiator?: string;
 }
 
 /** EMULATOR card table: [7]'s two test cards plus our sandbox's numbers, so one table serves both. */
@@ -159,10 +180,12 @@ export interface TBankOptions {
   maxAttempts?: number;
   /** [9][10]: the terminal has an online cash register: Init, Confirm and Cancel need Receipt. */
   fiscalization?: boolean;
-  /** [16]: the register works to FFD 1.2: a receipt must say FfdVersion "1.2" and give each item's MeasurementUnit. */
+  /** [19]: the register works to FFD 1.2: a receipt must say FfdVersion "1.2" and give each item's MeasurementUnit. */
   ffd12?: boolean;
   /** [12]: an SBP refund settles (ASYNC_REFUNDING -> PARTIAL_REFUNDED | REFUNDED) after this many ms (default 0); null: only settleSbpRefunds(). */
   sbpRefundSettleMs?: number | null;
+  /** [18]: what GetState's and the notifications' Amount are (default 'left'). */
+  stateAmount?: 'left' | 'payment';
 }
 
 export type TbPayerAction = 'pay' | 'decline' | '3ds-confirm' | '3ds-fail' | 'sbp-confirm' | 'sbp-reject' | 'expire';
@@ -200,12 +223,23 @@ export class TBankEmulator {
   private nextRebillId = 1_700_000_000_000;
   /** [14]: RebillIds issued, with the card each one charges. */
   readonly rebills = new Map<string, { pan: string; parent: string }>();
+  /** [17]: each customer's saved cards. */
+  readonly cards = new Map<string, { CardId: string; Pan: string; Status: 'A' | 'I' | 'D'; RebillId: string; ExpDate: string }[]>();
+  /** [16]: the Charge method is enabled on this terminal (settable by tests). */
+  chargeEnabled = true;
+  /** [16]: a Charge of a payment whose Init named no OperationInitiatorType is 1126 (settable by tests). */
+  requireInitiatorType = false;
+  /** [16]: RebillIds whose parent payment expired: a Charge with one is 262. */
+  readonly expiredRebills = new Set<string>();
+  /** [18]: what GetState's and the notifications' Amount are (settable by tests). */
+  stateAmount: 'left' | 'payment';
 
   private constructor(opts: TBankOptions) {
     this.opts = opts;
     this.terminalKey = opts.terminalKey ?? '1234567890DEMO';
     this.password = opts.password ?? 'emulator-password';
     this.fiscalization = opts.fiscalization ?? false;
+    this.stateAmount = opts.stateAmount ?? 'left';
     this.notifyUrl = opts.notifyUrl;
     // [4]: delivered again until the answer is HTTP 200 with exactly "OK".
     this.notifier = new Notifier({ accepts: (s, t) => s === 200 && t === 'OK', retryBaseMs: opts.retryBaseMs, maxAttempts: opts.maxAttempts });
@@ -293,6 +327,8 @@ export class TBankEmulator {
       SbpPayTest: () => this.sbpPayTest(b),
       CheckOrder: () => this.checkOrder(b),
       Charge: () => this.charge(b),
+      GetCardList: () => this.getCardList(b),
+      RemoveCard: () => this.removeCard(b),
     } as Record<string, () => Answer | Promise<Answer>>)[op];
     if (!handler) return this.fail('9999', 'Неверные параметры.', `Метод ${op} не поддерживается эмулятором`);
     // A T-Bank error before anything is applied (tests: 9001 "retry later", 9999, 3...).
@@ -341,7 +377,7 @@ export class TBankEmulator {
     const phone = typeof r.Phone === 'string' && /^\+\d{10,15}$/.test(r.Phone);
     if (!email && !phone) return bad('Receipt: заполните Email или Phone');
     if (!TB_TAXATION.has(r.Taxation as string)) return bad('Receipt.Taxation: недопустимое значение');
-    // [16]: FfdVersion "1.05" or "1.2"; a 1.2 register takes only 1.2 receipts (EMULATOR: the stricter reading).
+    // [19]: FfdVersion "1.05" or "1.2"; a 1.2 register takes only 1.2 receipts (EMULATOR: the stricter reading).
     if (r.FfdVersion !== undefined && r.FfdVersion !== '1.05' && r.FfdVersion !== '1.2') return bad('Receipt.FfdVersion: 1.05 или 1.2');
     const ffd12 = r.FfdVersion === '1.2';
     if (this.opts.ffd12 && !ffd12) return bad('Receipt.FfdVersion: касса работает по ФФД 1.2');
@@ -379,11 +415,22 @@ export class TBankEmulator {
     if (b.Recurrent === 'Y' && (typeof b.CustomerKey !== 'string' || b.CustomerKey === '' || b.CustomerKey.length > 36)) {
       return this.fail('9999', 'Неверные параметры.', 'Для рекуррентного платежа нужен CustomerKey');
     }
+    // [16]: the operation's initiator, when named, must be one of the table's and agree with Recurrent.
+    const data = b.DATA && typeof b.DATA === 'object' ? b.DATA as Record<string, unknown> : undefined;
+    const initiator = data?.OperationInitiatorType;
+    if (initiator !== undefined) {
+      if (typeof initiator !== 'string' || !['0', '1', '2', 'R', 'I'].includes(initiator)) {
+        return this.fail('1125', 'Некорректное значение OperationInitiatorType. Должно быть одно из списка', '');
+      }
+      if ((initiator === '1') !== (b.Recurrent === 'Y')) {
+        return this.fail('1126', 'Несопоставимые значения rebillId или Recurrent с переданным значением OperationInitiatorType', '');
+      }
+    }
     const refused = this.receiptRefusal(b.Receipt, amount);
     if (refused) return refused;
     let due = Date.now() + 24 * 3600_000; // [2]: RedirectDueDate defaults to 24 hours.
     if (b.RedirectDueDate !== undefined) {
-      // [16]: `YYYY-MM-DDTHH24:MI:SS+GMT`, at least 1 minute and at most 90 days ahead (EMULATOR: 5 s of clock slack).
+      // [19]: `YYYY-MM-DDTHH24:MI:SS+GMT`, at least 1 minute and at most 90 days ahead (EMULATOR: 5 s of clock slack).
       const ok = typeof b.RedirectDueDate === 'string' && /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}[+-]\d{2}:\d{2}$/.test(b.RedirectDueDate);
       const t = ok ? Date.parse(b.RedirectDueDate as string) : NaN;
       if (Number.isNaN(t)) return this.fail('9999', 'Неверные параметры.', 'Поле RedirectDueDate: формат YYYY-MM-DDTHH24:MI:SS+GMT');
@@ -400,6 +447,7 @@ export class TBankEmulator {
       Data: b.DATA && typeof b.DATA === 'object' ? b.DATA as Record<string, unknown> : undefined,
       sbp: false, formCode: hex(6), history: ['NEW'],
       ...(b.Recurrent === 'Y' ? { Recurrent: true, CustomerKey: b.CustomerKey as string } : {}),
+      ...(typeof initiator === 'string' ? { Initiator: initiator } : {}),
     };
     // [2]: Init does not deduplicate by OrderId; CheckOrder lists every payment of an order.
     this.payments.set(id, p);
@@ -416,7 +464,7 @@ export class TBankEmulator {
     this.expireIfDue(p);
     return json(200, {
       Success: true, ErrorCode: '0', Message: 'OK', TerminalKey: this.terminalKey, Status: p.Status,
-      PaymentId: p.PaymentId, OrderId: p.OrderId, Amount: p.Amount,
+      PaymentId: p.PaymentId, OrderId: p.OrderId, Amount: this.amountOf(p),
     });
   }
 
@@ -477,7 +525,7 @@ export class TBankEmulator {
     const take = amount ?? p.Amount;
     // Refunds never exceed what is left of the payment (EMULATOR: code 8; 9999 is an internal error, retried).
     if (take > p.Amount) return this.fail('8', 'Неверный статус транзакции', 'Сумма отмены больше остатка платежа');
-    // [16]: a full Cancel (all of the payment, nothing refunded before) carries no receipt: the register reverses the payment's own.
+    // [19]: a full Cancel (all of the payment, nothing refunded before) carries no receipt: the register reverses the payment's own.
     const full = take === p.Amount && (p.Status === 'CONFIRMED' || p.Status === 'AUTHORIZED');
     if (full && b.Receipt !== undefined && this.fiscalization) return this.fail('309', 'Неверные параметры.', 'Receipt: при полной отмене структура чека не передается');
     const refused = full ? null : this.receiptRefusal(b.Receipt, take);
@@ -536,8 +584,18 @@ export class TBankEmulator {
   private charge(b: Record<string, unknown>): Answer {
     const p = this.payment(b);
     if ('status' in p) return p;
-    const rebill = typeof b.RebillId === 'string' || typeof b.RebillId === 'number' ? this.rebills.get(String(b.RebillId)) : undefined;
-    if (!rebill) return this.fail('9999', 'Неверные параметры.', 'RebillId не найден');
+    // [16]: Charge is off unless T-Bank enabled it for the terminal.
+    if (!this.chargeEnabled) return this.fail('10', 'Метод Charge заблокирован для данного терминала', '');
+    const rebillId = typeof b.RebillId === 'string' || typeof b.RebillId === 'number' ? String(b.RebillId) : '';
+    if (this.expiredRebills.has(rebillId)) return this.fail('262', 'Истек срок действия родительского платежа', '');
+    const rebill = this.rebills.get(rebillId);
+    // EMULATOR: the code for an unknown (or removed) RebillId is not documented; 104 "Ошибка выполения
+    // рекуррента" of [16]'s table (9999 there is "Внутренняя ошибка системы", a technical error).
+    if (!rebill) return this.fail('104', 'Ошибка выполения рекуррента', 'RebillId не найден');
+    // [16]: only a payment Init'ed as charged by RebillId (2, R, I) may be charged.
+    if (p.Initiator !== undefined ? !['2', 'R', 'I'].includes(p.Initiator) : this.requireInitiatorType) {
+      return this.fail('1126', 'Несопоставимые значения rebillId или Recurrent с переданным значением OperationInitiatorType', '');
+    }
     if (p.Status !== 'NEW') return this.fail('4', 'Запрашиваемое состояние транзакции является неверным.', 'Изменение статуса недопустимо.');
     p.card = { pan: rebill.pan, cardId: this.nextCardId++ };
     this.move(p, 'AUTHORIZING');
@@ -550,6 +608,23 @@ export class TBankEmulator {
       this.authorize(p);
     }
     return json(200, { Success: p.ErrorCode === '0', ErrorCode: p.ErrorCode, TerminalKey: this.terminalKey, Status: p.Status, PaymentId: p.PaymentId, OrderId: p.OrderId, Amount: p.Amount, ...(p.Message ? { Message: p.Message } : {}) });
+  }
+
+  /** [17]: the customer's cards, removed ones included. */
+  private getCardList(b: Record<string, unknown>): Answer {
+    if (typeof b.CustomerKey !== 'string' || b.CustomerKey === '') return this.fail('9999', 'Неверные параметры.', 'Поле CustomerKey не должно быть пустым');
+    const list = this.cards.get(b.CustomerKey);
+    if (!list) return this.fail('7', 'Неверный статус покупателя', `Покупатель ${b.CustomerKey} не найден`);
+    return json(200, list.map((c) => ({ ...c })));
+  }
+
+  /** [17]: the card deleted (status D); its RebillId charges no more. */
+  private removeCard(b: Record<string, unknown>): Answer {
+    const card = typeof b.CustomerKey === 'string' ? this.cards.get(b.CustomerKey)?.find((c) => c.CardId === String(b.CardId)) : undefined;
+    if (!card) return this.fail('231', 'Не найден идентификатор карты', '');
+    card.Status = 'D';
+    this.rebills.delete(card.RebillId);
+    return json(200, { TerminalKey: this.terminalKey, Status: 'D', CustomerKey: b.CustomerKey, CardId: card.CardId, CardType: 0, Success: true, ErrorCode: '0' });
   }
 
   private checkOrder(b: Record<string, unknown>): Answer {
@@ -581,13 +656,18 @@ export class TBankEmulator {
   private notificationBody(p: TbPayment, password = this.password): Record<string, unknown> {
     const body: Record<string, unknown> = {
       TerminalKey: this.terminalKey, OrderId: p.OrderId, Success: p.ErrorCode === '0',
-      Status: p.Status, PaymentId: Number(p.PaymentId), ErrorCode: p.ErrorCode, Amount: p.Amount,
+      Status: p.Status, PaymentId: Number(p.PaymentId), ErrorCode: p.ErrorCode, Amount: this.amountOf(p),
     };
     if (p.card) Object.assign(body, { CardId: p.card.cardId, Pan: maskPan(p.card.pan), ExpDate: '1230' });
     if (p.RebillId && p.Status === 'AUTHORIZED') body.RebillId = p.RebillId;
     if (p.Data) body.Data = p.Data;
     body.Token = tbankToken(body, password);
     return body;
+  }
+
+  /** [18]: the Amount GetState and the notifications show. */
+  private amountOf(p: TbPayment): number {
+    return this.stateAmount === 'payment' ? p.OriginalAmount : p.Amount;
   }
 
   private emit(p: TbPayment) {
@@ -602,7 +682,7 @@ export class TBankEmulator {
   }
 
   /**
-   * [16]: the register's report on a payment's receipt ("Income") or a refund's ("IncomeReturn"),
+   * [19]: the register's report on a payment's receipt ("Income") or a refund's ("IncomeReturn"),
    * signed; `errorCode` other than "0" is a receipt the register did not register, with its message.
    * Delivered like any notification (until answered "OK").
    */
@@ -691,6 +771,12 @@ export class TBankEmulator {
     if (p.Recurrent && p.card && !p.RebillId) {
       p.RebillId = String(this.nextRebillId++);
       this.rebills.set(p.RebillId, { pan: p.card.pan, parent: p.PaymentId });
+      // [17]: the card is the customer's saved card.
+      if (p.CustomerKey) {
+        const list = this.cards.get(p.CustomerKey) ?? [];
+        list.push({ CardId: String(p.card.cardId), Pan: maskPan(p.card.pan), Status: 'A', RebillId: p.RebillId, ExpDate: '1230' });
+        this.cards.set(p.CustomerKey, list);
+      }
     }
     this.move(p, 'AUTHORIZED', true);
     if (p.PayType === 'O') {
