@@ -203,7 +203,7 @@ export const VERBS: Record<string, Verb> = {
   },
   'merchants:password-reset': {
     usage: 'merchants:password-reset MERCHANT_ID [MEMBER_ID]',
-    help: 'Mail the cabinet account (the owner, or the team member MEMBER_ID) a one-time link to set a new password (valid 1 hour); prints where it went (masked), never a password',
+    help: 'Mail the cabinet account (the owner, or the team member MEMBER_ID) a one-time link to set a new password (valid 1 hour) and end its open sessions at once; prints where it went (masked), never a password',
     build(p) {
       const [id] = need(p, 1, this.usage);
       const member = p.positional[1];
@@ -503,6 +503,7 @@ async function joinRunningEmbedded(): Promise<void> {
   process.env.ADMIN_API_TOKEN = env.ADMIN_API_TOKEN || secrets.ADMIN_API_TOKEN;
   process.env.TOKEN_ENCRYPTION_KEY = env.TOKEN_ENCRYPTION_KEY || secrets.TOKEN_ENCRYPTION_KEY;
   process.env.ALLOW_PRIVATE_WEBHOOK_URLS = env.ALLOW_PRIVATE_WEBHOOK_URLS || 'true';
+  process.env.ALLOW_PRIVATE_PROVIDER_URLS = env.ALLOW_PRIVATE_PROVIDER_URLS || 'true';
 }
 
 /**
