@@ -26,7 +26,7 @@ export interface DbGauges {
   reconcileOverdue: Gauge;
 }
 
-const ATTENTION_KINDS = ['unknown_outcome', 'conflict'] as const;
+const ATTENTION_KINDS = ['unknown_outcome', 'conflict', 'receipt_failed'] as const;
 
 export function createDbGauges(registry: Registry): DbGauges {
   const g = (name: string, help: string) => new Gauge({ name, help, registers: [registry] });
@@ -61,7 +61,7 @@ export function createDbGauges(registry: Registry): DbGauges {
     poolMax: g('db_pool_max_connections', 'Size limit of this process\'s database pool.'),
     attentionOpen: new Gauge({
       name: 'payments_attention_open', labelNames: ['kind'], registers: [registry],
-      help: 'Attention items an operator has not settled yet, by kind (unknown_outcome: reconciliation gave up; conflict: a provider contradicted a final status).',
+      help: 'Attention items an operator has not settled yet, by kind (unknown_outcome: reconciliation gave up; conflict: a provider contradicted a final status; receipt_failed: a receipt the cash register did not register).',
     }),
     attentionOldest: new Gauge({
       name: 'payments_attention_oldest_open_age_seconds', labelNames: ['kind'], registers: [registry],

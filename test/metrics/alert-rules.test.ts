@@ -57,7 +57,7 @@ describe('alert rules and the dashboard name only metrics the service exposes', 
   it('the rules cover what an operator must hear of, and each has a runbook section in docs/operations.md', () => {
     const used = new Set(rules.flatMap((x) => metricNames(x.expr)));
     for (const n of ['payments_attention_oldest_open_age_seconds', 'payments_provider_conflicts_total', 'outbox_dead_events', 'payments_reconcile_overdue_seconds',
-      'connector_calls_total', 'outbox_oldest_pending_age_seconds', 'db_pool_waiting_requests', 'payouts_process_oldest_age_seconds']) expect(used, n).toContain(n);
+      'connector_calls_total', 'outbox_oldest_pending_age_seconds', 'db_pool_waiting_requests', 'payouts_process_oldest_age_seconds', 'payments_receipt_failures_total']) expect(used, n).toContain(n);
     const ops = readFileSync('docs/operations.md', 'utf8');
     const anchors = new Set([...ops.matchAll(/^#+ (.+)$/gm)].map((m) => m[1]!.toLowerCase().replace(/[^a-z0-9 -]/g, '').trim().replace(/ /g, '-')));
     for (const rule of rules as Array<{ alert: string; annotations?: { runbook?: string } }>) {
