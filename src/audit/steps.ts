@@ -40,7 +40,7 @@ export const withAudit = <T>(first: InTx<T> | undefined, audit: InTx<T>): InTx<T
   await audit(c, r);
 };
 
-// The steps of money and event actions, shared by the cabinet and the operator API (issue 17).
+// The steps of money and event actions, shared by the cabinet and the operator API, so one action reads the same whoever took it.
 
 /** A refund created (full or partial), with its amount and first status. */
 export const refundAudit = (who: Actor): InTx<RefundRecord> => (c, r) => writeAudit(c, who, {
@@ -80,7 +80,7 @@ export async function testPostback(app: FastifyInstance, who: Actor, merchantId:
 }
 
 /**
- * A restricted API key created or revoked (issue 27): its merchant, name and scopes, never its
+ * A restricted API key created or revoked: its merchant, name and scopes, never its
  * token. `reason` says why a revocation happened when it was not asked for (a member removed).
  */
 export const apiKeyAudit = (who: Actor, action: 'api_key.create' | 'api_key.revoke', reason?: string): InTx<ApiKeyView> => (c, k) => writeAudit(c, who, {
@@ -92,7 +92,7 @@ export const apiKeyAudit = (who: Actor, action: 'api_key.create' | 'api_key.revo
   },
 });
 
-// Issue 27: connectors and chargebacks.
+// Connectors and chargebacks: both change where money goes, so both are audited.
 
 /** A connector's audited fields, settings flattened (`settings.base_url`): secret values never, only their names. */
 const connectorFields = (x: ConnectorShape): Record<string, unknown> => {

@@ -42,7 +42,7 @@ function settingsShown(plugin: ConnectorPlugin | null, stored: Record<string, un
 }
 
 /**
- * The console's connectors (issue 30 item 3): create one of any kind with a form generated from
+ * The console's connectors, so an operator needs no API call to run a provider: create one of any kind with a form generated from
  * the kind's settings schema, change its settings (secrets write-only), test the connection with
  * the provider's harmless read, switch it on or off. The registry's put and setEnabled, as the
  * operator API and the CLI use them, each audited.
