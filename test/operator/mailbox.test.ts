@@ -97,6 +97,9 @@ describe('production without SMTP_URL', () => {
       const log = pino({ level: 'info' }, { write: (l: string) => { lines.push(l); } });
       await p.db.pool.query(`INSERT INTO mail_outbox (kind, to_address, subject, body_enc) VALUES ('payout_approved', 'x@example.test', 's', NULL)`);
       const w = startMailWorker({ config: p.config, db: p.db, services: p.app.services, log }, { pollMs: 10 });
+      await waitFor(() => lines.some((l) => l.includes('SMTP_URL is not set')), 'the mail worker to warn that SMTP_URL is not set');
+      // Time is the subject: the worker polls every 10 ms, so these 100 ms are several more polls
+      // that must not warn again.
       await new Promise((res) => setTimeout(res, 100));
       await w.stop();
       expect(lines.filter((l) => l.includes('SMTP_URL is not set'))).toHaveLength(1);

@@ -343,6 +343,8 @@ describe('MULTI bills', () => {
       await x.query(`UPDATE bills SET status = 'PROCESS', updated_at = now() WHERE id = $1`, [billId]);
       opening = payRequest(t, billId, cardForm(SANDBOX_3DS_CARD));
       await lockWaiters(1);
+      // Time is the subject: the commit must come measurably later than the waiting request
+      // started, so a payment stamped with its request's time would fail the check below.
       await new Promise((r) => setTimeout(r, 50));
       committedAt = (await x.query<{ at: Date }>('SELECT clock_timestamp() AS at')).rows[0]!.at;
       await x.query('COMMIT');
