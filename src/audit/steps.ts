@@ -40,7 +40,8 @@ export const withAudit = <T>(first: InTx<T> | undefined, audit: InTx<T>): InTx<T
   await audit(c, r);
 };
 
-// The steps of money and event actions, shared by the cabinet and the operator API, so one action reads the same whoever took it.
+// The steps of money and event actions, shared by the cabinet and the operator API, so one
+// action reads the same whoever took it.
 
 /** A refund created (full or partial), with its amount and first status. */
 export const refundAudit = (who: Actor): InTx<RefundRecord> => (c, r) => writeAudit(c, who, {
