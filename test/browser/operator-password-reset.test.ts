@@ -24,7 +24,7 @@ let worker: Worker;
 beforeAll(async () => {
   ({ t, base, browser } = await browserTestApp(ARTIFACTS));
   worker = startTestMailWorker(t);
-}, 120_000);
+});
 
 afterAll(async () => {
   await worker?.stop();
