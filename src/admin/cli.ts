@@ -135,6 +135,11 @@ export const VERBS: Record<string, Verb> = {
     help: "Turn an operator's TOTP off (a lost phone): the next console sign-in enrols again",
     build(p) { const [id] = need(p, 1, this.usage); return { method: 'POST', path: `/operators/${id}/totp-reset` }; },
   },
+  'operators:password-reset': {
+    usage: 'operators:password-reset OPERATOR_ID',
+    help: 'Mail an operator a one-time link to set a new password (valid 1 hour); their console sessions end now',
+    build(p) { const [id] = need(p, 1, this.usage); return { method: 'POST', path: `/operators/${id}/password-reset` }; },
+  },
   'audit:list': {
     usage: 'audit:list [--actor A] [--object-id ID] [--action X] [--start-date D] [--finish-date D] [--before-id N] [--limit N]',
     help: 'The audit trail, newest first',

@@ -9,6 +9,7 @@ import { maskEmail } from '../lib/email.js';
 import { mailReachesReader } from '../mail/mail-outbox.js';
 import { mailTexts } from '../mail/templates.js';
 import { RESET_LINK_MINUTES } from '../domain/merchant/password-reset.service.js';
+import { OPERATOR_RESET_MINUTES } from '../domain/operator/password-reset.js';
 
 /**
  * Production without SMTP_URL: a reset link would wait unsent while the operator is told it
@@ -57,6 +58,26 @@ export function operatorActions(app: FastifyInstance) {
     async refreshMerchantToken(who: Actor, id: string): Promise<string> {
       await loadMerchant(id);
       return merchants.refreshToken(id, audited(who, 'merchant.token.refresh'));
+    },
+
+    /**
+     * An admin's password reset of an operator: a one-time link mailed to the operator (valid an
+     * hour), and every console session of theirs ended at once, in the same transaction as the
+     * audit entry (an admin resets because the password may be known to someone else). The
+     * admin learns only where it went. 404 for no such active operator.
+     */
+    async sendOperatorPasswordReset(who: Actor, operatorId: string): Promise<{ sentTo: string }> {
+      if (!isIdLike(operatorId)) throw new NotFoundError('Operator not found.');
+      if (!mailReachesReader(app.config)) throw new MailNotConfiguredError();
+      const r = await app.services.operatorPasswordResets.request(operatorId, 'admin', async (c, x) => {
+        const ended = await c.query('DELETE FROM operator_sessions WHERE operator_id = $1', [x.operatorId]);
+        await writeAudit(c, who, {
+          action: 'operator.password.reset', objectType: 'operator', objectId: x.operatorId, before: null,
+          after: { link_sent_to: maskEmail(x.email), valid_minutes: OPERATOR_RESET_MINUTES, sessions_ended: ended.rowCount ?? 0 },
+        });
+      });
+      if (!r) throw new NotFoundError('Operator not found (or disabled: enable it first).');
+      return { sentTo: maskEmail(r.email) };
     },
 
     /**

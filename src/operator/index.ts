@@ -19,6 +19,7 @@ import pageRoutes from './routes/pages.js';
 import attentionRoutes from './routes/attention.js';
 import onboardingRoutes from './routes/onboarding.js';
 import connectorRoutes from './routes/connectors.js';
+import passwordResetRoutes from './routes/password-reset.js';
 
 const VIEWS = fileURLToPath(new URL('./views', import.meta.url));
 const asset = (rel: string) => readFileSync(fileURLToPath(new URL(rel, import.meta.url)));
@@ -104,6 +105,7 @@ export default async function operatorConsole(app: FastifyInstance): Promise<voi
     signInLimits: { ...SIGN_IN_LIMITS, perAddress: app.config.loginAttemptsPerIp, perAccount: app.config.loginFailuresPerAccount },
   };
   await app.register(authRoutes, opts);
+  await app.register(passwordResetRoutes, opts);
   await app.register(pageRoutes);
   await app.register(attentionRoutes);
   await app.register(onboardingRoutes);

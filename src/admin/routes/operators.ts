@@ -8,6 +8,7 @@ import { ROLES } from '../../domain/operator/roles.js';
 import { isIdLike } from '../../lib/input-fields.js';
 import type { OperatorView } from '../../domain/operator/operator.service.js';
 import { list, ok, OperatorSchema, OperatorTokenSchema } from './schemas.js';
+import { MailNotConfiguredError, operatorActions } from '../../backoffice/actions.js';
 
 const IdParams = Type.Object({ id: Type.String() });
 const CreateInput = defineInput({
@@ -104,6 +105,23 @@ export default async function operatorAdminRoutes(app: FastifyInstance): Promise
       action: 'operator.token.revoke', objectType: 'operator', objectId: id, before: { token_id: tokenId }, after: null,
     }));
     return { success: true, id: tokenId, revoked: true };
+  });
+
+  app.post<{ Params: { id: string } }>('/operators/:id/password-reset', {
+    config: { permission: 'admin' },
+    schema: {
+      tags, summary: "Mail an active operator a one-time link to set a new password (valid 1 hour) and end every console session of theirs now; answers 202 with the masked address. No password is ever answered",
+      params: IdParams,
+      response: { 202: ok({ sent_to: Type.String({ description: 'Where the link went, masked', examples: ['o***@ops.example'] }) }, 'The link is mailed') },
+    },
+  }, async (req, reply) => {
+    try {
+      const r = await operatorActions(app).sendOperatorPasswordReset(actorOf(req), req.params.id);
+      return reply.status(202).send({ success: true, sent_to: r.sentTo });
+    } catch (e) {
+      if (e instanceof MailNotConfiguredError) return reply.status(503).send({ success: false, message: e.message });
+      throw e;
+    }
   });
 
   app.post<{ Params: { id: string } }>('/operators/:id/totp-reset', {
