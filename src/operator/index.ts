@@ -20,6 +20,7 @@ import attentionRoutes from './routes/attention.js';
 import onboardingRoutes from './routes/onboarding.js';
 import connectorRoutes from './routes/connectors.js';
 import passwordResetRoutes from './routes/password-reset.js';
+import operatorRoutes from './routes/operators.js';
 
 const VIEWS = fileURLToPath(new URL('./views', import.meta.url));
 const asset = (rel: string) => readFileSync(fileURLToPath(new URL(rel, import.meta.url)));
@@ -110,6 +111,7 @@ export default async function operatorConsole(app: FastifyInstance): Promise<voi
   await app.register(attentionRoutes);
   await app.register(onboardingRoutes);
   await app.register(connectorRoutes);
+  await app.register(operatorRoutes);
 }
 
 /** What a service threw, for the operator: the status the operator API would answer and its message. */

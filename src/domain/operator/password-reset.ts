@@ -11,11 +11,13 @@ import { MIN_PASSWORD } from '../merchant/team.service.js';
 
 /** How long an operator's reset link works. */
 export const OPERATOR_RESET_MINUTES = 60;
+/** How long an invited operator's link works (a week, as the cabinet's invitations). */
+export const OPERATOR_INVITE_MINUTES = 7 * 24 * 60;
 /** The console page a reset link opens (the token in the query string: request logs drop it). */
 export const OPERATOR_RESET_PATH = '/operator/password-reset';
 
-/** Who asked for the link: the operator on the sign-in page, or an admin for them. */
-export type ResetAskedBy = 'self' | 'admin';
+/** Who asked for the link: the operator on the sign-in page, an admin for them, or an admin's invitation. */
+export type ResetAskedBy = 'self' | 'admin' | 'invite';
 export interface OperatorResetRequested { operatorId: string; email: string; expiresAt: Date }
 export interface OperatorPasswordSet { operatorId: string; email: string; sessionsEnded: number }
 
@@ -45,16 +47,17 @@ export class OperatorPasswordResetService {
     const token = randomBytes(32).toString('base64url');
     return withPgTx(this.db.pool, async (c) => {
       const r = await c.query<{ id: string; email: string }>(`SELECT id, email FROM operators WHERE ${where} AND status = 'ACTIVE' FOR UPDATE`, [key]);
+      const minutes = by === 'invite' ? OPERATOR_INVITE_MINUTES : OPERATOR_RESET_MINUTES;
       const op = r.rows[0];
       if (!op) return null;
       await dropUnused(c, op.id);
       const ins = await c.query<{ expires_at: Date }>(
         `INSERT INTO operator_password_resets (id, operator_id, token_hash, expires_at)
          VALUES ($1, $2, $3, now() + make_interval(mins => $4)) RETURNING expires_at`,
-        [newId(), op.id, sha256Hex(token), OPERATOR_RESET_MINUTES],
+        [newId(), op.id, sha256Hex(token), minutes],
       );
       const link = `${this.config.publicBaseUrl}${OPERATOR_RESET_PATH}?token=${token}`;
-      await this.mail.enqueue(c, { merchantId: null, kind: 'operator_password_reset', to: op.email, ...mailTexts.operatorPasswordReset(link, OPERATOR_RESET_MINUTES, by) });
+      await this.mail.enqueue(c, { merchantId: null, kind: 'operator_password_reset', to: op.email, ...mailTexts.operatorPasswordReset(link, minutes, by) });
       const out = { operatorId: op.id, email: op.email, expiresAt: ins.rows[0]!.expires_at };
       if (inTx) await inTx(c, out);
       return out;
