@@ -21,6 +21,7 @@ import onboardingRoutes from './routes/onboarding.js';
 import connectorRoutes from './routes/connectors.js';
 import passwordResetRoutes from './routes/password-reset.js';
 import operatorRoutes from './routes/operators.js';
+import holdRoutes from './routes/holds.js';
 
 const VIEWS = fileURLToPath(new URL('./views', import.meta.url));
 const asset = (rel: string) => readFileSync(fileURLToPath(new URL(rel, import.meta.url)));
@@ -112,6 +113,7 @@ export default async function operatorConsole(app: FastifyInstance): Promise<voi
   await app.register(onboardingRoutes);
   await app.register(connectorRoutes);
   await app.register(operatorRoutes);
+  await app.register(holdRoutes);
 }
 
 /** What a service threw, for the operator: the status the operator API would answer and its message. */
