@@ -11,6 +11,7 @@ import { randomBytes } from 'node:crypto';
 import { userInfo } from 'node:os';
 import { CONNECTORS } from '../domain/providers/connectors/index.js';
 import { settingsLine } from '../domain/providers/plugin.js';
+import { keepNumberText } from '../lib/json-number-text.js';
 
 type Json = string | number | boolean | null | Json[] | { [k: string]: Json };
 
@@ -96,7 +97,8 @@ export const VERBS: Record<string, Verb> = {
       if (!['GET', 'POST', 'PUT', 'PATCH', 'DELETE'].includes(m)) throw new UsageError(`unknown method ${method}`);
       let body: Record<string, Json> | undefined;
       if (json !== undefined) {
-        try { body = JSON.parse(json) as Record<string, Json>; } catch { throw new UsageError('the body must be JSON'); }
+        // As the service reads a JSON body: a number keeps the digits typed (`1e3` stays "1e3" and is refused).
+        try { body = JSON.parse(keepNumberText(json)) as Record<string, Json>; } catch { throw new UsageError('the body must be JSON'); }
       }
       const rel = path.replace(/^\/?(admin\/v1)?\/?/, '/');
       return { method: m as Call['method'], path: rel, ...(body ? { body } : {}) };

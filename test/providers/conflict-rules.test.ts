@@ -118,7 +118,10 @@ describe('an unconfirmed conflict (a notification no read could confirm)', () =>
     expect(rows[0].last_heard).toMatchObject({
       ours: { status: ours, set_by: 'service', set_at: null },
       provider: { status: provider, ref: null, via: 'notification' },
-      money: { transfer: null, note: 'not moved: a read of the provider could not confirm its notification; the operator decides' },
+      // Money the provider says left (a payout or refund it says it made) is held meanwhile; nothing else moves.
+      money: provider === 'succeeded' && objectType !== 'payment'
+        ? { transfer: null, held: { transfer: `${objectType.toUpperCase()}_CONFLICT_HOLD:${objectId}` } }
+        : { transfer: null, note: 'not moved: a read of the provider could not confirm its notification; the operator decides' },
     });
   };
 
@@ -175,6 +178,10 @@ describe('an unconfirmed conflict (a notification no read could confirm)', () =>
     expect(await unconfirmed('payout', id, 'failed')).toBe(false);
     expect(await unconfirmed('payout', id, 'succeeded')).toBe(true);
     await expectItem('payout', id, m.merchantId, 'FAIL', 'succeeded');
+    expect((await t.db.pool.query(`SELECT kind::text FROM ledger_transfers WHERE ref_id = $1 ORDER BY created_at, kind`, [id])).rows.map((r) => r.kind))
+      .toEqual(['PAYOUT_LOCK', 'PAYOUT_RELEASE', 'PAYOUT_CONFLICT_HOLD']);
+    expect(await unconfirmed('payout', id, 'succeeded')).toBe(false);
+    expect((await t.db.pool.query(`SELECT count(*)::int AS n FROM ledger_transfers WHERE ref_id = $1`, [id])).rows[0].n).toBe(3);
   });
 });
 

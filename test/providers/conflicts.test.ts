@@ -252,36 +252,128 @@ describe('payouts', () => {
     expect(await balance(m.merchantId)).toMatchObject({ available: '65.00' });
   });
 
-  it('a contradicting notification the read cannot confirm (the provider cannot say): a conflict item for the operator, no money moved', async () => {
+  it('a contradicting notification the read cannot confirm (the provider cannot say): a conflict item for the operator, the money it says left held from available until a read confirms it', async () => {
     const m = await merchant();
     await fund(t, m.merchantId, '100');
     const { id, item } = await stuckPayout(m, '30');
     await resolve(item.id, 'FAIL');
     says.payout.delete(id);
     await notify({ object: 'payout', our_id: id, ref: 'po-7', status: 'succeeded' });
-    expect(await transfers(id)).toEqual(['PAYOUT_LOCK', 'PAYOUT_RELEASE']);
+    expect(await transfers(id)).toEqual(['PAYOUT_LOCK', 'PAYOUT_RELEASE', 'PAYOUT_CONFLICT_HOLD']);
     const [c] = await conflictItems(id);
-    expect(c.last_heard).toMatchObject({ ours: { status: 'FAIL' }, provider: { status: 'succeeded', via: 'notification' }, money: { transfer: null } });
-    expect(await balance(m.merchantId)).toMatchObject({ available: '100.00' });
-    expect(logged.some((l) => l.msg.includes(id) && l.msg.includes('unconfirmed'))).toBe(true);
-    // The provider can say later: its confirmed word moves the money the open item left, once.
+    expect(c.last_heard).toMatchObject({
+      ours: { status: 'FAIL' }, provider: { status: 'succeeded', via: 'notification' },
+      money: { transfer: null, held: { transfer: `PAYOUT_CONFLICT_HOLD:${id}` } },
+    });
+    expect(c.provider_ref).toBe('po-7');
+    // Held: amount and fee off available, so no other payout can spend them.
+    expect(await balance(m.merchantId)).toEqual({ available: '65.00', locked: '30.00', hold: '5.00', debt: '0.00' });
+    expect((await regular(t, m, card('61'))).json()).toMatchObject({ success: false, message: 'api:error.balance_not_enough' });
+    expect(logged.some((l) => l.msg.includes(id) && l.msg.includes('unconfirmed') && l.msg.includes('PAYOUT_CONFLICT_HOLD'))).toBe(true);
+    // The provider can say later: its confirmed word releases the hold and debits the money, once.
     says.payout.set(id, { status: 'succeeded', ref: 'po-7' });
     await notify({ object: 'payout', our_id: id, ref: 'po-7', status: 'succeeded' });
     await notify({ object: 'payout', our_id: id, ref: 'po-7', status: 'succeeded' });
-    expect(await transfers(id)).toEqual(['PAYOUT_LOCK', 'PAYOUT_RELEASE', 'PAYOUT_CONFLICT_DEBIT']);
-    expect(await balance(m.merchantId)).toMatchObject({ available: '65.00' });
+    expect(await transfers(id)).toEqual(['PAYOUT_LOCK', 'PAYOUT_RELEASE', 'PAYOUT_CONFLICT_HOLD', 'PAYOUT_CONFLICT_DEBIT', 'PAYOUT_CONFLICT_RELEASE']);
+    expect(await balance(m.merchantId)).toEqual({ available: '65.00', locked: '0.00', hold: '0.00', debt: '0.00' });
     const [after] = await conflictItems(id);
-    expect(after.last_heard).toMatchObject({ money: { transfer: `PAYOUT_CONFLICT_DEBIT:${id}` } });
+    expect(after.last_heard).toMatchObject({
+      money: { transfer: `PAYOUT_CONFLICT_DEBIT:${id}`, held: { transfer: `PAYOUT_CONFLICT_HOLD:${id}` }, released: `PAYOUT_CONFLICT_RELEASE:${id}` },
+    });
     // Both error lines name the object and carry the facts the item keeps.
     const lines = logged.filter((l) => l.msg.includes(id));
     expect(lines.map((l) => l.msg)).toEqual([
-      `provider prov-cf contradicts the final payout ${id}: ours FAIL (set by admin-token), provider succeeded; unconfirmed by a read, no money moved`,
+      `provider prov-cf contradicts the final payout ${id}: ours FAIL (set by admin-token), provider succeeded; unconfirmed by a read, money held by PAYOUT_CONFLICT_HOLD`,
       `provider prov-cf confirmed what it said of the final payout ${id}: money moved by PAYOUT_CONFLICT_DEBIT`,
     ]);
     for (const l of lines) {
       expect(l.obj).toMatchObject({ conflict: { object_type: 'payout', object_id: id, merchant_id: m.merchantId, connector: 'prov-cf', ours: { status: 'FAIL' } } });
     }
-    expect((lines[1]!.obj as { conflict: unknown }).conflict).toMatchObject({ money: after.last_heard.money, provider: { status: 'succeeded', ref: 'po-7' } });
+    expect((lines[1]!.obj as { conflict: unknown }).conflict).toMatchObject({ money: { transfer: `PAYOUT_CONFLICT_DEBIT:${id}` }, provider: { status: 'succeeded', ref: 'po-7' } });
+    // Confirmed: the item is closed with SETTLED, as any conflict whose money moved.
+    expect((await resolve(after.id, 'FAIL')).statusCode).toBe(422);
+    expect((await resolve(after.id, 'SETTLED')).statusCode).toBe(200);
+    expect(await booksBalance()).toMatchObject({ ok: true, problems: [] });
+  });
+
+  it('an unconfirmed conflict that holds money is resolved FAIL (the provider still cannot say): the hold goes back to available once; the resolution again is 409 and moves nothing', async () => {
+    const m = await merchant();
+    await fund(t, m.merchantId, '100');
+    const { id, item } = await stuckPayout(m, '30');
+    await resolve(item.id, 'FAIL');
+    says.payout.delete(id);
+    await notify({ object: 'payout', our_id: id, ref: 'po-8', status: 'succeeded' });
+    const [c] = await conflictItems(id);
+    expect(await balance(m.merchantId)).toMatchObject({ available: '65.00', locked: '30.00', hold: '5.00' });
+    // SETTLED does not say what happened to the held money: 422, nothing changes.
+    const settled = await resolve(c.id, 'SETTLED');
+    expect(settled.statusCode).toBe(422);
+    expect(settled.json()).toMatchObject({ success: false });
+    const r = await resolve(c.id, 'FAIL', 'the provider\'s statement has no such payout');
+    expect(r.statusCode, r.body).toBe(200);
+    expect(r.json()).toMatchObject({ resolution: 'FAIL', resolved_by: 'admin-token', kind: 'conflict', outcome: 'FAIL' });
+    expect(await balance(m.merchantId)).toEqual({ available: '100.00', locked: '0.00', hold: '0.00', debt: '0.00' });
+    expect(await transfers(id)).toEqual(['PAYOUT_LOCK', 'PAYOUT_RELEASE', 'PAYOUT_CONFLICT_HOLD', 'PAYOUT_CONFLICT_RELEASE']);
+    expect((await conflictItems(id))[0].last_heard.money).toMatchObject({ transfer: null, released: `PAYOUT_CONFLICT_RELEASE:${id}` });
+    const again = await resolve(c.id, 'FAIL');
+    expect(again.statusCode).toBe(409);
+    expect((await resolve(c.id, 'SUCCESS')).statusCode).toBe(409);
+    expect(await transfers(id)).toEqual(['PAYOUT_LOCK', 'PAYOUT_RELEASE', 'PAYOUT_CONFLICT_HOLD', 'PAYOUT_CONFLICT_RELEASE']);
+    expect(await balance(m.merchantId)).toMatchObject({ available: '100.00', locked: '0.00', hold: '0.00' });
+    expect(await booksBalance()).toMatchObject({ ok: true, problems: [] });
+  });
+
+  it('an unconfirmed conflict that holds money is resolved SUCCESS: the hold is released and debited as the provider said, once, with the merchant\'s webhook', async () => {
+    const m = await merchant();
+    await fund(t, m.merchantId, '100');
+    const { id, item } = await stuckPayout(m, '30');
+    await resolve(item.id, 'FAIL');
+    says.payout.delete(id);
+    await notify({ object: 'payout', our_id: id, ref: 'po-9', status: 'succeeded' });
+    const [c] = await conflictItems(id);
+    const r = await resolve(c.id, 'SUCCESS', 'the card holder confirms the money arrived');
+    expect(r.statusCode, r.body).toBe(200);
+    expect(r.json()).toMatchObject({ resolution: 'SUCCESS', resolved_by: 'admin-token', outcome: 'SUCCESS' });
+    expect(await balance(m.merchantId)).toEqual({ available: '65.00', locked: '0.00', hold: '0.00', debt: '0.00' });
+    expect(await transfers(id)).toEqual(['PAYOUT_LOCK', 'PAYOUT_RELEASE', 'PAYOUT_CONFLICT_HOLD', 'PAYOUT_CONFLICT_DEBIT', 'PAYOUT_CONFLICT_RELEASE']);
+    expect((await events(`${id}:conflict`)).map((e) => e.payload.fields.Status)).toEqual(['SUCCESS']);
+    expect((await resolve(c.id, 'SUCCESS')).statusCode).toBe(409);
+    expect(await transfers(id)).toHaveLength(5);
+    expect(await balance(m.merchantId)).toMatchObject({ available: '65.00' });
+    expect(await booksBalance()).toMatchObject({ ok: true, problems: [] });
+  });
+
+  it('resolving a conflict that holds money asks the provider first, by the reference its notification named: its answer wins over the operator\'s', async () => {
+    const m = await merchant();
+    await fund(t, m.merchantId, '100');
+    const { id, item } = await stuckPayout(m, '30');
+    await resolve(item.id, 'FAIL');
+    says.payout.delete(id);
+    await notify({ object: 'payout', our_id: id, ref: 'po-10', status: 'succeeded' });
+    const [c] = await conflictItems(id);
+    says.payout.set(id, { status: 'failed', code: 'payout_declined', message: 'reversed by the bank', ref: 'po-10' });
+    const r = await resolve(c.id, 'SUCCESS');
+    expect(r.json()).toMatchObject({ resolution: 'FAIL', resolved_by: 'provider', outcome: 'FAIL' });
+    expect(r.json().note).toContain('admin-token chose SUCCESS');
+    expect(await balance(m.merchantId)).toEqual({ available: '100.00', locked: '0.00', hold: '0.00', debt: '0.00' });
+    expect(await transfers(id)).toEqual(['PAYOUT_LOCK', 'PAYOUT_RELEASE', 'PAYOUT_CONFLICT_HOLD', 'PAYOUT_CONFLICT_RELEASE']);
+  });
+
+  it('a hold larger than available takes it below zero (a debt): every payout is refused until it is resolved', async () => {
+    const m = await merchant();
+    await fund(t, m.merchantId, '100');
+    const { id, item } = await stuckPayout(m, '60');
+    await resolve(item.id, 'FAIL');
+    // The merchant pays most of it out again before the provider's word comes.
+    expect((await regular(t, m, card('80'))).statusCode).toBe(200);
+    says.payout.delete(id);
+    await notify({ object: 'payout', our_id: id, ref: 'po-14', status: 'succeeded' });
+    expect(await balance(m.merchantId)).toEqual({ available: '-50.00', locked: '140.00', hold: '10.00', debt: '50.00' });
+    expect((await regular(t, m, card('1'))).json()).toMatchObject({ success: false, message: 'api:error.balance_not_enough' });
+    const [c] = await conflictItems(id);
+    expect((await resolve(c.id, 'FAIL')).statusCode).toBe(200);
+    expect(await balance(m.merchantId)).toEqual({ available: '15.00', locked: '80.00', hold: '5.00', debt: '0.00' });
+    expect(await booksBalance()).toMatchObject({ ok: true, problems: [] });
   });
 
   it('resolving asks the provider first: when it answers, its answer wins and the response says so', async () => {
@@ -407,6 +499,41 @@ describe('refunds', () => {
     expect((await one(`SELECT refunded_amount::text FROM payments WHERE id = $1`, [paymentId])).refunded_amount).toBe('0.00');
     expect(await booksBalance()).toMatchObject({ ok: true });
   });
+  it('an operator resolved FAIL, the provider then says it refunded and no read confirms it: the refund\'s amount is held from available; FAIL gives it back once', async () => {
+    const m = await merchant();
+    const { id, paymentId, item } = await stuckRefund(m, '100.00', '30.00');
+    await resolve(item.id, 'FAIL');
+    says.refund.delete(id);
+    await notify({ object: 'refund', our_id: id, ref: 'rf-3', status: 'succeeded' });
+    expect(await transfers(id)).toEqual(['REFUND_LOCK', 'REFUND_RELEASE', 'REFUND_CONFLICT_HOLD']);
+    expect(await balance(m.merchantId)).toMatchObject({ available: '70.00', locked: '30.00' });
+    // Nothing can pay the held money out meanwhile.
+    expect((await regular(t, m, card('70'))).json()).toMatchObject({ success: false, message: 'api:error.balance_not_enough' });
+    const [c] = await conflictItems(id);
+    expect(c.last_heard.money).toMatchObject({ transfer: null, held: { transfer: `REFUND_CONFLICT_HOLD:${id}` } });
+    expect((await resolve(c.id, 'FAIL')).json()).toMatchObject({ resolution: 'FAIL', outcome: 'FAIL' });
+    expect((await resolve(c.id, 'FAIL')).statusCode).toBe(409);
+    expect(await transfers(id)).toEqual(['REFUND_LOCK', 'REFUND_RELEASE', 'REFUND_CONFLICT_HOLD', 'REFUND_CONFLICT_RELEASE']);
+    expect(await balance(m.merchantId)).toMatchObject({ available: '100.00', locked: '0.00' });
+    expect((await one(`SELECT refunded_amount::text FROM payments WHERE id = $1`, [paymentId])).refunded_amount).toBe('0.00');
+    expect(await booksBalance()).toMatchObject({ ok: true });
+  });
+
+  it('a held refund conflict resolved SUCCESS: released and debited once, the payment\'s refunded total follows, the merchant gets the postback', async () => {
+    const m = await merchant();
+    const { id, paymentId, item } = await stuckRefund(m, '100.00', '40.00');
+    await resolve(item.id, 'FAIL');
+    says.refund.delete(id);
+    await notify({ object: 'refund', our_id: id, ref: 'rf-4', status: 'succeeded' });
+    const [c] = await conflictItems(id);
+    expect((await resolve(c.id, 'SUCCESS')).json()).toMatchObject({ resolution: 'SUCCESS', outcome: 'SUCCESS' });
+    expect((await resolve(c.id, 'SUCCESS')).statusCode).toBe(409);
+    expect(await transfers(id)).toEqual(['REFUND_LOCK', 'REFUND_RELEASE', 'REFUND_CONFLICT_HOLD', 'REFUND_CONFLICT_DEBIT', 'REFUND_CONFLICT_RELEASE']);
+    expect(await balance(m.merchantId)).toMatchObject({ available: '60.00', locked: '0.00' });
+    expect((await one(`SELECT refunded_amount::text FROM payments WHERE id = $1`, [paymentId])).refunded_amount).toBe('40.00');
+    expect((await events(`${id}:conflict`)).map((e) => [e.kind, e.payload.fields.Status])).toEqual([['REFUND_POSTBACK', 'SUCCESS']]);
+    expect(await booksBalance()).toMatchObject({ ok: true });
+  });
 });
 
 describe('payments', () => {
@@ -480,5 +607,26 @@ describe('the console', () => {
     const settled = await op.client.act('/operator/attention', `/operator/attention/${c.id}/resolve`, { outcome: 'SETTLED', note: 'repaid' });
     expect(settled.statusCode).toBe(303);
     expect((await one(`SELECT resolution, resolved_by FROM attention_items WHERE id = $1`, [c.id]))).toEqual({ resolution: 'SETTLED', resolved_by: `operator:${op.id}` });
+  });
+
+  it('shows a conflict that holds money as held, with SUCCESS and FAIL as its outcomes; FAIL from the console gives the money back', async () => {
+    const op = await enrolledOperator(t, 'admin');
+    const m = await merchant();
+    await fund(t, m.merchantId, '100');
+    const a = await stuckPayout(m, '20');
+    await resolve(a.item.id, 'FAIL');
+    says.payout.delete(a.id);
+    await notify({ object: 'payout', our_id: a.id, ref: 'po-c3', status: 'succeeded' });
+    const [c] = await conflictItems(a.id);
+    const page = (await op.client.get('/operator/attention')).body;
+    const row = page.slice(page.indexOf(`data-attention="${c.id}"`));
+    const html = row.slice(0, row.indexOf('</tr>'));
+    expect(html).toMatch(/data-kind="conflict"[\s\S]*data-testid="conflict-badge"[\s\S]*data-testid="held-badge"[\s\S]*<option value="SUCCESS">[\s\S]*<option value="FAIL">/);
+    expect(html).not.toContain('<option value="SETTLED">');
+    expect(await balance(m.merchantId)).toMatchObject({ available: '75.00', locked: '20.00', hold: '5.00' });
+    const r = await op.client.act('/operator/attention', `/operator/attention/${c.id}/resolve`, { outcome: 'FAIL', note: 'not in the statement' });
+    expect(r.statusCode).toBe(303);
+    expect(decodeURIComponent(r.headers.location as string)).toContain(`payout ${a.id} resolved FAIL`);
+    expect(await balance(m.merchantId)).toMatchObject({ available: '100.00', locked: '0.00', hold: '0.00' });
   });
 });

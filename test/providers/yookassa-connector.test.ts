@@ -187,14 +187,17 @@ describe('yookassa connector: refunds and payouts', () => {
   });
 
   it('pays out to a card and to an SBP phone with the payout gateway\'s credentials and the bank\'s SBP id; a refused recipient is failed', async () => {
+    const cardId = pid();
     const card = await call('create_payout', (ctx) => conn.createPayout({
-      payoutId: pid(), accountType: 'CARD', account: '5555555555554477', cardHolder: null, bankMemberId: null, amount: new Decimal('500'), currency: 'RUB',
+      payoutId: cardId, accountType: 'CARD', account: '5555555555554477', cardHolder: null, bankMemberId: null, amount: new Decimal('500'), currency: 'RUB',
     }, ctx));
     expect(card).toMatchObject({ status: 'pending', ref: expect.stringMatching(/^po-/) });
     const cardRef = (card as { ref: string }).ref;
     expect(yk.payouts.get(cardRef)).toMatchObject({ amount: { value: '500.00', currency: 'RUB' }, payout_destination: { type: 'bank_card', card: { first6: '555555', last4: '4477' } } });
     await waitFor(() => yk.payouts.get(cardRef)!.status !== 'pending');
-    expect(await call('get_payout', (ctx) => conn.getPayout({ payoutId: 'x', ref: cardRef }, ctx))).toEqual({ status: 'succeeded', ref: cardRef });
+    expect(await call('get_payout', (ctx) => conn.getPayout({ payoutId: cardId, ref: cardRef }, ctx))).toEqual({ status: 'succeeded', ref: cardRef });
+    // A reference (a notification's) of a payout whose metadata names another payout of ours says nothing of this one.
+    expect(await call('get_payout', (ctx) => conn.getPayout({ payoutId: pid(), ref: cardRef }, ctx))).toMatchObject({ status: 'refused', code: 'yookassa:not_ours' });
 
     const payoutId = pid();
     const sbp = await call('create_payout', (ctx) => conn.createPayout({

@@ -9,7 +9,7 @@ import { AttentionSchema, list, ok } from './schemas.js';
 const tags = ['admin'];
 const IdParams = Type.Object({ id: Type.String() });
 const ResolveBody = Type.Object({
-  outcome: Type.String({ description: "'SUCCESS' or 'FAIL' (payments: SUCCESS = paid what was due); 'SETTLED' for a conflict item. The provider is asked first: its final answer wins (resolved_by 'provider')" }),
+  outcome: Type.String({ description: "'SUCCESS' or 'FAIL' (payments: SUCCESS = paid what was due); 'SETTLED' for a conflict item; SUCCESS or FAIL for a conflict that holds money no read confirmed (SUCCESS: it was made, debited; FAIL: given back). The provider is asked first: its final answer wins (resolved_by 'provider')" }),
   note: Type.Optional(Type.String({ maxLength: 2000 })),
 });
 

@@ -5,6 +5,7 @@ import { ConflictError, NotFoundError, ValidationError } from '../../errors.js';
 import { randomId } from '../../lib/ids.js';
 import type { AnyLifecycle } from '../operations/lifecycle.js';
 import type { AttentionObject } from '../operations/reconcile.js';
+import { holdsMoney, releaseHeldConflict } from '../providers/conflict.js';
 
 export type { AttentionObject };
 
@@ -87,7 +88,11 @@ export class AttentionService {
    * operator's choice in the note; only when the provider still cannot say does the operator's
    * outcome apply (for a payment SUCCESS is paid what it was to pay), through the object's
    * lifecycle: its state table and the ledger. A conflict item
-   * is closed with SETTLED (its money moved when it was recorded). `audit` runs in the same
+   * is closed with SETTLED (its money moved when it was recorded), except one that still holds
+   * money no read confirmed (docs/adr/0080-unconfirmed-conflict-holds-the-money.md): it is
+   * decided SUCCESS (it was made: the hold is released and debited) or FAIL (it was not: the
+   * hold goes back to available), once, and the provider is asked first by the reference its
+   * notification named, as for an unknown outcome. `audit` runs in the same
    * transaction. 422 for a bad outcome, 404 unknown item, 409 already resolved or the object
    * already final otherwise.
    */
@@ -97,20 +102,41 @@ export class AttentionService {
     const outcome = body.outcome;
     const pre = await this.get(id);
     if (!pre) throw new NotFoundError('Attention item not found.');
+    // A conflict's outcomes depend on its money (held or not): a resolved one is 409 whatever is sent again.
+    if (pre.kind === 'conflict' && pre.resolvedAt) throw new ConflictError(`Attention item is already resolved (${pre.resolution}).`);
     this.checkOutcome(pre, outcome);
     if (pre.resolvedAt) throw new ConflictError(`Attention item is already resolved (${pre.resolution}).`);
     const lifecycle = this.lifecycles[pre.objectType];
+    const held = pre.kind === 'conflict' && holdsMoney(pre.lastHeard);
     // Asked outside any transaction; only a final answer decides.
-    const asked = pre.kind === 'unknown_outcome' ? await lifecycle.kind.readFromProvider_(pre.objectId) : null;
+    const asked = pre.kind === 'unknown_outcome' ? await lifecycle.kind.readFromProvider_(pre.objectId)
+      : held ? await lifecycle.kind.readFromProvider_(pre.objectId, pre.providerRef) : null;
     const said = asked !== null && lifecycle.kind.finalOf(asked) !== null ? asked : null;
     return withPgTx(this.db.pool, async (c) => {
+      // The object's row before its item, in the order a provider's conflict takes them.
+      const row = held ? await lifecycle.kind.lock_(c, { id: pre.objectId }) : null;
       const r = await c.query<Row>(`SELECT ${COLUMNS} FROM attention_items WHERE id = $1 FOR UPDATE`, [id]);
       if (!r.rows[0]) throw new NotFoundError('Attention item not found.');
       const item = toItem(r.rows[0]);
+      if (item.kind === 'conflict' && item.resolvedAt) throw new ConflictError(`Attention item is already resolved (${item.resolution}).`);
       this.checkOutcome(item, outcome);
       if (item.resolvedAt) throw new ConflictError(`Attention item is already resolved (${item.resolution}).`);
       let decided: { resolution: string; note: string | null; by: string } = { resolution: String(outcome), note, by };
-      if (item.kind === 'conflict') {
+      if (item.kind === 'conflict' && row !== null && holdsMoney(item.lastHeard)) {
+        const word = said !== null ? lifecycle.kind.wordOf(said) : null;
+        const made = word !== null ? word.status === 'succeeded' : outcome === 'SUCCESS';
+        // Made: the object's own conflict path (the hold released, the money debited, the merchant's event); not made: the hold back to available.
+        if (made) {
+          const moved = await lifecycle.kind.conflict_(c, row, said ?? lifecycle.kind.decided(row, 'SUCCESS', note as string | null),
+            { status: 'succeeded', ref: word?.ref ?? item.providerRef, via: said !== null ? 'resolve' : 'operator' });
+          // Never closed with its money still held: the whole resolution rolls back.
+          if (!moved) throw new ConflictError(`The held money of ${item.objectType} ${item.objectId} could not be debited; nothing changed.`);
+        } else {
+          await releaseHeldConflict(c, item.id, item);
+        }
+        const resolution = made ? 'SUCCESS' : 'FAIL';
+        if (said !== null) decided = { resolution, note: `${by} chose ${String(outcome)}; the provider answered ${resolution} when asked${note ? `. ${note}` : ''}`, by: 'provider' };
+      } else if (item.kind === 'conflict') {
         // Nothing to apply: the money followed the provider when the conflict was recorded.
       } else if (said !== null) {
         const status = String((await lifecycle.applyAnswer({ id: item.objectId }, said, { tx: c, via: 'resolve' })).status);
@@ -127,8 +153,14 @@ export class AttentionService {
     });
   }
 
-  /** 422 unless the outcome is one this item takes: SUCCESS or FAIL, SETTLED for a conflict. */
+  /** 422 unless the outcome is one this item takes: SUCCESS or FAIL, SETTLED for a conflict (SUCCESS or FAIL for one that holds money). */
   private checkOutcome(item: AttentionItem, outcome: unknown): void {
+    if (item.kind === 'conflict' && holdsMoney(item.lastHeard)) {
+      if (outcome !== 'SUCCESS' && outcome !== 'FAIL') {
+        throw ValidationError.field('outcome', 'This conflict holds money the provider says left: SUCCESS (it was made: the merchant is debited) or FAIL (it was not: the hold goes back to available).');
+      }
+      return;
+    }
     if (item.kind === 'conflict') {
       if (outcome !== CONFLICT_SETTLED) throw ValidationError.field('outcome', `A conflict is closed with ${CONFLICT_SETTLED}: its money already followed the provider.`);
       return;

@@ -160,6 +160,42 @@ export function payoutNotPaidAfterAll(p: PayoutMoney & { connector: string }): T
   };
 }
 
+/**
+ * A payout we returned that the provider's notification says it paid, before a read confirmed
+ * it: what left is held from available (amount -> locked, fee -> hold), so no other payout can
+ * spend it. Ended once by conflictHoldReleased (docs/adr/0080-unconfirmed-conflict-holds-the-money.md).
+ */
+export function payoutConflictHeld(p: PayoutMoney): Transfer {
+  const m = (b: 'available' | 'locked' | 'hold') => merchantAccount(p.merchantId, b, p.currency);
+  return {
+    kind: 'PAYOUT_CONFLICT_HOLD', refType: 'payout', refId: p.payoutId, merchantId: p.merchantId, memo: 'held: the provider says it paid a payout we had returned',
+    legs: legs(leg(m('available'), m('locked'), p.amount, p.currency), leg(m('available'), m('hold'), p.commission, p.currency)),
+  };
+}
+
+/** A refund we failed that the provider's notification says it made, before a read confirmed it: the amount held (available -> locked). */
+export function refundConflictHeld(r: Omit<RefundMoney, 'paymentId'>): Transfer {
+  const m = (b: 'available' | 'locked') => merchantAccount(r.merchantId, b, r.currency);
+  return {
+    kind: 'REFUND_CONFLICT_HOLD', refType: 'refund', refId: r.refundId, merchantId: r.merchantId, memo: 'held: the provider says it made a refund we had failed',
+    legs: legs(leg(m('available'), m('locked'), r.amount, r.currency)),
+  };
+}
+
+const RELEASE_OF = { PAYOUT_CONFLICT_HOLD: 'PAYOUT_CONFLICT_RELEASE', REFUND_CONFLICT_HOLD: 'REFUND_CONFLICT_RELEASE' } as const;
+
+/**
+ * The end of a conflict's hold: its legs (as the ledger wrote them) the other way, back to
+ * available. Applied once per object (its id); a confirmed debit follows it in the same
+ * transaction, so the held money then leaves as the provider says.
+ */
+export function conflictHoldReleased(hold: { kind: keyof typeof RELEASE_OF; refType: string; refId: string; merchantId: string; legs: Leg[] }): Transfer {
+  return {
+    kind: RELEASE_OF[hold.kind], refType: hold.refType, refId: hold.refId, merchantId: hold.merchantId, memo: 'conflict hold ended',
+    legs: hold.legs.map((l) => ({ ...l, from: l.to, to: l.from })),
+  };
+}
+
 /** A refund we returned (FAIL) that the provider refunded: available -> refund clearing. */
 export function refundMadeAfterAll(r: RefundMoney): Transfer {
   return {

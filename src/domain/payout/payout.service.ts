@@ -553,7 +553,7 @@ export class PayoutService {
       illegal: (from, to) => new IllegalPayoutTransition(from, to),
       sendFromProvider_: (row) => this.createPayoutFromProvider_(row),
       reconcileFromProvider_: (row) => this.reconcileFromProvider_(row),
-      readFromProvider_: (id) => this.readFromProvider_(id),
+      readFromProvider_: (id, ref) => this.readFromProvider_(id, ref),
       defer_: async (c, row, o) => {
         const d = await c.query<{ sent_at: Date | null; merchant_id: string; connector: string | null; provider_ref: string | null }>(
           `UPDATE payouts SET provider_ref = coalesce($2, provider_ref), lease_until = NULL,
@@ -600,14 +600,18 @@ export class PayoutService {
     return o;
   }
 
-  /** The provider's answer about a payout now (its connector's get_payout), outside any transaction; null when no connector has it. */
-  private async readFromProvider_(id: string): Promise<OperationOutcome | null> {
+  /**
+   * The provider's answer about a payout now (its connector's get_payout), outside any
+   * transaction; null when no connector has it. By `ref` when given (the object a notification
+   * names), else by the reference we stored.
+   */
+  private async readFromProvider_(id: string, ref?: string | null): Promise<OperationOutcome | null> {
     const r = await this.db.pool.query<PayoutRow>(`SELECT ${PAYOUT_COLUMNS} FROM payouts WHERE id = $1`, [id]);
     const row = r.rows[0];
     if (!row?.connector) return null;
     const c = await this.connectors.get(row.connector);
     if (!c) return null;
-    return this.connectors.call(c, 'get_payout', (ctx) => c.getPayout({ payoutId: row.id, ref: row.provider_ref ?? null }, ctx));
+    return this.connectors.call(c, 'get_payout', (ctx) => c.getPayout({ payoutId: row.id, ref: ref ?? row.provider_ref ?? null }, ctx));
   }
 
   /**

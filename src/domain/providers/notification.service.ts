@@ -78,13 +78,16 @@ export class ProviderNotificationService {
    * A notification that contradicts a final status (docs/adr/0021-provider-answer-after-final-state.md) is an event, maybe stale or out of order: the provider is read once more
    * (outside any transaction) and the read decides, through the same path as reconciliation
    * (`via` 'notification+read': a conflict whose money follows the provider). When the read
-   * cannot say, the conflict is recorded for the operator without moving money.
+   * cannot say, the conflict is recorded for the operator; money it says left (a payout or refund
+   * it says it made) is held from available meanwhile (recordUnconfirmed).
    */
   private async confirmContradiction(connector: string, n: VerifiedNotification, seen: { id: string; status: string | null }): Promise<void> {
     const word = providerWord(n);
     if (word === null || !contradictsStatus(n.object, seen.status, word.status)) return;
     const lifecycle = ({ payment: this.services.payments, refund: this.services.refunds, payout: this.services.payouts } as const)[n.object].lifecycle as AnyLifecycle;
-    const o = await lifecycle.kind.readFromProvider_(seen.id);
+    // The object the notification names (its own reference), whatever we stored: an answer we
+    // lost left us none. The connector checks the object it reads is this one of ours.
+    const o = await lifecycle.kind.readFromProvider_(seen.id, n.ref);
     if (o !== null && lifecycle.kind.finalOf(o) !== null) {
       await lifecycle.applyAnswer({ id: seen.id }, o, { via: 'notification+read' });
       return;

@@ -229,7 +229,7 @@ export class RefundService {
       illegal: (from, to) => new IllegalRefundTransitionError(from, to),
       sendFromProvider_: (r) => this.refundFromProvider_(r),
       reconcileFromProvider_: (r) => this.reconcileFromProvider_(r),
-      readFromProvider_: (id) => this.readFromProvider_(id),
+      readFromProvider_: (id, ref) => this.readFromProvider_(id, ref),
       defer_: async (c, r, o) => {
         const d = await c.query<{ sent_at: Date | null; merchant_id: string; connector: string; provider_ref: string | null }>(
           `UPDATE refunds SET provider_ref = coalesce($2, provider_ref), lease_until = NULL,
@@ -268,14 +268,14 @@ export class RefundService {
   }
 
   /** The provider's answer about a refund now (its connector's get_refund), outside any transaction; null when it cannot be asked. */
-  private async readFromProvider_(id: string): Promise<OperationOutcome | null> {
+  private async readFromProvider_(id: string, ref?: string | null): Promise<OperationOutcome | null> {
     const r = await this.db.pool.query<{ connector: string; provider_ref: string | null }>(
       `SELECT coalesce(connector, 'sandbox') AS connector, provider_ref FROM refunds WHERE id = $1`, [id]);
     const row = r.rows[0];
     if (!row) return null;
     const c = await this.connectors.get(row.connector);
     if (!c) return null;
-    return this.connectors.call(c, 'get_refund', (ctx) => c.getRefund({ refundId: id, ref: row.provider_ref }, ctx));
+    return this.connectors.call(c, 'get_refund', (ctx) => c.getRefund({ refundId: id, ref: ref ?? row.provider_ref }, ctx));
   }
 
   /** The connector's request; a repeat rebuilds the same receipt (the provider compares it under the same key). */

@@ -3,6 +3,7 @@ import { actorOf } from '../../audit/audit.js';
 import { operatorActions } from '../../backoffice/actions.js';
 import { formBody } from '../../lib/form-body.js';
 import { BASE, done, render } from '../context.js';
+import { holdsMoney } from '../../domain/providers/conflict.js';
 
 /** How long an item has been waiting, as an operator reads it: "2 d 3 h", "3 h 12 min", "5 min". */
 export function ageOf(since: Date, now = new Date()): string {
@@ -31,7 +32,11 @@ export default async function consoleAttention(app: FastifyInstance): Promise<vo
     const now = new Date();
     return render(req, reply, 'attention', {
       nav: 'attention',
-      items: items.map((i) => ({ ...i, age: ageOf(i.createdAt, now), liveOf: twins.get(i.merchantId) ?? null, heard: JSON.stringify(i.lastHeard) })),
+      items: items.map((i) => ({
+        ...i, age: ageOf(i.createdAt, now), liveOf: twins.get(i.merchantId) ?? null, heard: JSON.stringify(i.lastHeard),
+        // A conflict holding money no read confirmed is decided SUCCESS or FAIL, not settled.
+        holds: i.kind === 'conflict' && holdsMoney(i.lastHeard),
+      })),
     });
   });
 

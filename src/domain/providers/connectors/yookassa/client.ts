@@ -10,14 +10,17 @@ import { keyExpired, money, notDone, operationOutcome, paymentOutcomeOf, refusal
 import { parseYooKassaNotification } from './notifications.js';
 import type { YooKassaSettings } from './settings.js';
 
-/** When YooKassa asked for the same request again: 202 (its `retry_after`, ms), 429 (Retry-After), 5xx; false otherwise. */
+/**
+ * When YooKassa asked for the same request again: 202, 429 and 5xx, after the wait it asked for
+ * (ms) or the back-off (null); false otherwise. The wait is the body's `retry_after` (ms), which
+ * the official PHP SDK honours for every answer it repeats (yoomoney/yookassa-sdk-php
+ * lib/Client/BaseClient.php delay(): `retry_after` of the body, in ms), or a 429's Retry-After.
+ */
 function repeatAfter(a: ProviderAnswer): number | null | false {
-  if (a.status === 202) {
-    const ms = (a.body as { retry_after?: unknown } | null)?.retry_after;
-    return typeof ms === 'number' && Number.isFinite(ms) && ms >= 0 ? ms : null;
-  }
-  if (a.status === 429) return retryAfterMs(a.retryAfter);
-  return a.status >= 500 ? null : false;
+  if (a.status !== 202 && a.status !== 429 && a.status < 500) return false;
+  const ms = (a.body as { retry_after?: unknown } | null)?.retry_after;
+  if (typeof ms === 'number' && Number.isFinite(ms) && ms >= 0) return ms;
+  return a.status === 429 ? retryAfterMs(a.retryAfter) : null;
 }
 
 /**
@@ -94,6 +97,9 @@ export class YooKassaConnector implements Connector {
     // hold a payment under this key; the lifecycle asks again with the same key.
     const open = a.status === 202 || a.status === 429 ? notDone(a) : null;
     if (open) return { status: 'unknown', ref: null, reason: open };
+    // An autopayment needs no payer: YooKassa may have charged the card behind a 5xx ("result
+    // unknown"), so it is asked again under the same key, never failed (docs/adr/0090).
+    if (req.savedMethod && a.status >= 500) return { status: 'unknown', ref: null, reason: notDone(a)! };
     // A payment at YooKassa moves no money until the payer confirms it on YooKassa's page, which
     // the payer reaches only from this answer: any refusal here, a 5xx included, is safe to route on.
     if (a.status !== 200) throw refusal(a);
@@ -227,7 +233,13 @@ export class YooKassaConnector implements Connector {
 
   async getPayout(q: { payoutId: string; ref: string | null }, ctx: CallContext): Promise<OperationOutcome> {
     if (!q.ref) throw new ConnectorRefusedError('yookassa:no_ref', 'yookassa: no payout id to read; repeat the payout with the same idempotence key');
-    return operationOutcome(await this.read('payouts', q.ref, ctx));
+    const o = await this.read('payouts', q.ref, ctx);
+    // Read by a reference a notification named (not one we stored): the payout must be the one
+    // we made, whose metadata carries our payout id (createPayout sends it), else it says nothing of ours.
+    if (o.metadata?.payout_id !== q.payoutId) {
+      throw new ConnectorRefusedError('yookassa:not_ours', `yookassa: payout ${o.id} is not payout ${q.payoutId} (its metadata names ${String(o.metadata?.payout_id ?? 'none')})`);
+    }
+    return operationOutcome(o);
   }
 
   // ---------------------------------------------------------------- notifications
