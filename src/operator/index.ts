@@ -22,6 +22,7 @@ import connectorRoutes from './routes/connectors.js';
 import passwordResetRoutes from './routes/password-reset.js';
 import operatorRoutes from './routes/operators.js';
 import holdRoutes from './routes/holds.js';
+import shopRoutes from './routes/shops.js';
 
 const VIEWS = fileURLToPath(new URL('./views', import.meta.url));
 const asset = (rel: string) => readFileSync(fileURLToPath(new URL(rel, import.meta.url)));
@@ -114,6 +115,7 @@ export default async function operatorConsole(app: FastifyInstance): Promise<voi
   await app.register(connectorRoutes);
   await app.register(operatorRoutes);
   await app.register(holdRoutes);
+  await app.register(shopRoutes);
 }
 
 /** What a service threw, for the operator: the status the operator API would answer and its message. */
