@@ -206,7 +206,7 @@ export const VERBS: Record<string, Verb> = {
   },
   'merchants:password-reset': {
     usage: 'merchants:password-reset MERCHANT_ID [MEMBER_ID]',
-    help: 'Mail the cabinet account (the owner, or the team member MEMBER_ID) a one-time link to set a new password (valid 1 hour); prints where it went (masked), never a password',
+    help: 'Mail the cabinet account (the owner, or the team member MEMBER_ID) a one-time link to set a new password (valid 1 hour) and end its open sessions at once; prints where it went (masked), never a password',
     build(p) {
       const [id] = need(p, 1, this.usage);
       const member = p.positional[1];

@@ -5,7 +5,7 @@ import {
   ConnectorRefusedError, NEEDS_OPERATOR, PAYMENT_METHOD_REVOKED, type CallContext, type Capabilities, type ConnectionCheck, type Connector, type ConnectorMode, type CreatePayment, type CreateRefund,
   type InboundNotification, type OperationOutcome, type ParsedNotification, type PaymentOutcome, type SettleHold,
 } from '../../connector.js';
-import { parseAllowList, providerFetch, rubOfRefund, type ProviderAnswer } from '../../provider-http.js';
+import { parseAllowList, providerFetch, rubOfRefund, type ProviderAnswer, type ProviderNet } from '../../provider-http.js';
 import {
   CHARGE_REFUSALS, CONFIG_CODES, IN_PROGRESS, INITIATOR, ORDER_NOT_FOUND, PAID, REFUND_DONE, REFUND_RUNNING, TRANSIENT_CODES, answered, kopecks,
   paymentOutcome, reasonFollows, refundOutcome, refundRef, tbReceipt, type TbAnswer,
@@ -34,7 +34,7 @@ export class TBankConnector implements Connector {
   readonly capabilities = TBANK_CAPABILITIES;
   private readonly allowList: BlockList | null;
 
-  constructor(readonly name: string, readonly mode: ConnectorMode, private readonly s: TBankSettings, private readonly publicBaseUrl: string) {
+  constructor(readonly name: string, readonly mode: ConnectorMode, private readonly s: TBankSettings, private readonly publicBaseUrl: string, private readonly net: ProviderNet) {
     this.allowList = s.allowedIps ? parseAllowList(s.allowedIps) : null;
   }
 
@@ -332,8 +332,9 @@ export class TBankConnector implements Connector {
     // An order no payment has: T-Bank answers 335 "order not found" once the terminal key and the
     // token are accepted (a wrong password is 204 first), so 335 is the expected success here.
     if (b.Success === true || String(b.ErrorCode) === '335') return { ok: true, message: 'T-Bank accepted the terminal key and the password.' };
-    const said = [b.Message, b.Details].filter((x) => typeof x === 'string' && x !== '').join(' ');
-    return { ok: false, message: `T-Bank refused: error ${String(b.ErrorCode ?? 'unknown')}${said ? ` (${said})` : ''}.` };
+    // Only T-Bank's numeric error code is said, never the answer's text: the console is no window onto another server's replies.
+    const code = /^\d{1,4}$/.test(String(b.ErrorCode)) ? String(b.ErrorCode) : 'unknown';
+    return { ok: false, message: `T-Bank refused: error ${code}.` };
   }
 
   private send(method: string, params: Record<string, unknown>, ctx: CallContext): Promise<ProviderAnswer> {
@@ -341,7 +342,7 @@ export class TBankConnector implements Connector {
     const signed = { ...body, Token: tbankToken(body, this.s.password) };
     return providerFetch('tbank', `${this.s.baseUrl.replace(/\/+$/, '')}/${method}`, {
       method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json' }, body: JSON.stringify(signed),
-    }, ctx.signal);
+    }, ctx.signal, this.net);
   }
 }
 
