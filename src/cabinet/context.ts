@@ -165,7 +165,7 @@ export function cabinetTz(req: FastifyRequest): string {
 
 /**
  * The audit actor of a cabinet change: `merchant:<id>` (the merchant's own login) or
- * `merchant-user:<id>` (a team member, issue 17), named by that account's email (issue 27).
+ * `merchant-user:<id>` (a team member), named by that account's email as it was then.
  */
 export function cabinetActor(req: FastifyRequest): Actor {
   const s = req.cabinet.session;

@@ -40,7 +40,7 @@ const words = (lang: Lang) => (k: string, vars: Record<string, string | number> 
   (WORDS[lang][k] ?? k).replace(/\{(\w+)\}/g, (_, v: string) => String(vars[v] ?? ''));
 
 /**
- * The page a mailed password reset link opens (public: no session; issue 27 item 1). The token
+ * The page a mailed password reset link opens (public: no session). The token
  * is in the query string (request logs keep only the path) and then in the form's body; the
  * form is protected by a double-submit cookie as the sign-in form is. Setting the password
  * spends the link and ends every session of the account; audited as the account itself.

@@ -82,7 +82,7 @@ export default async function teamRoutes(app: FastifyInstance, opts: CabinetRout
         await writeAudit(c, who, {
           action: 'merchant_user.invite', objectType: 'merchant_user', objectId: m.id, before: null, after: { ...memberAudit(m), merchant_id: liveMerchantIdOf(req) },
         });
-        // Mailed to the invitee in the same transaction (issue 27 item 2).
+        // Mailed to the invitee in the same transaction, so no invitation exists without its mail.
         await app.services.mail.enqueue(c, { merchantId: liveMerchantIdOf(req), kind: 'team_invite', to: m.email, ...mailTexts.teamInvite(inviteLink(m.token), m.role, INVITE_DAYS) });
       });
       // The link is also shown once, in the answer to this POST (as a new API token is).
@@ -184,7 +184,7 @@ export default async function teamRoutes(app: FastifyInstance, opts: CabinetRout
         await writeAudit(c, who, { action: 'merchant.sign_in', objectType: 'merchant_user', objectId: u.id, before: null, after: null });
       });
       if (!m) { reply.status(404); return render(req, reply, 'error', { status: 404, message: words(req.cabinet.lang)('accept.gone') }); }
-      // "Save and sign in" signs the member in (issue 30: it landed on the sign-in page). A new
+      // "Save and sign in" signs the member in, never leaving them on the sign-in page. A new
       // member has no second factor yet; a team that requires one sends them to set it up.
       reply.clearCookie(LOGIN_CSRF_COOKIE, { path: BASE });
       reply.clearCookie(MODE_COOKIE, { path: BASE });

@@ -30,7 +30,7 @@ const RESET: LinkKind = { minutes: RESET_LINK_MINUTES, mail: mailTexts.passwordR
 const TOKEN = /^[A-Za-z0-9_-]{20,100}$/;
 
 /**
- * An operator's password reset without the operator ever seeing a password (issue 27 item 1):
+ * An operator's password reset without the operator ever seeing a password:
  * a one-time link (only its SHA-256 stored, valid RESET_LINK_MINUTES, single use) is mailed to
  * the cabinet account in the same transaction (the mail outbox), and every open session of that
  * account ends then (an operator resets a password because someone else may hold it); whoever

@@ -60,7 +60,7 @@ async function keepAnOwner(c: Queryable, merchantId: string, member: Row): Promi
 }
 
 /**
- * A merchant's team (issue 17, item 3): the owner invites people by email with a role; the
+ * A merchant's team: the owner invites people by email with a role; the
  * invitee sets a password through a single-use link (only the SHA-256 of its token is stored;
  * it expires after INVITE_DAYS). Every change runs with the caller's audit step.
  */
@@ -176,7 +176,7 @@ export class MerchantTeamService {
 
   /**
    * Removes a member (never the last active owner: LastOwnerError); their sessions end with the row (ON DELETE CASCADE), and the restricted
-   * API keys they created are revoked in the same transaction (issue 27): a key outliving its
+   * API keys they created are revoked in the same transaction: a key outliving its
    * author's access would keep what the author can no longer do.
    */
   async remove(merchantId: string, id: string, inTx?: InTx<TeamMember & { revokedKeys: ApiKeyView[] }>): Promise<void> {

@@ -50,7 +50,7 @@ export default async function consolePages(app: FastifyInstance): Promise<void> 
   app.get('/', { schema: { hide: true } }, async (req, reply) => {
     const [waiting, events] = await Promise.all([
       operatorLists.waiting(),
-      // Events with no URL to send to are "Not configured", as the cabinet says, not dead (issue 30).
+      // Events with no URL to send to are "Not configured", as the cabinet says, not dead: nothing failed.
       outbox.givenUpCounts(),
     ]);
     return render(req, reply, 'home', { nav: 'home', ...waiting, dead: events.dead, notConfigured: events.notConfigured });
