@@ -205,6 +205,22 @@ export class ConnectorRegistry {
     }
   }
 
+  /**
+   * A connector object built afresh from its row (enabled or not) with another public base URL
+   * (where its provider is told to send notifications), and its row's plain settings and secrets:
+   * the go-live rehearsal runs the connector's own code against what it is configured with.
+   * Null for an unknown name or a kind this build does not have.
+   */
+  async buildFor(name: string, publicBaseUrl: string): Promise<{ connector: Connector; settings: Record<string, unknown>; secrets: Record<string, unknown> } | null> {
+    const row = CONNECTOR_NAME.test(name) ? await this.row(this.db.pool, name) : null;
+    const plugin = row ? this.plugin(row.kind) : null;
+    if (!row || !plugin) return null;
+    const secrets = this.secretsOf(row);
+    const connector = this.overrides.get(name)
+      ?? plugin.build({ name: row.name, mode: row.mode, settings: row.settings, secrets }, { db: this.db.pool, publicBaseUrl, profile: this.config.profile });
+    return { connector, settings: row.settings, secrets };
+  }
+
   /** Switches a connector on or off (a disabled one takes no new operation); 404 for an unknown name. */
   async setEnabled(name: string, enabled: boolean, audit?: InTx<ConnectorChange>): Promise<ConnectorRecord> {
     if (!CONNECTOR_NAME.test(name)) throw new NotFoundError('Connector not found.');
