@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../helpers/service-process.js';
+import { ADMIN_TOKEN, TEST_KEY } from '../helpers/app.js';
+import { runCli } from '../../src/admin/cli.js';
 import { TBankEmulator } from '../emulators/tbank.js';
 import { YooKassaEmulator } from '../emulators/yookassa.js';
 import type { MerchantFixture } from '../factories/merchant.js';
@@ -107,6 +109,25 @@ describe('a go-live rehearsal of a connector', () => {
     const rest = r.steps.filter((s) => s.name !== 'transport');
     expect(rest.map((s) => s.name)).toEqual(['credentials', 'payment', 'notification', 'receipt', 'two_stage', 'refund', 'sbp', 'saved_card', 'payout']);
     for (const s of rest) expect(s).toMatchObject({ status: 'skipped', detail: expect.stringContaining('the transport step failed') });
+  }, 60_000);
+
+  it('npm run admin -- rehearse waits for the end, prints each step, exits 1 when a step failed; --json prints the report', async () => {
+    const saved = { ...process.env };
+    Object.assign(process.env, { DATABASE_URL: e.t.dbUrl, ADMIN_API_TOKEN: ADMIN_TOKEN, TOKEN_ENCRYPTION_KEY: TEST_KEY, LOG_LEVEL: 'silent' });
+    try {
+      let out = '';
+      const code = await runCli(['rehearse', 'tb-down'], { out: (s) => { out += s; }, err: () => {} });
+      expect(code).toBe(1);
+      expect(out).toMatch(/^rehearsal \w+ of tb-down \(tbank\): failed\n/);
+      expect(out).toMatch(/failed\s+transport\s+cannot reach 127\.0\.0\.1:\d+: ECONNREFUSED/);
+      expect(out).toMatch(/skipped\s+payment\s+not run: the transport step failed/);
+      let json = '';
+      expect(await runCli(['rehearse', 'tb-down', '--json'], { out: (s) => { json += s; }, err: () => {} })).toBe(1);
+      expect(JSON.parse(json)).toMatchObject({ success: true, connector: 'tb-down', status: 'failed', failed: 1, skipped: 9 });
+    } finally {
+      for (const k of Object.keys(process.env)) if (!(k in saved)) delete process.env[k];
+      Object.assign(process.env, saved);
+    }
   }, 60_000);
 
   it('rehearsals are listed newest first with their counts, each start is audited, bad input is a 422 naming the field', async () => {
