@@ -15,6 +15,7 @@ export interface DbGauges {
   payouts: Gauge<'status'>;
   conflicts: Gauge<'object_type'>;
   conflictsOpen: Gauge<'object_type'>;
+  rehearsalFailed: Gauge<'connector'>;
   poolTotal: Gauge;
   poolIdle: Gauge;
   poolWaiting: Gauge;
@@ -41,6 +42,11 @@ export function createDbGauges(registry: Registry): DbGauges {
     conflictsOpen: new Gauge({
       name: 'payments_provider_conflicts_open', labelNames: ['object_type'], registers: [registry],
       help: 'Conflict attention items an operator has not settled yet, by object type.',
+    }),
+    // docs/adr/0104-connector-rehearsals.md: what the latest finished rehearsal of each connector failed.
+    rehearsalFailed: new Gauge({
+      name: 'payments_connector_rehearsal_failed', labelNames: ['connector'], registers: [registry],
+      help: 'Failed steps of each connector\'s latest finished go-live rehearsal (0: it passed).',
     }),
     poolTotal: g('db_pool_connections', 'Connections open in this process\'s database pool.'),
     poolIdle: g('db_pool_idle_connections', 'Idle connections in this process\'s database pool.'),
@@ -96,6 +102,10 @@ export async function collectDbGauges(app: FastifyInstance, g: DbGauges): Promis
         g.conflictsOpen.set({ object_type: t }, by.get(t)?.open ?? 0);
       }
     }),
+    pool.query<{ connector: string; failed: number }>(
+      `SELECT DISTINCT ON (connector) connector, failed_steps AS failed FROM connector_rehearsals
+        WHERE status <> 'running' ORDER BY connector, started_at DESC`,
+    ).then((r) => { for (const x of r.rows) g.rehearsalFailed.set({ connector: x.connector }, x.failed); }),
   ];
   const results = await Promise.allSettled(jobs);
   for (const r of results) {

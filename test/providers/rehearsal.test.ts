@@ -109,6 +109,8 @@ describe('a go-live rehearsal of a connector', () => {
     const rest = r.steps.filter((s) => s.name !== 'transport');
     expect(rest.map((s) => s.name)).toEqual(['credentials', 'payment', 'notification', 'receipt', 'two_stage', 'refund', 'sbp', 'saved_card', 'payout']);
     for (const s of rest) expect(s).toMatchObject({ status: 'skipped', detail: expect.stringContaining('the transport step failed') });
+    const metrics = (await e.t.app.inject({ method: 'GET', url: '/metrics', headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).body;
+    expect(metrics).toContain('payments_connector_rehearsal_failed{connector="tb-down"} 1');
   }, 60_000);
 
   it('npm run admin -- rehearse waits for the end, prints each step, exits 1 when a step failed; --json prints the report', async () => {
