@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../helpers/service-process.js';
 import { ADMIN_TOKEN, TEST_KEY } from '../helpers/app.js';
 import { runCli } from '../../src/admin/cli.js';
+import { enrolledOperator, type OperatorFixture } from '../operator/helpers.js';
 import { TBankEmulator } from '../emulators/tbank.js';
 import { YooKassaEmulator } from '../emulators/yookassa.js';
 import type { MerchantFixture } from '../factories/merchant.js';
@@ -17,6 +18,7 @@ let e: E2E;
 let tb: TBankEmulator;
 let yk: YooKassaEmulator;
 let m: MerchantFixture;
+let op: OperatorFixture;
 
 type Step = { name: string; status: string; detail: string; raw: unknown };
 type Report = { id: string; status: string; connector: string; steps: Step[]; passed: number; failed: number; skipped: number };
@@ -34,6 +36,7 @@ beforeAll(async () => {
     expect(put.status, JSON.stringify(put.body)).toBe(201);
   }
   m = await routedMerchant(e, { payment_card: ['tb-rh'], payment_sbp: ['tb-rh'] });
+  op = await enrolledOperator(e.t, 'admin');
 }, 60_000);
 
 afterAll(async () => {
@@ -62,6 +65,16 @@ const moneyState = async () => ({
 });
 
 describe('a go-live rehearsal of a connector', () => {
+  it('enabling a live connector whose kind never passed a rehearsal warns in the console (not refused)', async () => {
+    const put = await admin(e, 'PUT', '/connectors/yk-live', { kind: 'yookassa', mode: 'live', enabled: false, settings: { base_url: yk.apiUrl, shop_id: yk.shopId, secret_key: yk.secretKey } });
+    expect(put.status, JSON.stringify(put.body)).toBe(201);
+    const on = await op.client.act('/operator/connectors/yk-live', '/operator/connectors/yk-live/enabled', { enabled: 'true' });
+    expect(on.statusCode).toBe(303);
+    expect(decodeURIComponent(String(on.headers.location))).toContain('Warning: no rehearsal of a yookassa connector has ever passed');
+    expect((await e.t.app.services.connectors.find('yk-live'))!.enabled).toBe(true);
+    expect((await op.client.get('/operator/connectors/yk-live')).body).toContain('id="unrehearsed-warning"');
+  });
+
   for (const [connector, provider] of [['tb-rh', 'T-Bank'], ['yk-rh', 'YooKassa']] as const) {
     it(`${provider}: payment on the provider's page, notification, two-stage, partial and full refund and SBP pass; no merchant's balance, payment or ledger transfer changes`, async () => {
       const before = await moneyState();
@@ -131,6 +144,22 @@ describe('a go-live rehearsal of a connector', () => {
       Object.assign(process.env, saved);
     }
   }, 60_000);
+
+  it('the console: Rehearse on the connector page starts one (audited), the page shows the latest result step by step; once a kind passed, no warning', async () => {
+    const started = await op.client.act('/operator/connectors/tb-down', '/operator/connectors/tb-down/rehearse', { shop_id: '', public_url: '' });
+    expect(started.statusCode).toBe(303);
+    await e.t.app.services.rehearsals.drain();
+    const page = (await op.client.get('/operator/connectors/tb-down')).body;
+    expect(page).toContain('id="rehearsal-status">failed<');
+    expect(page).toMatch(/data-step="transport"><td>transport<\/td><td><span class="badge">failed<\/span><\/td><td>cannot reach 127\.0\.0\.1:\d+: ECONNREFUSED/);
+    expect((await one(e, `SELECT count(*)::int AS n FROM audit_log WHERE action = 'connector.rehearse' AND object_id = 'tb-down' AND actor LIKE 'operator:%'`)).n).toBe(1);
+    // A YooKassa rehearsal passed above: a live YooKassa connector is no longer warned about.
+    const off = await op.client.act('/operator/connectors/yk-live', '/operator/connectors/yk-live/enabled', { enabled: 'false' });
+    expect(off.statusCode).toBe(303);
+    const on = await op.client.act('/operator/connectors/yk-live', '/operator/connectors/yk-live/enabled', { enabled: 'true' });
+    expect(decodeURIComponent(String(on.headers.location))).not.toContain('Warning');
+    expect((await op.client.get('/operator/connectors/yk-live')).body).not.toContain('unrehearsed-warning');
+  });
 
   it('rehearsals are listed newest first with their counts, each start is audited, bad input is a 422 naming the field', async () => {
     const l = await admin(e, 'GET', '/connectors/tb-rh/rehearsals');
