@@ -10,8 +10,8 @@ const tags = ['admin'];
 const NameParams = Type.Object({ name: Type.String({ examples: ['tb-test'] }) });
 const IdParams = Type.Object({ name: Type.String({ examples: ['tb-test'] }), id: Type.String({ examples: ['k3Jd9QmW2x'] }) });
 const StartBody = Type.Object({
-  shop_id: Type.Optional(Type.String({ description: 'The shop whose fiscal settings the receipt step sends' })),
-  public_url: Type.Optional(Type.String({ description: 'Where the provider is told to send notifications (this deployment\'s public address); absent: the notification step is skipped' })),
+  shop_id: Type.Optional(Type.String({ description: 'The shop whose fiscal settings the receipt step sends', examples: ['Z54JKcF8zaFTsTb7'] })),
+  public_url: Type.Optional(Type.String({ description: 'Where the provider is told to send notifications (this deployment\'s public address); absent: the notification step is skipped', examples: ['https://pay.example'] })),
 });
 const Whole = ok(RehearsalSchema.properties, 'The rehearsal\'s report: each step passed, failed or skipped with why, and the provider\'s answers (secrets masked)');
 

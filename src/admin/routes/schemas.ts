@@ -262,7 +262,7 @@ const RehearsalStepSchema = Type.Object({
   name: Type.String({ examples: ['refund'] }),
   status: Type.String({ enum: ['passed', 'failed', 'skipped'] }),
   detail: Type.String({ examples: ['partial refund of 30.00 succeeded; provider says PARTIAL_REFUNDED, GetState Amount 70.00 (what is left after refunds)'] }),
-  raw: Type.Unknown({ description: 'The provider\'s answers as the connector read them, secrets masked' }),
+  raw: Type.Unknown({ description: 'The provider\'s answers as the connector read them, secrets masked', examples: [{ created: { status: 'action', ref: '3000602995' } }] }),
 });
 
 /** A rehearsal without its steps (the list), with its counts. */
@@ -271,7 +271,7 @@ export const RehearsalSummarySchema = Type.Object({
   connector: Type.String({ examples: ['tb-test'] }),
   kind: Type.String({ examples: ['tbank'] }),
   status: Type.String({ enum: ['running', 'passed', 'failed'] }),
-  shop_id: Null(Type.String()),
+  shop_id: Null(Type.String({ examples: ['Z54JKcF8zaFTsTb7'] })),
   public_url: Null(Type.String({ examples: ['https://pay.example'] })),
   passed: Type.Integer(), failed: Type.Integer(), skipped: Type.Integer(),
   started_at: Iso(),
