@@ -9,6 +9,7 @@ import type { Db } from './db/client.js';
 import { createServices, type Services } from './services.js';
 import { errorHandler } from './plugins/error-handler.js';
 import { jsonDepthExceeds, refuseNulBytes } from './plugins/bad-input.js';
+import { keepNumberText } from './lib/json-number-text.js';
 import { configSecrets, loggerOptions } from './logger.js';
 import { setConflictLogger } from './domain/providers/conflict.js';
 import type { LifecycleObserver } from './domain/operations/lifecycle.js';
@@ -86,7 +87,9 @@ export async function buildApp(opts: BuildOptions): Promise<FastifyInstance> {
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
     if (typeof body === 'string' && body.trim() === '') return done(null, undefined);
-    return jsonParser(req, body as string, (err, value) => {
+    // Numbers not in their shortest form (`1e3`, `100.000`) arrive as their text, so an amount
+    // is read by the digits the client sent (src/lib/json-number-text.ts).
+    return jsonParser(req, keepNumberText(body as string), (err, value) => {
       if (err) return done(err, undefined);
       // A deeply nested body would overflow the stack of whatever walks it (the idempotency hash).
       if (jsonDepthExceeds(value)) return done(Object.assign(new Error('JSON nested too deeply'), { statusCode: 400 }), undefined);

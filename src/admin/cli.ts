@@ -13,6 +13,7 @@ import { randomBytes } from 'node:crypto';
 import { userInfo } from 'node:os';
 import { CONNECTORS } from '../domain/providers/connectors/index.js';
 import { settingsLine } from '../domain/providers/plugin.js';
+import { keepNumberText } from '../lib/json-number-text.js';
 
 type Json = string | number | boolean | null | Json[] | { [k: string]: Json };
 
@@ -102,7 +103,8 @@ export const VERBS: Record<string, Verb> = {
       if (!['GET', 'POST', 'PUT', 'PATCH', 'DELETE'].includes(m)) throw new UsageError(`unknown method ${method}`);
       let body: Record<string, Json> | undefined;
       if (json !== undefined) {
-        try { body = JSON.parse(json) as Record<string, Json>; } catch { throw new UsageError('the body must be JSON'); }
+        // As the service reads a JSON body: a number keeps the digits typed (`1e3` stays "1e3" and is refused).
+        try { body = JSON.parse(keepNumberText(json)) as Record<string, Json>; } catch { throw new UsageError('the body must be JSON'); }
       }
       const rel = path.replace(/^\/?(admin\/v1)?\/?/, '/');
       return { method: m as Call['method'], path: rel, ...(body ? { body } : {}) };
@@ -205,7 +207,7 @@ export const VERBS: Record<string, Verb> = {
   },
   'merchants:password-reset': {
     usage: 'merchants:password-reset MERCHANT_ID [MEMBER_ID]',
-    help: 'Mail the cabinet account (the owner, or the team member MEMBER_ID) a one-time link to set a new password (valid 1 hour); prints where it went (masked), never a password',
+    help: 'Mail the cabinet account (the owner, or the team member MEMBER_ID) a one-time link to set a new password (valid 1 hour) and end its open sessions at once; prints where it went (masked), never a password',
     build(p) {
       const [id] = need(p, 1, this.usage);
       const member = p.positional[1];
@@ -532,6 +534,7 @@ async function joinRunningEmbedded(): Promise<void> {
   process.env.ADMIN_API_TOKEN = env.ADMIN_API_TOKEN || secrets.ADMIN_API_TOKEN;
   process.env.TOKEN_ENCRYPTION_KEY = env.TOKEN_ENCRYPTION_KEY || secrets.TOKEN_ENCRYPTION_KEY;
   process.env.ALLOW_PRIVATE_WEBHOOK_URLS = env.ALLOW_PRIVATE_WEBHOOK_URLS || 'true';
+  process.env.ALLOW_PRIVATE_PROVIDER_URLS = env.ALLOW_PRIVATE_PROVIDER_URLS || 'true';
 }
 
 /**

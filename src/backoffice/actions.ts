@@ -60,9 +60,10 @@ export function operatorActions(app: FastifyInstance) {
     },
 
     /**
-     * An operator's password reset (issue 27 item 1): a one-time link mailed to the account
-     * (`memberId` null: the merchant's own login, else its team member), valid an hour; the
-     * operator learns only where it went (`o***@example.com`). Audited in the same transaction.
+     * An operator's password reset: a one-time link mailed to the account (`memberId` null: the
+     * merchant's own login, else its team member), valid an hour, and the account's open
+     * sessions ended at once; the operator learns only where it went (`o***@example.com`).
+     * Audited in the same transaction.
      */
     async sendPasswordResetLink(who: Actor, id: string, memberId: string | null): Promise<{ sentTo: string }> {
       await loadMerchant(id);
@@ -72,7 +73,7 @@ export function operatorActions(app: FastifyInstance) {
         action: 'merchant.password.reset',
         ...(memberId === null ? { objectType: 'merchant', objectId: id } : { objectType: 'merchant_user', objectId: memberId }),
         before: null,
-        after: { link_sent_to: maskEmail(x.email), valid_minutes: RESET_LINK_MINUTES, ...(memberId === null ? {} : { merchant_id: id }) },
+        after: { link_sent_to: maskEmail(x.email), valid_minutes: RESET_LINK_MINUTES, sessions_ended: x.sessionsEnded, ...(memberId === null ? {} : { merchant_id: id }) },
       }));
       return { sentTo: maskEmail(r.email) };
     },

@@ -24,15 +24,18 @@ export interface DecimalRule {
   min: Decimal.Value;
   exclusive?: boolean;
   max?: Decimal.Value;
-  /** Most decimal places the column keeps; more is refused, never rounded. */
+  /** Most decimal places the column keeps; more is a format error, never rounded. */
   places: number;
 }
 
-/** A decimal field (string or number) checked against its column's range; null on error. */
+/**
+ * A decimal field (string or number) in the wire format (lib/amount-text.ts: `places` decimals,
+ * a leading '-' only when `min` is negative) checked against its column's range; null on error.
+ */
 export function decimalField(errors: Errors, field: string, raw: unknown, rule: DecimalRule): Decimal | null {
   let d: Decimal;
   try {
-    d = v.decimal().parse(raw, field);
+    d = v.decimal({ places: rule.places, signed: new Decimal(rule.min).isNegative() }).parse(raw, field);
   } catch (e) {
     errors.add(field, (e as Error).message);
     return null;
@@ -44,10 +47,6 @@ export function decimalField(errors: Errors, field: string, raw: unknown, rule: 
   }
   if (rule.max !== undefined && d.gt(rule.max)) {
     errors.add(field, `The ${label(field)} may not be greater than ${new Decimal(rule.max).toFixed()}.`);
-    return null;
-  }
-  if (d.decimalPlaces() > rule.places) {
-    errors.add(field, `The ${label(field)} may have at most ${rule.places} decimal places.`);
     return null;
   }
   return d;

@@ -3,7 +3,7 @@ import { Type, type TSchema } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import { ValidationError } from '../errors.js';
 import { expandBrackets } from './brackets.js';
-import { boundedDecimal } from './decimal-text.js';
+import { AMOUNT, formatWords, readNumber, type NumberFormat } from './amount-text.js';
 
 /**
  * Request input as existing clients send it: query string, JSON (also on GET), urlencoded or
@@ -91,14 +91,17 @@ export const v = {
       return s;
     });
   },
-  /** A decimal amount as a Decimal; range rules belong to the service (api:error.invalid_amount). */
-  decimal<O extends Common>(o: O = {} as O): Rule<Decimal, ReqOf<O>> {
-    return make(req(o), Type.Union([Type.String(), Type.Number()], { description: o.description }), (raw, f) => {
-      const x = scalar(raw, f);
-      // Bounded on the text before any arithmetic: `1e600000000` would exhaust the heap when formatted.
-      const s = typeof x === 'number' ? (Number.isFinite(x) ? String(x) : 'x') : typeof x === 'string' && x.length <= 1000 ? x.trim() : 'x';
-      const d = boundedDecimal(s);
-      if (d === null) throw new FieldError(`The ${label(f)} must be a number.`);
+  /**
+   * A number in the wire format (amount-text.ts: digits, an optional dot, at most `places`
+   * decimals, 2 unless said; a leading '-' only when `signed`) as a Decimal; anything else is a
+   * 422 on the field naming the format. Range rules belong to the service (api:error.invalid_amount).
+   */
+  decimal<O extends Common & Partial<NumberFormat>>(o: O = {} as O): Rule<Decimal, ReqOf<O>> {
+    const format: NumberFormat = { places: o.places ?? AMOUNT.places, signed: o.signed ?? false };
+    const words = formatWords(format);
+    return make(req(o), Type.Union([Type.String(), Type.Number()], { description: o.description ? `${o.description}; ${words}` : words }), (raw, f) => {
+      const d = readNumber(scalar(raw, f), format);
+      if (d === null) throw new FieldError(`The ${label(f)} must be written as ${words}.`);
       return d;
     });
   },

@@ -44,31 +44,3 @@ export function csvAmount(value: Decimal.Value, lang: MoneyLang): string {
   const s = new Decimal(value).toDecimalPlaces(2, Decimal.ROUND_DOWN).toFixed(2);
   return lang === 'ru' ? s.replace('.', ',') : s;
 }
-const SPACES = /[\u0020\u00a0\u202f\u2009]/g;
-
-/**
- * An amount typed in a cabinet form the way people write it: "1 500,00", "1 500.00", "1500,5"
- * (and "1,500.00" in English) become "1500.00", "1500.5". Group marks are accepted only in
- * groups of three digits, so "1 0" or "1,0,0" stay as typed and the usual validation refuses
- * them. A lone comma is the decimal mark in Russian and a thousands mark in English ("1,500").
- * Anything else is returned unchanged (trimmed) for the service's own validation.
- */
-export function parseAmountInput(raw: string | undefined, lang: MoneyLang): string | undefined {
-  if (raw === undefined) return undefined;
-  const s = raw.trim();
-  // Spaces as thousands separators (any language), then a comma or dot decimal part.
-  let m = /^(-?\d{1,3}(?:[\u0020\u00a0\u202f\u2009]\d{3})+|-?\d+)(?:[.,](\d+))?$/.exec(s);
-  if (m) {
-    const int = m[1]!.replace(SPACES, '');
-    if (m[2] === undefined) return int;
-    const commaDecimal = s.includes(',');
-    if (commaDecimal && lang === 'en' && m[2].length === 3 && !/\s/.test(s)) return `${int}${m[2]}`; // en "1,500"
-    return `${int}.${m[2]}`;
-  }
-  // "1,500.00" (comma groups, dot decimal) and "1.500,00" (dot groups, comma decimal).
-  m = /^(-?\d{1,3}(?:,\d{3})+)(?:\.(\d+))?$/.exec(s);
-  if (m) return `${m[1]!.replace(/,/g, '')}${m[2] !== undefined ? `.${m[2]}` : ''}`;
-  m = /^(-?\d{1,3}(?:\.\d{3})+),(\d+)$/.exec(s);
-  if (m) return `${m[1]!.replace(/\./g, '')}.${m[2]}`;
-  return s;
-}

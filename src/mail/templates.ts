@@ -23,6 +23,13 @@ export const mailTexts = {
       `Open this link to set your password (it works once, for ${days} days):\n\n${link}${signOff}`,
   }),
 
+  /** The owner of a new merchant who signs in with the merchant's own contact address (a sole trader). */
+  ownerLoginInvite: (link: string, minutes: number): MailText => ({
+    subject: 'Your merchant cabinet is ready',
+    text: `A merchant cabinet was opened for you; you sign in to it with this address.\n\n` +
+      `Open this link to set your password (it works once, for ${Math.round(minutes / (24 * 60))} days):\n\n${link}${signOff}`,
+  }),
+
   twoFactorOn: (): MailText => ({
     subject: 'Two-factor sign-in was turned on',
     text: `Two-factor sign-in was turned on for your merchant cabinet account. Every other session was signed out.${signOff}`,

@@ -2,6 +2,8 @@ import { formatMoney } from '../lib/money-format.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Decimal } from 'decimal.js';
 import { requestInput } from '../lib/input.js';
+import { peopleAmountText, readAmount } from '../lib/amount-text.js';
+import { isValidAmount } from '../lib/money.js';
 import { PayCsrf } from './csrf.js';
 import { pickLang } from './i18n.js';
 import { esc, infoPage, layout, type PageCtx } from './render.js';
@@ -95,12 +97,10 @@ export default async function sandboxBankRoutes(app: FastifyInstance): Promise<v
       if (raw.decision === 'confirm') {
         amount = w.p!.amount;
         if (kind === 'sbp' && typeof raw.amount === 'string' && raw.amount.trim() !== '') {
-          const a = raw.amount.trim().replace(',', '.');
-          // At most 99,999,999.99 (DESIGN.md): what a payment's amount columns hold.
-          if (!/^\d{1,8}(\.\d{1,2})?$/.test(a) || new Decimal(a).lte(0)) {
-            return html(reply, 422, page(ctxOf(req, reply), kind, id, w.p!.amount));
-          }
-          amount = new Decimal(a);
+          // As the payer types it ("1 500,50"), then the one amount format and range.
+          const a = readAmount(peopleAmountText(raw.amount, ctxOf(req, reply).lang));
+          if (a === null || !isValidAmount(a)) return html(reply, 422, page(ctxOf(req, reply), kind, id, w.p!.amount));
+          amount = a;
         }
       }
       if (await bank.decide(id, state, raw.decision === 'confirm' ? 'paid' : 'declined', amount)) {

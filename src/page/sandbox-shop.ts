@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { esc, layout, type PageCtx } from './render.js';
 import { pickLang, type Lang } from './i18n.js';
 import { formatMoney } from '../lib/money-format.js';
-import { boundedDecimal } from '../lib/decimal-text.js';
+import { readNumber } from '../lib/amount-text.js';
 import { SANDBOX_SHOP_PATH } from '../domain/shop/sandbox-shop.js';
 
 
@@ -59,7 +59,7 @@ const WORDS: Record<Lang, Record<string, string>> = {
 /** The stand-in shop's Success or Fail page, styled as the payer's pages, in the payer's language. */
 function shopPage(ctx: PageCtx, outcome: 'success' | 'fail', f: Record<string, string>): string {
   const w = WORDS[ctx.lang];
-  const sum = f.OutSum ? boundedDecimal(f.OutSum) : null;
+  const sum = f.OutSum ? readNumber(f.OutSum, { places: 8 }) : null;
   const value = (k: string) => (k === 'OutSum' && sum ? formatMoney(sum, ctx.lang, f.CurrencyIn && /^[A-Z]{3,4}$/.test(f.CurrencyIn) ? f.CurrencyIn : 'RUB') : f[k]!);
   const rows = ['InvId', 'OutSum', 'TrsId'].filter((k) => f[k]).map((k) => `<div class="row"><dt>${esc(w[k])}</dt><dd${k === 'OutSum' ? '' : ' class="mono"'} data-testid="shop-${k}">${esc(value(k))}</dd></div>`).join('');
   const other: Lang = ctx.lang === 'ru' ? 'en' : 'ru';

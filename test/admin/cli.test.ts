@@ -5,7 +5,7 @@ import { ADMIN_TOKEN, TEST_KEY, setupTestApp, type TestApp } from '../helpers/ap
 import { buildCall, parseArgs, runCli, UsageError } from '../../src/admin/cli.js';
 import { enqueueTestPostbacks } from '../factories/outbox.js';
 import { createMerchant } from '../factories/merchant.js';
-import { cardForm, payRequest } from '../factories/payment.js';
+import { cardForm, heldPayment, payRequest } from '../factories/payment.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -271,6 +271,29 @@ describe('operator CLI (its entry in this process, against the database)', { tim
       { action: 'payment.cancel', object_id: b, actor: expect.stringMatching(/^cli:\S+$/), after: expect.objectContaining({ merchant_id: m.merchantId }) },
     ]);
     expect((await cli(['payment', 'capture', 'unknown1'])).code).toBe(1);
+  });
+
+  it('an amount outside the one format (1e3, +10, 10.) exits 1 naming it, typed as a flag or in a request body; nothing is captured, adjusted or set (docs/adr/0077-one-amount-format.md)', async () => {
+    const m = await createMerchant(t, { merchant: { paymentCardPercent: '0', paymentCardFixed: '0' } });
+    const held = await heldPayment(t, m, '300.00');
+    const state = async () => JSON.stringify((await t.db.pool.query(`SELECT
+      (SELECT json_agg(json_build_array(status, capture_amount, amount_received)) FROM payments WHERE id = $1) p,
+      (SELECT json_agg(b) FROM balances b WHERE merchant_id = $2) b, (SELECT count(*) FROM fx_rates) r,
+      (SELECT payment_card_percent FROM merchants WHERE id = $2) f`, [held, m.merchantId])).rows[0]);
+    const before = await state();
+    for (const args of [
+      ['payment', 'capture', held, '--amount', '1e3'], ['payment', 'capture', held, '--amount', '10.'],
+      ['request', 'POST', `/payments/${held}/capture`, '{"amount":1e2}'],
+      ['balance:adjust', m.merchantId, '--currency', 'RUB', '--amount', '+10', '--reason', 'x'],
+      ['balance:adjust', m.merchantId, '--currency', 'RUB', '--amount', '1E2', '--reason', 'x'],
+      ['rates:set', 'USD', '9e1'],
+      ['merchants:update', m.merchantId, '--fee-payment-card-percent', '1e1'],
+    ]) {
+      const r = await cli(args);
+      expect(r.code, args.join(' ')).toBe(1);
+      expect(JSON.stringify(r.out.errors), args.join(' ')).toMatch(/digits with an optional dot/);
+    }
+    expect(await state()).toBe(before);
   });
 
   it('rates:set and rates:delete change the operator rate', async () => {

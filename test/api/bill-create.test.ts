@@ -89,11 +89,20 @@ describe('POST /api/v1/bill/create', () => {
   });
 
   it.each([
-    ['zero', '0'], ['negative', '-1'], ['three decimals', '1.001'], ['above 99,999,999.99', '100000000'],
-    ['huge exponent', '1e309'], ['negative zero point', '-0.01'],
-  ])('an amount that is a number but %s is 403 api:error.invalid_amount, nothing stored', async (_n, amount) => {
+    ['zero', '0'], ['zero with decimals', '0.00'], ['above 99,999,999.99', '100000000'],
+  ])('an amount in the format but %s is 403 api:error.invalid_amount, nothing stored', async (_n, amount) => {
     const before = await count(t, 'bills');
     expectKeyed(await create({ amount, shop_id: m.shopId }), 403, 'invalid_amount');
+    expect(await count(t, 'bills')).toBe(before);
+  });
+
+  it.each([
+    ['negative', '-1'], ['three decimals', '1.001'], ['huge exponent', '1e309'], ['negative zero point', '-0.01'],
+  ])('an amount that is %s is not the amount format: 422 on the field naming it, nothing stored', async (_n, amount) => {
+    const before = await count(t, 'bills');
+    const r = await create({ amount, shop_id: m.shopId });
+    expect(r.statusCode, r.body).toBe(422);
+    expect(r.json().errors.amount[0]).toMatch(/digits with an optional dot and at most 2 decimals/);
     expect(await count(t, 'bills')).toBe(before);
   });
 

@@ -98,6 +98,14 @@ describe('the merchants\' /docs', () => {
     expect(example).toMatchObject({ amount: 1500.5, shop_id: expect.any(String), type: 'normal' });
   });
 
+  it('says that only Idempotency-Key deduplicates a charge, and what key to send (one per intended charge, the same on a retry)', () => {
+    const charge = merchant.paths['/api/v1/payment/charge'].post;
+    expect(charge.description).toContain('deduplicated **only by the `Idempotency-Key` header**');
+    expect(charge.description).toContain('one key per intended charge, e.g. your order id and attempt number');
+    expect(charge.description).toContain('send the same key again');
+    expect(merchant.info.description).toContain('Idempotency-Key');
+  });
+
   it('documents type as the spec and README write it (MULTI / NORMAL accepted, either case)', () => {
     const type = merchant.paths['/api/v1/bill/create'].post.requestBody.content['application/json'].schema.properties.type;
     expect(type.enum).toEqual(expect.arrayContaining(['MULTI', 'NORMAL', 'multi', 'normal']));

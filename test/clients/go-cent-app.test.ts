@@ -79,16 +79,25 @@ describe('go-cent-app', () => {
     expect(() => goDecode({ balance_available: 1.5 }, { balance_available: 'float64,string' })).toThrow(DecodeError);
   });
 
-  it('BillCreate: form POST, amount as %g (1e+06 for a million), payer_pays_commission 0, type lower-case; success decodes with ,string', async () => {
-    expect(goG(1000000)).toBe('1e+06');
+  it('BillCreate: form POST, amount as %g, payer_pays_commission 0, type lower-case; success decodes with ,string', async () => {
+    expect(goG(999999.5)).toBe('999999.5');
     const r = await call('POST', '/api/v1/bill/create', {
-      amount: goG(1000000), order_id: 'go-1', description: 'Go order', type: 'normal', shop_id: rig.m.shopId,
+      amount: goG(999999.5), order_id: 'go-1', description: 'Go order', type: 'normal', shop_id: rig.m.shopId,
       currency_in: 'RUB', custom: 'c1', payer_pays_commission: '0', name: 'Go shop',
     }, billCreateResponse);
     expect(r.error, r.text).toBeNull();
     expect(r.body).toMatchObject({ success: 'true', bill_id: expect.any(String) });
     const st = await call('GET', '/api/v1/bill/status', { id: r.body.bill_id as string }, billStatusResponse);
-    expect(st.body).toMatchObject({ amount: 1000000, type: 'NORMAL', success: true });
+    expect(st.body).toMatchObject({ amount: 999999.5, type: 'NORMAL', success: true });
+  });
+
+  it('BillCreate of a million: %g writes 1e+06, not the amount format: 422 naming it, no bill (docs/adr/0077-one-amount-format.md)', async () => {
+    expect(goG(1000000)).toBe('1e+06');
+    const before = (await rig.t.db.pool.query('SELECT count(*)::int AS n FROM bills')).rows[0].n;
+    const r = await call('POST', '/api/v1/bill/create', { amount: goG(1000000), shop_id: rig.m.shopId, type: 'normal', payer_pays_commission: '0' }, billCreateResponse);
+    expect(r.status).toBe(422);
+    expect((r.body.errors as Record<string, string[]>).amount![0]).toMatch(/digits with an optional dot/);
+    expect((await rig.t.db.pool.query('SELECT count(*)::int AS n FROM bills')).rows[0].n).toBe(before);
   });
 
   it('BillStatus and BillToggleActivity decode: amount float64 (100.5), created_at "2006-01-02 15:04:05", active bool', async () => {

@@ -27,8 +27,16 @@ export interface ApiMisbehaviour {
    * stored result after that.
    */
   processing?: { answers?: number; retryAfterMs?: number };
-  /** Answer 429 before applying anything (a rate limit); `retryAfter` seconds as the header when given. */
-  status429?: { retryAfter?: number };
+  /**
+   * Answer 429 before applying anything (a rate limit); `retryAfter` seconds as the header when
+   * given, `retryAfterMs` as the body's `retry_after` (ms) when given.
+   */
+  status429?: { retryAfter?: number; retryAfterMs?: number };
+  /**
+   * YooKassa: apply the creation, then answer 500 "result unknown" this many times (default 1)
+   * to it and to its repeats under the same key; the stored result after that.
+   */
+  status5xxAfterApply?: { answers?: number };
   /** T-Bank: answer HTTP 200 with Success false and this ErrorCode before applying anything. */
   errorCode?: string;
   /**

@@ -376,3 +376,59 @@ describe('T-Bank emulator: what issue 29 found in the specification', () => {
     expect((await api('CheckOrder', { OrderId: `never-${randomUUID()}` })).body).toMatchObject({ Success: false, ErrorCode: '335' });
   });
 });
+
+describe('T-Bank emulator: recurring charges ([16], [17]) and GetState\'s Amount ([18])', () => {
+  /** A parent payment paid with Recurrent Y: its RebillId and its customer. */
+  async function parent(customer: string) {
+    const a = await init({ Recurrent: 'Y', CustomerKey: customer, DATA: { OperationInitiatorType: '1' } });
+    expect(a.body.Success).toBe(true);
+    emu.payerAction(String(a.body.PaymentId), 'pay', { card: '4300000000000777' });
+    return emu.payments.get(String(a.body.PaymentId))!.RebillId!;
+  }
+
+  it('[16] OperationInitiatorType: outside the table is 1125; 1 without Recurrent Y, or Recurrent Y without 1, is 1126; a Charge of a payment Init\'ed as 0 is 1126', async () => {
+    expect((await init({ DATA: { OperationInitiatorType: 'X' } })).body).toMatchObject({ Success: false, ErrorCode: '1125' });
+    expect((await init({ DATA: { OperationInitiatorType: '1' } })).body).toMatchObject({ Success: false, ErrorCode: '1126' });
+    expect((await init({ Recurrent: 'Y', CustomerKey: 'c-1126', DATA: { OperationInitiatorType: '0' } })).body).toMatchObject({ Success: false, ErrorCode: '1126' });
+    const rebill = await parent(`c-${randomUUID().slice(0, 8)}`);
+    const plain = await init({ DATA: { OperationInitiatorType: '0' } });
+    expect((await api('Charge', { PaymentId: plain.body.PaymentId, RebillId: rebill })).body).toMatchObject({ Success: false, ErrorCode: '1126' });
+    const recurring = await init({ DATA: { OperationInitiatorType: 'R' } });
+    expect((await api('Charge', { PaymentId: recurring.body.PaymentId, RebillId: rebill })).body).toMatchObject({ Success: true, Status: 'CONFIRMED' });
+  });
+
+  it('[16] Charge switched off is 10; an expired parent\'s RebillId is 262', async () => {
+    const rebill = await parent(`c-${randomUUID().slice(0, 8)}`);
+    emu.chargeEnabled = false;
+    try {
+      const a = await init({ DATA: { OperationInitiatorType: 'R' } });
+      expect((await api('Charge', { PaymentId: a.body.PaymentId, RebillId: rebill })).body).toMatchObject({ Success: false, ErrorCode: '10' });
+    } finally { emu.chargeEnabled = true; }
+    emu.expiredRebills.add(rebill);
+    const b = await init({ DATA: { OperationInitiatorType: 'R' } });
+    expect((await api('Charge', { PaymentId: b.body.PaymentId, RebillId: rebill })).body).toMatchObject({ Success: false, ErrorCode: '262' });
+  });
+
+  it('[17] GetCardList names the customer\'s card with its RebillId; RemoveCard deletes it (status D) and its RebillId charges no more', async () => {
+    const customer = `c-${randomUUID().slice(0, 8)}`;
+    const rebill = await parent(customer);
+    const list = (await api('GetCardList', { CustomerKey: customer })).body as unknown as Body[];
+    expect(list).toEqual([expect.objectContaining({ RebillId: rebill, Status: 'A', Pan: '430000******0777' })]);
+    expect((await api('RemoveCard', { CustomerKey: customer, CardId: list[0]!.CardId })).body).toMatchObject({ Success: true, Status: 'D' });
+    expect(((await api('GetCardList', { CustomerKey: customer })).body as unknown as Body[])[0]).toMatchObject({ Status: 'D' });
+    const a = await init({ DATA: { OperationInitiatorType: 'R' } });
+    expect((await api('Charge', { PaymentId: a.body.PaymentId, RebillId: rebill })).body).toMatchObject({ Success: false });
+  });
+
+  it('[18] stateAmount: GetState\'s Amount after a partial refund is what is left, or the payment\'s amount', async () => {
+    const a = await init();
+    const id = String(a.body.PaymentId);
+    emu.payerAction(id, 'pay', { card: '4300000000000777' });
+    expect((await api('Cancel', { PaymentId: id, Amount: 5000 })).body).toMatchObject({ Status: 'PARTIAL_REFUNDED', NewAmount: 10000 });
+    expect(await state(id)).toMatchObject({ Status: 'PARTIAL_REFUNDED', Amount: 10000 });
+    emu.stateAmount = 'payment';
+    try {
+      expect(await state(id)).toMatchObject({ Status: 'PARTIAL_REFUNDED', Amount: 15000 });
+    } finally { emu.stateAmount = 'left'; }
+  });
+});

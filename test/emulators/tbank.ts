@@ -71,10 +71,29 @@ import {
  *     without sending the payer to PaymentURL; the payment is paid with the saved card's details.
  *     RebillId is carried by the AUTHORIZED notification only (EMULATOR: the stricter reading; the
  *     CONFIRMED one that follows has none); Recurrent other than "Y", or "Y" without CustomerKey (1..36 characters), is 9999; an
- *     unknown RebillId is 9999 with a detail.
+ *     unknown RebillId is 104 with a detail (EMULATOR, see charge()).
  * [15] a real Charge answer quoted in a public gist (a Charge of a payment not in NEW): {"Success":false,
  *     "ErrorCode":"4","Message":"Запрашиваемое состояние транзакции является неверным.","Details":
  *     "Изменение статуса недопустимо."}.
+ * [16] kravetsone/t-kassa-api modern-openapi.json (T-Bank's specification, info.version 1.28): section
+ *     "Передача признака инициатора операции" (Init's DATA.OperationInitiatorType: 0 the payer, nothing
+ *     saved, Recurrent N; 1 the payer, card saved, Recurrent Y; 2 the payer with a saved card; R a
+ *     merchant's recurring charge; I installments; 2, R and I are charged with RebillId) and its
+ *     "Коды ошибок": 1125 "Некорректное значение OperationInitiatorType", 1126 "Несопоставимые
+ *     значения rebillId или Recurrent с переданным значением OperationInitiatorType", 10 "Метод
+ *     Charge заблокирован для данного терминала", 262 "Истек срок действия родительского платежа";
+ *     kravetsone/t-kassa-api src/index.ts (Charge): "По умолчанию метод Charge отключен", and a
+ *     mismatch with the table is 1126. EMULATOR: Charge is on unless `chargeEnabled` is false (the
+ *     tests' terminals were enabled); an Init without DATA.OperationInitiatorType is accepted (older
+ *     integrations) unless `requireInitiatorType`, and then its Charge is 1126.
+ * [17] GetCardList {CustomerKey} -> the customer's cards [{CardId, Pan, Status A | I | D, RebillId,
+ *     ExpDate}], "включая удаленные"; RemoveCard {CustomerKey, CardId} -> {Success, Status: D,
+ *     CustomerKey, CardId} (T-Bank's operations GetCardList and RemoveCard, kravetsone/t-kassa-api
+ *     src/index.ts). EMULATOR: a parent payment paid with Recurrent Y and CustomerKey adds its card;
+ *     a removed card's RebillId charges no more (answered as an unknown RebillId).
+ * [18] GetState's `Amount` is described only as "Сумма в копейках": whether it is what the payment
+ *     was or what is left after refunds is not documented. EMULATOR switch `stateAmount`: 'left'
+ *     (default) or 'payment' (the payment's original amount, in GetState and in notifications).
  * Anything marked EMULATOR is this emulator's own choice where the documentation is silent.
  */
 
@@ -115,6 +134,8 @@ export interface TbPayment {
   Recurrent?: boolean;
   CustomerKey?: string;
   RebillId?: string;
+  /** [16]: Init's DATA.OperationInitiatorType, when sent. */
+  Initiator?: string;
 }
 
 /** EMULATOR card table: [7]'s two test cards plus our sandbox's numbers, so one table serves both. */
@@ -139,6 +160,8 @@ export interface TBankOptions {
   fiscalization?: boolean;
   /** [12]: an SBP refund settles (ASYNC_REFUNDING -> PARTIAL_REFUNDED | REFUNDED) after this many ms (default 0); null: only settleSbpRefunds(). */
   sbpRefundSettleMs?: number | null;
+  /** [18]: what GetState's and the notifications' Amount are (default 'left'). */
+  stateAmount?: 'left' | 'payment';
 }
 
 export type TbPayerAction = 'pay' | 'decline' | '3ds-confirm' | '3ds-fail' | 'sbp-confirm' | 'sbp-reject' | 'expire';
@@ -174,12 +197,23 @@ export class TBankEmulator {
   private nextRebillId = 1_700_000_000_000;
   /** [14]: RebillIds issued, with the card each one charges. */
   readonly rebills = new Map<string, { pan: string; parent: string }>();
+  /** [17]: each customer's saved cards. */
+  readonly cards = new Map<string, { CardId: string; Pan: string; Status: 'A' | 'I' | 'D'; RebillId: string; ExpDate: string }[]>();
+  /** [16]: the Charge method is enabled on this terminal (settable by tests). */
+  chargeEnabled = true;
+  /** [16]: a Charge of a payment whose Init named no OperationInitiatorType is 1126 (settable by tests). */
+  requireInitiatorType = false;
+  /** [16]: RebillIds whose parent payment expired: a Charge with one is 262. */
+  readonly expiredRebills = new Set<string>();
+  /** [18]: what GetState's and the notifications' Amount are (settable by tests). */
+  stateAmount: 'left' | 'payment';
 
   private constructor(opts: TBankOptions) {
     this.opts = opts;
     this.terminalKey = opts.terminalKey ?? '1234567890DEMO';
     this.password = opts.password ?? 'emulator-password';
     this.fiscalization = opts.fiscalization ?? false;
+    this.stateAmount = opts.stateAmount ?? 'left';
     this.notifyUrl = opts.notifyUrl;
     // [4]: delivered again until the answer is HTTP 200 with exactly "OK".
     this.notifier = new Notifier({ accepts: (s, t) => s === 200 && t === 'OK', retryBaseMs: opts.retryBaseMs, maxAttempts: opts.maxAttempts });
@@ -267,6 +301,8 @@ export class TBankEmulator {
       SbpPayTest: () => this.sbpPayTest(b),
       CheckOrder: () => this.checkOrder(b),
       Charge: () => this.charge(b),
+      GetCardList: () => this.getCardList(b),
+      RemoveCard: () => this.removeCard(b),
     } as Record<string, () => Answer | Promise<Answer>>)[op];
     if (!handler) return this.fail('9999', 'Неверные параметры.', `Метод ${op} не поддерживается эмулятором`);
     // A T-Bank error before anything is applied (tests: 9001 "retry later", 9999, 3...).
@@ -348,6 +384,17 @@ export class TBankEmulator {
     if (b.Recurrent === 'Y' && (typeof b.CustomerKey !== 'string' || b.CustomerKey === '' || b.CustomerKey.length > 36)) {
       return this.fail('9999', 'Неверные параметры.', 'Для рекуррентного платежа нужен CustomerKey');
     }
+    // [16]: the operation's initiator, when named, must be one of the table's and agree with Recurrent.
+    const data = b.DATA && typeof b.DATA === 'object' ? b.DATA as Record<string, unknown> : undefined;
+    const initiator = data?.OperationInitiatorType;
+    if (initiator !== undefined) {
+      if (typeof initiator !== 'string' || !['0', '1', '2', 'R', 'I'].includes(initiator)) {
+        return this.fail('1125', 'Некорректное значение OperationInitiatorType. Должно быть одно из списка', '');
+      }
+      if ((initiator === '1') !== (b.Recurrent === 'Y')) {
+        return this.fail('1126', 'Несопоставимые значения rebillId или Recurrent с переданным значением OperationInitiatorType', '');
+      }
+    }
     const refused = this.receiptRefusal(b.Receipt, amount);
     if (refused) return refused;
     let due = Date.now() + 24 * 3600_000; // [2]: RedirectDueDate defaults to 24 hours.
@@ -366,6 +413,7 @@ export class TBankEmulator {
       Data: b.DATA && typeof b.DATA === 'object' ? b.DATA as Record<string, unknown> : undefined,
       sbp: false, formCode: hex(6), history: ['NEW'],
       ...(b.Recurrent === 'Y' ? { Recurrent: true, CustomerKey: b.CustomerKey as string } : {}),
+      ...(typeof initiator === 'string' ? { Initiator: initiator } : {}),
     };
     // [2]: Init does not deduplicate by OrderId; CheckOrder lists every payment of an order.
     this.payments.set(id, p);
@@ -382,7 +430,7 @@ export class TBankEmulator {
     this.expireIfDue(p);
     return json(200, {
       Success: true, ErrorCode: '0', Message: 'OK', TerminalKey: this.terminalKey, Status: p.Status,
-      PaymentId: p.PaymentId, OrderId: p.OrderId, Amount: p.Amount,
+      PaymentId: p.PaymentId, OrderId: p.OrderId, Amount: this.amountOf(p),
     });
   }
 
@@ -498,8 +546,18 @@ export class TBankEmulator {
   private charge(b: Record<string, unknown>): Answer {
     const p = this.payment(b);
     if ('status' in p) return p;
-    const rebill = typeof b.RebillId === 'string' || typeof b.RebillId === 'number' ? this.rebills.get(String(b.RebillId)) : undefined;
-    if (!rebill) return this.fail('9999', 'Неверные параметры.', 'RebillId не найден');
+    // [16]: Charge is off unless T-Bank enabled it for the terminal.
+    if (!this.chargeEnabled) return this.fail('10', 'Метод Charge заблокирован для данного терминала', '');
+    const rebillId = typeof b.RebillId === 'string' || typeof b.RebillId === 'number' ? String(b.RebillId) : '';
+    if (this.expiredRebills.has(rebillId)) return this.fail('262', 'Истек срок действия родительского платежа', '');
+    const rebill = this.rebills.get(rebillId);
+    // EMULATOR: the code for an unknown (or removed) RebillId is not documented; 104 "Ошибка выполения
+    // рекуррента" of [16]'s table (9999 there is "Внутренняя ошибка системы", a technical error).
+    if (!rebill) return this.fail('104', 'Ошибка выполения рекуррента', 'RebillId не найден');
+    // [16]: only a payment Init'ed as charged by RebillId (2, R, I) may be charged.
+    if (p.Initiator !== undefined ? !['2', 'R', 'I'].includes(p.Initiator) : this.requireInitiatorType) {
+      return this.fail('1126', 'Несопоставимые значения rebillId или Recurrent с переданным значением OperationInitiatorType', '');
+    }
     if (p.Status !== 'NEW') return this.fail('4', 'Запрашиваемое состояние транзакции является неверным.', 'Изменение статуса недопустимо.');
     p.card = { pan: rebill.pan, cardId: this.nextCardId++ };
     this.move(p, 'AUTHORIZING');
@@ -512,6 +570,23 @@ export class TBankEmulator {
       this.authorize(p);
     }
     return json(200, { Success: p.ErrorCode === '0', ErrorCode: p.ErrorCode, TerminalKey: this.terminalKey, Status: p.Status, PaymentId: p.PaymentId, OrderId: p.OrderId, Amount: p.Amount, ...(p.Message ? { Message: p.Message } : {}) });
+  }
+
+  /** [17]: the customer's cards, removed ones included. */
+  private getCardList(b: Record<string, unknown>): Answer {
+    if (typeof b.CustomerKey !== 'string' || b.CustomerKey === '') return this.fail('9999', 'Неверные параметры.', 'Поле CustomerKey не должно быть пустым');
+    const list = this.cards.get(b.CustomerKey);
+    if (!list) return this.fail('7', 'Неверный статус покупателя', `Покупатель ${b.CustomerKey} не найден`);
+    return json(200, list.map((c) => ({ ...c })));
+  }
+
+  /** [17]: the card deleted (status D); its RebillId charges no more. */
+  private removeCard(b: Record<string, unknown>): Answer {
+    const card = typeof b.CustomerKey === 'string' ? this.cards.get(b.CustomerKey)?.find((c) => c.CardId === String(b.CardId)) : undefined;
+    if (!card) return this.fail('231', 'Не найден идентификатор карты', '');
+    card.Status = 'D';
+    this.rebills.delete(card.RebillId);
+    return json(200, { TerminalKey: this.terminalKey, Status: 'D', CustomerKey: b.CustomerKey, CardId: card.CardId, CardType: 0, Success: true, ErrorCode: '0' });
   }
 
   private checkOrder(b: Record<string, unknown>): Answer {
@@ -543,13 +618,18 @@ export class TBankEmulator {
   private notificationBody(p: TbPayment, password = this.password): Record<string, unknown> {
     const body: Record<string, unknown> = {
       TerminalKey: this.terminalKey, OrderId: p.OrderId, Success: p.ErrorCode === '0',
-      Status: p.Status, PaymentId: Number(p.PaymentId), ErrorCode: p.ErrorCode, Amount: p.Amount,
+      Status: p.Status, PaymentId: Number(p.PaymentId), ErrorCode: p.ErrorCode, Amount: this.amountOf(p),
     };
     if (p.card) Object.assign(body, { CardId: p.card.cardId, Pan: maskPan(p.card.pan), ExpDate: '1230' });
     if (p.RebillId && p.Status === 'AUTHORIZED') body.RebillId = p.RebillId;
     if (p.Data) body.Data = p.Data;
     body.Token = tbankToken(body, password);
     return body;
+  }
+
+  /** [18]: the Amount GetState and the notifications show. */
+  private amountOf(p: TbPayment): number {
+    return this.stateAmount === 'payment' ? p.OriginalAmount : p.Amount;
   }
 
   private emit(p: TbPayment) {
@@ -626,6 +706,12 @@ export class TBankEmulator {
     if (p.Recurrent && p.card && !p.RebillId) {
       p.RebillId = String(this.nextRebillId++);
       this.rebills.set(p.RebillId, { pan: p.card.pan, parent: p.PaymentId });
+      // [17]: the card is the customer's saved card.
+      if (p.CustomerKey) {
+        const list = this.cards.get(p.CustomerKey) ?? [];
+        list.push({ CardId: String(p.card.cardId), Pan: maskPan(p.card.pan), Status: 'A', RebillId: p.RebillId, ExpDate: '1230' });
+        this.cards.set(p.CustomerKey, list);
+      }
     }
     this.move(p, 'AUTHORIZED', true);
     if (p.PayType === 'O') {

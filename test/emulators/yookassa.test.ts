@@ -477,3 +477,41 @@ describe('YooKassa emulator: card numbers need PCI DSS; the payout widget\'s pay
     expect(await widgetCard('4242424242424242', '999999')).toEqual({ source: 'yookassa-payouts-data', error: 'invalid_account_id' });
   });
 });
+
+describe('YooKassa emulator: answers that decide nothing ([17], [18]) and a revoked permission ([19])', () => {
+  /** A payment saved its card ([15]); the saved method's id. */
+  async function savedMethod(): Promise<string> {
+    const p = await newPayment({ save_payment_method: true });
+    emu.payerAction(p.body.id, 'pay', { card: '4242424242424242' });
+    return (await call(`/payments/${p.body.id}`)).body.payment_method.id as string;
+  }
+  const autopayment = (method: string, key: string) =>
+    call('/payments', { key, body: { amount: { value: '30.00', currency: 'RUB' }, capture: true, payment_method_id: method } });
+
+  it('[17] an autopayment applied then answered 500 (twice): the charge exists and is notified; the second repeat with the same key gets it, once', async () => {
+    const method = await savedMethod();
+    emu.misbehave({ op: 'payments.create', status5xxAfterApply: { answers: 2 } });
+    const key = randomUUID();
+    const before = emu.payments.size;
+    expect((await autopayment(method, key)).status).toBe(500);
+    expect(emu.payments.size).toBe(before + 1);
+    expect((await autopayment(method, key)).status).toBe(500);
+    const third = await autopayment(method, key);
+    expect(third).toMatchObject({ status: 200, body: { status: 'succeeded', payment_method: { id: method } } });
+    expect(emu.payments.size).toBe(before + 1);
+    await waitFor(() => notificationsFor(third.body.id).some((n) => n.event === 'payment.succeeded'));
+  });
+
+  it('[18] a 429 may carry the wait as the body\'s retry_after (ms)', async () => {
+    emu.misbehave({ op: 'payments.create', status429: { retryAfterMs: 1000 } });
+    const r = await newPayment();
+    expect(r).toMatchObject({ status: 429, body: { type: 'error', code: 'too_many_requests', retry_after: 1000 } });
+  });
+
+  it('[19] after the payer revoked the permission, an autopayment is canceled with reason permission_revoked', async () => {
+    const method = await savedMethod();
+    emu.revokePermission(method);
+    const r = await autopayment(method, randomUUID());
+    expect(r).toMatchObject({ status: 200, body: { status: 'canceled', cancellation_details: { reason: 'permission_revoked' } } });
+  });
+});

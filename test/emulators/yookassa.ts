@@ -70,6 +70,17 @@ import {
  *     lib/Request/Payments/CreatePaymentRequest.php validate(): payment_method_id and payment_method_data are
  *     never sent together. EMULATOR: an unknown (or never saved) payment_method_id is 400 invalid_request,
  *     parameter payment_method_id; the saved card's outcome follows the card table.
+ * [17] yoomoney/yookassa-sdk-php lib/Client/BaseClient.php execute(): a 500 is repeated like a 202, with
+ *     the same request and Idempotence-Key ([2]: 500 "the result is unknown"); YooKassa may have
+ *     applied it. EMULATOR switch `status5xxAfterApply`: the creation is applied (and notified) and
+ *     answered 500 to it and to a number of repeats, then the stored result.
+ * [18] [2] 429 too_many_requests; the wait YooKassa asks for is the body's `retry_after` (ms), which
+ *     the PHP SDK's delay() reads from any answer it repeats, or a Retry-After header (EMULATOR: the
+ *     test chooses which are sent).
+ * [19] https://yookassa.ru/developers/payment-acceptance/after-the-payment/declined-payments:
+ *     cancellation_details.reason `permission_revoked`, "the user revoked the permission for
+ *     autopayments": an autopayment with that payment_method_id is canceled. EMULATOR: party
+ *     yoo_money; revokePermission(id) is the payer's withdrawal.
  * Anything marked EMULATOR is this emulator's own choice where the documentation is silent.
  */
 
@@ -178,7 +189,8 @@ export type PayerAction = 'pay' | 'decline' | '3ds-confirm' | '3ds-fail' | 'sbp-
 // [1]: "the API returns the result of the original request" for a repeated key with the same body;
 // keys live 24 h. The key is at most 64 characters (SDK docs; EMULATOR: longer is refused).
 // `processing`: [11] 202 answers still owed to repeats of this key before the stored result.
-interface IdemRecord { hash: string; answer: Answer; processing: number; retryAfterMs: number }
+// `failing`: [17] 500 answers still owed to repeats of this key before the stored result.
+interface IdemRecord { hash: string; answer: Answer; processing: number; retryAfterMs: number; failing: number }
 
 const MONEY_RE = /^\d{1,17}(\.\d{1,2})?$/;
 
@@ -190,7 +202,7 @@ export class YooKassaEmulator {
   private readonly cardOf = new Map<string, string>();
   readonly refunds = new Map<string, YkRefund>();
   readonly payouts = new Map<string, YkPayout>();
-  readonly requests: { method: string; path: string; status: number }[] = [];
+  readonly requests: { method: string; path: string; status: number; at: number }[] = [];
   /** [10]: whether the shop is fiscalized (settable by tests). */
   fiscalization: boolean;
   /** [13]: whether the payout gateway takes card numbers (settable by tests). */
@@ -208,6 +220,10 @@ export class YooKassaEmulator {
   private readonly mis = new MisbehaviourQueue();
   readonly notifier: Notifier;
   private readonly idem = new Map<string, IdemRecord>();
+  /** When each 429 of a rate-limit switch was answered (a test measures the client's wait after it). */
+  readonly limitedAt: number[] = [];
+  /** [19]: saved methods whose payer withdrew the permission to charge them. */
+  readonly revokedPermissions = new Set<string>();
   private readonly opts: YooKassaOptions;
   private timers = new Set<NodeJS.Timeout>();
 
@@ -247,6 +263,9 @@ export class YooKassaEmulator {
 
   clearMisbehaviour() { this.mis.clear(); this.notifier.mode = 'normal'; }
 
+  /** [19]: the payer withdraws the permission to charge a saved method. */
+  revokePermission(methodId: string) { this.revokedPermissions.add(methodId); }
+
   flushNotifications() { this.notifier.flushNotifications(); }
 
   idle() { return this.notifier.idle(); }
@@ -260,7 +279,7 @@ export class YooKassaEmulator {
 
   private async route(r: Req): Promise<Answer | null> {
     const a = await this.dispatch(r);
-    if (a) this.requests.push({ method: r.method, path: r.path, status: a.status });
+    if (a) this.requests.push({ method: r.method, path: r.path, status: a.status, at: Date.now() });
     return a;
   }
 
@@ -277,8 +296,12 @@ export class YooKassaEmulator {
     // [12]: a rate limit refuses before anything is looked at or applied.
     const limited = this.mis.take(this.opName(r.method, rest), (x) => !!x.status429);
     if (limited) {
-      const a = this.error(429, 'too_many_requests', 'Too many requests. Reduce the request rate');
-      return limited.status429!.retryAfter === undefined ? a : { ...a, headers: { 'retry-after': String(limited.status429!.retryAfter) } };
+      const l = limited.status429!;
+      // [18]: the wait asked for, as the body's retry_after (ms) and/or the Retry-After header.
+      const a = l.retryAfterMs === undefined ? this.error(429, 'too_many_requests', 'Too many requests. Reduce the request rate')
+        : json(429, { type: 'error', id: uuidLike('0000'), code: 'too_many_requests', description: 'Too many requests. Reduce the request rate', retry_after: l.retryAfterMs });
+      this.limitedAt.push(Date.now());
+      return l.retryAfter === undefined ? a : { ...a, headers: { 'retry-after': String(l.retryAfter) } };
     }
     if (r.method === 'POST') {
       // [1]: every POST carries Idempotence-Key.
@@ -292,6 +315,8 @@ export class YooKassaEmulator {
         if (seen.hash === hash) {
           // [11]: still processing: the repeat is answered 202 again until the result is ready.
           if (seen.processing > 0) { seen.processing -= 1; return this.processing(seen.retryAfterMs); }
+          // [17]: applied, and still answered "result unknown" to this repeat.
+          if (seen.failing > 0) { seen.failing -= 1; return this.error(500, 'internal_server_error', 'Internal server error'); }
           return seen.answer;
         }
         // [1] promises the original result only for the same parameters; EMULATOR (unconfirmed):
@@ -313,8 +338,13 @@ export class YooKassaEmulator {
         // Stored before the answer leaves, so a retry after a lost answer replays it.
         // [2]: a 5xx means "the result is unknown" and is not kept; a 4xx or 200 is final.
         if (applied.status >= 500) return applied;
-        const rec: IdemRecord = { hash, answer: applied, processing: 0, retryAfterMs: m?.processing?.retryAfterMs ?? 50 };
+        const rec: IdemRecord = { hash, answer: applied, processing: 0, retryAfterMs: m?.processing?.retryAfterMs ?? 50, failing: 0 };
         this.idem.set(scope, rec);
+        // [17]: applied (and notified), but answered 500; the first of `answers` 500s is this one.
+        if (m?.status5xxAfterApply && applied.status === 200) {
+          rec.failing = (m.status5xxAfterApply.answers ?? 1) - 1;
+          return this.error(500, 'internal_server_error', 'Internal server error');
+        }
         // [11]: applied, but answered "processing"; the first of `answers` 202s is this one.
         if (m?.processing && applied.status === 200) { rec.processing = (m.processing.answers ?? 1) - 1; return this.processing(rec.retryAfterMs); }
         return applied;
@@ -537,7 +567,9 @@ export class YooKassaEmulator {
     if (b.receipt !== undefined) this.receipts.push({ object: 'payment', id: p.id, receipt: b.receipt as Record<string, unknown> });
     this.payments.set(p.id, p);
     const rule = YK_CARDS[saved.card] ?? { outcome: 'success' as const };
-    if (rule.outcome === 'decline') this.cancelPayment(p, 'payment_network', rule.reason ?? 'general_decline');
+    // [19]: the payer revoked the permission: the autopayment is canceled, reason permission_revoked.
+    if (this.revokedPermissions.has(id)) this.cancelPayment(p, 'yoo_money', 'permission_revoked');
+    else if (rule.outcome === 'decline') this.cancelPayment(p, 'payment_network', rule.reason ?? 'general_decline');
     else this.authorize(p);
     return json(200, this.view(p));
   }

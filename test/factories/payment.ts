@@ -62,3 +62,21 @@ export async function heldPayment(t: TestApp, m: MerchantFixture, amount: string
   if (p.status !== 'PROCESS') throw new Error(`hold ${p.paymentId}: ${p.status}`);
   return p.paymentId;
 }
+
+/**
+ * A card saved by a payment whose payer consented (a bill of `m`'s shop, created with `auth`,
+ * m's own token unless given); its saved method id, for POST /api/v1/payment/charge.
+ */
+export async function savedCardOf(t: TestApp, m: MerchantFixture, card = SUCCESS_CARD, auth: Record<string, string> = m.auth): Promise<string> {
+  const r0 = await t.app.inject({ method: 'POST', url: '/api/v1/bill/create', headers: auth, payload: { shop_id: m.shopId, amount: '10.00', save_payment_method: true } });
+  if (r0.statusCode !== 200) throw new Error(`bill/create: ${r0.statusCode} ${r0.body}`);
+  const r = await payRequest(t, r0.json().bill_id, { ...cardForm(card), save_payment_method: '1' });
+  const id = r.json().payment_id as string;
+  if (r.json().status === 'PROCESS') {
+    // The sandbox's lost answer (card 0119): the provider is asked, and says it paid and saved.
+    await t.app.services.payments.askProvider({ id, connector: 'sandbox', ref: null });
+  }
+  const row = (await t.db.pool.query(`SELECT id FROM saved_payment_methods WHERE payment_id = $1`, [id])).rows[0];
+  if (!row) throw new Error(`payment ${id} saved no card`);
+  return row.id as string;
+}

@@ -56,6 +56,26 @@ describe('the console\'s money', () => {
     expect(ledger.body).toContain('RUB\u00a01,234.50');
     for (const body of [merchant.body, ledger.body]) expect(body).not.toMatch(/\d\.\d{8}\b/);
   });
+
+  it('money typed in the merchant form: "150,000.00" and a pasted space are taken; an exponent, a sign or a bare dot is 422 on the field and nothing changes (docs/adr/0077-one-amount-format.md)', async () => {
+    const m = await createMerchant(t);
+    const row = async () => (await t.db.pool.query(`SELECT payout_max_card::text, payout_daily_limit::text, payment_card_percent::text, payment_card_fixed::text FROM merchants WHERE id = $1`, [m.merchantId])).rows[0];
+    const page = `/operator/merchants/${m.merchantId}`;
+    const patch = `/operator/merchants/${m.merchantId}/patch`;
+    const before = await row();
+    for (const [field, value] of [
+      ['payout_max_card', '1e6'], ['payout_max_card', '+100'], ['payout_daily_limit', '10.'], ['payout_daily_limit', '-5'],
+      ['fees.payment_card_percent', '1e1'], ['fees.payment_card_fixed', '1.005'], ['fees.payment_card_fixed', '1E2'],
+    ] as const) {
+      const r = await op.client.act(page, patch, { [field]: value });
+      expect(r.statusCode, `${field} ${value}`).toBe(422);
+      expect(r.body, `${field} ${value}`).toContain(field);
+    }
+    expect(await row()).toEqual(before);
+    const ok = await op.client.act(page, patch, { payout_max_card: '150,000.00', payout_daily_limit: ' 2 500.5 ', 'fees.payment_card_percent': '2.75' });
+    expect(ok.statusCode, ok.body.slice(0, 300)).toBe(303);
+    expect(await row()).toMatchObject({ payout_max_card: '150000.00000000', payout_daily_limit: '2500.50000000', payment_card_percent: '2.7500' });
+  });
 });
 
 describe('the console\'s audit trail names people', () => {

@@ -106,6 +106,10 @@ describe('HTML: post/redirect/get and the waiting page', () => {
     expect((await post(`/sandbox/sbp/${id}`, { _csrf: csrfOf(bank.body), decision: 'confirm', amount: '-1' })).statusCode).toBe(422);
     // More than an amount column holds (99,999,999.99) is bad input too, never a 500.
     expect((await post(`/sandbox/sbp/${id}`, { _csrf: csrfOf(bank.body), decision: 'confirm', amount: '9999999999.99' })).statusCode).toBe(422);
+    // Not the amount format (docs/adr/0077-one-amount-format.md): an exponent, a sign, a bare dot, a third decimal.
+    for (const amount of ['1e2', '1E2', '+10', '10.', '10.001']) {
+      expect((await post(`/sandbox/sbp/${id}`, { _csrf: csrfOf(bank.body), decision: 'confirm', amount })).statusCode, amount).toBe(422);
+    }
     expect((await getJson(String(r.headers.location))).json().status).toBe('PROCESS');
     await post(`/sandbox/sbp/${id}`, { _csrf: csrfOf(bank.body), decision: 'confirm', amount: '120.50' });
     const end = (await getJson(String(r.headers.location))).json();

@@ -70,10 +70,16 @@ describe.each(both)('payout/%s/create errors', (_name, send) => {
     await expectUnchanged(u.merchantId, before);
   });
 
-  it.each(['0', '-5', '10.001', '100000000.00', '1e9'])('amount %s is 400 invalid_amount', async (amount) => {
+  it.each(['0', '100000000.00'])('amount %s (in the format, out of range) is 400 invalid_amount', async (amount) => {
     const res = await send(m, amount, cardAccount);
     expect(res.statusCode).toBe(400);
     expect(res.json().message).toBe('api:error.invalid_amount');
+  });
+
+  it.each(['-5', '10.001', '1e9'])('amount %s is not the amount format: 422 on the field naming it', async (amount) => {
+    const res = await send(m, amount, cardAccount);
+    expect(res.statusCode).toBe(422);
+    expect(res.json().errors.amount[0]).toMatch(/digits with an optional dot and at most 2 decimals/);
   });
 
   it.each(['abc', '', '1,5'])('a non-numeric or missing amount (%j) is 422 with errors.amount', async (amount) => {

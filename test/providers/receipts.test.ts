@@ -30,7 +30,7 @@ beforeAll(async () => {
   yk = await YooKassaEmulator.start({ notifyUrl: `${hook.url}/yookassa`, fiscalization: true });
   tb = await TBankEmulator.start({ notifyUrl: `${hook.url}/tbank`, fiscalization: true });
   const put = (name: string, payload: object) => t.app.inject({ method: 'PUT', url: `/admin/v1/connectors/${name}`, headers: admin, payload });
-  expect((await put('yk-fz', { kind: 'yookassa', mode: 'test', settings: { base_url: yk.apiUrl, shop_id: yk.shopId, secret_key: yk.secretKey } })).statusCode).toBe(201);
+  expect((await put('yk-fz', { kind: 'yookassa', mode: 'test', settings: { base_url: yk.apiUrl, shop_id: yk.shopId, secret_key: yk.secretKey, allowed_ips: '127.0.0.1' } })).statusCode).toBe(201);
   expect((await put('tb-fz', { kind: 'tbank', mode: 'test', settings: { base_url: tb.apiUrl, terminal_key: tb.terminalKey, password: tb.password } })).statusCode).toBe(201);
 });
 afterAll(async () => { await yk.stop(); await tb.stop(); await hook.close(); await t.close(); });

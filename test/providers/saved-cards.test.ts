@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Decimal } from 'decimal.js';
 import { setupTestApp, type TestApp } from '../helpers/app.js';
 import { createMerchant, type MerchantFixture } from '../factories/merchant.js';
-import { cardForm, payRequest } from '../factories/payment.js';
+import { cardForm, payRequest, savedCardOf } from '../factories/payment.js';
 import { paymentSignature, type PaymentPostbackFields } from '../../src/outbox/events.js';
 import { balance } from '../refund/helpers.js';
 import { admin } from '../admin/helpers.js';
@@ -106,21 +106,7 @@ describe('saving a card with the payer\'s consent', () => {
   });
 });
 
-/** A card saved by a payment whose payer consented (on `auth`'s merchant); its method id. */
-async function savedCard(card = '4242424242424242', auth: Record<string, string> = m.auth): Promise<string> {
-  const r0 = await t.app.inject({ method: 'POST', url: '/api/v1/bill/create', headers: auth, payload: { shop_id: m.shopId, amount: '10.00', save_payment_method: true } });
-  expect(r0.statusCode, r0.body).toBe(200);
-  const r = await payRequest(t, r0.json().bill_id, { ...cardForm(card), save_payment_method: '1' });
-  let id = r.json().payment_id as string;
-  if (r.json().status === 'PROCESS') {
-    // The sandbox's lost answer (card 0119): the provider is asked, and says it paid and saved.
-    await t.app.services.payments.askProvider({ id, connector: 'sandbox', ref: null });
-  }
-  const row = (await t.db.pool.query(`SELECT id FROM saved_payment_methods WHERE payment_id = $1`, [id])).rows[0];
-  expect(row, `payment ${id} saved no card`).toBeDefined();
-  id = row.id;
-  return id;
-}
+const savedCard = (card = '4242424242424242', auth: Record<string, string> = m.auth) => savedCardOf(t, m, card, auth);
 const charge = (payload: Record<string, unknown>, headers: Record<string, string> = m.auth) =>
   t.app.inject({ method: 'POST', url: '/api/v1/payment/charge', headers, payload: { amount: '250.00', ...payload } });
 const available = async () => new Decimal((await balance(t, m.merchantId)).available);

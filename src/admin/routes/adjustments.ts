@@ -12,7 +12,7 @@ import { actorOf, writeAudit } from '../../audit/audit.js';
 const IdParams = Type.Object({ id: Type.String() });
 const CreateInput = defineInput({
   currency: v.enumOf(['RUB', 'USD', 'EUR'] as const, { required: true }),
-  amount: v.decimal({ required: true, description: 'Signed: positive credits, negative debits available' }),
+  amount: v.decimal({ required: true, signed: true, places: 8, description: 'Signed: positive credits, negative debits available' }),
   reason: v.string({ required: true, max: 1000 }),
 });
 

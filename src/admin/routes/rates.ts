@@ -9,7 +9,7 @@ import { actorOf, writeAudit } from '../../audit/audit.js';
 import { list, ok, RateSchema } from './schemas.js';
 
 const CurrencyParams = Type.Object({ currency: Type.String({ enum: [...RATE_CURRENCIES] }) });
-const SetInput = defineInput({ rub_per_unit: v.decimal({ required: true, description: 'RUB per one unit, positive, at most 6 decimals' }) });
+const SetInput = defineInput({ rub_per_unit: v.decimal({ required: true, places: 6, description: 'RUB per one unit, positive, at most 6 decimals' }) });
 
 const asRateCurrency = (s: string): RateCurrency | null => RATE_CURRENCIES.find((c) => c === s.toUpperCase()) ?? null;
 

@@ -5,7 +5,7 @@ import { billCreateInput } from '../../domain/bill/bill.input.js';
 import { BASE, cabinetActor, formErrors, liveMerchantIdOf, merchantIdOf, render } from '../context.js';
 import { formBody } from '../../lib/form-body.js';
 import { listFilters, PAGE_SIZE } from '../paging.js';
-import { parseAmountInput } from '../../lib/money-format.js';
+import { peopleAmountText } from '../../lib/amount-text.js';
 import { billToggleAudit } from '../../audit/steps.js';
 import { isBillExpired } from '../../domain/bill/bill.states.js';
 
@@ -37,8 +37,8 @@ export default async function billRoutes(app: FastifyInstance): Promise<void> {
     try {
       // The API's auth hook checks the subscription for bill/create; so does the cabinet.
       assertMerchantUsable(req.cabinet.session!.merchant, { subscription: true });
-      // "1 500,00" as people type it (lib/money-format.ts), then the API's own rules.
-      const p = billCreateInput.parse({ ...b, amount: parseAmountInput(b.amount, req.cabinet.lang) });
+      // "1 500,00" as people type it (lib/amount-text.ts), then the API's own rules.
+      const p = billCreateInput.parse({ ...b, amount: peopleAmountText(b.amount, req.cabinet.lang) });
       const bill = await app.services.bills.create({ id: merchantIdOf(req) }, {
         amount: p.amount!, shopId: p.shop_id!, orderId: p.order_id, description: p.description,
         type: p.type === 'multi' ? 'MULTI' : 'NORMAL', currencyIn: p.currency_in, custom: p.custom,

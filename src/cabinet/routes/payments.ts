@@ -7,7 +7,7 @@ import { actingMerchant, BASE, cabinetActor, formErrors, liveMerchantIdOf, merch
 import { formBody } from '../../lib/form-body.js';
 import { filterQuery, listFilters, PAGE_SIZE } from '../paging.js';
 import { csvFormat, exportFilename, sendCsv } from '../export.js';
-import { parseAmountInput } from '../../lib/money-format.js';
+import { peopleAmountText } from '../../lib/amount-text.js';
 import { holdAudit, refundAudit } from '../../audit/steps.js';
 
 const STATUSES = ['NEW', 'PROCESS', 'UNDERPAID', 'SUCCESS', 'OVERPAID', 'FAIL'] as const;
@@ -106,7 +106,7 @@ export default async function paymentRoutes(app: FastifyInstance): Promise<void>
     const id = (req.params as { id: string }).id;
     const b = formBody(req);
     try {
-      const raw = typeof b.amount === 'string' && b.amount.trim() !== '' ? parseAmountInput(b.amount, req.cabinet.lang) : undefined;
+      const raw = typeof b.amount === 'string' && b.amount.trim() !== '' ? peopleAmountText(b.amount, req.cabinet.lang) : undefined;
       const amount = captureInput.parse({ amount: raw }).amount ?? null;
       await app.services.payments.captureHold(id, amount, holdAudit(cabinetActor(req)), merchantIdOf(req));
       return reply.redirect(`${BASE}/payments/${encodeURIComponent(id)}?ok=payments.captured`, 303);
@@ -138,8 +138,8 @@ export default async function paymentRoutes(app: FastifyInstance): Promise<void>
       const audited = refundAudit(cabinetActor(req));
       if (p.mode === 'full') await app.services.refunds.createFull(m, id, audited);
       else {
-        // "1 500,00" as people type it (lib/money-format.ts), then the API's own rules.
-        const amount = partialInput.parse({ ...b, amount: parseAmountInput(b.amount, req.cabinet.lang) }).amount!;
+        // "1 500,00" as people type it (lib/amount-text.ts), then the API's own rules.
+        const amount = partialInput.parse({ ...b, amount: peopleAmountText(b.amount, req.cabinet.lang) }).amount!;
         await app.services.refunds.createPartial(m, id, amount, audited);
       }
       return reply.redirect(`${BASE}/payments/${encodeURIComponent(id)}?ok=payments.refund_created`, 303);

@@ -4,7 +4,7 @@ import { actingMerchant, cabinetActor, BASE, formErrors, merchantIdOf, render, c
 import { formBody } from '../../lib/form-body.js';
 import { filterQuery, listFilters, PAGE_SIZE } from '../paging.js';
 import { csvFormat, exportFilename, sendCsv } from '../export.js';
-import { parseAmountInput } from '../../lib/money-format.js';
+import { peopleAmountText } from '../../lib/amount-text.js';
 import { parsePersonal } from '../../domain/payout/payout.input.js';
 import { payoutCreateAudit } from '../../audit/steps.js';
 
@@ -57,8 +57,8 @@ export default async function payoutRoutes(app: FastifyInstance): Promise<void> 
     const m = actingMerchant(req);
     try {
       assertMerchantUsable(m, { subscription: true });
-      // "1 500,00" as people type it (lib/money-format.ts), then the API's own rules.
-      const input = parsePersonal({ amount: parseAmountInput(b.amount, req.cabinet.lang), payout_account_id: b.payout_account_id, order_id: b.order_id || undefined });
+      // "1 500,00" as people type it (lib/amount-text.ts), then the API's own rules.
+      const input = parsePersonal({ amount: peopleAmountText(b.amount, req.cabinet.lang), payout_account_id: b.payout_account_id, order_id: b.order_id || undefined });
       await app.services.payouts.createPersonal(m, input, payoutCreateAudit(cabinetActor(req)));
       return reply.redirect(`${BASE}/payouts?ok=payouts.created`, 303);
     } catch (e) {

@@ -2,6 +2,7 @@ import { Decimal } from 'decimal.js';
 import { Type } from '@sinclair/typebox';
 import { boolOf, FieldError, type Rule } from '../../lib/input.js';
 import { listOf } from '../../lib/brackets.js';
+import { AMOUNT, formatWords, readNumber, type NumberFormat } from '../../lib/amount-text.js';
 import { MAX_AMOUNT, money2 } from '../../lib/money.js';
 import { assertSafeUrl, checkUrlShape, UnsafeUrlError } from '../../outbox/url-guard.js';
 import { ValidationError } from '../../errors.js';
@@ -15,7 +16,7 @@ export interface BillItem { name: string; price: string; quantity: string }
 
 export const MAX_ITEMS = 100;
 const MAX_QUANTITY = new Decimal('999999');
-const NUMERIC = /^[+-]?(\d+\.?\d*|\.\d+)$/;
+const QUANTITY: NumberFormat = { places: 3 };
 
 /** A flag of `request_fields[name]`: a boolean as everywhere, plus a checkbox's on/off and an empty value. */
 const flagOf = (x: unknown): boolean | null => (x === 'on' ? true : x === 'off' || x === '' ? false : boolOf(x));
@@ -59,10 +60,11 @@ export const requestFieldsRule: Rule<RequestField[]> = {
   },
 };
 
-function itemDecimal(raw: unknown, field: string): Decimal {
-  const s = typeof raw === 'number' && Number.isFinite(raw) ? String(raw) : typeof raw === 'string' ? raw.trim() : '';
-  if (!NUMERIC.test(s)) throw new FieldError(`The ${field} must be a number.`);
-  return new Decimal(s);
+/** A line's price (kopecks) or quantity (3 decimals) in the one number format of amount-text.ts. */
+function itemDecimal(raw: unknown, field: string, format: NumberFormat): Decimal {
+  const d = readNumber(raw, format);
+  if (d === null) throw new FieldError(`The ${field} must be written as ${formatWords(format)}.`);
+  return d;
 }
 
 /**
@@ -91,11 +93,11 @@ export const itemsRule: Rule<BillItem[]> = {
       const name = typeof o.name === 'string' || typeof o.name === 'number' ? String(o.name).trim() : '';
       if (name === '') throw new FieldError(`The ${at}.name field is required.`);
       if (name.length > 255) throw new FieldError(`The ${at}.name may not be greater than 255 characters.`);
-      const price = itemDecimal(o.price, `${at}.price`);
+      const price = itemDecimal(o.price, `${at}.price`, AMOUNT);
       if (price.lt(0) || price.gt(MAX_AMOUNT) || price.decimalPlaces() > 2) {
         throw new FieldError(`The ${at}.price must be at least 0, at most ${MAX_AMOUNT.toFixed(2)}, with at most 2 decimals.`);
       }
-      const quantity = o.quantity === undefined || o.quantity === null || o.quantity === '' ? new Decimal(1) : itemDecimal(o.quantity, `${at}.quantity`);
+      const quantity = o.quantity === undefined || o.quantity === null || o.quantity === '' ? new Decimal(1) : itemDecimal(o.quantity, `${at}.quantity`, QUANTITY);
       if (quantity.lte(0) || quantity.gt(MAX_QUANTITY) || quantity.decimalPlaces() > 3) {
         throw new FieldError(`The ${at}.quantity must be greater than 0, at most ${MAX_QUANTITY.toFixed()}, with at most 3 decimals.`);
       }

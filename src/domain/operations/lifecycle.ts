@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import { inTxOr, withPgTx, type Queryable } from '../../db/client.js';
 import { NotFoundError } from '../../errors.js';
-import { IDEMPOTENCE_KEY_EXPIRED } from '../providers/connector.js';
+import { IDEMPOTENCE_KEY_EXPIRED, NEEDS_OPERATOR } from '../providers/connector.js';
 import { contradictsStatus, isProviderRead, moneyMoved, type ProviderWord } from '../providers/conflict.js';
 import {
   closeAttention, lastHeard, lockOpenAttention, parseResolution, pastDeadline, raiseAttention, resolveItem,
@@ -179,13 +179,19 @@ export class Lifecycle<S extends string, Row extends { id: string; status: S; co
       if (!held?.connector) return;
       // A creation whose idempotency key outlived the provider's memory of it is never sent again
       // (a repeat could make a second one): only a person can decide it, so at once.
-      const keyExpired = (o as { reason?: unknown }).reason === IDEMPOTENCE_KEY_EXPIRED;
-      if (!keyExpired && !pastDeadline(held.sentAt, giveUpMs)) return;
+      const reason = (o as { reason?: unknown }).reason;
+      const keyExpired = reason === IDEMPOTENCE_KEY_EXPIRED;
+      // The provider's final state does not say whether this operation was made (docs/adr/0091):
+      // asking again teaches nothing, so an operator gets it now, with what the provider answered.
+      const undecidable = typeof reason === 'string' && reason.startsWith(NEEDS_OPERATOR);
+      if (!keyExpired && !undecidable && !pastDeadline(held.sentAt, giveUpMs)) return;
       await raiseAttention(c, {
         objectType: this.kind.type, objectId: op.id, merchantId: held.merchantId, connector: held.connector, providerRef: held.ref,
         reason: keyExpired
           ? `${held.connector} no longer knows this creation's idempotency key (kept 24 h): it was not sent again; check the provider's dashboard and decide`
-          : `no final answer from ${held.connector} within RECONCILE_GIVE_UP_MS (${giveUpMs} ms)`,
+          : undecidable
+            ? `${held.connector}'s answers cannot decide it: ${(reason as string).slice(NEEDS_OPERATOR.length, NEEDS_OPERATOR.length + 200)}`
+            : `no final answer from ${held.connector} within RECONCILE_GIVE_UP_MS (${giveUpMs} ms)`,
         lastHeard: lastHeard(o as { status: string }),
       });
     });

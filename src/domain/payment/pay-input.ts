@@ -2,7 +2,7 @@ import type { Decimal } from 'decimal.js';
 import { ValidationError } from '../../errors.js';
 import { cardDigits, luhnValid } from '../../lib/card.js';
 import { isValidAmount } from '../../lib/money.js';
-import { boundedDecimal } from '../../lib/decimal-text.js';
+import { readAmount } from '../../lib/amount-text.js';
 import type { CardData } from '../providers/connector.js';
 
 export type PayMethod = 'BANK_CARD' | 'SBP';
@@ -117,7 +117,8 @@ export function parsePayInput(raw: Record<string, unknown>, allowed: PayMethod |
   } else if (method === 'SBP') {
     const a = str(raw.amount);
     if (a !== undefined) {
-      const d = /^\d+(\.\d+)?$/.test(a) ? boundedDecimal(a) : null;
+      // The payer's form: surrounding spaces dropped (str), then the one amount format.
+      const d = readAmount(a);
       if (d === null || !isValidAmount(d)) errors.amount = 'amount_invalid';
       else sbpAmount = d;
     }

@@ -68,6 +68,18 @@ const MESSAGES: Record<string, Record<Lang, string>> = {
     en: 'The payment method was temporarily unavailable; no money was taken.',
     ru: 'Способ оплаты был временно недоступен; деньги не списаны.',
   },
+  payment_method_revoked: {
+    en: 'The saved card can no longer be charged: the payer revoked it at the provider (or it expired there); it is revoked here too.',
+    ru: 'Сохранённую карту больше нельзя списывать: плательщик отозвал разрешение у провайдера (или срок истёк); здесь она тоже отозвана.',
+  },
+  charge_disabled: {
+    en: 'The provider has recurring charges switched off for this account; no money was taken.',
+    ru: 'У провайдера для этого аккаунта выключены рекуррентные списания; деньги не списаны.',
+  },
+  initiator_mismatch: {
+    en: 'The provider refused the charge: its initiator type does not match the saved card; no money was taken.',
+    ru: 'Провайдер отклонил списание: тип инициатора не соответствует сохранённой карте; деньги не списаны.',
+  },
   sandbox_refuse: {
     en: 'The sandbox connector refuses every operation (its setting refuse is on); no money was taken.',
     ru: 'Коннектор песочницы отклоняет все операции (включена настройка refuse); деньги не списаны.',

@@ -20,7 +20,7 @@ import type { Currency, PaymentStatus } from '../../generated/prisma/enums.js';
 import {
   assertTransition, IllegalBillTransitionError, PAYABLE_FROM, payRefusal, sourcesOf as billSourcesOf, type BillStatus,
 } from '../bill/bill.states.js';
-import type { Connector, PayerAction, PaymentOutcome, SavedCard } from '../providers/connector.js';
+import { PAYMENT_METHOD_REVOKED, type Connector, type PayerAction, type PaymentOutcome, type SavedCard } from '../providers/connector.js';
 import { ConnectorRegistry } from '../providers/registry.js';
 import { nextCheckDelayMs } from './reconcile-schedule.js';
 import { assertPaymentTransition, IllegalPaymentTransitionError, paymentSourcesOf } from './payment.states.js';
@@ -327,9 +327,24 @@ export class PaymentService {
         amountReceivedRub: new Decimal(0), redirect: null, action,
       };
     }
-    return this.finish_(this.db.pool, opened.bill, { id: paymentId, createdAt: opened.createdAt }, opened.quote, result, {
-      method: pay.method, fromCard: opened.charge ? opened.charge.mask : pay.card ? maskCard(pay.card.number) : null, payer: pay.payer, saveConsent: opened.saveConsent,
-    }, connector);
+    try {
+      return await this.finish_(this.db.pool, opened.bill, { id: paymentId, createdAt: opened.createdAt }, opened.quote, result, {
+        method: pay.method, fromCard: opened.charge ? opened.charge.mask : pay.card ? maskCard(pay.card.number) : null, payer: pay.payer, saveConsent: opened.saveConsent,
+      }, connector);
+    } catch (e) {
+      // The payment became final while this call was out (the provider's notification, after an
+      // answer it repeated, overtook the answer itself): the answer is the provider's word like any
+      // read, applied once (agreeing, nothing; contradicting, a recorded conflict), and the caller
+      // gets the payment as it is, never a 409 for a state already reached (docs/adr/0090).
+      if (!(e instanceof IllegalPaymentTransitionError)) throw e;
+      await this.applyOutcome(paymentId, outcome, { via: 'reconciliation' });
+      const now = (await runPaymentById<PaymentRow>(this.db.pool, paymentId, { text: PAYMENT_SQL, values: [paymentId] })).rows[0]!;
+      return {
+        bill: opened.bill, paymentId, billId: opened.bill.id, status: now.status, amountRub: opened.quote.dueRub,
+        amountReceivedRub: new Decimal(now.amount_received), redirect: null, action: null, method: pay.method,
+        failureReason: now.status === 'FAIL' ? now.failure_reason : null,
+      };
+    }
   }
 
   /**
@@ -552,6 +567,15 @@ export class PaymentService {
       paymentId, method: 'card', amount: quote.dueRub, returnUrl: `${this.config.publicBaseUrl}/pay/${bill.id}/payments/${paymentId}`, receipt,
       savedMethod: { providerId: decrypt(this.config.tokenEncryptionKey, x.provider_id_enc!) }, firstSentAt: x.created_at,
     }, cc));
+  }
+
+  /** The saved method a charge was made with, REVOKED (once; a saving payment has none to revoke). */
+  private async revokeCharged_(c: Pick<pg.Pool, 'query'>, paymentId: string, createdAt: string): Promise<void> {
+    await c.query(
+      `UPDATE saved_payment_methods s SET status = 'REVOKED', revoked_at = coalesce(s.revoked_at, now())
+         FROM payments p
+        WHERE p.id = $1 AND p.created_at = $2::timestamptz AND NOT p.save_consent AND s.id = p.payment_method_id AND s.status = 'ACTIVE'`,
+      [paymentId, createdAt]);
   }
 
   /**
@@ -901,6 +925,9 @@ export class PaymentService {
     }
     // Unreachable while the gate above holds (the NORMAL bill was in a source state).
     if (bill.type === 'NORMAL' && row.b !== 1) throw new Error(`NORMAL bill ${bill.id} did not follow payment ${paymentId}`);
+    // A charge refused because the payer revoked the method at the provider: revoked here too,
+    // so it is never charged again (docs/adr/0092-saved-methods-follow-the-payer.md).
+    if (result.outcome === 'DECLINED' && result.reason === PAYMENT_METHOD_REVOKED) await this.revokeCharged_(c, paymentId, payment.createdAt);
 
     const token = decrypt(this.config.tokenEncryptionKey, row.tok);
     const received = isMoneyReceived(status);

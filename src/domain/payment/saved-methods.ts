@@ -42,17 +42,33 @@ export class SavedMethodService {
     return r.rows;
   }
 
-  /** REVOKED for good (twice is fine: the same answer); another merchant's or an unknown id is not found. */
+  /**
+   * REVOKED for good (twice is fine: the same answer); another merchant's or an unknown id is not
+   * found. The provider is told after the commit where it has a call for it (T-Bank `RemoveCard`,
+   * docs/adr/0092-saved-methods-follow-the-payer.md): it can then charge the card for no one. Its
+   * refusal changes nothing here (the method is never charged by us again) and shows in the
+   * connector's health as a failed call.
+   */
   async revoke(merchantId: string, id: string, audit?: InTx<SavedMethodRevoked>): Promise<{ id: string; status: 'REVOKED' }> {
-    return withPgTx(this.db.pool, async (c) => {
-      const r = await c.query<{ was: string }>(
+    const done = await withPgTx(this.db.pool, async (c) => {
+      const r = await c.query<{ was: string; connector: string; provider_id_enc: string; payment_id: string }>(
         `UPDATE saved_payment_methods s SET status = 'REVOKED', revoked_at = coalesce(s.revoked_at, now())
            FROM (SELECT id, status::text AS was FROM saved_payment_methods WHERE id = $1 AND merchant_id = $2 FOR UPDATE) o
-          WHERE s.id = o.id RETURNING o.was`, [id, merchantId]);
+          WHERE s.id = o.id RETURNING o.was, s.connector, s.provider_id_enc, s.payment_id`, [id, merchantId]);
       if (r.rowCount !== 1) throw new DomainError('payment_method_not_found');
-      await audit?.(c, { id, merchantId, changed: r.rows[0]!.was === 'ACTIVE' });
-      return { id, status: 'REVOKED' as const };
+      const row = r.rows[0]!;
+      await audit?.(c, { id, merchantId, changed: row.was === 'ACTIVE' });
+      return row;
     });
+    if (done.was === 'ACTIVE') await this.removeAtProvider(done.connector, decrypt(this.config.tokenEncryptionKey, done.provider_id_enc), done.payment_id);
+    return { id, status: 'REVOKED' as const };
+  }
+
+  /** The provider's own removal of a method revoked here, outside any transaction (none where the provider has no such call). */
+  private async removeAtProvider(name: string, providerId: string, customerKey: string): Promise<void> {
+    const connector = await this.connectors.get(name);
+    if (!connector?.removeSavedMethod) return;
+    await this.connectors.call(connector, 'remove_saved_method', (ctx) => connector.removeSavedMethod!({ providerId, customerKey }, ctx));
   }
 
   /**

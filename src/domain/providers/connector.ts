@@ -5,7 +5,8 @@ export type ConnectorMode = 'live' | 'test';
 
 /** The operations a call is timed and counted under (metrics label `operation`). */
 export type ConnectorOperation =
-  | 'create_payment' | 'get_payment' | 'capture_payment' | 'cancel_payment' | 'refund' | 'get_refund' | 'create_payout' | 'get_payout' | 'notification';
+  | 'create_payment' | 'get_payment' | 'capture_payment' | 'cancel_payment' | 'refund' | 'get_refund' | 'create_payout' | 'get_payout' | 'notification'
+  | 'remove_saved_method';
 
 /** What a connector's provider can do; routing skips a connector that cannot take the method. */
 export interface Capabilities {
@@ -171,6 +172,22 @@ export interface SettleHold {
  */
 export const IDEMPOTENCE_KEY_EXPIRED = 'idempotence_key_expired';
 
+/**
+ * The start of an `unknown` reason the provider's own word cannot decide (docs/adr/0091): its
+ * state is final and does not say whether this operation was made. Asking again would learn
+ * nothing, so the lifecycle hands it to an operator at once; the rest of the reason carries the
+ * provider's raw answers for them.
+ */
+export const NEEDS_OPERATOR = 'needs_operator: ';
+
+/**
+ * A charge of a saved method refused because the method is gone at the provider (the payer
+ * revoked it, YooKassa `permission_revoked`; T-Bank 262, its parent payment expired): the
+ * `declined` code every connector answers for it, and the method is revoked here too
+ * (docs/adr/0092-saved-methods-follow-the-payer.md).
+ */
+export const PAYMENT_METHOD_REVOKED = 'payment_method_revoked';
+
 /** A refund or payout: final answers, or still running at the provider, or as for payments. */
 export type OperationOutcome =
   | { status: 'succeeded'; ref: string | null }
@@ -277,6 +294,12 @@ export interface Connector {
   createPayout(req: CreatePayout, ctx: CallContext): Promise<OperationOutcome>;
   getPayout(q: { payoutId: string; ref: string | null }, ctx: CallContext): Promise<OperationOutcome>;
   parseNotification(n: InboundNotification, ctx: CallContext): Promise<ParsedNotification>;
+  /**
+   * A saved method revoked here is removed at the provider too (T-Bank `RemoveCard`), so nothing
+   * can charge it; `customerKey` is what the saving payment was sent with (its payment id).
+   * Absent: the provider has no such call (YooKassa keeps its token; we never use it again).
+   */
+  removeSavedMethod?(q: { providerId: string; customerKey: string }, ctx: CallContext): Promise<{ status: 'removed' | 'refused'; message: string }>;
   /**
    * The operator's "test connection": one harmless read with the connector's credentials (it
    * creates, changes and charges nothing), answering whether the provider accepted them.

@@ -233,7 +233,7 @@ export function merchantDocument(full: Json): Json {
     openapi: '3.1.0',
     info: {
       title: 'Payment service: merchant API', version: full.info?.version ?? '1.0.0',
-      description: 'The merchant API (/api/v1), the payment page\'s JSON mode, the service probes and the events the service posts to you (webhooks). Every call answers JSON; errors carry `success: false` and the key in `message`. The operator API has its own document: /admin/docs.',
+      description: 'The merchant API (/api/v1), the payment page\'s JSON mode, the service probes and the events the service posts to you (webhooks). Every call answers JSON; errors carry `success: false` and the key in `message`. Every POST honours an `Idempotency-Key` header (the first answer is kept 24 hours and replayed for the same key): it is the only thing that deduplicates a request, so send one key per intended bill, charge, payout or refund (e.g. your order id and attempt number) and the same key on every retry of it. The operator API has its own document: /admin/docs.',
     },
     servers: full.servers,
     tags: full.tags,

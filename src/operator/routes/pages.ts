@@ -7,6 +7,7 @@ import { balanceView, connectorView, merchantView, rateView, sbpBankView } from 
 import { kindSummary } from '../../domain/providers/plugin.js';
 import { ValidationError } from '../../errors.js';
 import { isIdLike } from '../../lib/input-fields.js';
+import { peopleAmountText } from '../../lib/amount-text.js';
 import { formBody, queryOf } from '../../lib/form-body.js';
 import { BASE, done, render } from '../context.js';
 import { modeOf } from '../test-objects.js';
@@ -25,11 +26,16 @@ const FEE_KEYS = ['payment_card', 'payment_sbp', 'payout_card', 'payout_sbp'].fl
  */
 export function merchantPatchBody(b: Record<string, string>): Record<string, unknown> {
   const body: Record<string, unknown> = {};
-  for (const k of ['status', 'verified', 'subscription', 'payout_daily_limit', 'payout_monthly_limit', 'moderation_threshold', 'payout_max_card', 'payout_max_sbp']) {
+  for (const k of ['status', 'verified', 'subscription']) {
     if (k in b) body[k] = b[k]!.trim();
   }
+  // Money as an operator types it ("150,000.00", a pasted space), then the API's one format.
+  const amount = (x: string) => peopleAmountText(x, 'en')!;
+  for (const k of ['payout_daily_limit', 'payout_monthly_limit', 'moderation_threshold', 'payout_max_card', 'payout_max_sbp']) {
+    if (k in b) body[k] = amount(b[k]!);
+  }
   if ('grants' in b) body.grants = { refunds: b['grants.refunds'] === 'true', regular_payouts: b['grants.regular_payouts'] === 'true' };
-  const fees = Object.fromEntries(FEE_KEYS.filter((k) => `fees.${k}` in b).map((k) => [k, b[`fees.${k}`]!.trim()]));
+  const fees = Object.fromEntries(FEE_KEYS.filter((k) => `fees.${k}` in b).map((k) => [k, amount(b[`fees.${k}`]!)]));
   if (Object.keys(fees).length > 0) body.fees = fees;
   if ('api_ip_allowlist' in b) body.api_ip_allowlist = b.api_ip_allowlist!.split(/[\s,]+/).filter(Boolean);
   return body;

@@ -2,13 +2,13 @@ import { randomUUID } from 'node:crypto';
 import type { BlockList } from 'node:net';
 import { Decimal } from 'decimal.js';
 import {
-  ConnectorRefusedError, type CallContext, type Capabilities, type ConnectionCheck, type Connector, type ConnectorMode, type CreatePayment, type CreateRefund,
+  ConnectorRefusedError, NEEDS_OPERATOR, PAYMENT_METHOD_REVOKED, type CallContext, type Capabilities, type ConnectionCheck, type Connector, type ConnectorMode, type CreatePayment, type CreateRefund,
   type InboundNotification, type OperationOutcome, type ParsedNotification, type PaymentOutcome, type SettleHold,
 } from '../../connector.js';
-import { parseAllowList, providerFetch, rubOfRefund, type ProviderAnswer } from '../../provider-http.js';
+import { parseAllowList, providerFetch, rubOfRefund, type ProviderAnswer, type ProviderNet } from '../../provider-http.js';
 import {
-  CONFIG_CODES, IN_PROGRESS, ORDER_NOT_FOUND, PAID, REFUND_RUNNING, RETRYABLE_CANCEL_CODES, RETRY_LATER, answered, kopecks, kopecksOrZero, paymentOutcome,
-  reasonFollows, refundOutcome, refundRef, tbReceipt, type TbAnswer,
+  CHARGE_REFUSALS, CONFIG_CODES, IN_PROGRESS, INITIATOR, ORDER_NOT_FOUND, PAID, REFUND_DONE, REFUND_RUNNING, TRANSIENT_CODES, answered, kopecks,
+  paymentOutcome, reasonFollows, refundOutcome, refundRef, tbReceipt, type TbAnswer,
 } from './mapping.js';
 import { parseTBankNotification, tbankToken } from './notifications.js';
 import type { TBankSettings } from './settings.js';
@@ -34,7 +34,7 @@ export class TBankConnector implements Connector {
   readonly capabilities = TBANK_CAPABILITIES;
   private readonly allowList: BlockList | null;
 
-  constructor(readonly name: string, readonly mode: ConnectorMode, private readonly s: TBankSettings, private readonly publicBaseUrl: string) {
+  constructor(readonly name: string, readonly mode: ConnectorMode, private readonly s: TBankSettings, private readonly publicBaseUrl: string, private readonly net: ProviderNet) {
     this.allowList = s.allowedIps ? parseAllowList(s.allowedIps) : null;
   }
 
@@ -54,6 +54,8 @@ export class TBankConnector implements Connector {
       // (developer.tbank.ru/eacq/api/charge: Init with Recurrent "Y" and CustomerKey). The customer is
       // this payment (one saved card per customer key; nothing else of the payer is sent).
       ...(req.savePaymentMethod ? { Recurrent: 'Y', CustomerKey: req.paymentId } : {}),
+      // Who initiates it (mapping.ts INITIATOR): the payer, saving the card or not.
+      DATA: { OperationInitiatorType: req.savePaymentMethod ? INITIATOR.saving : INITIATOR.standard },
       ...(req.receipt ? { Receipt: tbReceipt(req.receipt) } : {}),
     }, ctx);
     // A NEW payment moves no money until the payer acts on T-Bank's page or the QR, which the
@@ -90,12 +92,25 @@ export class TBankConnector implements Connector {
       }
     }
     if (ref === null) {
-      const init = answered(await this.send('Init', {
+      const sent = await this.send('Init', {
         Amount: kopecks(req.amount), OrderId: req.paymentId, Description: (req.description ?? `Payment ${req.paymentId}`).slice(0, 140),
         PayType: 'O', NotificationURL: this.notificationUrl,
+        // A merchant's recurring charge of a saved card (MIT COF R): T-Bank answers 1126 to a Charge otherwise.
+        DATA: { OperationInitiatorType: INITIATOR.recurring },
         ...(req.receipt ? { Receipt: tbReceipt(req.receipt) } : {}),
-      }, ctx), 'Init');
-      ref = String(init.PaymentId);
+      }, ctx);
+      const refused = sent.body as TbAnswer | null;
+      if (sent.status === 200 && refused?.Success === false) {
+        const code = refused.ErrorCode ?? 'unknown';
+        // Init has no idempotency key: after an answer that decides nothing, reconciliation repeats
+        // this with firstSentAt, and CheckOrder of our OrderId finds the payment it may have made.
+        if (TRANSIENT_CODES.has(code)) return { status: 'unknown', ref: null, reason: `tbank: Init answered ${code}; repeated after CheckOrder` };
+        const known = CHARGE_REFUSALS[code];
+        if (known) return { status: 'declined', code: known.reason, message: known.message, ref: null };
+      }
+      // A 5xx or no answer: Init may have made a NEW payment, which moves no money; CheckOrder finds it.
+      if (sent.status >= 500) return { status: 'unknown', ref: null, reason: `tbank: Init answered HTTP ${sent.status} (result unknown)` };
+      ref = String(answered(sent, 'Init').PaymentId);
     }
     const r = await this.send('Charge', { PaymentId: ref, RebillId: req.savedMethod!.providerId }, ctx);
     // No answer: the Charge may have applied; reconciliation repeats this with firstSentAt.
@@ -109,8 +124,9 @@ export class TBankConnector implements Connector {
     if (typeof a.Status === 'string' && a.Status !== '') return paymentOutcome(ref, a.Status, a.Amount, a.ErrorCode ?? '0', a.Message);
     // A refusal without a Status does not say whether the charge began: the payment's own state
     // decides (as before repeating a Cancel, docs/adr/0063). Moved on: what it says. Still NEW:
-    // nothing was charged; "retry later" (9001) leaves it to reconciliation, which charges the
-    // same NEW payment again; any other code is a final refusal.
+    // nothing was charged; a code that decides nothing (TRANSIENT_CODES) leaves it to
+    // reconciliation, which charges the same NEW payment again; 10, 1126 and 262 are refusals
+    // with our own reason (CHARGE_REFUSALS); any other code is a final refusal.
     const code = a.ErrorCode ?? 'unknown';
     const state = await this.send('GetState', { PaymentId: ref }, ctx);
     const st = state.status === 200 ? state.body as TbAnswer | null : null;
@@ -118,8 +134,11 @@ export class TBankConnector implements Connector {
       return { status: 'unknown', ref: null, reason: `tbank: Charge refused ${code}, and GetState did not say the payment's state` };
     }
     if (st.Status !== 'NEW') return reasonFollows(paymentOutcome(ref, st.Status, st.Amount, '0', st.Message));
-    if (code === RETRY_LATER) return { status: 'unknown', ref: null, reason: 'tbank: Charge answered 9001 (retry later); nothing charged yet' };
-    return { status: 'declined', code: `tbank:${code}`, message: `T-Bank: Charge refused ${code}: ${[a.Message, a.Details].filter(Boolean).join(' ')}`, ref };
+    const said = [a.Message, a.Details].filter(Boolean).join(' ');
+    if (TRANSIENT_CODES.has(code)) return { status: 'unknown', ref: null, reason: `tbank: Charge answered ${code} (${said || 'retry later'}); nothing charged yet` };
+    const known = CHARGE_REFUSALS[code];
+    if (known) return { status: 'declined', code: known.reason, message: `${known.message}${said ? ` ${said}` : ''}`, ref };
+    return { status: 'declined', code: `tbank:${code}`, message: `T-Bank: Charge refused ${code}: ${said}`, ref };
   }
 
   async getPayment(q: { paymentId: string; ref: string | null; twoStage?: boolean }, ctx: CallContext): Promise<PaymentOutcome> {
@@ -174,6 +193,8 @@ export class TBankConnector implements Connector {
     const a = r.body as TbAnswer;
     const state = a.Success === true ? a : answered(await this.send('GetState', { PaymentId: ref }, ctx), 'GetState', true);
     if (state.Status === 'AUTHORIZED') {
+      // "Try again later" or a technical error with the hold still there: nothing decided, asked again.
+      if (a.Success !== true && TRANSIENT_CODES.has(a.ErrorCode ?? '')) return { status: 'unknown', ref, reason: `tbank: ${method} answered ${a.ErrorCode}; the payment is still AUTHORIZED` };
       if (a.Success !== true) throw new ConnectorRefusedError(`tbank:${a.ErrorCode ?? 'unknown'}`, `tbank: ${method} refused ${a.ErrorCode ?? ''}: ${[a.Message, a.Details].filter(Boolean).join(' ')}`);
       return { status: 'authorized', amount: new Decimal(state.Amount ?? 0).div(100), ref };
     }
@@ -190,7 +211,7 @@ export class TBankConnector implements Connector {
     // A repeat after a lost answer: T-Bank's ExternalRequestId does not deduplicate an SBP
     // Cancel, so the payment's state decides first whether this refund was already made.
     if (req.firstSentAt) {
-      const decided = await this.beforeRepeat(req.paymentRef, kopecks(rub), req.siblings, ctx);
+      const decided = await this.beforeRepeat(req.paymentRef, req.siblings, ctx);
       if (decided) return decided;
     }
     const r = await this.send('Cancel', {
@@ -205,8 +226,9 @@ export class TBankConnector implements Connector {
     if (a.Success !== true) {
       const code = a.ErrorCode ?? 'unknown';
       if (CONFIG_CODES.has(code)) throw new ConnectorRefusedError(`tbank:${code}`, `tbank: Cancel refused ${code} ${a.Message ?? ''} ${a.Details ?? ''}`.trim());
-      // "Retry later" and internal errors: not a no to the refund; reconciliation decides (GetState first).
-      if (RETRYABLE_CANCEL_CODES.has(code)) {
+      // "Retry later" and technical errors: not a no to the refund (it may have applied);
+      // reconciliation decides from the payment's state (GetState) before anything is repeated.
+      if (TRANSIENT_CODES.has(code)) {
         return { status: 'unknown', ref: null, reason: `tbank: Cancel answered ${code} (${[a.Message, a.Details].filter(Boolean).join(' ') || 'retry later'}); asked again after reading the payment` };
       }
       return { status: 'failed', code: `tbank:${code}`, message: [a.Message, a.Details].filter(Boolean).join(' ') || 'T-Bank refused the refund.', ref: null };
@@ -215,54 +237,70 @@ export class TBankConnector implements Connector {
   }
 
   /**
-   * Before repeating a Cancel whose answer was lost, the payment's state (GetState) says whether
-   * this refund (`ours`, kopecks) was made; null when it was not and the Cancel may be sent.
+   * Before repeating a Cancel whose answer was lost or decided nothing, the payment's state
+   * (GetState's Status, a documented status transition; never its `Amount`, which the
+   * specification describes only as "amount in kopecks", docs/adr/0091) says whether this
+   * refund was made; null when it was not and the Cancel may be sent.
    * - a refund running (REFUNDING, ASYNC_REFUNDING for SBP, REVERSING): not decided, asked again;
    * - REFUNDED or REVERSED: everything came back, this refund included: succeeded;
    * - CONFIRMED or AUTHORIZED: nothing was refunded: sent again;
-   * - PARTIAL_REFUNDED / PARTIAL_REVERSED: decided from what was refunded (what the payer paid
-   *   less what is left, GetState's Amount) against this service's other refunds of the payment:
-   *   covering ours even if every other open one applied, succeeded; not covering ours even if
-   *   none did, sent again; in between (or without the numbers), not decided: asked again, and
-   *   past the deadline an operator decides. Never a second Cancel on a guess.
+   * - PARTIAL_REFUNDED / PARTIAL_REVERSED with no other refund of the payment known here (none
+   *   succeeded, none open): the only Cancel it can be is this one: succeeded; with others, the
+   *   status cannot say whose it is: an operator decides (NEEDS_OPERATOR, with GetState's answer).
    */
   private async beforeRepeat(
-    paymentRef: string, ours: number, sib: { succeededRub: Decimal; openRub: Decimal; paidRub: Decimal | null } | undefined, ctx: CallContext,
+    paymentRef: string, sib: { succeededRub: Decimal; openRub: Decimal; paidRub: Decimal | null } | undefined, ctx: CallContext,
   ): Promise<OperationOutcome | null> {
     const s = answered(await this.send('GetState', { PaymentId: paymentRef }, ctx), 'GetState', true);
     const status = s.Status ?? '';
-    const left = typeof s.Amount === 'number' && Number.isSafeInteger(s.Amount) ? s.Amount : null;
-    const undecided = (why: string): OperationOutcome => ({ status: 'unknown', ref: null, reason: `tbank: refund repeat not sent: ${why}` });
-    if (REFUND_RUNNING.has(status)) return undecided(`the payment is ${status} (a refund is running)`);
-    if (status === 'REFUNDED' || status === 'REVERSED') return { status: 'succeeded', ref: refundRef(paymentRef, left) };
+    if (REFUND_RUNNING.has(status)) return { status: 'unknown', ref: null, reason: `tbank: refund repeat not sent: the payment is ${status} (a refund is running)` };
+    if (status === 'REFUNDED' || status === 'REVERSED') return { status: 'succeeded', ref: paymentRef };
     if (status !== 'PARTIAL_REFUNDED' && status !== 'PARTIAL_REVERSED') return null;
-    if (!sib) return undecided(`the payment is ${status} and its other refunds are not known`);
-    const settled = kopecksOrZero(sib.succeededRub);
-    const open = kopecksOrZero(sib.openRub);
-    if (sib.paidRub && left !== null) {
-      const refunded = kopecks(sib.paidRub) - left;
-      // PARTIAL_* with nothing refunded by Amount: Amount is not what is left; nothing is concluded.
-      if (refunded <= 0) return undecided(`the payment is ${status} but GetState's Amount ${left} shows nothing refunded`);
-      if (refunded - settled >= ours + open) return { status: 'succeeded', ref: refundRef(paymentRef, left) };
-      if (refunded - settled < ours) return null;
-      return undecided(`${refunded} kopecks refunded may be this refund's or another open one's`);
-    }
-    if (settled === 0 && open === 0) return { status: 'succeeded', ref: refundRef(paymentRef, left) };
-    return undecided(`the payment is ${status} and what was refunded is not known`);
+    if (sib && sib.succeededRub.isZero() && sib.openRub.isZero()) return { status: 'succeeded', ref: paymentRef };
+    return {
+      status: 'unknown', ref: null,
+      reason: `${NEEDS_OPERATOR}tbank: the payment is ${status} and has other refunds here, so its status cannot say whether this refund was made; GetState answered ${rawOf(s)}`,
+    };
   }
 
   /**
    * T-Bank keeps no refund object: a refund's ref is `<PaymentId>:<NewAmount>`, its payment and
-   * what its Cancel left of it (kopecks), which no other refund of the payment shares (what is
-   * left only shrinks). A running one (REFUNDING) is followed through the payment's status: done
-   * once the payment is refunded down to what this Cancel left, or below.
+   * what its Cancel answered was left. A Cancel accepted but still running (REFUNDING, SBP's
+   * ASYNC_REFUNDING) is followed through the payment's status transitions: running, pending;
+   * PARTIAL_REFUNDED / REFUNDED (or the hold's REVERSED states) after it, done. A payment back in
+   * a status that shows no refund at all decides nothing: an operator gets GetState's answer.
    */
   async getRefund(q: { refundId: string; ref: string | null }, ctx: CallContext): Promise<OperationOutcome> {
     if (!q.ref) throw new ConnectorRefusedError('tbank:no_ref', 'tbank: no PaymentId; repeat the Cancel with the same ExternalRequestId');
-    const [paymentId, left] = q.ref.split(':');
+    const [paymentId] = q.ref.split(':');
     const a = answered(await this.send('GetState', { PaymentId: paymentId }, ctx), 'GetState', true);
-    const done = left === undefined || (typeof a.Amount === 'number' && a.Amount <= Number(left));
-    return done ? refundOutcome(q.ref, a.Status ?? '') : { status: 'pending', ref: q.ref };
+    const status = a.Status ?? '';
+    if (REFUND_RUNNING.has(status)) return { status: 'pending', ref: q.ref };
+    if (REFUND_DONE.has(status) || status === 'REFUNDED' || status === 'REVERSED' || status === 'CANCELED') return refundOutcome(q.ref, status);
+    return { status: 'unknown', ref: q.ref, reason: `${NEEDS_OPERATOR}tbank: the refund's Cancel was accepted but the payment is ${status}; GetState answered ${rawOf(a)}` };
+  }
+
+  /**
+   * A saved card revoked here, removed at T-Bank: GetCardList of the customer (our saving payment's
+   * id, its CustomerKey) names the card whose RebillId we hold, then RemoveCard {CustomerKey, CardId}
+   * deletes it (status D). kravetsone/t-kassa-api src/index.ts, getCardList "Возвращает список всех
+   * привязанных карт клиента, включая удаленные" and removeCard "Метод удаляет привязанную карту
+   * клиента" (T-Bank's operations GetCardList and RemoveCard). A card no longer listed, or listed
+   * deleted, is removed already.
+   */
+  async removeSavedMethod(q: { providerId: string; customerKey: string }, ctx: CallContext): Promise<{ status: 'removed' | 'refused'; message: string }> {
+    const list = await this.send('GetCardList', { CustomerKey: q.customerKey }, ctx);
+    const cards = Array.isArray(list.body) ? list.body as { CardId?: unknown; RebillId?: unknown; Status?: unknown }[] : null;
+    if (list.status !== 200 || !cards) {
+      const b = list.body as TbAnswer | null;
+      return { status: 'refused', message: `tbank: GetCardList answered HTTP ${list.status}${b?.ErrorCode ? ` error ${b.ErrorCode}` : ''}` };
+    }
+    const card = cards.find((c) => String(c.RebillId ?? '') === q.providerId && c.Status !== 'D');
+    if (!card) return { status: 'removed', message: 'tbank: the card is not among the customer\'s active cards' };
+    const r = await this.send('RemoveCard', { CustomerKey: q.customerKey, CardId: String(card.CardId) }, ctx);
+    const a = r.body as TbAnswer | null;
+    if (r.status === 200 && a?.Success === true) return { status: 'removed', message: 'tbank: RemoveCard done' };
+    return { status: 'refused', message: `tbank: RemoveCard refused ${a?.ErrorCode ?? `HTTP ${r.status}`}: ${[a?.Message, a?.Details].filter(Boolean).join(' ')}` };
   }
 
   async createPayout(): Promise<OperationOutcome> {
@@ -294,8 +332,9 @@ export class TBankConnector implements Connector {
     // An order no payment has: T-Bank answers 335 "order not found" once the terminal key and the
     // token are accepted (a wrong password is 204 first), so 335 is the expected success here.
     if (b.Success === true || String(b.ErrorCode) === '335') return { ok: true, message: 'T-Bank accepted the terminal key and the password.' };
-    const said = [b.Message, b.Details].filter((x) => typeof x === 'string' && x !== '').join(' ');
-    return { ok: false, message: `T-Bank refused: error ${String(b.ErrorCode ?? 'unknown')}${said ? ` (${said})` : ''}.` };
+    // Only T-Bank's numeric error code is said, never the answer's text: the console is no window onto another server's replies.
+    const code = /^\d{1,4}$/.test(String(b.ErrorCode)) ? String(b.ErrorCode) : 'unknown';
+    return { ok: false, message: `T-Bank refused: error ${code}.` };
   }
 
   private send(method: string, params: Record<string, unknown>, ctx: CallContext): Promise<ProviderAnswer> {
@@ -303,6 +342,11 @@ export class TBankConnector implements Connector {
     const signed = { ...body, Token: tbankToken(body, this.s.password) };
     return providerFetch('tbank', `${this.s.baseUrl.replace(/\/+$/, '')}/${method}`, {
       method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json' }, body: JSON.stringify(signed),
-    }, ctx.signal);
+    }, ctx.signal, this.net);
   }
+}
+
+/** A T-Bank answer as the operator reads it on an attention item (no secrets: T-Bank answers carry none). */
+function rawOf(a: TbAnswer): string {
+  return JSON.stringify(a).slice(0, 600);
 }

@@ -14,5 +14,5 @@ export const tbank: ConnectorPlugin<'tbank'> = {
   settings: TBANK_SETTINGS,
   capabilities: TBANK_CAPABILITIES,
   notifications: { verifiedBy: 'Token: SHA-256 of the sorted root values with the terminal password, checked in constant time; answered OK' },
-  build: (row, ctx) => new TBankConnector(row.name, row.mode, tbankSettingsOf(row), ctx.publicBaseUrl),
+  build: (row, ctx) => new TBankConnector(row.name, row.mode, tbankSettingsOf(row), ctx.publicBaseUrl, ctx.net),
 };

@@ -31,18 +31,46 @@ const DECLINE_CODES: Record<string, string> = {
   '1051': 'insufficient_funds', '116': 'insufficient_funds', '103': 'insufficient_funds', '101': '3d_secure_failed', '1001': 'card_declined',
 };
 /**
- * Cancel ErrorCodes after which the same refund may still be made (docs/connectors/tbank.md
- * "Errors"): 3, 9001 ("retry later"), 9999 (internal error). Never final: the refund is left to
- * reconciliation, which reads GetState before any repeat.
+ * ErrorCodes that decide nothing (docs/adr/0090-unknown-is-unknown.md): T-Bank's "try again later"
+ * and its technical errors. kravetsone/t-kassa-api modern-openapi.json (info.version 1.28), tag
+ * "Коды ошибок": 3 "Внутренняя ошибка системы интернет эквайринга", 55 "Повторите попытку позже",
+ * 99, 120, 123, 125, 999, 1034, 1089, 9001 "Попробуйте повторить попытку позже", 401 and 9999
+ * "Внутренняя ошибка системы", 402, 903, 1030 "Повторите попытку позже". 3040 and 7999 are not in
+ * that stored copy of the table; they are answers measured from T-Bank on applied Cancels and are
+ * held to the same rule, the side on which no money is lost (the operation's own state decides).
+ * After one of these the operation may or may not have applied: never final, never repeated
+ * before the provider's state (GetState, CheckOrder) was read.
  */
-export const RETRYABLE_CANCEL_CODES = new Set(['3', '9001', '9999']);
+export const TRANSIENT_CODES = new Set([
+  '3', '55', '99', '120', '123', '125', '401', '402', '903', '999', '1030', '1034', '1089', '3040', '7999', '9001', '9999',
+]);
 
-/** T-Bank's "retry later" (developer.tbank.ru/eacq/api/errors): nothing done, the same request may be sent again. */
-export const RETRY_LATER = '9001';
 /** CheckOrder's "order not found": T-Bank never saw the OrderId (no payment was made for it). */
 export const ORDER_NOT_FOUND = '335';
 /** ErrorCodes that say our own configuration is wrong (a Cancel refused for them is asked again, not failed). */
 export const CONFIG_CODES = new Set(['204', '331']);
+
+/**
+ * Saved cards (modern-openapi.json, "Коды ошибок" and the Charge description in kravetsone/t-kassa-api
+ * src/index.ts): 10 "Метод Charge заблокирован для данного терминала" (Charge is off by default and
+ * enabled by T-Bank on request); 1126 "Несопоставимые значения rebillId или Recurrent с переданным
+ * значением OperationInitiatorType"; 262 "Истек срок действия родительского платежа" (the saving
+ * payment's RebillId can charge no more). Each is a decisive refusal with our own reason; 262 also
+ * revokes the method here. 104 "Ошибка выполения рекуррента" names no cause and is a plain decline.
+ */
+export const CHARGE_REFUSALS: Record<string, { reason: string; message: string }> = {
+  '10': { reason: 'charge_disabled', message: 'T-Bank: recurring charges (the Charge method) are not enabled for this terminal (error 10); ask T-Bank to enable them.' },
+  '1126': { reason: 'initiator_mismatch', message: 'T-Bank: OperationInitiatorType does not match Recurrent / RebillId (error 1126).' },
+  '262': { reason: 'payment_method_revoked', message: 'T-Bank: the saved card can no longer be charged: its parent payment expired (error 262).' },
+};
+
+/**
+ * DATA.OperationInitiatorType of Init (modern-openapi.json, "Передача признака инициатора операции"):
+ * 0 a payment with the payer, nothing saved (Recurrent N); 1 the payer present and the card saved
+ * (Recurrent Y); R a merchant's recurring charge of a saved card (Recurrent N, then Charge with
+ * RebillId). Init carries it in DATA, a nested object outside the Token.
+ */
+export const INITIATOR = { standard: '0', saving: '1', recurring: 'R' } as const;
 
 /**
  * A 200 answer with `Success: true`; anything else is a refusal with T-Bank's ErrorCode
@@ -77,11 +105,6 @@ export function paymentOutcome(ref: string, status: string, amount: number | und
  */
 export function reasonFollows(o: PaymentOutcome): PaymentOutcome {
   return o.status === 'declined' && o.code !== 'expired' ? { ...o, reasonFollows: true } : o;
-}
-
-/** Kopecks of a Decimal that may be zero (sums of other refunds); the Decimal is whole kopecks. */
-export function kopecksOrZero(d: Decimal): number {
-  return d.isZero() ? 0 : kopecks(d);
 }
 
 export function refundOutcome(ref: string, status: string): OperationOutcome {

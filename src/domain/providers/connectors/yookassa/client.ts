@@ -5,19 +5,22 @@ import {
   type PayoutWidget, type SettleHold,
 } from '../../connector.js';
 import { Decimal } from 'decimal.js';
-import { parseAllowList, providerFetch, retryAfterMs, rubOfRefund, sendRepeating, type ProviderAnswer } from '../../provider-http.js';
+import { parseAllowList, providerFetch, retryAfterMs, rubOfRefund, sendRepeating, type ProviderAnswer, type ProviderNet } from '../../provider-http.js';
 import { keyExpired, money, notDone, operationOutcome, paymentOutcomeOf, refusal, ykReceipt, type YkError, type YkObject } from './mapping.js';
 import { parseYooKassaNotification } from './notifications.js';
 import type { YooKassaSettings } from './settings.js';
 
-/** When YooKassa asked for the same request again: 202 (its `retry_after`, ms), 429 (Retry-After), 5xx; false otherwise. */
+/**
+ * When YooKassa asked for the same request again: 202, 429 and 5xx, after the wait it asked for
+ * (ms) or the back-off (null); false otherwise. The wait is the body's `retry_after` (ms), which
+ * the official PHP SDK honours for every answer it repeats (yoomoney/yookassa-sdk-php
+ * lib/Client/BaseClient.php delay(): `retry_after` of the body, in ms), or a 429's Retry-After.
+ */
 function repeatAfter(a: ProviderAnswer): number | null | false {
-  if (a.status === 202) {
-    const ms = (a.body as { retry_after?: unknown } | null)?.retry_after;
-    return typeof ms === 'number' && Number.isFinite(ms) && ms >= 0 ? ms : null;
-  }
-  if (a.status === 429) return retryAfterMs(a.retryAfter);
-  return a.status >= 500 ? null : false;
+  if (a.status !== 202 && a.status !== 429 && a.status < 500) return false;
+  const ms = (a.body as { retry_after?: unknown } | null)?.retry_after;
+  if (typeof ms === 'number' && Number.isFinite(ms) && ms >= 0) return ms;
+  return a.status === 429 ? retryAfterMs(a.retryAfter) : null;
 }
 
 /**
@@ -44,9 +47,9 @@ export class YooKassaConnector implements Connector {
   readonly kind = 'yookassa' as const;
   readonly capabilities: Capabilities;
   readonly payoutWidget?: PayoutWidget;
-  private readonly allowList: BlockList | null;
+  private readonly allowList: BlockList;
 
-  constructor(readonly name: string, readonly mode: ConnectorMode, private readonly s: YooKassaSettings, private readonly publicBaseUrl: string) {
+  constructor(readonly name: string, readonly mode: ConnectorMode, private readonly s: YooKassaSettings, private readonly publicBaseUrl: string, private readonly net: ProviderNet) {
     const payouts = !!(s.payoutAgentId && s.payoutSecretKey);
     this.capabilities = {
       payment: { card: true, sbp: true }, refunds: true, partialRefunds: true, payout: { card: payouts, sbp: payouts }, hostsCardForm: true,
@@ -56,7 +59,7 @@ export class YooKassaConnector implements Connector {
       savedCards: true,
     };
     if (payouts) this.payoutWidget = { provider: 'yookassa', accountId: s.payoutAgentId!, scriptUrl: s.payoutWidgetUrl };
-    this.allowList = s.allowedIps ? parseAllowList(s.allowedIps) : null;
+    this.allowList = parseAllowList(s.allowedIps);
   }
 
   // ---------------------------------------------------------------- payments
@@ -94,6 +97,9 @@ export class YooKassaConnector implements Connector {
     // hold a payment under this key; the lifecycle asks again with the same key.
     const open = a.status === 202 || a.status === 429 ? notDone(a) : null;
     if (open) return { status: 'unknown', ref: null, reason: open };
+    // An autopayment needs no payer: YooKassa may have charged the card behind a 5xx ("result
+    // unknown"), so it is asked again under the same key, never failed (docs/adr/0090).
+    if (req.savedMethod && a.status >= 500) return { status: 'unknown', ref: null, reason: notDone(a)! };
     // A payment at YooKassa moves no money until the payer confirms it on YooKassa's page, which
     // the payer reaches only from this answer: any refusal here, a 5xx included, is safe to route on.
     if (a.status !== 200) throw refusal(a);
@@ -258,14 +264,14 @@ export class YooKassaConnector implements Connector {
   async checkConnection(ctx: CallContext): Promise<ConnectionCheck> {
     const a = await this.send('GET', '/me', ctx, {});
     if (a.status === 200) {
-      const me = (a.body ?? {}) as { account_id?: unknown; test?: unknown };
+      // Only what the answer means is said, never its text: the console is no window onto another server's replies.
+      const me = (a.body ?? {}) as { test?: unknown };
       const test = me.test === true ? 'a test shop' : me.test === false ? 'a live shop' : null;
       const mismatch = (me.test === true && this.mode === 'live') || (me.test === false && this.mode === 'test')
         ? ` This connector is in ${this.mode} mode: check that it is the account you meant.` : '';
-      return { ok: true, message: `YooKassa accepted the shop's credentials (account ${String(me.account_id ?? this.s.shopId)}${test ? `, ${test}` : ''}).${mismatch}` };
+      return { ok: true, message: `YooKassa accepted the shop's credentials (account ${this.s.shopId}${test ? `, ${test}` : ''}).${mismatch}` };
     }
-    const e = (a.body ?? {}) as Partial<YkError>;
-    return { ok: false, message: `YooKassa answered HTTP ${a.status}${e.code ? ` ${e.code}` : ''}${e.description ? `: ${e.description}` : ''}` };
+    return { ok: false, message: `YooKassa answered HTTP ${a.status}${errorCodeOf(a.body)}` };
   }
 
   private async read(what: 'payments' | 'refunds' | 'payouts', id: string, ctx: CallContext): Promise<YkObject> {
@@ -286,9 +292,15 @@ export class YooKassaConnector implements Connector {
     if (method === 'POST') { headers['content-type'] = 'application/json'; headers['idempotence-key'] = o.key!; }
     const body = o.body === undefined ? undefined : JSON.stringify(o.body);
     const url = `${this.s.baseUrl.replace(/\/+$/, '')}${path}`;
-    const { answer } = await sendRepeating(() => providerFetch('yookassa', url, { method, headers, body }, ctx.signal), repeatAfter, ctx.signal);
+    const { answer } = await sendRepeating(() => providerFetch('yookassa', url, { method, headers, body }, ctx.signal, this.net), repeatAfter, ctx.signal);
     return answer;
   }
+}
+
+/** YooKassa's error code (`invalid_credentials`...) when the answer has one of its form; nothing else of a body is repeated. */
+function errorCodeOf(body: unknown): string {
+  const code = (body as Partial<YkError> | null)?.code;
+  return typeof code === 'string' && /^[a-z_]{1,40}$/.test(code) ? ` ${code}` : '';
 }
 
 /**

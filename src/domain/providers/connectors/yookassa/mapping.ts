@@ -1,5 +1,5 @@
 import { Decimal } from 'decimal.js';
-import { ConnectorRefusedError, type OperationOutcome, type PaymentOutcome, type SavedCard } from '../../connector.js';
+import { ConnectorRefusedError, PAYMENT_METHOD_REVOKED, type OperationOutcome, type PaymentOutcome, type SavedCard } from '../../connector.js';
 import type { ProviderAnswer } from '../../provider-http.js';
 import type { Receipt } from '../../../receipt/receipt.js';
 
@@ -29,7 +29,11 @@ export function paymentOutcomeOf(p: YkObject): PaymentOutcome {
     }
     case 'canceled': {
       const { party = 'yoo_money', reason = 'canceled' } = p.cancellation_details ?? {};
-      return { status: 'declined', code: reason, message: `YooKassa: canceled by ${party} (${reason})`, ref: p.id };
+      // "permission_revoked": the payer withdrew the permission to charge the saved method
+      // (yookassa.ru/developers/payment-acceptance/after-the-payment/declined-payments): it is
+      // revoked here too (docs/adr/0092-saved-methods-follow-the-payer.md).
+      const code = reason === 'permission_revoked' ? PAYMENT_METHOD_REVOKED : reason;
+      return { status: 'declined', code, message: `YooKassa: canceled by ${party} (${reason})`, ref: p.id };
     }
     default: {
       const c = p.confirmation;
