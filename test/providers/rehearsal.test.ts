@@ -30,7 +30,8 @@ beforeAll(async () => {
   yk = await YooKassaEmulator.start({ notifyUrl: `${e.base}/providers/yk-rh/notifications`, retryBaseMs: 50 });
   for (const [name, body] of [
     ['tb-rh', { kind: 'tbank', mode: 'test', settings: { base_url: tb.apiUrl, terminal_key: tb.terminalKey, password: tb.password } }],
-    ['yk-rh', { kind: 'yookassa', mode: 'test', settings: { base_url: yk.apiUrl, shop_id: yk.shopId, secret_key: yk.secretKey } }],
+    // An emulator on loopback: YooKassa's published networks are the default allow-list.
+    ['yk-rh', { kind: 'yookassa', mode: 'test', settings: { base_url: yk.apiUrl, shop_id: yk.shopId, secret_key: yk.secretKey, allowed_ips: '127.0.0.0/8, ::1' } }],
   ] as const) {
     const put = await admin(e, 'PUT', `/connectors/${name}`, body);
     expect(put.status, JSON.stringify(put.body)).toBe(201);

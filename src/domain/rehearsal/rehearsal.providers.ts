@@ -1,7 +1,7 @@
 import { Decimal } from 'decimal.js';
 import type { PayerAction } from '../providers/connector.js';
 import { TBANK_BASE_URL, tbankToken } from '../providers/connectors/tbank/index.js';
-import { providerFetch } from '../providers/provider-http.js';
+import { providerFetch, type ProviderNet } from '../providers/provider-http.js';
 import { settingText } from '../providers/plugin.js';
 import type { PayerBrowser } from './payer-page.js';
 
@@ -9,7 +9,7 @@ import type { PayerBrowser } from './payer-page.js';
 export interface ProviderState { status: string; amount: Decimal | null; refunded: Decimal | null; raw: unknown }
 
 /** The connector's row as the rehearsal reads it (plain settings and decrypted secrets). */
-export interface RehearsedRow { settings: Record<string, unknown>; secrets: Record<string, unknown> }
+export interface RehearsedRow { settings: Record<string, unknown>; secrets: Record<string, unknown>; net: ProviderNet }
 
 /**
  * What a rehearsal needs to know of a provider beyond the Connector interface: its published
@@ -35,7 +35,7 @@ async function tbankCall(row: RehearsedRow, method: string, params: Record<strin
   const body = { TerminalKey: settingText(row.settings.terminal_key) ?? '', ...params };
   const a = await providerFetch('tbank', `${tbank.baseUrl(row)}/${method}`, {
     method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ ...body, Token: tbankToken(body, password) }),
-  }, signal);
+  }, signal, row.net);
   return (a.body ?? { http: a.status, text: a.text.slice(0, 500) }) as Record<string, unknown>;
 }
 
@@ -66,7 +66,7 @@ export const yookassa: RehearsalProvider = {
   // GET /payments/{id}: status, amount and refunded_amount.
   async readState(row, ref, signal) {
     const auth = Buffer.from(`${settingText(row.settings.shop_id) ?? ''}:${settingText(row.secrets.secret_key) ?? ''}`).toString('base64');
-    const a = await providerFetch('yookassa', `${yookassa.baseUrl(row)}/payments/${encodeURIComponent(ref)}`, { method: 'GET', headers: { authorization: `Basic ${auth}` } }, signal);
+    const a = await providerFetch('yookassa', `${yookassa.baseUrl(row)}/payments/${encodeURIComponent(ref)}`, { method: 'GET', headers: { authorization: `Basic ${auth}` } }, signal, row.net);
     const b = (a.body ?? {}) as { status?: string; amount?: { value?: string }; refunded_amount?: { value?: string } };
     return {
       status: b.status ?? `HTTP ${a.status}`, amount: b.amount?.value ? new Decimal(b.amount.value) : null,

@@ -50,7 +50,7 @@ export async function runRehearsal(d: RunDeps, report: (s: RehearsalStep) => Pro
   const skipRest = async (why: string, from: readonly string[]) => { for (const name of from) await put({ name, status: 'skipped', detail: why, raw: null }); };
   const REST = ['payment', 'notification', 'receipt', 'two_stage', 'refund', 'sbp', 'saved_card', 'payout'] as const;
 
-  const t = await put(await checkTransport(d.provider.baseUrl(d.row)));
+  const t = await put(await checkTransport(d.provider.baseUrl(d.row), d.row.net.allowPrivate));
   if (t.status === 'failed') return skipRest(`not run: the transport step failed (${t.detail})`, ['credentials', ...REST]);
 
   const cred = await credentials(d);

@@ -16,10 +16,10 @@ export function isLocalHost(host: string): boolean {
 /**
  * The transport to the provider's API: for https, the TLS chain the host presents and its root
  * (checked against this system's store, as every call will be); for plain http, passed only
- * towards loopback or a private network (an emulator), failed towards a public host (the
- * credentials would travel in clear). An address that cannot be reached fails with why.
+ * towards loopback or a private network (an emulator) where ALLOW_PRIVATE_PROVIDER_URLS lets the
+ * connector call there, failed towards a public host (the credentials would travel in clear). An address that cannot be reached fails with why.
  */
-export async function checkTransport(baseUrl: string): Promise<RehearsalStep> {
+export async function checkTransport(baseUrl: string, allowPrivate: boolean): Promise<RehearsalStep> {
   let url: URL;
   try { url = new URL(baseUrl); } catch { return { name: 'transport', status: 'failed', detail: `the base URL ${baseUrl} is not a URL`, raw: null }; }
   const host = url.hostname.replace(/^\[|\]$/g, '');
@@ -29,6 +29,7 @@ export async function checkTransport(baseUrl: string): Promise<RehearsalStep> {
   if (!https) {
     const reached = await tcp(host, port);
     if (reached !== true) return { name: 'transport', status: 'failed', detail: `cannot reach ${where}: ${reached}`, raw: { url: baseUrl, error: reached } };
+    if (!allowPrivate) return { name: 'transport', status: 'failed', detail: `plain http to ${where}: the connector calls https addresses only (ALLOW_PRIVATE_PROVIDER_URLS is off)`, raw: { url: baseUrl, tls: false } };
     return isLocalHost(host)
       ? { name: 'transport', status: 'passed', detail: `plain http: emulator/loopback at ${where} (no TLS chain to check)`, raw: { url: baseUrl, tls: false } }
       : { name: 'transport', status: 'failed', detail: `plain http to the public host ${where}: the credentials would travel in clear`, raw: { url: baseUrl, tls: false } };
