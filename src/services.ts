@@ -31,6 +31,7 @@ import { MerchantTeamService } from './domain/merchant/team.service.js';
 import { ApiKeyService } from './domain/api-key/api-key.service.js';
 import { MailOutbox } from './mail/mail-outbox.js';
 import { PasswordResetService } from './domain/merchant/password-reset.service.js';
+import { OperatorPasswordResetService } from './domain/operator/password-reset.js';
 import { OperatorLists } from './domain/operator/operator-lists.js';
 import { SandboxBank } from './domain/providers/connectors/sandbox/bank.js';
 
@@ -73,6 +74,7 @@ export function createServices(config: Config, db: Db, opts: { connectors?: read
   // operator's password reset by a mailed one-time link.
   const mail = new MailOutbox(config, db);
   const passwordResets = new PasswordResetService(config, db, mail);
+  const operatorPasswordResets = new OperatorPasswordResetService(config, db, mail);
   // Operators' TOTP (the console's sign-in, the operator API's reset).
   const operatorTwoFactor = new OperatorTwoFactor(db, config.tokenEncryptionKey);
   // The console's own lists (its home page's counts, the merchant search, test twins).
@@ -81,7 +83,7 @@ export function createServices(config: Config, db: Db, opts: { connectors?: read
   const sandboxBank = new SandboxBank(db.pool);
   // Go-live rehearsals of connectors against their providers' test terminals (docs/adr/0104).
   const rehearsals = new RehearsalService(config, db, connectors);
-  return { rehearsals, operatorLists, operatorTwoFactor, sandboxBank, apiKeys, mail, passwordResets, audit, providerNotifications, merchantLists, cabinetTwoFactor, team, connectors, operators, sbpBanks, ledger, outbox, payouts, payments, paymentPage, paymentReads, savedMethods, merchants, shops, bills, refunds, payoutAccounts, rates, adjustments, chargebacks, attention, deployment };
+  return { rehearsals, operatorLists, operatorTwoFactor, sandboxBank, apiKeys, mail, passwordResets, operatorPasswordResets, audit, providerNotifications, merchantLists, cabinetTwoFactor, team, connectors, operators, sbpBanks, ledger, outbox, payouts, payments, paymentPage, paymentReads, savedMethods, merchants, shops, bills, refunds, payoutAccounts, rates, adjustments, chargebacks, attention, deployment };
 }
 
 export type Services = ReturnType<typeof createServices>;

@@ -16,6 +16,7 @@ export interface DbGauges {
   conflicts: Gauge<'object_type'>;
   conflictsOpen: Gauge<'object_type'>;
   rehearsalFailed: Gauge<'connector'>;
+  receiptFailures: Gauge<'object_type'>;
   poolTotal: Gauge;
   poolIdle: Gauge;
   poolWaiting: Gauge;
@@ -47,6 +48,12 @@ export function createDbGauges(registry: Registry): DbGauges {
     rehearsalFailed: new Gauge({
       name: 'payments_connector_rehearsal_failed', labelNames: ['connector'], registers: [registry],
       help: 'Failed steps of each connector\'s latest finished go-live rehearsal (0: it passed).',
+    }),
+    // Receipts a provider's cash register did not register (receipt_failed attention items, never
+    // deleted, so any process's count): each needs a correction receipt (docs/adr/0088).
+    receiptFailures: new Gauge({
+      name: 'payments_receipt_failures_total', labelNames: ['object_type'], registers: [registry],
+      help: 'Receipts the provider\'s cash register reported as not registered (receipt_failed attention items ever recorded), by payment or refund: alert on any increase.',
     }),
     poolTotal: g('db_pool_connections', 'Connections open in this process\'s database pool.'),
     poolIdle: g('db_pool_idle_connections', 'Idle connections in this process\'s database pool.'),
@@ -92,15 +99,16 @@ export async function collectDbGauges(app: FastifyInstance, g: DbGauges): Promis
         const by = new Map(r.rows.map((x) => [x.status, x.n]));
         for (const s of PAYOUT_STATUSES) g.payouts.set({ status: s }, by.get(s) ?? 0);
       }),
-    pool.query<{ object_type: string; n: number; open: number }>(
-      `SELECT object_type, count(*)::int AS n, count(*) FILTER (WHERE resolved_at IS NULL)::int AS open
-         FROM attention_items WHERE kind = 'conflict' GROUP BY object_type`,
+    pool.query<{ kind: string; object_type: string; n: number; open: number }>(
+      `SELECT kind, object_type, count(*)::int AS n, count(*) FILTER (WHERE resolved_at IS NULL)::int AS open
+         FROM attention_items WHERE kind IN ('conflict', 'receipt_failed') GROUP BY kind, object_type`,
     ).then((r) => {
-      const by = new Map(r.rows.map((x) => [x.object_type, x]));
+      const by = new Map(r.rows.map((x) => [`${x.kind}:${x.object_type}`, x]));
       for (const t of CONFLICT_OBJECTS) {
-        g.conflicts.set({ object_type: t }, by.get(t)?.n ?? 0);
-        g.conflictsOpen.set({ object_type: t }, by.get(t)?.open ?? 0);
+        g.conflicts.set({ object_type: t }, by.get(`conflict:${t}`)?.n ?? 0);
+        g.conflictsOpen.set({ object_type: t }, by.get(`conflict:${t}`)?.open ?? 0);
       }
+      for (const t of ['payment', 'refund'] as const) g.receiptFailures.set({ object_type: t }, by.get(`receipt_failed:${t}`)?.n ?? 0);
     }),
     pool.query<{ connector: string; failed: number }>(
       `SELECT DISTINCT ON (connector) connector, failed_steps AS failed FROM connector_rehearsals

@@ -270,8 +270,11 @@ describe('roles', () => {
     const list = await op.client.get('/operator/merchants');
     expect(list.body).not.toContain('/operator/merchants/new');
     expect((await op.client.get('/operator/merchants/new')).statusCode).toBe(403);
+    await t.db.prisma.shop.update({ where: { id: m.shopId }, data: { fiscalization: { enabled: true, tax_system_code: 1, vat_code: 11, payment_subject: 'commodity', payment_mode: 'full_payment', ffd_version: '1.2' } } });
     const setup = await op.client.get(`/operator/merchants/${m.merchantId}/setup`);
     expect(setup.statusCode).toBe(200);
+    // Each shop's receipts in words (docs/connectors/fiscal.md).
+    expect(setup.body).toContain('on: 1 general (OSN), 11 VAT 22%, FFD 1.2');
     expect(setup.body).not.toMatch(/action="\/operator\/merchants\/[^"]+\/(shops|owners|routing)"/);
     const connectors = await op.client.get('/operator/connectors');
     expect(connectors.body).not.toContain('/operator/connectors/new');

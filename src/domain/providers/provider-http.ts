@@ -164,7 +164,15 @@ function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
  * CONNECTOR_TIMEOUT_MS's 15 s): an address that drops the connection attempt is as down as one
  * that refuses it. A connection made and then not answered is never here: that is unknown.
  */
-const NEVER_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT', 'bad port']);
+const NEVER_SENT = new Set([
+  'ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT', 'bad port',
+  // The provider's certificate refused during the TLS handshake (an unknown root such as the
+  // Russian Trusted Root CA missing from the trust store, an expired or misnamed certificate):
+  // the handshake ends before a byte of the request is written, so the call was never sent.
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'UNABLE_TO_GET_ISSUER_CERT', 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY', 'SELF_SIGNED_CERT_IN_CHAIN',
+  'DEPTH_ZERO_SELF_SIGNED_CERT', 'CERT_HAS_EXPIRED', 'CERT_NOT_YET_VALID', 'CERT_UNTRUSTED', 'CERT_REVOKED', 'CERT_SIGNATURE_FAILURE',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+]);
 
 function causeCode(e: unknown): string {
   const c = (e as { cause?: { code?: string; message?: string; errors?: { code?: string }[] } }).cause;
@@ -173,6 +181,9 @@ function causeCode(e: unknown): string {
 }
 
 function neverSent(e: unknown): boolean { return NEVER_SENT.has(causeCode(e)); }
+
+/** Loopback, added to a connector's default notification sources in the `sandbox` profile only (a local emulator, tests). */
+export const LOOPBACK_SOURCES = '127.0.0.0/8, ::1';
 
 /**
  * A source-IP allow-list from a setting: addresses and CIDR networks (IPv4 or IPv6), separated

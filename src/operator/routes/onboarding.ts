@@ -3,6 +3,7 @@ import { actorOf, writeAudit, type Actor } from '../../audit/audit.js';
 import { shopAudit } from '../../audit/steps.js';
 import { operatorActions } from '../../backoffice/actions.js';
 import { merchantView } from '../../domain/operator-views.js';
+import { fiscalSummary } from '../../domain/receipt/fiscal.js';
 import { ROUTES, type Route } from '../../domain/providers/connector.js';
 import { INVITE_DAYS } from '../../domain/merchant/team.service.js';
 import { ValidationError } from '../../errors.js';
@@ -128,7 +129,7 @@ export default async function onboardingPages(app: FastifyInstance): Promise<voi
     const view = merchantView(app.config, m);
     const routing = view.routing as Record<Route, string[]>;
     return render(req, reply, 'merchant-setup', {
-      nav: 'merchants', m: view, people, shops: shopList, currencies: CURRENCIES, routes: ROUTES, slots: ROUTE_SLOTS,
+      nav: 'merchants', m: view, people, shops: shopList.map((s) => ({ ...s, receipts: fiscalSummary(s.fiscalization) })), currencies: CURRENCIES, routes: ROUTES, slots: ROUTE_SLOTS,
       stored: (m.routing ?? {}) as Partial<Record<Route, string[]>>, routing,
       connectors: all.map((c) => ({ name: c.name, kind: c.kind, mode: c.mode, enabled: c.enabled })),
       values: { shop_currency: 'RUB', ...Object.fromEntries(ROUTES.flatMap((r) => routing[r].map((n, i) => [`routing.${r}.${i}`, n]))) },

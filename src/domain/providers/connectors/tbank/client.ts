@@ -8,7 +8,7 @@ import {
 import { parseAllowList, providerFetch, rubOfRefund, type ProviderAnswer, type ProviderNet } from '../../provider-http.js';
 import {
   CHARGE_REFUSALS, CONFIG_CODES, IN_PROGRESS, INITIATOR, ORDER_NOT_FOUND, PAID, REFUND_DONE, REFUND_RUNNING, TRANSIENT_CODES, answered, kopecks,
-  paymentOutcome, reasonFollows, refundOutcome, refundRef, tbReceipt, type TbAnswer,
+  paymentOutcome, reasonFollows, redirectDueDate, refundOutcome, refundRef, tbReceipt, type TbAnswer,
 } from './mapping.js';
 import { parseTBankNotification, tbankToken } from './notifications.js';
 import type { TBankSettings } from './settings.js';
@@ -54,6 +54,7 @@ export class TBankConnector implements Connector {
       // (developer.tbank.ru/eacq/api/charge: Init with Recurrent "Y" and CustomerKey). The customer is
       // this payment (one saved card per customer key; nothing else of the payer is sent).
       ...(req.savePaymentMethod ? { Recurrent: 'Y', CustomerKey: req.paymentId } : {}),
+      ...(req.payableUntil ? { RedirectDueDate: redirectDueDate(req.payableUntil) } : {}),
       // Who initiates it (mapping.ts INITIATOR): the payer, saving the card or not.
       DATA: { OperationInitiatorType: req.savePaymentMethod ? INITIATOR.saving : INITIATOR.standard },
       ...(req.receipt ? { Receipt: tbReceipt(req.receipt) } : {}),
@@ -216,9 +217,12 @@ export class TBankConnector implements Connector {
     }
     const r = await this.send('Cancel', {
       PaymentId: req.paymentRef, Amount: kopecks(rub), ExternalRequestId: req.refundId,
-      // With an online cash register a refund goes by the receipt's lines (modern-openapi.json,
-      // "Частичный возврат при подключенной онлайн-кассе": Cancel carries Amount and Receipt).
-      ...(req.receipt ? { Receipt: tbReceipt(req.receipt) } : {}),
+      // With an online cash register a partial refund lists the returned lines (modern-openapi.json,
+      // "Частичный возврат при подключенной онлайн-кассе": Cancel carries Amount and Receipt); a full
+      // one carries none: the register reverses the payment's own receipt (the specification's
+      // Cancel.Receipt: "При полной отмене структура чека не передается, при частичной — передаются
+      // товары, которые нужно отменить").
+      ...(req.receipt && !req.whole ? { Receipt: tbReceipt(req.receipt) } : {}),
     }, ctx);
     // No answer, or a 5xx: the Cancel may have applied; asked again with the same ExternalRequestId.
     if (r.status !== 200 || !r.body) throw new Error(`tbank: Cancel answered HTTP ${r.status} (result unknown)`);

@@ -73,7 +73,7 @@ export class YooKassaConnector implements Connector {
       payment_method_id: req.savedMethod.providerId,
       description: (req.description ?? `Payment ${req.paymentId}`).slice(0, 128),
       metadata: { payment_id: req.paymentId },
-      ...(req.receipt ? { receipt: ykReceipt(req.receipt) } : {}),
+      ...(req.receipt ? { receipt: ykReceipt(req.receipt, this.s.ownReceipts) } : {}),
     } : {
       amount: money(req.amount),
       // Two-stage (docs/adr/0073-two-stage-payments.md): `capture: false` holds the money
@@ -89,7 +89,7 @@ export class YooKassaConnector implements Connector {
       // Only with the payer's consent: the card is saved when the payment succeeds (payment_method.saved, .id)
       // (yookassa.ru/developers/payment-acceptance/scenario-extensions/recurring-payments/save-payment-method/save-during-payment).
       ...(req.savePaymentMethod ? { save_payment_method: true } : {}),
-      ...(req.receipt ? { receipt: ykReceipt(req.receipt) } : {}),
+      ...(req.receipt ? { receipt: ykReceipt(req.receipt, this.s.ownReceipts) } : {}),
     };
     if (keyExpired(req.firstSentAt)) return expired();
     const a = await this.send('POST', '/payments', ctx, { body, key: req.paymentId });
@@ -150,7 +150,7 @@ export class YooKassaConnector implements Connector {
   private async settleHold(verb: 'capture' | 'cancel', req: SettleHold, ctx: CallContext): Promise<PaymentOutcome> {
     if (!req.ref) throw new ConnectorRefusedError('yookassa:no_ref', 'yookassa: no payment id to settle');
     const a = await this.send('POST', `/payments/${encodeURIComponent(req.ref)}/${verb}`, ctx, {
-      body: verb === 'capture' ? { amount: money(req.amount), ...(captureReceipt(req) ? { receipt: ykReceipt(req.receipt!) } : {}) } : {},
+      body: verb === 'capture' ? { amount: money(req.amount), ...(captureReceipt(req) ? { receipt: ykReceipt(req.receipt!, this.s.ownReceipts) } : {}) } : {},
       key: `${verb}-${req.paymentId}`,
     });
     if (a.status === 200) return this.paymentOutcome(a.body as YkObject, ctx);
@@ -173,7 +173,7 @@ export class YooKassaConnector implements Connector {
     const a = await this.send('POST', '/refunds', ctx, {
       body: {
         payment_id: req.paymentRef, amount: money(rub), description: `Refund ${req.refundId}`.slice(0, 250),
-        ...(req.receipt ? { receipt: ykReceipt(req.receipt) } : {}),
+        ...(req.receipt ? { receipt: ykReceipt(req.receipt, this.s.ownReceipts) } : {}),
       },
       key: req.refundId,
     });

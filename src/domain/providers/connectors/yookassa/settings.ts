@@ -37,6 +37,8 @@ export interface YooKassaSettings {
   payoutWidgetUrl: string;
   /** Source networks notifications may come from (comma separated): `allowed_ips`, else YooKassa's published ones. */
   allowedIps: string;
+  /** The shop uses "Чеки от ЮKassa" (YooKassa's own register): receipts reach the payer by e-mail only (ykReceipt). */
+  ownReceipts: boolean;
 }
 
 export const YOOKASSA_SETTINGS: SettingsSchema = {
@@ -51,6 +53,10 @@ export const YOOKASSA_SETTINGS: SettingsSchema = {
   },
   payout_widget_url: { type: 'url', default: YOOKASSA_PAYOUT_WIDGET_URL, description: 'The payout widget\'s script (an emulator in tests)' },
   allowed_ips: { type: 'ip-list', default: 'YooKassa\'s published networks', description: 'Networks notifications may come from' },
+  own_receipts: {
+    type: 'boolean', default: 'false',
+    description: 'The shop\'s receipts are YooKassa\'s own ("Чеки от ЮKassa"): they go to the payer by e-mail only, so a payment whose payer gave only a phone is not sent here',
+  },
 };
 
 /** The typed settings of a stored row; defaults applied. */
@@ -59,6 +65,7 @@ export function yookassaSettingsOf(row: StoredConnector): YooKassaSettings {
     baseUrl: settingText(row.settings.base_url) ?? YOOKASSA_BASE_URL, shopId: settingText(row.settings.shop_id) ?? '', secretKey: settingText(row.secrets.secret_key) ?? '',
     payoutAgentId: settingText(row.settings.payout_agent_id), payoutSecretKey: settingText(row.secrets.payout_secret_key),
     payoutPciDss: row.settings.payout_pci_dss === true,
+    ownReceipts: row.settings.own_receipts === true,
     payoutWidgetUrl: settingText(row.settings.payout_widget_url) ?? YOOKASSA_PAYOUT_WIDGET_URL,
     // Without its own list, YooKassa's published sources: the same in every profile and mode.
     allowedIps: settingText(row.settings.allowed_ips) ?? YOOKASSA_NOTIFICATION_SOURCES,
