@@ -16,6 +16,7 @@ import { PaymentReads } from './domain/payment/payment.reads.js';
 import { SavedMethodService } from './domain/payment/saved-methods.js';
 import { PayoutService } from './domain/payout/payout.service.js';
 import { ConnectorRegistry } from './domain/providers/registry.js';
+import { RehearsalService } from './domain/rehearsal/rehearsal.service.js';
 import type { ConnectorPlugin } from './domain/providers/plugin.js';
 import { OperatorService } from './domain/operator/operator.service.js';
 import { SbpBankService } from './domain/sbp-bank/sbp-bank.service.js';
@@ -80,7 +81,9 @@ export function createServices(config: Config, db: Db, opts: { connectors?: read
   const operatorLists = new OperatorLists(db);
   // The sandbox's bank pages play the payer's bank on the sandbox's own memory.
   const sandboxBank = new SandboxBank(db.pool);
-  return { operatorLists, operatorTwoFactor, sandboxBank, apiKeys, mail, passwordResets, operatorPasswordResets, audit, providerNotifications, merchantLists, cabinetTwoFactor, team, connectors, operators, sbpBanks, ledger, outbox, payouts, payments, paymentPage, paymentReads, savedMethods, merchants, shops, bills, refunds, payoutAccounts, rates, adjustments, chargebacks, attention, deployment };
+  // Go-live rehearsals of connectors against their providers' test terminals (docs/adr/0104).
+  const rehearsals = new RehearsalService(config, db, connectors);
+  return { rehearsals, operatorLists, operatorTwoFactor, sandboxBank, apiKeys, mail, passwordResets, operatorPasswordResets, audit, providerNotifications, merchantLists, cabinetTwoFactor, team, connectors, operators, sbpBanks, ledger, outbox, payouts, payments, paymentPage, paymentReads, savedMethods, merchants, shops, bills, refunds, payoutAccounts, rates, adjustments, chargebacks, attention, deployment };
 }
 
 export type Services = ReturnType<typeof createServices>;

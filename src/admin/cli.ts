@@ -25,6 +25,10 @@ export interface Call {
   failed?: (body: Record<string, unknown>) => boolean;
   /** Printed with a successful answer (a password the CLI generated: shown this once). */
   extra?: Record<string, Json>;
+  /** A run that goes on after the answer: this path is read until it answers other than 202, and that answer is the result. */
+  follow?: (body: Record<string, unknown>) => string;
+  /** Printed instead of the JSON (the verb's own human form; `--json` keeps the JSON). */
+  text?: (body: Record<string, unknown>) => string;
 }
 
 export class UsageError extends Error {}
@@ -448,6 +452,25 @@ export const VERBS: Record<string, Verb> = {
     help: "Send a signed test postback to the shop's Result URL and show the receiver's answer",
     build(p) { const [id] = need(p, 1, this.usage); return { method: 'POST', path: `/shops/${id}/test-postback` }; },
   },
+  rehearse: {
+    usage: 'rehearse CONNECTOR [--shop ID] [--public-url URL] [--json]',
+    help: 'Rehearse a connector against its provider\'s test terminal or shop, wait for the end and print each step (exit 1 when a step failed)',
+    build(p) {
+      const [name] = need(p, 1, this.usage);
+      const body: Record<string, Json> = {};
+      for (const [flag, field] of [['shop', 'shop_id'], ['public-url', 'public_url']] as const) {
+        const v = p.flags[flag];
+        if (v === true) throw new UsageError(`--${flag} needs a value; usage: npm run admin -- ${this.usage}`);
+        if (v !== undefined) body[field] = v;
+      }
+      return {
+        method: 'POST', path: `/connectors/${encodeURIComponent(name!)}/rehearsals`, body,
+        follow: (b) => `/connectors/${encodeURIComponent(name!)}/rehearsals/${String(b.id)}`,
+        failed: (b) => b.status !== 'passed',
+        ...(p.flags.json ? {} : { text: rehearsalText }),
+      };
+    },
+  },
   'ledger:verify': {
     usage: 'ledger:verify',
     help: 'Trial balance per currency, every balance against its ledger entries (exit 1 when anything is wrong)',
@@ -459,6 +482,14 @@ export const VERBS: Record<string, Verb> = {
     build(p) { return { method: 'GET', path: '/ledger/accounts', query: flagsBody(p.flags) as Record<string, string> }; },
   },
 };
+
+/** A rehearsal's report as lines: each step's status, name and why. */
+function rehearsalText(b: Record<string, unknown>): string {
+  const steps = (b.steps ?? []) as Array<{ name: string; status: string; detail: string }>;
+  const lines = [`rehearsal ${String(b.id)} of ${String(b.connector)} (${String(b.kind)}): ${String(b.status)}`];
+  for (const s of steps) lines.push(`  ${s.status.padEnd(7)} ${s.name.padEnd(12)} ${s.detail}`);
+  return `${lines.join('\n')}\n`;
+}
 
 export function helpText(): string {
   const lines = ['Operator CLI: npm run admin -- <verb> [args] (prints JSON; exit 1 on an error answer)', '', 'Verbs:'];
@@ -524,8 +555,16 @@ export async function runCli(argv: string[], io: CliIo = processIo): Promise<num
     });
     let body: unknown;
     try { body = res.json(); } catch { body = res.body; }
+    if (res.statusCode < 400 && call.follow && body && typeof body === 'object') {
+      const path = `/admin/v1${call.follow(body as Record<string, unknown>)}`;
+      for (let r = res; ; await new Promise((ok) => setTimeout(ok, 500))) {
+        r = await app.inject({ method: 'GET', url: path, headers: { authorization: `Bearer ${b.config.adminApiToken}` } });
+        body = r.json();
+        if (r.statusCode !== 202) break;
+      }
+    }
     if (res.statusCode < 400 && call.extra && body && typeof body === 'object') body = { ...(body as object), ...call.extra };
-    io.out(`${JSON.stringify(body, null, 2)}\n`);
+    io.out(call.text && res.statusCode < 400 ? call.text(body as Record<string, unknown>) : `${JSON.stringify(body, null, 2)}\n`);
     if (res.statusCode >= 400) {
       io.err(`error: HTTP ${res.statusCode}\n`);
       return 1;

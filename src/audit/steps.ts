@@ -5,6 +5,7 @@ import type { PayoutView } from '../domain/payout/payout.view.js';
 import type { InTx } from '../db/client.js';
 import type { ApiKeyView } from '../domain/api-key/api-key.service.js';
 import type { ConnectorChange, ConnectorShape } from '../domain/providers/registry.js';
+import type { RehearsalStart } from '../domain/rehearsal/rehearsal.service.js';
 import type { ChargebackRecord } from '../domain/chargeback/chargeback.repository.js';
 import type { HoldRequest } from '../domain/payment/payment.service.js';
 import type { SavedMethodRevoked } from '../domain/payment/saved-methods.js';
@@ -146,3 +147,9 @@ export async function testConnection(app: FastifyInstance, who: Actor, name: str
   await writeAudit(app.db.pool, who, { action: 'connector.test', objectType: 'connector', objectId: name, before: null, after: { ok: r.ok, message: r.message } });
   return r;
 }
+
+/** A go-live rehearsal of a connector started (docs/adr/0104-connector-rehearsals.md). */
+export const rehearsalAudit = (who: Actor): InTx<RehearsalStart> => (c, r) => writeAudit(c, who, {
+  action: 'connector.rehearse', objectType: 'connector', objectId: r.connector, before: null,
+  after: { rehearsal_id: r.id, shop_id: r.shopId, public_url: r.publicUrl },
+});
