@@ -77,6 +77,8 @@ export async function buildApp(opts: BuildOptions): Promise<FastifyInstance> {
   if (opts.logger !== false) setConflictLogger(app.log);
   app.decorate('observers', opts.observers ?? {});
   app.decorate('services', opts.services ?? createServices(opts.config, opts.db, { observer: opts.observers?.lifecycle }));
+  // A rehearsal runs in the background of this process: it ends before the pool closes.
+  app.addHook('onClose', async () => { await app.services.rehearsals.drain(); });
 
   // Existing clients send JSON bodies on GET too.
   app.addHttpMethod('GET', { hasBody: true, overrideExisting: true });

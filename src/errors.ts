@@ -12,7 +12,7 @@ export const ERROR_STATUS = {
   merchant_subscription_not_found: 403,
   merchant_not_verified: 400,
   ip_access_denied: 403,
-  // A restricted API key used outside its scopes (issue 27).
+  // A restricted API key used outside its scopes (src/http/api-scopes.ts).
   insufficient_scope: 403,
   shop_not_found: 403,
   shop_not_enabled: 403,

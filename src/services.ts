@@ -16,6 +16,7 @@ import { PaymentReads } from './domain/payment/payment.reads.js';
 import { SavedMethodService } from './domain/payment/saved-methods.js';
 import { PayoutService } from './domain/payout/payout.service.js';
 import { ConnectorRegistry } from './domain/providers/registry.js';
+import { RehearsalService } from './domain/rehearsal/rehearsal.service.js';
 import type { ConnectorPlugin } from './domain/providers/plugin.js';
 import { OperatorService } from './domain/operator/operator.service.js';
 import { SbpBankService } from './domain/sbp-bank/sbp-bank.service.js';
@@ -30,6 +31,7 @@ import { MerchantTeamService } from './domain/merchant/team.service.js';
 import { ApiKeyService } from './domain/api-key/api-key.service.js';
 import { MailOutbox } from './mail/mail-outbox.js';
 import { PasswordResetService } from './domain/merchant/password-reset.service.js';
+import { OperatorPasswordResetService } from './domain/operator/password-reset.js';
 import { OperatorLists } from './domain/operator/operator-lists.js';
 import { SandboxBank } from './domain/providers/connectors/sandbox/bank.js';
 import { LimitCounters } from './db/limit-counters.js';
@@ -73,15 +75,18 @@ export function createServices(config: Config, db: Db, opts: { connectors?: read
   // operator's password reset by a mailed one-time link.
   const mail = new MailOutbox(config, db);
   const passwordResets = new PasswordResetService(config, db, mail);
+  const operatorPasswordResets = new OperatorPasswordResetService(config, db, mail);
   // Operators' TOTP (the console's sign-in, the operator API's reset).
   const operatorTwoFactor = new OperatorTwoFactor(db, config.tokenEncryptionKey);
   // The console's own lists (its home page's counts, the merchant search, test twins).
   const operatorLists = new OperatorLists(db);
   // The sandbox's bank pages play the payer's bank on the sandbox's own memory.
   const sandboxBank = new SandboxBank(db.pool);
+  // Go-live rehearsals of connectors against their providers' test terminals (docs/adr/0104).
+  const rehearsals = new RehearsalService(config, db, connectors);
   // Limits that guard money and accounts, counted once for all processes (sign-in, payment form, notifications, API).
   const limits = new LimitCounters(db.pool);
-  return { limits, operatorLists, operatorTwoFactor, sandboxBank, apiKeys, mail, passwordResets, audit, providerNotifications, merchantLists, cabinetTwoFactor, team, connectors, operators, sbpBanks, ledger, outbox, payouts, payments, paymentPage, paymentReads, savedMethods, merchants, shops, bills, refunds, payoutAccounts, rates, adjustments, chargebacks, attention, deployment };
+  return { limits, rehearsals, operatorLists, operatorTwoFactor, sandboxBank, apiKeys, mail, passwordResets, operatorPasswordResets, audit, providerNotifications, merchantLists, cabinetTwoFactor, team, connectors, operators, sbpBanks, ledger, outbox, payouts, payments, paymentPage, paymentReads, savedMethods, merchants, shops, bills, refunds, payoutAccounts, rates, adjustments, chargebacks, attention, deployment };
 }
 
 export type Services = ReturnType<typeof createServices>;

@@ -6,8 +6,6 @@
  * guard, transactions) the HTTP operator API runs, including routes other areas add.
  * Exit code: 0 on 2xx, 1 on a 4xx/5xx answer (or a ledger problem), 2 on a usage error.
  */
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { randomBytes } from 'node:crypto';
 import { userInfo } from 'node:os';
@@ -27,6 +25,10 @@ export interface Call {
   failed?: (body: Record<string, unknown>) => boolean;
   /** Printed with a successful answer (a password the CLI generated: shown this once). */
   extra?: Record<string, Json>;
+  /** A run that goes on after the answer: this path is read until it answers other than 202, and that answer is the result. */
+  follow?: (body: Record<string, unknown>) => string;
+  /** Printed instead of the JSON (the verb's own human form; `--json` keeps the JSON). */
+  text?: (body: Record<string, unknown>) => string;
 }
 
 export class UsageError extends Error {}
@@ -136,6 +138,11 @@ export const VERBS: Record<string, Verb> = {
     usage: 'operators:totp-reset OPERATOR_ID',
     help: "Turn an operator's TOTP off (a lost phone): the next console sign-in enrols again",
     build(p) { const [id] = need(p, 1, this.usage); return { method: 'POST', path: `/operators/${id}/totp-reset` }; },
+  },
+  'operators:password-reset': {
+    usage: 'operators:password-reset OPERATOR_ID',
+    help: 'Mail an operator a one-time link to set a new password (valid 1 hour); their console sessions end now',
+    build(p) { const [id] = need(p, 1, this.usage); return { method: 'POST', path: `/operators/${id}/password-reset` }; },
   },
   'audit:list': {
     usage: 'audit:list [--actor A] [--object-id ID] [--action X] [--start-date D] [--finish-date D] [--before-id N] [--limit N]',
@@ -445,6 +452,25 @@ export const VERBS: Record<string, Verb> = {
     help: "Send a signed test postback to the shop's Result URL and show the receiver's answer",
     build(p) { const [id] = need(p, 1, this.usage); return { method: 'POST', path: `/shops/${id}/test-postback` }; },
   },
+  rehearse: {
+    usage: 'rehearse CONNECTOR [--shop ID] [--public-url URL] [--json]',
+    help: 'Rehearse a connector against its provider\'s test terminal or shop, wait for the end and print each step (exit 1 when a step failed)',
+    build(p) {
+      const [name] = need(p, 1, this.usage);
+      const body: Record<string, Json> = {};
+      for (const [flag, field] of [['shop', 'shop_id'], ['public-url', 'public_url']] as const) {
+        const v = p.flags[flag];
+        if (v === true) throw new UsageError(`--${flag} needs a value; usage: npm run admin -- ${this.usage}`);
+        if (v !== undefined) body[field] = v;
+      }
+      return {
+        method: 'POST', path: `/connectors/${encodeURIComponent(name!)}/rehearsals`, body,
+        follow: (b) => `/connectors/${encodeURIComponent(name!)}/rehearsals/${String(b.id)}`,
+        failed: (b) => b.status !== 'passed',
+        ...(p.flags.json ? {} : { text: rehearsalText }),
+      };
+    },
+  },
   'ledger:verify': {
     usage: 'ledger:verify',
     help: 'Trial balance per currency, every balance against its ledger entries (exit 1 when anything is wrong)',
@@ -456,6 +482,14 @@ export const VERBS: Record<string, Verb> = {
     build(p) { return { method: 'GET', path: '/ledger/accounts', query: flagsBody(p.flags) as Record<string, string> }; },
   },
 };
+
+/** A rehearsal's report as lines: each step's status, name and why. */
+function rehearsalText(b: Record<string, unknown>): string {
+  const steps = (b.steps ?? []) as Array<{ name: string; status: string; detail: string }>;
+  const lines = [`rehearsal ${String(b.id)} of ${String(b.connector)} (${String(b.kind)}): ${String(b.status)}`];
+  for (const s of steps) lines.push(`  ${s.status.padEnd(7)} ${s.name.padEnd(12)} ${s.detail}`);
+  return `${lines.join('\n')}\n`;
+}
 
 export function helpText(): string {
   const lines = ['Operator CLI: npm run admin -- <verb> [args] (prints JSON; exit 1 on an error answer)', '', 'Verbs:'];
@@ -472,38 +506,6 @@ export function buildCall(argv: string[]): Call | 'help' {
   const p = parseArgs(rest);
   if (p.flags.help) return 'help';
   return v.build(p);
-}
-
-/**
- * Embedded profile with `npm start` already running: a second embedded PostgreSQL cannot start
- * on the same data directory, so the CLI joins the running one, with the profile's generated
- * secrets and its private-URL default. Nothing changes when DATABASE_URL is set.
- */
-async function joinRunningEmbedded(): Promise<void> {
-  const { readDotEnv } = await import('../config.js');
-  const env = { ...readDotEnv(), ...process.env };
-  if (env.DATABASE_URL) return;
-  const dataDir = env.DATA_DIR || './.data';
-  const secretsFile = join(dataDir, 'secrets.json');
-  if (!existsSync(join(dataDir, 'pg', 'postmaster.pid')) || !existsSync(secretsFile)) return;
-  // The embedded server's fixed password (src/db/embedded.ts); it listens on loopback only.
-  const url = `postgresql://postgres:embedded@127.0.0.1:${env.EMBEDDED_PG_PORT || 54320}/payments`;
-  const pg = (await import('pg')).default;
-  const c = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2000 });
-  try {
-    await c.connect();
-    await c.query('SELECT 1');
-  } catch {
-    return; // not running: boot() starts it
-  } finally {
-    await c.end().catch(() => {});
-  }
-  const secrets = JSON.parse(readFileSync(secretsFile, 'utf8')) as Record<string, string>;
-  process.env.DATABASE_URL = url;
-  process.env.ADMIN_API_TOKEN = env.ADMIN_API_TOKEN || secrets.ADMIN_API_TOKEN;
-  process.env.TOKEN_ENCRYPTION_KEY = env.TOKEN_ENCRYPTION_KEY || secrets.TOKEN_ENCRYPTION_KEY;
-  process.env.ALLOW_PRIVATE_WEBHOOK_URLS = env.ALLOW_PRIVATE_WEBHOOK_URLS || 'true';
-  process.env.ALLOW_PRIVATE_PROVIDER_URLS = env.ALLOW_PRIVATE_PROVIDER_URLS || 'true';
 }
 
 /**
@@ -537,6 +539,7 @@ export async function runCli(argv: string[], io: CliIo = processIo): Promise<num
   const { createDb } = await import('../db/client.js');
   const { buildApp } = await import('../app.js');
   const { CLI_HEADER, registerCliActor } = await import('./auth.js');
+  const { joinRunningEmbedded } = await import('../db/embedded-join.js');
   await joinRunningEmbedded();
   const b = await boot({ migrate: true, enterProfile: false });
   const db = createDb(b.databaseUrl, { max: 4 });
@@ -552,8 +555,16 @@ export async function runCli(argv: string[], io: CliIo = processIo): Promise<num
     });
     let body: unknown;
     try { body = res.json(); } catch { body = res.body; }
+    if (res.statusCode < 400 && call.follow && body && typeof body === 'object') {
+      const path = `/admin/v1${call.follow(body as Record<string, unknown>)}`;
+      for (let r = res; ; await new Promise((ok) => setTimeout(ok, 500))) {
+        r = await app.inject({ method: 'GET', url: path, headers: { authorization: `Bearer ${b.config.adminApiToken}` } });
+        body = r.json();
+        if (r.statusCode !== 202) break;
+      }
+    }
     if (res.statusCode < 400 && call.extra && body && typeof body === 'object') body = { ...(body as object), ...call.extra };
-    io.out(`${JSON.stringify(body, null, 2)}\n`);
+    io.out(call.text && res.statusCode < 400 ? call.text(body as Record<string, unknown>) : `${JSON.stringify(body, null, 2)}\n`);
     if (res.statusCode >= 400) {
       io.err(`error: HTTP ${res.statusCode}\n`);
       return 1;

@@ -13,6 +13,7 @@ import eventAdminRoutes from './routes/events.js';
 import chargebackAdminRoutes from './routes/chargebacks.js';
 import holdAdminRoutes from './routes/holds.js';
 import connectorAdminRoutes from './routes/connectors.js';
+import rehearsalAdminRoutes from './routes/rehearsals.js';
 import operatorAdminRoutes from './routes/operators.js';
 import auditAdminRoutes from './routes/audit.js';
 import attentionAdminRoutes from './routes/attention.js';
@@ -36,6 +37,7 @@ export default async function adminRoutes(app: FastifyInstance): Promise<void> {
   await app.register(sbpBankAdminRoutes);
   await app.register(ledgerAdminRoutes);
   await app.register(connectorAdminRoutes);
+  await app.register(rehearsalAdminRoutes);
   // Payout moderation and events are owned by their areas; they are registered here so that
   // every operator route sits behind the same admin auth hook (installed above this line).
   await app.register(payoutAdminRoutes);

@@ -4,7 +4,7 @@ import { writeAudit, type Actor, type AuditChange } from './audit.js';
 /**
  * An entry of the trail as the operator API and the console read it (`at` as ISO 8601):
  * `actor` is the person (an email, `admin-token`, `cli:<os user>`), `actor_id` the stable key
- * (`operator:<id>`, `merchant-user:<id>`, ...). Entries written before issue 27 carry no name:
+ * (`operator:<id>`, `merchant-user:<id>`, ...). Entries written before the trail stored names carry none:
  * their person is looked up from the key (the raw key when that account is gone).
  */
 export interface AuditEntry {

@@ -5,7 +5,7 @@ import type { Queryable } from '../db/client.js';
  * Who made a change. `actor` is the stable key: `operator:<id>`, `admin-token`, `cli:<os user>`,
  * `merchant:<id>` (a merchant's own login), `merchant-user:<id>` (a team member), `anonymous`.
  * `name` is the person it was at the time (the email; `admin-token`; `cli:<os user>`), stored
- * with the entry (issue 27): a removed member's row is gone, an email may change.
+ * with the entry: a removed member's row is gone, an email may change.
  */
 export interface Actor { actor: string; name?: string | null; ip: string | null }
 

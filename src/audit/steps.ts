@@ -5,6 +5,7 @@ import type { PayoutView } from '../domain/payout/payout.view.js';
 import type { InTx } from '../db/client.js';
 import type { ApiKeyView } from '../domain/api-key/api-key.service.js';
 import type { ConnectorChange, ConnectorShape } from '../domain/providers/registry.js';
+import type { RehearsalStart } from '../domain/rehearsal/rehearsal.service.js';
 import type { ChargebackRecord } from '../domain/chargeback/chargeback.repository.js';
 import type { HoldRequest } from '../domain/payment/payment.service.js';
 import type { SavedMethodRevoked } from '../domain/payment/saved-methods.js';
@@ -40,7 +41,8 @@ export const withAudit = <T>(first: InTx<T> | undefined, audit: InTx<T>): InTx<T
   await audit(c, r);
 };
 
-// The steps of money and event actions, shared by the cabinet and the operator API (issue 17).
+// The steps of money and event actions, shared by the cabinet and the operator API, so one
+// action reads the same whoever took it.
 
 /** A refund created (full or partial), with its amount and first status. */
 export const refundAudit = (who: Actor): InTx<RefundRecord> => (c, r) => writeAudit(c, who, {
@@ -80,7 +82,7 @@ export async function testPostback(app: FastifyInstance, who: Actor, merchantId:
 }
 
 /**
- * A restricted API key created or revoked (issue 27): its merchant, name and scopes, never its
+ * A restricted API key created or revoked: its merchant, name and scopes, never its
  * token. `reason` says why a revocation happened when it was not asked for (a member removed).
  */
 export const apiKeyAudit = (who: Actor, action: 'api_key.create' | 'api_key.revoke', reason?: string): InTx<ApiKeyView> => (c, k) => writeAudit(c, who, {
@@ -92,7 +94,7 @@ export const apiKeyAudit = (who: Actor, action: 'api_key.create' | 'api_key.revo
   },
 });
 
-// Issue 27: connectors and chargebacks.
+// Connectors and chargebacks: both change where money goes, so both are audited.
 
 /** A connector's audited fields, settings flattened (`settings.base_url`): secret values never, only their names. */
 const connectorFields = (x: ConnectorShape): Record<string, unknown> => {
@@ -145,3 +147,9 @@ export async function testConnection(app: FastifyInstance, who: Actor, name: str
   await writeAudit(app.db.pool, who, { action: 'connector.test', objectType: 'connector', objectId: name, before: null, after: { ok: r.ok, message: r.message } });
   return r;
 }
+
+/** A go-live rehearsal of a connector started (docs/adr/0104-connector-rehearsals.md). */
+export const rehearsalAudit = (who: Actor): InTx<RehearsalStart> => (c, r) => writeAudit(c, who, {
+  action: 'connector.rehearse', objectType: 'connector', objectId: r.connector, before: null,
+  after: { rehearsal_id: r.id, shop_id: r.shopId, public_url: r.publicUrl },
+});

@@ -25,9 +25,9 @@ export type Permission =
 /** The one table of who may do what; `admin` may do everything. */
 export const ROLE_PERMISSIONS: Record<Role, ReadonlySet<Permission>> = {
   admin: new Set<Permission>(['read', 'payouts.moderate', 'balance.adjust', 'events.redeliver', 'shops.test-postback', 'merchants.password-reset', 'merchants.two-factor-reset', 'attention.resolve', 'admin']),
-  // Issue 17: finance has moderation, adjustments, the attention list and the ledger.
+  // Finance has moderation, adjustments, the attention list and the ledger.
   finance: new Set<Permission>(['read', 'payouts.moderate', 'balance.adjust', 'attention.resolve']),
-  // Issue 17: support unlocks a merchant's cabinet. Issue 27: by a reset link mailed to the
+  // Support unlocks a merchant's cabinet, by a reset link mailed to the
   // account (support never sees a password); a 2FA reset is for admins only (with a reason).
   support: new Set<Permission>(['read', 'events.redeliver', 'shops.test-postback', 'merchants.password-reset']),
   auditor: new Set<Permission>(['read']),

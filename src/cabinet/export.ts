@@ -10,7 +10,7 @@ import type { Lang } from './i18n.js';
 import type { ListFilters } from './paging.js';
 
 /**
- * A CSV export, streamed (issue 16 item 3): rows are read in keyset batches (the domain's
+ * A CSV export, streamed: rows are read in keyset batches (the domain's
  * list reads, `db/export-batches.ts`) as the client takes them (backpressure through the
  * pipeline), so a year of payments never sits in memory and no connection is held between
  * batches. Opens in a spreadsheet as it is: UTF-8 with a BOM,

@@ -4,7 +4,7 @@ import { decrypt, encrypt, safeEqual } from '../lib/crypto.js';
 import type { CabinetSession } from './session.js';
 
 /**
- * Single-use cabinet form tokens (issue 16). Every rendered page carries a fresh token
+ * Single-use cabinet form tokens, so a reload or a second click never submits a form twice. Every rendered page carries a fresh token
  * `<nonce>.<HMAC(session CSRF secret, nonce)>` in its forms: it proves the form came from this
  * session (the CSRF check) without a row per page view. The first POST that carries it records
  * the nonce; any later POST with the same token (a reload of a POST answer, Back and resubmit,

@@ -28,7 +28,7 @@ export const TEAM_PERMISSIONS: Record<TeamRole, ReadonlySet<CabinetPermission>> 
  */
 const ROUTE_PERMISSIONS: Record<string, CabinetPermission> = {
   'POST /cabinet/logout': 'read',
-  // The live token moves all the merchant's money: the owner's alone (issue 27). Developers
+  // The live token moves all the merchant's money: the owner's alone. Developers
   // integrate with restricted keys (below) and the test token.
   'GET /cabinet/api/refresh': 'owner',
   'POST /cabinet/api/refresh': 'owner',

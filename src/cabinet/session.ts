@@ -19,7 +19,7 @@ export interface CabinetMerchant {
   timeZone: string | null;
 }
 
-/** A merchant team member's sign-in (issue 17); null on a session of the merchant's own login. */
+/** A merchant team member's sign-in (their own email, password and role); null on a session of the merchant's own login. */
 export interface CabinetUser {
   id: string;
   email: string;

@@ -16,7 +16,7 @@ export async function seedDemo(services: Services, db: Db, publicBaseUrl?: strin
     m = await db.prisma.merchant.findUniqueOrThrow({ where: { id: created.merchant.id } });
   }
   let shop = await db.prisma.shop.findFirstOrThrow({ where: { merchantId: m.id }, orderBy: { createdAt: 'asc' } });
-  // The built-in sandbox receiver as the demo shop's Result, Success and Fail URLs (issue 16):
+  // The built-in sandbox receiver as the demo shop's Result, Success and Fail URLs:
   // the first payment shows a delivered postback and a return to the shop. Set once, when the
   // shop has none of them; a URL the user saved is kept.
   if (publicBaseUrl && !shop.resultUrl && !shop.successUrl && !shop.failUrl) {

@@ -1,7 +1,7 @@
 import type { ApiScope } from '../domain/api-key/api-key.scopes.js';
 
 /**
- * Which restricted-key scopes each /api/v1 endpoint accepts (any one of them; issue 27). The
+ * Which restricted-key scopes each /api/v1 endpoint accepts (any one of them). The
  * merchant's live token is not limited by this table. One table, as the cabinet's role table:
  * an endpoint not listed here accepts no restricted key (fail closed), and
  * test/api/restricted-keys.test.ts fails on a merchant-API route missing from it.

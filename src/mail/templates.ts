@@ -17,6 +17,25 @@ export const mailTexts = {
       `Setting the new password signs your account out everywhere. If you did not ask for this, ignore this message: your password stays as it is.${signOff}`,
   }),
 
+  /** A cabinet account asked for a reset on the sign-in page ("Forgot password?"). */
+  passwordResetAsked: (link: string, minutes: number): MailText => ({
+    subject: 'Set a new password for your merchant cabinet',
+    text: `Someone (we hope you) asked for a new password for your merchant cabinet on its sign-in page.\n\n` +
+      `Open this link to choose a new password (it works once, for ${minutes} minutes):\n\n${link}\n\n` +
+      `Setting the new password signs your account out everywhere. If you did not ask for this, ignore this message: your password stays as it is.${signOff}`,
+  }),
+
+  operatorPasswordReset: (link: string, minutes: number, by: 'self' | 'admin' | 'invite'): MailText => ({
+    subject: by === 'invite' ? 'You were invited to the operator console' : 'Set a new password for the operator console',
+    text: ({
+      self: 'Someone (we hope you) asked for a new password for the operator console on its sign-in page.\n\n',
+      admin: 'An administrator sent you a password reset for the operator console.\n\n',
+      invite: 'An administrator invited you to the operator console of the payment service.\n\n',
+    })[by] +
+      `Open this link to choose ${by === 'invite' ? 'your' : 'a new'} password (it works once, for ${minutes >= 1440 ? `${minutes / 1440} days` : `${minutes} minutes`}):\n\n${link}\n\n` +
+      `Setting the new password signs you out of every console session; your two-factor sign-in stays as it is. If you did not ask for this, ignore this message and tell an administrator.${signOff}`,
+  }),
+
   teamInvite: (link: string, role: string, days: number): MailText => ({
     subject: 'You were invited to a merchant cabinet',
     text: `You were invited to a merchant cabinet with the role "${role}".\n\n` +

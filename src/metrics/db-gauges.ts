@@ -15,6 +15,7 @@ export interface DbGauges {
   payouts: Gauge<'status'>;
   conflicts: Gauge<'object_type'>;
   conflictsOpen: Gauge<'object_type'>;
+  rehearsalFailed: Gauge<'connector'>;
   receiptFailures: Gauge<'object_type'>;
   poolTotal: Gauge;
   poolIdle: Gauge;
@@ -48,6 +49,11 @@ export function createDbGauges(registry: Registry): DbGauges {
     conflictsOpen: new Gauge({
       name: 'payments_provider_conflicts_open', labelNames: ['object_type'], registers: [registry],
       help: 'Conflict attention items an operator has not settled yet, by object type.',
+    }),
+    // docs/adr/0104-connector-rehearsals.md: what the latest finished rehearsal of each connector failed.
+    rehearsalFailed: new Gauge({
+      name: 'payments_connector_rehearsal_failed', labelNames: ['connector'], registers: [registry],
+      help: 'Failed steps of each connector\'s latest finished go-live rehearsal (0: it passed).',
     }),
     // Receipts a provider's cash register did not register (receipt_failed attention items, never
     // deleted, so any process's count): each needs a correction receipt (docs/adr/0088).
@@ -138,6 +144,10 @@ export async function collectDbGauges(app: FastifyInstance, g: DbGauges): Promis
       g.payoutProcessOldest.set(Math.max(0, r.rows[0]!.payout));
       g.reconcileOverdue.set(Math.max(0, r.rows[0]!.reconcile));
     }),
+    pool.query<{ connector: string; failed: number }>(
+      `SELECT DISTINCT ON (connector) connector, failed_steps AS failed FROM connector_rehearsals
+        WHERE status <> 'running' ORDER BY connector, started_at DESC`,
+    ).then((r) => { for (const x of r.rows) g.rehearsalFailed.set({ connector: x.connector }, x.failed); }),
   ];
   const results = await Promise.allSettled(jobs);
   for (const r of results) {

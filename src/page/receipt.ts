@@ -6,7 +6,7 @@ import { esc, testBanner, type PageCtx } from './render.js';
 import { PAGE_CSS } from './styles.js';
 
 /**
- * The customer's last page after money was received (issue 16 item 2), when the shop has no
+ * The customer's last page after money was received, when the shop has no
  * Success URL to send the payer to: what was paid for (the order's name, its number), the amount
  * and date, the shop, a way back to the shop (the bill's return_url, else the shop's site: the
  * origin of its Result URL), and a printable receipt (print CSS; a Print button). In the page's

@@ -8,7 +8,7 @@ import { SANDBOX_SHOP_PATH } from '../domain/shop/sandbox-shop.js';
 
 
 /**
- * A built-in receiver standing in for the demo merchant's shop (issue 16 item 5), so a
+ * A built-in receiver standing in for the demo merchant's shop, so a
  * newcomer's first payment shows a delivered postback in the cabinet's webhook log and a
  * return to the shop: the Result URL answers `OK<InvId>` with 200, the Success and Fail URLs a
  * small page. Registered only where private webhook URLs are allowed (the sandbox/dev profile):

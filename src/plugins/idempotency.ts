@@ -93,7 +93,7 @@ export const idempotency = fp(
         return;
       }
       // `retry_in`: whole seconds until the in-progress lease runs out and a retry takes the key
-      // over (issue 27: a request cut off by a crash holds its key for the rest of the lease).
+      // over (a request cut off by a crash holds its key for the rest of the lease).
       const r = await app.db.pool.query<{ request_hash: string; response_status: number | null; response_body: string | null; retry_in: number }>(
         `SELECT request_hash, response_status, response_body,
                 GREATEST(1, ceil(extract(epoch FROM created_at + $3 * interval '1 millisecond' - now())))::int AS retry_in

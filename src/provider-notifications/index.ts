@@ -50,6 +50,12 @@ export default async function providerNotificationRoutes(app: FastifyInstance): 
       req.log.warn({ connector: name, reason: n.reason }, 'unverifiable provider notification refused');
       return reply.status(400).send({ error: 'unverifiable', reason: n.reason });
     }
+    // About a go-live rehearsal's own object: noted for the run, never applied to money.
+    if (await services.rehearsals.heard(name, n)) {
+      req.log.info({ connector: name, eventKey: n.eventKey, object: n.object }, 'provider notification for a rehearsal');
+      await services.limits.release([], unproven);
+      return sendReply(reply, n.reply);
+    }
     const done = await services.providerNotifications.apply(name, n);
     if (done.result === 'not_found') return reply.status(404).send({ error: `${done.object}_not_found` });
     req.log.info({ connector: name, eventKey: n.eventKey, object: n.object, result: done.result }, 'provider notification');

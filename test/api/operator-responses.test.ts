@@ -1,5 +1,5 @@
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer as tcpServer, type AddressInfo, type Socket } from 'node:net';
 import { Ajv } from 'ajv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_TOKEN, setupTestApp, type TestApp } from '../helpers/app.js';
@@ -195,6 +195,7 @@ describe('the operator API answers through its documented schemas, unchanged', (
     await call('GET', `/operators/${o.id}`, 200);
     await call('DELETE', `/operators/${o.id}/tokens/${tok.id}`, 200);
     await call('PATCH', `/operators/${o.id}`, 200, { role: 'finance' });
+    await call('POST', `/operators/${o.id}/password-reset`, 202);
     await call('POST', `/operators/${o.id}/totp-reset`, 200);
 
     await call('PUT', '/connectors/sbx-walk', 201, { kind: 'sandbox', mode: 'test', settings: {} });
@@ -202,6 +203,19 @@ describe('the operator API answers through its documented schemas, unchanged', (
     await call('PATCH', '/connectors/sbx-walk', 200, { enabled: false });
     await call('GET', '/connectors', 200);
     await call('GET', '/connectors/sandbox', 200);
+
+    // A rehearsal held running: the provider's address takes the connection and answers nothing until let go.
+    const held: Socket[] = [];
+    const silent = tcpServer((sock) => { held.push(sock); });
+    await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
+    await call('PUT', '/connectors/tb-walk', 201, { kind: 'tbank', mode: 'test', settings: { base_url: `http://127.0.0.1:${(silent.address() as AddressInfo).port}/v2`, terminal_key: 'T', password: 'walk-password' } });
+    const rh = await call('POST', '/connectors/tb-walk/rehearsals', 202, { public_url: 'https://pay.example' });
+    await call('GET', '/connectors/tb-walk/rehearsals', 200);
+    await call('GET', `/connectors/tb-walk/rehearsals/${rh.id}`, 202);
+    for (const sock of held) sock.destroy();
+    silent.close();
+    await t.app.services.rehearsals.drain();
+    expect(await call('GET', `/connectors/tb-walk/rehearsals/${rh.id}`, 200)).toMatchObject({ status: 'failed' });
 
     await call('PUT', '/rates/USD', 200, { rub_per_unit: '92.5' });
     await call('GET', '/rates', 200);

@@ -32,7 +32,7 @@ beforeAll(async () => {
   browser = await launchChromium();
   ctx = await browser.newContext({ viewport: DESKTOP, locale: 'en-US', acceptDownloads: true });
   page = await ctx.newPage();
-}, 120_000);
+});
 
 afterAll(async () => {
   await browser?.close();
@@ -147,7 +147,7 @@ test('a first visit, then lists, search, refund labels, export, reloads after ea
   }
   await page.goto(`${base}/cabinet/bills`);
   await shoot(page, '11-bills');
-}, 180_000);
+});
 
 test("the customer's receipt when the shop has no Success URL: phone and desktop, printable", async () => {
   const billId = await createBill(t, m, { amount: '1499.90', name: 'Espresso machine', orderId: 'shop-order-receipt' });
@@ -166,4 +166,4 @@ test("the customer's receipt when the shop has no Success URL: phone and desktop
   await expect(p.getByRole('button', { name: 'Print receipt' }).isVisible()).resolves.toBe(false);
   await p.screenshot({ path: `${ARTIFACTS}/10-receipt-print.png`, fullPage: true });
   await p.close();
-}, 60_000);
+});

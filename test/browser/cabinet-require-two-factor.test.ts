@@ -31,7 +31,7 @@ beforeAll(async () => {
   await t.app.services.team.accept(token, MEMBER_PASSWORD);
   devEmail = member.email;
   browser = await launchChromium();
-}, 120_000);
+});
 
 afterAll(async () => {
   await browser?.close();
@@ -93,4 +93,4 @@ test('the owner requires 2FA on the team page; a developer signing in is walked 
   await dev.goto(`${base}/cabinet/api`);
   expect(dev.url()).toBe(`${base}/cabinet/api`);
   await shot(dev, '04-developer-in');
-}, 180_000);
+});

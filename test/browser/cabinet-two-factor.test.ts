@@ -19,7 +19,7 @@ beforeAll(async () => {
   m = await cabinetMerchant(t);
   browser = await launchChromium();
   page = await (await browser.newContext({ viewport: DESKTOP, locale: 'en-US' })).newPage();
-}, 120_000);
+});
 
 afterAll(async () => {
   await browser?.close();
@@ -75,4 +75,4 @@ test('a merchant turns on TOTP in the cabinet, signs out, and signing in then as
   await expect(page.getByRole('heading', { name: 'Dashboard' }).isVisible()).resolves.toBe(true);
   const actions = (await t.db.pool.query('SELECT action FROM audit_log WHERE object_id = $1 ORDER BY id', [m.merchantId])).rows.map((r) => r.action);
   expect(actions).toEqual(expect.arrayContaining(['merchant.totp.enable', 'merchant.sign_in.failed', 'merchant.sign_in']));
-}, 120_000);
+});

@@ -23,7 +23,7 @@ beforeAll(async () => {
   browser = await launchChromium();
   ctx = await browser.newContext({ viewport: DESKTOP, locale: 'en-US' });
   page = await ctx.newPage();
-}, 120_000);
+});
 
 afterAll(async () => {
   await browser?.close();
@@ -131,7 +131,7 @@ test('a merchant signs in, bills, sees the payment and balance, edits the shop, 
     await shoot(page, name);
   }
   expect(await page.locator('html').getAttribute('lang')).toBe('ru');
-}, 180_000);
+});
 
 test('the overview shows what two-stage payments hold on cards beside the balances, never in them (phone and desktop)', async () => {
   const h = await cabinetMerchant(t, { merchant: { verified: true } });
@@ -160,4 +160,4 @@ test('the overview shows what two-stage payments hold on cards beside the balanc
   } finally {
     await c.close();
   }
-}, 120_000);
+});

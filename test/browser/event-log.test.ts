@@ -30,7 +30,7 @@ beforeAll(async () => {
   expected = r.rows.map((x) => x.aggregate_id);
   browser = await launchChromium();
   page = await (await browser.newContext({ viewport: DESKTOP, locale: 'en-US' })).newPage();
-}, 120_000);
+});
 
 afterAll(async () => {
   await browser?.close();
@@ -56,4 +56,4 @@ test('34 events: a page of 30 and a page of 4, newest first by number, none repe
   expect(await page.getByRole('link', { name: /Next/ }).count()).toBe(0);
   await shoot(page, '02-webhooks-page-2');
   expect(new Set([...first, ...second]).size).toBe(34);
-}, 120_000);
+});

@@ -14,7 +14,7 @@ let browser: Browser;
 
 beforeAll(async () => {
   ({ t, base, browser } = await browserTestApp(ARTIFACTS));
-}, 120_000);
+});
 
 afterAll(async () => {
   await browser?.close();
@@ -68,5 +68,5 @@ for (const [size, viewport] of Object.entries(SIZES)) {
     } finally {
       await sctx.close();
     }
-  }, 120_000);
+  });
 }

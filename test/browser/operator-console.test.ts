@@ -16,7 +16,7 @@ let browser: Browser;
 
 beforeAll(async () => {
   ({ t, base, browser } = await browserTestApp(ARTIFACTS));
-}, 120_000);
+});
 
 afterAll(async () => {
   await browser?.close();

@@ -6,6 +6,7 @@ import { startTestMailWorker } from '../helpers/smtp.js';
 import type { Worker } from '../../src/workers/index.js';
 import { OP_PASSWORD, createOperator, totpCode } from '../operator/helpers.js';
 import { PASSWORD, cabinetMerchant } from '../cabinet/helpers.js';
+import { waitFor } from '../helpers/wait.js';
 
 /**
  * Issue 27 item 1 in a real browser: a support operator's "Send password reset link" says where
@@ -23,7 +24,7 @@ let worker: Worker;
 beforeAll(async () => {
   ({ t, base, browser } = await browserTestApp(ARTIFACTS));
   worker = startTestMailWorker(t);
-}, 120_000);
+});
 
 afterAll(async () => {
   await worker?.stop();
@@ -63,13 +64,10 @@ for (const [size, viewport] of Object.entries(SIZES)) {
       await shot(page, size, '02-sent');
 
       // The merchant's side: the link from the dev mailbox (the sandbox profile has no SMTP_URL).
-      let link: string | undefined;
-      for (let i = 0; i < 200 && !link; i += 1) {
+      const link = await waitFor(async () => {
         const mail = (await t.app.services.mail.list()).find((x) => x.kind === 'password_reset' && x.to === m.email && x.status === 'KEPT');
-        link = mail?.text ? /(http\S+password-reset\?token=[\w-]+)/.exec(mail.text)?.[1] : undefined;
-        if (!link) await new Promise((r) => setTimeout(r, 25));
-      }
-      expect(link).toBeDefined();
+        return mail?.text ? /(http\S+password-reset\?token=[\w-]+)/.exec(mail.text)?.[1] : undefined;
+      }, 'the reset link in the dev mailbox');
       const merchant = await browser.newContext({ viewport, locale: 'en-US' });
       const mp = await merchant.newPage();
       try {

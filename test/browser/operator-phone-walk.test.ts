@@ -14,7 +14,7 @@ let browser: Browser;
 
 beforeAll(async () => {
   ({ t, base, browser } = await browserTestApp(ARTIFACTS));
-}, 120_000);
+});
 
 afterAll(async () => {
   await browser?.close();
@@ -51,4 +51,4 @@ test('every console page fits a phone: neither the page nor a table scrolls side
     await ctx.close();
   }
   expect(wide).toEqual([]);
-}, 180_000);
+});

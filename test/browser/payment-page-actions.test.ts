@@ -32,7 +32,7 @@ beforeAll(async () => {
   base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
   m = await createMerchant(t, { shop: { name: 'Лавка Чая', successUrl: `${receiverBase}/success`, failUrl: `${receiverBase}/fail` } });
   browser = await launchChromium();
-}, 120_000);
+});
 
 afterAll(async () => {
   await browser?.close();
@@ -106,7 +106,7 @@ for (const [size, viewport] of Object.entries(SIZES)) {
         expect((await paymentsOf(billId))[0]!.status).toBe(decision === 'confirm' ? 'SUCCESS' : 'FAIL');
         await reloadChangesNothing(page, billId, paymentUrl);
         await ctx.close();
-      }, 90_000);
+      });
     }
 
     it('SBP: QR code and bank-app links; the payer confirms another amount in the bank app: UNDERPAID, the waiting page moves on by itself', async () => {

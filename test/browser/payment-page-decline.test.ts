@@ -33,7 +33,7 @@ beforeAll(async () => {
   base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
   m = await createMerchant(t, { shop: { name: 'Лавка Чая', successUrl: `${receiver.base}/success`, failUrl: `${receiver.base}/fail` } });
   browser = await launchChromium();
-}, 120_000);
+});
 
 afterAll(async () => {
   await browser?.close();
@@ -100,7 +100,7 @@ for (const [size, viewport] of Object.entries(SIZES)) {
       const bill = await t.db.pool.query(`SELECT status::text FROM bills WHERE id = $1`, [billId]);
       expect(bill.rows[0].status).toBe('SUCCESS');
       await ctx.close();
-    }, 120_000);
+    });
 
     it('"Back to the shop" after a decline posts the decline to the Fail URL with its signature', async () => {
       const billId = await createBill(t, m, { amount: '120.00', orderId: `back-${size}` });
@@ -115,7 +115,7 @@ for (const [size, viewport] of Object.entries(SIZES)) {
       expect(f.fields).toEqual({ InvId: `back-${size}`, OutSum: '0.00', CurrencyIn: 'RUB', custom: '', SignatureValue: md5Upper(`0.00:back-${size}:${m.token}`) });
       expect(await paymentsOf(billId)).toHaveLength(1);
       await ctx.close();
-    }, 120_000);
+    });
 
     it('a test bill says "no real money" on the form and on the receipt', async () => {
       const plain = await createMerchant(t, { shop: { name: 'Sandbox Shop' } });
@@ -139,6 +139,6 @@ for (const [size, viewport] of Object.entries(SIZES)) {
       expect(await page.getByTestId('test-banner').textContent()).toBe(lang === 'ru' ? 'Тестовый платёж: без реальных денег' : 'Test payment: no real money');
       await page.screenshot({ path: `${ART}/test-bill-${size}-receipt.png`, fullPage: true });
       await ctx.close();
-    }, 120_000);
+    });
   });
 }

@@ -30,7 +30,7 @@ beforeAll(async () => {
   m = await createMerchant(t, { shop: { name: 'Северный Ветер Store', successUrl: `${receiverBase}/success`, failUrl: `${receiverBase}/fail` } });
 
   browser = await launchChromium();
-}, 120_000);
+});
 
 afterAll(async () => {
   await browser?.close();

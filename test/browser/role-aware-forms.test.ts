@@ -24,7 +24,7 @@ beforeAll(async () => {
   ({ t, base, browser } = await browserTestApp(ART));
   m = await cabinetMerchant(t, { merchant: { grantRefunds: true, verified: true } });
   paid = await payNewBill(t, m, { amount: '1234.50', orderId: 'roles-1' });
-}, 120_000);
+});
 afterAll(async () => { await browser?.close(); await t?.close(); });
 
 async function member(role: 'accountant' | 'support' | 'developer'): Promise<string> {

@@ -31,7 +31,7 @@ beforeAll(async () => {
   bills.live = await paidBill(m.token, '111.11');
   bills.test = await paidBill(test.json().api_token, '222.22');
   browser = await launchChromium();
-}, 120_000);
+});
 
 afterAll(async () => {
   await browser?.close();
@@ -87,7 +87,7 @@ for (const [label, viewport] of Object.entries(SIZES)) {
     } finally {
       await ctx.close();
     }
-  }, 120_000);
+  });
 }
 
 async function signIn(page: Page, email: string, password: string) {
@@ -128,5 +128,5 @@ for (const [label, viewport] of Object.entries(SIZES)) {
     } finally {
       await ctx.close();
     }
-  }, 120_000);
+  });
 }

@@ -5,6 +5,7 @@ import { startTestMailWorker } from '../helpers/smtp.js';
 import { startMailWorker } from '../../src/workers/mail.js';
 import { CabinetClient, PASSWORD, cabinetMerchant } from '../cabinet/helpers.js';
 import { adminApi, enrolledOperator, moderatedPayout, type OperatorFixture } from './helpers.js';
+import { waitFor } from '../helpers/wait.js';
 
 /**
  * Issue 27 items 1-2 in the console: a password reset says where the link went, never a
@@ -24,12 +25,7 @@ afterAll(async () => { await t?.close(); });
 async function drain(): Promise<void> {
   const w = startTestMailWorker(t);
   try {
-    for (let i = 0; i < 200; i += 1) {
-      const r = await t.db.pool.query(`SELECT count(*)::int AS n FROM mail_outbox WHERE status = 'PENDING'`);
-      if (r.rows[0].n === 0) return;
-      await new Promise((res) => setTimeout(res, 25));
-    }
-    throw new Error('mail still pending');
+    await waitFor(async () => (await t.db.pool.query(`SELECT count(*)::int AS n FROM mail_outbox WHERE status = 'PENDING'`)).rows[0].n === 0, 'no mail left pending');
   } finally { await w.stop(); }
 }
 
@@ -101,6 +97,9 @@ describe('production without SMTP_URL', () => {
       const log = pino({ level: 'info' }, { write: (l: string) => { lines.push(l); } });
       await p.db.pool.query(`INSERT INTO mail_outbox (kind, to_address, subject, body_enc) VALUES ('payout_approved', 'x@example.test', 's', NULL)`);
       const w = startMailWorker({ config: p.config, db: p.db, services: p.app.services, log }, { pollMs: 10 });
+      await waitFor(() => lines.some((l) => l.includes('SMTP_URL is not set')), 'the mail worker to warn that SMTP_URL is not set');
+      // Time is the subject: the worker polls every 10 ms, so these 100 ms are several more polls
+      // that must not warn again.
       await new Promise((res) => setTimeout(res, 100));
       await w.stop();
       expect(lines.filter((l) => l.includes('SMTP_URL is not set'))).toHaveLength(1);

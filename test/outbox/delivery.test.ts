@@ -10,6 +10,7 @@ import type { OutboxEventKind } from '../../src/generated/prisma/enums.js';
 import { setupTestApp, type TestApp } from '../helpers/app.js';
 import { createMerchant, type MerchantFixture } from '../factories/merchant.js';
 import { startReceiver, type Receiver } from './receiver.js';
+import { waitFor } from '../helpers/wait.js';
 
 let t: TestApp;
 let m: MerchantFixture;
@@ -337,8 +338,7 @@ describe('outbox worker loop', () => {
     for (let i = 0; i < 200; i++) ids.push(await enqueue('PAYMENT_POSTBACK', paymentFields() as never));
     rx.setMode(() => ({ status: 200, body: 'OK', delayMs: 20 }));
     const w = startOutboxWorker({ config: t.config, db: t.db, services: t.app.services, log }, { pollMs: 20, concurrency: 16 });
-    const t0 = Date.now();
-    while (rx.received.length < 50 && Date.now() - t0 < 10_000) await new Promise((r) => setTimeout(r, 10));
+    await waitFor(() => rx.received.length >= 50, '50 postbacks received', 10_000, 10);
     await w.stop();
     const r = await t.db.pool.query(
       `SELECT status::text AS status, count(*)::int AS n, count(lease_owner)::int AS leased FROM outbox_events WHERE id = ANY($1::bigint[]) GROUP BY 1`,
@@ -351,7 +351,7 @@ describe('outbox worker loop', () => {
     expect(new Set(rx.received.map((x) => x.fields.TrsId)).size).toBe(rx.received.length);
     // The rest is picked up by the next worker.
     const w2 = startOutboxWorker({ config: t.config, db: t.db, services: t.app.services, log }, { pollMs: 20, concurrency: 64 });
-    while (rx.received.length < 200 && Date.now() - t0 < 20_000) await new Promise((r) => setTimeout(r, 20));
+    await waitFor(() => rx.received.length >= 200, 'all 200 postbacks received', 20_000, 20);
     await w2.stop();
     const done = await t.db.pool.query(`SELECT count(*)::int AS n FROM outbox_events WHERE id = ANY($1::bigint[]) AND status = 'DELIVERED'`, [ids]);
     expect(done.rows[0].n).toBe(200);

@@ -31,6 +31,7 @@ describe('the outbox cap lends idle slots', () => {
     try {
       await waitFor(() => rx.held === 8, 5000);
       // Held there: no more than the worker's slots, even after lent slots are given back (lendMs).
+      // Time is the subject: 1.5 s outlasts lendMs, so a slot given back and re-lent shows here.
       await sleep(1500);
       expect(rx.held).toBe(8);
       expect(rx.maxHeld).toBe(8);
@@ -67,7 +68,7 @@ describe('the outbox cap lends idle slots', () => {
       ra.releaseHeld();
       ra.resetMaxHeld();
       await waitFor(() => ra.held === 4, 5000);
-      await sleep(1500);
+      await sleep(1500); // time is the subject: past lendMs, A is still held to its cap
       expect(ra.held).toBe(4);
       expect(rb.held).toBe(4);
       expect(ra.maxHeld).toBe(4);
@@ -78,7 +79,7 @@ describe('the outbox cap lends idle slots', () => {
         ra.resetMaxHeld();
         rb.resetMaxHeld();
         await waitFor(() => ra.held === 4 && rb.held === 4, 5000);
-        await sleep(300);
+        await sleep(300); // time is the subject: several polls (50 ms) that must not exceed the cap
         expect([ra.maxHeld, rb.maxHeld]).toEqual([4, 4]);
       }
     } finally {
@@ -102,7 +103,7 @@ describe('the outbox cap lends idle slots', () => {
     try {
       // B is due too: A gets its cap; B is delivered, then A is alone but nothing of A's has come back.
       await waitFor(() => rb.received.length === 1 && ra.held === 4, 5000);
-      await sleep(1500);
+      await sleep(1500); // time is the subject: past lendMs, nothing is lent to a silent merchant
       expect(ra.held).toBe(4);
       expect(ra.maxHeld).toBe(4);
       // A's receiver answers: A alone is lent every slot.

@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDb, type Db } from '../../src/db/client.js';
 import { createTestDatabase, testConfig, ADMIN_TOKEN, TEST_KEY } from '../helpers/app.js';
+import { waitFor } from '../helpers/wait.js';
 
 let child: ChildProcess;
 let out = '';
@@ -26,18 +27,16 @@ beforeAll(async () => {
   });
   child.stdout!.on('data', (d) => { out += d; });
   child.stderr!.on('data', (d) => { out += d; });
-  const deadline = Date.now() + 60_000;
-  while (!base && Date.now() < deadline) {
-    const m = /listening at (http:\/\/127\.0\.0\.1:\d+)/i.exec(out);
-    if (m) base = m[1]!;
-    else await new Promise((r) => setTimeout(r, 200));
-  }
-  if (!base) throw new Error(`server did not start: ${out.slice(0, 2000)}`);
+  base = await waitFor(() => /listening at (http:\/\/127\.0\.0\.1:\d+)/i.exec(out)?.[1], 'the server to listen', 60_000, 200)
+    .catch(() => { throw new Error(`server did not start: ${out.slice(0, 2000)}`); });
 }, 90_000);
 
 afterAll(async () => {
-  if (child?.pid) child.kill('SIGTERM');
-  await new Promise((r) => setTimeout(r, 500));
+  if (child?.pid && child.exitCode === null) {
+    const exited = new Promise((r) => child.once('exit', r));
+    child.kill('SIGTERM');
+    await exited;
+  }
   await db?.close();
   await drop?.();
 });
@@ -62,7 +61,7 @@ describe('card data never reaches the logs', () => {
     expect(bad.status).toBe(422);
     const html = await fetch(`${base}/pay/${bill.bill_id}`, { method: 'POST', headers: { accept: 'text/html', 'content-type': 'application/x-www-form-urlencoded' }, body: form(CARD) });
     expect(html.status).toBe(403); // no CSRF token: refused, still nothing logged
-    await new Promise((r) => setTimeout(r, 300));
+    await waitFor(() => out.includes('"statusCode":403'), 'the refused request logged');
     expect(out).toContain(`/pay/${bill.bill_id}`); // the requests were logged...
     for (const secret of [CARD, BAD_CARD, '07/37', '07%2F37', merchant.api_token!]) expect(out).not.toContain(secret);
     // A CVC is 3 digits (they occur in timestamps): look for it next to its field name.

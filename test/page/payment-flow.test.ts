@@ -8,6 +8,7 @@ import { SANDBOX_3DS_CARD } from '../../src/domain/providers/connectors/sandbox/
 import { setupTestApp, type TestApp } from '../helpers/app.js';
 import { createMerchant, type MerchantFixture } from '../factories/merchant.js';
 import { cardForm, createBill, DECLINED_CARD, payRequest, REFUND_FAIL_CARD, SUCCESS_CARD } from '../factories/payment.js';
+import { waitFor } from '../helpers/wait.js';
 
 let t: TestApp;
 let m: MerchantFixture;
@@ -39,11 +40,7 @@ async function latestDeclined(billId: string, paymentId: string): Promise<void> 
 
 /** Until `n` backends of this database wait for a lock. */
 async function lockWaiters(n: number): Promise<void> {
-  for (let i = 0; i < 200; i++) {
-    if ((await q(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`))[0].n >= n) return;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  throw new Error(`fewer than ${n} lock waiters`);
+  await waitFor(async () => (await q(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`))[0].n >= n, `${n} lock waiters`);
 }
 
 describe('card payment in the sandbox', () => {
@@ -346,6 +343,8 @@ describe('MULTI bills', () => {
       await x.query(`UPDATE bills SET status = 'PROCESS', updated_at = now() WHERE id = $1`, [billId]);
       opening = payRequest(t, billId, cardForm(SANDBOX_3DS_CARD));
       await lockWaiters(1);
+      // Time is the subject: the commit must come measurably later than the waiting request
+      // started, so a payment stamped with its request's time would fail the check below.
       await new Promise((r) => setTimeout(r, 50));
       committedAt = (await x.query<{ at: Date }>('SELECT clock_timestamp() AS at')).rows[0]!.at;
       await x.query('COMMIT');

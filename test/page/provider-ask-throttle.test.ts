@@ -66,7 +66,7 @@ describe('the payment page asks the provider at most once per interval per payme
     let polls = 0;
     // 20 polls at once, half through each instance, then again after the interval.
     for (const wait of [0, 1600]) {
-      await sleep(wait);
+      await sleep(wait); // time is the subject: the second burst comes after the ask interval
       const burst = await Promise.all(Array.from({ length: 20 }, (_, i) => poll(i % 2 ? second.app : t.app, url)));
       polls += burst.length;
       expect(burst.map((r) => r.statusCode)).toEqual(Array(20).fill(200));

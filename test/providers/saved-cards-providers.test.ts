@@ -69,7 +69,7 @@ describe('YooKassa saved cards', () => {
       const id = await paid(mYk, true, (ref) => { yk.payerAction(ref, 'pay', { card: '4242424242424242' }); });
       const ref = (await row(id)).provider_ref as string;
       expect([...yk.savedMethods.values()].filter((x) => x.payment === ref)).toHaveLength(1);
-      await new Promise((r) => setTimeout(r, 300));
+      await yk.idle(); // every copy of every notification answered
       const rows = await savedOf(id);
       expect(rows).toHaveLength(1);
       expect(rows[0]).toMatchObject({ connector: YK, card_mask: '424242******4242', card_expiry: '12/30', mode: 'live' });
@@ -145,7 +145,7 @@ describe('T-Bank saved cards', () => {
       const ref = (await row(id)).provider_ref as string;
       expect(tb.payments.get(ref)).toMatchObject({ Recurrent: true, CustomerKey: id });
       await savedCard(id);
-      await new Promise((r) => setTimeout(r, 300));
+      await tb.idle(); // every copy of every notification answered
       const rows = await savedOf(id);
       expect(rows).toHaveLength(1);
       expect(rows[0]).toMatchObject({ connector: TB, card_mask: '430000******0777', card_expiry: '12/30' });

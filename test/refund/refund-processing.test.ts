@@ -6,6 +6,7 @@ import { processDueRefunds, startRefundWorker } from '../../src/workers/refunds.
 import { setupTestApp, type TestApp } from '../helpers/app.js';
 import { createPaidPayment } from '../factories/paid-payment.js';
 import { balance, expect422, grantedMerchant, refundFull, refundPartial, refundStatus, refundedAmount } from './helpers.js';
+import { waitFor } from '../helpers/wait.js';
 
 let t: TestApp;
 beforeAll(async () => { t = await setupTestApp(); });
@@ -151,9 +152,7 @@ describe('sandbox refund processing', () => {
     const created = (await refundFull(t, m, p.paymentId)).json();
     const worker = startRefundWorker({ config: t.config, db: t.db, services: t.app.services, log: t.app.log });
     try {
-      const deadline = Date.now() + 5000;
-      while ((await status(created.id)) !== 'SUCCESS' && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-      expect(await status(created.id)).toBe('SUCCESS');
+      await waitFor(async () => (await status(created.id)) === 'SUCCESS', 'the worker to finish the refund SUCCESS');
     } finally {
       await worker.stop();
     }

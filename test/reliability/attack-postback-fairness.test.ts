@@ -4,6 +4,7 @@ import { setupTestApp, type TestApp } from '../helpers/app.js';
 import { createMerchant } from '../factories/merchant.js';
 import { enqueueTestPostbacks } from '../factories/outbox.js';
 import { startReceiver } from '../outbox/receiver.js';
+import { waitFor } from '../helpers/wait.js';
 
 /**
  * Attack (issue 19.5): a merchant whose Result URL never answers filled every delivery slot,
@@ -31,7 +32,7 @@ describe('one merchant cannot slow everyone\'s postbacks', () => {
     const started = Date.now();
     const w = startOutboxWorker({ config: t.config, db: t.db, services: t.app.services, log }, { pollMs: 50, concurrency: 16, timeoutMs: 10_000 });
     try {
-      while (ok.received.length === 0 && Date.now() - started < 15_000) await new Promise((r) => setTimeout(r, 50));
+      await waitFor(() => ok.received.length > 0, "B's postback received", 15_000, 50);
       const waited = Date.now() - started;
       expect(ok.received.map((r) => r.fields.TrsId)).toEqual(['b-0']);
       expect(waited, `B waited ${waited} ms`).toBeLessThan(3000);
@@ -58,13 +59,12 @@ describe('slots lent to a merchant alone come back when another merchant has eve
     const w = startOutboxWorker({ config: t.config, db: t.db, services: t.app.services, log }, { pollMs: 50, concurrency: 16, timeoutMs: 10_000 });
     try {
       // A alone: the cap lends it every slot (16, not its 8), all hanging.
-      const t0 = Date.now();
-      while (hang.received.length < 16 && Date.now() - t0 < 5000) await new Promise((r) => setTimeout(r, 20));
+      await waitFor(() => hang.received.length >= 16, "A's postbacks holding 16 slots", 5000, 20);
       expect(hang.received.length).toBe(16);
       // B's event becomes due while every slot is held by A.
       await enqueue(b.merchantId, `${ok.url}/result`, 1, 'lent-b');
       const started = Date.now();
-      while (ok.received.length === 0 && Date.now() - started < 15_000) await new Promise((r) => setTimeout(r, 50));
+      await waitFor(() => ok.received.length > 0, "B's postback received", 15_000, 50);
       const waited = Date.now() - started;
       expect(ok.received.map((r) => r.fields.TrsId)).toEqual(['lent-b-0']);
       expect(waited, `B waited ${waited} ms`).toBeLessThan(3000);

@@ -4,6 +4,7 @@ import { setupTestApp, type TestApp } from '../helpers/app.js';
 import { createMerchant, type MerchantFixture } from '../factories/merchant.js';
 import { createBill } from '../factories/payment.js';
 import { CRASH_ENTRY, kill, startProc, type Proc } from './harness.js';
+import { waitFor } from '../helpers/wait.js';
 
 /**
  * A process killed (SIGKILL) between the provider's answer and our commit: the payment stays
@@ -46,11 +47,8 @@ describe('kill -9 between the provider answer and our commit', () => {
     const a = await startProc('api', t.dbUrl, { ...FAST, RUN_WORKERS: 'true' });
     const b = await startProc('worker', t.dbUrl, FAST);
     try {
-      const until = Date.now() + 30_000;
-      while ((await one(`SELECT status::text FROM payments WHERE id = $1`, [stuck.id])).status === 'PROCESS' && Date.now() < until) {
-        await new Promise((r) => setTimeout(r, 200));
-      }
-      // Let both keep running a little: nothing is applied twice.
+      await waitFor(async () => (await one(`SELECT status::text FROM payments WHERE id = $1`, [stuck.id])).status !== 'PROCESS', 'the stuck payment to be decided', 30_000, 200);
+      // Time is the subject: both keep running a while more, and nothing is applied twice.
       await new Promise((r) => setTimeout(r, 1000));
     } finally {
       await kill(a);

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startPollLoop, type PollLoopOptions } from '../../src/workers/poll-loop.js';
 import { createTestDatabase } from '../helpers/app.js';
 import { invariantViolations } from '../../src/db/database-error.js';
+import { waitFor } from '../helpers/wait.js';
 
 // The loop driven over a real queue table: claims are UPDATE ... FOR UPDATE SKIP LOCKED with a
 // lease, as every worker's are.
@@ -78,8 +79,7 @@ describe('the poll loop', () => {
         await finishJob(id);
       },
     });
-    const t0 = Date.now();
-    while ((await counts()).done < 1 && Date.now() - t0 < 3000) await sleep(10);
+    await waitFor(async () => (await counts()).done >= 1, 'the job done', 3000, 10);
     await loop.stop();
     expect(lines).toEqual([{ level: 'error', msg: expect.stringContaining('payouts_amounts_check'),
       obj: expect.objectContaining({ alert: true, constraint: 'payouts_amounts_check', money: true, where: 'jobs' }) }]);
@@ -96,7 +96,7 @@ describe('the poll loop', () => {
     await addJobs(1);
     const t0 = Date.now();
     loop.wake();
-    while ((await counts()).done < 1 && Date.now() - t0 < 3000) await sleep(10);
+    await waitFor(async () => (await counts()).done >= 1, 'the job added during the nap done', 3000, 10);
     expect(Date.now() - t0).toBeLessThan(1000);
     await loop.stop();
   });
@@ -111,7 +111,7 @@ describe('the poll loop', () => {
       process: async (id) => { most = Math.max(most, ++inFlight); try { await finishJob(id, 100); } finally { inFlight--; } },
     });
     const t0 = Date.now();
-    while ((await counts()).done < 24 && Date.now() - t0 < 8000) await sleep(10);
+    await waitFor(async () => (await counts()).done >= 24, 'all 24 jobs done', 8000, 10);
     const took = Date.now() - t0;
     await loop.stop();
     expect((await counts()).done).toBe(24);
@@ -148,8 +148,7 @@ describe('the poll loop', () => {
     // The database is back: the loop goes on by itself.
     await pool.query(`CREATE TABLE jobs (id int PRIMARY KEY, lease_until timestamptz, done_at timestamptz)`);
     await addJobs(3);
-    const t0 = Date.now();
-    while ((await counts()).done < 3 && Date.now() - t0 < 3000) await sleep(10);
+    await waitFor(async () => (await counts()).done >= 3, '3 jobs done', 3000, 10);
     expect((await counts()).done).toBe(3);
     await loop.stop();
     expect(lines.length).toBeLessThanOrEqual(failed + 1);

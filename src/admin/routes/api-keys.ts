@@ -19,7 +19,8 @@ const CreateSchema = Type.Object({
 const tags = ['admin'];
 
 /**
- * Operator API: a merchant's restricted API keys (issue 27). Creating and revoking are for
+ * Operator API: a merchant's restricted API keys (scoped tokens:
+ * src/domain/api-key/api-key.scopes.ts). Creating and revoking are for
  * `admin` operators (no declared permission: src/backoffice/permissions.ts fails closed), since a new key
  * is a merchant secret answered once; every role may list them (never a token).
  */

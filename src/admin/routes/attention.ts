@@ -31,7 +31,8 @@ export default async function attentionAdminRoutes(app: FastifyInstance): Promis
   },
     async () => ({ success: true, data: (await attention.listOpen()).map(attentionView) }));
 
-  // Resolving moves money (a payment credited or failed): admin and finance (issue 17's roles).
+  // Resolving moves money (a payment credited or failed): admin and finance, the roles that
+  // move money (src/backoffice/permissions.ts).
   app.post<{ Params: { id: string } }>('/attention/:id/resolve', {
     config: { permission: 'attention.resolve' },
     schema: { tags, summary: "Record the operator's decision through the object's state table and the ledger (audited)", params: IdParams, body: ResolveBody,

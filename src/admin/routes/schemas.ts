@@ -257,3 +257,26 @@ export const ApiKeySchema = Type.Object({
   last_used_at: Null(At()),
   revoked_at: Null(At()),
 });
+
+/** A go-live rehearsal's step (docs/adr/0104-connector-rehearsals.md). */
+const RehearsalStepSchema = Type.Object({
+  name: Type.String({ examples: ['refund'] }),
+  status: Type.String({ enum: ['passed', 'failed', 'skipped'] }),
+  detail: Type.String({ examples: ['partial refund of 30.00 succeeded; provider says PARTIAL_REFUNDED, GetState Amount 70.00 (what is left after refunds)'] }),
+  raw: Type.Unknown({ description: 'The provider\'s answers as the connector read them, secrets masked', examples: [{ created: { status: 'action', ref: '3000602995' } }] }),
+});
+
+/** A rehearsal without its steps (the list), with its counts. */
+export const RehearsalSummarySchema = Type.Object({
+  id: Id(['k3Jd9QmW2x']),
+  connector: Type.String({ examples: ['tb-test'] }),
+  kind: Type.String({ examples: ['tbank'] }),
+  status: Type.String({ enum: ['running', 'passed', 'failed'] }),
+  shop_id: Null(Type.String({ examples: ['Z54JKcF8zaFTsTb7'] })),
+  public_url: Null(Type.String({ examples: ['https://pay.example'] })),
+  passed: Type.Integer(), failed: Type.Integer(), skipped: Type.Integer(),
+  started_at: Iso(),
+  finished_at: Null(Iso(), { description: 'null while running' }),
+});
+
+export const RehearsalSchema = Type.Object({ ...RehearsalSummarySchema.properties, steps: Type.Array(RehearsalStepSchema) });

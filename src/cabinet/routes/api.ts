@@ -19,7 +19,7 @@ export default async function apiRoutes(app: FastifyInstance): Promise<void> {
     const tokens = teamAllows(req.cabinet.session!, 'api');
     const twin = tokens ? (await app.services.merchants.ensureTestTwin(m.id)).twin : await app.services.merchants.testTwinOf(m.id);
     const test = { tokens, testToken: tokens && twin ? app.services.merchants.decryptToken(twin.apiTokenEnc) : null, testIssuedAt: twin?.apiTokenIssuedAt ?? null };
-    // The live token is the owner's alone (issue 27); restricted keys are listed to every
+    // The live token moves all the merchant's money, so it is the owner's alone; restricted keys are listed to every
     // role (no secret in the list), created and revoked within keyScopesAllowed.
     const s = req.cabinet.session!;
     const keys = {
@@ -35,7 +35,7 @@ export default async function apiRoutes(app: FastifyInstance): Promise<void> {
     return page(req, reply, { ...(flash?.token ? { newToken: flash.token } : {}), ...(flash?.key ? { newKey: flash.key } : {}) });
   });
 
-  // A restricted key (issue 27): the owner any scopes; a developer none that move money out
+  // A restricted key: the owner any scopes; a developer none that move money out
   // (403, nothing created). The token goes to a one-time flash, as a refreshed token does.
   app.post('/keys', { schema: { hide: true } }, async (req, reply) => {
     const b = formBody(req);

@@ -25,7 +25,7 @@ const WORDS: Record<Lang, Record<string, string>> = {
 export const shopWords = (lang: Lang) => (k: string) => WORDS[lang][k] ?? k;
 
 /**
- * Shop creation in the cabinet (issue 30 item 3; the owner's: src/cabinet/roles.ts): the shop
+ * Shop creation in the cabinet (the owner's: src/cabinet/roles.ts): the shop
  * service the operator API uses, audited as the cabinet account; then the shop's own page.
  */
 export default async function shopCreateRoutes(app: FastifyInstance): Promise<void> {

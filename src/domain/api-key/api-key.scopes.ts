@@ -1,5 +1,5 @@
 /**
- * What a restricted API key may do (issue 27, item 3), as Stripe's restricted keys: each key
+ * What a restricted API key may do, as Stripe's restricted keys: each key
  * holds some of these scopes; the endpoint table (src/http/api-scopes.ts) says which scopes
  * each /api/v1 endpoint accepts.
  */

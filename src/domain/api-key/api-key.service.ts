@@ -50,7 +50,7 @@ function parseName(raw: unknown): string {
 }
 
 /**
- * Restricted API keys (issue 27, item 3). A key is a bearer token of its own (`rk_live_` + 48
+ * Restricted API keys, so a developer's integration need not hold the live token. A key is a bearer token of its own (`rk_live_` + 48
  * random bytes, base64url), kept as SHA-256 only and shown once; it acts as its live merchant
  * within its scopes. Every change runs the caller's step (the audit entry) in its transaction.
  */

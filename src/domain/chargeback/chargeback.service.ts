@@ -25,7 +25,7 @@ const RECEIVED: readonly PaymentStatus[] = ['SUCCESS', 'UNDERPAID', 'OVERPAID'];
 export class ChargebackService {
   constructor(private readonly config: Config, private readonly db: Db) {}
 
-  /** `audit` runs in the chargeback's transaction (issue 27: every money movement is audited). */
+  /** `audit` runs in the chargeback's transaction (every money movement is audited). */
   async create(paymentId: string, input: { amount: Decimal; reason: string }, audit?: InTx<ChargebackRecord>): Promise<ChargebackRecord> {
     if (!isValidAmount(input.amount)) throw ValidationError.field('amount', 'The amount must be greater than 0, with at most 2 decimals, and at most 99999999.99.');
     // Lock, then check, then change: the payment row lock serialises its refunds and chargebacks.

@@ -205,7 +205,7 @@ export class MerchantService {
 
   /**
    * Cabinet password, bcrypt-hashed (cost 10) in the libuv thread pool, off the event loop.
-   * Every session of the merchant's own login ends with the change (issue 27: any password change).
+   * Every session of the merchant's own login ends with the change (any password change: a stolen session must not outlive it).
    */
   async setPassword(merchantId: string, password: string, inTx?: InTx<MerchantChange>): Promise<void> {
     const passwordHash = await this.hashPassword(password);

@@ -87,7 +87,7 @@ export class OperatorService {
           WHERE id = $1 RETURNING ${COLS}`,
         [id, patch.role?.toUpperCase() ?? null, patch.status?.toUpperCase() ?? null],
       );
-      // Disabling ends what the operator holds, for good (issue 27): every personal token is
+      // Disabling ends what the operator holds, for good: every personal token is
       // revoked and every console session ends, so re-enabling the account later brings none of
       // them back (a token leaked before the disable stays dead); the operator gets new ones.
       let tokensRevoked = 0;

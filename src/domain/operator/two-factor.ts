@@ -179,7 +179,7 @@ export interface CabinetResetResult { wasEnabled: boolean; sessionsEnded: number
 /**
  * Cabinet accounts' TOTP (the merchant's own login, `merchants`, or a team member,
  * `merchant_users`), optional; an operator may reset it for a merchant locked out (a lost phone
- * and lost recovery codes, issue 17).
+ * and lost recovery codes).
  */
 export class CabinetTwoFactor extends TwoFactor {
   constructor(db: Db, key: Buffer, table: Exclude<TwoFactorTable, 'operators'>) { super(db, key, table); }

@@ -16,6 +16,7 @@ import { recordConflict, type ProviderWord } from '../providers/conflict.js';
 import { Lifecycle, type Claimed, type Deferred, type LifecycleObserver, type OperationKind } from '../operations/lifecycle.js';
 import type { Leg } from '../ledger/ledger.js';
 import { enqueueEvent, eventRow, paymentSignature, type PaymentPostbackFields } from '../../outbox/events.js';
+import type { HoldReading } from './hold-reading.js';
 import type { Currency, PaymentStatus } from '../../generated/prisma/enums.js';
 import {
   assertTransition, IllegalBillTransitionError, PAYABLE_FROM, payRefusal, sourcesOf as billSourcesOf, type BillStatus,
@@ -58,6 +59,8 @@ export interface PayOutcome {
   payer?: PayerFields;
   /** The address the payment was made from (read back by paymentState). */
   payerIp?: string | null;
+  /** A two-stage payment as people read it (read back by paymentState; null: not a hold). */
+  hold?: HoldReading | null;
 }
 
 /** A capture or cancellation of a held payment, as its audit entry records it (RUB). */

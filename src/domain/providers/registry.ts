@@ -8,7 +8,7 @@ import {
 } from './connector.js';
 import { CONNECTORS } from './connectors/index.js';
 import { secretSettings, settingsErrors, type ConnectorPlugin } from './plugin.js';
-import { providerUrlProblem } from './provider-http.js';
+import { providerUrlProblem, type ProviderNet } from './provider-http.js';
 
 export const CONNECTOR_NAME = /^[a-z0-9-]{1,40}$/;
 
@@ -211,6 +211,23 @@ export class ConnectorRegistry {
     } catch (e) {
       return { ok: false, message: signal.aborted ? `No answer within ${Math.round(this.config.connectorTimeoutMs / 1000)} s.` : (e as Error).message };
     }
+  }
+
+  /**
+   * A connector object built afresh from its row (enabled or not) with another public base URL
+   * (where its provider is told to send notifications), and its row's plain settings and secrets:
+   * the go-live rehearsal runs the connector's own code against what it is configured with.
+   * Null for an unknown name or a kind this build does not have.
+   */
+  async buildFor(name: string, publicBaseUrl: string): Promise<{ connector: Connector; settings: Record<string, unknown>; secrets: Record<string, unknown>; net: ProviderNet } | null> {
+    const row = CONNECTOR_NAME.test(name) ? await this.row(this.db.pool, name) : null;
+    const plugin = row ? this.plugin(row.kind) : null;
+    if (!row || !plugin) return null;
+    const secrets = this.secretsOf(row);
+    const net = { allowPrivate: this.config.allowPrivateProviderUrls };
+    const connector = this.overrides.get(name)
+      ?? plugin.build({ name: row.name, mode: row.mode, settings: row.settings, secrets }, { db: this.db.pool, publicBaseUrl, profile: this.config.profile, net });
+    return { connector, settings: row.settings, secrets, net };
   }
 
   /** Switches a connector on or off (a disabled one takes no new operation); 404 for an unknown name. */

@@ -1,5 +1,5 @@
 /**
- * A real request for every merchant operation (issue 30 item 5): what a client sends, never a
+ * A real request for every merchant operation, so the documents can be tried as they are: what a client sends, never a
  * generated `"string"`. Bodies for POSTs, query parameters for GETs.
  */
 export const REQUEST_EXAMPLES: Record<string, { body?: Record<string, unknown>; query?: Record<string, string> }> = {

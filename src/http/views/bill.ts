@@ -30,7 +30,7 @@ export function billView(b: BillRow, tz: string): BillView {
     amount: moneyNumber(b.amount),
     currency_in: b.currency_in,
     created_at: formatDateTime(b.created_at, tz),
-    // A bill past its ttl takes no payment, whatever its flag says (issue 30).
+    // A bill past its ttl takes no payment, whatever its flag says: the payer sees what the page will do.
     active: b.active && !b.expired,
     order_id: b.order_id,
     ttl: b.ttl,

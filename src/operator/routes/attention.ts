@@ -17,7 +17,7 @@ export function ageOf(since: Date, now = new Date()): string {
 }
 
 /**
- * The attention list in the console (issue 17 item 1): operations reconciliation gave up on,
+ * The attention list in the console: operations reconciliation gave up on,
  * with what was last heard, and the operator's decision through the operator API's action
  * (src/backoffice/actions.ts): same rules, same audit entry. Resolving needs `attention.resolve`
  * (admin, finance), checked by the console's hook before the handler runs.

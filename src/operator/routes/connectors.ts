@@ -1,7 +1,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { actorOf } from '../../audit/audit.js';
-import { connectorAudit, testConnection } from '../../audit/steps.js';
+import { connectorAudit, rehearsalAudit, testConnection } from '../../audit/steps.js';
 import { connectorView } from '../../domain/operator-views.js';
+import { rehearsalView } from '../../domain/rehearsal/rehearsal.view.js';
 import { MASK } from '../../domain/providers/registry.js';
 import { kindSummary, type ConnectorPlugin } from '../../domain/providers/plugin.js';
 import { NotFoundError, ValidationError } from '../../errors.js';
@@ -42,13 +43,13 @@ function settingsShown(plugin: ConnectorPlugin | null, stored: Record<string, un
 }
 
 /**
- * The console's connectors (issue 30 item 3): create one of any kind with a form generated from
+ * The console's connectors, so an operator needs no API call to run a provider: create one of any kind with a form generated from
  * the kind's settings schema, change its settings (secrets write-only), test the connection with
  * the provider's harmless read, switch it on or off. The registry's put and setEnabled, as the
  * operator API and the CLI use them, each audited.
  */
 export default async function connectorPages(app: FastifyInstance): Promise<void> {
-  const { connectors } = app.services;
+  const { connectors, rehearsals } = app.services;
   const nameOf = (req: FastifyRequest) => (req.params as { name: string }).name;
   const kinds = () => connectors.plugins.map(kindSummary);
 
@@ -86,9 +87,13 @@ export default async function connectorPages(app: FastifyInstance): Promise<void
     const c = /^[a-z0-9-]{1,40}$/.test(name) ? await connectors.find(name) : null;
     if (!c) throw new NotFoundError('Connector not found.');
     const plugin = connectors.plugin(c.kind);
+    const latest = (await rehearsals.list(c.name, 1))[0];
     return render(req, reply, 'connector', {
       nav: 'connectors', c: connectorView(app.config, c, await connectors.health(c.name)), kind: plugin ? kindSummary(plugin) : null,
-      settings: settingsShown(plugin, c.settings), values: { mode: c.mode }, check: null, ...data,
+      settings: settingsShown(plugin, c.settings), values: { mode: c.mode }, check: null,
+      rehearsal: latest ? rehearsalView(latest, true) : null, rehearsable: plugin !== null && c.kind !== 'sandbox',
+      // docs/adr/0106: a live connector of a kind no rehearsal ever passed is enabled with a warning.
+      unrehearsed: c.mode === 'live' && !await rehearsals.kindPassed(c.kind), publicUrl: app.config.publicBaseUrl, ...data,
     });
   };
 
@@ -114,8 +119,29 @@ export default async function connectorPages(app: FastifyInstance): Promise<void
   app.post('/connectors/:name/enabled', { schema: { hide: true } }, async (req, reply) => {
     const name = nameOf(req);
     const on = formBody(req).enabled === 'true';
-    await connectors.setEnabled(name, on, connectorAudit(actorOf(req)));
-    return done(reply, `${BASE}/connectors/${name}`, on ? `Connector ${name} enabled.` : `Connector ${name} disabled: routing moves to the next connector.`);
+    const c = await connectors.setEnabled(name, on, connectorAudit(actorOf(req)));
+    // Warned, not refused (docs/adr/0106): the operator may know better than the report.
+    const unrehearsed = on && c.mode === 'live' && !await rehearsals.kindPassed(c.kind);
+    if (unrehearsed) req.log.warn({ connector: name, kind: c.kind }, 'live connector enabled: no rehearsal of its kind ever passed');
+    const warning = unrehearsed ? ` Warning: no rehearsal of a ${c.kind} connector has ever passed; rehearse one against the provider's test terminal before real money.` : '';
+    return done(reply, `${BASE}/connectors/${name}`, on ? `Connector ${name} enabled.${warning}` : `Connector ${name} disabled: routing moves to the next connector.`);
+  });
+
+  // A go-live rehearsal (docs/adr/0104): started here, its report read on this page as it fills.
+  app.post('/connectors/:name/rehearse', { schema: { hide: true } }, async (req, reply) => {
+    const name = nameOf(req);
+    const b = formBody(req);
+    const body: Record<string, unknown> = {};
+    if (b.shop_id?.trim()) body.shop_id = b.shop_id.trim();
+    if (b.public_url?.trim()) body.public_url = b.public_url.trim();
+    try {
+      const r = await rehearsals.start(name, body, rehearsalAudit(actorOf(req)));
+      return done(reply, `${BASE}/connectors/${name}`, `Rehearsal ${r.id} started: reload this page to follow its steps.`);
+    } catch (e) {
+      if (!(e instanceof ValidationError)) throw e;
+      reply.status(422);
+      return page(req, reply, { rehearseErrors: e.errors });
+    }
   });
 
   // The answer is shown on the page answering this POST (a reload sends nothing: the form token is spent).

@@ -25,7 +25,7 @@ export const PAID = new Set(['CONFIRMED', 'REFUNDED', 'PARTIAL_REFUNDED', 'PARTI
 
 /**
  * ErrorCodes that are the same decline as the sandbox's codes (developer.tbank.ru/eacq/intro/errors;
- * 116 and 103 as insufficient funds: T-Bank's error list as read in issue 29; docs/connectors/tbank.md).
+ * 116 and 103 as insufficient funds: T-Bank's error list as quoted in the merchant requirements; docs/connectors/tbank.md).
  */
 const DECLINE_CODES: Record<string, string> = {
   '1051': 'insufficient_funds', '116': 'insufficient_funds', '103': 'insufficient_funds', '101': '3d_secure_failed', '1001': 'card_declined',
