@@ -67,8 +67,8 @@ export default async function consolePages(app: FastifyInstance): Promise<void> 
     const m = await actions.loadMerchant(idOf(req));
     const [balances, held, twin, heldPayments] = await Promise.all([
       app.services.merchants.balances(m.id), app.services.merchants.held(m.id), app.services.merchants.testTwinOf(m.id),
-      // Each payment the total holds, to capture or cancel here (the partial index payments_held_idx).
-      app.db.prisma.payment.findMany({ where: { merchantId: m.id, status: 'PROCESS', authorizedAmount: { not: null } }, orderBy: { createdAt: 'asc' }, take: 50 }),
+      // Each payment the total holds, to capture or cancel here.
+      actions.heldPayments(m.id),
     ]);
     // The cabinet's people (the merchant's own login, the owner, then the team) with their 2FA state, for the reset buttons.
     const people = [
