@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setupTestApp, type TestApp } from '../helpers/app.js';
-import { ConsoleClient, enrolledOperator, type OperatorFixture } from './helpers.js';
+import { enrolledOperator, moderatedPayout, type OperatorFixture } from './helpers.js';
 import { CabinetClient, cabinetMerchant, signedIn } from '../cabinet/helpers.js';
 
 /**
@@ -63,4 +63,18 @@ describe('the team invitation mail', () => {
   });
 });
 
-void ConsoleClient;
+describe('the payout queue', () => {
+  it('names each payout\'s merchant and says its status and account kind in words', async () => {
+    const { merchantId, payoutId } = await moderatedPayout(t);
+    const name = (await t.db.prisma.merchant.findUniqueOrThrow({ where: { id: merchantId } })).name;
+    const page = (await admin.client.get('/operator/payouts')).body;
+    const row = new RegExp(`<tr data-payout="${payoutId}"[\\s\\S]*?</tr>`).exec(page)?.[0] ?? '';
+    expect(row).toContain(`data-testid="payout-merchant">${name}</a>`);
+    expect(row).toContain('>Waiting for moderation</span>');
+    expect(row).toContain('>Card</span>');
+    expect(row).not.toMatch(/>MODERATING</);
+    expect(page).toContain('<option value="MODERATING" selected>Waiting for moderation</option>');
+    // Filtered by one merchant: its name is said under the id.
+    expect((await admin.client.get(`/operator/payouts?merchant_id=${merchantId}`)).body).toContain(`id="merchant-name">${name}</p>`);
+  });
+});
