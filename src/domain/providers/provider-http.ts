@@ -21,8 +21,8 @@ export async function providerFetch(
   try {
     res = await fetch(url, { ...init, signal, redirect: 'manual' });
   } catch (e) {
-    if (!signal.aborted && neverSent(e)) throw new ConnectorRefusedError('connection_refused', `${who}: ${causeCode(e)} (the request was not sent)`);
-    throw new Error(`${who}: no answer (${causeCode(e)})`);
+    if (!signal.aborted && neverSent(e)) throw new ConnectorRefusedError('connection_refused', `${who}: ${inWords(causeCode(e))}, so the request was not sent (${causeCode(e)})`);
+    throw new Error(`${who}: no answer: ${inWords(causeCode(e))} (${causeCode(e)})`);
   }
   const text = await res.text();
   let body: unknown = null;
@@ -92,6 +92,23 @@ function causeCode(e: unknown): string {
 }
 
 function neverSent(e: unknown): boolean { return NEVER_SENT.has(causeCode(e)); }
+
+/** What an operator reads for a connection error code (the code itself follows in brackets). */
+const CODE_WORDS: Record<string, string> = {
+  ECONNREFUSED: 'the provider\'s address refused the connection',
+  ENOTFOUND: 'the provider\'s host name was not found (check the base URL or DNS)',
+  EAI_AGAIN: 'the provider\'s host name could not be looked up just now (DNS did not answer)',
+  EHOSTUNREACH: 'the provider\'s host cannot be reached from this server',
+  ENETUNREACH: 'the provider\'s network cannot be reached from this server',
+  UND_ERR_CONNECT_TIMEOUT: 'no connection to the provider could be made in time',
+  'bad port': 'the base URL names a port that may not be used',
+  ECONNRESET: 'the provider closed the connection before answering',
+  UND_ERR_SOCKET: 'the connection to the provider broke before its answer',
+  TimeoutError: 'the provider did not answer in time',
+  AbortError: 'the call was stopped before the provider answered',
+};
+
+export function inWords(code: string): string { return CODE_WORDS[code] ?? 'the connection failed'; }
 
 /**
  * A source-IP allow-list from a setting: addresses and CIDR networks (IPv4 or IPv6), separated
