@@ -402,7 +402,7 @@ export function waitingPage(ctx: PageCtx, bill: PayableBill, out: PayOutcome, qr
     act = `<p class="muted">${esc(a.type === '3ds' ? t.act3dsText : t.actRedirectText)}</p>
   <a class="btn" href="${esc(bankUrl(ctx, a.url))}" data-testid="action-link">${esc(a.type === '3ds' ? t.act3dsButton : t.actRedirectButton)}</a>`;
   } else if (a?.type === 'sbp_qr') {
-    const apps = a.links.map((l) => `<a class="btn secondary" href="${esc(l.url)}" data-testid="bank-app">${esc(l.name)}</a>`).join('\n    ');
+    const apps = a.links.map((l) => `<a class="btn secondary" href="${esc(bankUrl(ctx, l.url))}" data-testid="bank-app">${esc(l.name)}</a>`).join('\n    ');
     act = `<p class="muted">${esc(t.actSbpText)}</p>
   ${qrSvg ? `<figure class="qr-box" data-testid="sbp-qr">${qrSvg}</figure>` : ''}
   <p class="sbp-due"><span class="muted">${esc(t.toPay)}:</span> <strong data-testid="sbp-due">${money(ctx.lang, out.amountRub, 'RUB')}</strong></p>
