@@ -95,6 +95,7 @@ for (const [size, viewport] of Object.entries(SIZES)) {
       await page.screenshot({ path: `${ART}/${size}-bill-new-ru.png`, fullPage: true });
 
       await page.goto(`${base}/cabinet/payments/${paid.paymentId}`);
+      await expect(page.getByTestId('payment-method').textContent()).resolves.toBe('Банковская карта');
       const table = page.getByTestId('refunds-table');
       await expect(table.isVisible()).resolves.toBe(true);
       // Nothing of the refunds is cut off to the right of the screen.
@@ -124,6 +125,13 @@ for (const [size, viewport] of Object.entries(SIZES)) {
       const kv = page.locator('td.heard dl.kv').first();
       await expect(kv.locator('dt').first().textContent()).resolves.toBe('reason');
       await expect(page.locator('td.heard').first().textContent()).resolves.not.toContain('{');
+      // No word broken in the middle: each short value stays on one line.
+      const lines = await page.locator('td.heard dl.kv dd').evaluateAll((dds) => dds.map((e) => {
+        const r = document.createRange(); r.selectNodeContents(e);
+        const tops = new Set([...r.getClientRects()].map((x) => Math.round(x.top)));
+        return { text: e.textContent ?? '', lines: tops.size };
+      }));
+      for (const d of lines.filter((x) => x.text === 'unknown')) expect(d.lines, d.text).toBe(1);
       await page.screenshot({ path: `${ART}/${size}-console-attention.png`, fullPage: true });
     } finally { await ctx.close(); }
   }, 30_000);
