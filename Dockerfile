@@ -29,12 +29,22 @@ RUN npm run build \
 # the workers' command in docker-compose.yml): peak RSS of one API process under 150 MB
 # (docs/adr/0053-runtime-memory-flags.md, docs/adr/0076-young-generation-2-mb.md).
 FROM node:22-bookworm-slim AS runtime
+# T-Bank's API hosts chain to the Russian Trusted Root CA (НУЦ Минцифры), which neither Node's
+# bundled roots nor Debian's ca-certificates carry (`apt-cache search` finds no package with it):
+# without it every T-Bank call fails its TLS handshake. The root is fetched at build time from
+# its official address (Gosuslugi's gu-st.ru) and pinned by its SHA-256 (the same digest two
+# independent public pins of that file give), so a changed file fails the build; Node adds it to
+# its own roots through NODE_EXTRA_CA_CERTS (docs/adr/0089-transport-to-tbank.md). ADD --checksum
+# needs BuildKit's Dockerfile syntax 1.6 or later (the `syntax=docker/dockerfile:1` line above).
+ADD --checksum=sha256:936a43fea6e8e525bcc0f81acd9c3d21b4fc4b9b68acea7906d698005afc6504 --chmod=644 \
+    https://gu-st.ru/content/lending/russian_trusted_root_ca_pem.crt /usr/local/share/ca-certificates/russian_trusted_root_ca.crt
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     PORT=3000 \
     LOG_FORMAT=json \
     NODE_COMPILE_CACHE=/tmp/node-compile-cache \
-    NODE_OPTIONS=--max-semi-space-size=2
+    NODE_OPTIONS=--max-semi-space-size=2 \
+    NODE_EXTRA_CA_CERTS=/usr/local/share/ca-certificates/russian_trusted_root_ca.crt
 WORKDIR /app
 COPY --from=build --chown=node:node /app/package.json /app/package-lock.json ./
 COPY --from=build --chown=node:node /app/node_modules ./node_modules

@@ -116,7 +116,7 @@ export async function buildApp(opts: BuildOptions): Promise<FastifyInstance> {
       security: [{ bearer: [] }],
     },
   });
-  await app.register(swaggerUi, { routePrefix: '/docs', transformSpecification: (spec) => merchantDocument(spec as Record<string, unknown>) });
+  await app.register(swaggerUi, { routePrefix: '/docs', transformSpecification: (spec) => merchantDocument(spec as Record<string, unknown>, { idempotencyTtlHours: opts.config.idempotencyTtlHours }) });
   registerOperatorDocs(app);
 
   // Which profile runs (PAYMENTS_PROFILE) is said by both: an operator or a load balancer sees a

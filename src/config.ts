@@ -26,6 +26,12 @@ export interface Config {
   /** API processes (node:cluster) `npm start` runs; the job workers run once, in the primary. */
   webConcurrency: number;
   allowPrivateWebhookUrls: boolean;
+  /**
+   * Connectors may call providers on loopback, private and link-local addresses and over plain
+   * http (ALLOW_PRIVATE_PROVIDER_URLS): emulators and tests. Off, a connector's addresses must
+   * be public https ones, checked when saved and again at each call. Default: on only in `sandbox`.
+   */
+  allowPrivateProviderUrls: boolean;
   sandboxProcessingDelayMs: number;
   runWorkers: boolean;
   dataDir: string;
@@ -183,6 +189,7 @@ export function loadConfig(env: Env = { ...readDotEnv(), ...process.env }, gener
     webConcurrency: int('WEB_CONCURRENCY', env.WEB_CONCURRENCY, 1, 1),
     // Default true only in the sandbox profile.
     allowPrivateWebhookUrls: bool('ALLOW_PRIVATE_WEBHOOK_URLS', env.ALLOW_PRIVATE_WEBHOOK_URLS, profile === 'sandbox'),
+    allowPrivateProviderUrls: bool('ALLOW_PRIVATE_PROVIDER_URLS', env.ALLOW_PRIVATE_PROVIDER_URLS, profile === 'sandbox'),
     sandboxProcessingDelayMs: int('SANDBOX_PROCESSING_DELAY_MS', env.SANDBOX_PROCESSING_DELAY_MS, 1000),
     runWorkers: bool('RUN_WORKERS', env.RUN_WORKERS, true),
     dataDir: env.DATA_DIR || './.data',

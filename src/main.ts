@@ -120,6 +120,8 @@ function printBanner(config: Config, demo: Demo, processes: number): void {
     '(any future expiry, any CVC; 4000 0000 0000 0002 is declined).',
     '',
     `  cabinet:      ${base}/cabinet   sign in as ${demo.email} / ${demo.password}`,
+    `  console:      ${base}/operator   (operators; the first one: npm run admin -- operators:create --email you@example.com --role admin)`,
+    ...(config.profile === 'sandbox' ? [`  mailbox:      ${base}/operator/mailbox   (every mail the service sends: invitations, reset links; no mail leaves this machine)`] : []),
     `  test token:   ${demo.testApiToken}   (test mode: test objects and balances, always the sandbox)`,
     `  API docs:     ${base}/docs`,
     `  admin token:  ${config.adminApiToken}   (operator API /admin/v1, npm run admin -- --help)`,

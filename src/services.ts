@@ -30,6 +30,7 @@ import { MerchantTeamService } from './domain/merchant/team.service.js';
 import { ApiKeyService } from './domain/api-key/api-key.service.js';
 import { MailOutbox } from './mail/mail-outbox.js';
 import { PasswordResetService } from './domain/merchant/password-reset.service.js';
+import { OperatorPasswordResetService } from './domain/operator/password-reset.js';
 import { OperatorLists } from './domain/operator/operator-lists.js';
 import { SandboxBank } from './domain/providers/connectors/sandbox/bank.js';
 
@@ -72,13 +73,14 @@ export function createServices(config: Config, db: Db, opts: { connectors?: read
   // operator's password reset by a mailed one-time link.
   const mail = new MailOutbox(config, db);
   const passwordResets = new PasswordResetService(config, db, mail);
+  const operatorPasswordResets = new OperatorPasswordResetService(config, db, mail);
   // Operators' TOTP (the console's sign-in, the operator API's reset).
   const operatorTwoFactor = new OperatorTwoFactor(db, config.tokenEncryptionKey);
   // The console's own lists (its home page's counts, the merchant search, test twins).
   const operatorLists = new OperatorLists(db);
   // The sandbox's bank pages play the payer's bank on the sandbox's own memory.
   const sandboxBank = new SandboxBank(db.pool);
-  return { operatorLists, operatorTwoFactor, sandboxBank, apiKeys, mail, passwordResets, audit, providerNotifications, merchantLists, cabinetTwoFactor, team, connectors, operators, sbpBanks, ledger, outbox, payouts, payments, paymentPage, paymentReads, savedMethods, merchants, shops, bills, refunds, payoutAccounts, rates, adjustments, chargebacks, attention, deployment };
+  return { operatorLists, operatorTwoFactor, sandboxBank, apiKeys, mail, passwordResets, operatorPasswordResets, audit, providerNotifications, merchantLists, cabinetTwoFactor, team, connectors, operators, sbpBanks, ledger, outbox, payouts, payments, paymentPage, paymentReads, savedMethods, merchants, shops, bills, refunds, payoutAccounts, rates, adjustments, chargebacks, attention, deployment };
 }
 
 export type Services = ReturnType<typeof createServices>;

@@ -1,5 +1,6 @@
 import './runtime-flags.js';
 import { boot } from './boot.js';
+import { joinRunningEmbedded } from './db/embedded-join.js';
 import { createDb } from './db/client.js';
 import { createServices } from './services.js';
 import { createLogger } from './logger.js';
@@ -8,6 +9,7 @@ import { onStopSignal } from './server.js';
 import { startWorkers, stopWorkers } from './workers/index.js';
 
 // npm run worker: only the background workers (any number of these may run at once).
+await joinRunningEmbedded();
 const b = await boot();
 const db = createDb(b.databaseUrl, { max: 10 });
 const log = createLogger(b.config);

@@ -6,8 +6,6 @@
  * guard, transactions) the HTTP operator API runs, including routes other areas add.
  * Exit code: 0 on 2xx, 1 on a 4xx/5xx answer (or a ledger problem), 2 on a usage error.
  */
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { randomBytes } from 'node:crypto';
 import { userInfo } from 'node:os';
@@ -137,6 +135,11 @@ export const VERBS: Record<string, Verb> = {
     help: "Turn an operator's TOTP off (a lost phone): the next console sign-in enrols again",
     build(p) { const [id] = need(p, 1, this.usage); return { method: 'POST', path: `/operators/${id}/totp-reset` }; },
   },
+  'operators:password-reset': {
+    usage: 'operators:password-reset OPERATOR_ID',
+    help: 'Mail an operator a one-time link to set a new password (valid 1 hour); their console sessions end now',
+    build(p) { const [id] = need(p, 1, this.usage); return { method: 'POST', path: `/operators/${id}/password-reset` }; },
+  },
   'audit:list': {
     usage: 'audit:list [--actor A] [--object-id ID] [--action X] [--start-date D] [--finish-date D] [--before-id N] [--limit N]',
     help: 'The audit trail, newest first',
@@ -203,7 +206,7 @@ export const VERBS: Record<string, Verb> = {
   },
   'merchants:password-reset': {
     usage: 'merchants:password-reset MERCHANT_ID [MEMBER_ID]',
-    help: 'Mail the cabinet account (the owner, or the team member MEMBER_ID) a one-time link to set a new password (valid 1 hour); prints where it went (masked), never a password',
+    help: 'Mail the cabinet account (the owner, or the team member MEMBER_ID) a one-time link to set a new password (valid 1 hour) and end its open sessions at once; prints where it went (masked), never a password',
     build(p) {
       const [id] = need(p, 1, this.usage);
       const member = p.positional[1];
@@ -475,37 +478,6 @@ export function buildCall(argv: string[]): Call | 'help' {
 }
 
 /**
- * Embedded profile with `npm start` already running: a second embedded PostgreSQL cannot start
- * on the same data directory, so the CLI joins the running one, with the profile's generated
- * secrets and its private-URL default. Nothing changes when DATABASE_URL is set.
- */
-async function joinRunningEmbedded(): Promise<void> {
-  const { readDotEnv } = await import('../config.js');
-  const env = { ...readDotEnv(), ...process.env };
-  if (env.DATABASE_URL) return;
-  const dataDir = env.DATA_DIR || './.data';
-  const secretsFile = join(dataDir, 'secrets.json');
-  if (!existsSync(join(dataDir, 'pg', 'postmaster.pid')) || !existsSync(secretsFile)) return;
-  // The embedded server's fixed password (src/db/embedded.ts); it listens on loopback only.
-  const url = `postgresql://postgres:embedded@127.0.0.1:${env.EMBEDDED_PG_PORT || 54320}/payments`;
-  const pg = (await import('pg')).default;
-  const c = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2000 });
-  try {
-    await c.connect();
-    await c.query('SELECT 1');
-  } catch {
-    return; // not running: boot() starts it
-  } finally {
-    await c.end().catch(() => {});
-  }
-  const secrets = JSON.parse(readFileSync(secretsFile, 'utf8')) as Record<string, string>;
-  process.env.DATABASE_URL = url;
-  process.env.ADMIN_API_TOKEN = env.ADMIN_API_TOKEN || secrets.ADMIN_API_TOKEN;
-  process.env.TOKEN_ENCRYPTION_KEY = env.TOKEN_ENCRYPTION_KEY || secrets.TOKEN_ENCRYPTION_KEY;
-  process.env.ALLOW_PRIVATE_WEBHOOK_URLS = env.ALLOW_PRIVATE_WEBHOOK_URLS || 'true';
-}
-
-/**
  * Who runs the CLI, for the audit trail (`cli:<user>`): the person behind sudo when there is
  * one (SUDO_USER), else the OS account; the environment's USER when the account has no name.
  */
@@ -536,6 +508,7 @@ export async function runCli(argv: string[], io: CliIo = processIo): Promise<num
   const { createDb } = await import('../db/client.js');
   const { buildApp } = await import('../app.js');
   const { CLI_HEADER, registerCliActor } = await import('./auth.js');
+  const { joinRunningEmbedded } = await import('../db/embedded-join.js');
   await joinRunningEmbedded();
   const b = await boot({ migrate: true, enterProfile: false });
   const db = createDb(b.databaseUrl, { max: 4 });

@@ -9,6 +9,13 @@ import { maskEmail } from '../lib/email.js';
 import { mailReachesReader } from '../mail/mail-outbox.js';
 import { mailTexts } from '../mail/templates.js';
 import { RESET_LINK_MINUTES } from '../domain/merchant/password-reset.service.js';
+import { OPERATOR_INVITE_MINUTES, OPERATOR_RESET_MINUTES } from '../domain/operator/password-reset.js';
+import { changed } from '../audit/audit.js';
+import type { OperatorStatusName, OperatorView } from '../domain/operator/operator.service.js';
+import type { Role } from '../domain/operator/roles.js';
+
+/** What the audit trail keeps of an operator (never a secret). */
+export const operatorAuditView = (o: OperatorView) => ({ email: o.email, role: o.role, status: o.status, has_password: o.has_password });
 
 /**
  * Production without SMTP_URL: a reset link would wait unsent while the operator is told it
@@ -59,10 +66,65 @@ export function operatorActions(app: FastifyInstance) {
       return merchants.refreshToken(id, audited(who, 'merchant.token.refresh'));
     },
 
+    /** An admin's change of an operator's role or status (disabling revokes the tokens and ends the sessions: OperatorService.update). */
+    async updateOperator(who: Actor, id: string, patch: { role?: Role | undefined; status?: OperatorStatusName | undefined }): Promise<OperatorView> {
+      if (!isIdLike(id)) throw new NotFoundError('Operator not found.');
+      return app.services.operators.update(id, patch, (c, r) => writeAudit(c, who, {
+        action: 'operator.update', objectType: 'operator', objectId: r.after.id,
+        ...((d) => (r.tokensRevoked > 0 ? { before: d.before, after: { ...d.after, tokens_revoked: r.tokensRevoked } } : d))(changed(operatorAuditView(r.before), operatorAuditView(r.after))),
+      }));
+    },
+
+    /** An admin's reset of an operator's TOTP (a lost phone): false when there is no such operator. */
+    async resetOperatorTwoFactor(who: Actor, id: string): Promise<boolean> {
+      if (!isIdLike(id)) return false;
+      return app.services.operatorTwoFactor.reset(id, (c, r) => writeAudit(c, who, {
+        action: 'operator.totp.reset', objectType: 'operator', objectId: id, before: { totp_enabled: r.wasEnabled }, after: { totp_enabled: false },
+      }));
+    },
+
     /**
-     * An operator's password reset (issue 27 item 1): a one-time link mailed to the account
-     * (`memberId` null: the merchant's own login, else its team member), valid an hour; the
-     * operator learns only where it went (`o***@example.com`). Audited in the same transaction.
+     * An admin invites an operator by email: the account is made without a password and the
+     * invitee is mailed a one-time link (valid OPERATOR_INVITE_MINUTES) to choose one, in the
+     * same transaction as the audit entries; nobody else ever sees a password.
+     */
+    async inviteOperator(who: Actor, email: string, role: Role): Promise<{ operator: OperatorView; sentTo: string }> {
+      if (!mailReachesReader(app.config)) throw new MailNotConfiguredError();
+      const o = await app.services.operators.create({ email, role, password: null }, (c, o) => writeAudit(c, who, {
+        action: 'operator.create', objectType: 'operator', objectId: o.id, before: null, after: { ...operatorAuditView(o), invited: true },
+      }));
+      const r = await app.services.operatorPasswordResets.request(o.id, 'invite', (c, x) => writeAudit(c, who, {
+        action: 'operator.invite', objectType: 'operator', objectId: x.operatorId, before: null,
+        after: { link_sent_to: maskEmail(x.email), valid_minutes: OPERATOR_INVITE_MINUTES },
+      }));
+      return { operator: o, sentTo: maskEmail(r!.email) };
+    },
+
+    /**
+     * An admin's password reset of an operator: a one-time link mailed to the operator (valid an
+     * hour), and every console session of theirs ended at once, in the same transaction as the
+     * audit entry (an admin resets because the password may be known to someone else). The
+     * admin learns only where it went. 404 for no such active operator.
+     */
+    async sendOperatorPasswordReset(who: Actor, operatorId: string): Promise<{ sentTo: string }> {
+      if (!isIdLike(operatorId)) throw new NotFoundError('Operator not found.');
+      if (!mailReachesReader(app.config)) throw new MailNotConfiguredError();
+      const r = await app.services.operatorPasswordResets.request(operatorId, 'admin', async (c, x) => {
+        const ended = await c.query('DELETE FROM operator_sessions WHERE operator_id = $1', [x.operatorId]);
+        await writeAudit(c, who, {
+          action: 'operator.password.reset', objectType: 'operator', objectId: x.operatorId, before: null,
+          after: { link_sent_to: maskEmail(x.email), valid_minutes: OPERATOR_RESET_MINUTES, sessions_ended: ended.rowCount ?? 0 },
+        });
+      });
+      if (!r) throw new NotFoundError('Operator not found (or disabled: enable it first).');
+      return { sentTo: maskEmail(r.email) };
+    },
+
+    /**
+     * An operator's password reset: a one-time link mailed to the account (`memberId` null: the
+     * merchant's own login, else its team member), valid an hour, and the account's open
+     * sessions ended at once; the operator learns only where it went (`o***@example.com`).
+     * Audited in the same transaction.
      */
     async sendPasswordResetLink(who: Actor, id: string, memberId: string | null): Promise<{ sentTo: string }> {
       await loadMerchant(id);
@@ -72,7 +134,7 @@ export function operatorActions(app: FastifyInstance) {
         action: 'merchant.password.reset',
         ...(memberId === null ? { objectType: 'merchant', objectId: id } : { objectType: 'merchant_user', objectId: memberId }),
         before: null,
-        after: { link_sent_to: maskEmail(x.email), valid_minutes: RESET_LINK_MINUTES, ...(memberId === null ? {} : { merchant_id: id }) },
+        after: { link_sent_to: maskEmail(x.email), valid_minutes: RESET_LINK_MINUTES, sessions_ended: x.sessionsEnded, ...(memberId === null ? {} : { merchant_id: id }) },
       }));
       return { sentTo: maskEmail(r.email) };
     },

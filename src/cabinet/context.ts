@@ -4,6 +4,13 @@ import { formatDateTime } from '../lib/time.js';
 import { formatMoney } from '../lib/money-format.js';
 import { refundState } from './lists.js';
 import { paymentError } from '../domain/payment/payment-errors.js';
+import { holdReadingOf } from '../domain/payment/hold-reading.js';
+
+/** A payment's status in the cabinet's words (pages and CSV): a hold reads as what happened to it. */
+export function paymentStatusText(t: T, p: Parameters<typeof holdReadingOf>[0]): string {
+  const hold = holdReadingOf(p);
+  return hold ? t(`hold.${hold}`) : t(`status.${p.status}`);
+}
 import { DomainError, UnauthorizedActionError, ValidationError } from '../errors.js';
 import { UnsafeUrlError } from '../outbox/url-guard.js';
 import { queryOf } from '../lib/form-body.js';
@@ -107,8 +114,11 @@ export function render(req: FastifyRequest, reply: FastifyReply, page: string, d
       return s === 'full' ? t('payments.refunded_full') : s === 'partly' ? t('payments.refunded_part') : '';
     },
     status: (s: string) => t(`status.${s}`),
-    /** Why a FAIL payment failed: its API `error_code` and `error_message` (both null otherwise). */
-    paymentError: (p: { status: string; failureReason: string | null }) => paymentError(p.status, p.failureReason, lang),
+    /** A payment's status as people read it: a two-stage payment says what happened to the hold. */
+    paymentStatus: (p: Parameters<typeof holdReadingOf>[0]) => paymentStatusText(t, p),
+    /** Why a FAIL payment failed: its API `error_code` and `error_message` (both null otherwise; none for a hold the shop cancelled). */
+    paymentError: (p: { status: string; failureReason: string | null; authorizedAmount?: unknown; cancelRequestedAt?: Date | null }) =>
+      (holdReadingOf(p) === 'CANCELLED_BY_SHOP' ? { code: null, message: null } : paymentError(p.status, p.failureReason, lang)),
     qs: (params: Record<string, unknown>) => {
       const u = new URLSearchParams();
       for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== null && v !== '') u.set(k, String(v));

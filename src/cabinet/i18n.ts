@@ -8,7 +8,7 @@ const en = {
   'nav.dashboard': 'Dashboard', 'nav.bills': 'Bills', 'nav.payments': 'Payments', 'nav.payouts': 'Payouts',
   'nav.shops': 'Shops', 'nav.webhooks': 'Webhooks', 'nav.cards': 'Saved cards', 'nav.api': 'API integration', 'nav.accounts': 'Payout accounts', 'nav.team': 'Team', 'nav.security': 'Two-factor sign-in',
   'nav.signout': 'Sign out', 'nav.menu': 'Menu', 'nav.skip': 'Skip to content', 'nav.lang': 'Language',
-  'login.title': 'Sign in', 'login.email': 'Email', 'login.password': 'Password', 'login.submit': 'Sign in',
+  'login.title': 'Sign in', 'login.email': 'Email', 'login.password': 'Password', 'login.submit': 'Sign in', 'login.forgot': 'Forgot password?',
   'login.invalid': 'Wrong email or password.',
   'login.throttled': 'Too many sign-in attempts. Please try again later.',
   'login.banned': 'This merchant account is blocked.',
@@ -83,8 +83,11 @@ const en = {
   'shops.fiscal_help': "The provider's online cash register issues it; bills of this shop then need the payer's e-mail (payer_email) or ask for an e-mail or phone (request_fields).",
   'shops.tax_system': 'Taxation system', 'shops.vat': 'VAT rate', 'shops.payment_subject': 'Payment subject', 'shops.payment_mode': 'Payment mode',
   'shops.tax_1': 'General (OSN)', 'shops.tax_2': 'Simplified, income (USN)', 'shops.tax_3': 'Simplified, income minus expenses (USN)',
-  'shops.tax_4': 'Imputed income (ENVD)', 'shops.tax_5': 'Agricultural (ESN)', 'shops.tax_6': 'Patent (PSN)',
-  'shops.vat_1': 'No VAT', 'shops.vat_2': 'VAT 0%', 'shops.vat_3': 'VAT 10%', 'shops.vat_4': 'VAT 20%', 'shops.vat_5': 'VAT 10/110', 'shops.vat_6': 'VAT 20/120',
+  'shops.tax_5': 'Agricultural (ESN)', 'shops.tax_6': 'Patent (PSN)',
+  'shops.vat_1': 'No VAT', 'shops.vat_2': 'VAT 0%', 'shops.vat_3': 'VAT 10%', 'shops.vat_4': 'VAT 20% (sales before 2026)', 'shops.vat_5': 'VAT 10/110',
+  'shops.vat_6': 'VAT 20/120 (before 2026)', 'shops.vat_7': 'VAT 5%', 'shops.vat_8': 'VAT 7%', 'shops.vat_9': 'VAT 5/105', 'shops.vat_10': 'VAT 7/107',
+  'shops.vat_11': 'VAT 22%', 'shops.vat_12': 'VAT 22/122',
+  'shops.ffd_version': 'Fiscal document format (FFD)', 'shops.ffd_1_05': 'FFD 1.05', 'shops.ffd_1_2': 'FFD 1.2 (each line with its unit)',
   'cards.title': 'Saved cards', 'cards.card': 'Card', 'cards.expiry': 'Expiry', 'cards.connector': 'Connector', 'cards.revoke': 'Revoke',
   'cards.revoked': 'The card is revoked: it can no longer be charged.',
   'cards.note': 'Cards payers saved for your later charges (POST /api/v1/payment/charge). A revoked card can never be charged again.',
@@ -135,6 +138,7 @@ const en = {
   'status.OVERPAID': 'Overpaid', 'status.FAIL': 'Failed', 'status.MODERATING': 'Moderating', 'status.ERROR': 'Error',
   'status.DECLINED': 'Declined', 'status.PENDING': 'Pending', 'status.DELIVERED': 'Delivered', 'status.DEAD': 'Dead',
   'status.ACTIVE': 'Active', 'status.BANNED': 'Blocked',
+  'hold.HELD': 'Authorised (held)', 'hold.CAPTURED': 'Captured', 'hold.CANCELLED_BY_SHOP': 'Cancelled by the shop',
   'error.not_found': 'Not found.', 'error.general': 'Something went wrong. Please try again.',
   'error.invalid_amount': 'Invalid amount.', 'error.merchant_banned': 'The merchant is blocked.',
   'error.merchant_not_found': 'Merchant not found.', 'error.merchant_subscription_inactive': 'Subscription is not active.',
@@ -160,7 +164,7 @@ const ru: Record<Key, string> = {
   'nav.payouts': 'Выплаты', 'nav.shops': 'Магазины', 'nav.webhooks': 'Вебхуки', 'nav.cards': 'Сохранённые карты', 'nav.api': 'API-интеграция',
   'nav.accounts': 'Счета для выплат', 'nav.team': 'Команда', 'nav.security': 'Двухфакторный вход', 'nav.signout': 'Выйти', 'nav.menu': 'Меню', 'nav.skip': 'Перейти к содержимому',
   'nav.lang': 'Язык',
-  'login.title': 'Вход', 'login.email': 'Эл. почта', 'login.password': 'Пароль', 'login.submit': 'Войти',
+  'login.title': 'Вход', 'login.email': 'Эл. почта', 'login.password': 'Пароль', 'login.submit': 'Войти', 'login.forgot': 'Забыли пароль?',
   'login.invalid': 'Неверная почта или пароль.',
   'login.throttled': 'Слишком много попыток входа. Попробуйте позже.',
   'login.banned': 'Аккаунт мерчанта заблокирован.',
@@ -234,8 +238,11 @@ const ru: Record<Key, string> = {
   'shops.fiscal_help': 'Чек пробивает онлайн-касса провайдера; счетам магазина тогда нужен e-mail плательщика (payer_email) или запрос e-mail или телефона (request_fields).',
   'shops.tax_system': 'Система налогообложения', 'shops.vat': 'Ставка НДС', 'shops.payment_subject': 'Предмет расчёта', 'shops.payment_mode': 'Способ расчёта',
   'shops.tax_1': 'Общая (ОСН)', 'shops.tax_2': 'Упрощённая, доходы (УСН)', 'shops.tax_3': 'Упрощённая, доходы минус расходы (УСН)',
-  'shops.tax_4': 'ЕНВД', 'shops.tax_5': 'ЕСХН', 'shops.tax_6': 'Патентная (ПСН)',
-  'shops.vat_1': 'Без НДС', 'shops.vat_2': 'НДС 0%', 'shops.vat_3': 'НДС 10%', 'shops.vat_4': 'НДС 20%', 'shops.vat_5': 'НДС 10/110', 'shops.vat_6': 'НДС 20/120',
+  'shops.tax_5': 'ЕСХН', 'shops.tax_6': 'Патентная (ПСН)',
+  'shops.vat_1': 'Без НДС', 'shops.vat_2': 'НДС 0%', 'shops.vat_3': 'НДС 10%', 'shops.vat_4': 'НДС 20% (продажи до 2026 г.)', 'shops.vat_5': 'НДС 10/110',
+  'shops.vat_6': 'НДС 20/120 (до 2026 г.)', 'shops.vat_7': 'НДС 5%', 'shops.vat_8': 'НДС 7%', 'shops.vat_9': 'НДС 5/105', 'shops.vat_10': 'НДС 7/107',
+  'shops.vat_11': 'НДС 22%', 'shops.vat_12': 'НДС 22/122',
+  'shops.ffd_version': 'Формат фискальных документов (ФФД)', 'shops.ffd_1_05': 'ФФД 1.05', 'shops.ffd_1_2': 'ФФД 1.2 (с единицей измерения в каждой строке)',
   'cards.title': 'Сохранённые карты', 'cards.card': 'Карта', 'cards.expiry': 'Срок', 'cards.connector': 'Коннектор', 'cards.revoke': 'Отозвать',
   'cards.revoked': 'Карта отозвана: её больше нельзя списать.',
   'cards.note': 'Карты, которые плательщики сохранили для ваших следующих списаний (POST /api/v1/payment/charge). Отозванную карту больше нельзя списать.',
@@ -286,6 +293,7 @@ const ru: Record<Key, string> = {
   'status.OVERPAID': 'Переплата', 'status.FAIL': 'Ошибка', 'status.MODERATING': 'На модерации', 'status.ERROR': 'Сбой',
   'status.DECLINED': 'Отклонено', 'status.PENDING': 'В очереди', 'status.DELIVERED': 'Доставлено', 'status.DEAD': 'Не доставлено',
   'status.ACTIVE': 'Активен', 'status.BANNED': 'Заблокирован',
+  'hold.HELD': 'Авторизован (холд)', 'hold.CAPTURED': 'Списан', 'hold.CANCELLED_BY_SHOP': 'Отменён магазином',
   'error.not_found': 'Не найдено.', 'error.general': 'Что-то пошло не так. Попробуйте ещё раз.',
   'error.invalid_amount': 'Неверная сумма.', 'error.merchant_banned': 'Мерчант заблокирован.',
   'error.merchant_not_found': 'Мерчант не найден.', 'error.merchant_subscription_inactive': 'Подписка не активна.',
@@ -337,6 +345,7 @@ export function fieldMessage(lang: Lang, msg: string): string {
   if (/selected .* is invalid\.$/.test(msg)) return 'Недопустимое значение.';
   if (/may not be greater than (\d+) characters\.$/.test(msg)) return `Не длиннее ${/(\d+) characters/.exec(msg)![1]} символов.`;
   if (/format is invalid\.$/.test(msg)) return 'Неверный формат.';
+  if (/\(ENVD/.test(msg)) return 'ЕНВД (код 4) отменён в 2021 году, провайдеры его не принимают: выберите другую систему налогообложения.';
   if (/must be one of .*\.$/.test(msg)) return 'Недопустимое значение.';
   if (/required when fiscalization is enabled\.$/.test(msg)) return 'Обязательно, когда чеки включены.';
   if (/issues fiscal receipts/.test(msg)) return 'Магазин передаёт фискальные чеки (54-ФЗ): укажите e-mail плательщика или запросите e-mail или телефон на странице оплаты.';

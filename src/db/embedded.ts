@@ -1,10 +1,22 @@
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { resolve } from 'node:path';
 
 /** Why embedded PostgreSQL cannot start, in one line that says what to do (boot prints it). */
 export class EmbeddedStartError extends Error {}
+
+/**
+ * The port the PostgreSQL serving `dir` listens on, read from its `postmaster.pid` (PostgreSQL
+ * writes the port on the file's fourth line), or null when none runs there. A start that had
+ * to take a fallback port is found this way by every other command of the same checkout.
+ */
+export function runningPort(dir: string): number | null {
+  let text: string;
+  try { text = readFileSync(`${dir}/postmaster.pid`, 'utf8'); } catch { return null; }
+  const port = Number(text.split('\n')[3]?.trim());
+  return Number.isInteger(port) && port > 0 && port < 65536 ? port : null;
+}
 
 /** Whether a TCP port on 127.0.0.1 can be listened on now. */
 export function portFree(port: number): Promise<boolean> {
@@ -121,7 +133,7 @@ export async function startEmbeddedPostgres(opts: { dir: string; port: number; l
     child.once('error', rej);
     child.once('exit', (code, signal) => rej(/lock file "postmaster\.pid" already exists/.test(stderr)
       // The same data directory is served by another process (this checkout started twice).
-      ? new EmbeddedStartError(`${dir} is in use by another running copy of the service: stop it first, or set DATA_DIR to another folder`)
+      ? new EmbeddedStartError(`${dir} is in use by another running copy of the service${((p) => (p ? ` (its PostgreSQL listens on port ${p}: to use that database, set EMBEDDED_PG_PORT=${p})` : ''))(runningPort(dir))}: stop it first, or set DATA_DIR to another folder`)
       : /could not bind|Address already in use/.test(stderr)
         ? new EmbeddedStartError(`port ${opts.port} was taken just now by another program: start again, or set EMBEDDED_PG_PORT to a free port`)
         : new EmbeddedStartError(`PostgreSQL in ${dir} exited at start (${signal ?? `code ${code}`}): ${stderr.trim().split('\n').slice(-3).join(' / ')}`)));

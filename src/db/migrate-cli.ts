@@ -1,6 +1,8 @@
 import { boot } from '../boot.js';
+import { joinRunningEmbedded } from './embedded-join.js';
 
 // npm run db:migrate: applies pending migrations and exits.
+await joinRunningEmbedded();
 const b = await boot({ migrate: false });
 const { migrate } = await import('./migrate.js');
 const applied = await migrate(b.databaseUrl);

@@ -66,7 +66,7 @@ export function shopView(config: Config, s: Shop) {
     result_url: s.resultUrl,
     success_url: s.successUrl,
     fail_url: s.failUrl,
-    fiscalization: fiscalJson(fiscalOf(s.fiscalization)) ?? { enabled: false, tax_system_code: null, vat_code: null, payment_subject: 'commodity', payment_mode: 'full_payment' },
+    fiscalization: fiscalJson(fiscalOf(s.fiscalization)) ?? { enabled: false, tax_system_code: null, vat_code: null, payment_subject: 'commodity', payment_mode: 'full_payment', ffd_version: '1.05' },
     created_at: formatDateTime(s.createdAt, config.tz),
     updated_at: formatDateTime(s.updatedAt, config.tz),
   };

@@ -5,7 +5,7 @@ import { decrypt, encrypt } from '../lib/crypto.js';
 /** What a mail is about (the mailbox page and the logs name it; the text is never logged). */
 export type MailKind =
   | 'password_reset' | 'team_invite' | 'two_factor_on' | 'two_factor_off' | 'two_factor_reset'
-  | 'payout_approved' | 'payout_declined';
+  | 'payout_approved' | 'payout_declined' | 'operator_password_reset';
 
 export interface NewMail {
   /** The merchant the mail concerns (the live one), for the mailbox page; null when none. */

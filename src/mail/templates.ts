@@ -19,11 +19,37 @@ export const mailTexts = {
       `Setting the new password signs your account out everywhere. If you did not ask for this, ignore this message: your password stays as it is.${signOff}`,
   }),
 
+  /** A cabinet account asked for a reset on the sign-in page ("Forgot password?"). */
+  passwordResetAsked: (link: string, minutes: number): MailText => ({
+    subject: 'Set a new password for your merchant cabinet',
+    text: `Someone (we hope you) asked for a new password for your merchant cabinet on its sign-in page.\n\n` +
+      `Open this link to choose a new password (it works once, for ${minutes} minutes):\n\n${link}\n\n` +
+      `Setting the new password signs your account out everywhere. If you did not ask for this, ignore this message: your password stays as it is.${signOff}`,
+  }),
+
+  operatorPasswordReset: (link: string, minutes: number, by: 'self' | 'admin' | 'invite'): MailText => ({
+    subject: by === 'invite' ? 'You were invited to the operator console' : 'Set a new password for the operator console',
+    text: ({
+      self: 'Someone (we hope you) asked for a new password for the operator console on its sign-in page.\n\n',
+      admin: 'An administrator sent you a password reset for the operator console.\n\n',
+      invite: 'An administrator invited you to the operator console of the payment service.\n\n',
+    })[by] +
+      `Open this link to choose ${by === 'invite' ? 'your' : 'a new'} password (it works once, for ${minutes >= 1440 ? `${minutes / 1440} days` : `${minutes} minutes`}):\n\n${link}\n\n` +
+      `Setting the new password signs you out of every console session; your two-factor sign-in stays as it is. If you did not ask for this, ignore this message and tell an administrator.${signOff}`,
+  }),
+
   /** Names the merchant: an invitee who does not know who invites them cannot trust the link. */
   teamInvite: (link: string, role: string, days: number, merchantName: string): MailText => ({
     subject: `You were invited to the merchant cabinet of ${merchantName}`,
     text: `You were invited to the merchant cabinet of ${merchantName} with the role "${ROLE_WORDS[role.toUpperCase()] ?? role}".\n\n` +
       `Open this link to set your password (it works once, for ${days} days):\n\n${link}${signOff}`,
+  }),
+
+  /** The owner of a new merchant who signs in with the merchant's own contact address (a sole trader). */
+  ownerLoginInvite: (link: string, minutes: number): MailText => ({
+    subject: 'Your merchant cabinet is ready',
+    text: `A merchant cabinet was opened for you; you sign in to it with this address.\n\n` +
+      `Open this link to set your password (it works once, for ${Math.round(minutes / (24 * 60))} days):\n\n${link}${signOff}`,
   }),
 
   twoFactorOn: (): MailText => ({

@@ -15,6 +15,7 @@ export interface DbGauges {
   payouts: Gauge<'status'>;
   conflicts: Gauge<'object_type'>;
   conflictsOpen: Gauge<'object_type'>;
+  receiptFailures: Gauge<'object_type'>;
   poolTotal: Gauge;
   poolIdle: Gauge;
   poolWaiting: Gauge;
@@ -41,6 +42,12 @@ export function createDbGauges(registry: Registry): DbGauges {
     conflictsOpen: new Gauge({
       name: 'payments_provider_conflicts_open', labelNames: ['object_type'], registers: [registry],
       help: 'Conflict attention items an operator has not settled yet, by object type.',
+    }),
+    // Receipts a provider's cash register did not register (receipt_failed attention items, never
+    // deleted, so any process's count): each needs a correction receipt (docs/adr/0088).
+    receiptFailures: new Gauge({
+      name: 'payments_receipt_failures_total', labelNames: ['object_type'], registers: [registry],
+      help: 'Receipts the provider\'s cash register reported as not registered (receipt_failed attention items ever recorded), by payment or refund: alert on any increase.',
     }),
     poolTotal: g('db_pool_connections', 'Connections open in this process\'s database pool.'),
     poolIdle: g('db_pool_idle_connections', 'Idle connections in this process\'s database pool.'),
@@ -86,15 +93,16 @@ export async function collectDbGauges(app: FastifyInstance, g: DbGauges): Promis
         const by = new Map(r.rows.map((x) => [x.status, x.n]));
         for (const s of PAYOUT_STATUSES) g.payouts.set({ status: s }, by.get(s) ?? 0);
       }),
-    pool.query<{ object_type: string; n: number; open: number }>(
-      `SELECT object_type, count(*)::int AS n, count(*) FILTER (WHERE resolved_at IS NULL)::int AS open
-         FROM attention_items WHERE kind = 'conflict' GROUP BY object_type`,
+    pool.query<{ kind: string; object_type: string; n: number; open: number }>(
+      `SELECT kind, object_type, count(*)::int AS n, count(*) FILTER (WHERE resolved_at IS NULL)::int AS open
+         FROM attention_items WHERE kind IN ('conflict', 'receipt_failed') GROUP BY kind, object_type`,
     ).then((r) => {
-      const by = new Map(r.rows.map((x) => [x.object_type, x]));
+      const by = new Map(r.rows.map((x) => [`${x.kind}:${x.object_type}`, x]));
       for (const t of CONFLICT_OBJECTS) {
-        g.conflicts.set({ object_type: t }, by.get(t)?.n ?? 0);
-        g.conflictsOpen.set({ object_type: t }, by.get(t)?.open ?? 0);
+        g.conflicts.set({ object_type: t }, by.get(`conflict:${t}`)?.n ?? 0);
+        g.conflictsOpen.set({ object_type: t }, by.get(`conflict:${t}`)?.open ?? 0);
       }
+      for (const t of ['payment', 'refund'] as const) g.receiptFailures.set({ object_type: t }, by.get(`receipt_failed:${t}`)?.n ?? 0);
     }),
   ];
   const results = await Promise.allSettled(jobs);

@@ -19,6 +19,10 @@ import pageRoutes from './routes/pages.js';
 import attentionRoutes from './routes/attention.js';
 import onboardingRoutes from './routes/onboarding.js';
 import connectorRoutes from './routes/connectors.js';
+import passwordResetRoutes from './routes/password-reset.js';
+import operatorRoutes from './routes/operators.js';
+import holdRoutes from './routes/holds.js';
+import shopRoutes from './routes/shops.js';
 
 const VIEWS = fileURLToPath(new URL('./views', import.meta.url));
 const asset = (rel: string) => readFileSync(fileURLToPath(new URL(rel, import.meta.url)));
@@ -104,10 +108,14 @@ export default async function operatorConsole(app: FastifyInstance): Promise<voi
     signInLimits: { ...SIGN_IN_LIMITS, perAddress: app.config.loginAttemptsPerIp, perAccount: app.config.loginFailuresPerAccount },
   };
   await app.register(authRoutes, opts);
+  await app.register(passwordResetRoutes, opts);
   await app.register(pageRoutes);
   await app.register(attentionRoutes);
   await app.register(onboardingRoutes);
   await app.register(connectorRoutes);
+  await app.register(operatorRoutes);
+  await app.register(holdRoutes);
+  await app.register(shopRoutes);
 }
 
 /** What a service threw, for the operator: the status the operator API would answer and its message. */

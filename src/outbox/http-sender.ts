@@ -1,8 +1,6 @@
 import http from 'node:http';
 import https from 'node:https';
-import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
-import { isIP, type LookupFunction } from 'node:net';
-import { checkUrlShape, isPrivateAddress, UnsafeUrlError } from './url-guard.js';
+import { checkUrlShape, guardedLookup, isPrivateLiteralHost, UNSAFE_ADDRESS, UnsafeUrlError } from './url-guard.js';
 import { classifyStatus, type AttemptOutcome } from './retry.js';
 
 export interface SendOptions {
@@ -23,28 +21,11 @@ export interface SendResult {
 }
 
 const RESPONSE_HEAD_CHARS = 256;
-const UNSAFE = 'EUNSAFEADDR';
 
 // Keep-alive agents: delivering thousands of events to one receiver reuses its connections.
 const agents = {
   'http:': new http.Agent({ keepAlive: true, maxSockets: 128, maxFreeSockets: 32, timeout: 30_000 }),
   'https:': new https.Agent({ keepAlive: true, maxSockets: 128, maxFreeSockets: 32, timeout: 30_000 }),
-};
-
-/**
- * DNS lookup that refuses private, loopback and link-local answers: the address checked is the
- * address connected to (no window for DNS rebinding between a check and the connect).
- */
-const guardedLookup: LookupFunction = (hostname, options, callback) => {
-  dnsLookup(hostname, options, (err, address: string | LookupAddress[], family?: number) => {
-    if (err) return callback(err, address as string, family);
-    const list = Array.isArray(address) ? address.map((a) => a.address) : [address];
-    if (list.length === 0 || list.some((a) => isPrivateAddress(a))) {
-      const e = Object.assign(new Error(`${hostname} resolves to a private or loopback address`), { code: UNSAFE });
-      return callback(e as NodeJS.ErrnoException, address as string, family);
-    }
-    (callback as (e: null, a: string | LookupAddress[], f?: number) => void)(null, address, family);
-  });
 };
 
 const clean = (s: string): string => s.replace(/\u0000/g, '').slice(0, RESPONSE_HEAD_CHARS);
@@ -63,8 +44,7 @@ export function sendForm(rawUrl: string, body: string, opts: SendOptions): Promi
     const reason = `unsafe URL: ${(e as Error).message}`;
     return Promise.resolve({ outcome: { kind: 'permanent', reason }, httpStatus: null, responseHead: null, error: reason, latencyMs: 0 });
   }
-  const host = url.hostname.replace(/^\[|\]$/g, '');
-  if (!opts.allowPrivate && (host === 'localhost' || host.endsWith('.localhost') || (isIP(host) !== 0 && isPrivateAddress(host)))) {
+  if (!opts.allowPrivate && isPrivateLiteralHost(url)) {
     const reason = 'unsafe URL: must not point to a private or loopback address';
     return Promise.resolve({ outcome: { kind: 'refused', reason }, httpStatus: null, responseHead: null, error: reason, latencyMs: 0 });
   }
@@ -80,7 +60,7 @@ export function sendForm(rawUrl: string, body: string, opts: SendOptions): Promi
       resolve({ ...r, latencyMs: latency() });
     };
     const fail = (err: NodeJS.ErrnoException) => {
-      if (err.code === UNSAFE) {
+      if (err.code === UNSAFE_ADDRESS) {
         const reason = `unsafe URL: ${err.message}`;
         return finish({ outcome: { kind: 'refused', reason }, httpStatus: null, responseHead: null, error: reason });
       }

@@ -1,5 +1,6 @@
+import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { lookup } from 'node:dns/promises';
-import { isIP } from 'node:net';
+import { isIP, type LookupFunction } from 'node:net';
 import ipaddr from 'ipaddr.js';
 
 export class UnsafeUrlError extends Error {}
@@ -54,4 +55,32 @@ export async function assertSafeUrl(raw: string, allowPrivate: boolean): Promise
     throw new UnsafeUrlError('must not point to a private or loopback address');
   }
   return u;
+}
+
+/** The code of the error guardedLookup answers for a name that resolves to a private address. */
+export const UNSAFE_ADDRESS = 'EUNSAFEADDR';
+
+/**
+ * DNS lookup for a socket that refuses private, loopback and link-local answers: the address
+ * checked is the address connected to (no window for DNS rebinding between a check and the connect).
+ */
+export const guardedLookup: LookupFunction = (hostname, options, callback) => {
+  dnsLookup(hostname, options, (err, address: string | LookupAddress[], family?: number) => {
+    if (err) return callback(err, address as string, family);
+    const list = Array.isArray(address) ? address.map((a) => a.address) : [address];
+    if (list.length === 0 || list.some((a) => isPrivateAddress(a))) {
+      const e = Object.assign(new Error(`${hostname} resolves to a private or loopback address`), { code: UNSAFE_ADDRESS });
+      return callback(e as NodeJS.ErrnoException, address as string, family);
+    }
+    (callback as (e: null, a: string | LookupAddress[], f?: number) => void)(null, address, family);
+  });
+};
+
+/**
+ * A host a socket would reach without a DNS lookup that is private: `localhost` names and IP
+ * literals outside global unicast (a connect to an IP literal never calls the lookup).
+ */
+export function isPrivateLiteralHost(u: URL): boolean {
+  const host = u.hostname.replace(/^\[|\]$/g, '');
+  return host === 'localhost' || host.endsWith('.localhost') || (isIP(host) !== 0 && isPrivateAddress(host));
 }

@@ -10,7 +10,7 @@ import { AttemptLimiter } from '../lib/attempt-limiter.js';
 import { PayCsrf } from './csrf.js';
 import { MESSAGES, pickLang, type Lang } from './i18n.js';
 import { qrSvg } from './qr.js';
-import { infoPage, paymentPage, qrPage, resultPage, waitingPage, type Declined, type PageCtx } from './render.js';
+import { cancelledPage, infoPage, paymentPage, qrPage, resultPage, waitingPage, type Declined, type PageCtx } from './render.js';
 import { receiptPage } from './receipt.js';
 
 declare module 'fastify' {
@@ -177,7 +177,7 @@ export default async function pageRoutes(app: FastifyInstance): Promise<void> {
   async function declinedOf(billId: string, paymentId: unknown, ip: string): Promise<{ declined: Declined; payer: Record<string, string> } | undefined> {
     if (typeof paymentId !== 'string') return undefined;
     const st = await services.paymentPage.paymentState(billId, paymentId);
-    if (!st || st.outcome.status !== 'FAIL') return undefined;
+    if (!st || st.outcome.status !== 'FAIL' || st.outcome.hold === 'CANCELLED_BY_SHOP') return undefined;
     const r = st.outcome.redirect;
     const declined: Declined = { code: st.outcome.failureReason ?? null, method: st.outcome.method ?? 'BANK_CARD', back: r?.url ? { url: r.url, fields: { ...r.fields } } : null };
     const typed = st.outcome.payerIp === ip ? st.outcome.payer : undefined;
@@ -288,7 +288,8 @@ export default async function pageRoutes(app: FastifyInstance): Promise<void> {
 
   /** JSON mode (PROVIDERS.md): `{payment_id, status, action?}` while PROCESS, `{payment_id, status, redirect}` once final. */
   function paymentJson(o: PayOutcome): Record<string, unknown> {
-    if (o.status === 'PROCESS') return { payment_id: o.paymentId, status: o.status, ...(o.action ? { action: o.action } : {}) };
+    // `hold`: the page's own word that the payment is authorised and held (its status stays PROCESS).
+    if (o.status === 'PROCESS') return { payment_id: o.paymentId, status: o.status, ...(o.action ? { action: o.action } : {}), ...(o.hold ? { hold: o.hold } : {}) };
     return { payment_id: o.paymentId, status: o.status, redirect: o.redirect };
   }
 
@@ -299,8 +300,8 @@ export default async function pageRoutes(app: FastifyInstance): Promise<void> {
   async function renderFinal(reply: FastifyReply, ctx: PageCtx, o: PayOutcome) {
     if (!o.redirect) throw new Error(`payment ${o.paymentId} is ${o.status} without its redirect`);
     if (o.redirect.url) reply.formActionOrigin = originOf(o.redirect.url);
-    // Money received and no Success URL to go to: the customer's receipt (src/page/receipt.ts).
-    else if (o.status !== 'FAIL') return html(reply, 200, receiptPage(ctx, o, { tz: (await app.services.merchants.timeZoneOf(o.bill.merchantId)) ?? config.tz, at: o.finishedAt ?? new Date() }));
+    // Money received and no Success URL to go to: the customer's receipt (src/page/receipt.ts); a hold has none yet.
+    else if (o.status !== 'FAIL' && o.hold !== 'HELD') return html(reply, 200, receiptPage(ctx, o, { tz: (await app.services.merchants.timeZoneOf(o.bill.merchantId)) ?? config.tz, at: o.finishedAt ?? new Date() }));
     return html(reply, 200, resultPage(ctx, o.bill, { ...o, redirect: o.redirect }));
   }
 
@@ -323,6 +324,11 @@ export default async function pageRoutes(app: FastifyInstance): Promise<void> {
     }
     if (json) return reply.send(paymentJson(st.outcome));
     const ctx = ctxOf(req, reply, undefined, st.bill);
+    if (st.outcome.hold === 'HELD') return renderFinal(reply, ctx, st.outcome);
+    if (st.outcome.hold === 'CANCELLED_BY_SHOP') {
+      // Not a decline: no form with decline wording, no trip to the Fail URL; a new payment only if the bill takes one.
+      return html(reply, 200, cancelledPage(ctx, st.bill, st.outcome, refusal(ctx, st.bill) === null));
+    }
     if (st.outcome.status === 'FAIL') {
       // A decline after the payer's action (3-D Secure, SBP, a reposted form) also goes back to the form.
       const back = await formAfterDecline(req, billId, paymentId, ctx.lang);

@@ -316,7 +316,8 @@ export function infoPage(ctx: PageCtx, o: { title: string; text: string; icon: k
 /** The payment FAILed because no connector of its route would take it: not the payer's decline. */
 const providerDown = (code: string | null | undefined): boolean => code === PROVIDER_UNAVAILABLE;
 
-function resultTitle(t: Messages, status: PayOutcome['status'], failureReason?: string | null): string {
+function resultTitle(t: Messages, status: PayOutcome['status'], failureReason?: string | null, hold?: PayOutcome['hold']): string {
+  if (hold === 'HELD') return t.heldTitle;
   if (status === 'FAIL' && providerDown(failureReason)) return t.methodDownTitle;
   return status === 'SUCCESS' ? t.successTitle : status === 'UNDERPAID' ? t.underpaidTitle : status === 'OVERPAID' ? t.overpaidTitle : t.failTitle;
 }
@@ -328,16 +329,18 @@ function resultTitle(t: Messages, status: PayOutcome['status'], failureReason?: 
 export function resultPage(ctx: PageCtx, bill: PayableBill, out: PayOutcome & { redirect: NonNullable<PayOutcome['redirect']> }): string {
   const t = MESSAGES[ctx.lang];
   const failed = out.status === 'FAIL';
+  const held = out.hold === 'HELD';
   const details = `<dl class="rows">
     <div class="row"><dt>${esc(t.paymentId)}</dt><dd class="mono">${esc(out.paymentId)}</dd></div>
-    ${failed ? '' : `<div class="row"><dt>${esc(t.paidAmount)}</dt><dd>${money(ctx.lang, out.amountReceivedRub, 'RUB')}</dd></div>`}
+    ${failed || held ? '' : `<div class="row"><dt>${esc(t.paidAmount)}</dt><dd>${money(ctx.lang, out.amountReceivedRub, 'RUB')}</dd></div>`}
   </dl>`;
   const head = `${testBanner(ctx, bill)}
 ${merchantHeader(t, bill.shopName, '')}
-<section class="card status" data-testid="result" data-status="${esc(out.status)}">
+<section class="card status" data-testid="result" data-status="${esc(out.status)}"${out.hold ? ` data-hold="${esc(out.hold)}"` : ''}>
   ${failed ? (providerDown(out.failureReason) ? ICONS.info : ICONS.bad) : ICONS.ok}
-  <h1>${esc(resultTitle(t, out.status, out.failureReason))}</h1>
+  <h1>${esc(resultTitle(t, out.status, out.failureReason, out.hold))}</h1>
   ${failed ? `<p class="muted">${esc(providerDown(out.failureReason) ? t.methodDownText : t.failText)}</p>` : ''}
+  ${held ? `<p class="muted">${esc(t.heldText)}</p>` : ''}
   ${details}`;
   if (out.redirect.url) {
     const inputs = Object.entries(out.redirect.fields)
@@ -349,13 +352,33 @@ ${merchantHeader(t, bill.shopName, '')}
     <button class="btn" type="submit">${esc(t.returnToShop)}</button>
   </form>
 </section>`;
-    return layout(ctx, resultTitle(t, out.status, out.failureReason), body, { script: "document.getElementById('back').submit();" });
+    return layout(ctx, resultTitle(t, out.status, out.failureReason, out.hold), body, { script: "document.getElementById('back').submit();" });
   }
   const body = `${head}
   ${failed ? `<a class="btn" href="/pay/${esc(bill.id)}">${esc(t.tryAgain)}</a>` : ''}
 </section>
 ${backLink(t, bill)}`;
-  return layout(ctx, resultTitle(t, out.status, out.failureReason), body);
+  return layout(ctx, resultTitle(t, out.status, out.failureReason, out.hold), body);
+}
+
+/**
+ * A hold the shop cancelled: what happened to the payer's money, in the payer's words; no decline
+ * wording and no page that sends them off to the Fail URL by itself. A new payment is offered
+ * only when the bill takes one (`payAgain`).
+ */
+export function cancelledPage(ctx: PageCtx, bill: PayableBill, out: PayOutcome, payAgain: boolean): string {
+  const t = MESSAGES[ctx.lang];
+  const body = `${testBanner(ctx, bill)}
+${merchantHeader(t, bill.shopName, '')}
+<section class="card status" data-testid="result" data-status="${esc(out.status)}" data-hold="CANCELLED_BY_SHOP">
+  ${ICONS.info}
+  <h1>${esc(t.cancelledTitle)}</h1>
+  <p class="muted">${esc(t.cancelledText)}</p>
+  <dl class="rows"><div class="row"><dt>${esc(t.paymentId)}</dt><dd class="mono">${esc(out.paymentId)}</dd></div></dl>
+  ${payAgain ? `<a class="btn secondary" href="/pay/${esc(bill.id)}" data-testid="pay-again">${esc(t.payAgain)}</a>` : ''}
+</section>
+${backLink(t, bill)}`;
+  return layout(ctx, t.cancelledTitle, body);
 }
 
 /** The QR page (`link_url`): a QR code of the payment page. */
@@ -377,7 +400,7 @@ ${footer(ctx)}`;
 
 /** Polls the payment's JSON state and reloads the page once it is final (the page works without it: it refreshes itself). */
 const POLL_JS = `(function(){var u=location.pathname+location.search;function tick(){fetch(u,{headers:{accept:'application/json'},cache:'no-store',credentials:'same-origin'})
-.then(function(r){return r.json()}).then(function(j){if(j.status&&j.status!=='PROCESS'){location.reload();return}setTimeout(tick,2000)})
+.then(function(r){return r.json()}).then(function(j){if(j.status&&(j.status!=='PROCESS'||j.hold)){location.reload();return}setTimeout(tick,2000)})
 .catch(function(){setTimeout(tick,4000)})}setTimeout(tick,1500)})();`;
 
 /**

@@ -8,9 +8,9 @@ import { admin } from './helpers.js';
 /**
  * Issue 27 item 1: an operator's password reset never shows the operator a password. It mails
  * the cabinet account a one-time link (valid an hour, single use, only its hash stored) through
- * the mail outbox and a real SMTP server, answers 202 with the masked address; setting the new
- * password through the link ends every session of the account. Each test here fails on the code
- * before it (which answered `{"password": ...}` and left the sessions open).
+ * the mail outbox and a real SMTP server, answers 202 with the masked address and ends every
+ * open session of the account at once (whoever holds one may be why the password is reset);
+ * setting the new password through the link ends the sessions opened meanwhile.
  */
 let t: TestApp;
 let smtp: Awaited<ReturnType<typeof startSmtpServer>>;
@@ -44,7 +44,7 @@ async function setThroughLink(link: string, password: string) {
 }
 
 describe('the operator\'s password reset mails a one-time link', () => {
-  it('answers 202 with the masked address and no password; the mail arrives over SMTP; the link sets the password; the old sessions end', async () => {
+  it('answers 202 with the masked address and no password; the open sessions end at once; the mail arrives over SMTP; the link sets the password', async () => {
     const m = await cabinetMerchant(t);
     const before = await signedIn(t, m);
     expect((await before.get('/cabinet')).statusCode).toBe(200);
@@ -53,6 +53,13 @@ describe('the operator\'s password reset mails a one-time link', () => {
     expect(r.status).toBe(202);
     expect(r.body).toEqual({ success: true, sent_to: `${m.email[0]}***${m.email.slice(m.email.indexOf('@'))}` });
     expect(JSON.stringify(r.body)).not.toMatch(/password"/);
+    // Right after the reset is issued, before any link is used: the old cookie gets the sign-in page.
+    const ended = await before.get('/cabinet');
+    expect(ended.statusCode).toBe(303);
+    expect(ended.headers.location).toMatch(/^\/cabinet\/login/);
+    // A session opened after the reset (the old password still works until the link is used) ends when it is.
+    const meanwhile = await signedIn(t, m);
+    expect((await meanwhile.get('/cabinet')).statusCode).toBe(200);
 
     const mail = await mailTo(m.email);
     expect(mail.from).toBe('no-reply@pay.test');
@@ -71,8 +78,8 @@ describe('the operator\'s password reset mails a one-time link', () => {
     expect(done!.statusCode).toBe(303);
     expect(done!.headers.location).toBe('/cabinet/login?reset=1');
 
-    // The session opened before the reset is gone: the old cookie is sent to sign in.
-    const old = await before.get('/cabinet');
+    // The session opened meanwhile is gone too: its cookie is sent to sign in.
+    const old = await meanwhile.get('/cabinet');
     expect(old.statusCode).toBe(303);
     expect(old.headers.location).toMatch(/^\/cabinet\/login/);
     expect((await new CabinetClient(t).login(m.email, PASSWORD)).statusCode).toBe(401);
@@ -81,7 +88,7 @@ describe('the operator\'s password reset mails a one-time link', () => {
 
     const trail = (await t.db.pool.query('SELECT actor, action, after FROM audit_log WHERE object_id = $1 AND action LIKE $2 ORDER BY id', [m.merchantId, 'merchant.password.%'])).rows;
     expect(trail).toEqual([
-      { actor: 'admin-token', action: 'merchant.password.reset', after: { link_sent_to: r.body.sent_to, valid_minutes: 60 } },
+      { actor: 'admin-token', action: 'merchant.password.reset', after: { link_sent_to: r.body.sent_to, valid_minutes: 60, sessions_ended: 1 } },
       { actor: `merchant:${m.merchantId}`, action: 'merchant.password.set', after: { by: 'reset_link', sessions_ended: 1 } },
     ]);
   });
@@ -137,6 +144,9 @@ describe('the operator\'s password reset mails a one-time link', () => {
     const r = await admin(t, 'POST', `/merchants/${m.merchantId}/password-reset`, { member_id: member.id });
     expect(r.status).toBe(202);
     expect(r.body.sent_to).toBe(`${member.email[0]}***@team.test`);
+    // At once: the member's session ends, the owner's stays.
+    expect((await member.client.get('/cabinet')).statusCode).toBe(303);
+    expect((await owner.get('/cabinet')).statusCode).toBe(200);
     const mail = await mailTo(member.email);
     expect(smtp.received.some((x) => x.to.includes(m.email))).toBe(false);
     expect((await setThroughLink(resetLinkOf(mail), 'member new password 9')).done!.statusCode).toBe(303);

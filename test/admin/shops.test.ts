@@ -90,8 +90,8 @@ describe('PATCH /admin/v1/shops/{id}', () => {
   it('fiscalization: set, shown by GET, merged on a later PATCH, audited; values outside both providers\' lists are 422 on their field', async () => {
     const m = await adminMerchant(t);
     const s = (await admin(t, 'POST', `/merchants/${m.id}/shops`, { name: 'F' })).body;
-    expect(s.fiscalization).toEqual({ enabled: false, tax_system_code: null, vat_code: null, payment_subject: 'commodity', payment_mode: 'full_payment' });
-    const on = { enabled: true, tax_system_code: 1, vat_code: 1, payment_subject: 'commodity', payment_mode: 'full_payment' };
+    expect(s.fiscalization).toEqual({ enabled: false, tax_system_code: null, vat_code: null, payment_subject: 'commodity', payment_mode: 'full_payment', ffd_version: '1.05' });
+    const on = { enabled: true, tax_system_code: 1, vat_code: 11, payment_subject: 'commodity', payment_mode: 'full_payment', ffd_version: '1.2' };
     const r = await admin(t, 'PATCH', `/shops/${s.id}`, { fiscalization: on });
     expect(r.status).toBe(200);
     expect(r.body.fiscalization).toEqual(on);
@@ -104,11 +104,12 @@ describe('PATCH /admin/v1/shops/{id}', () => {
       [s.fiscalization, on], [on, { ...on, enabled: false }],
     ]);
     const bad = await admin(t, 'PATCH', `/shops/${s.id}`, {
-      name: 'Changed', fiscalization: { enabled: 'maybe', tax_system_code: 7, vat_code: 7, payment_subject: 'property_right', payment_mode: 'later' },
+      name: 'Changed', fiscalization: { enabled: 'maybe', tax_system_code: 7, vat_code: 13, payment_subject: 'property_right', payment_mode: 'later', ffd_version: '1.1' },
     });
     expect(bad.status).toBe(422);
     expect(Object.keys(bad.body.errors).sort()).toEqual([
-      'fiscalization.enabled', 'fiscalization.payment_mode', 'fiscalization.payment_subject', 'fiscalization.tax_system_code', 'fiscalization.vat_code',
+      'fiscalization.enabled', 'fiscalization.ffd_version', 'fiscalization.payment_mode', 'fiscalization.payment_subject', 'fiscalization.tax_system_code',
+      'fiscalization.vat_code',
     ]);
     const fresh = (await admin(t, 'POST', `/merchants/${m.id}/shops`, { name: 'G' })).body;
     const incomplete = await admin(t, 'PATCH', `/shops/${fresh.id}`, { fiscalization: { enabled: true } });

@@ -1,6 +1,24 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setupTestApp, type TestApp } from '../helpers/app.js';
 import { PLACEHOLDERS } from '../../src/http/openapi/examples.js';
+import { ERROR_STATUS } from '../../src/errors.js';
+import { createMerchant } from '../factories/merchant.js';
+
+/** payment-api.md part 7: the meaning the spec gives each key it defines. */
+const SPEC_MEANINGS: [string, string][] = [
+  ['Unauthenticated.', 'Invalid or missing API token'], ['This action is unauthorized.', 'Merchant has no access to this API'],
+  ['api:error.invalid_amount', 'Invalid amount'], ['api:error.merchant_banned', 'Merchant is blocked'], ['api:error.merchant_not_found', 'Merchant not found'],
+  ['api:error.merchant_subscription_inactive', 'Subscription not active'], ['api:error.merchant_subscription_not_found', 'Merchant has no subscription'],
+  ['api:error.merchant_not_verified', 'Merchant does not have Verified status'], ['api:error.shop_not_found', 'Shop not found'],
+  ['api:error.shop_not_enabled', 'Shop or merchant deactivated'], ['api:error.access_denied', 'Merchant has no access to the shop'],
+  ['api:error.rate-not-found', 'Invalid currency or country'], ['api:error.bill_not_found', 'Bill not found'],
+  ['api:error.bill_is_finished', 'NORMAL bill is already paid, cannot be toggled'], ['api:error.payment_not_found', 'Payment not found'],
+  ['api:error.too_many_payments', 'Too many payments requested at once'], ['api:error.payout_not_found', 'Payout not found'],
+  ['api:error.payout_account_not_found', 'Payout account not found'], ['api:error.payout_account_banned', 'Payout account blocked'],
+  ['api:error.daily_payout_limit_exceeded', 'Daily payout limit exceeded'], ['api:error.monthly_payout_limit_exceeded', 'Monthly payout limit exceeded'],
+  ['api:error.balance_not_enough', 'Not enough balance (payout or refund)'], ['api:error.direction_not_available', 'Account cannot be used for this payout'],
+  ['api:error.general_error', 'Internal error (500)'],
+];
 
 /**
  * Issue 30 item 5: /docs is what a merchant integrates from and the operator API has a document
@@ -20,7 +38,7 @@ afterAll(async () => { await t.close(); });
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'];
 const ops = (doc: any): [string, any][] => // eslint-disable-line @typescript-eslint/no-explicit-any
   Object.entries(doc.paths).flatMap(([p, item]: [string, any]) => METHODS.filter((m) => item[m]).map((m) => [`${m.toUpperCase()} ${p}`, item[m]] as [string, any])); // eslint-disable-line @typescript-eslint/no-explicit-any
-const KEY = /^(api:error\.[a-z_-]+|Unauthenticated\.|This action is unauthorized\.|The given data was invalid\.|Too Many Attempts\.|Not Found\.|Outgoing mail is not configured \(SMTP_URL\): no reset link can be sent\.)$/;
+const KEY = /^(api:error\.[a-z_-]+|Unauthenticated\.|This action is unauthorized\.|The given data was invalid\.|Too Many Attempts\.|Not Found\.|A request with this Idempotency-Key is in progress\.|Outgoing mail is not configured \(SMTP_URL\): no reset link can be sent\.)$/;
 
 /** Every value given as an example (or examples) anywhere in a document, as JSON text. */
 function examplesText(node: unknown, out: unknown[] = []): string {
@@ -96,6 +114,63 @@ describe('the merchants\' /docs', () => {
     for (const p of PLACEHOLDERS) expect(text, p).not.toContain(p);
     const example = merchant.paths['/api/v1/bill/create'].post.requestBody.content['application/json'].example;
     expect(example).toMatchObject({ amount: 1500.5, shop_id: expect.any(String), type: 'normal' });
+  });
+
+  it('says what each error key means: every key an operation lists has its sentence there, and ErrorKey lists every key the service answers with', () => {
+    const glossary = new Map<string, string>(merchant.components.schemas.ErrorKey.oneOf.map((k: { const: string; description: string }) => [k.const, k.description]));
+    // /metrics takes the operator's token, not the merchant's: its 401 says so in its own words.
+    for (const [name, op] of ops(merchant).filter(([n]) => n !== 'GET /metrics')) {
+      for (const [status, r] of Object.entries(op.responses) as [string, any][]) { // eslint-disable-line @typescript-eslint/no-explicit-any
+        for (const k of r['x-error-keys'] ?? []) {
+          expect(glossary.get(k), `${name} ${status} ${k}`).toMatch(/^[A-Z].{10,}\.$/);
+          expect(r.description, `${name} ${status} ${k}`).toContain(`\`${k}\`: ${glossary.get(k)}`);
+          expect(r.content['application/json'].examples[k].description).toBe(glossary.get(k));
+        }
+      }
+    }
+    for (const code of Object.keys(ERROR_STATUS)) expect(glossary.has(`api:error.${code}`), code).toBe(true);
+    expect(glossary.has('api:error.general_error')).toBe(true);
+    // The spec's own words open the sentence of each key it defines (payment-api.md part 7).
+    for (const [k, words] of SPEC_MEANINGS) expect(glossary.get(k), k).toMatch(new RegExp(`^${words.replace(/[.()]/g, '\\$&')}`));
+  });
+
+  it('documents Idempotency-Key on every POST of the merchant API: what it dedupes, for how long, what a repeat answers, which key to send', () => {
+    const posts = ops(merchant).filter(([name]) => name.startsWith('POST /api/v1/'));
+    expect(posts.length).toBeGreaterThanOrEqual(8);
+    for (const [name, op] of posts) {
+      const header = op.parameters.find((p: { name: string; in: string }) => p.in === 'header' && p.name === 'Idempotency-Key');
+      expect(header, name).toBeDefined();
+      expect(header.description, name).toContain(`kept ${t.config.idempotencyTtlHours} hours`);
+      expect(header.description, name).toContain('`Idempotent-Replayed: true`');
+      expect(op.responses['409']['x-error-keys'], name).toEqual(['A request with this Idempotency-Key is in progress.']);
+      expect(op.responses['200'].headers['Idempotent-Replayed'], name).toBeDefined();
+    }
+    for (const p of ['bill/create', 'payment/charge', 'payout/personal/create', 'payout/regular/create', 'refund/full/create', 'refund/partial/create']) {
+      const header = merchant.paths[`/api/v1/${p}`].post.parameters.find((x: { name: string }) => x.name === 'Idempotency-Key');
+      expect(header.description, p).toContain('One key per operation you intend: e.g. your order id and attempt number');
+      expect(header.description, p).toContain('Send the same key again on every retry');
+    }
+    const charge = merchant.paths['/api/v1/payment/charge'].post.parameters.find((x: { name: string }) => x.name === 'Idempotency-Key');
+    expect(charge.description).toContain('Charges are deduplicated **only** by this key');
+  });
+
+  it('the replay header /docs names is the one a repeated request gets', async () => {
+    const m = await createMerchant(t);
+    const send = () => t.app.inject({ method: 'POST', url: '/api/v1/bill/create', headers: { ...m.auth, 'idempotency-key': 'order-7-attempt-1' }, payload: { amount: '10.00', shop_id: m.shopId } });
+    const first = await send();
+    const again = await send();
+    expect(first.headers['idempotent-replayed']).toBeUndefined();
+    const documented = Object.keys(merchant.paths['/api/v1/bill/create'].post.responses['200'].headers)[0]!;
+    expect(again.headers[documented.toLowerCase()]).toBe('true');
+    expect(again.json().bill_id).toBe(first.json().bill_id);
+  });
+
+  it('says that only Idempotency-Key deduplicates a charge, and what key to send (one per intended charge, the same on a retry)', () => {
+    const charge = merchant.paths['/api/v1/payment/charge'].post;
+    expect(charge.description).toContain('deduplicated **only by the `Idempotency-Key` header**');
+    expect(charge.description).toContain('one key per intended charge, e.g. your order id and attempt number');
+    expect(charge.description).toContain('send the same key again');
+    expect(merchant.info.description).toContain('Idempotency-Key');
   });
 
   it('documents type as the spec and README write it (MULTI / NORMAL accepted, either case)', () => {

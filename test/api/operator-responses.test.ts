@@ -195,6 +195,7 @@ describe('the operator API answers through its documented schemas, unchanged', (
     await call('GET', `/operators/${o.id}`, 200);
     await call('DELETE', `/operators/${o.id}/tokens/${tok.id}`, 200);
     await call('PATCH', `/operators/${o.id}`, 200, { role: 'finance' });
+    await call('POST', `/operators/${o.id}/password-reset`, 202);
     await call('POST', `/operators/${o.id}/totp-reset`, 200);
 
     await call('PUT', '/connectors/sbx-walk', 201, { kind: 'sandbox', mode: 'test', settings: {} });

@@ -287,12 +287,17 @@ describe('shops, webhooks and the delivery log', () => {
     });
     expect(ok.statusCode).toBe(303);
     expect((await t.db.prisma.shop.findUniqueOrThrow({ where: { id: m.shopId } })).fiscalization).toEqual({
-      enabled: true, tax_system_code: 2, vat_code: 1, payment_subject: 'service', payment_mode: 'full_prepayment',
+      enabled: true, tax_system_code: 2, vat_code: 1, payment_subject: 'service', payment_mode: 'full_prepayment', ffd_version: '1.05',
     });
     const page = await c.get(`/cabinet/shops/${m.shopId}?lang=ru`);
     expect(page.body).toContain('Фискальные чеки (54-ФЗ)');
     expect(page.body).toMatch(/id="fiscal_enabled"[^>]*checked/);
     expect(page.body).toContain('<option value="2" selected>');
+    // The 2026 rates in words, and no ENVD to choose.
+    expect(page.body).toContain('11 · НДС 22%');
+    expect(page.body).toContain('12 · НДС 22/122');
+    expect(page.body).not.toContain('ЕНВД');
+    expect((await c.get(`/cabinet/shops/${m.shopId}?lang=en`)).body).toContain('11 · VAT 22%');
   });
 
   test("the test postback is sent to the shop's Result URL and the receiver's answer is shown", async () => {

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { setupTestApp, type TestApp } from '../helpers/app.js';
 import { CabinetClient, MEMBER_PASSWORD, cabinetMerchant, signedIn, teamMember, type CabinetMerchant } from './helpers.js';
 import { createPaidPayment } from '../factories/paid-payment.js';
+import { createMerchant } from '../factories/merchant.js';
 import type { TeamRole } from '../../src/cabinet/roles.js';
 
 /**
@@ -150,5 +151,73 @@ describe('each cabinet action is checked against the member role on the server',
     const p2 = await other.get('/cabinet/team');
     expect((await other.post(`/cabinet/team/${u2.id}/remove`, { _csrf: CabinetClient.csrfOf(p2.body) })).statusCode).toBe(404);
     expect((await t.db.pool.query('SELECT count(*)::int AS n FROM merchant_users WHERE id = $1', [u2.id])).rows[0].n).toBe(1);
+  });
+});
+
+describe('a merchant always keeps an owner', () => {
+  /** A merchant onboarded from the console: no login of its own, its owner is a team member. */
+  const memberOwned = async () => {
+    const m = { ...(await createMerchant(t)), email: '' };
+    return { m, owner: await member(m, 'owner') };
+  };
+  const teamOf = async (merchantId: string) =>
+    (await t.db.pool.query("SELECT id, role::text AS role FROM merchant_users WHERE merchant_id = $1 ORDER BY id", [merchantId])).rows;
+  const auditOf = async (id: string) => Number((await t.db.pool.query("SELECT count(*) FROM audit_log WHERE object_id = $1 AND action IN ('merchant_user.remove', 'merchant_user.role')", [id])).rows[0].count);
+
+  test('the last active owner cannot remove themselves: the page offers no Remove and says why; a forged POST is 409; nothing changes', async () => {
+    const { m, owner } = await memberOwned();
+    const page = await owner.client.get('/cabinet/team');
+    expect(page.statusCode).toBe(200);
+    expect(page.body).toContain('data-testid="last-owner"');
+    expect(page.body).not.toContain(`/cabinet/team/${owner.id}/remove`);
+    const before = await teamOf(m.merchantId);
+    const r = await owner.client.post(`/cabinet/team/${owner.id}/remove`, { _csrf: CabinetClient.csrfOf(page.body) });
+    expect(r.statusCode).toBe(409);
+    expect(r.body).toContain('only owner');
+    expect(await teamOf(m.merchantId)).toEqual(before);
+    expect(await auditOf(owner.id)).toBe(0);
+    // Still signed in.
+    expect((await owner.client.get('/cabinet')).statusCode).toBe(200);
+  });
+
+  test('the last active owner cannot be demoted (409, the role stays owner)', async () => {
+    const { m, owner } = await memberOwned();
+    const page = await owner.client.get('/cabinet/team?lang=ru');
+    expect(page.body).not.toContain(`/cabinet/team/${owner.id}/role`);
+    const r = await owner.client.post(`/cabinet/team/${owner.id}/role`, { _csrf: CabinetClient.csrfOf(page.body), role: 'developer' });
+    expect(r.statusCode).toBe(409);
+    expect(await teamOf(m.merchantId)).toEqual([{ id: owner.id, role: 'OWNER' }]);
+    expect(await auditOf(owner.id)).toBe(0);
+  });
+
+  test('with a second active owner one may go; the remaining one then may not (an invited owner does not count)', async () => {
+    const { m, owner } = await memberOwned();
+    const second = await member(m, 'owner');
+    await t.app.services.team.invite(m.merchantId, { email: `pending-${Date.now()}@team.test`, role: 'owner' });
+    const page = await owner.client.get('/cabinet/team');
+    expect(page.body).not.toContain('data-testid="last-owner"');
+    expect((await owner.client.post(`/cabinet/team/${second.id}/role`, { _csrf: CabinetClient.csrfOf(page.body), role: 'support' })).statusCode).toBe(303);
+    const again = await owner.client.get('/cabinet/team');
+    expect((await owner.client.post(`/cabinet/team/${owner.id}/remove`, { _csrf: CabinetClient.csrfOf(again.body) })).statusCode).toBe(409);
+  });
+
+  test("a merchant with a login of its own keeps it as an owner: its only member owner may be removed", async () => {
+    const m = await cabinetMerchant(t);
+    const u = await member(m, 'owner');
+    const owner = await signedIn(t, m);
+    const page = await owner.get('/cabinet/team');
+    expect(page.body).not.toContain('data-testid="last-owner"');
+    expect((await owner.post(`/cabinet/team/${u.id}/remove`, { _csrf: CabinetClient.csrfOf(page.body) })).statusCode).toBe(303);
+  });
+
+  test('two owners removing each other at the same moment: exactly one succeeds, an owner remains', async () => {
+    const { m, owner } = await memberOwned();
+    const second = await member(m, 'owner');
+    const [a, b] = await Promise.allSettled([
+      t.app.services.team.remove(m.merchantId, second.id),
+      t.app.services.team.remove(m.merchantId, owner.id),
+    ]);
+    expect([a.status, b.status].sort()).toEqual(['fulfilled', 'rejected']);
+    expect((await teamOf(m.merchantId)).map((r) => r.role)).toEqual(['OWNER']);
   });
 });

@@ -113,8 +113,14 @@ describe('T-Bank emulator: card payments on the hosted form', () => {
     expect(notificationsFor(a.body.PaymentId).map((n) => [n.Status, n.Success, n.ErrorCode])).toEqual([['REJECTED', false, '1051']]);
   });
 
-  it('a payment past RedirectDueDate, or abandoned, is DEADLINE_EXPIRED', async () => {
-    const a = await init({ RedirectDueDate: new Date(Date.now() - 1000).toISOString() });
+  it('a payment past RedirectDueDate, or abandoned, is DEADLINE_EXPIRED; a RedirectDueDate outside 1 minute .. 90 days or not YYYY-MM-DDTHH24:MI:SS+GMT is refused', async () => {
+    const at = (ms: number) => new Date(Math.floor((Date.now() + ms) / 1000) * 1000).toISOString().replace(/\.\d{3}Z$/, '+00:00');
+    expect((await init({ RedirectDueDate: at(-1000) })).body).toMatchObject({ Success: false, ErrorCode: '9999' });
+    expect((await init({ RedirectDueDate: at(91 * 86_400_000) })).body).toMatchObject({ Success: false, ErrorCode: '9999' });
+    expect((await init({ RedirectDueDate: new Date(Date.now() + 3_600_000).toISOString() })).body).toMatchObject({ Success: false, ErrorCode: '9999' });
+    const a = await init({ RedirectDueDate: at(120_000) });
+    expect((await state(a.body.PaymentId)).Status).toBe('NEW');
+    emu.passDueDate(a.body.PaymentId);
     expect((await state(a.body.PaymentId)).Status).toBe('DEADLINE_EXPIRED');
     const b = await init();
     emu.payerAction(b.body.PaymentId, 'expire');

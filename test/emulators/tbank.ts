@@ -94,11 +94,33 @@ import {
  * [18] GetState's `Amount` is described only as "Сумма в копейках": whether it is what the payment
  *     was or what is left after refunds is not documented. EMULATOR switch `stateAmount`: 'left'
  *     (default) or 'payment' (the payment's original amount, in GetState and in notifications).
+ * [19] modern-openapi.json as it stands (v1.80, read 2026-11-28): Receipt_FFD_105 and Receipt_FFD_12
+ *     `Taxation` osn | usn_income | usn_income_outcome | esn | patent (`envd` is gone); `FfdVersion`
+ *     "1.05" | "1.2"; Items_FFD_105/Items_FFD_12 `Tax` none | vat0 | vat5 | vat7 | vat10 | vat20 | vat105 |
+ *     vat107 | vat110 | vat120 (5 % and 7 % added in v1.47), and vat22 | vat122 from 1 January 2026
+ *     (integrators' T-Bank SDKs; PROVIDERS.md "Receipts and rates as they stand"); Items_FFD_12 requires
+ *     `MeasurementUnit` ("обязателен, если версия ФД онлайн-кассы — 1.2") and its PaymentObject list has
+ *     no `composite`. Cancel.Receipt: "При полной отмене структура чека не передается, при частичной —
+ *     передаются товары, которые нужно отменить" (EMULATOR: a Receipt on a full Cancel is 309, the
+ *     stricter reading). NotificationFiscalization: Status "RECEIPT", OrderId, PaymentId, Amount,
+ *     ErrorCode ("0" on success), ErrorMessage, Type (Income | IncomeReturn), FiscalNumber,
+ *     ShiftNumber, ReceiptDatetime, FnNumber, EcrRegNumber, FiscalDocumentNumber,
+ *     FiscalDocumentAttribute, Receipt (nested, outside the Token), Token.
  * Anything marked EMULATOR is this emulator's own choice where the documentation is silent.
  */
 
-const TB_TAXATION = new Set(['osn', 'usn_income', 'usn_income_outcome', 'envd', 'esn', 'patent']);
-const TB_TAX = new Set(['none', 'vat0', 'vat10', 'vat20', 'vat110', 'vat120']);
+/** [19]: envd left the specification. */
+const TB_TAXATION = new Set(['osn', 'usn_income', 'usn_income_outcome', 'esn', 'patent']);
+/** [19]: the 2025 and 2026 rates included. */
+const TB_TAX = new Set(['none', 'vat0', 'vat5', 'vat7', 'vat10', 'vat20', 'vat105', 'vat107', 'vat110', 'vat120', 'vat22', 'vat122']);
+/** [19]: Items_FFD_12.PaymentObject (no `composite`; the marked-goods values besides). */
+const TB_PAYMENT_OBJECTS_12 = new Set([
+  'commodity', 'excise', 'job', 'service', 'gambling_bet', 'gambling_prize', 'lottery', 'lottery_prize', 'intellectual_activity',
+  'payment', 'agent_commission', 'contribution', 'property_rights', 'unrealization', 'tax_reduction', 'trade_fee', 'resort_tax', 'pledge',
+  'income_decrease', 'ie_pension_insurance_without_payments', 'ie_pension_insurance_with_payments', 'ie_medical_insurance_without_payments',
+  'ie_medical_insurance_with_payments', 'social_insurance', 'casino_chips', 'agent_payment', 'excisable_goods_without_marking_code',
+  'excisable_goods_with_marking_code', 'goods_without_marking_code', 'goods_with_marking_code', 'another',
+]);
 const TB_PAYMENT_METHODS = new Set(['full_prepayment', 'prepayment', 'advance', 'full_payment', 'partial_payment', 'credit', 'credit_payment']);
 const TB_PAYMENT_OBJECTS = new Set([
   'commodity', 'excise', 'job', 'service', 'gambling_bet', 'gambling_prize', 'lottery', 'lottery_prize', 'intellectual_activity',
@@ -158,6 +180,8 @@ export interface TBankOptions {
   maxAttempts?: number;
   /** [9][10]: the terminal has an online cash register: Init, Confirm and Cancel need Receipt. */
   fiscalization?: boolean;
+  /** [19]: the register works to FFD 1.2: a receipt must say FfdVersion "1.2" and give each item's MeasurementUnit. */
+  ffd12?: boolean;
   /** [12]: an SBP refund settles (ASYNC_REFUNDING -> PARTIAL_REFUNDED | REFUNDED) after this many ms (default 0); null: only settleSbpRefunds(). */
   sbpRefundSettleMs?: number | null;
   /** [18]: what GetState's and the notifications' Amount are (default 'left'). */
@@ -184,6 +208,8 @@ export class TBankEmulator {
   readonly password: string;
   /** [9][10]: the terminal is fiscalized (settable by tests). */
   fiscalization: boolean;
+  /** Every Cancel applied: its payment, amount (kopecks), whether it was full, and whether it carried a Receipt. */
+  readonly cancelsSeen: { paymentId: string; amount: number; full: boolean; receipt: boolean }[] = [];
   /** Every Receipt accepted: the method, the payment, and the Receipt as received. */
   readonly receipts: { op: 'Init' | 'Confirm' | 'Cancel'; paymentId: string; receipt: Record<string, unknown> }[] = [];
   notifyUrl?: string;
@@ -351,6 +377,10 @@ export class TBankEmulator {
     const phone = typeof r.Phone === 'string' && /^\+\d{10,15}$/.test(r.Phone);
     if (!email && !phone) return bad('Receipt: заполните Email или Phone');
     if (!TB_TAXATION.has(r.Taxation as string)) return bad('Receipt.Taxation: недопустимое значение');
+    // [19]: FfdVersion "1.05" or "1.2"; a 1.2 register takes only 1.2 receipts (EMULATOR: the stricter reading).
+    if (r.FfdVersion !== undefined && r.FfdVersion !== '1.05' && r.FfdVersion !== '1.2') return bad('Receipt.FfdVersion: 1.05 или 1.2');
+    const ffd12 = r.FfdVersion === '1.2';
+    if (this.opts.ffd12 && !ffd12) return bad('Receipt.FfdVersion: касса работает по ФФД 1.2');
     if (!Array.isArray(r.Items) || r.Items.length === 0) return bad('Receipt.Items не должен быть пустым');
     let total = 0;
     for (const [i, it] of (r.Items as Record<string, unknown>[]).entries()) {
@@ -362,7 +392,8 @@ export class TBankEmulator {
       if (!Number.isSafeInteger(it.Amount) || it.Amount !== Math.round((it.Price as number) * it.Quantity)) return bad(`${at}.Amount: Price x Quantity`);
       if (!TB_TAX.has(it.Tax as string)) return bad(`${at}.Tax: недопустимое значение`);
       if (it.PaymentMethod !== undefined && !TB_PAYMENT_METHODS.has(it.PaymentMethod as string)) return bad(`${at}.PaymentMethod`);
-      if (it.PaymentObject !== undefined && !TB_PAYMENT_OBJECTS.has(it.PaymentObject as string)) return bad(`${at}.PaymentObject`);
+      if (it.PaymentObject !== undefined && !(ffd12 ? TB_PAYMENT_OBJECTS_12 : TB_PAYMENT_OBJECTS).has(it.PaymentObject as string)) return bad(`${at}.PaymentObject`);
+      if (ffd12 && (typeof it.MeasurementUnit !== 'string' || it.MeasurementUnit === '')) return bad(`${at}.MeasurementUnit: обязателен для ФФД 1.2`);
       total += it.Amount as number;
     }
     return total === amount ? null : this.fail('308', 'The amount in the check and in the payment do not match.', `Сумма позиций чека ${total} не равна сумме ${amount}`);
@@ -399,8 +430,11 @@ export class TBankEmulator {
     if (refused) return refused;
     let due = Date.now() + 24 * 3600_000; // [2]: RedirectDueDate defaults to 24 hours.
     if (b.RedirectDueDate !== undefined) {
-      const t = typeof b.RedirectDueDate === 'string' ? Date.parse(b.RedirectDueDate) : NaN;
-      if (Number.isNaN(t)) return this.fail('9999', 'Неверные параметры.', 'Поле RedirectDueDate: дата в формате ISO 8601');
+      // [19]: `YYYY-MM-DDTHH24:MI:SS+GMT`, at least 1 minute and at most 90 days ahead (EMULATOR: 5 s of clock slack).
+      const ok = typeof b.RedirectDueDate === 'string' && /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}[+-]\d{2}:\d{2}$/.test(b.RedirectDueDate);
+      const t = ok ? Date.parse(b.RedirectDueDate as string) : NaN;
+      if (Number.isNaN(t)) return this.fail('9999', 'Неверные параметры.', 'Поле RedirectDueDate: формат YYYY-MM-DDTHH24:MI:SS+GMT');
+      if (t < Date.now() + 55_000 || t > Date.now() + 90 * 86_400_000 + 5_000) return this.fail('9999', 'Неверные параметры.', 'Поле RedirectDueDate: от 1 минуты до 90 дней');
       due = t;
     }
     const id = String(this.nextId++);
@@ -491,8 +525,12 @@ export class TBankEmulator {
     const take = amount ?? p.Amount;
     // Refunds never exceed what is left of the payment (EMULATOR: code 8; 9999 is an internal error, retried).
     if (take > p.Amount) return this.fail('8', 'Неверный статус транзакции', 'Сумма отмены больше остатка платежа');
-    const refused = this.receiptRefusal(b.Receipt, take);
+    // [19]: a full Cancel (all of the payment, nothing refunded before) carries no receipt: the register reverses the payment's own.
+    const full = take === p.Amount && (p.Status === 'CONFIRMED' || p.Status === 'AUTHORIZED');
+    if (full && b.Receipt !== undefined && this.fiscalization) return this.fail('309', 'Неверные параметры.', 'Receipt: при полной отмене структура чека не передается');
+    const refused = full ? null : this.receiptRefusal(b.Receipt, take);
     if (refused) return refused;
+    this.cancelsSeen.push({ paymentId: p.PaymentId, amount: take, full, receipt: b.Receipt !== undefined });
     if (b.Receipt !== undefined) this.receipts.push({ op: 'Cancel', paymentId: p.PaymentId, receipt: b.Receipt as Record<string, unknown> });
     p.Amount -= take;
     if (authorized) {
@@ -634,6 +672,33 @@ export class TBankEmulator {
 
   private emit(p: TbPayment) {
     this.notifier.notify(p.NotificationURL ?? this.notifyUrl, this.notificationBody(p));
+  }
+
+  /** The clock passes a payment's RedirectDueDate (the next read finds it expired). */
+  passDueDate(paymentId: string) {
+    const p = this.payments.get(paymentId);
+    if (!p) throw new Error(`unknown payment ${paymentId}`);
+    p.DueAt = Date.now() - 1;
+  }
+
+  /**
+   * [19]: the register's report on a payment's receipt ("Income") or a refund's ("IncomeReturn"),
+   * signed; `errorCode` other than "0" is a receipt the register did not register, with its message.
+   * Delivered like any notification (until answered "OK").
+   */
+  notifyReceipt(paymentId: string, o: { type?: 'Income' | 'IncomeReturn'; amount?: number; errorCode?: string; errorMessage?: string; url?: string } = {}) {
+    const p = this.payments.get(paymentId);
+    if (!p) throw new Error(`unknown payment ${paymentId}`);
+    const code = o.errorCode ?? '0';
+    const body: Record<string, unknown> = {
+      TerminalKey: this.terminalKey, OrderId: p.OrderId, Success: code === '0', Status: 'RECEIPT', PaymentId: Number(p.PaymentId),
+      ErrorCode: code, ...(o.errorMessage ? { ErrorMessage: o.errorMessage } : {}), Amount: o.amount ?? p.OriginalAmount,
+      FiscalNumber: 1, ShiftNumber: 1, ReceiptDatetime: new Date().toISOString(), FnNumber: '9999078900004792', EcrRegNumber: '0000000000045678',
+      FiscalDocumentNumber: this.nextId++, FiscalDocumentAttribute: 1234567890, Type: o.type ?? 'Income',
+      Receipt: { FfdVersion: '1.05', Taxation: 'osn', Items: [] },
+    };
+    body.Token = tbankToken(body, this.password);
+    this.notifier.notify(o.url ?? p.NotificationURL ?? this.notifyUrl, body);
   }
 
   /**

@@ -29,7 +29,15 @@ import {
  *     .../receipts/54fz/parameters-values: with 54-FZ on in the shop's settings a payment and a refund
  *     carry `receipt` {customer {email | phone}, items [{description <= 128, quantity, amount {value,
  *     currency} (the price of ONE unit), vat_code, payment_subject, payment_mode}], tax_system_code};
- *     tax_system_code 1..6, vat_code 1..10; the receipt's total (sum of amount x quantity) equals the
+ *     tax_system_code 1..6, vat_code 1..12 (7..10 the 5 % and 7 % rates of 2025, 11 and 12 the 22 % and
+ *     22/122 of 2026: .../parameters-values, "Ставка НДС", checked 2026-11-28); with an FFD 1.2
+ *     register every item carries `measure` (.../parameters-values, "Единица измерения": piece, gram,
+ *     kilogram, ton, centimeter, decimeter, meter, square_centimeter, square_decimeter, square_meter,
+ *     milliliter, liter, cubic_meter, kilowatt_hour, gigacalorie, day, hour, minute, second, kilobyte,
+ *     megabyte, gigabyte, terabyte, another); with "Чеки от ЮKassa" (.../receipts/54fz/yoomoney/basics:
+ *     "пока есть только один способ доставки чека пользователю — на электронную почту. Отправка чека
+ *     в смс недоступна") the customer needs an e-mail (EMULATOR: refused without one, the stricter
+ *     reading); the receipt's total (sum of amount x quantity) equals the
  *     payment's (refund's) amount. A missing or wrong receipt is 400 invalid_request with
  *     description "Receipt is missing or illegal" and parameter "receipt" (the refusal named in
  *     issue 29, in the error body of [2][9]).
@@ -85,6 +93,12 @@ import {
  */
 
 /** [10]: payment_subject values (FFD 1.05 and 1.2) and payment_mode values. */
+/** [10]: `measure` (FFD 1.2), YooKassa's list. */
+const YK_MEASURES = new Set([
+  'piece', 'gram', 'kilogram', 'ton', 'centimeter', 'decimeter', 'meter', 'square_centimeter', 'square_decimeter', 'square_meter',
+  'milliliter', 'liter', 'cubic_meter', 'kilowatt_hour', 'gigacalorie', 'day', 'hour', 'minute', 'second', 'kilobyte', 'megabyte',
+  'gigabyte', 'terabyte', 'another',
+]);
 const YK_PAYMENT_SUBJECTS = new Set([
   'commodity', 'excise', 'job', 'service', 'payment', 'casino', 'gambling_bet', 'gambling_prize', 'lottery', 'lottery_prize',
   'intellectual_activity', 'agent_commission', 'property_right', 'non_operating_gain', 'insurance_premium', 'sales_tax', 'resort_fee',
@@ -177,6 +191,10 @@ export interface YooKassaOptions {
   maxAttempts?: number;
   /** [10]: the shop sends receipts through YooKassa (54-FZ on): payments and refunds need `receipt`. */
   fiscalization?: boolean;
+  /** [10]: the shop's register works to FFD 1.2: every receipt item needs `measure`. */
+  ffd12?: boolean;
+  /** [10]: the shop's receipts are "Чеки от ЮKassa": e-mail only. */
+  ownReceipts?: boolean;
   /** [13]: the payout gateway takes card numbers (its owner is PCI DSS certified); default false: payout_token only. */
   payoutPciDss?: boolean;
 }
@@ -211,6 +229,8 @@ export class YooKassaEmulator {
   readonly payoutTokens = new Map<string, { number: string } & YkCardSynonym>();
   /** Every receipt accepted, with the object it came with (what the online cash register got). */
   readonly receipts: { object: 'payment' | 'refund' | 'capture'; id: string; receipt: Record<string, unknown> }[] = [];
+  /** Every POST received with its Idempotence-Key and raw body, repeats included (what a repeat sent, byte for byte). */
+  readonly posts: { path: string; key: string; raw: string }[] = [];
   readonly shopId: string;
   readonly secretKey: string;
   readonly payoutAgentId: string;
@@ -308,6 +328,7 @@ export class YooKassaEmulator {
       const key = r.headers['idempotence-key'];
       if (typeof key !== 'string' || key === '') return this.error(400, 'invalid_request', 'Idempotence key isn\'t specified. Specify the Idempotence-Key header', 'Idempotence-Key');
       if (key.length > 64) return this.error(400, 'invalid_request', 'Idempotence key is too long. Maximum length is 64 characters', 'Idempotence-Key');
+      this.posts.push({ path: r.path, key, raw: r.raw });
       const scope = `${isPayout ? this.payoutAgentId : this.shopId}:${key}`;
       const hash = createHash('sha256').update(`${r.path}\n${r.raw}`).digest('hex');
       const seen = this.idem.get(scope);
@@ -439,7 +460,7 @@ export class YooKassaEmulator {
    * invalid_request "Receipt is missing or illegal" (parameter receipt). Checked: a customer
    * e-mail or phone, 1..100 items (EMULATOR: the count bound), each with description 1..128,
    * a positive quantity (a JSON number; EMULATOR: the stricter reading of the OpenAPI type),
-   * amount as money, vat_code 1..10, payment_subject and payment_mode from [10]'s lists,
+   * amount as money, vat_code 1..12, `measure` on an FFD 1.2 register, an e-mail for YooKassa's own receipts, payment_subject and payment_mode from [10]'s lists,
    * tax_system_code 1..6 when given, and the total equal to the operation's amount to the kopeck.
    * Without 54-FZ a receipt sent is ignored (EMULATOR: not checked).
    */
@@ -452,6 +473,7 @@ export class YooKassaEmulator {
     const email = c && typeof c.email === 'string' && /^[^\s@]+@[^\s@]+$/.test(c.email);
     const phone = c && typeof c.phone === 'string' && /^\d{10,15}$/.test(c.phone);
     if (!email && !phone) return illegal();
+    if (this.opts.ownReceipts && !email) return illegal();
     if (r.tax_system_code !== undefined && !(Number.isInteger(r.tax_system_code) && (r.tax_system_code as number) >= 1 && (r.tax_system_code as number) <= 6)) return illegal();
     const items = r.items;
     if (!Array.isArray(items) || items.length === 0 || items.length > 100) return illegal();
@@ -462,7 +484,8 @@ export class YooKassaEmulator {
       if (typeof it.quantity !== 'number' || !(it.quantity > 0)) return illegal();
       const price = this.money(it.amount, 'receipt.items.amount');
       if ('status' in price) return illegal();
-      if (!Number.isInteger(it.vat_code) || (it.vat_code as number) < 1 || (it.vat_code as number) > 10) return illegal();
+      if (!Number.isInteger(it.vat_code) || (it.vat_code as number) < 1 || (it.vat_code as number) > 12) return illegal();
+      if (this.opts.ffd12 && !YK_MEASURES.has(it.measure as string)) return illegal();
       if (!YK_PAYMENT_SUBJECTS.has(it.payment_subject as string) || !YK_PAYMENT_MODES.has(it.payment_mode as string)) return illegal();
       // The line's total in kopecks: price x quantity, quantity with at most 3 decimals
       // (EMULATOR: a line whose total is not whole kopecks is refused, the stricter reading).

@@ -17,6 +17,7 @@ describe('configuration', () => {
     // URLs are allowed by default only in the sandbox profile.
     expect(c.profile).toBe('production');
     expect(c.allowPrivateWebhookUrls).toBe(false);
+    expect(c.allowPrivateProviderUrls).toBe(false);
   });
 
   it('PAYMENTS_PROFILE: sandbox without DATABASE_URL (embedded), production with it, or as set', () => {
@@ -25,6 +26,10 @@ describe('configuration', () => {
     expect(loadConfig(embedded).allowPrivateWebhookUrls).toBe(true);
     expect(loadConfig({ ...base, PAYMENTS_PROFILE: 'sandbox' }).profile).toBe('sandbox');
     expect(loadConfig({ ...base, PAYMENTS_PROFILE: 'sandbox' }).allowPrivateWebhookUrls).toBe(true);
+    expect(loadConfig(embedded).allowPrivateProviderUrls).toBe(true);
+    expect(loadConfig({ ...base, PAYMENTS_PROFILE: 'sandbox' }).allowPrivateProviderUrls).toBe(true);
+    expect(loadConfig({ ...embedded, PAYMENTS_PROFILE: 'production' }).allowPrivateProviderUrls).toBe(false);
+    expect(loadConfig({ ...base, ALLOW_PRIVATE_PROVIDER_URLS: 'true' }).allowPrivateProviderUrls).toBe(true);
     expect(loadConfig({ ...embedded, PAYMENTS_PROFILE: 'production' }).profile).toBe('production');
     expect(() => loadConfig({ ...base, PAYMENTS_PROFILE: 'staging' })).toThrow(/PAYMENTS_PROFILE/);
   });

@@ -81,9 +81,9 @@ export function startTestMailWorker(t: TestApp, opts: MailWorkerOptions & { log?
   return startMailWorker({ config: t.config, db: t.db, services: t.app.services, log: opts.log ?? pino({ level: 'silent' }) }, { pollMs: 25, retryDelaysMs: [200, 200, 200], ...opts });
 }
 
-/** The one-time link in a password reset mail. */
-export const resetLinkOf = (m: ReceivedMail): string => {
-  const link = /(https?:\/\/\S+\/cabinet\/password-reset\?token=[A-Za-z0-9_-]+)/.exec(m.text)?.[1];
+/** The one-time link in a password reset mail (the cabinet's, or the console's with `face` 'operator'). */
+export const resetLinkOf = (m: ReceivedMail, face: 'cabinet' | 'operator' = 'cabinet'): string => {
+  const link = new RegExp(`(https?://\\S+/${face}/password-reset\\?token=[A-Za-z0-9_-]+)`).exec(m.text)?.[1];
   if (!link) throw new Error(`no reset link in: ${m.text}`);
   return link;
 };

@@ -34,7 +34,7 @@ beforeAll(async () => {
   yk = await YooKassaEmulator.start({ notifyUrl: `${shop.url}/providers/yk-web/notifications`, retryBaseMs: 10 });
   tb = await TBankEmulator.start({ retryBaseMs: 10 });
   const { put } = connectorCalls(() => t, () => ykConn);
-  expect((await put('yk-web', { kind: 'yookassa', mode: 'test', settings: { base_url: yk.apiUrl, shop_id: yk.shopId, secret_key: yk.secretKey } })).statusCode).toBe(201);
+  expect((await put('yk-web', { kind: 'yookassa', mode: 'test', settings: { base_url: yk.apiUrl, shop_id: yk.shopId, secret_key: yk.secretKey, allowed_ips: '127.0.0.1' } })).statusCode).toBe(201);
   expect((await put('tb-web', { kind: 'tbank', mode: 'test', settings: { base_url: tb.apiUrl, terminal_key: tb.terminalKey, password: tb.password } })).statusCode).toBe(201);
   ykConn = (await t.app.services.connectors.get('yk-web'))!;
   tbConn = (await t.app.services.connectors.get('tb-web'))!;

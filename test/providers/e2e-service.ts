@@ -68,7 +68,7 @@ export async function cardProviders(e: E2E, names: { tb: string; yk: string }) {
   const tb = await TBankEmulator.start({ retryBaseMs: 50 });
   const yk = await YooKassaEmulator.start({ notifyUrl: `${e.base}/providers/${names.yk}/notifications`, retryBaseMs: 50 });
   expect((await admin(e, 'PUT', `/connectors/${names.tb}`, { kind: 'tbank', mode: 'test', settings: { base_url: tb.apiUrl, terminal_key: tb.terminalKey, password: tb.password } })).status).toBe(201);
-  expect((await admin(e, 'PUT', `/connectors/${names.yk}`, { kind: 'yookassa', mode: 'test', settings: { base_url: yk.apiUrl, shop_id: yk.shopId, secret_key: yk.secretKey } })).status).toBe(201);
+  expect((await admin(e, 'PUT', `/connectors/${names.yk}`, { kind: 'yookassa', mode: 'test', settings: { base_url: yk.apiUrl, shop_id: yk.shopId, secret_key: yk.secretKey, allowed_ips: '127.0.0.1' } })).status).toBe(201);
   const mYk = await routedMerchant(e, { payment_card: [names.yk] });
   const mTb = await routedMerchant(e, { payment_card: [names.tb] });
   for (const m of [mYk, mTb]) await e.t.db.prisma.merchant.update({ where: { id: m.merchantId }, data: { paymentCardPercent: 0, paymentCardFixed: 0 } });

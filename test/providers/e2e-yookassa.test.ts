@@ -32,7 +32,7 @@ beforeAll(async () => {
   yk = await YooKassaEmulator.start({ notifyUrl: `${e.base}/providers/${NAME}/notifications`, retryBaseMs: 50, payoutSettleMs: 200, payoutPciDss: true });
   const put = await admin(e, 'PUT', `/connectors/${NAME}`, {
     kind: 'yookassa', mode: 'test',
-    settings: { base_url: yk.apiUrl, shop_id: yk.shopId, secret_key: yk.secretKey, payout_agent_id: yk.payoutAgentId, payout_secret_key: yk.payoutSecretKey, payout_pci_dss: true },
+    settings: { base_url: yk.apiUrl, shop_id: yk.shopId, secret_key: yk.secretKey, allowed_ips: '127.0.0.1', payout_agent_id: yk.payoutAgentId, payout_secret_key: yk.payoutSecretKey, payout_pci_dss: true },
   });
   expect(put.status, JSON.stringify(put.body)).toBe(201);
   await seedBanks(e.t);

@@ -11,22 +11,24 @@ import { NOTIFICATIONS_PER_SECOND } from '../../src/provider-notifications/index
  * believes only the object read back). Two limits: a flood from one address is refused 429 past
  * NOTIFICATIONS_PER_SECOND unproven ones per connector and second, so a burst of 50 reaches
  * YooKassa at most that many times (a provider's own, verified ones are never throttled); and a
- * YooKassa connector without `allowed_ips` accepts only YooKassa's published source networks,
- * plus loopback in the `sandbox` profile only.
+ * YooKassa connector without `allowed_ips` accepts only YooKassa's published source networks, in
+ * every profile and mode (loopback too only when `allowed_ips` names it).
  */
 let t: TestApp;
 let prod: TestApp;
 let yk: YooKassaEmulator;
 beforeAll(async () => {
   t = await setupTestApp({ CONNECTOR_TIMEOUT_MS: '8000' });
-  prod = await setupTestApp({ CONNECTOR_TIMEOUT_MS: '8000', PAYMENTS_PROFILE: 'production' });
+  prod = await setupTestApp({ CONNECTOR_TIMEOUT_MS: '8000', PAYMENTS_PROFILE: 'production', ALLOW_PRIVATE_PROVIDER_URLS: 'true' });
   yk = await YooKassaEmulator.start({ retryBaseMs: 10 });
 });
 afterAll(async () => { await yk.stop(); await t.close(); await prod.close(); });
 
 const settings = () => ({ base_url: yk.apiUrl, shop_id: yk.shopId, secret_key: yk.secretKey });
-const put = (app: TestApp, name: string) => app.app.inject({
-  method: 'PUT', url: `/admin/v1/connectors/${name}`, headers: { authorization: `Bearer ${ADMIN_TOKEN}` }, payload: { kind: 'yookassa', mode: 'test', settings: settings() },
+/** A connector whose notifications come from the emulator (loopback) unless `ownList` is false: then YooKassa's default networks. */
+const put = (app: TestApp, name: string, o: { ownList?: boolean; mode?: 'test' | 'live' } = {}) => app.app.inject({
+  method: 'PUT', url: `/admin/v1/connectors/${name}`, headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+  payload: { kind: 'yookassa', mode: o.mode ?? 'test', settings: { ...settings(), ...(o.ownList === false ? {} : { allowed_ips: '127.0.0.0/8' }) } },
 });
 const notify = (app: TestApp, name: string, body: unknown, ip = '127.0.0.1') =>
   app.app.inject({ method: 'POST', url: `/providers/${name}/notifications`, payload: body as object, remoteAddress: ip });
@@ -83,7 +85,7 @@ describe('POST /providers/{connector}/notifications: a flood of forged ones', ()
 
 describe('a YooKassa connector without allowed_ips: YooKassa\'s published sources only', () => {
   it('production profile: a notification from 127.0.0.1 is refused (400) before YooKassa is asked, and nothing is recorded', async () => {
-    expect((await put(prod, 'yk-prod')).statusCode).toBe(201);
+    expect((await put(prod, 'yk-prod', { ownList: false })).statusCode).toBe(201);
     const body = forged();
     const before = yk.requests.length;
     const r = await notify(prod, 'yk-prod', body, '127.0.0.1');
@@ -108,10 +110,19 @@ describe('a YooKassa connector without allowed_ips: YooKassa\'s published source
     expect((await notify(prod, 'yk-prod', body, '127.0.0.1')).json()).toMatchObject({ reason: expect.stringContaining('does not know') });
   });
 
-  it('sandbox profile: loopback is allowed (a local emulator), an address outside YooKassa\'s networks is not', async () => {
-    await put(t, 'yk-sbx');
-    const body = forged();
-    expect((await notify(t, 'yk-sbx', body, '127.0.0.1')).json()).toMatchObject({ reason: expect.stringContaining('does not know') });
-    expect((await notify(t, 'yk-sbx', body, '203.0.113.5')).json()).toMatchObject({ reason: expect.stringContaining('allowed_ips') });
+  it('the same in every profile and mode: sandbox test and live, production live; loopback and other addresses refused, YooKassa\'s networks read back', async () => {
+    const cases = [[t, 'yk-sbx-test', 'test'], [t, 'yk-sbx-live', 'live'], [prod, 'yk-prod-live', 'live']] as const;
+    for (const [app, name, mode] of cases) {
+      expect((await put(app, name, { ownList: false, mode })).statusCode, name).toBe(201);
+      const body = forged();
+      const before = yk.requests.length;
+      for (const ip of ['127.0.0.1', '::1', '::ffff:127.0.0.1', '203.0.113.5']) {
+        const r = await notify(app, name, body, ip);
+        expect(r.statusCode, `${name} ${ip}`).toBe(400);
+        expect(r.json(), `${name} ${ip}`).toMatchObject({ reason: expect.stringContaining('allowed_ips') });
+      }
+      expect(yk.requests.length, name).toBe(before);
+      expect((await notify(app, name, body, '77.75.153.10')).json(), name).toMatchObject({ reason: expect.stringContaining('does not know') });
+    }
   });
 });

@@ -31,7 +31,7 @@ beforeAll(async () => {
     const r = await admin(e, 'PUT', `/connectors/${name}`, {
       kind: 'yookassa', mode: 'test',
       settings: {
-        base_url: yk.apiUrl, shop_id: yk.shopId, secret_key: yk.secretKey, payout_agent_id: yk.payoutAgentId, payout_secret_key: yk.payoutSecretKey,
+        base_url: yk.apiUrl, shop_id: yk.shopId, secret_key: yk.secretKey, allowed_ips: '127.0.0.1', payout_agent_id: yk.payoutAgentId, payout_secret_key: yk.payoutSecretKey,
         payout_widget_url: `${yk.baseUrl}/payouts-data/widget.js`, ...(pci ? { payout_pci_dss: true } : {}),
       },
     });

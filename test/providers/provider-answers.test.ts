@@ -26,7 +26,7 @@ beforeAll(async () => {
   expect((await admin(e, 'PUT', `/connectors/${TB}`, { kind: 'tbank', mode: 'test', settings: { base_url: tb.apiUrl, terminal_key: tb.terminalKey, password: tb.password } })).status).toBe(201);
   expect((await admin(e, 'PUT', `/connectors/${YK}`, {
     kind: 'yookassa', mode: 'test',
-    settings: { base_url: yk.apiUrl, shop_id: yk.shopId, secret_key: yk.secretKey, payout_agent_id: yk.payoutAgentId, payout_secret_key: yk.payoutSecretKey, payout_pci_dss: true },
+    settings: { base_url: yk.apiUrl, shop_id: yk.shopId, secret_key: yk.secretKey, allowed_ips: '127.0.0.1', payout_agent_id: yk.payoutAgentId, payout_secret_key: yk.payoutSecretKey, payout_pci_dss: true },
   })).status).toBe(201);
   m = await routedMerchant(e, { payment_sbp: [TB], payout_card: [YK] });
 }, 60_000);

@@ -30,7 +30,7 @@ beforeAll(async () => {
   yk = await YooKassaEmulator.start({ notifyUrl: `${hook.url}/yookassa`, fiscalization: true });
   tb = await TBankEmulator.start({ notifyUrl: `${hook.url}/tbank`, fiscalization: true });
   const put = (name: string, payload: object) => t.app.inject({ method: 'PUT', url: `/admin/v1/connectors/${name}`, headers: admin, payload });
-  expect((await put('yk-fz', { kind: 'yookassa', mode: 'test', settings: { base_url: yk.apiUrl, shop_id: yk.shopId, secret_key: yk.secretKey } })).statusCode).toBe(201);
+  expect((await put('yk-fz', { kind: 'yookassa', mode: 'test', settings: { base_url: yk.apiUrl, shop_id: yk.shopId, secret_key: yk.secretKey, allowed_ips: '127.0.0.1' } })).statusCode).toBe(201);
   expect((await put('tb-fz', { kind: 'tbank', mode: 'test', settings: { base_url: tb.apiUrl, terminal_key: tb.terminalKey, password: tb.password } })).statusCode).toBe(201);
 });
 afterAll(async () => { await yk.stop(); await tb.stop(); await hook.close(); await t.close(); });
@@ -161,7 +161,7 @@ describe('receipts through T-Bank (a terminal with an online cash register)', ()
     const { paymentId, url } = await open(bill.json().bill_id);
     const init = tb.receipts.find((x) => x.op === 'Init' && tb.payments.get(x.paymentId)?.OrderId === paymentId)!;
     expect(init.receipt).toEqual({
-      Email: 'client@example.test', Taxation: 'osn',
+      FfdVersion: '1.05', Email: 'client@example.test', Taxation: 'osn',
       Items: [{ Name: 'Консультация', Price: 15050, Quantity: 1, Amount: 15050, Tax: 'vat20', PaymentMethod: 'full_prepayment', PaymentObject: 'service' }],
     });
     expect(tb.requests.filter((x) => x.op === 'Init').at(-1)!.errorCode).toBe('0');
@@ -173,7 +173,7 @@ describe('receipts through T-Bank (a terminal with an online cash register)', ()
     expect(await refund(m, paymentId, '50.50')).toMatchObject({ status: 'SUCCESS' });
     const cancel = tb.receipts.filter((x) => x.op === 'Cancel').at(-1)!;
     expect(cancel.receipt).toEqual({
-      Email: 'client@example.test', Taxation: 'osn',
+      FfdVersion: '1.05', Email: 'client@example.test', Taxation: 'osn',
       Items: [{ Name: 'Консультация', Price: 5050, Quantity: 1, Amount: 5050, Tax: 'vat20', PaymentMethod: 'full_prepayment', PaymentObject: 'service' }],
     });
     expect(await refund(m, paymentId)).toMatchObject({ status: 'SUCCESS' });
@@ -224,7 +224,7 @@ describe('bill/create for a fiscalized shop', () => {
 });
 
 describe('receipt lines add up to the payment exactly', () => {
-  const fiscal: ActiveFiscal = { enabled: true, taxSystemCode: 1, vatCode: 1, paymentSubject: 'commodity', paymentMode: 'full_payment' };
+  const fiscal: ActiveFiscal = { enabled: true, taxSystemCode: 1, vatCode: 1, paymentSubject: 'commodity', paymentMode: 'full_payment', ffdVersion: '1.05' };
   const base = { fiscal, billName: 'B', billDescription: null, email: 'a@b.test', phone: null };
 
   it('a USD bill: items scaled to the RUB paid, rounding on the last line, a line that does not divide becomes quantity 1', () => {

@@ -27,7 +27,7 @@ beforeAll(async () => {
   yk = await YooKassaEmulator.start({ notifyUrl: `${l.base}/providers/${YK}/notifications`, retryBaseMs: 50, payoutSettleMs: null, payoutPciDss: true });
   const c = await t.app.inject({ method: 'PUT', url: `/admin/v1/connectors/${YK}`, headers: admin, payload: {
     kind: 'yookassa', mode: 'test',
-    settings: { base_url: yk.apiUrl, shop_id: yk.shopId, secret_key: yk.secretKey, payout_agent_id: yk.payoutAgentId, payout_secret_key: yk.payoutSecretKey, payout_pci_dss: true },
+    settings: { base_url: yk.apiUrl, shop_id: yk.shopId, secret_key: yk.secretKey, allowed_ips: '127.0.0.1', payout_agent_id: yk.payoutAgentId, payout_secret_key: yk.payoutSecretKey, payout_pci_dss: true },
   } });
   expect(c.statusCode, c.body).toBe(201);
   m = await createMerchant(t);

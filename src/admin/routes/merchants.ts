@@ -127,7 +127,7 @@ export default async function merchantAdminRoutes(app: FastifyInstance): Promise
   app.post<{ Params: { id: string } }>('/merchants/:id/password-reset', {
     config: { permission: 'merchants.password-reset' },
     schema: {
-      tags, summary: 'Mail the cabinet account (the owner, or the team member `member_id`) a one-time link to set a new password (valid 1 hour); answers 202 with the masked address. No password is ever answered',
+      tags, summary: 'Mail the cabinet account (the owner, or the team member `member_id`) a one-time link to set a new password (valid 1 hour) and end that account\'s open sessions at once; answers 202 with the masked address. No password is ever answered',
       params: IdParams, body: Type.Object(MemberBody),
       response: {
         202: ok({ sent_to: Type.String({ description: 'Where the link went, masked', examples: ['o***@shop.example'] }) }, 'The link is mailed'),

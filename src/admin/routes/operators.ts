@@ -3,11 +3,12 @@ import type { FastifyInstance } from 'fastify';
 import { defineInput, requestInput, v } from '../../lib/input.js';
 import { NotFoundError, ValidationError } from '../../errors.js';
 import { formatDateTime } from '../../lib/time.js';
-import { actorOf, changed, writeAudit } from '../../audit/audit.js';
+import { actorOf, writeAudit } from '../../audit/audit.js';
 import { ROLES } from '../../domain/operator/roles.js';
 import { isIdLike } from '../../lib/input-fields.js';
 import type { OperatorView } from '../../domain/operator/operator.service.js';
 import { list, ok, OperatorSchema, OperatorTokenSchema } from './schemas.js';
+import { MailNotConfiguredError, operatorActions, operatorAuditView } from '../../backoffice/actions.js';
 
 const IdParams = Type.Object({ id: Type.String() });
 const CreateInput = defineInput({
@@ -27,9 +28,8 @@ const NewToken = Type.String({ description: 'Shown once, stored as SHA-256', exa
 /** Operator accounts and their personal API tokens (admin only; listing is a read). */
 export default async function operatorAdminRoutes(app: FastifyInstance): Promise<void> {
   const { operators } = app.services;
-  const twoFactor = app.services.operatorTwoFactor;
   const out = (o: OperatorView) => ({ ...o, created_at: formatDateTime(o.created_at, app.config.tz) });
-  const auditView = (o: OperatorView) => ({ email: o.email, role: o.role, status: o.status, has_password: o.has_password });
+  const auditView = operatorAuditView;
 
   app.post('/operators', {
     config: { permission: 'admin' },
@@ -69,11 +69,7 @@ export default async function operatorAdminRoutes(app: FastifyInstance): Promise
   }, async (req) => {
     if (!isIdLike(req.params.id)) throw new NotFoundError('Operator not found.');
     const input = PatchInput.parse(requestInput(req));
-    const who = actorOf(req);
-    const o = await operators.update(req.params.id, { role: input.role, status: input.status }, (c, r) => writeAudit(c, who, {
-      action: 'operator.update', objectType: 'operator', objectId: r.after.id,
-      ...((d) => (r.tokensRevoked > 0 ? { before: d.before, after: { ...d.after, tokens_revoked: r.tokensRevoked } } : d))(changed(auditView(r.before), auditView(r.after))),
-    }));
+    const o = await operatorActions(app).updateOperator(actorOf(req), req.params.id, { role: input.role, status: input.status });
     return { success: true, ...out(o) };
   });
 
@@ -106,17 +102,31 @@ export default async function operatorAdminRoutes(app: FastifyInstance): Promise
     return { success: true, id: tokenId, revoked: true };
   });
 
+  app.post<{ Params: { id: string } }>('/operators/:id/password-reset', {
+    config: { permission: 'admin' },
+    schema: {
+      tags, summary: "Mail an active operator a one-time link to set a new password (valid 1 hour) and end every console session of theirs now; answers 202 with the masked address. No password is ever answered",
+      params: IdParams,
+      response: { 202: ok({ sent_to: Type.String({ description: 'Where the link went, masked', examples: ['o***@ops.example'] }) }, 'The link is mailed') },
+    },
+  }, async (req, reply) => {
+    try {
+      const r = await operatorActions(app).sendOperatorPasswordReset(actorOf(req), req.params.id);
+      return reply.status(202).send({ success: true, sent_to: r.sentTo });
+    } catch (e) {
+      if (e instanceof MailNotConfiguredError) return reply.status(503).send({ success: false, message: e.message });
+      throw e;
+    }
+  });
+
   app.post<{ Params: { id: string } }>('/operators/:id/totp-reset', {
     config: { permission: 'admin' },
     schema: { tags, summary: "Turn an operator's TOTP off (a lost phone): recovery codes dropped, console sessions ended; the next console sign-in enrols again", params: IdParams,
       response: { 200: ok({ id: Type.String({ examples: ['Op3Kz8Lm2Qx'] }), totp_enabled: Type.Literal(false) }, 'TOTP is off') } },
   }, async (req) => {
     if (!isIdLike(req.params.id)) throw new NotFoundError('Operator not found.');
-    const who = actorOf(req);
     const id = req.params.id;
-    const found = await twoFactor.reset(id, (c, r) => writeAudit(c, who, {
-      action: 'operator.totp.reset', objectType: 'operator', objectId: id, before: { totp_enabled: r.wasEnabled }, after: { totp_enabled: false },
-    }));
+    const found = await operatorActions(app).resetOperatorTwoFactor(actorOf(req), id);
     if (!found) throw new NotFoundError('Operator not found.');
     return { success: true, id, totp_enabled: false };
   });

@@ -7,7 +7,7 @@ import { bodyObject, isIdLike } from '../../lib/input-fields.js';
 import { shopView } from '../../domain/operator-views.js';
 import { actorOf } from '../../audit/audit.js';
 import { shopAudit } from '../../audit/steps.js';
-import { PAYMENT_MODES, PAYMENT_SUBJECTS, TAX_SYSTEM_CODES, VAT_CODES } from '../../domain/receipt/fiscal.js';
+import { FFD_VERSIONS, PAYMENT_MODES, PAYMENT_SUBJECTS, TAX_SYSTEM_CODES, VAT_CODES } from '../../domain/receipt/fiscal.js';
 import { list, ok, ShopSchema } from './schemas.js';
 
 const IdParams = Type.Object({ id: Type.String() });
@@ -27,8 +27,10 @@ const PatchInput = fields(false);
 /** 54-FZ settings (docs/adr/0026-fiscal-receipts.md); checked by the shop service, 422 per field as `fiscalization.<field>`. */
 const FiscalizationSchema = Type.Object({
   enabled: Type.Optional(Type.Boolean()),
-  tax_system_code: Type.Optional(Type.Integer({ enum: [...TAX_SYSTEM_CODES], description: 'YooKassa tax_system_code (T-Bank Taxation osn..patent)' })),
-  vat_code: Type.Optional(Type.Integer({ enum: [...VAT_CODES], description: 'YooKassa vat_code (T-Bank Tax none..vat120)' })),
+  // No enum: 4 (ENVD) gets its own 422 from the shop service, naming why (fiscal.ts).
+  tax_system_code: Type.Optional(Type.Integer({ description: `YooKassa tax_system_code, one of ${TAX_SYSTEM_CODES.join(', ')} (T-Bank Taxation osn..patent; 4, ENVD, abolished)` })),
+  vat_code: Type.Optional(Type.Integer({ enum: [...VAT_CODES], description: 'YooKassa vat_code 1..12 (T-Bank Tax none..vat122; docs/connectors/fiscal.md)' })),
+  ffd_version: Type.Optional(Type.String({ enum: [...FFD_VERSIONS], description: 'The cash register\'s format: 1.2 sends each line\'s unit (T-Bank MeasurementUnit, YooKassa measure)' })),
   payment_subject: Type.Optional(Type.String({ enum: [...PAYMENT_SUBJECTS] })),
   payment_mode: Type.Optional(Type.String({ enum: [...PAYMENT_MODES] })),
 }, { description: 'Fiscal receipts: fields not sent keep their value; enabled needs tax_system_code and vat_code' });

@@ -3,7 +3,8 @@ import { isMoneyReceived } from '../../domain/statuses.js';
 import { paymentError } from '../../domain/payment/payment-errors.js';
 import { UnauthorizedActionError } from '../../errors.js';
 import { defineInput, v } from '../../lib/input.js';
-import { actingMerchant, BASE, cabinetActor, formErrors, liveMerchantIdOf, merchantIdOf, render, cabinetTz } from '../context.js';
+import { actingMerchant, BASE, cabinetActor, formErrors, liveMerchantIdOf, merchantIdOf, paymentStatusText, render, cabinetTz } from '../context.js';
+import { holdReadingOf } from '../../domain/payment/hold-reading.js';
 import { formBody } from '../../lib/form-body.js';
 import { filterQuery, listFilters, PAGE_SIZE } from '../paging.js';
 import { csvFormat, exportFilename, sendCsv } from '../export.js';
@@ -41,8 +42,8 @@ export default async function paymentRoutes(app: FastifyInstance): Promise<void>
     async function* rows() {
       for await (const p of app.services.merchantLists.paymentsForExport(merchantId, f)) {
         // Why a FAIL failed: the API's error_code, and its error_message in the cabinet's language (empty otherwise).
-        const err = paymentError(p.status, p.failureReason, req.cabinet.lang);
-        yield [p.id, p.billId, p.bill.orderId ?? '', t(`status.${p.status}`), c.num(p.amount), c.num(p.amountReceived), p.currencyIn,
+        const err = holdReadingOf(p) === 'CANCELLED_BY_SHOP' ? { code: null, message: null } : paymentError(p.status, p.failureReason, req.cabinet.lang);
+        yield [p.id, p.billId, p.bill.orderId ?? '', paymentStatusText(t, p), c.num(p.amount), c.num(p.amountReceived), p.currencyIn,
           c.num(p.commission), c.num(p.refundedAmount), p.method, p.fromCard ?? '', p.payerEmail ?? p.bill.payerEmail ?? '', p.shop.name,
           c.date(p.createdAt), c.date(p.finishedAt), err.code ?? '', err.message ?? ''];
       }

@@ -4,7 +4,7 @@ import { BASE, cabinetActor, formErrors, liveMerchantIdOf as merchantIdOf, rende
 import { formBody, queryOf } from '../../lib/form-body.js';
 import { testPostback, shopAudit } from '../../audit/steps.js';
 import { shopWords } from './shop-new.js';
-import { fiscalJson, fiscalOf, PAYMENT_MODES, PAYMENT_SUBJECTS, TAX_SYSTEM_CODES, VAT_CODES } from '../../domain/receipt/fiscal.js';
+import { FFD_VERSIONS, fiscalJson, fiscalOf, PAYMENT_MODES, PAYMENT_SUBJECTS, TAX_SYSTEM_CODES, VAT_CODES } from '../../domain/receipt/fiscal.js';
 
 const settingsInput = defineInput({
   default_currency: v.enumOf(['RUB', 'USD', 'EUR'] as const, { required: true }),
@@ -24,7 +24,7 @@ export default async function shopRoutes(app: FastifyInstance): Promise<void> {
     const shop = await app.services.shops.get(merchantIdOf(req), (req.params as { id: string }).id);
     return render(req, reply, 'shop', {
       nav: 'shops', shop, fiscal: fiscalJson(fiscalOf(shop.fiscalization)),
-      fiscalOptions: { taxSystems: TAX_SYSTEM_CODES, vatCodes: VAT_CODES, subjects: PAYMENT_SUBJECTS, modes: PAYMENT_MODES }, ...data,
+      fiscalOptions: { taxSystems: TAX_SYSTEM_CODES, vatCodes: VAT_CODES, subjects: PAYMENT_SUBJECTS, modes: PAYMENT_MODES, ffdVersions: FFD_VERSIONS }, ...data,
     });
   };
 
@@ -50,7 +50,7 @@ export default async function shopRoutes(app: FastifyInstance): Promise<void> {
         fiscalization: {
           raw: {
             enabled: b.fiscal_enabled === '1', tax_system_code: b.tax_system_code ?? '', vat_code: b.vat_code ?? '',
-            payment_subject: b.payment_subject, payment_mode: b.payment_mode,
+            payment_subject: b.payment_subject, payment_mode: b.payment_mode, ffd_version: b.ffd_version,
           },
           prefix: '',
         },

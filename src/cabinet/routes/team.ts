@@ -4,7 +4,7 @@ import { newFormSecret } from '../../lib/web-session.js';
 import { timeZoneNames } from '../../lib/time.js';
 import { writeAudit, changed } from '../../audit/audit.js';
 import { apiKeyAudit } from '../../audit/steps.js';
-import { INVITE_DAYS, MIN_PASSWORD, type TeamMember } from '../../domain/merchant/team.service.js';
+import { INVITE_DAYS, LastOwnerError, MIN_PASSWORD, type TeamMember } from '../../domain/merchant/team.service.js';
 import { teamInviteMail } from '../../mail/team-invite.js';
 import { BASE, LOGIN_CSRF_COOKIE, MODE_COOKIE, SESSION_COOKIE, cabinetActor, formErrors, liveMerchantIdOf, render, type CabinetRouteOptions } from '../context.js';
 import { formBody } from '../../lib/form-body.js';
@@ -22,6 +22,7 @@ const WORDS: Record<Lang, Record<string, string>> = {
     'accept.title': 'Set your password', 'accept.text': 'You were invited to the merchant cabinet as {email}. Choose a password of at least {n} characters.',
     'accept.password': 'Password', 'accept.submit': 'Save and sign in', 'accept.gone': 'This invitation link is not valid any more (used or expired). Ask the owner for a new one.',
     done: 'Done.', two_factor: 'Two-factor', on: 'on', off: 'off',
+    last_owner: 'This is the only owner of the merchant: it cannot be removed or given another role, or nobody could manage the team, the live token and the payouts. Invite another owner first.',
     'tz.title': 'Time zone', 'tz.label': 'Times are shown in', 'tz.default': 'The service default ({tz})',
     'tz.text': 'Every page of the cabinet, its CSV exports, date filters and your payers\' receipts use this time zone. The API keeps the service\'s.',
     'require.title': 'Two-factor sign-in for everyone',
@@ -39,6 +40,7 @@ const WORDS: Record<Lang, Record<string, string>> = {
     'accept.title': 'Задайте пароль', 'accept.text': 'Вас пригласили в кабинет мерчанта как {email}. Придумайте пароль не короче {n} символов.',
     'accept.password': 'Пароль', 'accept.submit': 'Сохранить и войти', 'accept.gone': 'Ссылка-приглашение больше не действует (использована или истекла). Попросите владельца прислать новую.',
     done: 'Готово.', two_factor: 'Двухфакторный вход', on: 'вкл.', off: 'выкл.',
+    last_owner: 'Это единственный владелец мерчанта: его нельзя удалить или сменить ему роль, иначе управлять командой, боевым токеном и выплатами будет некому. Сначала пригласите другого владельца.',
     'tz.title': 'Часовой пояс', 'tz.label': 'Время показывается в поясе', 'tz.default': 'По умолчанию сервиса ({tz})',
     'tz.text': 'Этот пояс используют все страницы кабинета, выгрузки CSV, фильтры по датам и квитанции ваших плательщиков. API остаётся в поясе сервиса.',
     'require.title': 'Двухфакторный вход для всех',
@@ -65,7 +67,7 @@ export default async function teamRoutes(app: FastifyInstance, opts: CabinetRout
   const page = async (req: FastifyRequest, reply: FastifyReply, data: Record<string, unknown> = {}) => {
     const s = req.cabinet.session!;
     return render(req, reply, 'team', {
-      nav: 'team', members: await team.list(liveMerchantIdOf(req)), roles: TEAM_ROLES, w: words(req.cabinet.lang),
+      nav: 'team', members: await team.list(liveMerchantIdOf(req)), soleOwner: await team.soleOwner(liveMerchantIdOf(req)), roles: TEAM_ROLES, w: words(req.cabinet.lang),
       requireTwoFactor: s.merchant.requireTwoFactor, timeZone: s.merchant.timeZone, timeZones: timeZoneNames(), defaultTz: app.config.tz, ...data,
     });
   };
@@ -126,21 +128,32 @@ export default async function teamRoutes(app: FastifyInstance, opts: CabinetRout
     return reply.redirect(`${BASE}/team?ok=common.saved`, 303);
   });
 
+  // The server refuses what the page does not offer: the last active owner stays (409, the page says why).
+  const lastOwner = async (req: FastifyRequest, reply: FastifyReply, e: unknown) => {
+    if (!(e instanceof LastOwnerError)) throw e;
+    reply.status(409);
+    return page(req, reply, { errors: { top: words(req.cabinet.lang)('last_owner'), fields: {} } });
+  };
+
   app.post<{ Params: { id: string } }>('/:id/role', { schema: { hide: true } }, async (req, reply) => {
     const who = cabinetActor(req);
-    await team.setRole(liveMerchantIdOf(req), req.params.id, formBody(req).role ?? '', (c, r) => writeAudit(c, who, {
+    try {
+      await team.setRole(liveMerchantIdOf(req), req.params.id, formBody(req).role ?? '', (c, r) => writeAudit(c, who, {
       action: 'merchant_user.role', objectType: 'merchant_user', objectId: r.after.id, ...changed(memberAudit(r.before), memberAudit(r.after)),
-    }));
+      }));
+    } catch (e) { return lastOwner(req, reply, e); }
     return reply.redirect(`${BASE}/team?ok=common.saved`, 303);
   });
 
   app.post<{ Params: { id: string } }>('/:id/remove', { schema: { hide: true } }, async (req, reply) => {
     const who = cabinetActor(req);
-    await team.remove(liveMerchantIdOf(req), req.params.id, async (c, m) => {
-      await writeAudit(c, who, { action: 'merchant_user.remove', objectType: 'merchant_user', objectId: m.id, before: memberAudit(m), after: null });
-      // The keys the member created were revoked with the removal: one entry each.
-      for (const k of m.revokedKeys) await apiKeyAudit(who, 'api_key.revoke', 'member_removed')(c, k);
-    });
+    try {
+      await team.remove(liveMerchantIdOf(req), req.params.id, async (c, m) => {
+        await writeAudit(c, who, { action: 'merchant_user.remove', objectType: 'merchant_user', objectId: m.id, before: memberAudit(m), after: null });
+        // The keys the member created were revoked with the removal: one entry each.
+        for (const k of m.revokedKeys) await apiKeyAudit(who, 'api_key.revoke', 'member_removed')(c, k);
+      });
+    } catch (e) { return lastOwner(req, reply, e); }
     return reply.redirect(`${BASE}/team?ok=common.saved`, 303);
   });
 

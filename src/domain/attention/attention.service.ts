@@ -17,8 +17,12 @@ export interface AttentionItem {
   merchantId: string;
   connector: string;
   providerRef: string | null;
-  /** 'unknown_outcome': reconciliation gave up; 'conflict': the provider contradicted a final state (src/domain/providers/conflict.ts). */
-  kind: 'unknown_outcome' | 'conflict';
+  /**
+   * 'unknown_outcome': reconciliation gave up; 'conflict': the provider contradicted a final state
+   * (src/domain/providers/conflict.ts); 'receipt_failed': the provider's cash register did not
+   * register the object's receipt (src/domain/receipt/register-failures.ts).
+   */
+  kind: 'unknown_outcome' | 'conflict' | 'receipt_failed';
   reason: string;
   lastHeard: Record<string, unknown>;
   createdAt: Date;
@@ -30,7 +34,7 @@ export interface AttentionItem {
 
 interface Row {
   id: string; object_type: AttentionObject; object_id: string; merchant_id: string; connector: string; provider_ref: string | null;
-  kind: 'unknown_outcome' | 'conflict'; reason: string; last_heard: Record<string, unknown>; created_at: Date; resolved_at: Date | null; resolution: string | null;
+  kind: AttentionItem['kind']; reason: string; last_heard: Record<string, unknown>; created_at: Date; resolved_at: Date | null; resolution: string | null;
   note: string | null; resolved_by: string | null;
 }
 const COLUMNS = 'id, object_type, object_id, merchant_id, connector, provider_ref, kind, reason, last_heard, created_at, resolved_at, resolution, note, resolved_by';
@@ -42,6 +46,8 @@ const toItem = (r: Row): AttentionItem => ({
 
 /** The outcome an operator closes a conflict item with: the money already followed the provider; the operator settled the rest. */
 export const CONFLICT_SETTLED = 'SETTLED';
+/** The outcome an operator closes a failed receipt with: a correction receipt was issued (nothing moves). */
+export const RECEIPT_CORRECTED = 'CORRECTED';
 
 /** JSON-safe copy of what a provider said (Decimals as strings). */
 export function heard(v: unknown): Record<string, unknown> {
@@ -122,7 +128,9 @@ export class AttentionService {
       this.checkOutcome(item, outcome);
       if (item.resolvedAt) throw new ConflictError(`Attention item is already resolved (${item.resolution}).`);
       let decided: { resolution: string; note: string | null; by: string } = { resolution: String(outcome), note, by };
-      if (item.kind === 'conflict' && row !== null && holdsMoney(item.lastHeard)) {
+      if (item.kind === 'receipt_failed') {
+        // Nothing to apply: a receipt is corrected at the register, outside this service.
+      } else if (item.kind === 'conflict' && row !== null && holdsMoney(item.lastHeard)) {
         const word = said !== null ? lifecycle.kind.wordOf(said) : null;
         const made = word !== null ? word.status === 'succeeded' : outcome === 'SUCCESS';
         // Made: the object's own conflict path (the hold released, the money debited, the merchant's event); not made: the hold back to available.
@@ -155,6 +163,10 @@ export class AttentionService {
 
   /** 422 unless the outcome is one this item takes: SUCCESS or FAIL, SETTLED for a conflict (SUCCESS or FAIL for one that holds money). */
   private checkOutcome(item: AttentionItem, outcome: unknown): void {
+    if (item.kind === 'receipt_failed') {
+      if (outcome !== RECEIPT_CORRECTED) throw ValidationError.field('outcome', `A failed receipt is closed with ${RECEIPT_CORRECTED} once a correction receipt was issued.`);
+      return;
+    }
     if (item.kind === 'conflict' && holdsMoney(item.lastHeard)) {
       if (outcome !== 'SUCCESS' && outcome !== 'FAIL') {
         throw ValidationError.field('outcome', 'This conflict holds money the provider says left: SUCCESS (it was made: the merchant is debited) or FAIL (it was not: the hold goes back to available).');

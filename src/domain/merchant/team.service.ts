@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import bcrypt from 'bcrypt';
-import { withPgTx, type Db, type InTx } from '../../db/client.js';
+import { withPgTx, type Db, type InTx, type Queryable } from '../../db/client.js';
 import { sha256Hex } from '../../lib/crypto.js';
 import { newId } from '../../lib/ids.js';
-import { NotFoundError, ValidationError } from '../../errors.js';
+import { ConflictError, NotFoundError, ValidationError } from '../../errors.js';
 import type { TeamRole } from './team-roles.js';
 import { revokeKeysOfMember, type ApiKeyView } from '../api-key/api-key.service.js';
 
@@ -30,6 +30,36 @@ const COLS = 'id, email, role::text AS role, password_hash, totp_enabled_at IS N
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
 /**
+ * Refused: the change would leave the merchant without an active owner (nobody could manage the
+ * team, the live token or the payouts until an operator stepped in).
+ */
+export class LastOwnerError extends ConflictError {
+  constructor() { super('The last active owner cannot be removed or given another role: make someone else an owner first.'); }
+}
+
+/** How many active owners a merchant has besides `exceptId`: its own login (if it has a password) and the owners who set theirs. */
+async function otherActiveOwners(c: Queryable, merchantId: string, exceptId: string | null): Promise<number> {
+  const r = await c.query<{ n: number }>(
+    `SELECT (SELECT count(*) FROM merchants WHERE id = $1 AND password_hash IS NOT NULL)
+          + (SELECT count(*) FROM merchant_users WHERE merchant_id = $1 AND role = 'OWNER' AND password_hash IS NOT NULL
+              AND id IS DISTINCT FROM $2) AS n`,
+    [merchantId, exceptId],
+  );
+  return Number(r.rows[0]!.n);
+}
+
+/**
+ * Locks the merchant's team against concurrent changes (two owners removing each other at once
+ * must not both succeed), then refuses when `member` is the last active owner. NO KEY UPDATE:
+ * payments' foreign keys to the merchant (KEY SHARE) are not held up.
+ */
+async function keepAnOwner(c: Queryable, merchantId: string, member: Row): Promise<void> {
+  await c.query('SELECT 1 FROM merchants WHERE id = $1 FOR NO KEY UPDATE', [merchantId]);
+  if (member.role !== 'OWNER' || !member.password_hash) return;
+  if ((await otherActiveOwners(c, merchantId, member.id)) === 0) throw new LastOwnerError();
+}
+
+/**
  * A merchant's team (issue 17, item 3): the owner invites people by email with a role; the
  * invitee sets a password through a single-use link (only the SHA-256 of its token is stored;
  * it expires after INVITE_DAYS). Every change runs with the caller's audit step.
@@ -40,6 +70,18 @@ export class MerchantTeamService {
   async list(merchantId: string): Promise<TeamMember[]> {
     const r = await this.db.pool.query<Row>(`SELECT ${COLS} FROM merchant_users WHERE merchant_id = $1 ORDER BY created_at, id`, [merchantId]);
     return r.rows.map(view);
+  }
+
+  /**
+   * The member who is the merchant's only active owner (the team page cannot offer to remove or
+   * demote them), or null when there are others or the owner is the merchant's own login.
+   */
+  async soleOwner(merchantId: string): Promise<string | null> {
+    const r = await this.db.pool.query<{ id: string }>(
+      `SELECT id FROM merchant_users WHERE merchant_id = $1 AND role = 'OWNER' AND password_hash IS NOT NULL`, [merchantId],
+    );
+    if (r.rows.length !== 1) return null;
+    return (await otherActiveOwners(this.db.pool, merchantId, r.rows[0]!.id)) === 0 ? r.rows[0]!.id : null;
   }
 
   /**
@@ -122,6 +164,7 @@ export class MerchantTeamService {
     return withPgTx(this.db.pool, async (c) => {
       const cur = await c.query<Row>(`SELECT ${COLS} FROM merchant_users WHERE id = $1 AND merchant_id = $2 FOR UPDATE`, [id, merchantId]);
       if (!cur.rows[0]) throw new NotFoundError('Team member not found.');
+      if (role !== 'owner') await keepAnOwner(c, merchantId, cur.rows[0]);
       const r = await c.query<Row>(
         `UPDATE merchant_users SET role = $2::"MerchantUserRole", updated_at = now() WHERE id = $1 RETURNING ${COLS}`, [id, role.toUpperCase()],
       );
@@ -132,16 +175,18 @@ export class MerchantTeamService {
   }
 
   /**
-   * Removes a member; their sessions end with the row (ON DELETE CASCADE), and the restricted
+   * Removes a member (never the last active owner: LastOwnerError); their sessions end with the row (ON DELETE CASCADE), and the restricted
    * API keys they created are revoked in the same transaction (issue 27): a key outliving its
    * author's access would keep what the author can no longer do.
    */
   async remove(merchantId: string, id: string, inTx?: InTx<TeamMember & { revokedKeys: ApiKeyView[] }>): Promise<void> {
     await withPgTx(this.db.pool, async (c) => {
+      const cur = await c.query<Row>(`SELECT ${COLS} FROM merchant_users WHERE id = $1 AND merchant_id = $2 FOR UPDATE`, [id, merchantId]);
+      if (!cur.rows[0]) throw new NotFoundError('Team member not found.');
+      await keepAnOwner(c, merchantId, cur.rows[0]);
       const r = await c.query<Row>(`DELETE FROM merchant_users WHERE id = $1 AND merchant_id = $2 RETURNING ${COLS}`, [id, merchantId]);
-      if (!r.rows[0]) throw new NotFoundError('Team member not found.');
       const revokedKeys = await revokeKeysOfMember(c, merchantId, id);
-      if (inTx) await inTx(c, { ...view(r.rows[0]), revokedKeys });
+      if (inTx) await inTx(c, { ...view(r.rows[0]!), revokedKeys });
     });
   }
 }

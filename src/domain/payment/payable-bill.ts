@@ -41,6 +41,8 @@ export interface PayableBill {
   fees: MerchantFeeColumns;
   /** The bill's ttl has run out: it takes no payment. */
   expired: boolean;
+  /** When the bill's ttl runs out (null: never); a provider's own page is closed then too. */
+  expiresAt: Date | null;
   /** The page's "back to shop" link. */
   returnUrl: string | null;
   locale: 'ru' | 'en' | null;
@@ -77,7 +79,7 @@ SELECT b.id, b.merchant_id, b.shop_id, s.name AS shop_name, b.order_id, b.name, 
        b.type::text, b.status::text, (b.active AND s.enabled AND m.status = 'ACTIVE') AS active,
        b.amount::text, b.currency_in::text AS currency, b.payer_pays_commission, b.payment_method::text,
        COALESCE(b.success_url, s.success_url) AS success_url, COALESCE(b.fail_url, s.fail_url) AS fail_url, s.result_url,
-       (b.expires_at IS NOT NULL AND b.expires_at <= now()) AS expired, b.return_url, b.locale, b.payer_email,
+       (b.expires_at IS NOT NULL AND b.expires_at <= now()) AS expired, b.expires_at, b.return_url, b.locale, b.payer_email,
        b.request_fields, b.items,
        CASE WHEN b.currency_in = 'RUB' THEN '1' ELSE r.rub_per_unit::text END AS rate,
        m.payment_card_percent::text, m.payment_card_fixed::text, m.payment_sbp_percent::text, m.payment_sbp_fixed::text,
@@ -95,7 +97,7 @@ interface BillRow {
   currency: Currency; payer_pays_commission: boolean; payment_method: PayMethod | null; success_url: string | null;
   fail_url: string | null; result_url: string | null; rate: string | null; payment_card_percent: string | null;
   payment_card_fixed: string | null; payment_sbp_percent: string | null; payment_sbp_fixed: string | null;
-  expired: boolean; return_url: string | null; locale: 'ru' | 'en' | null; payer_email: string | null;
+  expired: boolean; expires_at: Date | null; return_url: string | null; locale: 'ru' | 'en' | null; payer_email: string | null;
   request_fields: PayableBill['requestFields'] | null; items: PayableBill['items'] | null;
   routing: Partial<Routing> | null;
   test: boolean;
@@ -128,7 +130,7 @@ const toBill = (r: BillRow, routing: (stored: Partial<Routing> | null, live: boo
     paymentSbpPercent: r.payment_sbp_percent, paymentSbpFixed: r.payment_sbp_fixed,
     payoutCardPercent: null, payoutCardFixed: null, payoutSbpPercent: null, payoutSbpFixed: null,
   },
-  expired: r.expired, returnUrl: r.return_url, locale: r.locale, payerEmail: r.payer_email,
+  expired: r.expired, expiresAt: r.expires_at, returnUrl: r.return_url, locale: r.locale, payerEmail: r.payer_email,
   requestFields: askedFields(r, activeFiscal(fiscalOf(r.fiscalization))), items: r.items ?? [], test: r.test,
   fiscal: activeFiscal(fiscalOf(r.fiscalization)),
   connectorRows: r.connector_rows ?? [],

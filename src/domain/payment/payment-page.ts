@@ -9,6 +9,7 @@ import { isMoneyReceived } from '../statuses.js';
 import { paymentCandidates, quoteFor, readPayableBill, type PayableBill, type Quote } from './payable-bill.js';
 import { monthCondition, queryPaymentById, runPaymentById } from './payment-by-id.js';
 import { isPaymentFinal } from './payment.states.js';
+import { holdReading } from './hold-reading.js';
 import { PAYMENT_SQL, paidWithOf, type PaymentRow, type PayOutcome } from './payment.service.js';
 import type { PayMethod } from './pay-input.js';
 
@@ -123,7 +124,16 @@ export class PaymentPage {
       redirect: null, action: p.status === 'PROCESS' ? p.payer_action : null, finishedAt: p.finished_at,
       method: p.method, failureReason: p.status === 'FAIL' ? p.failure_reason : null,
       payer: paidWithOf(p).payer, payerIp: p.payer_ip,
+      hold: holdReading({ status: p.status, authorized: p.authorized_amount, failureReason: p.failure_reason, cancelRequested: p.cancel_requested }),
     };
+    if (outcome.hold === 'HELD') {
+      // Authorised and held: the payer goes back to the shop as after a success (the shop's
+      // Success URL with the fields it checks, signed as usual: OutSum is the bill's amount).
+      // The postback still comes once, on the capture or the cancellation.
+      const tok = (await this.db.pool.query<{ tok: string }>('SELECT api_token_enc AS tok FROM merchants WHERE id = $1', [bill.merchantId])).rows[0]!.tok;
+      const f = { InvId: bill.orderId ?? '', OutSum: bill.amount.toFixed(2), CurrencyIn: 'RUB', custom: bill.custom ?? '' };
+      outcome.redirect = { url: bill.successUrl, fields: { ...f, SignatureValue: paymentSignature(f, decrypt(this.config.tokenEncryptionKey, tok)) } };
+    }
     if (isPaymentFinal(p.status)) {
       // The redirect as the finishing step built it: the postback's fields, signed with the current token.
       const r = await this.db.pool.query<{ payload: { fields: PaymentPostbackFields }; tok: string }>(

@@ -16,6 +16,7 @@ import { recordConflict, type ProviderWord } from '../providers/conflict.js';
 import { Lifecycle, type Claimed, type Deferred, type LifecycleObserver, type OperationKind } from '../operations/lifecycle.js';
 import type { Leg } from '../ledger/ledger.js';
 import { enqueueEvent, eventRow, paymentSignature, type PaymentPostbackFields } from '../../outbox/events.js';
+import type { HoldReading } from './hold-reading.js';
 import type { Currency, PaymentStatus } from '../../generated/prisma/enums.js';
 import {
   assertTransition, IllegalBillTransitionError, PAYABLE_FROM, payRefusal, sourcesOf as billSourcesOf, type BillStatus,
@@ -31,6 +32,7 @@ import { money8 } from '../../lib/money.js';
 import { paymentReceipt, type Receipt } from '../receipt/receipt.js';
 import { paymentCandidates, quoteFor, readPayableBill, round2, type PayableBill, type Quote } from './payable-bill.js';
 import { captureReceiptOf } from '../receipt/receipt.repository.js';
+import { receiptFromJson, receiptToJson } from '../receipt/receipt-json.js';
 
 export type { PayableBill, Quote } from './payable-bill.js';
 
@@ -57,6 +59,8 @@ export interface PayOutcome {
   payer?: PayerFields;
   /** The address the payment was made from (read back by paymentState). */
   payerIp?: string | null;
+  /** A two-stage payment as people read it (read back by paymentState; null: not a hold). */
+  hold?: HoldReading | null;
 }
 
 /** A capture or cancellation of a held payment, as its audit entry records it (RUB). */
@@ -356,7 +360,8 @@ export class PaymentService {
   private async createPaymentFromProvider_(opened: Awaited<ReturnType<PaymentService['open']>>): Promise<{ outcome: PaymentOutcome; connector: string | null }> {
     const { input: pay, paymentId } = opened;
     const method = pay.method === 'SBP' ? 'sbp' : 'card';
-    const receipt = receiptFor(opened.bill, opened.quote, pay.payer) ?? undefined;
+    // The receipt frozen with the payment when it was opened (docs/adr/0087): every connector tried gets this one.
+    const receipt = opened.receipt ?? undefined;
     let last: { outcome: PaymentOutcome; connector: string | null } | null = null;
     for (const [i, c] of opened.candidates.entries()) {
       if (i > 0) await runPaymentById(this.db.pool, paymentId, { text: `UPDATE payments SET connector = $2 WHERE id = $1 AND status = 'PROCESS'`, values: [paymentId, c.name] });
@@ -367,6 +372,7 @@ export class PaymentService {
         sbpAmount: c.kind === 'sandbox' ? pay.sbpAmount : undefined,
         returnUrl: `${this.config.publicBaseUrl}/pay/${opened.bill.id}/payments/${paymentId}`,
         receipt,
+        ...(opened.bill.expiresAt ? { payableUntil: opened.bill.expiresAt } : {}),
         ...(opened.bill.capture ? {} : { capture: false }),
         ...(opened.saveConsent && c.capabilities.savedCards ? { savePaymentMethod: true } : {}),
         ...(opened.charge ? { savedMethod: { providerId: opened.charge.providerId } } : {}),
@@ -553,16 +559,16 @@ export class PaymentService {
    * for a payment that is no charge.
    */
   private async repeatCharge_(c: Connector, paymentId: string): Promise<PaymentOutcome | null> {
-    const r = await runPaymentById<{ bill_id: string; amount: string; commission: string; rate: string | null; created_at: Date; provider_id_enc: string | null; payer_email: string | null; payer_phone: string | null }>(this.db.pool, paymentId, {
-      text: `SELECT bill_id, amount::text, commission::text, rate::text, created_at, payer_email, payer_phone,
+    const r = await runPaymentById<{ bill_id: string; amount: string; commission: string; rate: string | null; created_at: Date; provider_id_enc: string | null; receipt: unknown }>(this.db.pool, paymentId, {
+      text: `SELECT bill_id, amount::text, commission::text, rate::text, created_at, receipt,
                     (SELECT s.provider_id_enc FROM saved_payment_methods s WHERE s.id = payments.payment_method_id) AS provider_id_enc
                FROM payments WHERE id = $1 AND status = 'PROCESS' AND payment_method_id IS NOT NULL AND NOT save_consent`, values: [paymentId] });
     const x = r.rows[0];
     if (!x?.provider_id_enc) return null;
     const bill = (await readPayableBill(this.db.pool, this.connectors, x.bill_id))!;
     const quote = storedQuote(bill, x);
-    // The receipt as the first sending built it (the same contact: a repeat must be the same request).
-    const receipt = receiptFor(bill, quote, { email: x.payer_email, phone: x.payer_phone, name: null, comment: null }) ?? undefined;
+    // The receipt the first sending carried, as kept with the payment: a repeat is the same request (docs/adr/0087).
+    const receipt = receiptFromJson(x.receipt)?.receipt;
     return this.connectors.call<PaymentOutcome>(c, 'create_payment', (cc) => c.createPayment({
       paymentId, method: 'card', amount: quote.dueRub, returnUrl: `${this.config.publicBaseUrl}/pay/${bill.id}/payments/${paymentId}`, receipt,
       savedMethod: { providerId: decrypt(this.config.tokenEncryptionKey, x.provider_id_enc!) }, firstSentAt: x.created_at,
@@ -675,20 +681,26 @@ export class PaymentService {
         throw new ConflictError('A capture was asked for already.');
       }
       const first = kind === 'capture' ? p.capture_amount === null : !p.cancel_requested;
+      // A fiscalized shop's capture carries the receipt of what is taken (docs/adr/0075), built
+      // when the capture is asked for and kept with it: a repeated capture sends that one (docs/adr/0087).
+      let receipt: Receipt | null = null;
       if (first) {
+        receipt = kind === 'capture' ? await captureReceiptOf(c, paymentId, want) : null;
         const r = await runPaymentById<{ merchant_id: string }>(c, paymentId, { text:
           `UPDATE payments SET capture_amount = CASE WHEN $2 THEN $3::numeric ELSE capture_amount END,
+                  capture_receipt = CASE WHEN $2 THEN $4::jsonb ELSE capture_receipt END,
                   cancel_requested_at = CASE WHEN $2 THEN cancel_requested_at ELSE clock_timestamp() END, updated_at = now()
             WHERE id = $1 AND status = 'PROCESS'`,
-        values: [paymentId, kind === 'capture', want.toFixed(2)], suffix: ' RETURNING merchant_id' });
+        values: [paymentId, kind === 'capture', want.toFixed(2), receipt ? receiptToJson(receipt) : null], suffix: ' RETURNING merchant_id' });
         await audit?.(c, { paymentId, merchantId: r.rows[0]!.merchant_id, kind, amount: want, held });
+      } else if (kind === 'capture') {
+        const r = await runPaymentById<{ capture_receipt: unknown }>(c, paymentId, { text: `SELECT capture_receipt FROM payments WHERE id = $1`, values: [paymentId] });
+        receipt = receiptFromJson(r.rows[0]?.capture_receipt)?.receipt ?? null;
       }
-      return { p, want };
+      return { p, want, receipt };
     });
-    const { p, want } = asked;
+    const { p, want, receipt } = asked;
     const connector = p.connector ? await this.connectors.get(p.connector) : null;
-    // A fiscalized shop's capture carries the receipt of what is taken (docs/adr/0075).
-    const receipt = kind === 'capture' ? await captureReceiptOf(this.db.pool, paymentId, want) : null;
     const held = new Decimal(p.authorized_amount!);
     const call = kind === 'capture' ? connector?.capturePayment : connector?.cancelPayment;
     const outcome: PaymentOutcome = !connector || !call
@@ -700,6 +712,7 @@ export class PaymentService {
       // The provider did not take it: no money moved, the request is withdrawn (it may be made again).
       await runPaymentById(this.db.pool, paymentId, { text:
         `UPDATE payments SET capture_amount = CASE WHEN $2 THEN NULL ELSE capture_amount END,
+                capture_receipt = CASE WHEN $2 THEN NULL ELSE capture_receipt END,
                 cancel_requested_at = CASE WHEN $2 THEN cancel_requested_at ELSE NULL END, updated_at = now()
           WHERE id = $1 AND status = 'PROCESS'`, values: [paymentId, kind === 'capture'] });
       throw new ConflictError(`${p.connector} refused the ${kind}: ${outcome.code}: ${outcome.message}`);
@@ -805,6 +818,8 @@ export class PaymentService {
     // A MULTI bill already in PROCESS (another payment running) stays there.
     if (bill.status !== 'PROCESS') assertTransition(bill.status, 'PROCESS', bill.type);
     assertPaymentTransition('NEW', 'PROCESS');
+    // The payment's receipt, built once from the shop's settings now and kept with it (docs/adr/0087).
+    const receipt = receiptFor(bill, quote, input.payer);
 
     // The payment is opened and handed to the acquirer in one step: it is written as PROCESS,
     // and the bill records it as its latest (the finishing statement compares with that). Its
@@ -825,16 +840,16 @@ export class PaymentService {
          RETURNING id, last_payment_id, last_payment_at)
        INSERT INTO payments (id, bill_id, merchant_id, shop_id, status, method, amount, currency_in, bill_currency, rate,
                              commission, account_currency, from_card, payer_ip, payer_email, payer_phone, payer_name, payer_comment,
-                             connector, next_check_at, form_nonce, created_at, updated_at, save_consent, payment_method_id)
+                             connector, next_check_at, form_nonce, created_at, updated_at, save_consent, payment_method_id, receipt)
        SELECT b.last_payment_id, b.id, $3, $4, 'PROCESS', $5::"PaymentMethod", $6, 'RUB', $7::"Currency", $8, $9, $7::"Currency", $10, $11,
               $12, $13, $14, $15, $18, b.last_payment_at + make_interval(secs => $19::double precision / 1000), $20, b.last_payment_at, b.last_payment_at,
-              $21, $22
+              $21, $22, $23::jsonb
          FROM b
        RETURNING id, created_at::text`,
       values: [newPaymentIdSuffix(), bill.id, bill.merchantId, bill.shopId, input.method, quote.dueRub.toFixed(2), bill.currency,
         bill.currency === 'RUB' ? null : quote.rate.toFixed(), quote.commission.toFixed(2), charge ? charge.mask : input.card ? maskCard(input.card.number) : null, ip,
         input.payer.email, input.payer.phone, input.payer.name, input.payer.comment, PAYABLE_FROM.NORMAL, PAYABLE_FROM.MULTI,
-        candidates[0]?.name ?? null, nextCheckDelayMs(this.config, 0), formNonce, saveConsent, charge?.id ?? null],
+        candidates[0]?.name ?? null, nextCheckDelayMs(this.config, 0), formNonce, saveConsent, charge?.id ?? null, receipt ? receiptToJson(receipt) : null],
     }).catch((e: { code?: string; constraint?: string }) => {
       // The same payment form posted twice at once: the other POST opened the payment.
       if (e.code === '23505' && e.constraint === 'payment_form_nonces_pkey') throw new FormAlreadyUsedError();
@@ -846,7 +861,7 @@ export class PaymentService {
       await this.payableBillOrThrow(c, billId);
       throw new DomainError('payment_in_progress');
     }
-    return { bill, paymentId: r.rows[0]!.id, createdAt: r.rows[0]!.created_at, quote, input, candidates, saveConsent, charge };
+    return { bill, paymentId: r.rows[0]!.id, createdAt: r.rows[0]!.created_at, quote, input, candidates, saveConsent, charge, receipt };
   }
 
   /**

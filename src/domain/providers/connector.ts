@@ -137,6 +137,8 @@ export interface CreatePayment {
   sbpAmount?: Decimal;
   /** The 54-FZ receipt when the bill's shop fiscalizes (its lines add up to `amount`). */
   receipt?: Receipt;
+  /** The bill's own deadline (its ttl): the provider's page or QR must not take a payment after it. */
+  payableUntil?: Date;
   /** See CreateRefund.firstSentAt. */
   firstSentAt?: Date | null;
   /** false: two-stage, authorize and hold only (only to a connector with `capabilities.twoStage`). */
@@ -215,6 +217,11 @@ export interface CreateRefund {
   /** The 54-FZ refund receipt when the payment's shop fiscalizes (its lines add up to the RUB refunded). */
   receipt?: Receipt;
   /**
+   * The refund gives back everything its payment took, nothing having been refunded before: the
+   * register reverses the payment's own receipt (T-Bank's full Cancel carries no `Receipt`).
+   */
+  whole?: boolean;
+  /**
    * When this operation was first handed to the provider (its `sent_at`); null or absent: this
    * is the first send. A repeat after a lost answer carries it, so a connector can refuse to
    * repeat a creation whose idempotency key is past its life, and one whose provider does not
@@ -267,7 +274,24 @@ export type ParsedNotification =
     /** What the provider expects as the answer body (T-Bank: `OK`). */
     reply: { status: number; body: string };
   }
+  | {
+    ok: true;
+    eventKey: string;
+    /** A register's report on a receipt (T-Bank's `RECEIPT` notification): no state changes; a failure is shown to an operator. */
+    object: 'receipt';
+    ref: string;
+    ourId: string | null;
+    receipt: RegisterReport;
+    reply: { status: number; body: string };
+  }
   | { ok: false; reason: string };
+
+/**
+ * What a provider's cash register said of one receipt: whose it was (the payment's, or a
+ * refund's: `amount` RUB, which names the refund), and whether it failed, with the register's
+ * own code and message.
+ */
+export interface RegisterReport { of: 'payment' | 'refund'; amount: Decimal | null; failed: boolean; code: string; message: string }
 
 /** Call context: every call is made outside any database transaction and can be aborted. */
 export interface CallContext { signal: AbortSignal }

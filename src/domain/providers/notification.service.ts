@@ -7,15 +7,18 @@ import type { OperationOutcome, ParsedNotification, PaymentOutcome } from './con
 import { contradictsStatus, recordUnconfirmed, type ProviderWord } from './conflict.js';
 import type { AnyLifecycle } from '../operations/lifecycle.js';
 import { isFinal } from '../operations/reconcile.js';
+import { recordReceiptFailure } from '../receipt/register-failures.js';
 
 /** A verified, parsed notification (what `parseNotification` answers when `ok`). */
 export type VerifiedNotification = Extract<ParsedNotification, { ok: true }>;
+/** A notification about one of our operations (not a register's report on a receipt). */
+type OperationNotification = Exclude<VerifiedNotification, { object: 'receipt' }>;
 
 /**
  * `applied`: recorded and applied now; `duplicate`: recorded before, nothing changed;
  * `not_found`: no object of ours matches, nothing recorded (the provider's retry is applied later).
  */
-export type NotificationResult = { result: 'applied' | 'duplicate' } | { result: 'not_found'; object: VerifiedNotification['object'] };
+export type NotificationResult = { result: 'applied' | 'duplicate' } | { result: 'not_found'; object: OperationNotification['object'] };
 
 class NotOurs extends Error {}
 
@@ -32,6 +35,7 @@ export class ProviderNotificationService {
   ) {}
 
   async apply(connector: string, n: VerifiedNotification): Promise<NotificationResult> {
+    if (n.object === 'receipt') return this.applyReceipt(connector, n);
     const { payments, refunds, payouts } = this.services;
     // The object it was about and its status after the apply (for a contradiction's read).
     let seen: { id: string; status: string | null } | null = null;
@@ -75,13 +79,38 @@ export class ProviderNotificationService {
   }
 
   /**
+   * A register's report on a receipt (docs/adr/0088-register-failures-reach-an-operator.md):
+   * recorded once; a failure opens a `receipt_failed` attention item naming the payment or the
+   * refund, in the same transaction. Nothing else changes: the money moved already.
+   */
+  private async applyReceipt(connector: string, n: Extract<VerifiedNotification, { object: 'receipt' }>): Promise<NotificationResult> {
+    try {
+      const applied = await withPgTx(this.db.pool, async (tx): Promise<'applied' | 'duplicate'> => {
+        const paymentId = await this.services.payments.findAtConnector(connector, n.ourId, n.ref, tx);
+        if (!paymentId) throw new NotOurs();
+        const ins = await tx.query(
+          `INSERT INTO provider_notifications (connector, event_key, object_type, object_id, provider_ref, outcome)
+           VALUES ($1, $2, 'receipt', $3, $4, $5::jsonb) ON CONFLICT (connector, event_key) DO NOTHING`,
+          [connector, n.eventKey, paymentId, n.ref, JSON.stringify(heard(n.receipt))]);
+        if (ins.rowCount !== 1) return 'duplicate';
+        if (n.receipt.failed) await recordReceiptFailure(tx, { connector, paymentId, ref: n.ref, report: n.receipt });
+        return 'applied';
+      });
+      return { result: applied };
+    } catch (e) {
+      if (e instanceof NotOurs) return { result: 'not_found', object: 'payment' };
+      throw e;
+    }
+  }
+
+  /**
    * A notification that contradicts a final status (docs/adr/0021-provider-answer-after-final-state.md) is an event, maybe stale or out of order: the provider is read once more
    * (outside any transaction) and the read decides, through the same path as reconciliation
    * (`via` 'notification+read': a conflict whose money follows the provider). When the read
    * cannot say, the conflict is recorded for the operator; money it says left (a payout or refund
    * it says it made) is held from available meanwhile (recordUnconfirmed).
    */
-  private async confirmContradiction(connector: string, n: VerifiedNotification, seen: { id: string; status: string | null }): Promise<void> {
+  private async confirmContradiction(connector: string, n: OperationNotification, seen: { id: string; status: string | null }): Promise<void> {
     const word = providerWord(n);
     if (word === null || !contradictsStatus(n.object, seen.status, word.status)) return;
     const lifecycle = ({ payment: this.services.payments, refund: this.services.refunds, payout: this.services.payouts } as const)[n.object].lifecycle as AnyLifecycle;
@@ -97,7 +126,7 @@ export class ProviderNotificationService {
 }
 
 /** What a verified notification says as a final word (null: not final). */
-function providerWord(n: VerifiedNotification): ProviderWord | null {
+function providerWord(n: OperationNotification): ProviderWord | null {
   if (n.object === 'payment') {
     const o = n.outcome as PaymentOutcome;
     if (o.status === 'paid') return { status: o.amountReceived.gt(0) ? 'succeeded' : 'failed', ref: o.ref, message: `paid ${o.amountReceived.toFixed(2)}`, via: 'notification' };

@@ -1,7 +1,7 @@
 import type { PaymentsProfile } from '../../config.js';
 import type { Queryable } from '../../db/client.js';
 import type { Capabilities, Connector, ConnectorMode } from './connector.js';
-import { parseAllowList } from './provider-http.js';
+import { parseAllowList, type ProviderNet } from './provider-http.js';
 
 /**
  * A connector kind as one value (docs/connectors/README.md "Adding a connector"): its folder
@@ -37,6 +37,8 @@ export interface BuildContext {
   /** Absolute base URL of this service (return and notification URLs). */
   publicBaseUrl: string;
   profile: PaymentsProfile;
+  /** Where the connector may call (ALLOW_PRIVATE_PROVIDER_URLS). */
+  net: ProviderNet;
 }
 
 /**

@@ -1,5 +1,7 @@
-import { BlockList, isIP } from 'node:net';
+import https from 'node:https';
+import { BlockList, isIP, type LookupFunction } from 'node:net';
 import type { Decimal } from 'decimal.js';
+import { assertSafeUrl, checkUrlShape, guardedLookup, isPrivateLiteralHost, UNSAFE_ADDRESS, UnsafeUrlError } from '../../outbox/url-guard.js';
 import { ConnectorRefusedError, type CreateRefund } from './connector.js';
 
 /**
@@ -9,25 +11,104 @@ import { ConnectorRefusedError, type CreateRefund } from './connector.js';
 export interface ProviderAnswer { status: number; text: string; body: unknown; retryAfter?: string | null }
 
 /**
+ * Where a connector may call (ALLOW_PRIVATE_PROVIDER_URLS): `allowPrivate` lets emulators and
+ * tests use loopback and plain http; without it only public https addresses are reached.
+ */
+export interface ProviderNet { allowPrivate: boolean }
+
+/** How long a connection to a provider may take to open (fetch's connect timeout, under CONNECTOR_TIMEOUT_MS). */
+const CONNECT_TIMEOUT_MS = 10_000;
+
+/** Kept-alive connections to providers (a connection reused was checked when it was made). */
+const providerAgent = new https.Agent({ keepAlive: true, maxSockets: 64, maxFreeSockets: 16, timeout: 60_000 });
+
+/**
+ * One https request whose every DNS answer is checked at connect time (`lookup`, guardedLookup
+ * unless a test says otherwise): a public name that resolves to a private address is refused,
+ * with no window between the check and the connect. A redirect is an answer, never followed.
+ * Errors carry the socket's error as `cause`, as fetch's do, so they are classified alike.
+ */
+export function publicHttpsRequest(
+  u: URL, init: { method: 'GET' | 'POST'; headers: Record<string, string>; body?: string }, signal: AbortSignal,
+  o: { lookup?: LookupFunction; ca?: string } = {},
+): Promise<{ status: number; text: string; retryAfter: string | null }> {
+  return new Promise((resolve, reject) => {
+    const failed = (e: Error) => reject(Object.assign(new Error('request failed'), { cause: e }));
+    const req = https.request(u, {
+      method: init.method, headers: init.headers, signal, lookup: o.lookup ?? guardedLookup,
+      ...(o.ca ? { ca: o.ca, agent: false } : { agent: providerAgent }),
+    }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        const h = res.headers['retry-after'];
+        resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8'), retryAfter: typeof h === 'string' ? h : null });
+      });
+      res.on('error', failed);
+      res.on('aborted', () => failed(new Error('the answer was cut')));
+    });
+    // As fetch's own connect timeout (NEVER_SENT below): an address that drops the attempt is down, not unknown.
+    req.on('socket', (sock) => {
+      if (!sock.connecting) return;
+      const t = setTimeout(() => req.destroy(Object.assign(new Error('connect timeout'), { code: 'UND_ERR_CONNECT_TIMEOUT' })), CONNECT_TIMEOUT_MS);
+      sock.once('connect', () => clearTimeout(t));
+      sock.once('close', () => clearTimeout(t));
+    });
+    req.on('error', failed);
+    req.end(init.body);
+  });
+}
+
+/**
+ * A provider address an operator typed, checked when a connector is saved: without
+ * `allowPrivate`, https only, and the host (resolved) a public address. Answers why not, or null.
+ */
+export async function providerUrlProblem(raw: string, net: ProviderNet): Promise<string | null> {
+  try {
+    const u = checkUrlShape(raw);
+    if (net.allowPrivate) return null;
+    if (u.protocol !== 'https:') return 'Must be an https URL (ALLOW_PRIVATE_PROVIDER_URLS is off).';
+    await assertSafeUrl(raw, false);
+    return null;
+  } catch (e) {
+    if (e instanceof UnsafeUrlError) return `Must be a public https address: ${e.message} (ALLOW_PRIVATE_PROVIDER_URLS is off).`;
+    throw e;
+  }
+}
+
+/**
  * One HTTP call to a provider, aborted by the call wrapper's signal. What reaches the caller:
- * an answer (any status); a ConnectorRefusedError when the request never left (connection
- * refused, unknown host), so no money can have moved; any other error (cut connection, a reset
- * after sending, a timeout) as a plain Error, which the wrapper records as an unknown outcome.
+ * an answer (any status; a redirect is an answer, never followed); a ConnectorRefusedError when
+ * the request never left (connection refused, unknown host, an address `net` does not allow),
+ * so no money can have moved; any other error (cut connection, a reset after sending, a
+ * timeout) as a plain Error, which the wrapper records as an unknown outcome.
  */
 export async function providerFetch(
   who: string, url: string, init: { method: 'GET' | 'POST'; headers: Record<string, string>; body?: string }, signal: AbortSignal,
+  net: ProviderNet,
 ): Promise<ProviderAnswer> {
-  let res: Response;
+  if (!net.allowPrivate) {
+    let u: URL;
+    try { u = checkUrlShape(url); } catch (e) { throw new ConnectorRefusedError('unsafe_url', `${who}: the address ${(e as Error).message} (the request was not sent)`); }
+    if (u.protocol !== 'https:') throw new ConnectorRefusedError('unsafe_url', `${who}: not an https address (the request was not sent)`);
+    if (isPrivateLiteralHost(u)) throw new ConnectorRefusedError('unsafe_url', `${who}: a private or loopback address (the request was not sent)`);
+  }
+  let answer: { status: number; text: string; retryAfter: string | null };
   try {
-    res = await fetch(url, { ...init, signal, redirect: 'manual' });
+    if (net.allowPrivate) {
+      const res = await fetch(url, { ...init, signal, redirect: 'manual' });
+      answer = { status: res.status, text: await res.text(), retryAfter: res.headers.get('retry-after') };
+    } else {
+      answer = await publicHttpsRequest(new URL(url), init, signal);
+    }
   } catch (e) {
+    if (causeCode(e) === UNSAFE_ADDRESS) throw new ConnectorRefusedError('unsafe_url', `${who}: the host resolves to a private or loopback address (the request was not sent)`);
     if (!signal.aborted && neverSent(e)) throw new ConnectorRefusedError('connection_refused', `${who}: ${inWords(causeCode(e))}, so the request was not sent (${causeCode(e)})`);
     throw new Error(`${who}: no answer: ${inWords(causeCode(e))} (${causeCode(e)})`);
   }
-  const text = await res.text();
   let body: unknown = null;
-  try { body = JSON.parse(text); } catch { /* an HTML error page from a proxy */ }
-  return { status: res.status, text, body, retryAfter: res.headers.get('retry-after') };
+  try { body = JSON.parse(answer.text); } catch { /* an HTML error page from a proxy */ }
+  return { status: answer.status, text: answer.text, body, retryAfter: answer.retryAfter };
 }
 
 /**
@@ -83,7 +164,15 @@ function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
  * CONNECTOR_TIMEOUT_MS's 15 s): an address that drops the connection attempt is as down as one
  * that refuses it. A connection made and then not answered is never here: that is unknown.
  */
-const NEVER_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT', 'bad port']);
+const NEVER_SENT = new Set([
+  'ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT', 'bad port',
+  // The provider's certificate refused during the TLS handshake (an unknown root such as the
+  // Russian Trusted Root CA missing from the trust store, an expired or misnamed certificate):
+  // the handshake ends before a byte of the request is written, so the call was never sent.
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'UNABLE_TO_GET_ISSUER_CERT', 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY', 'SELF_SIGNED_CERT_IN_CHAIN',
+  'DEPTH_ZERO_SELF_SIGNED_CERT', 'CERT_HAS_EXPIRED', 'CERT_NOT_YET_VALID', 'CERT_UNTRUSTED', 'CERT_REVOKED', 'CERT_SIGNATURE_FAILURE',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+]);
 
 function causeCode(e: unknown): string {
   const c = (e as { cause?: { code?: string; message?: string; errors?: { code?: string }[] } }).cause;
@@ -109,6 +198,8 @@ const CODE_WORDS: Record<string, string> = {
 };
 
 export function inWords(code: string): string { return CODE_WORDS[code] ?? 'the connection failed'; }
+/** Loopback, added to a connector's default notification sources in the `sandbox` profile only (a local emulator, tests). */
+export const LOOPBACK_SOURCES = '127.0.0.0/8, ::1';
 
 /**
  * A source-IP allow-list from a setting: addresses and CIDR networks (IPv4 or IPv6), separated

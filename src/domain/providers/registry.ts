@@ -8,6 +8,7 @@ import {
 } from './connector.js';
 import { CONNECTORS } from './connectors/index.js';
 import { secretSettings, settingsErrors, type ConnectorPlugin } from './plugin.js';
+import { providerUrlProblem } from './provider-http.js';
 
 export const CONNECTOR_NAME = /^[a-z0-9-]{1,40}$/;
 
@@ -138,6 +139,13 @@ export class ConnectorRegistry {
     const k = plugin!.kind;
     const settings = raw as Record<string, unknown>;
     Object.assign(errors, settingsErrors(k, plugin!.settings, settings));
+    if (Object.keys(errors).length > 0) throw new ValidationError(errors);
+    // Provider addresses are the deployment's: a form may not aim a connector into its network.
+    for (const [f, spec] of Object.entries(plugin!.settings)) {
+      if (spec.type !== 'url' || typeof settings[f] !== 'string') continue;
+      const problem = await providerUrlProblem(settings[f] as string, { allowPrivate: this.config.allowPrivateProviderUrls });
+      if (problem) errors[`settings.${f}`] = [problem];
+    }
     if (Object.keys(errors).length > 0) throw new ValidationError(errors);
     const plain: Record<string, unknown> = {};
     const secret: Record<string, unknown> = {};
@@ -371,7 +379,7 @@ export class ConnectorRegistry {
     const secrets = secretSettings(plugin.settings).length > 0 ? this.secretsOf(row) : {};
     const connector = plugin.build(
       { name: row.name, mode: row.mode, settings: row.settings, secrets },
-      { db: this.db.pool, publicBaseUrl: this.config.publicBaseUrl, profile: this.config.profile },
+      { db: this.db.pool, publicBaseUrl: this.config.publicBaseUrl, profile: this.config.profile, net: { allowPrivate: this.config.allowPrivateProviderUrls } },
     );
     this.built.set(row.name, { key, connector });
     return connector;

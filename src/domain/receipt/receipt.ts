@@ -1,5 +1,5 @@
 import { Decimal } from 'decimal.js';
-import type { ActiveFiscal, PaymentMode, PaymentSubject } from './fiscal.js';
+import type { ActiveFiscal, FfdVersion, PaymentMode, PaymentSubject } from './fiscal.js';
 
 /**
  * A 54-FZ receipt as the service builds it, before a connector writes it in its provider's
@@ -21,6 +21,11 @@ export interface Receipt {
   /** At least one of them (both providers require an e-mail or a phone). Phone as +7XXXXXXXXXX. */
   customer: { email?: string; phone?: string };
   taxSystemCode: number;
+  /**
+   * The shop's register format when the receipt was built: with "1.2" every line is sold by the
+   * piece, which each connector writes in its provider's word (T-Bank `MeasurementUnit`, YooKassa `measure`).
+   */
+  ffdVersion: FfdVersion;
   lines: ReceiptLine[];
 }
 
@@ -87,7 +92,7 @@ export function paymentReceipt(s: ReceiptSource): Receipt | null {
   const goodsRub = s.totalRub.sub(feeRub);
   const lines = goodsRub.gt(0) ? goodsLines(s, goodsRub) : [];
   if (feeRub.gt(0)) lines.push(line(f, COMMISSION_LINE_NAME, feeRub, new Decimal(1), 'service'));
-  return { customer, taxSystemCode: f.taxSystemCode, lines };
+  return { customer, taxSystemCode: f.taxSystemCode, ffdVersion: f.ffdVersion, lines };
 }
 
 function goodsLines(s: ReceiptSource, goodsRub: Decimal): ReceiptLine[] {
@@ -126,7 +131,7 @@ export function refundReceipt(payment: Receipt | null, refundRub: Decimal, fallb
   const first = payment.lines[0]!;
   const n = payment.lines.length === 1 ? first.name : fallbackName;
   return {
-    customer: payment.customer, taxSystemCode: payment.taxSystemCode,
+    customer: payment.customer, taxSystemCode: payment.taxSystemCode, ffdVersion: payment.ffdVersion,
     lines: [{ ...first, name: n, price: refundRub, quantity: new Decimal(1), amount: refundRub }],
   };
 }

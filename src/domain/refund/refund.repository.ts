@@ -86,17 +86,18 @@ export async function addRefunded(c: Queryable, paymentId: string, delta: Decima
 
 export async function insertRefund(
   c: Queryable,
-  r: { id: string; merchantId: string; paymentId: string; amount: Decimal; amountRub: Decimal; currency: Currency; delayMs: number; connector: string },
+  r: { id: string; merchantId: string; paymentId: string; amount: Decimal; amountRub: Decimal; currency: Currency; delayMs: number; connector: string; receipt: string | null },
 ): Promise<RefundRecord> {
   // clock_timestamp(): taken after the payment lock, so a payment's refunds are ordered by
   // created_at in the order they were admitted ("latest refund" in refund/status).
   const res = await c.query<RefundRow>(
     // A refund goes through the connector that took its payment (lockPayment read it).
-    `INSERT INTO refunds (id, merchant_id, payment_id, status, amount, amount_rub, currency, process_after, created_at, updated_at, connector)
+    // The refund's receipt is kept with it from here on (docs/adr/0087).
+    `INSERT INTO refunds (id, merchant_id, payment_id, status, amount, amount_rub, currency, process_after, created_at, updated_at, connector, receipt)
      VALUES ($1, $2, $3, 'NEW', $4, $7, $5::"Currency", clock_timestamp() + $6 * interval '1 millisecond', clock_timestamp(), clock_timestamp(),
-             $8)
+             $8, $9::jsonb)
      RETURNING ${REFUND_COLUMNS}`,
-    [r.id, r.merchantId, r.paymentId, r.amount.toFixed(2), r.currency, r.delayMs, r.amountRub.toFixed(2), r.connector],
+    [r.id, r.merchantId, r.paymentId, r.amount.toFixed(2), r.currency, r.delayMs, r.amountRub.toFixed(2), r.connector, r.receipt],
   );
   return toRecord(res.rows[0]!);
 }
@@ -134,6 +135,8 @@ export interface ClaimedRefund extends Claimed {
   /** When it was handed to the connector (null: never; from then on it is asked about). */
   sentAt: Date | null;
   checkAttempts: number;
+  /** The refund's receipt as kept when it was created (refunds.receipt; null: none). */
+  receipt: unknown;
 }
 
 /**
@@ -148,7 +151,7 @@ const REFUND_DUE_AT = `(CASE WHEN status = 'NEW' THEN process_after ELSE coalesc
 export async function claimDueRefunds(c: Queryable, limit: number, leaseMs: number): Promise<ClaimedRefund[]> {
   const r = await c.query<{
     id: string; merchant_id: string; payment_id: string; amount: string; amount_rub: string | null; currency: Currency; from_card: string | null; connector: string;
-    payment_ref: string | null; provider_ref: string | null; sent_at: Date | null; check_attempts: number;
+    payment_ref: string | null; provider_ref: string | null; sent_at: Date | null; check_attempts: number; receipt: unknown;
   }>(
     // The due moment is refunds_due_idx's expression (a partial index of the rows that can be
     // due): an idle poll reads one index page. The conditions after it are the exact rule.
@@ -166,13 +169,13 @@ export async function claimDueRefunds(c: Queryable, limit: number, leaseMs: numb
        FROM due, payments p
       WHERE r.id = due.id AND p.id = r.payment_id
      RETURNING r.id, r.merchant_id, r.payment_id, r.amount::text AS amount, r.amount_rub::text AS amount_rub, r.currency, p.from_card, coalesce(r.connector, 'sandbox') AS connector,
-               p.provider_ref AS payment_ref, r.provider_ref, r.sent_at, r.check_attempts`,
+               p.provider_ref AS payment_ref, r.provider_ref, r.sent_at, r.check_attempts, r.receipt`,
     [sourcesOf('PROCESS'), limit, leaseMs],
   );
   return r.rows.map((x) => ({
     id: x.id, merchantId: x.merchant_id, paymentId: x.payment_id, amount: new Decimal(x.amount), currency: x.currency, fromCard: x.from_card,
     amountRub: x.amount_rub === null ? null : new Decimal(x.amount_rub),
-    connector: x.connector, paymentRef: x.payment_ref, ref: x.provider_ref, sentAt: x.sent_at, checkAttempts: x.check_attempts,
+    connector: x.connector, paymentRef: x.payment_ref, ref: x.provider_ref, sentAt: x.sent_at, checkAttempts: x.check_attempts, receipt: x.receipt,
   }));
 }
 

@@ -22,6 +22,7 @@ import {
 import { assertTransition, IllegalRefundTransitionError } from './refund.states.js';
 import { refundRub } from './refund-rub.js';
 import { refundReceiptOf } from '../receipt/receipt.repository.js';
+import { receiptFromJson, receiptToJson } from '../receipt/receipt-json.js';
 import { rubOfRefund } from '../providers/provider-http.js';
 import type { RefundStatus } from '../../generated/prisma/enums.js';
 import { isFinal, isNotFound, reconcileDelayMs, type AttentionRow, type FinalOutcome } from '../operations/reconcile.js';
@@ -147,9 +148,15 @@ export class RefundService {
         amount = requested;
       }
       await this.assertDirection(c, m.id, p.connector);
+      const amountRub = refundRub(p, amount, amount.eq(left));
+      // The refund's receipt, built now from the payment and its shop's settings and kept with the
+      // refund, so every send of it carries this one (docs/adr/0087). `whole`: everything the
+      // payment took comes back and nothing did before (T-Bank: a full Cancel carries no receipt).
+      const receipt = await refundReceiptOf(c, paymentId, amountRub);
+      const whole = amount.eq(left) && p.refundedAmount.isZero() && p.chargebackAmount.isZero();
       const refund = await insertRefund(c, {
-        id: newId(), merchantId: m.id, paymentId, amount, amountRub: refundRub(p, amount, amount.eq(left)), currency: p.accountCurrency,
-        delayMs: this.config.sandboxProcessingDelayMs, connector: p.connector,
+        id: newId(), merchantId: m.id, paymentId, amount, amountRub, currency: p.accountCurrency,
+        delayMs: this.config.sandboxProcessingDelayMs, connector: p.connector, receipt: receipt ? receiptToJson(receipt, whole) : null,
       });
       await addRefunded(c, paymentId, amount);
       // Overdraft: the ledger throws balance_not_enough and withPgTx rolls everything back.
@@ -278,12 +285,12 @@ export class RefundService {
     return this.connectors.call(c, 'get_refund', (ctx) => c.getRefund({ refundId: id, ref: ref ?? row.provider_ref }, ctx));
   }
 
-  /** The connector's request; a repeat rebuilds the same receipt (the provider compares it under the same key). */
+  /** The connector's request; every send carries the receipt kept with the refund (docs/adr/0087), so a repeat is the same request. */
   private async request(r: ClaimedRefund) {
-    const rub = rubOfRefund(r);
+    const stored = receiptFromJson(r.receipt);
     return {
       refundId: r.id, paymentId: r.paymentId, paymentRef: r.paymentRef, amount: r.amount, amountRub: r.amountRub, currency: r.currency, fromCard: r.fromCard,
-      receipt: (rub ? await refundReceiptOf(this.db.pool, r.paymentId, rub) : null) ?? undefined,
+      ...(stored ? { receipt: stored.receipt, ...(stored.whole ? { whole: true } : {}) } : {}),
       // A repeat carries when it was first sent and the payment's other refunds (CreateRefund.firstSentAt, .siblings).
       ...(r.sentAt !== null ? { firstSentAt: r.sentAt, siblings: await refundSiblingsRub(this.db.pool, r.paymentId, r.id) } : {}),
     };

@@ -1,4 +1,5 @@
-import { ERROR_BODY, MERCHANT_ERRORS, OPERATOR_EXTRA_ERRORS, errorResponses, type ErrorList } from './errors.js';
+import { ERROR_BODY, ERROR_MEANINGS, IDEMPOTENCY_IN_PROGRESS, MERCHANT_ERRORS, OPERATOR_EXTRA_ERRORS, errorResponses, type ErrorList } from './errors.js';
+import { idempotencyHeader, IDEMPOTENCY_REPLAY_HEADERS } from './idempotency.js';
 import { REQUEST_EXAMPLES } from './examples.js';
 import { WEBHOOKS } from './webhooks.js';
 
@@ -194,7 +195,7 @@ const EXTRA_MERCHANT_PATHS: Json = {
       tags: ['Service'], summary: 'Prometheus metrics (the operator token: ADMIN_API_TOKEN)',
       responses: {
         200: { description: 'Prometheus text format', content: { 'text/plain': { schema: { type: 'string' }, example: '# TYPE http_requests_total counter\nhttp_requests_total{method="POST",route="/api/v1/bill/create",status="200"} 1042\n' } } },
-        401: { description: '`Unauthenticated.`', 'x-error-keys': ['Unauthenticated.'], content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' }, examples: { 'Unauthenticated.': { value: { success: false, message: 'Unauthenticated.' } } } } } },
+        401: { description: '`Unauthenticated.`: missing or wrong operator token (ADMIN_API_TOKEN); the merchant API token does not open it.', 'x-error-keys': ['Unauthenticated.'], content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' }, examples: { 'Unauthenticated.': { value: { success: false, message: 'Unauthenticated.' } } } } } },
       },
     },
   },
@@ -210,8 +211,15 @@ const PAY_STATE = {
 };
 const READY = { type: 'object', properties: { status: { type: 'string', enum: ['ready', 'not ready'] }, profile: { type: 'string', enum: ['sandbox', 'production'] } } };
 
+/** Every message a merchant can be answered with, each with its meaning: the one list of them. */
+const ERROR_KEY = {
+  type: 'string',
+  description: 'The `message` of an error answer: a key (`api:error.*`) or the spec\'s words. One entry per message, with what it means.',
+  oneOf: Object.entries(ERROR_MEANINGS).map(([key, meaning]) => ({ const: key, description: meaning })),
+};
+
 /** The merchants' document: what a merchant integrates from. */
-export function merchantDocument(full: Json): Json {
+export function merchantDocument(full: Json, settings: { idempotencyTtlHours?: number } = {}): Json {
   const paths: Json = {};
   for (const [path, item] of Object.entries(full.paths ?? {})) if (path.startsWith('/api/v1/')) paths[path] = item;
   Object.assign(paths, JSON.parse(JSON.stringify(EXTRA_MERCHANT_PATHS)));
@@ -221,6 +229,14 @@ export function merchantDocument(full: Json): Json {
     describeSuccess(op);
     if (!path.startsWith('/health') && !path.startsWith('/ready') && !path.startsWith('/metrics')) {
       op.responses = { ...op.responses, ...errorResponses(MERCHANT_ERRORS[key] ?? COMMON_MERCHANT) };
+    }
+    // Every POST of the merchant API honours Idempotency-Key (src/plugins/idempotency.ts).
+    if (method === 'post' && path.startsWith('/api/v1/')) {
+      op.parameters = [...(op.parameters ?? []), idempotencyHeader(path, settings.idempotencyTtlHours ?? 24)];
+      op.responses = { ...op.responses, ...errorResponses({ 409: [IDEMPOTENCY_IN_PROGRESS] }) };
+      for (const [status, r] of Object.entries(op.responses as Json)) {
+        if (status.startsWith('2')) r.headers = { ...(r.headers ?? {}), ...IDEMPOTENCY_REPLAY_HEADERS };
+      }
     }
   }
   // `type` as the spec and the README write it: either case is accepted.
@@ -233,11 +249,11 @@ export function merchantDocument(full: Json): Json {
     openapi: '3.1.0',
     info: {
       title: 'Payment service: merchant API', version: full.info?.version ?? '1.0.0',
-      description: 'The merchant API (/api/v1), the payment page\'s JSON mode, the service probes and the events the service posts to you (webhooks). Every call answers JSON; errors carry `success: false` and the key in `message`. The operator API has its own document: /admin/docs.',
+      description: 'The merchant API (/api/v1), the payment page\'s JSON mode, the service probes and the events the service posts to you (webhooks). Every call answers JSON; errors carry `success: false` and the key in `message`. Every POST honours an `Idempotency-Key` header (the first answer is kept ' + (settings.idempotencyTtlHours ?? 24) + ' hours and replayed for the same key; each POST says what it dedupes): send one key per intended bill, charge, payout or refund (e.g. your order id and attempt number) and the same key on every retry of it; for a charge it is the only thing that deduplicates. Each error message is listed with its meaning (ErrorKey), each event you receive with its fields and signature (webhooks). The operator API has its own document: /admin/docs.',
     },
     servers: full.servers,
     tags: full.tags,
-    components: { ...(full.components ?? {}), schemas: { ...(full.components?.schemas ?? {}), ...ERROR_COMPONENT, PayState: PAY_STATE, Ready: READY } },
+    components: { ...(full.components ?? {}), schemas: { ...(full.components?.schemas ?? {}), ...ERROR_COMPONENT, ErrorKey: ERROR_KEY, PayState: PAY_STATE, Ready: READY } },
     security: full.security,
     paths,
     webhooks: WEBHOOKS,

@@ -40,7 +40,8 @@ export default async function consoleAuthRoutes(app: FastifyInstance, opts: Cons
     const s = await sessions.load(req.cookies[SESSION_COOKIE]);
     if (s?.stage === 'FULL') return reply.redirect(BASE, 303);
     const q = queryOf(req);
-    return loginForm(req, reply, { notice: q.bye ? 'You have signed out.' : q.next ? 'Please sign in.' : null });
+    const notice = q.bye ? 'You have signed out.' : q.reset ? 'Your new password is set and every console session was signed out. Sign in with it.' : q.next ? 'Please sign in.' : null;
+    return loginForm(req, reply, { notice });
   });
 
   app.post('/login', { config: { consolePublic: true }, schema: { hide: true } }, async (req, reply) => {

@@ -3,10 +3,12 @@ import { actorOf, writeAudit, type Actor } from '../../audit/audit.js';
 import { shopAudit } from '../../audit/steps.js';
 import { operatorActions } from '../../backoffice/actions.js';
 import { merchantView } from '../../domain/operator-views.js';
+import { fiscalSummary } from '../../domain/receipt/fiscal.js';
 import { ROUTES, type Route } from '../../domain/providers/connector.js';
 import { effectiveRouting } from '../../domain/providers/registry.js';
 import { INVITE_DAYS } from '../../domain/merchant/team.service.js';
 import { ValidationError } from '../../errors.js';
+import { mailTexts } from '../../mail/templates.js';
 import { teamInviteMail } from '../../mail/team-invite.js';
 import { formBody } from '../../lib/form-body.js';
 import { BASE, done, render } from '../context.js';
@@ -43,15 +45,16 @@ function shopFields(errors: Errors, b: Record<string, string>, prefix: string): 
 }
 
 /**
- * Onboarding from the console (issue 30 item 3): "New merchant" creates the merchant, invites
- * its cabinet owner by email (the team invitation: the owner sets a password through the mailed
- * link) and creates its first shop; the merchant's setup page adds owners and shops and edits
+ * Onboarding from the console: "New merchant" creates the merchant, invites its cabinet owner
+ * by email (the team invitation: the owner sets a password through the mailed link; an owner
+ * with the merchant's own contact address gets the merchant's own login instead) and creates its
+ * first shop; the merchant's setup page adds owners and shops and edits
  * its routing. Every step goes through the services the operator API and the cabinet use, each
  * with its audit entry (docs/adr/0065-onboarding-from-the-console.md).
  */
 export default async function onboardingPages(app: FastifyInstance): Promise<void> {
   const actions = operatorActions(app);
-  const { team, shops, connectors } = app.services;
+  const { team, shops, connectors, passwordResets } = app.services;
   const idOf = (req: FastifyRequest) => (req.params as { id: string }).id;
   const inviteLink = (token: string) => `${app.config.publicBaseUrl}${INVITE_PATH}/${token}`;
 
@@ -63,6 +66,15 @@ export default async function onboardingPages(app: FastifyInstance): Promise<voi
     });
     await app.services.mail.enqueue(c, { merchantId, kind: 'team_invite', to: m.email, ...(await teamInviteMail(c, merchantId, inviteLink(m.token), m.role, INVITE_DAYS)) });
   });
+
+  /**
+   * The owner who signs in with the merchant's contact address: the merchant's own login (no
+   * team member), whose password is set through a mailed one-time link valid as long as an invitation.
+   */
+  const inviteOwnLogin = (who: Actor, merchantId: string) => passwordResets.request({ merchantId, userId: null }, (c, x) => writeAudit(c, who, {
+    action: 'merchant.password.invite', objectType: 'merchant', objectId: merchantId, before: null,
+    after: { link_sent_to: x.email, valid_days: INVITE_DAYS },
+  }), { minutes: INVITE_DAYS * 24 * 60, mail: mailTexts.ownerLoginInvite });
 
   const createShop = (who: Actor, merchantId: string, s: { name: string; currency: Currency }) =>
     shops.create(merchantId, { name: s.name, defaultCurrency: s.currency }, shopAudit(app.config, who, 'shop.create'));
@@ -82,12 +94,11 @@ export default async function onboardingPages(app: FastifyInstance): Promise<voi
     const email = emailField(errors, 'email', b.email);
     const owner = emailField(errors, 'owner_email', b.owner_email);
     const shop = shopFields(errors, b, 'shop_');
-    if (!errors.email && !errors.owner_email && email === owner) {
-      add(errors, 'owner_email', 'The owner signs in with an address of their own: use another address than the merchant\'s contact email.');
-    }
+    // A sole trader has one address: the owner then signs in with the merchant's own login.
+    const ownLogin = !errors.email && !errors.owner_email && email === owner;
     // Checked before anything is created, so a refused form leaves no half-made merchant.
     if (!errors.email && !(await team.emailFree(email))) add(errors, 'email', 'This address is taken (a merchant or a cabinet user has it).');
-    if (!errors.owner_email && !(await team.emailFree(owner))) add(errors, 'owner_email', 'This address is taken (a merchant or a cabinet user has it).');
+    if (!errors.owner_email && !ownLogin && !(await team.emailFree(owner))) add(errors, 'owner_email', 'This address is taken (a merchant or a cabinet user has it).');
     if (Object.keys(errors).length > 0) {
       reply.status(422);
       return newForm(req, reply, { errors, values: b });
@@ -99,7 +110,7 @@ export default async function onboardingPages(app: FastifyInstance): Promise<voi
     let invited: string | null = null;
     let shopId: string | null = null;
     try {
-      invited = (await inviteOwner(who, merchant.id, owner)).member.email;
+      invited = ownLogin ? (await inviteOwnLogin(who, merchant.id)).email : (await inviteOwner(who, merchant.id, owner)).member.email;
     } catch (e) {
       failed.push(`Owner invitation: ${Object.values(errorsOf(e)).flat().join(' ')}`);
     }
@@ -120,7 +131,7 @@ export default async function onboardingPages(app: FastifyInstance): Promise<voi
     const view = merchantView(app.config, m);
     const routing = view.routing as Record<Route, string[]>;
     return render(req, reply, 'merchant-setup', {
-      nav: 'merchants', m: view, people, shops: shopList, currencies: CURRENCIES, routes: ROUTES, slots: ROUTE_SLOTS,
+      nav: 'merchants', m: view, people, shops: shopList.map((s) => ({ ...s, receipts: fiscalSummary(s.fiscalization) })), currencies: CURRENCIES, routes: ROUTES, slots: ROUTE_SLOTS,
       stored: (m.routing ?? {}) as Partial<Record<Route, string[]>>, routing,
       connectors: all.map((c) => ({ name: c.name, kind: c.kind, mode: c.mode, enabled: c.enabled })),
       values: { shop_currency: 'RUB', ...Object.fromEntries(ROUTES.flatMap((r) => routing[r].map((n, i) => [`routing.${r}.${i}`, n]))) },

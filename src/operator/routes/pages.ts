@@ -69,8 +69,10 @@ export default async function consolePages(app: FastifyInstance): Promise<void> 
 
   app.get('/merchants/:id', { schema: { hide: true } }, async (req, reply) => {
     const m = await actions.loadMerchant(idOf(req));
-    const [balances, held, twin] = await Promise.all([
+    const [balances, held, twin, heldPayments] = await Promise.all([
       app.services.merchants.balances(m.id), app.services.merchants.held(m.id), app.services.merchants.testTwinOf(m.id),
+      // Each payment the total holds, to capture or cancel here (the partial index payments_held_idx).
+      app.db.prisma.payment.findMany({ where: { merchantId: m.id, status: 'PROCESS', authorizedAmount: { not: null } }, orderBy: { createdAt: 'asc' }, take: 50 }),
     ]);
     // The cabinet's people (the merchant's own login, the owner, then the team) with their 2FA state, for the reset buttons.
     const people = [
@@ -78,7 +80,7 @@ export default async function consolePages(app: FastifyInstance): Promise<void> 
       ...await app.services.team.list(m.id),
     ];
     return render(req, reply, 'merchant', {
-      nav: 'merchants', m: merchantView(app.config, m), balances: balances.map(balanceView), held: new Map(held.map((x) => [x.currency, x.amount.toFixed(2)])), twinId: twin?.id ?? null, people });
+      nav: 'merchants', m: merchantView(app.config, m), balances: balances.map(balanceView), held: new Map(held.map((x) => [x.currency, x.amount.toFixed(2)])), twinId: twin?.id ?? null, people, heldPayments });
   });
 
   app.post('/merchants/:id/patch', { config: { permission: 'admin' }, schema: { hide: true } }, async (req, reply) => {

@@ -15,6 +15,20 @@ const input = defineInput({
 });
 
 /**
+ * What a merchant must know to charge a card once (shown in /docs): nothing but the key makes two
+ * requests one charge, so a retry without it charges again.
+ */
+export const CHARGE_DEDUPLICATION =
+  'Charges are deduplicated **only by the `Idempotency-Key` header**. Nothing else makes two requests one charge: not the card, ' +
+  'the amount or `order_id`. A request repeated without a key, or with a new key, charges the card again.\n\n' +
+  'Send one key per intended charge, e.g. your order id and attempt number (`order-1042-attempt-1`), and send the same key again ' +
+  'whenever you repeat that request (a timeout, a lost answer, a 5xx): the repeat answers the first charge\'s payment ' +
+  '(header `Idempotent-Replayed: true`) and charges nothing more. Use a new key only for a new charge you intend ' +
+  '(the next attempt after a FAIL, the next period of a subscription). A charge keeps its key: the same key never charges again, ' +
+  'even after the 24 hours the answer itself is kept. Within them the same key with another body is 422, and while the first ' +
+  'request still runs a repeat is 409 with `Retry-After`.';
+
+/**
  * POST /api/v1/payment/charge (docs/adr/0074-saved-cards-and-recurring-charges.md): charges a
  * saved card with no payer present. A bill and its payment are made in one transaction and the
  * card's connector is called as for every payment; the answer is the payment object (SUCCESS,
@@ -26,6 +40,7 @@ export function paymentChargeRoute(app: FastifyInstance): void {
     schema: {
       tags: ['payment'],
       summary: 'Charge a saved card',
+      description: CHARGE_DEDUPLICATION,
       body: input.schema,
       response: { 200: Type.Composite([PaymentSchema, Type.Object({ success: Type.Boolean() })]) },
     },

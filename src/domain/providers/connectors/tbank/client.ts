@@ -5,10 +5,10 @@ import {
   ConnectorRefusedError, NEEDS_OPERATOR, PAYMENT_METHOD_REVOKED, type CallContext, type Capabilities, type ConnectionCheck, type Connector, type ConnectorMode, type CreatePayment, type CreateRefund,
   type InboundNotification, type OperationOutcome, type ParsedNotification, type PaymentOutcome, type SettleHold,
 } from '../../connector.js';
-import { parseAllowList, providerFetch, rubOfRefund, type ProviderAnswer } from '../../provider-http.js';
+import { parseAllowList, providerFetch, rubOfRefund, type ProviderAnswer, type ProviderNet } from '../../provider-http.js';
 import {
   CHARGE_REFUSALS, CONFIG_CODES, IN_PROGRESS, INITIATOR, ORDER_NOT_FOUND, PAID, REFUND_DONE, REFUND_RUNNING, TRANSIENT_CODES, answered, kopecks,
-  paymentOutcome, reasonFollows, refundOutcome, refundRef, tbReceipt, type TbAnswer,
+  paymentOutcome, reasonFollows, redirectDueDate, refundOutcome, refundRef, tbReceipt, type TbAnswer,
 } from './mapping.js';
 import { parseTBankNotification, tbankToken } from './notifications.js';
 import type { TBankSettings } from './settings.js';
@@ -34,7 +34,7 @@ export class TBankConnector implements Connector {
   readonly capabilities = TBANK_CAPABILITIES;
   private readonly allowList: BlockList | null;
 
-  constructor(readonly name: string, readonly mode: ConnectorMode, private readonly s: TBankSettings, private readonly publicBaseUrl: string) {
+  constructor(readonly name: string, readonly mode: ConnectorMode, private readonly s: TBankSettings, private readonly publicBaseUrl: string, private readonly net: ProviderNet) {
     this.allowList = s.allowedIps ? parseAllowList(s.allowedIps) : null;
   }
 
@@ -54,6 +54,7 @@ export class TBankConnector implements Connector {
       // (developer.tbank.ru/eacq/api/charge: Init with Recurrent "Y" and CustomerKey). The customer is
       // this payment (one saved card per customer key; nothing else of the payer is sent).
       ...(req.savePaymentMethod ? { Recurrent: 'Y', CustomerKey: req.paymentId } : {}),
+      ...(req.payableUntil ? { RedirectDueDate: redirectDueDate(req.payableUntil) } : {}),
       // Who initiates it (mapping.ts INITIATOR): the payer, saving the card or not.
       DATA: { OperationInitiatorType: req.savePaymentMethod ? INITIATOR.saving : INITIATOR.standard },
       ...(req.receipt ? { Receipt: tbReceipt(req.receipt) } : {}),
@@ -216,9 +217,12 @@ export class TBankConnector implements Connector {
     }
     const r = await this.send('Cancel', {
       PaymentId: req.paymentRef, Amount: kopecks(rub), ExternalRequestId: req.refundId,
-      // With an online cash register a refund goes by the receipt's lines (modern-openapi.json,
-      // "Частичный возврат при подключенной онлайн-кассе": Cancel carries Amount and Receipt).
-      ...(req.receipt ? { Receipt: tbReceipt(req.receipt) } : {}),
+      // With an online cash register a partial refund lists the returned lines (modern-openapi.json,
+      // "Частичный возврат при подключенной онлайн-кассе": Cancel carries Amount and Receipt); a full
+      // one carries none: the register reverses the payment's own receipt (the specification's
+      // Cancel.Receipt: "При полной отмене структура чека не передается, при частичной — передаются
+      // товары, которые нужно отменить").
+      ...(req.receipt && !req.whole ? { Receipt: tbReceipt(req.receipt) } : {}),
     }, ctx);
     // No answer, or a 5xx: the Cancel may have applied; asked again with the same ExternalRequestId.
     if (r.status !== 200 || !r.body) throw new Error(`tbank: Cancel answered HTTP ${r.status} (result unknown)`);
@@ -332,8 +336,9 @@ export class TBankConnector implements Connector {
     // An order no payment has: T-Bank answers 335 "order not found" once the terminal key and the
     // token are accepted (a wrong password is 204 first), so 335 is the expected success here.
     if (b.Success === true || String(b.ErrorCode) === '335') return { ok: true, message: 'T-Bank accepted the terminal key and the password.' };
-    const said = [b.Message, b.Details].filter((x) => typeof x === 'string' && x !== '').join(' ');
-    return { ok: false, message: `T-Bank refused: error ${String(b.ErrorCode ?? 'unknown')}${said ? ` (${said})` : ''}.` };
+    // Only T-Bank's numeric error code is said, never the answer's text: the console is no window onto another server's replies.
+    const code = /^\d{1,4}$/.test(String(b.ErrorCode)) ? String(b.ErrorCode) : 'unknown';
+    return { ok: false, message: `T-Bank refused: error ${code}.` };
   }
 
   private send(method: string, params: Record<string, unknown>, ctx: CallContext): Promise<ProviderAnswer> {
@@ -341,7 +346,7 @@ export class TBankConnector implements Connector {
     const signed = { ...body, Token: tbankToken(body, this.s.password) };
     return providerFetch('tbank', `${this.s.baseUrl.replace(/\/+$/, '')}/${method}`, {
       method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json' }, body: JSON.stringify(signed),
-    }, ctx.signal);
+    }, ctx.signal, this.net);
   }
 }
 

@@ -5,7 +5,7 @@ import { TBANK_SETTINGS, tbankSettingsOf } from './settings.js';
 export { TBankConnector, TBANK_CAPABILITIES } from './client.js';
 export { tbReceipt } from './mapping.js';
 export { tbankToken } from './notifications.js';
-export { TBANK_BASE_URL, type TBankSettings } from './settings.js';
+export { TBANK_BASE_URL, TBANK_NOTIFICATION_SOURCES, type TBankSettings } from './settings.js';
 
 /** A T-Bank terminal, internet acquiring API v2 (docs/connectors/tbank.md). */
 export const tbank: ConnectorPlugin<'tbank'> = {
@@ -14,5 +14,5 @@ export const tbank: ConnectorPlugin<'tbank'> = {
   settings: TBANK_SETTINGS,
   capabilities: TBANK_CAPABILITIES,
   notifications: { verifiedBy: 'Token: SHA-256 of the sorted root values with the terminal password, checked in constant time; answered OK' },
-  build: (row, ctx) => new TBankConnector(row.name, row.mode, tbankSettingsOf(row), ctx.publicBaseUrl),
+  build: (row, ctx) => new TBankConnector(row.name, row.mode, tbankSettingsOf(row, ctx.profile), ctx.publicBaseUrl, ctx.net),
 };

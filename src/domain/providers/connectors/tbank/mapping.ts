@@ -117,28 +117,52 @@ export function refundRef(paymentId: string, left: unknown): string {
   return typeof left === 'number' && Number.isSafeInteger(left) ? `${paymentId}:${left}` : paymentId;
 }
 
-/** YooKassa's tax_system_code 1..6 as T-Bank's `Taxation` (the same six systems, in that order). */
-const TAXATION: Record<number, string> = { 1: 'osn', 2: 'usn_income', 3: 'usn_income_outcome', 4: 'envd', 5: 'esn', 6: 'patent' };
-/** YooKassa's vat_code 1..6 as T-Bank's `Tax` (none, 0 %, 10 %, 20 %, 10/110, 20/120). */
-const TAX: Record<number, string> = { 1: 'none', 2: 'vat0', 3: 'vat10', 4: 'vat20', 5: 'vat110', 6: 'vat120' };
+/**
+ * YooKassa's tax_system_code as T-Bank's `Taxation` (modern-openapi.json, Receipt_FFD_105 and
+ * Receipt_FFD_12: osn, usn_income, usn_income_outcome, esn, patent). 4 (ENVD, `envd`) left the
+ * specification: the shop settings refuse it, and a receipt still carrying it is not sent.
+ */
+const TAXATION: Record<number, string> = { 1: 'osn', 2: 'usn_income', 3: 'usn_income_outcome', 5: 'esn', 6: 'patent' };
+/**
+ * YooKassa's vat_code 1..12 as T-Bank's `Tax` (docs/connectors/fiscal.md): none, 0 %, 10 %, 20 %,
+ * 10/110, 20/120 (Items_FFD_105.Tax); 5 %, 7 %, 5/105, 7/107 (added in the specification's v1.47,
+ * Items_FFD_105 and Items_FFD_12.Tax); 22 % and 22/122 from 1 January 2026 (`vat22`, `vat122`).
+ */
+export const TBANK_TAX: Record<number, string> = {
+  1: 'none', 2: 'vat0', 3: 'vat10', 4: 'vat20', 5: 'vat110', 6: 'vat120', 7: 'vat5', 8: 'vat7', 9: 'vat105', 10: 'vat107', 11: 'vat22', 12: 'vat122',
+};
+/**
+ * The unit of every line of an FFD 1.2 receipt (Items_FFD_12.MeasurementUnit, tag 2108: "обязателен,
+ * если версия ФД онлайн-кассы — 1.2"; the specification's example and table name the piece `шт`).
+ */
+export const TBANK_PIECE = 'шт';
 
 /**
- * The receipt as T-Bank takes it in Init and Cancel (kravetsone/t-kassa-api modern-openapi.json,
- * schemas Receipt_FFD_105 and Items_FFD_105): `Email` or `Phone` (+{digits}), `Taxation`, `Items`
- * [{Name (<= 128), Price (kopecks), Quantity, Amount (kopecks, = Price x Quantity), Tax,
- * PaymentMethod, PaymentObject}]. The Items' Amounts add up to the operation's `Amount`. Nested:
- * never part of the Token (tbankToken; tinkoff-asdk-android AcquiringRequest.kt ignores DATA,
- * Receipt, Receipts and Shops when signing).
+ * The receipt as T-Bank takes it in Init, Confirm and a partial Cancel (kravetsone/t-kassa-api
+ * modern-openapi.json, schemas Receipt_FFD_105 / Items_FFD_105 and, for an FFD 1.2 register,
+ * Receipt_FFD_12 / Items_FFD_12): `FfdVersion` ("1.05" or "1.2"), `Email` or `Phone` (+{digits}),
+ * `Taxation`, `Items` [{Name (<= 128), Price (kopecks), Quantity, Amount (kopecks, = Price x
+ * Quantity), Tax, PaymentMethod, PaymentObject, and with 1.2 `MeasurementUnit`}]. The Items'
+ * Amounts add up to the operation's `Amount`. Nested: never part of the Token (tbankToken;
+ * tinkoff-asdk-android AcquiringRequest.kt ignores DATA, Receipt, Receipts and Shops when
+ * signing). A code T-Bank has no word for is refused here, before anything is sent.
  */
 export function tbReceipt(r: Receipt): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
+  const taxation = TAXATION[r.taxSystemCode];
+  if (!taxation) throw new ConnectorRefusedError('tbank:receipt_taxation', `tbank: tax_system_code ${r.taxSystemCode} has no T-Bank Taxation (ENVD was abolished)`);
+  const out: Record<string, unknown> = { FfdVersion: r.ffdVersion };
   if (r.customer.email) out.Email = r.customer.email;
   if (r.customer.phone) out.Phone = r.customer.phone.startsWith('+') ? r.customer.phone : `+${r.customer.phone}`;
-  out.Taxation = TAXATION[r.taxSystemCode];
-  out.Items = r.lines.map((l) => ({
-    Name: l.name, Price: kopecks(l.price), Quantity: l.quantity.toNumber(), Amount: kopecks(l.amount), Tax: TAX[l.vatCode],
-    PaymentMethod: l.paymentMode === 'partial_prepayment' ? 'prepayment' : l.paymentMode, PaymentObject: l.paymentSubject,
-  }));
+  out.Taxation = taxation;
+  out.Items = r.lines.map((l) => {
+    const tax = TBANK_TAX[l.vatCode];
+    if (!tax) throw new ConnectorRefusedError('tbank:receipt_tax', `tbank: vat_code ${l.vatCode} has no T-Bank Tax`);
+    return {
+      Name: l.name, Price: kopecks(l.price), Quantity: l.quantity.toNumber(), Amount: kopecks(l.amount), Tax: tax,
+      PaymentMethod: l.paymentMode === 'partial_prepayment' ? 'prepayment' : l.paymentMode, PaymentObject: l.paymentSubject,
+      ...(r.ffdVersion === '1.2' ? { MeasurementUnit: TBANK_PIECE } : {}),
+    };
+  });
   return out;
 }
 
@@ -149,4 +173,16 @@ export function kopecks(d: Decimal): number {
     throw new ConnectorRefusedError('tbank:invalid_amount', `tbank: ${d.toString()} is not an amount in kopecks`);
   }
   return k.toNumber();
+}
+
+/**
+ * Init's `RedirectDueDate` from the bill's deadline: T-Bank's form and SBP QR stop taking the
+ * payment then (modern-openapi.json, Init.RedirectDueDate: "Если текущая дата превышает дату,
+ * которая передана в этом параметре, ссылка для оплаты или возможность платежа по QR-коду
+ * становятся недоступными"; at least 1 minute and at most 90 days ahead, `YYYY-MM-DDTHH24:MI:SS+GMT`,
+ * 24 hours when absent). Kept inside those bounds; written in UTC, whole seconds.
+ */
+export function redirectDueDate(until: Date, now = Date.now()): string {
+  const at = Math.min(Math.max(until.getTime(), now + 60_000), now + 90 * 86_400_000);
+  return new Date(Math.floor(at / 1000) * 1000).toISOString().replace(/\.\d{3}Z$/, '+00:00');
 }

@@ -1,5 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { BlockList } from 'node:net';
+import { Decimal } from 'decimal.js';
 import type { InboundNotification, ParsedNotification } from '../../connector.js';
 import { ipAllowed } from '../../provider-http.js';
 import { paymentOutcome, REFUND_DONE, REFUND_RUNNING, refundOutcome, refundRef, type TbAnswer } from './mapping.js';
@@ -36,6 +37,7 @@ export async function parseTBankNotification(
   if (b.TerminalKey !== d.terminalKey) return { ok: false, reason: 'another terminal' };
   const status = typeof b.Status === 'string' ? b.Status : '';
   const id = b.PaymentId;
+  if (status === 'RECEIPT') return registerReport(b);
   if (status === '' || (typeof id !== 'string' && typeof id !== 'number') || typeof b.Amount !== 'number') return { ok: false, reason: 'no PaymentId, Status or Amount' };
   const ref = String(id);
   const reply = { status: 200, body: 'OK' };
@@ -64,4 +66,28 @@ export async function parseTBankNotification(
     },
   } : paid;
   return { ok: true, eventKey: `${ref}:${status}`, object: 'payment', ref, ourId: typeof b.OrderId === 'string' ? b.OrderId : null, outcome, reply };
+}
+
+/**
+ * A fiscalization notification (the specification's NotificationFiscalization: `Status`
+ * "RECEIPT", `PaymentId`, `OrderId`, `Amount` in kopecks, `Type` "Income" for a payment's
+ * receipt or "IncomeReturn" for a refund's, `ErrorCode` "0" on success, else the register's
+ * `ErrorMessage`). Token-checked like any notification (the caller did); acknowledged `OK`
+ * whatever it says. Dedupe: the payment, the receipt's type and amount, and the result.
+ */
+function registerReport(b: Record<string, unknown>): ParsedNotification {
+  const id = b.PaymentId;
+  if (typeof id !== 'string' && typeof id !== 'number') return { ok: false, reason: 'RECEIPT without PaymentId' };
+  const ref = String(id);
+  const code = typeof b.ErrorCode === 'string' || typeof b.ErrorCode === 'number' ? String(b.ErrorCode) : '0';
+  const of = b.Type === 'IncomeReturn' ? 'refund' : 'payment';
+  const kopecks = typeof b.Amount === 'number' && Number.isSafeInteger(b.Amount) && b.Amount > 0 ? b.Amount : null;
+  const said = [b.ErrorMessage, b.Message].find((x): x is string => typeof x === 'string' && x !== '') ?? '';
+  const doc = typeof b.FiscalDocumentNumber === 'number' || typeof b.FiscalDocumentNumber === 'string' ? String(b.FiscalDocumentNumber) : '';
+  return {
+    ok: true, eventKey: `${ref}:RECEIPT:${of}:${String(kopecks)}:${code}:${doc}`, object: 'receipt', ref,
+    ourId: typeof b.OrderId === 'string' && b.OrderId !== '' ? b.OrderId : null,
+    receipt: { of, amount: kopecks === null ? null : new Decimal(kopecks).div(100), failed: code !== '0', code, message: said },
+    reply: { status: 200, body: 'OK' },
+  };
 }

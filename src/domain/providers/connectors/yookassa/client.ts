@@ -5,7 +5,7 @@ import {
   type PayoutWidget, type SettleHold,
 } from '../../connector.js';
 import { Decimal } from 'decimal.js';
-import { parseAllowList, providerFetch, retryAfterMs, rubOfRefund, sendRepeating, type ProviderAnswer } from '../../provider-http.js';
+import { parseAllowList, providerFetch, retryAfterMs, rubOfRefund, sendRepeating, type ProviderAnswer, type ProviderNet } from '../../provider-http.js';
 import { keyExpired, money, notDone, operationOutcome, paymentOutcomeOf, refusal, ykReceipt, type YkError, type YkObject } from './mapping.js';
 import { parseYooKassaNotification } from './notifications.js';
 import type { YooKassaSettings } from './settings.js';
@@ -47,9 +47,9 @@ export class YooKassaConnector implements Connector {
   readonly kind = 'yookassa' as const;
   readonly capabilities: Capabilities;
   readonly payoutWidget?: PayoutWidget;
-  private readonly allowList: BlockList | null;
+  private readonly allowList: BlockList;
 
-  constructor(readonly name: string, readonly mode: ConnectorMode, private readonly s: YooKassaSettings, private readonly publicBaseUrl: string) {
+  constructor(readonly name: string, readonly mode: ConnectorMode, private readonly s: YooKassaSettings, private readonly publicBaseUrl: string, private readonly net: ProviderNet) {
     const payouts = !!(s.payoutAgentId && s.payoutSecretKey);
     this.capabilities = {
       payment: { card: true, sbp: true }, refunds: true, partialRefunds: true, payout: { card: payouts, sbp: payouts }, hostsCardForm: true,
@@ -59,7 +59,7 @@ export class YooKassaConnector implements Connector {
       savedCards: true,
     };
     if (payouts) this.payoutWidget = { provider: 'yookassa', accountId: s.payoutAgentId!, scriptUrl: s.payoutWidgetUrl };
-    this.allowList = s.allowedIps ? parseAllowList(s.allowedIps) : null;
+    this.allowList = parseAllowList(s.allowedIps);
   }
 
   // ---------------------------------------------------------------- payments
@@ -73,7 +73,7 @@ export class YooKassaConnector implements Connector {
       payment_method_id: req.savedMethod.providerId,
       description: (req.description ?? `Payment ${req.paymentId}`).slice(0, 128),
       metadata: { payment_id: req.paymentId },
-      ...(req.receipt ? { receipt: ykReceipt(req.receipt) } : {}),
+      ...(req.receipt ? { receipt: ykReceipt(req.receipt, this.s.ownReceipts) } : {}),
     } : {
       amount: money(req.amount),
       // Two-stage (docs/adr/0073-two-stage-payments.md): `capture: false` holds the money
@@ -89,7 +89,7 @@ export class YooKassaConnector implements Connector {
       // Only with the payer's consent: the card is saved when the payment succeeds (payment_method.saved, .id)
       // (yookassa.ru/developers/payment-acceptance/scenario-extensions/recurring-payments/save-payment-method/save-during-payment).
       ...(req.savePaymentMethod ? { save_payment_method: true } : {}),
-      ...(req.receipt ? { receipt: ykReceipt(req.receipt) } : {}),
+      ...(req.receipt ? { receipt: ykReceipt(req.receipt, this.s.ownReceipts) } : {}),
     };
     if (keyExpired(req.firstSentAt)) return expired();
     const a = await this.send('POST', '/payments', ctx, { body, key: req.paymentId });
@@ -150,7 +150,7 @@ export class YooKassaConnector implements Connector {
   private async settleHold(verb: 'capture' | 'cancel', req: SettleHold, ctx: CallContext): Promise<PaymentOutcome> {
     if (!req.ref) throw new ConnectorRefusedError('yookassa:no_ref', 'yookassa: no payment id to settle');
     const a = await this.send('POST', `/payments/${encodeURIComponent(req.ref)}/${verb}`, ctx, {
-      body: verb === 'capture' ? { amount: money(req.amount), ...(captureReceipt(req) ? { receipt: ykReceipt(req.receipt!) } : {}) } : {},
+      body: verb === 'capture' ? { amount: money(req.amount), ...(captureReceipt(req) ? { receipt: ykReceipt(req.receipt!, this.s.ownReceipts) } : {}) } : {},
       key: `${verb}-${req.paymentId}`,
     });
     if (a.status === 200) return this.paymentOutcome(a.body as YkObject, ctx);
@@ -173,7 +173,7 @@ export class YooKassaConnector implements Connector {
     const a = await this.send('POST', '/refunds', ctx, {
       body: {
         payment_id: req.paymentRef, amount: money(rub), description: `Refund ${req.refundId}`.slice(0, 250),
-        ...(req.receipt ? { receipt: ykReceipt(req.receipt) } : {}),
+        ...(req.receipt ? { receipt: ykReceipt(req.receipt, this.s.ownReceipts) } : {}),
       },
       key: req.refundId,
     });
@@ -264,14 +264,14 @@ export class YooKassaConnector implements Connector {
   async checkConnection(ctx: CallContext): Promise<ConnectionCheck> {
     const a = await this.send('GET', '/me', ctx, {});
     if (a.status === 200) {
-      const me = (a.body ?? {}) as { account_id?: unknown; test?: unknown };
+      // Only what the answer means is said, never its text: the console is no window onto another server's replies.
+      const me = (a.body ?? {}) as { test?: unknown };
       const test = me.test === true ? 'a test shop' : me.test === false ? 'a live shop' : null;
       const mismatch = (me.test === true && this.mode === 'live') || (me.test === false && this.mode === 'test')
         ? ` This connector is in ${this.mode} mode: check that it is the account you meant.` : '';
-      return { ok: true, message: `YooKassa accepted the shop's credentials (account ${String(me.account_id ?? this.s.shopId)}${test ? `, ${test}` : ''}).${mismatch}` };
+      return { ok: true, message: `YooKassa accepted the shop's credentials (account ${this.s.shopId}${test ? `, ${test}` : ''}).${mismatch}` };
     }
-    const e = (a.body ?? {}) as Partial<YkError>;
-    return { ok: false, message: `YooKassa answered HTTP ${a.status}${e.code ? ` ${e.code}` : ''}${e.description ? `: ${e.description}` : ''}` };
+    return { ok: false, message: `YooKassa answered HTTP ${a.status}${errorCodeOf(a.body)}` };
   }
 
   private async read(what: 'payments' | 'refunds' | 'payouts', id: string, ctx: CallContext): Promise<YkObject> {
@@ -292,9 +292,15 @@ export class YooKassaConnector implements Connector {
     if (method === 'POST') { headers['content-type'] = 'application/json'; headers['idempotence-key'] = o.key!; }
     const body = o.body === undefined ? undefined : JSON.stringify(o.body);
     const url = `${this.s.baseUrl.replace(/\/+$/, '')}${path}`;
-    const { answer } = await sendRepeating(() => providerFetch('yookassa', url, { method, headers, body }, ctx.signal), repeatAfter, ctx.signal);
+    const { answer } = await sendRepeating(() => providerFetch('yookassa', url, { method, headers, body }, ctx.signal, this.net), repeatAfter, ctx.signal);
     return answer;
   }
+}
+
+/** YooKassa's error code (`invalid_credentials`...) when the answer has one of its form; nothing else of a body is repeated. */
+function errorCodeOf(body: unknown): string {
+  const code = (body as Partial<YkError> | null)?.code;
+  return typeof code === 'string' && /^[a-z_]{1,40}$/.test(code) ? ` ${code}` : '';
 }
 
 /**

@@ -4,7 +4,7 @@ import { YOOKASSA_SETTINGS, yookassaSettingsOf } from './settings.js';
 
 export { YooKassaConnector } from './client.js';
 export { ykReceipt } from './mapping.js';
-export { LOOPBACK_SOURCES, YOOKASSA_BASE_URL, YOOKASSA_PAYOUT_WIDGET_URL, YOOKASSA_NOTIFICATION_SOURCES, type YooKassaSettings } from './settings.js';
+export { YOOKASSA_BASE_URL, YOOKASSA_PAYOUT_WIDGET_URL, YOOKASSA_NOTIFICATION_SOURCES, type YooKassaSettings } from './settings.js';
 
 /** A YooKassa shop, API v3 (docs/connectors/yookassa.md). */
 export const yookassa: ConnectorPlugin<'yookassa'> = {
@@ -15,5 +15,5 @@ export const yookassa: ConnectorPlugin<'yookassa'> = {
   capabilities: { payment: { card: true, sbp: true }, refunds: true, partialRefunds: true, payout: { card: true, sbp: true }, hostsCardForm: true,
     payoutCardBy: { number: true, tokens: ['yookassa'] } },
   notifications: { verifiedBy: 'YooKassa signs nothing: the object is read again with the shop\'s credentials and only that answer counts (source networks allow-listed)' },
-  build: (row, ctx) => new YooKassaConnector(row.name, row.mode, yookassaSettingsOf(row, ctx.profile), ctx.publicBaseUrl),
+  build: (row, ctx) => new YooKassaConnector(row.name, row.mode, yookassaSettingsOf(row), ctx.publicBaseUrl, ctx.net),
 };

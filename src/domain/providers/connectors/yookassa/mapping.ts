@@ -72,17 +72,26 @@ export function money(d: Decimal, currency = 'RUB'): Money {
  * the official SDKs' Receipt and ReceiptItem): `customer` {email, phone (ITU-T E.164 digits, no
  * "+")}, `items` [{description (<= 128), quantity (a number), amount {value, currency} = the PRICE
  * OF ONE UNIT, vat_code, payment_subject, payment_mode}], `tax_system_code`. The receipt's total is
- * the sum of amount x quantity, which must equal the payment's (or refund's) amount.
+ * the sum of amount x quantity, which must equal the payment's (or refund's) amount. `vat_code`
+ * is YooKassa's own number, 1..12 (docs/connectors/fiscal.md). With an FFD 1.2 register every
+ * item carries `measure` ("piece": .../54fz/parameters-values, "Единица измерения", required for
+ * FFD 1.2). `ownReceipts` ("Чеки от ЮKassa"): the receipt reaches the payer by e-mail only ("пока
+ * есть только один способ доставки чека пользователю — на электронную почту. Отправка чека в смс
+ * недоступна": .../receipts/54fz/yoomoney/basics), so the phone is not sent and a receipt without
+ * an e-mail is refused before anything moves.
  */
-export function ykReceipt(r: Receipt): Record<string, unknown> {
+export function ykReceipt(r: Receipt, ownReceipts = false): Record<string, unknown> {
   const customer: Record<string, string> = {};
   if (r.customer.email) customer.email = r.customer.email;
-  if (r.customer.phone) customer.phone = r.customer.phone.replace(/^\+/, '');
+  if (ownReceipts && !customer.email) {
+    throw new ConnectorRefusedError('yookassa:receipt_email_required', 'yookassa: receipts by YooKassa go by e-mail only, and the payer gave none');
+  }
+  if (r.customer.phone && !ownReceipts) customer.phone = r.customer.phone.replace(/^\+/, '');
   return {
     customer,
     items: r.lines.map((l) => ({
       description: l.name, quantity: l.quantity.toNumber(), amount: money(l.price), vat_code: l.vatCode,
-      payment_subject: l.paymentSubject, payment_mode: l.paymentMode,
+      payment_subject: l.paymentSubject, payment_mode: l.paymentMode, ...(r.ffdVersion === '1.2' ? { measure: 'piece' } : {}),
     })),
     tax_system_code: r.taxSystemCode,
   };

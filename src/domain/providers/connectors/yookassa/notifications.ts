@@ -5,7 +5,8 @@ import { operationOutcome, refusal, type YkObject } from './mapping.js';
 
 /** What checking a notification needs from the connector: its allow-list and a read with its credentials. */
 export interface YooKassaNotificationDeps {
-  allowList: BlockList | null;
+  /** `allowed_ips`, else YooKassa's published networks: never absent (YooKassa signs nothing). */
+  allowList: BlockList;
   /** Payouts configured (the payout gateway's credentials set). */
   payouts: boolean;
   read(kind: 'payment' | 'refund' | 'payout', id: string): Promise<ProviderAnswer>;
@@ -20,7 +21,7 @@ export interface YooKassaNotificationDeps {
  * and a forged status all fold into what YooKassa says now.
  */
 export async function parseYooKassaNotification(n: InboundNotification, d: YooKassaNotificationDeps): Promise<ParsedNotification> {
-  if (d.allowList && !ipAllowed(d.allowList, n.ip)) return { ok: false, reason: `source ${n.ip} is not in allowed_ips` };
+  if (!ipAllowed(d.allowList, n.ip)) return { ok: false, reason: `source ${n.ip} is not in allowed_ips` };
   const b = n.body as { type?: unknown; event?: unknown; object?: { id?: unknown } } | null;
   if (!b || typeof b !== 'object' || b.type !== 'notification' || typeof b.event !== 'string') return { ok: false, reason: 'not a YooKassa notification' };
   const kind = b.event.split('.')[0];

@@ -1,0 +1,62 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { actorOf } from '../../audit/audit.js';
+import { shopAudit } from '../../audit/steps.js';
+import type { ShopPatch } from '../../domain/shop/shop.service.js';
+import { NotFoundError, ValidationError } from '../../errors.js';
+import { formBody } from '../../lib/form-body.js';
+import { isIdLike } from '../../lib/input-fields.js';
+import { BASE, done, render } from '../context.js';
+
+const CURRENCIES = ['RUB', 'USD', 'EUR'] as const;
+const URLS = [['result_url', 'resultUrl'], ['success_url', 'successUrl'], ['fail_url', 'failUrl']] as const;
+
+/** The console form to the shop service's patch: every field of the form is sent; an empty URL clears it. */
+function patchOf(b: Record<string, string>): ShopPatch {
+  const errors: Record<string, string[]> = {};
+  const name = (b.name ?? '').trim();
+  if (!name || name.length > 255) errors.name = ['Required, at most 255 characters.'];
+  const currency = b.default_currency as (typeof CURRENCIES)[number];
+  if (!CURRENCIES.includes(currency)) errors.default_currency = ['Choose RUB, USD or EUR.'];
+  const out: ShopPatch = { name, enabled: b.enabled === 'true', defaultCurrency: currency };
+  for (const [field, key] of URLS) {
+    const v = (b[field] ?? '').trim();
+    if (v.length > 2048) errors[field] = ['At most 2048 characters.'];
+    out[key] = v === '' ? null : v;
+  }
+  if (Object.keys(errors).length > 0) throw new ValidationError(errors);
+  return out;
+}
+
+/**
+ * The console's shop page: its settings and the shop's Result, Success and Fail URLs (read by
+ * every role), changed by an admin through the operator API's shop service (the outbound URL
+ * guard, the `shop.update` audit entry). Fiscal receipts stay on the operator API for now.
+ */
+export default async function consoleShopRoutes(app: FastifyInstance): Promise<void> {
+  const { shops, merchants } = app.services;
+  const load = async (req: FastifyRequest) => {
+    const id = (req.params as { id: string }).id;
+    if (!isIdLike(id)) throw new NotFoundError('Shop not found.');
+    return shops.getAny(id);
+  };
+  const page = async (req: FastifyRequest, reply: FastifyReply, data: Record<string, unknown> = {}) => {
+    const s = await load(req);
+    const m = await merchants.get(s.merchantId);
+    return render(req, reply, 'shop', { nav: 'merchants', s, merchant: { id: m.id, name: m.name }, currencies: CURRENCIES, ...data });
+  };
+
+  app.get('/shops/:id', { schema: { hide: true } }, async (req, reply) => page(req, reply));
+
+  app.post('/shops/:id', { config: { permission: 'admin' }, schema: { hide: true } }, async (req, reply) => {
+    const s = await load(req);
+    const b = formBody(req);
+    try {
+      await shops.update(s.merchantId, s.id, patchOf(b), shopAudit(app.config, actorOf(req), 'shop.update'));
+    } catch (e) {
+      if (!(e instanceof ValidationError)) throw e;
+      reply.status(422);
+      return page(req, reply, { errors: e.errors, values: b });
+    }
+    return done(reply, `${BASE}/shops/${s.id}`, 'Saved.');
+  });
+}
