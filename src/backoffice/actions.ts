@@ -42,6 +42,19 @@ export function operatorActions(app: FastifyInstance) {
   return {
     loadMerchant,
 
+    /** A payment for the console's payment page, with its shop's and merchant's names and the bill's order id. */
+    async loadPayment(id: string) {
+      if (!isIdLike(id)) throw new NotFoundError('Payment not found.');
+      const p = await app.db.prisma.payment.findFirst({ where: { id }, include: { shop: { select: { name: true } }, bill: { select: { orderId: true } }, merchant: { select: { name: true } } } });
+      if (!p) throw new NotFoundError('Payment not found.');
+      return p;
+    },
+
+    /** The payments a merchant's held total is made of, oldest first (the partial index payments_held_idx). */
+    heldPayments(merchantId: string) {
+      return app.db.prisma.payment.findMany({ where: { merchantId, status: 'PROCESS', authorizedAmount: { not: null } }, orderBy: { createdAt: 'asc' }, take: 50 });
+    },
+
     async createMerchant(who: Actor, input: { name: string; email: string; password?: string | undefined }) {
       const passwordHash = input.password ? await merchants.hashPassword(input.password) : null;
       const { merchant, apiToken, testApiToken } = await merchants.create({ name: input.name, email: input.email, passwordHash }, audited(who, 'merchant.create'));

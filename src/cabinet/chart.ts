@@ -21,7 +21,7 @@ export function turnoverSvg(points: DayPoint[], label: string, currency: string,
     const v = scaleMax.mul(i).div(4);
     const y = padT + plotH - (plotH * i) / 4;
     parts.push(`<line x1="${padL}" x2="${W - 8}" y1="${y.toFixed(1)}" y2="${y.toFixed(1)}" class="grid"/>`);
-    parts.push(`<text x="${padL - 6}" y="${(y + 4).toFixed(1)}" text-anchor="end" class="axis">${esc(short(v))}</text>`);
+    parts.push(`<text x="${padL - 6}" y="${(y + 4).toFixed(1)}" text-anchor="end" class="axis">${esc(short(v, lang))}</text>`);
   }
   points.forEach((p, i) => {
     const h = p.total.gt(0) ? Math.max(1, p.total.div(scaleMax).mul(plotH).toNumber()) : 0;
@@ -42,8 +42,8 @@ function niceCeil(d: Decimal): Decimal {
   return base.mul(10);
 }
 
-function short(v: Decimal): string {
-  if (v.gte(1e6)) return `${v.div(1e6).toDecimalPlaces(1).toString()}M`;
-  if (v.gte(1e3)) return `${v.div(1e3).toDecimalPlaces(1).toString()}k`;
-  return v.toDecimalPlaces(2).toString();
+/** An axis label in the reader's language ("1,3 тыс.", "1.3K"): formatted from the decimal's text, never a float. */
+function short(v: Decimal, lang: MoneyLang): string {
+  const compact = new Intl.NumberFormat(lang === 'ru' ? 'ru-RU' : 'en-US', { notation: 'compact', maximumFractionDigits: 1 });
+  return compact.format(v.toDecimalPlaces(2).toString() as Intl.StringNumericLiteral);
 }

@@ -47,3 +47,10 @@ export class SignInGuard {
 }
 
 export interface SignInTicket { pair: Counter; account: Hit }
+
+/**
+ * "Forgot password?" limits, on the sign-in guard's keys (address; email and address; email):
+ * each request counts, none is taken back, so an address cannot mail one inbox more than
+ * `perPair` times in 15 minutes nor ask about many addresses.
+ */
+export const FORGOT_LIMITS = { perAddress: 10, perPair: 3, perAccount: 5 } as const;

@@ -7,6 +7,8 @@ import { formatMoney } from '../lib/money-format.js';
  */
 export interface MailText { subject: string; text: string }
 
+const ROLE_WORDS: Record<string, string> = { OWNER: 'owner', DEVELOPER: 'developer', ACCOUNTANT: 'accountant', SUPPORT: 'support' };
+
 const signOff = '\n\n-- \nThis message was sent by the payment service. If you did not expect it, tell your account manager.';
 
 export const mailTexts = {
@@ -36,9 +38,10 @@ export const mailTexts = {
       `Setting the new password signs you out of every console session; your two-factor sign-in stays as it is. If you did not ask for this, ignore this message and tell an administrator.${signOff}`,
   }),
 
-  teamInvite: (link: string, role: string, days: number): MailText => ({
-    subject: 'You were invited to a merchant cabinet',
-    text: `You were invited to a merchant cabinet with the role "${role}".\n\n` +
+  /** Names the merchant: an invitee who does not know who invites them cannot trust the link. */
+  teamInvite: (link: string, role: string, days: number, merchantName: string): MailText => ({
+    subject: `You were invited to the merchant cabinet of ${merchantName}`,
+    text: `You were invited to the merchant cabinet of ${merchantName} with the role "${ROLE_WORDS[role.toUpperCase()] ?? role}".\n\n` +
       `Open this link to set your password (it works once, for ${days} days):\n\n${link}${signOff}`,
   }),
 

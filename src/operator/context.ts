@@ -40,6 +40,26 @@ const esc = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`)
  * has a form; the first POST carrying it deletes it, so a form is accepted once).
  */
 const PERCENT = new Intl.NumberFormat('en-US', { style: 'percent', maximumFractionDigits: 1 });
+const escHtml = (x: string) => x.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+/**
+ * A JSON value as a key/value list people read (nested keys joined with dots, lists by index):
+ * the console's audit and attention views show no raw JSON. Returns escaped HTML.
+ */
+function propsHtml(v: unknown): string {
+  if (v === null || v === undefined) return '';
+  const rows: [string, string][] = [];
+  const walk = (x: unknown, key: string) => {
+    if (x !== null && typeof x === 'object' && Object.keys(x).length > 0) {
+      for (const [k, y] of Object.entries(x as Record<string, unknown>)) walk(y, key ? `${key}.${k}` : k);
+    } else {
+      rows.push([key, x === null ? '—' : typeof x === 'object' ? '—' : String(x)]);
+    }
+  };
+  walk(v, '');
+  if (rows.length === 1 && rows[0]![0] === '') return `<span class="kv-one">${escHtml(rows[0]![1])}</span>`;
+  return `<dl class="kv">${rows.map(([k, x]) => `<dt>${escHtml(k)}</dt><dd>${escHtml(x)}</dd>`).join('')}</dl>`;
+}
 
 export async function render(req: FastifyRequest, reply: FastifyReply, page: string, data: Record<string, unknown> = {}) {
   const session = req.console?.session ?? null;
@@ -61,6 +81,8 @@ export async function render(req: FastifyRequest, reply: FastifyReply, page: str
     /** An amount in a form field: a plain decimal with two places (`150000.00`), '' for none. */
     amountField: (d: Decimal.Value | null | undefined) => (d === null || d === undefined || d === '' ? '' : csvAmount(d, 'en')),
     json: (v: unknown) => (v === null || v === undefined ? '' : JSON.stringify(v)),
+    /** A JSON value as a key/value list (escaped HTML, for `<%~`). */
+    props: propsHtml,
     qs: (params: Record<string, unknown>) => {
       const u = new URLSearchParams();
       for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== null && v !== '') u.set(k, String(v));

@@ -150,7 +150,6 @@ export default async function pageRoutes(app: FastifyInstance): Promise<void> {
       bill,
       quotes,
       csrf: csrf.issue(bill.id),
-      qrSvg: await qrSvg(`${pageUrl(bill.id)}?method=SBP`),
       errors: extra.errors,
       method,
       lastFailed: bill.type === 'NORMAL' && bill.status === 'FAIL',

@@ -95,7 +95,6 @@ export interface FormState {
   bill: PayableBill;
   quotes: Partial<Record<PayMethod, Quote>>;
   csrf: string;
-  qrSvg: string;
   errors?: Partial<Record<string, PayFieldCode>>;
   method?: PayMethod;
   lastFailed?: boolean;
@@ -255,7 +254,6 @@ export function paymentPage(ctx: PageCtx, s: FormState): string {
 
   const sbpPanel = `<div class="panel" id="panel-sbp">
   ${declineReason(ctx, d, 'SBP', 'sbp-decline')}
-  <div class="qr-box">${s.qrSvg}</div>
   ${s.quotes.SBP ? `<p class="sbp-due"><span class="muted">${esc(t.toPay)}:</span> <strong data-testid="sbp-due">${money(ctx.lang, s.quotes.SBP.dueRub, 'RUB')}</strong></p>` : ''}
   <p class="hint">${esc(t.sbpHint)}</p>
   <button class="btn" type="submit" name="method" value="SBP" formnovalidate data-testid="pay-sbp">${esc(t.sbpConfirm)}</button>
@@ -412,6 +410,11 @@ const POLL_JS = `(function(){var u=location.pathname+location.search;function ti
  * time, or has not said yet): the page says it is being checked, how long that may take
  * (`checkMinutes`: the longest wait between two questions to the provider) and what happens next.
  */
+/** The sandbox bank's own pages (relative links) speak the payer's language: the page's, carried along. */
+function bankUrl(ctx: PageCtx, url: string): string {
+  return url.startsWith('/sandbox/') && !url.includes('?') ? `${url}?lang=${ctx.lang}` : url;
+}
+
 export function waitingPage(ctx: PageCtx, bill: PayableBill, out: PayOutcome, qrSvg: string | null, checkMinutes: number): string {
   const t = MESSAGES[ctx.lang];
   const a = out.action;
@@ -420,9 +423,9 @@ export function waitingPage(ctx: PageCtx, bill: PayableBill, out: PayOutcome, qr
   <p class="muted small">${esc(t.checkTime.replace('{n}', String(checkMinutes)))}</p>`;
   if (a?.type === '3ds' || a?.type === 'redirect') {
     act = `<p class="muted">${esc(a.type === '3ds' ? t.act3dsText : t.actRedirectText)}</p>
-  <a class="btn" href="${esc(a.url)}" data-testid="action-link">${esc(a.type === '3ds' ? t.act3dsButton : t.actRedirectButton)}</a>`;
+  <a class="btn" href="${esc(bankUrl(ctx, a.url))}" data-testid="action-link">${esc(a.type === '3ds' ? t.act3dsButton : t.actRedirectButton)}</a>`;
   } else if (a?.type === 'sbp_qr') {
-    const apps = a.links.map((l) => `<a class="btn secondary" href="${esc(l.url)}" data-testid="bank-app">${esc(l.name)}</a>`).join('\n    ');
+    const apps = a.links.map((l) => `<a class="btn secondary" href="${esc(bankUrl(ctx, l.url))}" data-testid="bank-app">${esc(l.name)}</a>`).join('\n    ');
     act = `<p class="muted">${esc(t.actSbpText)}</p>
   ${qrSvg ? `<figure class="qr-box" data-testid="sbp-qr">${qrSvg}</figure>` : ''}
   <p class="sbp-due"><span class="muted">${esc(t.toPay)}:</span> <strong data-testid="sbp-due">${money(ctx.lang, out.amountRub, 'RUB')}</strong></p>

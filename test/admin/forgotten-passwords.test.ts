@@ -6,7 +6,7 @@ import { CabinetClient, PASSWORD, cabinetMerchant, signedIn } from '../cabinet/h
 import { ConsoleClient, OP_PASSWORD, createOperator, enrolledOperator } from '../operator/helpers.js';
 import { admin } from './helpers.js';
 import { buildCall } from '../../src/admin/cli.js';
-import { FORGOT_LIMITS } from '../../src/cabinet/routes/password-reset.js';
+import { FORGOT_LIMITS } from '../../src/lib/sign-in-guard.js';
 
 /**
  * Resets for everyone by a mailed one-time link: "Forgot password?" on the cabinet's and the

@@ -103,6 +103,8 @@ describe('New merchant', () => {
     const n = uniq();
     const taken = await cabinetMerchant(t);
     const before = await t.db.prisma.merchant.count();
+    // The summary names each field in words, not by its form name.
+    const WORDS: Record<string, string> = { name: 'Name', email: 'Contact email', owner_email: 'Owner&#39;s email', shop_name: 'First shop&#39;s name', shop_currency: 'Currency' };
     const cases: [Record<string, string>, string, RegExp][] = [
       [{ name: '', email: `a-${n}@x.test`, owner_email: `b-${n}@x.test`, shop_name: 'S' }, 'name', /Required/],
       [{ name: 'N', email: 'not-an-email', owner_email: `b-${n}@x.test`, shop_name: 'S' }, 'email', /email address/],
@@ -114,7 +116,7 @@ describe('New merchant', () => {
     for (const [fields, field, message] of cases) {
       const r = await onboard(admin.client, fields);
       expect(r.statusCode, field).toBe(422);
-      expect(r.body).toMatch(new RegExp(`<code>${field}</code>: [^<]*${message.source}`));
+      expect(r.body).toMatch(new RegExp(`<strong>${WORDS[field]}</strong>: [^<]*${message.source}`));
     }
     expect(await t.db.prisma.merchant.count()).toBe(before);
     expect(await t.db.prisma.merchantUser.count({ where: { email: `b-${n}@x.test` } })).toBe(0);
@@ -158,9 +160,9 @@ describe('setup page: owners, shops, routing', () => {
     const url = `/operator/merchants/${m.merchantId}/routing`;
     await t.app.services.connectors.put(`tb-${seq}`, { kind: 'tbank', mode: 'test', settings: { terminal_key: 'T', password: 'p', base_url: tb.apiUrl } });
     const bad: [Record<string, string>, RegExp][] = [
-      [{ 'routing.payment_card.0': 'nope' }, /routing\.payment_card<\/code>: Unknown connector nope/],
-      [{ 'routing.payment_card.0': 'sandbox', 'routing.payment_card.1': 'sandbox' }, /routing\.payment_card<\/code>: A connector may appear once/],
-      [{ 'routing.payout_card.0': `tb-${seq}` }, /routing\.payout_card<\/code>: Connector tb-\d+ \(tbank\) cannot take payout_card/],
+      [{ 'routing.payment_card.0': 'nope' }, /Card payments<\/strong>: Unknown connector nope/],
+      [{ 'routing.payment_card.0': 'sandbox', 'routing.payment_card.1': 'sandbox' }, /Card payments<\/strong>: A connector may appear once/],
+      [{ 'routing.payout_card.0': `tb-${seq}` }, /Card payouts<\/strong>: Connector tb-\d+ \(tbank\) cannot take payout_card/],
       [{}, /Choose at least one connector/],
     ];
     for (const [fields, message] of bad) {

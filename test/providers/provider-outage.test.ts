@@ -112,7 +112,7 @@ describe('a provider that refuses before any money moved', () => {
       const p = await payment(id);
       expect(p).toMatchObject({ status: 'FAIL', connector: down, failure_reason: 'provider_unavailable' });
       // The provider's own words stay for the operator.
-      expect(p.failure_message).toMatch(down === 'yk-503' ? /^yookassa:http_503|^yookassa:/ : /^connection_refused: tbank: ECONNREFUSED/);
+      expect(p.failure_message).toMatch(down === 'yk-503' ? /^yookassa:http_503|^yookassa:/ : /^connection_refused: tbank: the provider's address refused the connection, so the request was not sent \(ECONNREFUSED\)/);
       expect(await calls('sandbox', 'ok')).toBe(sandboxBefore);
       // Back on the form with the reason; not a decline, in either language.
       expect(back).toBe(`/pay/${billId}?declined=${id}&lang=en`);

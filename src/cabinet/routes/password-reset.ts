@@ -6,14 +6,7 @@ import { MIN_PASSWORD } from '../../domain/merchant/team.service.js';
 import { BASE, LOGIN_CSRF_COOKIE, formErrors, render, type CabinetRouteOptions } from '../context.js';
 import { formBody, queryOf } from '../../lib/form-body.js';
 import type { Lang } from '../i18n.js';
-import { SignInGuard } from '../sign-in-guard.js';
-
-/**
- * "Forgot password?" limits, on the sign-in guard's keys (address; email and address; email):
- * each request counts, none is taken back, so an address cannot mail one inbox more than
- * FORGOT_LIMITS.perPair times in 15 minutes nor ask about many addresses.
- */
-export const FORGOT_LIMITS = { perAddress: 10, perPair: 3, perAccount: 5 } as const;
+import { FORGOT_LIMITS, SignInGuard } from '../sign-in-guard.js';
 
 // The page's words (kept beside the page, as the team page does).
 const WORDS: Record<Lang, Record<string, string>> = {

@@ -5,7 +5,7 @@ import { timeZoneNames } from '../../lib/time.js';
 import { writeAudit, changed } from '../../audit/audit.js';
 import { apiKeyAudit } from '../../audit/steps.js';
 import { INVITE_DAYS, LastOwnerError, MIN_PASSWORD, type TeamMember } from '../../domain/merchant/team.service.js';
-import { mailTexts } from '../../mail/templates.js';
+import { teamInviteMail } from '../../mail/team-invite.js';
 import { BASE, LOGIN_CSRF_COOKIE, MODE_COOKIE, SESSION_COOKIE, cabinetActor, formErrors, liveMerchantIdOf, render, type CabinetRouteOptions } from '../context.js';
 import { formBody } from '../../lib/form-body.js';
 import { TEAM_ROLES } from '../roles.js';
@@ -83,7 +83,7 @@ export default async function teamRoutes(app: FastifyInstance, opts: CabinetRout
           action: 'merchant_user.invite', objectType: 'merchant_user', objectId: m.id, before: null, after: { ...memberAudit(m), merchant_id: liveMerchantIdOf(req) },
         });
         // Mailed to the invitee in the same transaction, so no invitation exists without its mail.
-        await app.services.mail.enqueue(c, { merchantId: liveMerchantIdOf(req), kind: 'team_invite', to: m.email, ...mailTexts.teamInvite(inviteLink(m.token), m.role, INVITE_DAYS) });
+        await app.services.mail.enqueue(c, { merchantId: liveMerchantIdOf(req), kind: 'team_invite', to: m.email, ...(await teamInviteMail(c, liveMerchantIdOf(req), inviteLink(m.token), m.role, INVITE_DAYS)) });
       });
       // The link is also shown once, in the answer to this POST (as a new API token is).
       return page(req, reply, { invited: { email: member.email, link: inviteLink(token) } });

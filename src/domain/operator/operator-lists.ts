@@ -49,4 +49,12 @@ export class OperatorLists {
     );
     return new Map(r.rows.map((x) => [x.id, x.live]));
   }
+
+  /** The names lists show for merchant ids (a test twin has its live merchant's name). */
+  async merchantNames(merchantIds: readonly string[]): Promise<Map<string, string>> {
+    const ids = [...new Set(merchantIds)];
+    if (ids.length === 0) return new Map();
+    const r = await this.db.pool.query<{ id: string; name: string }>('SELECT id, name FROM merchants WHERE id = ANY($1::text[])', [ids]);
+    return new Map(r.rows.map((x) => [x.id, x.name]));
+  }
 }

@@ -103,8 +103,8 @@ export async function providerFetch(
     }
   } catch (e) {
     if (causeCode(e) === UNSAFE_ADDRESS) throw new ConnectorRefusedError('unsafe_url', `${who}: the host resolves to a private or loopback address (the request was not sent)`);
-    if (!signal.aborted && neverSent(e)) throw new ConnectorRefusedError('connection_refused', `${who}: ${causeCode(e)} (the request was not sent)`);
-    throw new Error(`${who}: no answer (${causeCode(e)})`);
+    if (!signal.aborted && neverSent(e)) throw new ConnectorRefusedError('connection_refused', `${who}: ${inWords(causeCode(e))}, so the request was not sent (${causeCode(e)})`);
+    throw new Error(`${who}: no answer: ${inWords(causeCode(e))} (${causeCode(e)})`);
   }
   let body: unknown = null;
   try { body = JSON.parse(answer.text); } catch { /* an HTML error page from a proxy */ }
@@ -182,6 +182,22 @@ function causeCode(e: unknown): string {
 
 function neverSent(e: unknown): boolean { return NEVER_SENT.has(causeCode(e)); }
 
+/** What an operator reads for a connection error code (the code itself follows in brackets). */
+const CODE_WORDS: Record<string, string> = {
+  ECONNREFUSED: 'the provider\'s address refused the connection',
+  ENOTFOUND: 'the provider\'s host name was not found (check the base URL or DNS)',
+  EAI_AGAIN: 'the provider\'s host name could not be looked up just now (DNS did not answer)',
+  EHOSTUNREACH: 'the provider\'s host cannot be reached from this server',
+  ENETUNREACH: 'the provider\'s network cannot be reached from this server',
+  UND_ERR_CONNECT_TIMEOUT: 'no connection to the provider could be made in time',
+  'bad port': 'the base URL names a port that may not be used',
+  ECONNRESET: 'the provider closed the connection before answering',
+  UND_ERR_SOCKET: 'the connection to the provider broke before its answer',
+  TimeoutError: 'the provider did not answer in time',
+  AbortError: 'the call was stopped before the provider answered',
+};
+
+export function inWords(code: string): string { return CODE_WORDS[code] ?? 'the connection failed'; }
 /** Loopback, added to a connector's default notification sources in the `sandbox` profile only (a local emulator, tests). */
 export const LOOPBACK_SOURCES = '127.0.0.0/8, ::1';
 

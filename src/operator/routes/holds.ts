@@ -6,6 +6,8 @@ import { NotFoundError } from '../../errors.js';
 import { defineInput, v } from '../../lib/input.js';
 import { isIdLike } from '../../lib/input-fields.js';
 import { formBody } from '../../lib/form-body.js';
+import { operatorActions } from '../../backoffice/actions.js';
+import { peopleAmountText } from '../../lib/amount-text.js';
 import { BASE, done, render } from '../context.js';
 
 const captureInput = defineInput({ amount: v.decimal({}) });
@@ -37,14 +39,13 @@ export default async function consoleHoldRoutes(app: FastifyInstance): Promise<v
   };
 
   app.get('/payments/:id', { schema: { hide: true } }, async (req, reply) => {
-    const p = await app.db.prisma.payment.findFirst({ where: { id: idOf(req) }, include: { shop: { select: { name: true } }, bill: { select: { orderId: true } }, merchant: { select: { name: true } } } });
-    if (!p) throw new NotFoundError('Payment not found.');
+    const p = await operatorActions(app).loadPayment(idOf(req));
     return render(req, reply, 'payment', { nav: 'merchants', p, statusWords: paymentStatusWords(p), hold: holdReadingOf(p) });
   });
 
   app.post('/payments/:id/capture', { config: admin, schema: { hide: true } }, async (req, reply) => {
     const id = idOf(req);
-    const raw = (formBody(req).amount ?? '').trim().replace(',', '.');
+    const raw = peopleAmountText(formBody(req).amount, 'en') ?? '';
     const amount = captureInput.parse({ amount: raw === '' ? undefined : raw }).amount ?? null;
     const r = await payments.captureHold(id, amount, holdAudit(actorOf(req)));
     return done(reply, back(req, id), r.status === 'SUCCESS' ? `Captured RUB ${r.amount.toFixed(2)}.` : 'Capture sent; the provider has not answered yet.');

@@ -5,9 +5,11 @@ import { operatorActions } from '../../backoffice/actions.js';
 import { merchantView } from '../../domain/operator-views.js';
 import { fiscalSummary } from '../../domain/receipt/fiscal.js';
 import { ROUTES, type Route } from '../../domain/providers/connector.js';
+import { effectiveRouting } from '../../domain/providers/registry.js';
 import { INVITE_DAYS } from '../../domain/merchant/team.service.js';
 import { ValidationError } from '../../errors.js';
 import { mailTexts } from '../../mail/templates.js';
+import { teamInviteMail } from '../../mail/team-invite.js';
 import { formBody } from '../../lib/form-body.js';
 import { BASE, done, render } from '../context.js';
 
@@ -62,7 +64,7 @@ export default async function onboardingPages(app: FastifyInstance): Promise<voi
       action: 'merchant_user.invite', objectType: 'merchant_user', objectId: m.id, before: null,
       after: { email: m.email, role: m.role, state: m.state, merchant_id: merchantId },
     });
-    await app.services.mail.enqueue(c, { merchantId, kind: 'team_invite', to: m.email, ...mailTexts.teamInvite(inviteLink(m.token), m.role, INVITE_DAYS) });
+    await app.services.mail.enqueue(c, { merchantId, kind: 'team_invite', to: m.email, ...(await teamInviteMail(c, merchantId, inviteLink(m.token), m.role, INVITE_DAYS)) });
   });
 
   /**
@@ -178,14 +180,23 @@ export default async function onboardingPages(app: FastifyInstance): Promise<voi
   app.post('/merchants/:id/routing', { schema: { hide: true } }, async (req, reply) => {
     const id = idOf(req);
     const b = formBody(req);
+    const m = await actions.loadMerchant(id);
+    const stored = (m.routing ?? {}) as Partial<Record<Route, string[]>>;
+    // The form shows a route never set with the profile's default filled in: sent back unchanged it
+    // stays a default (it follows the profile), not an explicit route that a later default would not move.
+    const defaults = effectiveRouting({}, m.liveMerchantId === null, app.config.profile);
     const routing: Partial<Record<Route, string[]>> = {};
+    let chosen = 0;
     for (const r of ROUTES) {
       const names = Array.from({ length: ROUTE_SLOTS }, (_, i) => (b[`routing.${r}.${i}`] ?? '').trim()).filter(Boolean);
-      if (names.length > 0) routing[r] = names;
+      if (names.length === 0) continue;
+      chosen += 1;
+      if (!stored[r] && names.join('\n') === defaults[r].join('\n')) continue;
+      routing[r] = names;
     }
     try {
-      if (Object.keys(routing).length === 0) throw new ValidationError({ routing: ['Choose at least one connector for a route.'] });
-      await actions.updateMerchant(actorOf(req), id, { routing });
+      if (chosen === 0) throw new ValidationError({ routing: ['Choose at least one connector for a route.'] });
+      if (Object.keys(routing).length > 0) await actions.updateMerchant(actorOf(req), id, { routing });
     } catch (e) {
       reply.status(422);
       return setup(req, reply, { errors: errorsOf(e), values: b });

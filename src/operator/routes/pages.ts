@@ -18,6 +18,10 @@ const EVENTS_PAGE = 100;
 const EVENT_STATUSES = ['dead', 'not_configured', 'pending', 'delivered'] as const;
 
 const PAYOUT_STATUSES = ['MODERATING', 'NEW', 'PROCESS', 'SUCCESS', 'FAIL', 'ERROR', 'DECLINED'];
+/** What the console says for a payout's status (the API's words stay in the API). */
+const PAYOUT_STATUS_WORDS: Record<string, string> = {
+  MODERATING: 'Waiting for moderation', NEW: 'New', PROCESS: 'Being sent', SUCCESS: 'Paid out', FAIL: 'Failed', ERROR: 'Provider error', DECLINED: 'Declined at moderation',
+};
 const FEE_KEYS = ['payment_card', 'payment_sbp', 'payout_card', 'payout_sbp'].flatMap((k) => [`${k}_percent`, `${k}_fixed`]);
 
 /**
@@ -67,8 +71,8 @@ export default async function consolePages(app: FastifyInstance): Promise<void> 
     const m = await actions.loadMerchant(idOf(req));
     const [balances, held, twin, heldPayments] = await Promise.all([
       app.services.merchants.balances(m.id), app.services.merchants.held(m.id), app.services.merchants.testTwinOf(m.id),
-      // Each payment the total holds, to capture or cancel here (the partial index payments_held_idx).
-      app.db.prisma.payment.findMany({ where: { merchantId: m.id, status: 'PROCESS', authorizedAmount: { not: null } }, orderBy: { createdAt: 'asc' }, take: 50 }),
+      // Each payment the total holds, to capture or cancel here.
+      actions.heldPayments(m.id),
     ]);
     // The cabinet's people (the merchant's own login, the owner, then the team) with their 2FA state, for the reset buttons.
     const people = [
@@ -134,9 +138,11 @@ export default async function consolePages(app: FastifyInstance): Promise<void> 
     const mode = modeOf(q.mode);
     const rows = await payouts.list({ status, merchantId, limit: 200, ...(mode !== 'all' ? { merchantKind: mode } : {}) });
     const twins = await operatorLists.testTwinsOf(rows.map((p) => p.merchant_id));
+    const names = await operatorLists.merchantNames([...rows.map((p) => p.merchant_id), ...(merchantId ? [merchantId] : [])]);
     return render(req, reply, 'payouts', {
-      nav: 'payouts', status, statuses: PAYOUT_STATUSES, merchantId: merchantId ?? '', mode,
-      payouts: rows.map((p) => ({ ...p, liveOf: twins.get(p.merchant_id) ?? null })),
+      nav: 'payouts', status, statuses: PAYOUT_STATUSES, statusWords: PAYOUT_STATUS_WORDS, merchantId: merchantId ?? '', mode,
+      merchantName: merchantId ? names.get(merchantId) ?? null : null,
+      payouts: rows.map((p) => ({ ...p, liveOf: twins.get(p.merchant_id) ?? null, merchantName: names.get(p.merchant_id) ?? null })),
     });
   });
 

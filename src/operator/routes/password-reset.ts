@@ -1,12 +1,11 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { safeEqual } from '../../lib/crypto.js';
-import { SignInGuard } from '../../lib/sign-in-guard.js';
+import { FORGOT_LIMITS, SignInGuard } from '../../lib/sign-in-guard.js';
 import { newFormSecret } from '../../lib/web-session.js';
 import { formBody, queryOf } from '../../lib/form-body.js';
 import { writeAudit } from '../../audit/audit.js';
 import { ValidationError } from '../../errors.js';
 import { MIN_PASSWORD } from '../../domain/merchant/team.service.js';
-import { FORGOT_LIMITS } from '../../cabinet/routes/password-reset.js';
 import { BASE, LOGIN_CSRF_COOKIE, render, type ConsoleRouteOptions } from '../context.js';
 
 const public_ = { consolePublic: true } as const;
