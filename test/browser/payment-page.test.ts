@@ -117,14 +117,16 @@ describe('payment page in Chromium', () => {
   });
 
   for (const [label, amount, status] of [['underpaid', '600.00', 'UNDERPAID'], ['overpaid', '1200.00', 'OVERPAID']] as const) {
-    it(`SBP ${label}: the QR, the bank app's amount on the sandbox bank page, the confirm step, then the Success URL`, async () => {
+    it(`SBP ${label}: one QR (the payment's, not the form's), the bank app's amount on the sandbox bank page, the confirm step, then the Success URL`, async () => {
       const billId = await createBill(t, m, { amount: '1000.00', orderId: `sbp-${label}` });
       const { ctx, page } = await open(PHONE);
       await page.goto(`${base}/pay/${billId}`);
       await page.locator('label[for=tab-sbp]').click();
-      await expect(page.locator('#panel-sbp svg').isVisible()).resolves.toBe(true);
+      // The form shows no QR of its own: the only one is the payment's, on the waiting page.
+      await expect(page.locator('#panel-sbp svg').count()).resolves.toBe(0);
       if (label === 'underpaid') await page.screenshot({ path: `${ART}/pay-phone-sbp.png`, fullPage: true });
       await Promise.all([page.waitForURL(/\/payments\//), page.getByTestId('pay-sbp').click()]);
+      await expect(page.locator('.qr-box svg').count()).resolves.toBe(1);
       await page.getByTestId('bank-app').first().click();
       await page.getByLabel(/Amount to send/).fill(amount);
       await Promise.all([page.waitForURL(`${receiverBase}/success`), page.getByTestId('sandbox-confirm').click()]);
