@@ -6,6 +6,8 @@ import { NotFoundError, ValidationError } from '../../errors.js';
 import { formBody } from '../../lib/form-body.js';
 import { isIdLike } from '../../lib/input-fields.js';
 import { BASE, done, render } from '../context.js';
+import { FFD_VERSIONS, fiscalJson, fiscalOf, PAYMENT_MODES, PAYMENT_SUBJECTS, TAX_SYSTEM_CODES, VAT_CODES } from '../../domain/receipt/fiscal.js';
+import { FISCAL_WORDS, fiscalWord } from '../../domain/receipt/fiscal-words.js';
 
 const CURRENCIES = ['RUB', 'USD', 'EUR'] as const;
 const URLS = [['result_url', 'resultUrl'], ['success_url', 'successUrl'], ['fail_url', 'failUrl']] as const;
@@ -24,13 +26,30 @@ function patchOf(b: Record<string, string>): ShopPatch {
     out[key] = v === '' ? null : v;
   }
   if (Object.keys(errors).length > 0) throw new ValidationError(errors);
+  // 54-FZ receipts: checked by the shop service as the operator API's `fiscalization` (ENVD refused by name).
+  out.fiscalization = {
+    raw: {
+      enabled: b.fiscal_enabled === 'true', tax_system_code: b.tax_system_code ?? '', vat_code: b.vat_code ?? '',
+      payment_subject: b.payment_subject, payment_mode: b.payment_mode, ffd_version: b.ffd_version,
+    },
+    prefix: '',
+  };
   return out;
 }
 
+/** The form's fields by the labels the page shows them with (an error names the label, not the field). */
+const W = FISCAL_WORDS.en;
+const LABELS: Record<string, string> = {
+  name: 'Name', default_currency: 'Default currency', enabled: 'Takes payments', result_url: 'Result URL', success_url: 'Success URL', fail_url: 'Fail URL',
+  fiscal_enabled: W.labels.enabled, tax_system_code: W.labels.tax_system, vat_code: W.labels.vat,
+  payment_subject: W.labels.payment_subject, payment_mode: W.labels.payment_mode, ffd_version: W.labels.ffd_version,
+};
+const FISCAL_OPTIONS = { tax: TAX_SYSTEM_CODES, vat: VAT_CODES, subject: PAYMENT_SUBJECTS, mode: PAYMENT_MODES, ffd: FFD_VERSIONS };
+
 /**
- * The console's shop page: its settings and the shop's Result, Success and Fail URLs (read by
- * every role), changed by an admin through the operator API's shop service (the outbound URL
- * guard, the `shop.update` audit entry). Fiscal receipts stay on the operator API for now.
+ * The console's shop page: its settings, the shop's Result, Success and Fail URLs and its 54-FZ
+ * receipts, each code in words (read by every role), changed by an admin through the operator
+ * API's shop service (the outbound URL guard, the fiscal checks, the `shop.update` audit entry).
  */
 export default async function consoleShopRoutes(app: FastifyInstance): Promise<void> {
   const { shops, merchants } = app.services;
@@ -42,7 +61,11 @@ export default async function consoleShopRoutes(app: FastifyInstance): Promise<v
   const page = async (req: FastifyRequest, reply: FastifyReply, data: Record<string, unknown> = {}) => {
     const s = await load(req);
     const m = await merchants.get(s.merchantId);
-    return render(req, reply, 'shop', { nav: 'merchants', s, merchant: { id: m.id, name: m.name }, currencies: CURRENCIES, ...data });
+    return render(req, reply, 'shop', {
+      nav: 'merchants', s, merchant: { id: m.id, name: m.name }, currencies: CURRENCIES,
+      fiscal: fiscalJson(fiscalOf(s.fiscalization)), fiscalOptions: FISCAL_OPTIONS, fw: W, word: (kind: Parameters<typeof fiscalWord>[1], c: string | number | null) => fiscalWord('en', kind, c),
+      labels: LABELS, ...data,
+    });
   };
 
   app.get('/shops/:id', { schema: { hide: true } }, async (req, reply) => page(req, reply));
