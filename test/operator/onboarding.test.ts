@@ -276,7 +276,7 @@ describe('roles', () => {
     const setup = await op.client.get(`/operator/merchants/${m.merchantId}/setup`);
     expect(setup.statusCode).toBe(200);
     // Each shop's receipts in words (docs/connectors/fiscal.md).
-    expect(setup.body).toContain('on: 1 general (OSN), 11 VAT 22%, FFD 1.2');
+    expect(setup.body).toContain('on: General (OSN), VAT 22%, FFD 1.2');
     expect(setup.body).not.toMatch(/action="\/operator\/merchants\/[^"]+\/(shops|owners|routing)"/);
     const connectors = await op.client.get('/operator/connectors');
     expect(connectors.body).not.toContain('/operator/connectors/new');
