@@ -44,6 +44,19 @@ const LABELS: Record<string, string> = {
   fiscal_enabled: W.labels.enabled, tax_system_code: W.labels.tax_system, vat_code: W.labels.vat,
   payment_subject: W.labels.payment_subject, payment_mode: W.labels.payment_mode, ffd_version: W.labels.ffd_version,
 };
+/**
+ * The shop service's messages that name a field by its API name ("The vat code field is required
+ * when fiscalization is enabled.") said for a form that shows the label next to them; the others
+ * (ENVD's reason, the URL guard's) are kept as they are.
+ */
+function saidByLabel(errors: Record<string, string[]>): Record<string, string[]> {
+  const out: Record<string, string[]> = {};
+  for (const [k, list] of Object.entries(errors)) {
+    out[k] = list.map((m) => (/field is required when fiscalization is enabled\.$/.test(m) ? 'Required when receipts are sent: choose one.'
+      : /^The [\w ]+ must be one of [\w., ]+\.$/.test(m) ? 'Choose one of the listed values.' : m));
+  }
+  return out;
+}
 const FISCAL_OPTIONS = { tax: TAX_SYSTEM_CODES, vat: VAT_CODES, subject: PAYMENT_SUBJECTS, mode: PAYMENT_MODES, ffd: FFD_VERSIONS };
 
 /**
@@ -78,7 +91,7 @@ export default async function consoleShopRoutes(app: FastifyInstance): Promise<v
     } catch (e) {
       if (!(e instanceof ValidationError)) throw e;
       reply.status(422);
-      return page(req, reply, { errors: e.errors, values: b });
+      return page(req, reply, { errors: saidByLabel(e.errors), values: b });
     }
     return done(reply, `${BASE}/shops/${s.id}`, 'Saved.');
   });
