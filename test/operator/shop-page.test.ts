@@ -95,6 +95,16 @@ describe('the console shop page', () => {
     expect(await audits()).toBe(auditsBefore);
   });
 
+  it('an empty name and ENVD are named together on one answer (422), nothing stored', async () => {
+    const m = await createMerchant(t);
+    const before = await fiscalOf(m.shopId);
+    const r = await adm.client.act(`/operator/shops/${m.shopId}`, `/operator/shops/${m.shopId}`, { ...base, name: '', fiscal_enabled: 'true', tax_system_code: '4', vat_code: '11' });
+    expect(r.statusCode).toBe(422);
+    expect(r.body).toContain('f-name-error');
+    expect(r.body).toContain('f-tax_system_code-error');
+    expect(await fiscalOf(m.shopId)).toEqual(before);
+  });
+
   it('a read-only role (auditor) sees no fiscal form and cannot save one (403, nothing changes)', async () => {
     const m = await createMerchant(t);
     const aud = await enrolledOperator(t, 'auditor');

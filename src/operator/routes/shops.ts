@@ -6,14 +6,14 @@ import { NotFoundError, ValidationError } from '../../errors.js';
 import { formBody } from '../../lib/form-body.js';
 import { isIdLike } from '../../lib/input-fields.js';
 import { BASE, done, render } from '../context.js';
-import { FFD_VERSIONS, fiscalJson, fiscalOf, PAYMENT_MODES, PAYMENT_SUBJECTS, TAX_SYSTEM_CODES, VAT_CODES } from '../../domain/receipt/fiscal.js';
+import { FFD_VERSIONS, fiscalJson, fiscalOf, parseFiscalization, PAYMENT_MODES, PAYMENT_SUBJECTS, TAX_SYSTEM_CODES, VAT_CODES, type FiscalSettings } from '../../domain/receipt/fiscal.js';
 import { FISCAL_WORDS, fiscalWord } from '../../domain/receipt/fiscal-words.js';
 
 const CURRENCIES = ['RUB', 'USD', 'EUR'] as const;
 const URLS = [['result_url', 'resultUrl'], ['success_url', 'successUrl'], ['fail_url', 'failUrl']] as const;
 
 /** The console form to the shop service's patch: every field of the form is sent; an empty URL clears it. */
-function patchOf(b: Record<string, string>): ShopPatch {
+function patchOf(b: Record<string, string>, current: FiscalSettings | null): ShopPatch {
   const errors: Record<string, string[]> = {};
   const name = (b.name ?? '').trim();
   if (!name || name.length > 255) errors.name = ['Required, at most 255 characters.'];
@@ -25,15 +25,17 @@ function patchOf(b: Record<string, string>): ShopPatch {
     if (v.length > 2048) errors[field] = ['At most 2048 characters.'];
     out[key] = v === '' ? null : v;
   }
-  if (Object.keys(errors).length > 0) throw new ValidationError(errors);
   // 54-FZ receipts: checked by the shop service as the operator API's `fiscalization` (ENVD refused by name).
-  out.fiscalization = {
-    raw: {
-      enabled: b.fiscal_enabled === 'true', tax_system_code: b.tax_system_code ?? '', vat_code: b.vat_code ?? '',
-      payment_subject: b.payment_subject, payment_mode: b.payment_mode, ffd_version: b.ffd_version,
-    },
-    prefix: '',
+  const raw = {
+    enabled: b.fiscal_enabled === 'true', tax_system_code: b.tax_system_code ?? '', vat_code: b.vat_code ?? '',
+    payment_subject: b.payment_subject, payment_mode: b.payment_mode, ffd_version: b.ffd_version,
   };
+  if (Object.keys(errors).length > 0) {
+    // The same check ahead, so one answer names every bad field of the form.
+    try { parseFiscalization(raw, current, ''); } catch (e) { if (e instanceof ValidationError) Object.assign(errors, e.errors); else throw e; }
+    throw new ValidationError(errors);
+  }
+  out.fiscalization = { raw, prefix: '' };
   return out;
 }
 
@@ -87,7 +89,7 @@ export default async function consoleShopRoutes(app: FastifyInstance): Promise<v
     const s = await load(req);
     const b = formBody(req);
     try {
-      await shops.update(s.merchantId, s.id, patchOf(b), shopAudit(app.config, actorOf(req), 'shop.update'));
+      await shops.update(s.merchantId, s.id, patchOf(b, fiscalOf(s.fiscalization)), shopAudit(app.config, actorOf(req), 'shop.update'));
     } catch (e) {
       if (!(e instanceof ValidationError)) throw e;
       reply.status(422);
