@@ -34,6 +34,7 @@ import { PasswordResetService } from './domain/merchant/password-reset.service.j
 import { OperatorPasswordResetService } from './domain/operator/password-reset.js';
 import { OperatorLists } from './domain/operator/operator-lists.js';
 import { SandboxBank } from './domain/providers/connectors/sandbox/bank.js';
+import { LimitCounters } from './db/limit-counters.js';
 
 /**
  * Every service class, built once per process; the API, pages, cabinet, CLI and workers share
@@ -83,7 +84,9 @@ export function createServices(config: Config, db: Db, opts: { connectors?: read
   const sandboxBank = new SandboxBank(db.pool);
   // Go-live rehearsals of connectors against their providers' test terminals (docs/adr/0104).
   const rehearsals = new RehearsalService(config, db, connectors);
-  return { rehearsals, operatorLists, operatorTwoFactor, sandboxBank, apiKeys, mail, passwordResets, operatorPasswordResets, audit, providerNotifications, merchantLists, cabinetTwoFactor, team, connectors, operators, sbpBanks, ledger, outbox, payouts, payments, paymentPage, paymentReads, savedMethods, merchants, shops, bills, refunds, payoutAccounts, rates, adjustments, chargebacks, attention, deployment };
+  // Limits that guard money and accounts, counted once for all processes (sign-in, payment form, notifications, API).
+  const limits = new LimitCounters(db.pool);
+  return { limits, rehearsals, operatorLists, operatorTwoFactor, sandboxBank, apiKeys, mail, passwordResets, operatorPasswordResets, audit, providerNotifications, merchantLists, cabinetTwoFactor, team, connectors, operators, sbpBanks, ledger, outbox, payouts, payments, paymentPage, paymentReads, savedMethods, merchants, shops, bills, refunds, payoutAccounts, rates, adjustments, chargebacks, attention, deployment };
 }
 
 export type Services = ReturnType<typeof createServices>;

@@ -6,6 +6,8 @@ import view from '@fastify/view';
 import { Eta } from 'eta';
 import { safeEqual } from '../lib/crypto.js';
 import { NotFoundError, ValidationError } from '../errors.js';
+import { isDatabaseUnavailable } from '../db/database-error.js';
+import { UNAVAILABLE_RETRY_AFTER_S } from '../plugins/error-handler.js';
 import { isMalformedBody } from '../plugins/bad-input.js';
 import { pickLang, translator } from './i18n.js';
 import { BASE, LOGIN_CSRF_COOKIE, MODE_COOKIE, SESSION_COOKIE, render } from './context.js';
@@ -139,6 +141,10 @@ export default async function cabinetRoutes(app: FastifyInstance): Promise<void>
     if (err instanceof ValidationError || isMalformedBody(err, req)) return errorPage(req, reply, 422, req.cabinet.t('error.general'));
     const status = (err as { statusCode?: number }).statusCode;
     if (typeof status === 'number' && status >= 400 && status < 500) return errorPage(req, reply, status, req.cabinet.t('error.general'));
+    if (isDatabaseUnavailable(err)) {
+      reply.header('retry-after', String(UNAVAILABLE_RETRY_AFTER_S));
+      return errorPage(req, reply, 503, req.cabinet.t('error.general'));
+    }
     req.log.error({ err }, 'cabinet error');
     return errorPage(req, reply, 500, req.cabinet.t('error.general'));
   });

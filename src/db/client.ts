@@ -19,7 +19,16 @@ export interface Db {
 
 export function createDb(databaseUrl: string, opts: { max?: number } = {}): Db {
   const target = parseDatabaseUrl(databaseUrl);
-  const pool = new pg.Pool({ connectionString: target.url, max: opts.max ?? 20, Client: clientClassFor(target) });
+  const pool = new pg.Pool({
+    connectionString: target.url, max: opts.max ?? 20, Client: clientClassFor(target),
+    // TCP keepalives find a connection whose server vanished without closing it (a lost machine).
+    // No connect timeout here: with one (pg-pool's connectionTimeoutMillis, or each client's), a
+    // worker stopped delivering for good after a PostgreSQL restart
+    // (test/reliability/postgres-restart.test.ts). With a host list, the probe's own 3 s
+    // timeouts bound the choice of a host (src/db/connect.ts).
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 10_000,
+  });
   // A dropped server connection must not crash the process: idle clients report through the
   // pool, checked-out ones through their own 'error' event (unhandled, it would kill the
   // process when PostgreSQL restarts mid-request). The query in flight fails, the pool

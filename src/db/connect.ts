@@ -95,8 +95,10 @@ export function clientClassFor(target: DatabaseTarget): typeof pg.Client {
         probe.on('error', () => {});
         try {
           await probe.connect();
-          const r = await probe.query<{ ro: boolean }>('SELECT pg_is_in_recovery() AS ro');
-          if (r.rows[0]?.ro) { errors.push(`${h.host}:${h.port} is a standby`); continue; }
+          // As libpq's read-write check: a promoted standby that still refuses writes (pg_auto_failover
+          // keeps one read-only until the old primary's demote timeout) is not chosen yet.
+          const r = await probe.query<{ ro: boolean }>(`SELECT pg_is_in_recovery() OR current_setting('transaction_read_only')::bool AS ro`);
+          if (r.rows[0]?.ro) { errors.push(`${h.host}:${h.port} is a standby or read-only`); continue; }
           preferred = i;
           self.host = h.host; self.port = h.port;
           self.connectionParameters.host = h.host; self.connectionParameters.port = h.port;
@@ -104,7 +106,10 @@ export function clientClassFor(target: DatabaseTarget): typeof pg.Client {
         } catch (e) {
           errors.push(`${h.host}:${h.port} ${(e as Error).message}`);
         } finally {
-          await probe.end().catch(() => {});
+          // Never wait for end(): on a connection that failed half-way (a server restarting in a
+          // failover) it can wait forever, and with it the pool slot this connect holds.
+          probe.end().catch(() => {});
+          setTimeout(() => (probe as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy(), 1000).unref();
         }
       }
       const err = new Error(`no PostgreSQL server accepting writes: ${errors.join('; ')}`) as Error & { code: string };

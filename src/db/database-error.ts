@@ -183,3 +183,47 @@ export function reportInvariantViolation(log: AlertLogger, f: Extract<DatabaseFa
     table: f.table, detail: f.detail, where, err,
   }, `a database invariant refused a write: ${f.constraint}`);
 }
+
+/**
+ * SQLSTATEs of a server that cannot serve now: shutting down, starting, a standby (a failover in
+ * progress, or a connection still on a demoted primary), a lost connection.
+ */
+const UNAVAILABLE_SQLSTATES: ReadonlySet<string> = new Set([
+  '57P01', // admin_shutdown
+  '57P02', // crash_shutdown
+  '57P03', // cannot_connect_now (also raised when no host of the list accepts writes)
+  '25006', // read_only_sql_transaction: connected to a standby
+  '08000', '08001', '08003', '08004', '08006', // connection exceptions
+  '53300', // too_many_connections
+]);
+const UNAVAILABLE_SOCKET_CODES: ReadonlySet<string> = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
+/** Prisma's codes for a server it cannot reach or that closed on it, and its pool's wait. */
+const UNAVAILABLE_PRISMA_CODES: ReadonlySet<string> = new Set(['P1001', 'P1002', 'P1008', 'P1017', 'P2024']);
+/** What Prisma's pg adapter calls the same (`meta.driverAdapterError.cause.kind`). */
+const UNAVAILABLE_ADAPTER_KINDS: ReadonlySet<string> = new Set(['DatabaseNotReachable', 'ConnectionClosed', 'SocketTimeout', 'TooManyConnections']);
+/** node-postgres and pg-pool say these in words only (no code). */
+const UNAVAILABLE_MESSAGE = /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection is closed|Query read timeout|terminating connection due to administrator command|no PostgreSQL server accepting writes/i;
+
+/**
+ * The database could not be reached or cannot serve now (it is down, restarting, failing over,
+ * or every pooled connection is busy past the wait): nobody's fault, worth a retry. The API
+ * answers it 503 with Retry-After (docs/adr/0099-failover-answers-503.md), never 500.
+ */
+export function isDatabaseUnavailable(e: unknown): boolean {
+  const seen = new Set<unknown>();
+  const queue: unknown[] = [e];
+  while (queue.length > 0) {
+    const cur = queue.shift();
+    if (!cur || typeof cur !== 'object' || seen.has(cur)) continue;
+    seen.add(cur);
+    const x = cur as { code?: unknown; message?: unknown; kind?: unknown; originalCode?: unknown; cause?: unknown; errors?: unknown;
+      meta?: { driverAdapterError?: { cause?: unknown } } };
+    if (typeof x.code === 'string' && (UNAVAILABLE_SQLSTATES.has(x.code) || UNAVAILABLE_SOCKET_CODES.has(x.code) || UNAVAILABLE_PRISMA_CODES.has(x.code))) return true;
+    if (typeof x.originalCode === 'string' && UNAVAILABLE_SQLSTATES.has(x.originalCode)) return true;
+    if (typeof x.kind === 'string' && UNAVAILABLE_ADAPTER_KINDS.has(x.kind)) return true;
+    if (typeof x.message === 'string' && UNAVAILABLE_MESSAGE.test(x.message)) return true;
+    queue.push(x.cause, x.meta?.driverAdapterError, x.meta?.driverAdapterError?.cause);
+    if (Array.isArray(x.errors)) queue.push(...x.errors);
+  }
+  return false;
+}

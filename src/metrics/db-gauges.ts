@@ -21,7 +21,13 @@ export interface DbGauges {
   poolIdle: Gauge;
   poolWaiting: Gauge;
   poolMax: Gauge;
+  attentionOpen: Gauge<'kind'>;
+  attentionOldest: Gauge<'kind'>;
+  payoutProcessOldest: Gauge;
+  reconcileOverdue: Gauge;
 }
+
+const ATTENTION_KINDS = ['unknown_outcome', 'conflict', 'receipt_failed'] as const;
 
 export function createDbGauges(registry: Registry): DbGauges {
   const g = (name: string, help: string) => new Gauge({ name, help, registers: [registry] });
@@ -59,6 +65,16 @@ export function createDbGauges(registry: Registry): DbGauges {
     poolIdle: g('db_pool_idle_connections', 'Idle connections in this process\'s database pool.'),
     poolWaiting: g('db_pool_waiting_requests', 'Queries queued waiting for a pool connection.'),
     poolMax: g('db_pool_max_connections', 'Size limit of this process\'s database pool.'),
+    attentionOpen: new Gauge({
+      name: 'payments_attention_open', labelNames: ['kind'], registers: [registry],
+      help: 'Attention items an operator has not settled yet, by kind (unknown_outcome: reconciliation gave up; conflict: a provider contradicted a final status; receipt_failed: a receipt the cash register did not register).',
+    }),
+    attentionOldest: new Gauge({
+      name: 'payments_attention_oldest_open_age_seconds', labelNames: ['kind'], registers: [registry],
+      help: 'Age of the oldest attention item not settled yet, by kind; 0 when none.',
+    }),
+    payoutProcessOldest: g('payouts_process_oldest_age_seconds', 'Age of the oldest payout in PROCESS (sent to the provider, its outcome not known yet); 0 when none.'),
+    reconcileOverdue: g('payments_reconcile_overdue_seconds', 'How far the payment reconciler is behind: the time since the earliest check due of a payment in PROCESS; 0 when none is overdue.'),
   };
 }
 
@@ -109,6 +125,24 @@ export async function collectDbGauges(app: FastifyInstance, g: DbGauges): Promis
         g.conflictsOpen.set({ object_type: t }, by.get(`conflict:${t}`)?.open ?? 0);
       }
       for (const t of ['payment', 'refund'] as const) g.receiptFailures.set({ object_type: t }, by.get(`receipt_failed:${t}`)?.n ?? 0);
+    }),
+    pool.query<{ kind: string; n: number; oldest: number }>(
+      `SELECT kind, count(*)::int AS n, EXTRACT(EPOCH FROM now() - min(created_at))::float8 AS oldest
+         FROM attention_items WHERE resolved_at IS NULL GROUP BY kind`,
+    ).then((r) => {
+      const by = new Map(r.rows.map((x) => [x.kind, x]));
+      for (const k of ATTENTION_KINDS) {
+        g.attentionOpen.set({ kind: k }, by.get(k)?.n ?? 0);
+        g.attentionOldest.set({ kind: k }, Math.max(0, by.get(k)?.oldest ?? 0));
+      }
+    }),
+    // Both from partial or status indexes: few rows are in PROCESS at a time.
+    pool.query<{ payout: number; reconcile: number }>(
+      `SELECT COALESCE((SELECT EXTRACT(EPOCH FROM now() - min(created_at)) FROM payouts WHERE status = 'PROCESS'), 0)::float8 AS payout,
+              COALESCE((SELECT EXTRACT(EPOCH FROM now() - min(next_check_at)) FROM payments WHERE status = 'PROCESS'), 0)::float8 AS reconcile`,
+    ).then((r) => {
+      g.payoutProcessOldest.set(Math.max(0, r.rows[0]!.payout));
+      g.reconcileOverdue.set(Math.max(0, r.rows[0]!.reconcile));
     }),
     pool.query<{ connector: string; failed: number }>(
       `SELECT DISTINCT ON (connector) connector, failed_steps AS failed FROM connector_rehearsals

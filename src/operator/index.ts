@@ -8,6 +8,8 @@ import { safeEqual } from '../lib/crypto.js';
 import { DomainError, NotFoundError, UnauthorizedActionError, ValidationError, ConflictError } from '../errors.js';
 import { isMalformedBody } from '../plugins/bad-input.js';
 import { UnsafeUrlError } from '../outbox/url-guard.js';
+import { isDatabaseUnavailable } from '../db/database-error.js';
+import { UNAVAILABLE_RETRY_AFTER_S } from '../plugins/error-handler.js';
 import { allows, routePermission } from '../backoffice/permissions.js';
 import { formBody } from '../lib/form-body.js';
 import { SIGN_IN_LIMITS } from '../lib/sign-in-guard.js';
@@ -99,6 +101,7 @@ export default async function operatorConsole(app: FastifyInstance): Promise<voi
   app.setErrorHandler(async (err, req, reply) => {
     if (!req.console) req.console = { session: null };
     const [status, message] = describe(err, req);
+    if (status === 503) reply.header('retry-after', String(UNAVAILABLE_RETRY_AFTER_S));
     if (status >= 500) req.log.error({ err }, 'operator console error');
     return errorPage(req, reply, status, message);
   });
@@ -129,6 +132,7 @@ function describe(err: unknown, req: FastifyRequest): [number, string] {
   if (isMalformedBody(err, req)) return [422, 'The form could not be read.'];
   const status = (err as { statusCode?: number }).statusCode;
   if (typeof status === 'number' && status >= 400 && status < 500) return [status, (err as Error).message];
+  if (isDatabaseUnavailable(err)) return [503, 'The database cannot be reached just now; nothing was done. Try again in a few seconds.'];
   return [500, 'Something went wrong; nothing is assumed done. Check the object before trying again.'];
 }
 

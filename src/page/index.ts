@@ -6,7 +6,7 @@ import { payRefusal } from '../domain/bill/bill.states.js';
 import { parsePayInput, PayValidationError, type PayFieldCode, type PayMethod } from '../domain/payment/pay-input.js';
 import { PROVIDER_UNAVAILABLE } from '../domain/payment/payment-errors.js';
 import { FormAlreadyUsedError, type PayableBill, type PayOutcome, type Quote } from '../domain/payment/payment.service.js';
-import { AttemptLimiter } from '../lib/attempt-limiter.js';
+import type { Counter } from '../lib/limit-store.js';
 import { PayCsrf } from './csrf.js';
 import { MESSAGES, pickLang, type Lang } from './i18n.js';
 import { qrSvg } from './qr.js';
@@ -79,7 +79,12 @@ export function installPageHeaders(app: FastifyInstance): void {
 export default async function pageRoutes(app: FastifyInstance): Promise<void> {
   const { config, services } = app;
   const csrf = new PayCsrf(config.tokenEncryptionKey);
-  const limiter = new AttemptLimiter(ATTEMPT_WINDOW_MS);
+  // Failed attempts per client address and per bill, counted once for all processes (docs/adr/0014).
+  const limits = services.limits;
+  const attemptCounters = (ip: string, billId: string): Counter[] => [
+    { name: 'pay:ip', key: ip, windowMs: ATTEMPT_WINDOW_MS, limit: config.payAttemptsPerIp },
+    { name: 'pay:bill', key: billId, windowMs: ATTEMPT_WINDOW_MS, limit: config.payAttemptsPerBill },
+  ];
   // What the page of a payment being checked promises: reconciliation asks the provider at least
   // this often (RECONCILE_MAX_DELAY_MS), so an answer the provider has is learned within it.
   const checkMinutes = Math.max(1, Math.ceil(config.reconcileMaxDelayMs / 60_000));
@@ -216,11 +221,11 @@ export default async function pageRoutes(app: FastifyInstance): Promise<void> {
     const raw = requestInput(req);
     const ctx = ctxOf(req, reply, raw.lang);
     const billId = req.params.billId;
-    const ipKey = `ip:${req.ip}`;
-    const billKey = `bill:${billId}`;
+    const attempts = attemptCounters(req.ip, billId);
     const t = MESSAGES[ctx.lang];
 
-    if (limiter.blocked(ipKey, config.payAttemptsPerIp) || limiter.blocked(billKey, config.payAttemptsPerBill)) {
+    const tried = await limits.peek(attempts);
+    if (attempts.some((c, i) => tried[i]! >= c.limit)) {
       reply.header('Retry-After', String(ATTEMPT_WINDOW_MS / 1000));
       if (json) throw new DomainError('too_many_attempts');
       return html(reply, 429, infoPage(ctx, { title: t.limitTitle, text: t.limitText, icon: 'wait', testId: 'too-many' }));
@@ -254,7 +259,7 @@ export default async function pageRoutes(app: FastifyInstance): Promise<void> {
       }
       if (e instanceof PayValidationError) {
         // Card testing shows as wrong card numbers and declines; typos in expiry/CVC do not count.
-        if (e.codes.card_number === 'card_number_invalid') { limiter.fail(ipKey); limiter.fail(billKey); }
+        if (e.codes.card_number === 'card_number_invalid') await limits.add(attempts);
         if (json) throw e;
         const bill = await services.paymentPage.findPayableBill(billId);
         if (!bill) return html(reply, 404, refusal(ctx, null)!.body);
@@ -274,7 +279,7 @@ export default async function pageRoutes(app: FastifyInstance): Promise<void> {
       throw e;
     }
     // A provider that was down is no sign of card testing: it does not count against the payer.
-    if (outcome.status === 'FAIL' && outcome.failureReason !== PROVIDER_UNAVAILABLE) { limiter.fail(ipKey); limiter.fail(billKey); }
+    if (outcome.status === 'FAIL' && outcome.failureReason !== PROVIDER_UNAVAILABLE) await limits.add(attempts);
 
     if (json) return reply.status(200).send(paymentJson(outcome));
     if (outcome.status === 'FAIL') {

@@ -2,7 +2,7 @@ import fp from 'fastify-plugin';
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { TooManyRequestsError } from './rate-limit.js';
 import { isMalformedBody } from './bad-input.js';
-import { classifyDatabaseError, reportInvariantViolation } from '../db/database-error.js';
+import { classifyDatabaseError, isDatabaseUnavailable, reportInvariantViolation } from '../db/database-error.js';
 import {
   ConflictError, DomainError, NotFoundError, UnauthenticatedError, UnauthorizedActionError, ValidationError, type ErrorStatusMap,
 } from '../errors.js';
@@ -18,8 +18,12 @@ declare module 'fastify' {
  * One error handler for the whole service: JSON with `success: false` and `message`, never a
  * stack trace or HTML. Unknown errors are logged and answered 500 api:error.general_error.
  * A database refusal answers by whose fault it is (src/db/database-error.ts): a value from the
- * request 422; a broken invariant (a money CHECK, a trigger guard) 500 with an alert.
+ * request 422; a broken invariant (a money CHECK, a trigger guard) 500 with an alert; a database
+ * that cannot be reached (down, failing over) 503 general_error with Retry-After, which clients retry.
  */
+
+/** Seconds a client waits before it retries while the database cannot be reached (a failover takes a few). */
+export const UNAVAILABLE_RETRY_AFTER_S = 2;
 export const errorHandler = fp(
   async (app: FastifyInstance) => {
     app.setErrorHandler((err: FastifyError | Error, req, reply) => {
@@ -52,6 +56,10 @@ export const errorHandler = fp(
         const message = status === 415 ? 'Unsupported Media Type.' : status === 413 ? 'Payload Too Large.' : 'The given data was invalid.';
         const code = status === 400 || status === 415 ? 422 : status;
         return reply.status(code).send({ success: false, message, ...(code === 422 ? { errors: {} } : {}) });
+      }
+      if (isDatabaseUnavailable(err)) {
+        req.log.warn({ err: { message: err.message, code: (err as { code?: unknown }).code } }, 'database unavailable');
+        return reply.status(503).header('retry-after', String(UNAVAILABLE_RETRY_AFTER_S)).send({ success: false, message: 'api:error.general_error' });
       }
       req.log.error({ err }, 'unhandled error');
       return reply.status(500).send({ success: false, message: 'api:error.general_error' });

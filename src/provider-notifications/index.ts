@@ -2,7 +2,6 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { CONNECTOR_NAME } from '../domain/providers/registry.js';
 import type { ParsedNotification } from '../domain/providers/connector.js';
-import { AttemptLimiter } from '../lib/attempt-limiter.js';
 
 const Params = Type.Object({ connector: Type.String({ maxLength: 40 }) });
 
@@ -11,8 +10,8 @@ const Params = Type.Object({ connector: Type.String({ maxLength: 40 }) });
  * 27). Each counts when it arrives and is taken back once it proved genuine (verified and
  * applied), so a provider's own traffic is never throttled, while a flood of forged ones is
  * refused 429 before anything is verified: they cannot make the service spend authenticated calls
- * (YooKassa's are verified by reading the object back) faster than this. In process memory (N
- * cluster processes: N times this).
+ * (YooKassa's are verified by reading the object back) faster than this. Counted once for all
+ * processes (src/db/limit-counters.ts), in windows of one second.
  */
 export const NOTIFICATIONS_PER_SECOND = 10;
 
@@ -27,19 +26,18 @@ export const NOTIFICATIONS_PER_SECOND = 10;
 export default async function providerNotificationRoutes(app: FastifyInstance): Promise<void> {
   const { services } = app;
   app.setValidatorCompiler(() => () => true);
-  const unproven = new AttemptLimiter(1000, 50_000);
 
   app.post<{ Params: { connector: string } }>('/:connector/notifications', {
     schema: { tags: ['providers'], summary: "A provider's notification about a payment, refund or payout (verified per connector kind)", params: Params, security: [] },
   }, async (req, reply) => {
     const name = req.params.connector;
     const key = `${name}|${req.ip}`;
-    // Checked and counted with no await between: of a concurrent burst, exactly the limit passes.
-    if (unproven.blocked(key, NOTIFICATIONS_PER_SECOND)) {
+    // Checked and counted in one statement: of a concurrent burst, no more than the limit passes.
+    const unproven = await services.limits.admit([{ name: 'notifications', key, windowMs: 1000, limit: NOTIFICATIONS_PER_SECOND }]);
+    if (!unproven) {
       req.log.warn({ connector: name, ip: req.ip }, 'provider notifications over the rate limit refused');
       return reply.status(429).header('retry-after', '1').send({ error: 'too_many_requests' });
     }
-    unproven.fail(key);
     const c = CONNECTOR_NAME.test(name) ? await services.connectors.get(name) : null;
     if (!c) return reply.status(404).send({ error: 'unknown_connector' });
     const called = await services.connectors.call(c, 'notification', async (ctx) => ({
@@ -55,13 +53,13 @@ export default async function providerNotificationRoutes(app: FastifyInstance): 
     // About a go-live rehearsal's own object: noted for the run, never applied to money.
     if (await services.rehearsals.heard(name, n)) {
       req.log.info({ connector: name, eventKey: n.eventKey, object: n.object }, 'provider notification for a rehearsal');
-      unproven.undo(key);
+      await services.limits.release([], unproven);
       return sendReply(reply, n.reply);
     }
     const done = await services.providerNotifications.apply(name, n);
     if (done.result === 'not_found') return reply.status(404).send({ error: `${done.object}_not_found` });
     req.log.info({ connector: name, eventKey: n.eventKey, object: n.object, result: done.result }, 'provider notification');
-    unproven.undo(key);
+    await services.limits.release([], unproven);
     return sendReply(reply, n.reply);
   });
 }

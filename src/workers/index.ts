@@ -8,6 +8,7 @@ import { startPayoutWorker } from './payouts.js';
 import { startPaymentReconciler } from './payment-reconciler.js';
 import { startPartitionWorker } from './partitions.js';
 import { startMailWorker } from './mail.js';
+import { startLimitCounterSweeper } from './limit-counters.js';
 
 export interface WorkerContext { config: Config; db: Db; services: Services; log: FastifyBaseLogger }
 
@@ -23,6 +24,7 @@ export function startWorkers(ctx: WorkerContext): Worker[] {
   workers.push(startPaymentReconciler(ctx));
   workers.push(startPartitionWorker(ctx));
   workers.push(startMailWorker(ctx));
+  workers.push(startLimitCounterSweeper(ctx));
   return workers;
 }
 

@@ -1,6 +1,6 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { tmpdir, userInfo } from 'node:os';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -19,8 +19,10 @@ export interface Formation {
   nodes: Node[];
   /** The URL of one node's `payments` database. */
   nodeUrl(n: Node): string;
-  /** The node that currently accepts writes, asking each node itself. */
+  /** The node that is out of recovery (promoted), asking each node itself. */
   primary(): Promise<Node | null>;
+  /** Whether a node takes writes: out of recovery and not read-only (libpq's read-write). */
+  acceptsWrites(n: Node): Promise<boolean>;
   /** SIGKILL a node's keeper and its PostgreSQL: the machine is lost. */
   killNode(n: Node): Promise<void>;
   /** Starts a lost node's keeper again: it rejoins as a standby. */
@@ -50,7 +52,11 @@ async function freePorts(n: number): Promise<number[]> {
   return ports;
 }
 
-export async function startFormation(opts: { dbname?: string; log?: (s: string) => void } = {}): Promise<Formation> {
+/**
+ * `primaryDemoteTimeoutS`: the monitor's pgautofailover.primary_demote_timeout (default 30 s): how
+ * long a promoted standby stays read-only waiting for the old primary to demote itself.
+ */
+export async function startFormation(opts: { dbname?: string; log?: (s: string) => void; primaryDemoteTimeoutS?: number } = {}): Promise<Formation> {
   const bin = autoctlBinary();
   if (!bin) throw new Error('the failover test needs pg_auto_failover: apt-get install -y postgresql-15-auto-failover pg-auto-failover-cli (.ci/run installs them)');
   const dbname = opts.dbname ?? 'payments';
@@ -104,6 +110,13 @@ export async function startFormation(opts: { dbname?: string; log?: (s: string) 
     try { return (await c.query(sql)).rows; } finally { await c.end().catch(() => {}); }
   };
   await waitFor('monitor', async () => (await query(monitorUrl, 'SELECT 1 AS x')).length === 1);
+  if (opts.primaryDemoteTimeoutS !== undefined) {
+    // The monitor's superuser is the OS user it runs as.
+    const su = asRoot() ? 'postgres' : userInfo().username;
+    const suUrl = `postgres://${su}@127.0.0.1:${monPort}/pg_auto_failover?sslmode=disable`;
+    await query(suUrl, `ALTER SYSTEM SET pgautofailover.primary_demote_timeout = '${opts.primaryDemoteTimeoutS}s'`);
+    await query(suUrl, 'SELECT pg_reload_conf()');
+  }
 
   const nodes: Node[] = [
     { name: 'node_1', port: p1, pgdata: join(dir, 'node1'), proc: null },
@@ -156,6 +169,12 @@ export async function startFormation(opts: { dbname?: string; log?: (s: string) 
     nodes,
     nodeUrl,
     primary,
+    async acceptsWrites(n: Node) {
+      try {
+        const r = await query(nodeUrl(n), `SELECT pg_is_in_recovery() OR current_setting('transaction_read_only')::bool AS ro`);
+        return r[0]?.ro === false;
+      } catch { return false; }
+    },
     killNode,
     restartNode(n: Node) { n.proc = background(['run', '--pgdata', n.pgdata]); },
     states,

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AttemptLimiter } from '../../src/lib/attempt-limiter.js';
+import { LimitCounters } from '../../src/db/limit-counters.js';
 import { PayCsrf } from '../../src/page/csrf.js';
 import { setupTestApp, type TestApp } from '../helpers/app.js';
 import { createMerchant, type MerchantFixture } from '../factories/merchant.js';
@@ -37,12 +37,34 @@ describe('attempt limits of the payment form', () => {
     expect(other.json().status).toBe('SUCCESS');
   });
 
-  it('the window slides: failures older than the window are forgotten', () => {
-    const l = new AttemptLimiter(1000);
-    l.fail('k', 0); l.fail('k', 10);
-    expect(l.blocked('k', 2, 500)).toBe(true);
-    expect(l.blocked('k', 2, 1005)).toBe(false);
-    expect(l.blocked('k', 2, 1011)).toBe(false);
+  it('a window that is over is forgotten: counts start again in the next one, and the sweep deletes it', async () => {
+    const store = new LimitCounters(t.db.pool);
+    const c = { name: 'test:window', key: 'k', windowMs: 1000, limit: 2 };
+    const first = await store.add([c, { ...c, key: 'other' }]);
+    expect(first.map((r) => r.hits)).toEqual([1, 1]);
+    expect(first[0]!.ttlMs).toBeGreaterThan(0);
+    expect(first[0]!.ttlMs).toBeLessThanOrEqual(1000);
+    await store.add([c]);
+    // Counted in the window the database's clock is in: once it turns, the key starts over.
+    const until = Date.now() + 5000;
+    let now = await store.peek([c]);
+    while (now[0] !== 0 && Date.now() < until) { await new Promise((r) => setTimeout(r, 50)); now = await store.peek([c]); }
+    expect(now).toEqual([0]);
+    const left = async () => Number((await t.db.pool.query(`SELECT count(*) FROM limit_counters WHERE name = 'test:window'`)).rows[0].count);
+    expect(await left()).toBeGreaterThan(0);
+    // The sweep takes a window a second after its end.
+    while (await store.sweep() === 0 && Date.now() < until + 3000) await new Promise((r) => setTimeout(r, 50));
+    expect(await left()).toBe(0);
+  });
+
+  it('admit: of a concurrent burst exactly the limit passes, and a refused one is not counted', async () => {
+    const store = new LimitCounters(t.db.pool);
+    const c = { name: 'test:burst', key: 'k', windowMs: 3_600_000, limit: 5 };
+    const got = await Promise.all(Array.from({ length: 20 }, () => store.admit([c])));
+    expect(got.filter((h) => h !== null)).toHaveLength(5);
+    expect(await store.peek([c])).toEqual([5]);
+    await store.release([], [got.find((h) => h !== null)![0]!]);
+    expect(await store.peek([c])).toEqual([4]);
   });
 
   it('a CSRF token is bound to its bill and expires', () => {

@@ -15,7 +15,7 @@ export function freePort(): Promise<number> {
   });
 }
 
-export interface Proc { kind: 'api' | 'worker'; port: number; child: ChildProcess; url: string }
+export interface Proc { kind: 'api' | 'worker'; port: number; child: ChildProcess; url: string; /** Its latest log lines (stdout), at most 5000. */ log: string[] }
 
 /** The API built with observers that SIGKILL it at the phase named by CRASH_AT (test/helpers/crash-entry.ts). */
 export const CRASH_ENTRY = 'test/helpers/crash-entry.ts';
@@ -40,12 +40,20 @@ export async function startProc(kind: 'api' | 'worker', dbUrl: string, extra: Re
   const p = port ?? await freePort();
   entry ??= kind === 'api' ? 'src/main.ts' : 'src/worker-main.ts';
   const env = baseEnv(dbUrl, { PORT: String(p), HOST: '127.0.0.1', RUN_WORKERS: 'false', PUBLIC_BASE_URL: `http://127.0.0.1:${p}`, ...extra });
-  const child = spawn(process.execPath, ['--import', 'tsx', entry], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', entry], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const log: string[] = [];
+  let partial = '';
+  child.stdout?.on('data', (d) => {
+    const parts = (partial + d).split('\n');
+    partial = parts.pop()!;
+    log.push(...parts);
+    if (log.length > 5000) log.splice(0, log.length - 5000);
+  });
   spawned.add(child);
   child.once('exit', () => spawned.delete(child));
   let err = '';
   child.stderr?.on('data', (d) => { err = (err + d).slice(-4000); });
-  const proc: Proc = { kind, port: p, child, url: `http://127.0.0.1:${p}` };
+  const proc: Proc = { kind, port: p, child, url: `http://127.0.0.1:${p}`, log };
   if (kind === 'api') {
     // Generous: a cold tsx start on a loaded 2-core machine has taken over 30 s.
     const until = Date.now() + Number(process.env.TEST_PROC_START_MS ?? 90_000);

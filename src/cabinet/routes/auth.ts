@@ -12,7 +12,7 @@ const safeNext = (next: string | undefined): string => sharedSafeNext(next, BASE
 
 export default async function authRoutes(app: FastifyInstance, opts: CabinetRouteOptions): Promise<void> {
   const { sessions, cookieOpts } = opts;
-  const guard = new SignInGuard(opts.signInLimits);
+  const guard = new SignInGuard(app.services.limits, 'cabinet-sign-in', opts.signInLimits);
   // Password checks in flight: as many as bcrypt has threads (libuv's pool, 4 by default), so a
   // burst of sign-ins holds at most that many database connections and queues in memory.
   const checks = new Gate(4, 500);
@@ -50,7 +50,7 @@ export default async function authRoutes(app: FastifyInstance, opts: CabinetRout
     }
     const email = b.email!.slice(0, 320);
     // Refused before any hashing, with the same answer whether the email exists or not.
-    const ticket = guard.admit(email, req.ip);
+    const ticket = await guard.admit(email, req.ip);
     if (!ticket) {
       reply.status(429);
       return loginForm(req, reply, { error: t('login.throttled'), values: { email: b.email ?? '' } });
@@ -77,7 +77,7 @@ export default async function authRoutes(app: FastifyInstance, opts: CabinetRout
       reply.status(401);
       return loginForm(req, reply, { error: r.reason === 'banned' ? t('login.banned') : t('login.invalid'), values: { email: b.email ?? '' } });
     }
-    guard.succeeded(ticket);
+    await guard.succeeded(ticket);
     reply.clearCookie(LOGIN_CSRF_COOKIE, { path: BASE });
     // Every sign-in starts in live mode: a test switch left by an earlier session (another team
     // member on this browser, an expired session) must not show test data as if it were live.

@@ -56,7 +56,7 @@ export default async function passwordResetRoutes(app: FastifyInstance, opts: Ca
 
   // "Forgot password?": the same answer whether an account has the address or not (only the
   // mailbox learns it); audited as the account when there is one.
-  const forgotGuard = new SignInGuard(FORGOT_LIMITS);
+  const forgotGuard = new SignInGuard(app.services.limits, 'cabinet-forgot', FORGOT_LIMITS);
   const forgotForm = (req: FastifyRequest, reply: FastifyReply, data: Record<string, unknown> = {}) => {
     const pre = newFormSecret();
     reply.setCookie(LOGIN_CSRF_COOKIE, pre, { ...opts.cookieOpts, maxAge: 3600 });
@@ -73,7 +73,7 @@ export default async function passwordResetRoutes(app: FastifyInstance, opts: Ca
     const pre = req.cookies[LOGIN_CSRF_COOKIE] ?? '';
     if (!pre || !safeEqual(b._csrf ?? '', pre)) { reply.status(403); return forgotForm(req, reply, { errors: { top: req.cabinet.t('csrf.invalid'), fields: {} }, values }); }
     if (!email) { reply.status(422); return forgotForm(req, reply, { errors: { top: req.cabinet.t('common.fix'), fields: { email: w('forgot.required') } }, values }); }
-    if (!forgotGuard.admit(email, req.ip)) { reply.status(429); return forgotForm(req, reply, { errors: { top: w('forgot.throttled'), fields: {} }, values }); }
+    if (!(await forgotGuard.admit(email, req.ip))) { reply.status(429); return forgotForm(req, reply, { errors: { top: w('forgot.throttled'), fields: {} }, values }); }
     await passwordResets.requestByEmail(email, (c, a) => writeAudit(c, {
       actor: a.userId ? `merchant-user:${a.userId}` : `merchant:${a.merchantId}`, name: a.email, ip: req.ip ?? null,
     }, {

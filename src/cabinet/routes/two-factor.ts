@@ -67,7 +67,7 @@ const secondFactor = { cabinetSecondFactor: true } as const;
  */
 export default async function twoFactorRoutes(app: FastifyInstance, opts: CabinetRouteOptions): Promise<void> {
   const { sessions, cookieOpts } = opts;
-  const codeGuard = new SignInGuard({ ...opts.signInLimits, perPair: 5, perAccount: 20 });
+  const codeGuard = new SignInGuard(app.services.limits, 'cabinet-code', { ...opts.signInLimits, perPair: 5, perAccount: 20 });
   const factors = app.services.cabinetTwoFactor;
   const safeNext = (next: string | undefined) => sharedSafeNext(next, BASE);
 
@@ -86,7 +86,7 @@ export default async function twoFactorRoutes(app: FastifyInstance, opts: Cabine
   app.post('/2fa', { config: secondFactor, schema: { hide: true } }, async (req, reply) => {
     const s = req.cabinet.session!;
     const account = accountOf(s);
-    const ticket = codeGuard.admit(account.id, req.ip);
+    const ticket = await codeGuard.admit(account.id, req.ip);
     if (!ticket) { reply.status(429); return codePage(req, reply, { error: w(req)('code.throttled') }); }
     const factor = await factors[account.table].check(account.id, formBody(req).code ?? '', (c, r) => writeAudit(c, who(req, s), {
       action: 'merchant.sign_in', ...objectOf(s), before: null,
@@ -97,7 +97,7 @@ export default async function twoFactorRoutes(app: FastifyInstance, opts: Cabine
       reply.status(401);
       return codePage(req, reply, { error: w(req)('code.wrong') });
     }
-    codeGuard.succeeded(ticket);
+    await codeGuard.succeeded(ticket);
     reply.setCookie(SESSION_COOKIE, await sessions.promote(s), cookieOpts);
     return reply.redirect(safeNext(formBody(req).next), 303);
   });
@@ -139,7 +139,7 @@ export default async function twoFactorRoutes(app: FastifyInstance, opts: Cabine
     const s = req.cabinet.session!;
     if (s.totpEnabled || !s.pendingTotpEnc) return reply.redirect(`${BASE}/security`, 303);
     const account = accountOf(s);
-    const ticket = codeGuard.admit(account.id, req.ip);
+    const ticket = await codeGuard.admit(account.id, req.ip);
     if (!ticket) { reply.status(429); return securityPage(req, reply, { error: w(req)('code.throttled') }); }
     const tf = factors[account.table];
     const r = await tf.enable(account.id, tf.openSecret(s.pendingTotpEnc), formBody(req).code ?? '', async (c) => {
@@ -149,7 +149,7 @@ export default async function twoFactorRoutes(app: FastifyInstance, opts: Cabine
       await app.services.mail.enqueueToAccount(c, mailAccount(s), 'two_factor_on', mailTexts.twoFactorOn());
     });
     if (!r) { reply.status(401); return securityPage(req, reply, { error: w(req)('code.wrong') }); }
-    codeGuard.succeeded(ticket);
+    await codeGuard.succeeded(ticket);
     await sessions.setPendingTotp(s.id, null);
     // Shown once, in the answer to this POST (a reload is a replayed form: the security page).
     return render(req, reply, 'recovery-codes', { nav: 'security', title: w(req)('codes.title'), w: w(req), codes: r.recoveryCodes });
@@ -161,7 +161,7 @@ export default async function twoFactorRoutes(app: FastifyInstance, opts: Cabine
     // While the owner requires 2FA for everyone it cannot be turned off (the owner switches the requirement off first).
     if (s.merchant.requireTwoFactor) { reply.status(403); return securityPage(req, reply, { disableError: w(req)('required.no_disable') }); }
     const account = accountOf(s);
-    const ticket = codeGuard.admit(account.id, req.ip);
+    const ticket = await codeGuard.admit(account.id, req.ip);
     if (!ticket) { reply.status(429); return securityPage(req, reply, { disableError: w(req)('code.throttled') }); }
     const factor = await factors[account.table].disable(account.id, formBody(req).code ?? '', async (c, r) => {
       await writeAudit(c, who(req, s), {
@@ -174,7 +174,7 @@ export default async function twoFactorRoutes(app: FastifyInstance, opts: Cabine
       reply.status(401);
       return securityPage(req, reply, { disableError: w(req)('code.wrong') });
     }
-    codeGuard.succeeded(ticket);
+    await codeGuard.succeeded(ticket);
     return reply.redirect(`${BASE}/security?ok=common.saved`, 303);
   });
 }

@@ -20,8 +20,8 @@ const second = { secondFactor: true } as const;
  */
 export default async function consoleAuthRoutes(app: FastifyInstance, opts: ConsoleRouteOptions): Promise<void> {
   const { sessions, cookieOpts } = opts;
-  const guard = new SignInGuard(opts.signInLimits);
-  const codeGuard = new SignInGuard({ ...opts.signInLimits, perPair: 5, perAccount: 20 });
+  const guard = new SignInGuard(app.services.limits, 'operator-sign-in', opts.signInLimits);
+  const codeGuard = new SignInGuard(app.services.limits, 'operator-code', { ...opts.signInLimits, perPair: 5, perAccount: 20 });
   const checks = new Gate(4, 500);
   const twoFactor = app.services.operatorTwoFactor;
 
@@ -57,7 +57,7 @@ export default async function consoleAuthRoutes(app: FastifyInstance, opts: Cons
       return loginForm(req, reply, { error: 'Enter your email and password.', values });
     }
     const email = b.email.trim().slice(0, 320);
-    const ticket = guard.admit(email, req.ip);
+    const ticket = await guard.admit(email, req.ip);
     const checked = ticket ? await checks.run(() => sessions.checkPassword(email, b.password!.slice(0, 200))) : null;
     if (!ticket || !checked) {
       reply.status(429);
@@ -71,7 +71,7 @@ export default async function consoleAuthRoutes(app: FastifyInstance, opts: Cons
       reply.status(401);
       return loginForm(req, reply, { error: 'Wrong email or password.', values });
     }
-    guard.succeeded(ticket);
+    await guard.succeeded(ticket);
     const cookie = await sessions.create(op.id, 'PASSWORD');
     reply.clearCookie(LOGIN_CSRF_COOKIE, { path: BASE });
     reply.setCookie(SESSION_COOKIE, cookie, cookieOpts);
@@ -119,13 +119,13 @@ export default async function consoleAuthRoutes(app: FastifyInstance, opts: Cons
     const s = req.console.session!;
     if (!s.operator.totpEnabled) return reply.redirect(`${BASE}/2fa`, 303);
     const b = formBody(req);
-    const ticket = codeGuard.admit(s.operator.id, req.ip);
+    const ticket = await codeGuard.admit(s.operator.id, req.ip);
     if (!ticket) return throttled(req, reply);
     const factor = await twoFactor.check(s.operator.id, b.code ?? '', (c, r) => writeAudit(c, operatorActor(req, s), {
       action: 'operator.sign_in', objectType: 'operator', objectId: s.operator.id, before: null, after: { factor: r.factor },
     }));
     if (!factor) return codeRefused(req, reply, s, 'totp');
-    codeGuard.succeeded(ticket);
+    await codeGuard.succeeded(ticket);
     await signedIn(req, reply, s);
     return reply.redirect(safeNext(b.next, BASE), 303);
   });
@@ -133,7 +133,7 @@ export default async function consoleAuthRoutes(app: FastifyInstance, opts: Cons
   app.post('/2fa/enrol', { config: second, schema: { hide: true } }, async (req, reply) => {
     const s = req.console.session!;
     if (s.operator.totpEnabled || !s.pendingTotpEnc) return reply.redirect(`${BASE}/2fa`, 303);
-    const ticket = codeGuard.admit(s.operator.id, req.ip);
+    const ticket = await codeGuard.admit(s.operator.id, req.ip);
     if (!ticket) return throttled(req, reply);
     const who = operatorActor(req, s);
     const r = await twoFactor.enable(s.operator.id, twoFactor.openSecret(s.pendingTotpEnc), formBody(req).code ?? '', async (c) => {
@@ -141,7 +141,7 @@ export default async function consoleAuthRoutes(app: FastifyInstance, opts: Cons
       await writeAudit(c, who, { action: 'operator.sign_in', objectType: 'operator', objectId: s.operator.id, before: null, after: { factor: 'totp', enrolled: true } });
     });
     if (!r) return codeRefused(req, reply, s, 'totp_enrol');
-    codeGuard.succeeded(ticket);
+    await codeGuard.succeeded(ticket);
     await signedIn(req, reply, s);
     req.console.session = null;
     // Shown once, in the answer to this POST (as the cabinet shows a new API token); not stored.

@@ -18,7 +18,7 @@ const public_ = { consolePublic: true } as const;
  */
 export default async function consolePasswordResetRoutes(app: FastifyInstance, opts: ConsoleRouteOptions): Promise<void> {
   const resets = app.services.operatorPasswordResets;
-  const guard = new SignInGuard(FORGOT_LIMITS);
+  const guard = new SignInGuard(app.services.limits, 'operator-forgot', FORGOT_LIMITS);
 
   const withCsrf = (reply: FastifyReply) => {
     const pre = newFormSecret();
@@ -38,7 +38,7 @@ export default async function consolePasswordResetRoutes(app: FastifyInstance, o
     const email = (formBody(req).email ?? '').trim().slice(0, 320);
     if (!csrfOk(req)) { reply.status(403); return forgotPage(req, reply, { error: 'The form has expired; please try again.', values: { email } }); }
     if (!email) { reply.status(422); return forgotPage(req, reply, { error: 'Enter your email.', values: { email } }); }
-    if (!guard.admit(email, req.ip)) { reply.status(429); return forgotPage(req, reply, { error: 'Too many requests. Wait a few minutes and try again.', values: { email } }); }
+    if (!(await guard.admit(email, req.ip))) { reply.status(429); return forgotPage(req, reply, { error: 'Too many requests. Wait a few minutes and try again.', values: { email } }); }
     await resets.requestByEmail(email, (c, r) => writeAudit(c, { actor: `operator:${r.operatorId}`, name: r.email, ip: req.ip ?? null }, {
       action: 'operator.password.reset_link', objectType: 'operator', objectId: r.operatorId, before: null, after: { by: 'forgot_password' },
     }));
