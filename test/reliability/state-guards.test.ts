@@ -1,3 +1,4 @@
+import { Decimal } from 'decimal.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { withPgTx } from '../../src/db/client.js';
 import { SandboxConnector } from '../../src/domain/providers/connectors/sandbox/index.js';
@@ -78,9 +79,9 @@ describe('refunds', () => {
 });
 
 describe('payments', () => {
-  it('a payment finished by someone else while the acquirer ran is not finished again: 409 naming its status, no credit', async () => {
+  it('a payment finished by someone else while the acquirer ran is not finished again: the acquirer\'s word is a recorded conflict and the money follows it once, never as a second SUCCESS', async () => {
     const billId = await createBill(t, m, { amount: '50.00' });
-    // The acquirer answers PAID, but meanwhile the payment was failed (as the stale reaper would).
+    // The acquirer answers PAID, but meanwhile the payment was failed (as an operator's decision would).
     const racing = new class extends SandboxConnector {
       override async createPayment(o: CreatePayment): Promise<PaymentOutcome> {
         await t.db.pool.query(`UPDATE payments SET status = 'FAIL' WHERE id = $1`, [o.paymentId]);
@@ -91,13 +92,18 @@ describe('payments', () => {
     registry.override(racing);
     const svc = new PaymentService(t.config, t.db, registry);
     const before = await one(`SELECT available::text FROM balances WHERE merchant_id = $1 AND currency = 'RUB'`, [m.merchantId]);
-    const err = await svc.pay(billId, { method: 'SBP', payer: { email: null, phone: null, name: null, comment: null } }).catch((e) => e);
-    expect(err).toBeInstanceOf(IllegalPaymentTransitionError);
-    expect(err).toBeInstanceOf(ConflictError);
-    expect(err.message).toBe('Payment is FAIL; it cannot become SUCCESS.');
-    expect(await one(`SELECT available::text FROM balances WHERE merchant_id = $1 AND currency = 'RUB'`, [m.merchantId])).toEqual(before);
+    // The answer of our own call, arriving after the payment was final, is applied as a read of the
+    // provider (docs/adr/0090-unknown-is-unknown.md): the payment's status stands, the disagreement
+    // goes to the operator as a conflict, and the money follows the provider once through the
+    // conflict's own transfer (docs/adr/0021-provider-answer-after-final-state.md), no postback.
+    const res = await svc.pay(billId, { method: 'SBP', payer: { email: null, phone: null, name: null, comment: null } });
+    expect(res.status).toBe('FAIL');
     const pid = (await one(`SELECT id FROM payments WHERE bill_id = $1`, [billId])).id;
-    expect(await one(`SELECT count(*)::int AS n FROM ledger_transfers WHERE ref_id = $1`, [pid])).toEqual({ n: 0 });
+    expect(await one(`SELECT status::text FROM payments WHERE id = $1`, [pid])).toEqual({ status: 'FAIL' });
+    expect(await one(`SELECT count(*)::int AS n FROM attention_items WHERE object_id = $1 AND kind = 'conflict'`, [pid])).toEqual({ n: 1 });
+    const after = await one(`SELECT available::text FROM balances WHERE merchant_id = $1 AND currency = 'RUB'`, [m.merchantId]);
+    expect(new Decimal(after.available).minus(before.available).toFixed(2)).toBe('50.00');
+    expect((await t.db.pool.query(`SELECT kind::text FROM ledger_transfers WHERE ref_id = $1`, [pid])).rows).toEqual([{ kind: 'PAYMENT_CONFLICT_CREDIT' }]);
     expect(await one(`SELECT count(*)::int AS n FROM outbox_events WHERE aggregate_id = $1`, [pid])).toEqual({ n: 0 });
   });
 });
