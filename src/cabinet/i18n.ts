@@ -1,4 +1,5 @@
 import type { FastifyRequest } from 'fastify';
+import { fiscalMessages } from '../domain/receipt/fiscal-words.js';
 
 export type Lang = 'ru' | 'en';
 export const LANGS: readonly Lang[] = ['ru', 'en'];
@@ -78,16 +79,7 @@ const en = {
   'shops.enabled': 'Enabled', 'shops.test_postback': 'Send test postback', 'shops.test_result': 'Receiver answered',
   'shops.result_help': 'Receives the server-to-server payment postback.',
   'shops.test_sent': 'Test postback sent.',
-  'shops.fiscal': 'Fiscal receipts (54-FZ)',
-  'shops.fiscal_enabled': 'Send a receipt with every payment and refund',
   'shops.fiscal_help': "The provider's online cash register issues it; bills of this shop then need the payer's e-mail (payer_email) or ask for an e-mail or phone (request_fields).",
-  'shops.tax_system': 'Taxation system', 'shops.vat': 'VAT rate', 'shops.payment_subject': 'Payment subject', 'shops.payment_mode': 'Payment mode',
-  'shops.tax_1': 'General (OSN)', 'shops.tax_2': 'Simplified, income (USN)', 'shops.tax_3': 'Simplified, income minus expenses (USN)',
-  'shops.tax_5': 'Agricultural (ESN)', 'shops.tax_6': 'Patent (PSN)',
-  'shops.vat_1': 'No VAT', 'shops.vat_2': 'VAT 0%', 'shops.vat_3': 'VAT 10%', 'shops.vat_4': 'VAT 20% (sales before 2026)', 'shops.vat_5': 'VAT 10/110',
-  'shops.vat_6': 'VAT 20/120 (before 2026)', 'shops.vat_7': 'VAT 5%', 'shops.vat_8': 'VAT 7%', 'shops.vat_9': 'VAT 5/105', 'shops.vat_10': 'VAT 7/107',
-  'shops.vat_11': 'VAT 22%', 'shops.vat_12': 'VAT 22/122',
-  'shops.ffd_version': 'Fiscal document format (FFD)', 'shops.ffd_1_05': 'FFD 1.05', 'shops.ffd_1_2': 'FFD 1.2 (each line with its unit)',
   'cards.title': 'Saved cards', 'cards.card': 'Card', 'cards.expiry': 'Expiry', 'cards.connector': 'Connector', 'cards.revoke': 'Revoke',
   'cards.revoked': 'The card is revoked: it can no longer be charged.',
   'cards.note': 'Cards payers saved for your later charges (POST /api/v1/payment/charge). A revoked card can never be charged again.',
@@ -233,16 +225,7 @@ const ru: Record<Key, string> = {
   'shops.enabled': 'Включён', 'shops.test_postback': 'Отправить тестовый постбэк', 'shops.test_result': 'Ответ получателя',
   'shops.result_help': 'Сюда приходит серверное уведомление о платеже (постбэк).',
   'shops.test_sent': 'Тестовый постбэк отправлен.',
-  'shops.fiscal': 'Фискальные чеки (54-ФЗ)',
-  'shops.fiscal_enabled': 'Передавать чек с каждым платежом и возвратом',
   'shops.fiscal_help': 'Чек пробивает онлайн-касса провайдера; счетам магазина тогда нужен e-mail плательщика (payer_email) или запрос e-mail или телефона (request_fields).',
-  'shops.tax_system': 'Система налогообложения', 'shops.vat': 'Ставка НДС', 'shops.payment_subject': 'Предмет расчёта', 'shops.payment_mode': 'Способ расчёта',
-  'shops.tax_1': 'Общая (ОСН)', 'shops.tax_2': 'Упрощённая, доходы (УСН)', 'shops.tax_3': 'Упрощённая, доходы минус расходы (УСН)',
-  'shops.tax_5': 'ЕСХН', 'shops.tax_6': 'Патентная (ПСН)',
-  'shops.vat_1': 'Без НДС', 'shops.vat_2': 'НДС 0%', 'shops.vat_3': 'НДС 10%', 'shops.vat_4': 'НДС 20% (продажи до 2026 г.)', 'shops.vat_5': 'НДС 10/110',
-  'shops.vat_6': 'НДС 20/120 (до 2026 г.)', 'shops.vat_7': 'НДС 5%', 'shops.vat_8': 'НДС 7%', 'shops.vat_9': 'НДС 5/105', 'shops.vat_10': 'НДС 7/107',
-  'shops.vat_11': 'НДС 22%', 'shops.vat_12': 'НДС 22/122',
-  'shops.ffd_version': 'Формат фискальных документов (ФФД)', 'shops.ffd_1_05': 'ФФД 1.05', 'shops.ffd_1_2': 'ФФД 1.2 (с единицей измерения в каждой строке)',
   'cards.title': 'Сохранённые карты', 'cards.card': 'Карта', 'cards.expiry': 'Срок', 'cards.connector': 'Коннектор', 'cards.revoke': 'Отозвать',
   'cards.revoked': 'Карта отозвана: её больше нельзя списать.',
   'cards.note': 'Карты, которые плательщики сохранили для ваших следующих списаний (POST /api/v1/payment/charge). Отозванную карту больше нельзя списать.',
@@ -312,7 +295,8 @@ const ru: Record<Key, string> = {
   'error.date': 'Укажите дату в виде ГГГГ-ММ-ДД.',
 };
 
-const DICTS: Record<Lang, Record<string, string>> = { en, ru };
+/** The words of the fiscal settings come from the one dictionary the console shares (domain/receipt/fiscal-words). */
+const DICTS: Record<Lang, Record<string, string>> = { en: { ...en, ...fiscalMessages('en') }, ru: { ...ru, ...fiscalMessages('ru') } };
 
 export type T = (key: string, vars?: Record<string, string | number>) => string;
 

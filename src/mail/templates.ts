@@ -45,10 +45,13 @@ export const mailTexts = {
       `Open this link to set your password (it works once, for ${days} days):\n\n${link}${signOff}`,
   }),
 
-  /** The owner of a new merchant who signs in with the merchant's own contact address (a sole trader). */
-  ownerLoginInvite: (link: string, minutes: number): MailText => ({
-    subject: 'Your merchant cabinet is ready',
-    text: `A merchant cabinet was opened for you; you sign in to it with this address.\n\n` +
+  /**
+   * The owner of a new merchant who signs in with the merchant's own contact address (a sole
+   * trader). Names the merchant, as the team invitation does: a link from an unnamed sender is not trusted.
+   */
+  ownerLoginInvite: (link: string, minutes: number, merchantName: string): MailText => ({
+    subject: `Your merchant cabinet of ${merchantName} is ready`,
+    text: `The merchant cabinet of ${merchantName} was opened for you; you sign in to it with this address.\n\n` +
       `Open this link to set your password (it works once, for ${Math.round(minutes / (24 * 60))} days):\n\n${link}${signOff}`,
   }),
 

@@ -298,6 +298,9 @@ describe('shops, webhooks and the delivery log', () => {
     expect(page.body).toContain('12 · НДС 22/122');
     expect(page.body).not.toContain('ЕНВД');
     expect((await c.get(`/cabinet/shops/${m.shopId}?lang=en`)).body).toContain('11 · VAT 22%');
+    // Payment subject and mode in words too (the one fiscal dictionary the console shares).
+    expect(page.body).toContain('<option value="service" selected>Услуга</option>');
+    expect(page.body).toContain('<option value="full_prepayment" selected>Предоплата 100%</option>');
   });
 
   test("the test postback is sent to the shop's Result URL and the receiver's answer is shown", async () => {

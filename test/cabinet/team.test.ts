@@ -133,7 +133,14 @@ describe('each cabinet action is checked against the member role on the server',
     const owner = await signedIn(t, m);
     const u = await member(m, 'accountant');
     expect((await u.client.submit('/cabinet/api', '/cabinet/api/test-token', {})).statusCode).toBe(403);
-    const page = await owner.get('/cabinet/team');
+    // Each member's role and the role choices are words, in the cabinet's language.
+    const ru = (await owner.get('/cabinet/team?lang=ru')).body;
+    expect(ru).toContain('<option value="accountant" selected>Бухгалтер</option>');
+    expect(ru).toContain('<option value="developer" >Разработчик</option>');
+    expect(ru).toContain('>Бухгалтер</td>');
+    const page = await owner.get('/cabinet/team?lang=en');
+    expect(page.body).toContain('<option value="accountant" selected>Accountant</option>');
+    expect(page.body).toContain('<option value="owner" >Owner</option>');
     expect((await owner.post(`/cabinet/team/${u.id}/role`, { _csrf: CabinetClient.csrfOf(page.body), role: 'developer' })).statusCode).toBe(303);
     expect((await u.client.submit('/cabinet/api', '/cabinet/api/test-token', {})).statusCode).toBe(200);
     // Form tokens are single-use: the next form comes from a fresh page.

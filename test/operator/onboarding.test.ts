@@ -86,6 +86,9 @@ describe('New merchant', () => {
     expect(await audit('merchant.password.invite', m.id)).toMatchObject([{ actor: `operator:${admin.id}`, after: { link_sent_to: `sole-${n}@trader.test`, valid_days: 7 } }]);
     const mail = (await t.app.services.mail.list()).find((x) => x.to === `sole-${n}@trader.test`);
     expect(mail?.text).toContain('for 7 days');
+    // The welcome names the merchant (whose cabinet it is), in its subject and its text.
+    expect(mail?.subject).toBe(`Your merchant cabinet of Sole ${n} is ready`);
+    expect(mail?.text).toContain(`The merchant cabinet of Sole ${n} was opened for you`);
     const link = /\/cabinet\/password-reset\?token=[\w-]+/.exec(mail?.text ?? '')?.[0];
     expect(link).toBeDefined();
     const valid = (await t.db.pool.query(`SELECT extract(epoch FROM expires_at - created_at)::int AS s FROM cabinet_password_resets WHERE merchant_id = $1`, [m.id])).rows;
@@ -276,7 +279,7 @@ describe('roles', () => {
     const setup = await op.client.get(`/operator/merchants/${m.merchantId}/setup`);
     expect(setup.statusCode).toBe(200);
     // Each shop's receipts in words (docs/connectors/fiscal.md).
-    expect(setup.body).toContain('on: 1 general (OSN), 11 VAT 22%, FFD 1.2');
+    expect(setup.body).toContain('on: General (OSN), VAT 22%, FFD 1.2');
     expect(setup.body).not.toMatch(/action="\/operator\/merchants\/[^"]+\/(shops|owners|routing)"/);
     const connectors = await op.client.get('/operator/connectors');
     expect(connectors.body).not.toContain('/operator/connectors/new');

@@ -1,4 +1,5 @@
 import { ValidationError } from '../../errors.js';
+import { fiscalWord } from './fiscal-words.js';
 
 /**
  * A shop's 54-FZ settings, in YooKassa's vocabulary (numbers for the tax system and the VAT rate,
@@ -161,20 +162,11 @@ export function parseFiscalization(raw: unknown, current: FiscalSettings | null,
   return out;
 }
 
-/** Each tax system and VAT rate in words (the operator console; the cabinet has its own, in ru and en). */
-export const TAX_SYSTEM_WORDS: Record<number, string> = {
-  1: 'general (OSN)', 2: 'simplified, income (USN)', 3: 'simplified, income minus expenses (USN)', 4: 'ENVD (abolished)', 5: 'agricultural (ESN)', 6: 'patent (PSN)',
-};
-export const VAT_WORDS: Record<number, string> = {
-  1: 'no VAT', 2: 'VAT 0%', 3: 'VAT 10%', 4: 'VAT 20% (before 2026)', 5: 'VAT 10/110', 6: 'VAT 20/120 (before 2026)',
-  7: 'VAT 5%', 8: 'VAT 7%', 9: 'VAT 5/105', 10: 'VAT 7/107', 11: 'VAT 22%', 12: 'VAT 22/122',
-};
-
-/** A shop's receipts in a line of words: "off", or "on: general (OSN), VAT 22%, FFD 1.05". */
+/** A shop's receipts in a line of words: "off", or "on: General (OSN), VAT 22%, FFD 1.05" (fiscal-words.ts). */
 export function fiscalSummary(stored: unknown): string {
   const f = fiscalOf(stored);
   if (!f || !f.enabled) return 'off';
-  const tax = f.taxSystemCode === null ? 'no tax system' : `${f.taxSystemCode} ${TAX_SYSTEM_WORDS[f.taxSystemCode] ?? ''}`.trim();
-  const vat = f.vatCode === null ? 'no VAT rate' : `${f.vatCode} ${VAT_WORDS[f.vatCode] ?? ''}`.trim();
+  const tax = f.taxSystemCode === null ? 'no tax system' : fiscalWord('en', 'tax', f.taxSystemCode);
+  const vat = f.vatCode === null ? 'no VAT rate' : fiscalWord('en', 'vat', f.vatCode);
   return `on: ${tax}, ${vat}, FFD ${f.ffdVersion}`;
 }

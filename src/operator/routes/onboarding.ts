@@ -71,10 +71,10 @@ export default async function onboardingPages(app: FastifyInstance): Promise<voi
    * The owner who signs in with the merchant's contact address: the merchant's own login (no
    * team member), whose password is set through a mailed one-time link valid as long as an invitation.
    */
-  const inviteOwnLogin = (who: Actor, merchantId: string) => passwordResets.request({ merchantId, userId: null }, (c, x) => writeAudit(c, who, {
-    action: 'merchant.password.invite', objectType: 'merchant', objectId: merchantId, before: null,
+  const inviteOwnLogin = (who: Actor, merchant: { id: string; name: string }) => passwordResets.request({ merchantId: merchant.id, userId: null }, (c, x) => writeAudit(c, who, {
+    action: 'merchant.password.invite', objectType: 'merchant', objectId: merchant.id, before: null,
     after: { link_sent_to: x.email, valid_days: INVITE_DAYS },
-  }), { minutes: INVITE_DAYS * 24 * 60, mail: mailTexts.ownerLoginInvite });
+  }), { minutes: INVITE_DAYS * 24 * 60, mail: (link, minutes) => mailTexts.ownerLoginInvite(link, minutes, merchant.name) });
 
   const createShop = (who: Actor, merchantId: string, s: { name: string; currency: Currency }) =>
     shops.create(merchantId, { name: s.name, defaultCurrency: s.currency }, shopAudit(app.config, who, 'shop.create'));
@@ -110,7 +110,7 @@ export default async function onboardingPages(app: FastifyInstance): Promise<voi
     let invited: string | null = null;
     let shopId: string | null = null;
     try {
-      invited = ownLogin ? (await inviteOwnLogin(who, merchant.id)).email : (await inviteOwner(who, merchant.id, owner)).member.email;
+      invited = ownLogin ? (await inviteOwnLogin(who, merchant)).email : (await inviteOwner(who, merchant.id, owner)).member.email;
     } catch (e) {
       failed.push(`Owner invitation: ${Object.values(errorsOf(e)).flat().join(' ')}`);
     }
