@@ -43,8 +43,8 @@ ENV NODE_ENV=production \
     PORT=3000 \
     LOG_FORMAT=json \
     NODE_COMPILE_CACHE=/tmp/node-compile-cache \
-    NODE_OPTIONS=--max-semi-space-size=2 \
-    NODE_EXTRA_CA_CERTS=/usr/local/share/ca-certificates/russian_trusted_root_ca.crt
+    NODE_EXTRA_CA_CERTS=/usr/local/share/ca-certificates/russian_trusted_root_ca.crt \
+    NODE_OPTIONS=--max-semi-space-size=2
 WORKDIR /app
 COPY --from=build --chown=node:node /app/package.json /app/package-lock.json ./
 COPY --from=build --chown=node:node /app/node_modules ./node_modules

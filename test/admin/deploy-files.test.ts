@@ -36,6 +36,9 @@ describe('deployment files (no Docker engine here: checked by reading)', () => {
     // every process of the image has them); `npm start` stays the newcomer's (tsx).
     const flags = '--max-semi-space-size=2';
     expect(runtime).toMatch(new RegExp(`^\\s+NODE_OPTIONS=${flags}$`, 'm'));
+    // T-Bank's hosts chain to the Russian Trusted Root CA: the image pins it by digest and Node adds it.
+    expect(runtime).toMatch(/^ADD --checksum=sha256:[0-9a-f]{64} /m);
+    expect(runtime).toMatch(/^\s+NODE_EXTRA_CA_CERTS=\/usr\/local\/share\/ca-certificates\/russian_trusted_root_ca\.crt \\$/m);
     expect(scripts['start:prod']).toBe(`node ${flags} dist/main.js`);
     expect(scripts['worker:prod']).toBe(`node ${flags} dist/worker-main.js`);
     expect(scripts.start).toBe('tsx src/main.ts');

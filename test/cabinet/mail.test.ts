@@ -8,7 +8,7 @@ import { totpCode } from '../operator/helpers.js';
 import { CabinetClient, MEMBER_PASSWORD, cabinetMerchant, enableTotp, signedIn } from './helpers.js';
 
 /**
- * Issue 27 item 2: the cabinet's mail arrives at a real SMTP server: a team invitation carries
+ * The cabinet's mail arrives at a real SMTP server: a team invitation carries
  * the link the owner also sees; turning two-factor sign-in on or off tells the account. No log
  * line (requests, workers) carries a one-time link's token or a mail's text.
  */
@@ -33,7 +33,8 @@ describe('cabinet mail', () => {
     expect(invited.body).toContain('was mailed to');
     const shown = /id="invite-link" readonly value="([^"]+)"/.exec(invited.body)![1]!;
     const mail = await smtp.waitFor((x) => x.to.includes('mailed.dev@team.test'));
-    expect(mail.subject).toBe('You were invited to a merchant cabinet');
+    const { name } = (await t.db.pool.query(`SELECT name FROM merchants WHERE id = $1`, [m.merchantId])).rows[0];
+    expect(mail.subject).toBe(`You were invited to the merchant cabinet of ${name}`);
     expect(mail.text).toContain(shown);
     expect(mail.text).toContain('"developer"');
     const invitee = new CabinetClient(t);
