@@ -69,7 +69,7 @@ export function createServices(config: Config, db: Db, opts: { connectors?: read
   // Cabinet accounts' TOTP (the merchant's own login and team members) and the team.
   const cabinetTwoFactor = cabinetTwoFactors(db, config.tokenEncryptionKey);
   const team = new MerchantTeamService(db);
-  // Restricted API keys (issue 27): the merchant API's auth hook, the cabinet and the operator API.
+  // Restricted API keys: the merchant API's auth hook, the cabinet and the operator API.
   const apiKeys = new ApiKeyService(db);
   // Outgoing mail (written in the business transaction, sent by the mail worker) and the
   // operator's password reset by a mailed one-time link.

@@ -74,9 +74,9 @@ export default async function cabinetRoutes(app: FastifyInstance): Promise<void>
       if (s) await sessions.destroy(s.id);
       reply.clearCookie(SESSION_COOKIE, { path: BASE });
       // "Your session has expired" only for a browser that had a session: a first visit (no
-      // cookie) is simply asked to sign in (issue 16 item 7).
-      // A banned merchant's session is ended and the sign-in page says the account is blocked
-      // (issue 30: it said the session had expired).
+      // cookie) is simply asked to sign in.
+      // A banned merchant's session is ended and the sign-in page says the account is blocked,
+      // not that the session expired.
       const params = new URLSearchParams();
       if (s) params.set('blocked', '1');
       else {
@@ -92,7 +92,7 @@ export default async function cabinetRoutes(app: FastifyInstance): Promise<void>
     if (s.stage === 'PASSWORD' && !secondFactorRoute) return reply.redirect(`${BASE}/2fa`, 303);
     if (s.stage === 'FULL' && secondFactorRoute) return reply.redirect(BASE, 303);
     // The team requires 2FA and this account has none: the security page (to set it up) and
-    // sign-out only, whatever the URL or method; nothing else runs (issue 17).
+    // sign-out only, whatever the URL or method; nothing else runs.
     if (mustEnrolTwoFactor(s) && !req.routeOptions.config.cabinetEnrolment) return reply.redirect(`${BASE}/security?required=1`, 303);
     if (req.cookies[MODE_COOKIE] === 'test') {
       req.cabinet.mode = 'test';

@@ -1,7 +1,7 @@
 import { Counter } from 'prom-client';
 
 /**
- * Whose fault a database refusal is (issue 28 item 6; supabase/storage's `database-error.ts`).
+ * Whose fault a database refusal is (as supabase/storage's `database-error.ts` does).
  *
  * - **client**: a value from a request that validation let through and PostgreSQL refused as a
  *   value (too long, out of range, not a number or date, a field-shaped CHECK). The client can

@@ -102,7 +102,7 @@ export async function collectDbGauges(app: FastifyInstance, g: DbGauges): Promis
       g.oldestAge.set(Math.max(0, row.oldest));
       g.retrying.set(row.retrying);
     }),
-    // Dead events apart from those that never had a URL (issue 16): an alert on the first does
+    // Dead events apart from those that never had a URL: an alert on the first does
     // not fire for missing settings.
     pool.query<{ dead: number; unset: number }>(
       `SELECT count(*) FILTER (WHERE last_error IS DISTINCT FROM $1)::int AS dead, count(*) FILTER (WHERE last_error = $1)::int AS unset

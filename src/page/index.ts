@@ -191,7 +191,7 @@ export default async function pageRoutes(app: FastifyInstance): Promise<void> {
   }
 
   /**
-   * Where a declined payer goes (issue 16 item 2): back to the form with the reason while the
+   * Where a declined payer goes: back to the form with the reason while the
    * bill can still be paid, until DECLINES_BEFORE_FAIL_URL declines; null: the payment's own
    * page (the Fail URL POST, or the "try again" page when the shop has none).
    */

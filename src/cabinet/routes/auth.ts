@@ -61,7 +61,7 @@ export default async function authRoutes(app: FastifyInstance, opts: CabinetRout
       return loginForm(req, reply, { error: t('login.throttled'), values: { email: b.email ?? '' } });
     }
     const r = checked.value;
-    // Every sign-in and failed sign-in of a known account is in the audit trail (issue 17); an
+    // Every sign-in and failed sign-in of a known account is in the audit trail; an
     // unknown email is not (it names no object, and the sign-in limits already count it).
     const account = r.ok ? r : r.account;
     // With TOTP on, the sign-in is recorded when the code is given (src/cabinet/routes/two-factor.ts).

@@ -58,7 +58,7 @@ const words = (lang: Lang) => (k: string, vars: Record<string, string | number> 
 const secondFactor = { cabinetSecondFactor: true } as const;
 
 /**
- * Optional TOTP 2FA of cabinet accounts (issue 17 item 3), with the console's implementation
+ * Optional TOTP 2FA of cabinet accounts, with the console's implementation
  * (src/domain/operator/two-factor.ts): each account (the merchant's own login, each team
  * member) turns it on here with a code, gets recovery codes once, and from then on a right
  * password opens only the code page. Wrong codes are limited per account as wrong passwords
@@ -75,7 +75,7 @@ export default async function twoFactorRoutes(app: FastifyInstance, opts: Cabine
     ({ actor: s.user ? `merchant-user:${s.user.id}` : `merchant:${s.merchant.id}`, name: accountOf(s).email, ip: req.ip ?? null });
   const objectOf = (s: CabinetSession) => ({ objectType: s.user ? 'merchant_user' : 'merchant', objectId: accountOf(s).id });
   const w = (req: FastifyRequest) => words(req.cabinet.lang);
-  // Changes of an account's second factor are mailed to that account (issue 27 item 2).
+  // Changes of an account's second factor are mailed to that account.
   const mailAccount = (s: CabinetSession) => ({ merchantId: s.merchant.id, userId: s.user?.id ?? null });
 
   const codePage = (req: FastifyRequest, reply: FastifyReply, data: Record<string, unknown> = {}) =>
@@ -132,8 +132,7 @@ export default async function twoFactorRoutes(app: FastifyInstance, opts: Cabine
   app.get('/security', { config: enrolment, schema: { hide: true } }, async (req, reply) => securityPage(req, reply));
 
   // A reload of the recovery codes (a replay of this form) lands on the security page, which says
-  // two-factor sign-in is on and that the codes were shown once (issue 30: it said "already
-  // sent" over a 404).
+  // two-factor sign-in is on and that the codes were shown once, never an error page.
   const enable = { ...enrolment, cabinetReplayTo: { path: '/security', ok: 'security.codes_shown_once' } } as const;
   app.post('/security/totp/enable', { config: enable, schema: { hide: true } }, async (req, reply) => {
     const s = req.cabinet.session!;
