@@ -35,12 +35,14 @@ async function statements(fn: () => Promise<unknown>): Promise<string[]> {
 }
 
 describe('bill/status and merchant/balance authenticate in their own read', () => {
-  it('answer with one statement each: the token and the read together', async () => {
+  // `limit_add` is the per-token API limit, counted in PostgreSQL once for every process
+  // (docs/adr/0098-limits-counted-once-in-postgresql.md): one small statement before the read.
+  it('answer with one statement each besides the shared per-token limit: the token and the read together', async () => {
     let r;
-    expect(await statements(async () => { r = await status(billId, m.auth); })).toEqual(['bill_status_by_token']);
+    expect(await statements(async () => { r = await status(billId, m.auth); })).toEqual(['limit_add', 'bill_status_by_token']);
     expect(r!.statusCode).toBe(200);
     expect(r!.json()).toMatchObject({ id: billId, success: true });
-    expect(await statements(async () => { r = await balance(m.auth); })).toEqual(['merchant_balance_by_token']);
+    expect(await statements(async () => { r = await balance(m.auth); })).toEqual(['limit_add', 'merchant_balance_by_token']);
     expect(r!.statusCode).toBe(200);
     // In the order of the two-statement path (the currencies' own order).
     const expected = (await t.app.services.merchants.balances(m.merchantId)).map((b) => b.currency);

@@ -34,14 +34,15 @@ async function statements(fn: () => Promise<unknown>): Promise<string[]> {
 const card = { method: 'BANK_CARD', card_number: '4242424242424242', card_expiry: '12/39', card_cvc: '123' };
 
 describe('a card payment reads its connectors with the bill', () => {
-  it('is three statements: the bill with its connectors, the opening, the finish', async () => {
+  it('is three statements after the shared attempt limit\'s peek: the bill with its connectors, the opening, the finish', async () => {
     const billId = await createBill(t, m);
     await payRequest(t, await createBill(t, m), card); // the connector built once before counting
     let status = 0;
     const sent = await statements(async () => { status = (await payRequest(t, billId, card)).statusCode; });
     expect(status).toBe(200);
-    // The connector's recorded-calls counter is flushed now and then, not per payment.
-    expect(sent.filter((s) => s !== 'connector_record_calls')).toEqual(['pay_read_bill', 'pay_open', 'pay_finish']);
+    // The connector's recorded-calls counter is flushed now and then, not per payment; `limit_peek`
+    // reads the payment-attempt limits shared by every process (docs/adr/0098).
+    expect(sent.filter((s) => s !== 'connector_record_calls')).toEqual(['limit_peek', 'pay_read_bill', 'pay_open', 'pay_finish']);
     expect((await t.db.pool.query('SELECT connector, status::text FROM payments WHERE bill_id = $1', [billId])).rows[0]).toEqual({ connector: 'sb-rows', status: 'SUCCESS' });
   });
 
