@@ -76,6 +76,14 @@ describe('a go-live rehearsal of a connector', () => {
     expect((await op.client.get('/operator/connectors/yk-live')).body).toContain('id="unrehearsed-warning"');
   });
 
+  it('a live connector is never rehearsed: 422 naming it, nothing recorded, nothing sent', async () => {
+    const before = (await one(e, `SELECT count(*)::int AS n FROM connector_rehearsals`, [])).n;
+    const r = await admin(e, 'POST', '/connectors/yk-live/rehearsals', {});
+    expect(r.status, JSON.stringify(r.body)).toBe(422);
+    expect(JSON.stringify(r.body)).toContain('only on a test connector');
+    expect((await one(e, `SELECT count(*)::int AS n FROM connector_rehearsals`, [])).n).toBe(before);
+  });
+
   for (const [connector, provider] of [['tb-rh', 'T-Bank'], ['yk-rh', 'YooKassa']] as const) {
     it(`${provider}: payment on the provider's page, notification, two-stage, partial and full refund and SBP pass; no merchant's balance, payment or ledger transfer changes`, async () => {
       const before = await moneyState();

@@ -52,6 +52,9 @@ export class RehearsalService {
     if (!c) throw new NotFoundError('Connector not found.');
     const errors: Record<string, string[]> = {};
     if (!REHEARSAL_PROVIDERS[c.kind]) errors.name = [`Connectors of kind ${c.kind} talk to no provider of their own: nothing to rehearse.`];
+    // A rehearsal pays, holds and refunds: only with the provider's test terminal or test shop,
+    // never with credentials that move real money (docs/adr/0105-rehearsal-money-kept-apart.md).
+    else if (c.mode === 'live') errors.name = ['A rehearsal runs only on a test connector (the provider\'s test terminal or test shop): a live one would make its payments with real money. Add a connector of the same kind with mode "test" and the provider\'s test credentials, and rehearse that.'];
     const shopId = body.shop_id ?? null;
     const publicUrl = body.public_url ?? null;
     if (shopId !== null && (typeof shopId !== 'string' || shopId.length > 64)) errors.shop_id = ['The shop_id must be a shop\'s id.'];
