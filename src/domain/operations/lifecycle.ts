@@ -2,7 +2,7 @@ import type pg from 'pg';
 import { inTxOr, withPgTx, type Queryable } from '../../db/client.js';
 import { NotFoundError } from '../../errors.js';
 import { IDEMPOTENCE_KEY_EXPIRED, NEEDS_OPERATOR } from '../providers/connector.js';
-import { contradictsStatus, isProviderRead, moneyMoved, type ProviderWord } from '../providers/conflict.js';
+import { contradictsStatus, isProviderRead, moneyMoved, silentConflictLog, type ConflictLog, type ProviderWord } from '../providers/conflict.js';
 import {
   closeAttention, lastHeard, lockOpenAttention, parseResolution, pastDeadline, raiseAttention, resolveItem,
   type AttentionObject, type AttentionRow,
@@ -71,7 +71,7 @@ export interface OperationKind<S extends string, Row extends { id: string; statu
   /** In the transaction, the row locked and PROCESS: the final status through the state table, the ledger and the merchant's event. */
   finish_(c: Queryable, row: Row, o: O): Promise<S>;
   /** In the transaction, the row locked and final: the provider's word contradicts it; the money follows the provider (conflict.ts). True when recorded now. */
-  conflict_(c: Queryable, row: Row, o: O, word: ProviderWord): Promise<boolean>;
+  conflict_(c: Queryable, row: Row, o: O, word: ProviderWord, log: ConflictLog): Promise<boolean>;
   /** In the transaction: an answer that is not final, kept on the PROCESS row (a payer's action, a reference, the next check). */
   hold_?(c: Queryable, row: Row, o: O, attempts: number | undefined): Promise<void>;
   /** In the transaction: a final answer that waits a while longer before it applies (a decline whose reason follows). */
@@ -100,11 +100,16 @@ export interface LifecycleContext {
   /** How long an operation may stay with its provider unanswered before the operator gets it (RECONCILE_GIVE_UP_MS). */
   giveUpMs: number;
   observer?: LifecycleObserver;
+  /** Where a recorded conflict's error line goes (silent when not given). */
+  log?: ConflictLog;
 }
 
 /** The lifecycle of one kind of operation; each service holds one. */
 export class Lifecycle<S extends string, Row extends { id: string; status: S; connector?: string | null }, O, C extends Claimed> {
   constructor(readonly kind: OperationKind<S, Row, O, C>, private readonly ctx: LifecycleContext) {}
+
+  /** The logger `conflict_` records with (the caller of a phase outside the lifecycle passes it too). */
+  get log(): ConflictLog { return this.ctx.log ?? silentConflictLog; }
 
   /** Reports that the provider answered, before anything of the answer is committed. */
   answered(id: string): void {
@@ -155,7 +160,7 @@ export class Lifecycle<S extends string, Row extends { id: string; status: S; co
     if (row.status !== 'PROCESS') {
       const word = to === null ? null : k.wordOf(o);
       const conflict = word !== null && isProviderRead(via) && contradictsStatus(k.type, row.status, word.status)
-        && await k.conflict_(c, row, o, { ...word, via });
+        && await k.conflict_(c, row, o, { ...word, via }, this.log);
       return { applied: false, status: row.status, id: row.id, ...(conflict ? { conflict: true as const } : {}) };
     }
     if (to === null) {

@@ -12,7 +12,7 @@ import { ledgerParams, transfersSql } from '../ledger/fragments.js';
 import { statement } from '../../db/statement.js';
 import { ledgerError } from '../ledger/ledger.js';
 import { paymentNotReceivedAfterAll, paymentReceived, paymentReceivedAfterAll } from '../ledger/postings.js';
-import { recordConflict, type ProviderWord } from '../providers/conflict.js';
+import { recordConflict, type ConflictLog, type ProviderWord } from '../providers/conflict.js';
 import { Lifecycle, type Claimed, type Deferred, type LifecycleObserver, type OperationKind } from '../operations/lifecycle.js';
 import type { Leg } from '../ledger/ledger.js';
 import { enqueueEvent, eventRow, paymentSignature, type PaymentPostbackFields } from '../../outbox/events.js';
@@ -288,8 +288,9 @@ export class PaymentService {
     private readonly db: Db,
     readonly connectors: ConnectorRegistry = new ConnectorRegistry(config, db),
     observer?: LifecycleObserver,
+    log?: ConflictLog,
   ) {
-    this.lifecycle = new Lifecycle(this.operation(), { pool: db.pool, giveUpMs: config.reconcileGiveUpMs, observer });
+    this.lifecycle = new Lifecycle(this.operation(), { pool: db.pool, giveUpMs: config.reconcileGiveUpMs, observer, log });
   }
 
   /**
@@ -507,7 +508,7 @@ export class PaymentService {
         }
         return (await this.finish_(c, bill, { id: p.id, createdAt: p.created_at }, storedQuote(bill, p), result, paidWithOf(p), p.connector)).status;
       },
-      conflict_: async (c, p, o, word) => this.conflict_(c, p, await billOf(c, p), o, word),
+      conflict_: async (c, p, o, word, log) => this.conflict_(c, p, await billOf(c, p), o, word, log),
       hold_: async (c, p, o, attempts) => {
         if (o.status === 'action' || o.status === 'pending' || o.status === 'authorized' || attempts !== undefined) await this.hold(p.id, o, attempts ?? 0, c);
       },
@@ -592,7 +593,7 @@ export class PaymentService {
    * may take available below zero) and a second postback carries the provider's status. The
    * payment's status stays (final states never change). Once per payment.
    */
-  private async conflict_(c: Queryable, p: PaymentRow, bill: PayableBill, outcome: PaymentOutcome, word: ProviderWord): Promise<boolean> {
+  private async conflict_(c: Queryable, p: PaymentRow, bill: PayableBill, outcome: PaymentOutcome, word: ProviderWord, log: ConflictLog): Promise<boolean> {
     const paymentId = p.id;
     const connector = p.connector ?? 'sandbox';
     let transfer;
@@ -623,7 +624,7 @@ export class PaymentService {
     const recorded = await recordConflict(c, {
       objectType: 'payment', objectId: paymentId, merchantId: bill.merchantId, connector, providerRef: p.provider_ref, ours: p.status,
       provider: word, transfer,
-    });
+    }, log);
     // The merchant learns what the provider did: a postback of its own (the first one's
     // (kind, aggregate) is taken), TrsId the payment, Status the provider's.
     if (recorded) await enqueueEvent(c, { merchantId: bill.merchantId, kind: 'PAYMENT_POSTBACK', aggregateId: `${paymentId}:conflict`, url: bill.resultUrl, fields });

@@ -12,7 +12,7 @@ import { ledgerParams, transfersSql } from '../ledger/fragments.js';
 import { statement } from '../../db/statement.js';
 import { ledgerError, post, type Queryable } from '../ledger/ledger.js';
 import { payoutCreated, payoutNotPaidAfterAll, payoutPaidAfterAll, payoutReturned, payoutSucceeded } from '../ledger/postings.js';
-import { recordConflict, type ProviderWord } from '../providers/conflict.js';
+import { recordConflict, type ConflictLog, type ProviderWord } from '../providers/conflict.js';
 import { Lifecycle, type Applied, type Claimed, type LifecycleObserver, type OperationKind, type Target as OperationTarget } from '../operations/lifecycle.js';
 import { commissionFor, type MerchantFeeColumns } from '../merchant/fees.js';
 
@@ -194,8 +194,9 @@ export class PayoutService {
     private readonly db: Db,
     readonly connectors: ConnectorRegistry = new ConnectorRegistry(config, db),
     observer?: LifecycleObserver,
+    log?: ConflictLog,
   ) {
-    this.lifecycle = new Lifecycle(this.operation(), { pool: db.pool, giveUpMs: config.reconcileGiveUpMs, observer });
+    this.lifecycle = new Lifecycle(this.operation(), { pool: db.pool, giveUpMs: config.reconcileGiveUpMs, observer, log });
   }
 
   /** payout/personal/create: to a stored payout account of this merchant. */
@@ -546,7 +547,7 @@ export class PayoutService {
         await this.finalize(c, row, to, reason, 'ref' in o ? o.ref : null);
         return to;
       },
-      conflict_: (c, row, _o, word) => this.conflict_(c, row, word),
+      conflict_: (c, row, _o, word, log) => this.conflict_(c, row, word, log),
       decided: (_row, to, note) => (to === 'SUCCESS'
         ? { status: 'succeeded', ref: null }
         : { status: 'failed', code: 'operator', message: `operator: ${note ?? 'resolved as FAIL'}`, ref: null }),
@@ -621,7 +622,7 @@ export class PayoutService {
    * which may take available below zero, or PAYOUT_CONFLICT_CREDIT) and the merchant gets a
    * second payout webhook with the provider's status. Once per payout; true when recorded now.
    */
-  private async conflict_(c: Queryable, row: PayoutRow, word: ProviderWord): Promise<boolean> {
+  private async conflict_(c: Queryable, row: PayoutRow, word: ProviderWord, log: ConflictLog): Promise<boolean> {
     if (!row.connector) return false;
     const money = {
       payoutId: row.id, merchantId: row.merchant_id, currency: row.currency as 'RUB', amount: new Decimal(row.amount),
@@ -631,7 +632,7 @@ export class PayoutService {
     const recorded = await recordConflict(c, {
       objectType: 'payout', objectId: row.id, merchantId: row.merchant_id, connector: row.connector, providerRef: row.provider_ref ?? word.ref,
       ours: row.status, provider: word, transfer: paid ? payoutPaidAfterAll(money) : payoutNotPaidAfterAll(money),
-    });
+    }, log);
     // The merchant learns what the provider did: a webhook of its own (the first one's
     // (kind, aggregate) is taken), TrsId the payout, Status the provider's.
     if (recorded) await this.webhook(c, row, paid ? 'SUCCESS' : 'FAIL', `${row.id}:conflict`);

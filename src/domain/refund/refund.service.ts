@@ -8,7 +8,7 @@ import { keysetPage, type KeysetPage, type KeysetParams } from '../../db/keyset.
 import { isValidAmount, money2 } from '../../lib/money.js';
 import { post } from '../ledger/ledger.js';
 import { refundCreated, refundMadeAfterAll, refundNotMadeAfterAll, refundReturned, refundSucceeded } from '../ledger/postings.js';
-import { recordConflict, type ProviderWord } from '../providers/conflict.js';
+import { recordConflict, type ConflictLog, type ProviderWord } from '../providers/conflict.js';
 import { Lifecycle, type Applied, type LifecycleObserver, type OperationKind, type Target } from '../operations/lifecycle.js';
 import { enqueueEvent } from '../../outbox/events.js';
 import type { AuthMerchant } from '../merchant/merchant-guard.js';
@@ -61,8 +61,9 @@ export class RefundService {
     private readonly db: Db,
     readonly connectors: ConnectorRegistry = new ConnectorRegistry(config, db),
     observer?: LifecycleObserver,
+    log?: ConflictLog,
   ) {
-    this.lifecycle = new Lifecycle(this.operation(), { pool: db.pool, giveUpMs: config.reconcileGiveUpMs, observer });
+    this.lifecycle = new Lifecycle(this.operation(), { pool: db.pool, giveUpMs: config.reconcileGiveUpMs, observer, log });
   }
 
   /** Refunds what is left of the payment. */
@@ -229,7 +230,7 @@ export class RefundService {
       wordOf: (o) => (o.status === 'succeeded' ? { status: 'succeeded', ref: o.ref }
         : o.status === 'failed' ? { status: 'failed', ref: o.ref, code: o.code, message: o.message } : null),
       finish_: (c, r, o) => this.finish_(c, r, o as FinalOutcome),
-      conflict_: (c, r, _o, word) => this.conflict_(c, r, word),
+      conflict_: (c, r, _o, word, log) => this.conflict_(c, r, word, log),
       decided: (_r, to, note) => (to === 'SUCCESS'
         ? { status: 'succeeded', ref: null }
         : { status: 'failed', code: 'operator', message: `operator: ${note ?? 'resolved as FAIL'}`, ref: null }),
@@ -304,14 +305,14 @@ export class RefundService {
    * total with it, and a second refund postback carries the provider's status. Once per refund;
    * true when recorded now.
    */
-  private async conflict_(c: Queryable, r: LockedRefund, word: ProviderWord): Promise<boolean> {
+  private async conflict_(c: Queryable, r: LockedRefund, word: ProviderWord, log: ConflictLog): Promise<boolean> {
     const made = word.status === 'succeeded';
     const money = { refundId: r.id, paymentId: r.paymentId, merchantId: r.merchantId, currency: r.currency, amount: r.amount };
     const recorded = await recordConflict(c, {
       objectType: 'refund', objectId: r.id, merchantId: r.merchantId, connector: r.connector, providerRef: r.ref ?? word.ref,
       ours: r.status, provider: word,
       transfer: made ? refundMadeAfterAll(money) : refundNotMadeAfterAll(money),
-    });
+    }, log);
     if (!recorded) return false;
     // What is left to refund on the payment follows the money. Where the merchant refunded that
     // room again meanwhile, the payment's bound refuses it: the conflict item says so, and the
