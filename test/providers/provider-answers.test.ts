@@ -150,6 +150,7 @@ describe('YooKassa: 202 and 429 on a payout', () => {
     // No payout of anyone else is in flight here: every POST /v3/payouts from now on would be this one's.
     const posts = () => yk.requests.filter((x) => x.method === 'POST' && x.path === '/v3/payouts').length;
     const sent = posts();
+    // Time is the subject: 1.5 s of worker passes in which no second POST /v3/payouts is sent.
     await new Promise((res) => setTimeout(res, 1500));
     expect(posts()).toBe(sent);
     expect([...yk.payouts.values()].filter((x) => x.metadata.payout_id === id)).toHaveLength(1);
