@@ -229,7 +229,7 @@ afterAll(async () => {
   await kill(worker, 'SIGTERM');
   await receiver?.close();
   await f?.stop();
-}, 60_000);
+});
 
 describe('failover with pg_auto_failover', () => {
   it('the primary is killed under load: the standby is promoted, the service finds it, nothing acknowledged is lost or doubled, the books balance, every event is delivered', async () => {
