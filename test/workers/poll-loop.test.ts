@@ -1,6 +1,6 @@
 import pg from 'pg';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startPollLoop, type PollLoopOptions } from '../../src/workers/poll-loop.js';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { startPollLoop as startLoop, type PollLoop, type PollLoopOptions } from '../../src/workers/poll-loop.js';
 import { createTestDatabase } from '../helpers/app.js';
 import { invariantViolations } from '../../src/db/database-error.js';
 import { waitFor } from '../helpers/wait.js';
@@ -17,6 +17,10 @@ afterAll(async () => {
   await pool.end();
   await db.drop();
 });
+// A test that fails before its own stop() leaves no loop running into the next one.
+const running: PollLoop[] = [];
+const startPollLoop = <T>(o: PollLoopOptions<T>): PollLoop => { const l = startLoop(o); running.push(l); return l; };
+afterEach(async () => { await Promise.all(running.splice(0).map((l) => l.stop())); });
 beforeEach(async () => {
   await pool.query(`DROP TABLE IF EXISTS jobs; CREATE TABLE jobs (id int PRIMARY KEY, lease_until timestamptz, done_at timestamptz)`);
 });
@@ -130,18 +134,18 @@ describe('the poll loop', () => {
       claim: async (n) => { tries.push(Date.now()); return claimJobs(n); },
       process: (id) => finishJob(id),
     });
-    await sleep(1000); // time is the subject: the tries a failing database gets in ~1 s
+    // Tries at 0, 50, 150, 350, 550, ...: six of them, each failed and logged.
+    await waitFor(() => tries.length >= 6 && lines.length >= 6, 'six failed tries, each logged', 10_000, 5);
     // A try may be in flight at this instant (its query sent, not yet failed): its line comes when
     // it fails, well before the next try (the waits are 200 ms by now).
     await waitFor(() => lines.length >= tries.length, 'the line of each try so far', 1000, 5);
     const failed = tries.length;
-    // 0, 50, 150, 350, 550, 750, 950: not a busy loop (a 20 ms poll would have made ~50 tries).
-    expect(failed).toBeGreaterThanOrEqual(5);
-    expect(failed).toBeLessThanOrEqual(8);
     const gaps = tries.slice(1).map((t, i) => t - tries[i]!);
     expect(gaps[0]).toBeGreaterThanOrEqual(45);
     expect(gaps[1]).toBeGreaterThanOrEqual(95);
     expect(gaps[2]).toBeGreaterThanOrEqual(190);
+    // Never a busy loop (a 20 ms poll would try every 20 ms), and the waits stop doubling at the max.
+    expect(Math.min(...gaps)).toBeGreaterThanOrEqual(45);
     expect(Math.max(...gaps)).toBeLessThan(300);
     expect(lines.length).toBe(failed);
     expect(lines.every((l) => l.level === 'error' && l.msg === 'jobs: claim failed' && typeof l.obj.retryInMs === 'number')).toBe(true);
