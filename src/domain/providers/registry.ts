@@ -1,6 +1,6 @@
 import type { Config } from '../../config.js';
 import type { Db, InTx, Queryable } from '../../db/client.js';
-import type { CallContext, ConnectionCheck, Connector, ConnectorOperation, Route } from './connector.js';
+import type { CallContext, CardTokenProvider, ConnectionCheck, Connector, ConnectorOperation, Route } from './connector.js';
 import { CONNECTORS } from './connectors/index.js';
 import type { ConnectorPlugin } from './plugin.js';
 import type { ProviderNet } from './provider-http.js';
@@ -38,6 +38,7 @@ export class ConnectorRegistry {
   // Settings (registry/settings.ts).
   get kinds(): string[] { return this.settings.kinds; }
   plugin(kind: string): ConnectorPlugin | null { return this.settings.plugin(kind); }
+  get payoutTokenIssuers(): CardTokenProvider[] { return this.settings.payoutTokenIssuers; }
   put(name: string, body: Record<string, unknown>, audit?: InTx<ConnectorChange>, opts?: { keepSecrets?: boolean; createOnly?: boolean }) {
     return this.settings.put(name, body, audit, opts);
   }

@@ -2,8 +2,8 @@ import type { Config } from '../../../config.js';
 import { withPgTx, type Db, type InTx, type Queryable } from '../../../db/client.js';
 import { ValidationError, NotFoundError } from '../../../errors.js';
 import { decrypt, encrypt } from '../../../lib/crypto.js';
-import type { ConnectorMode } from '../connector.js';
-import { secretSettings, settingsErrors, type ConnectorPlugin } from '../plugin.js';
+import type { CardTokenProvider, ConnectorMode } from '../connector.js';
+import { payoutTokenIssuers, secretSettings, settingsErrors, type ConnectorPlugin } from '../plugin.js';
 import { providerUrlProblem } from '../provider-http.js';
 
 export const CONNECTOR_NAME = /^[a-z0-9-]{1,40}$/;
@@ -54,6 +54,9 @@ export class ConnectorSettings {
 
   /** A kind's plugin; null for a kind this build does not have. */
   plugin(kind: string): ConnectorPlugin | null { return this.byKind.get(kind) ?? null; }
+
+  /** Whose payout card tokens an account may hold: the issuers the kinds declare (ConnectorPlugin.payoutTokens). */
+  get payoutTokenIssuers(): CardTokenProvider[] { return payoutTokenIssuers(this.plugins); }
 
   /**
    * Validates and stores a connector; `created` tells 201 from 200. Nothing is stored on a 422.
