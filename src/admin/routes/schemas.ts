@@ -98,7 +98,10 @@ export const PayoutAccountSchema = Type.Object({
   type: Type.String({ enum: ['card', 'sbp'] }),
   status: Type.String({ enum: ['active', 'banned'] }),
   identifier_masked: Type.String({ examples: ['427600******4242'] }),
-  token_provider: Null(Type.String({ enum: [...PAYOUT_TOKEN_ISSUERS], examples: PAYOUT_TOKEN_ISSUERS.slice(0, 1), description: 'Set when the card is known by a provider\'s payout_token: no card number is held for it' })),
+  token_provider: Null(Type.String({
+    examples: PAYOUT_TOKEN_ISSUERS.slice(0, 1),
+    description: 'Set when the card is known by a token its issuer gave (a connector kind that declares payout tokens): no card number is held for it',
+  })),
   card_type: Null(Type.String({ examples: ['Visa'] })),
   card_issuer: Null(Type.String({ examples: ['Sberbank'] })),
   card_holder: Null(Type.String({ examples: ['IVAN PETROV'] })),

@@ -118,7 +118,8 @@ export type PaymentOutcome =
   | { status: 'authorized'; amount: Decimal; ref: string }
   /**
    * `reasonFollows`: the provider said "declined" without saying why, and sends the reason in its
-   * notification (T-Bank's GetState); the payment waits for it a while (DECLINE_REASON_WAIT_MS).
+   * notification; the payment waits for it a while (DECLINE_REASON_WAIT_MS). Only from a
+   * connector whose capabilities declare `declineReasonFollows` (the call wrapper drops it otherwise).
    */
   | { status: 'declined'; code: string; message: string; ref: string | null; reasonFollows?: boolean }
   | { status: 'action'; action: PayerAction; ref: string }
@@ -235,14 +236,15 @@ export interface CreateRefund {
   whole?: boolean;
   /**
    * When this operation was first handed to the provider (its `sent_at`); null or absent: this
-   * is the first send. A repeat after a lost answer carries it, so a connector can refuse to
-   * repeat a creation whose idempotency key is past its life, and one whose provider does not
-   * deduplicate a repeat (T-Bank's Cancel) reads the provider's state before repeating.
+   * is the first send. A repeat after a lost answer carries it for the connectors that need it
+   * (every one gets it; each reads it as its provider requires): one refuses to repeat a creation
+   * whose idempotency key is past its life, one whose provider does not deduplicate a repeat reads
+   * the provider's state before repeating.
    */
   firstSentAt?: Date | null;
   /**
-   * What this service knows of the payment's other refunds, in RUB, for a repeat that must be
-   * decided from the provider's state (T-Bank: GetState shows only the payment): `succeeded`,
+   * What this service knows of the payment's other refunds, in RUB, for a connector whose
+   * provider's state shows only the payment, so a repeat is decided from it and these: `succeeded`,
    * those the provider confirmed; `open`, those handed to it whose outcome is not known yet;
    * `paidRub`, what the payer paid the provider for the payment. Absent: not known.
    */
