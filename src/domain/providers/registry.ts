@@ -17,7 +17,7 @@ export {
 export { ConnectorRuntime, type ConnectorHealth } from './registry/runtime.js';
 
 /**
- * The connector registry as one value (docs/adr/0132-registry-split.md): its settings (the
+ * The connector registry as one value (docs/adr/0132-connector-registry-in-three-parts.md): its settings (the
  * `connectors` table, secrets, validation, change records), its runtime (connector objects built
  * by their plugins, the timed call, health) and its routing (which connector serves an
  * operation). Each part is reachable on its own; the methods below are the parts' own, kept here
