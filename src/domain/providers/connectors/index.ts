@@ -13,5 +13,5 @@ export const CONNECTORS = [sandbox, yookassa, tbank] as const;
 export type ConnectorKind = (typeof CONNECTORS)[number]['kind'];
 export const CONNECTOR_KINDS: readonly ConnectorKind[] = CONNECTORS.map((c) => c.kind);
 
-/** Whose payout card tokens a payout account may hold (plugins' `payoutTokens`; the operator API's enum of token_provider). */
+/** Whose payout card tokens a payout account may hold: the issuers the kinds' plugins declare (`payoutTokens`). */
 export const PAYOUT_TOKEN_ISSUERS = payoutTokenIssuers(CONNECTORS);
