@@ -79,6 +79,8 @@ export async function buildApp(opts: BuildOptions): Promise<FastifyInstance> {
   app.decorate('services', opts.services ?? createServices(opts.config, opts.db, { observer: opts.observers?.lifecycle }));
   // A rehearsal runs in the background of this process: it ends before the pool closes.
   app.addHook('onClose', async () => { await app.services.rehearsals.drain(); });
+  // A run a restart cut off is ended at boot, not left `running` (docs/adr/0136).
+  app.addHook('onReady', async () => { await app.services.rehearsals.endInterrupted(); });
 
   // Existing clients send JSON bodies on GET too.
   app.addHttpMethod('GET', { hasBody: true, overrideExisting: true });
