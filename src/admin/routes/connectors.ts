@@ -24,7 +24,7 @@ const PatchBody = Type.Object({ enabled: Type.Boolean() });
 
 const tags = ['admin'];
 const One = ok(ConnectorSchema.properties, 'The connector, settings masked, with its health');
-/** Switching one on or off answers the connector and what the operator should know (docs/adr/0137). */
+/** Switching one on or off answers the connector and what the operator should know (docs/adr/0106). */
 const Switched = ok({
   ...ConnectorSchema.properties,
   warnings: Type.Array(Type.String(), {
