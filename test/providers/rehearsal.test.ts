@@ -120,6 +120,8 @@ describe('a go-live rehearsal of a connector', () => {
         expect(step(r, 'payout')).toMatchObject({ status: 'passed', detail: expect.stringMatching(/a payout of 10\.00 to SBP \+79000000001 at .+ succeeded/) });
         expect([...yk.payouts.values()].filter((x) => x.metadata?.payout_id === `rh-${r.id}-o1`)).toHaveLength(1);
         expect(r.findings).toEqual({ charge_enabled: true });
+        // The saved card's id at the provider charges it: the report masks it.
+        expect(JSON.stringify(step(r, 'saved_card').raw)).toContain('"providerId":"********"');
       }
       expect(JSON.stringify(r.steps)).not.toContain(connector === 'tb-rh' ? tb.password : yk.secretKey);
       expect(await moneyState()).toEqual(before);
