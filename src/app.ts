@@ -80,9 +80,10 @@ export async function buildApp(opts: BuildOptions): Promise<FastifyInstance> {
   // A rehearsal runs in the background of this process: it ends before the pool closes.
   app.addHook('onClose', async () => { await app.services.rehearsals.drain(); });
   // A run a restart cut off is ended at boot, not left `running` (docs/adr/0136).
-  // Not awaited: a database still unreachable at boot must not stop the start (the next list ends them).
+  // Ended before the first request (no statement of it lands in one); a database unreachable at
+  // boot does not stop the start: the next look at the rehearsals ends them.
   app.addHook('onReady', async () => {
-    void app.services.rehearsals.endInterrupted().catch((e: Error) => app.log.warn({ err: e.message }, 'interrupted rehearsals not ended at boot'));
+    await app.services.rehearsals.endInterrupted().catch((e: Error) => app.log.warn({ err: e.message }, 'interrupted rehearsals not ended at boot'));
   });
 
   // Existing clients send JSON bodies on GET too.
