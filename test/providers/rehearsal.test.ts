@@ -3,6 +3,7 @@ import { Decimal } from 'decimal.js';
 import { freePort } from '../helpers/service-process.js';
 import { ADMIN_TOKEN, TEST_KEY } from '../helpers/app.js';
 import { runCli } from '../../src/admin/cli.js';
+import { buildApp } from '../../src/app.js';
 import { enrolledOperator, type OperatorFixture } from '../operator/helpers.js';
 import { TBankEmulator } from '../emulators/tbank.js';
 import { YooKassaEmulator } from '../emulators/yookassa.js';
@@ -167,6 +168,8 @@ describe('a go-live rehearsal of a connector', () => {
       expect(out).toMatch(/^rehearsal \w+ of tb-down \(tbank\): failed\n/);
       expect(out).toMatch(/failed\s+transport\s+cannot reach 127\.0\.0\.1:\d+: ECONNREFUSED/);
       expect(out).toMatch(/skipped\s+payment\s+not run: the transport step failed/);
+      // Nothing answered what the documents leave open: the report says so.
+      expect(out).toContain('finding getstate_amount_after_refund: open\n  finding charge_enabled: open\n');
       let json = '';
       expect(await runCli(['rehearse', 'tb-down', '--json'], { out: (s) => { json += s; }, err: () => {} })).toBe(1);
       expect(JSON.parse(json)).toMatchObject({ success: true, connector: 'tb-down', status: 'failed', failed: 1, skipped: 9 });
@@ -182,6 +185,7 @@ describe('a go-live rehearsal of a connector', () => {
     await e.t.app.services.rehearsals.drain();
     const page = (await op.client.get('/operator/connectors/tb-down')).body;
     expect(page).toContain('id="rehearsal-status">failed<');
+    expect(page).toContain('<span data-finding="charge_enabled">charge_enabled = open</span>');
     expect(page).toMatch(/data-step="transport"><td>transport<\/td><td><span class="badge">failed<\/span><\/td><td>cannot reach 127\.0\.0\.1:\d+: ECONNREFUSED/);
     expect((await one(e, `SELECT count(*)::int AS n FROM audit_log WHERE action = 'connector.rehearse' AND object_id = 'tb-down' AND actor LIKE 'operator:%'`)).n).toBe(1);
     // A YooKassa rehearsal passed above: a live YooKassa connector is no longer warned about.
@@ -271,5 +275,17 @@ describe('a go-live rehearsal of a connector', () => {
     // Ended once: a later read changes nothing.
     expect(await e.t.app.services.rehearsals.endInterrupted()).toBe(0);
     await e.t.db.pool.query(`DELETE FROM connector_rehearsals WHERE id = 'Intr1new'`);
+  });
+
+  it('a restarted service ends, at boot, a run its predecessor left running past its timeout', async () => {
+    await e.t.db.pool.query(`INSERT INTO connector_rehearsals (id, connector, kind, started_at) VALUES ('Intr2old', 'tb-rh', 'tbank', now() - interval '2 hours')`);
+    const restarted = await buildApp({ config: e.t.config, db: e.t.db, logger: false });
+    try {
+      await restarted.ready();
+      expect(await one(e, `SELECT status, failed_steps, steps->-1->>'detail' AS why FROM connector_rehearsals WHERE id = 'Intr2old'`))
+        .toMatchObject({ status: 'failed', failed_steps: 1, why: expect.stringMatching(/^interrupted: /) });
+    } finally {
+      await restarted.close();
+    }
   });
 });
