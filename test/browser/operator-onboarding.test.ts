@@ -24,7 +24,7 @@ let yk: YooKassaEmulator;
 beforeAll(async () => {
   ({ t, base, browser } = await browserTestApp(ARTIFACTS));
   yk = await YooKassaEmulator.start({ shopId: '700200', secretKey: 'test_browserSecret_42' });
-}, 120_000);
+});
 
 afterAll(async () => {
   await browser?.close();

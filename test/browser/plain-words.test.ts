@@ -27,7 +27,7 @@ let m: CabinetMerchant;
 beforeAll(async () => {
   ({ t, base, browser } = await browserTestApp(ART));
   m = await cabinetMerchant(t, { merchant: { verified: true, grantRefunds: true } });
-}, 120_000);
+});
 
 afterAll(async () => {
   await browser?.close();
