@@ -1,5 +1,4 @@
 import { Decimal } from 'decimal.js';
-import type pg from 'pg';
 import type { Config } from '../../config.js';
 import type { Db, InTx, Queryable } from '../../db/client.js';
 import { DomainError } from '../../errors.js';
@@ -67,7 +66,7 @@ export class PaymentService {
    * bill; docs/adr/0074-saved-cards-and-recurring-charges.md): the method's connector only, no payer.
    * `sendOpened` then sends it, after the commit.
    */
-  openCharge(c: Queryable | Pick<pg.Pool, 'query'>, billId: string, charge: ChargeOf): Promise<OpenedPayment> {
+  openCharge(c: Queryable, billId: string, charge: ChargeOf): Promise<OpenedPayment> {
     return this.opening.open(c, billId, { method: 'BANK_CARD', payer: { email: charge.payer.email, phone: charge.payer.phone, name: null, comment: null } }, null, null, charge);
   }
 
