@@ -140,32 +140,32 @@ export class Lifecycle<
    */
   async run(op: C, giveUpMs = this.ctx.giveUpMs): Promise<Applied<S> | null> {
     if (op.sentAt === null) return (await this.send(op, { giveUpMs })).applied;
-    const o = await this.kind.reconcileFromProvider_(op);
-    this.answered(op.id);
-    if (this.kind.finalOf(o) === null) {
-      await this.defer(op, o, giveUpMs);
-      return null;
-    }
-    return this.applyAnswer({ id: op.id }, o, { via: 'reconciliation', attempts: op.checkAttempts + 1 });
+    return (await this.heard(op, await this.kind.reconcileFromProvider_(op), { giveUpMs }, false)).applied;
   }
 
   /**
    * The send phase: the operation's call (`sendFromProvider_`: its creation, or a request on it
-   * such as a hold's capture) outside any transaction, the answer reported to the observer, then
-   * applied once: a final one by the kind's own one-statement finish when it has one
-   * (`finishSent_`), else in its own transaction through `applyAnswer`; anything else deferred
-   * as `run` defers it. `via`: how the answer is heard when the call is a request on an
-   * operation already with its provider (a hold's capture: 'read'); such an answer counts no
-   * check of reconciliation's.
+   * such as a hold's capture) outside any transaction, then its answer as `run` takes one, except
+   * that a final answer is finished by the kind's own one-statement finish when it has one
+   * (`finishSent_`). `via`: how the answer is heard when the call is a request on an operation
+   * already with its provider (a hold's capture: 'read'); such an answer counts no check of
+   * reconciliation's.
    */
   async send(op: C, opts: { giveUpMs?: number; via?: string } = {}): Promise<Sent<S, O, F>> {
-    const o = await this.kind.sendFromProvider_(op);
+    return this.heard(op, await this.kind.sendFromProvider_(op), opts, true);
+  }
+
+  /**
+   * The answer to our own call, reported to the observer before anything of it is applied: not
+   * final, deferred; final, applied once (by `finishSent_` when `sent` and the kind takes it).
+   */
+  private async heard(op: C, o: O, opts: { giveUpMs?: number; via?: string }, sent: boolean): Promise<Sent<S, O, F>> {
     this.answered(op.id);
     if (this.kind.finalOf(o) === null) {
       await this.defer(op, o, opts.giveUpMs ?? this.ctx.giveUpMs);
       return { outcome: o, applied: null };
     }
-    const finished = await this.kind.finishSent_?.(op, o) ?? null;
+    const finished = sent ? await this.kind.finishSent_?.(op, o) ?? null : null;
     if (finished !== null) return { outcome: o, applied: { applied: true, status: finished.status, id: op.id }, finished };
     // The answer to our own call is the provider's word: against a final state (a notification
     // or an operator decided meanwhile) it is heard as a read.
