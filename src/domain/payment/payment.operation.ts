@@ -21,7 +21,7 @@ import { PROVIDER_UNAVAILABLE } from './payment-errors.js';
 import { finalAnswer, finishPayment, settle, statusFor, storedQuote, type ChargeResult, type PayOutcome } from './payment-finish.js';
 import type { OpenedPayment } from './payment-open.js';
 import * as repo from './payment.repository.js';
-import { paidWithOf, type PaymentRow } from './payment.repository.js';
+import type { PaymentRow } from './payment.repository.js';
 import { IllegalPaymentTransitionError } from './payment.states.js';
 import { nextCheckDelayMs } from './reconcile-schedule.js';
 import { isMoneyReceived } from '../statuses.js';
@@ -80,7 +80,7 @@ export class PaymentOperation implements OperationKind<PaymentStatus, PaymentRow
     if (result.outcome === 'PAID' && !result.saved && p.saved_card) {
       result = { ...result, saved: { providerId: decrypt(this.config.tokenEncryptionKey, p.saved_card.provider_id_enc), mask: p.saved_card.mask, expiry: p.saved_card.expiry } };
     }
-    return (await finishPayment(this.config, c, bill, { id: p.id, createdAt: p.created_at }, storedQuote(bill, p), result, paidWithOf(p), p.connector)).status;
+    return (await finishPayment(this.config, c, bill, { id: p.id, createdAt: p.created_at }, storedQuote(bill, p), result, repo.paidWithOf(p), p.connector)).status;
   }
 
   /**
@@ -104,8 +104,8 @@ export class PaymentOperation implements OperationKind<PaymentStatus, PaymentRow
     }
   }
 
-  conflict_(c: Queryable, p: PaymentRow, o: PaymentOutcome, word: ProviderWord): Promise<boolean> {
-    return this.billOf(c, p).then((bill) => this.recordConflict_(c, p, bill, o, word));
+  async conflict_(c: Queryable, p: PaymentRow, o: PaymentOutcome, word: ProviderWord): Promise<boolean> {
+    return this.recordConflict_(c, p, await this.billOf(c, p), o, word);
   }
 
   async hold_(c: Queryable, p: PaymentRow, o: PaymentOutcome, attempts: number | undefined): Promise<void> {
