@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PayoutService } from '../../src/domain/payout/payout.service.js';
-import { processDuePayouts } from '../../src/workers/payouts.js';
 import { IDEMPOTENCE_KEY_EXPIRED, type Connector, type CreatePayout, type OperationOutcome } from '../../src/domain/providers/connector.js';
 import { ConnectorRegistry } from '../../src/domain/providers/registry.js';
 import { RECONCILE_FIRST_DELAY_MS, RECONCILE_MAX_DELAY_MS, reconcileDelayMs } from '../../src/domain/operations/reconcile.js';
@@ -28,7 +27,7 @@ const HOOK = 'http://127.0.0.1:9/payout-hook';
 
 const one = async (sql: string, v: unknown[]) => (await t.db.pool.query(sql, v)).rows[0];
 const count = async (sql: string, v: unknown[]) => (await one(sql, v)).n as number;
-const run = () => processDuePayouts({ services: t.app.services });
+const run = () => t.app.services.payouts.processDue();
 const payout = (id: string) => one(`SELECT status::text, connector, provider_ref, sent_at, check_attempts, next_check_at FROM payouts WHERE id = $1`, [id]);
 const due = (id: string) => t.db.pool.query(`UPDATE payouts SET next_check_at = now() - interval '1 second' WHERE id = $1`, [id]);
 const webhooks = (id: string) => count(`SELECT count(*)::int AS n FROM outbox_events WHERE kind = 'PAYOUT_WEBHOOK' AND aggregate_id = $1`, [id]);

@@ -5,13 +5,13 @@ import { withPgTx } from '../../src/db/client.js';
 import { verifyBalances, verifyLedger } from '../../src/domain/ledger/verify.js';
 import type { LifecycleEvent } from '../../src/domain/operations/lifecycle.js';
 import { ConflictError } from '../../src/errors.js';
-import { reconcilePayments } from '../../src/workers/payment-reconciler.js';
 import { SandboxConnector } from '../../src/domain/providers/connectors/sandbox/index.js';
 import { setupTestApp, type TestApp } from '../helpers/app.js';
 import { createMerchant, type MerchantFixture } from '../factories/merchant.js';
 import { createBill, cardForm, payRequest } from '../factories/payment.js';
 import { card, fund, regular } from '../payout/helpers.js';
 import { refundPartial } from '../refund/helpers.js';
+import { processDueOperations } from '../../src/workers/operation-worker.js';
 
 /**
  * One lifecycle, three users (src/domain/operations/lifecycle.ts), through the real services,
@@ -67,7 +67,7 @@ const due = async (ids: { payment: string; refund: string; payout: string }) => 
 };
 
 const reconcileAll = async () => {
-  await reconcilePayments({ services: app.services, config: t.config });
+  await processDueOperations({ services: app.services, config: t.config }, 'payment');
   await app.services.refunds.processDue();
   await app.services.payouts.processDue();
 };
@@ -145,7 +145,7 @@ describe('the lifecycle: the same path for a payment, a refund and a payout', ()
         await t.db.pool.query(`UPDATE payouts SET sent_at = now() - interval '24 hours 1 minute' WHERE id = $1`, [ids.payout]);
         await due(ids);
         // A payment's deadline runs from its creation, its partition key: a worker whose give-up age has passed.
-        await reconcilePayments({ services: app.services, config: { ...t.config, reconcileGiveUpMs: 0 } });
+        await processDueOperations({ services: app.services, config: { ...t.config, reconcileGiveUpMs: 0 } }, 'payment');
         await app.services.refunds.processDue();
         await app.services.payouts.processDue();
       };

@@ -4,7 +4,6 @@ import { ConnectorRefusedError, type Connector, type CreateRefund, type Operatio
 import { ConnectorRegistry } from '../../src/domain/providers/registry.js';
 import { SandboxConnector } from '../../src/domain/providers/connectors/sandbox/index.js';
 import { RefundService } from '../../src/domain/refund/refund.service.js';
-import { processDueRefunds } from '../../src/workers/refunds.js';
 import { ConflictError, NotFoundError, ValidationError } from '../../src/errors.js';
 import { setupTestApp, type TestApp } from '../helpers/app.js';
 import { createPaidPayment } from '../factories/paid-payment.js';
@@ -20,7 +19,7 @@ afterAll(async () => { await t.close(); });
 
 const one = async (sql: string, v: unknown[]) => (await t.db.pool.query(sql, v)).rows[0];
 const count = async (sql: string, v: unknown[]) => (await one(sql, v)).n as number;
-const run = () => processDueRefunds({ services: t.app.services });
+const run = () => t.app.services.refunds.processDue();
 const refund = (id: string) => one(`SELECT status::text, connector, provider_ref, sent_at, check_attempts FROM refunds WHERE id = $1`, [id]);
 const due = (id: string) => t.db.pool.query(`UPDATE refunds SET next_check_at = now() - interval '1 second' WHERE id = $1`, [id]);
 const transfers = (id: string, kind: string) => count(`SELECT count(*)::int AS n FROM ledger_transfers WHERE kind = $2 AND ref_id = $1`, [id, kind]);
