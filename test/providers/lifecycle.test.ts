@@ -91,9 +91,9 @@ describe('the lifecycle: the same path for a payment, a refund and a payout', ()
 
     // Asked again (a stale lease, a second worker): the same answer moves nothing twice.
     expect(await app.services.payments.askProvider({ id: ids.payment, connector: 'sandbox', ref: null })).toMatchObject({ result: { applied: false, status: 'SUCCESS' } });
-    expect(await app.services.refunds.applyProviderOutcome({ id: ids.refund }, { status: 'succeeded', ref: null }, undefined, 'reconciliation'))
+    expect(await app.services.operations.refund.apply({ id: ids.refund }, { status: 'succeeded', ref: null }, { via: 'reconciliation' }))
       .toEqual({ applied: false, status: 'SUCCESS', id: ids.refund });
-    expect(await app.services.payouts.applyProviderOutcome({ id: ids.payout }, { status: 'succeeded', ref: null }, undefined, 'reconciliation'))
+    expect(await app.services.operations.payout.apply({ id: ids.payout }, { status: 'succeeded', ref: null }, { via: 'reconciliation' }))
       .toEqual({ applied: false, status: 'SUCCESS', id: ids.payout });
     expect(await transfersOf(ids.payment)).toEqual(['PAYMENT_CREDIT']);
     expect(await transfersOf(ids.refund)).toEqual(['REFUND_DEBIT', 'REFUND_LOCK']);
@@ -119,8 +119,8 @@ describe('the lifecycle: the same path for a payment, a refund and a payout', ()
     // The provider then says what the operator decided: no conflict, nothing moves again.
     await due(ids);
     await app.services.payments.askProvider({ id: ids.payment, connector: 'sandbox', ref: null });
-    await app.services.refunds.applyProviderOutcome({ id: ids.refund }, { status: 'succeeded', ref: null }, undefined, 'reconciliation');
-    await app.services.payouts.applyProviderOutcome({ id: ids.payout }, { status: 'succeeded', ref: null }, undefined, 'reconciliation');
+    await app.services.operations.refund.apply({ id: ids.refund }, { status: 'succeeded', ref: null }, { via: 'reconciliation' });
+    await app.services.operations.payout.apply({ id: ids.payout }, { status: 'succeeded', ref: null }, { via: 'reconciliation' });
     expect((await t.db.pool.query(`SELECT count(*)::int AS n FROM attention_items WHERE object_id = ANY($1::text[]) AND kind = 'conflict'`,
       [[ids.payment, ids.refund, ids.payout]])).rows[0].n).toBe(0);
     expect(await transfersOf(ids.payment)).toEqual(['PAYMENT_CREDIT']);

@@ -10,12 +10,11 @@ import { isValidAmount } from '../../lib/money.js';
 import { ledgerParams } from '../ledger/fragments.js';
 import { ledgerError } from '../ledger/ledger.js';
 import { payoutCreated } from '../ledger/postings.js';
-import { Lifecycle, type Applied, type LifecycleObserver, type Target as OperationTarget } from '../operations/lifecycle.js';
+import { Lifecycle, type LifecycleObserver } from '../operations/lifecycle.js';
 import { runDue } from '../operations/kinds.js';
-import type { AttentionRow } from '../operations/reconcile.js';
 import { commissionFor } from '../merchant/fees.js';
 import type { PayoutStatus } from '../../generated/prisma/enums.js';
-import { takesCard, type CardTokenProvider, type OperationOutcome } from '../providers/connector.js';
+import { takesCard, type CardTokenProvider } from '../providers/connector.js';
 import { ConnectorRegistry } from '../providers/registry.js';
 import { assertTransition } from './payout.states.js';
 import { adminPayoutView, payoutView, type PayoutRow, type PayoutView } from './payout.view.js';
@@ -313,22 +312,6 @@ export class PayoutService {
   /** One worker pass (tests drive it in place of the loop, src/domain/operations/kinds.ts): how many were finalised. */
   async processDue(batch = 50): Promise<number> {
     return (await runDue({ lifecycle: this.lifecycle, claim: (n) => this.operation.claim(n) }, batch)).finalised;
-  }
-
-  /**
-   * A provider's answer about a payout (its notification, or any other word of it), by our id
-   * or by the connector and its reference, applied once through the lifecycle (the state table
-   * and the ledger): only a final answer of the connector that has the payout changes anything.
-   * About a payout final already: a read of the provider (`via` reconciliation, resolve,
-   * notification+read) that contradicts it is a conflict; a notification changes nothing here.
-   */
-  applyProviderOutcome(target: OperationTarget, outcome: OperationOutcome, tx?: Queryable, via = 'notification'): Promise<Applied<PayoutStatus>> {
-    return this.lifecycle.applyAnswer(target, outcome, { tx, via });
-  }
-
-  /** The operator's decision on a payout reconciliation gave up on (the lifecycle's resolveAttention). */
-  resolveAttention(id: string, outcome: unknown, note: string | null, actor: string): Promise<AttentionRow> {
-    return this.lifecycle.resolveAttention(id, outcome, note, actor);
   }
 
   private async lockPayout(c: Queryable, id: string): Promise<PayoutRow> {

@@ -8,9 +8,8 @@ import { keysetPage, type KeysetPage, type KeysetParams } from '../../db/keyset.
 import { isValidAmount, money2 } from '../../lib/money.js';
 import { post } from '../ledger/ledger.js';
 import { refundCreated } from '../ledger/postings.js';
-import { Lifecycle, type Applied, type LifecycleObserver, type Target } from '../operations/lifecycle.js';
+import { Lifecycle, type LifecycleObserver } from '../operations/lifecycle.js';
 import { runDue } from '../operations/kinds.js';
-import type { AttentionRow } from '../operations/reconcile.js';
 import type { AuthMerchant } from '../merchant/merchant-guard.js';
 import type { ConnectorMode, OperationOutcome } from '../providers/connector.js';
 import { ConnectorRegistry, connectorServes } from '../providers/registry.js';
@@ -168,20 +167,6 @@ export class RefundService {
   /** One worker pass (tests drive it in place of the loop, src/domain/operations/kinds.ts): how many were claimed. */
   async processDue(limit = 20): Promise<number> {
     return (await runDue({ lifecycle: this.lifecycle, claim: (n) => this.operation.claim(n) }, limit)).claimed;
-  }
-
-  /**
-   * A provider's answer about a refund (its notification, a read), by our id or by the
-   * connector and its reference: applied once through the lifecycle (the state table and the
-   * ledger). Only a final answer about a PROCESS refund of that connector changes anything.
-   */
-  applyProviderOutcome(target: Target, outcome: OperationOutcome, tx?: Queryable, via = 'notification'): Promise<Applied<RefundStatus>> {
-    return this.lifecycle.applyAnswer(target, outcome, { tx, via });
-  }
-
-  /** The operator's decision on a refund reconciliation gave up on (the lifecycle's resolveAttention). */
-  resolveAttention(id: string, outcome: unknown, note: string | null, actor: string): Promise<AttentionRow> {
-    return this.lifecycle.resolveAttention(id, outcome, note, actor);
   }
 }
 
