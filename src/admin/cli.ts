@@ -488,6 +488,7 @@ function rehearsalText(b: Record<string, unknown>): string {
   const steps = (b.steps ?? []) as Array<{ name: string; status: string; detail: string }>;
   const lines = [`rehearsal ${String(b.id)} of ${String(b.connector)} (${String(b.kind)}): ${String(b.status)}`];
   for (const s of steps) lines.push(`  ${s.status.padEnd(7)} ${s.name.padEnd(12)} ${s.detail}`);
+  for (const [q, a] of Object.entries((b.findings ?? {}) as Record<string, unknown>)) lines.push(`  finding ${q}: ${String(a)}`);
   return `${lines.join('\n')}\n`;
 }
 

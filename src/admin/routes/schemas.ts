@@ -281,6 +281,10 @@ export const RehearsalSummarySchema = Type.Object({
   passed: Type.Integer(), failed: Type.Integer(), skipped: Type.Integer(),
   started_at: Iso(),
   finished_at: Null(Iso(), { description: 'null while running' }),
+  findings: Type.Record(Type.String(), Type.Union([Type.String(), Type.Boolean()]), {
+    description: 'Each question the provider\'s documents leave open for this kind (getstate_amount_after_refund: left | paid; charge_enabled: true | false), as this run answered it, or "open" (docs/adr/0135)',
+    examples: [{ getstate_amount_after_refund: 'left', charge_enabled: 'open' }],
+  }),
 });
 
 export const RehearsalSchema = Type.Object({ ...RehearsalSummarySchema.properties, steps: Type.Array(RehearsalStepSchema) });

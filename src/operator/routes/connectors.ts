@@ -121,9 +121,9 @@ export default async function connectorPages(app: FastifyInstance): Promise<void
     const on = formBody(req).enabled === 'true';
     const c = await connectors.setEnabled(name, on, connectorAudit(actorOf(req)));
     // Warned, not refused (docs/adr/0106): the operator may know better than the report.
-    const unrehearsed = on && c.mode === 'live' && !await rehearsals.kindPassed(c.kind);
+    const unrehearsed = await rehearsals.unrehearsedWarning(c);
     if (unrehearsed) req.log.warn({ connector: name, kind: c.kind }, 'live connector enabled: no rehearsal of its kind ever passed');
-    const warning = unrehearsed ? ` Warning: no rehearsal of a ${c.kind} connector has ever passed; rehearse one against the provider's test terminal before real money.` : '';
+    const warning = unrehearsed ? ` Warning: ${unrehearsed}` : '';
     return done(reply, `${BASE}/connectors/${name}`, on ? `Connector ${name} enabled.${warning}` : `Connector ${name} disabled: routing moves to the next connector.`);
   });
 
