@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { isMoneyReceived } from '../../domain/statuses.js';
+import { isMoneyReceived } from '../../kernel/statuses.js';
 import { paymentError } from '../../domain/payment/payment-errors.js';
 import { UnauthorizedActionError } from '../../errors.js';
 import { defineInput, v } from '../../lib/input.js';
