@@ -4,7 +4,7 @@
 import type { Config } from '../config.js';
 import type { RefundRecord } from './refund/refund.repository.js';
 import type { PayoutView } from './payout/payout.view.js';
-import type { InTx, Queryable } from '../db/client.js';
+import type { InTx } from '../db/client.js';
 import type { ApiKeyView } from './api-key/api-key.service.js';
 import type { ConnectorChange, ConnectorRegistry, ConnectorShape } from './providers/registry.js';
 import type { RehearsalStart } from './rehearsal/rehearsal.service.js';
@@ -14,6 +14,7 @@ import type { SavedMethodRevoked } from './payment/saved-methods.js';
 import type { Merchant, PayoutAccount, Shop } from '../generated/prisma/client.js';
 import { merchantView, payoutAccountView, shopView } from './operator-views.js';
 import { changed, writeAudit, type Actor } from '../audit/audit.js';
+import type { AuditService } from '../audit/audit.service.js';
 import type { OutboxService } from '../outbox/outbox.service.js';
 
 type Change<T> = { before: T | null; after: T };
@@ -76,9 +77,9 @@ export const billToggleAudit = (who: Actor): InTx<{ before: { id: string; active
  * A test postback: one attempt now, outside any transaction (it changes no stored object), so
  * its entry is written after the attempt, with what the receiver answered.
  */
-export async function testPostback(outbox: OutboxService, db: Queryable, who: Actor, merchantId: string | null, shopId: string) {
-  const r = await outbox.sendTestPostback(merchantId, shopId);
-  await writeAudit(db, who, {
+export async function testPostback(s: { outbox: OutboxService; audit: AuditService }, who: Actor, merchantId: string | null, shopId: string) {
+  const r = await s.outbox.sendTestPostback(merchantId, shopId);
+  await s.audit.record(who, {
     action: 'shop.test_postback', objectType: 'shop', objectId: shopId, before: null, after: { event_id: r.event.id, delivered: r.delivered },
   });
   return r;
@@ -145,9 +146,9 @@ export const chargebackAudit = (who: Actor): InTx<ChargebackRecord> => (c, cb) =
  * A connector's "test connection" (the provider's harmless read): it changes no stored object,
  * so its entry is written after the call, with what was learnt (never a credential).
  */
-export async function testConnection(connectors: Pick<ConnectorRegistry, 'testConnection'>, db: Queryable, who: Actor, name: string) {
-  const r = await connectors.testConnection(name);
-  await writeAudit(db, who, { action: 'connector.test', objectType: 'connector', objectId: name, before: null, after: { ok: r.ok, message: r.message } });
+export async function testConnection(s: { connectors: Pick<ConnectorRegistry, 'testConnection'>; audit: AuditService }, who: Actor, name: string) {
+  const r = await s.connectors.testConnection(name);
+  await s.audit.record(who, { action: 'connector.test', objectType: 'connector', objectId: name, before: null, after: { ok: r.ok, message: r.message } });
   return r;
 }
 

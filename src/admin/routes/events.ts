@@ -80,5 +80,5 @@ export default async function eventAdminRoutes(app: FastifyInstance): Promise<vo
         }, 'What happened'),
       },
     },
-  }, async (req) => ({ success: true, ...(await testPostback(app.services.outbox, app.db.pool, actorOf(req), null, req.params.id)) }));
+  }, async (req) => ({ success: true, ...(await testPostback(app.services, actorOf(req), null, req.params.id)) }));
 }

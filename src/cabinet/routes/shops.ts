@@ -66,7 +66,7 @@ export default async function shopRoutes(app: FastifyInstance): Promise<void> {
   app.post('/:id/test-postback', { schema: { hide: true } }, async (req, reply) => {
     const id = (req.params as { id: string }).id;
     try {
-      const r = await testPostback(app.services.outbox, app.db.pool, cabinetActor(req), merchantIdOf(req), id);
+      const r = await testPostback(app.services, cabinetActor(req), merchantIdOf(req), id);
       return reply.redirect(`${BASE}/shops/${encodeURIComponent(id)}?test=${r.event.id}`, 303);
     } catch (e) {
       reply.status(422);

@@ -146,7 +146,7 @@ export default async function connectorPages(app: FastifyInstance): Promise<void
 
   // The answer is shown on the page answering this POST (a reload sends nothing: the form token is spent).
   app.post('/connectors/:name/test', { schema: { hide: true } }, async (req, reply) => {
-    const check = await testConnection(app.services.connectors, app.db.pool, actorOf(req), nameOf(req));
+    const check = await testConnection(app.services, actorOf(req), nameOf(req));
     return page(req, reply, { check });
   });
 }
