@@ -168,6 +168,15 @@ describe('layering', () => {
     expect(bad).toEqual([]);
   });
 
+  it('docs/architecture.md draws the same order, top layer first', () => {
+    const doc = readFileSync(resolve('docs/architecture.md'), 'utf8');
+    const block = /## Layers[^\n]*\n[\s\S]*?```\n([\s\S]*?)```/.exec(doc)![1]!;
+    // A layer's line starts in the first column after one space; its names end at the first wide gap.
+    const drawn = block.split('\n').filter((l) => /^ [^\s│▼─]/.test(l))
+      .map((l) => l.trim().split(/\s{2,}/)[0]!.split(' ').map((n) => n.replace(/\/$/, '')));
+    expect(drawn).toEqual([...LAYERS].reverse());
+  });
+
   it('the order refuses a planted upward or sideways import at every level and allows what is below (guards the test itself)', () => {
     const planted = (file: string, spec: string) => layeringViolations(file, importsIn(`import { x } from '${spec}';`, file));
     // Upward: each one a layer reaching above itself.
