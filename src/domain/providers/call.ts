@@ -69,7 +69,19 @@ export async function callConnector<T extends { status: string }>(
   connectorMetrics.calls.inc({ ...labels, outcome: error ? out.status : okLabel(out.status) });
   if (error && errorText === null) errorText = 'reason' in out ? String(out.reason) : 'message' in out ? String(out.message) : out.status;
   recordCall(db, connector.name, error, errorText);
-  return out;
+  return declaredOnly(connector, out);
+}
+
+/**
+ * A decline waits for its reason only when the connector's capabilities declare that its
+ * provider sends one later (`declineReasonFollows`): a `reasonFollows` from any other connector
+ * is dropped, so the decline is final as answered.
+ */
+function declaredOnly<T extends { status: string }>(connector: Connector, out: T): T {
+  const o = out as { status: string; reasonFollows?: boolean };
+  if (o.status !== 'declined' || o.reasonFollows === undefined || connector.capabilities.declineReasonFollows === true) return out;
+  const { reasonFollows: _, ...rest } = o;
+  return rest as unknown as T;
 }
 
 const okLabel = (status: string) => (status === 'declined' || status === 'failed' ? 'declined' : 'ok');

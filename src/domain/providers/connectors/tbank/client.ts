@@ -18,6 +18,8 @@ export const TBANK_CAPABILITIES: Capabilities = {
   payment: { card: true, sbp: true }, refunds: true, partialRefunds: true, payout: { card: false, sbp: false }, hostsCardForm: true,
   twoStage: true,
   savedCards: true,
+  // GetState and CheckOrder read a decline without its reason; the notification carries it (reasonFollows in mapping.ts).
+  declineReasonFollows: true,
 };
 
 /**
