@@ -3,8 +3,8 @@
 // Payouts: the connector `yk-emu` (the YooKassa emulator at EMU_URL) is put in the registry.
 // Refunds: with SANDBOX_HANG_AFTER_APPLY=true the sandbox applies a refund (and records it)
 // and then never answers, so the test can kill the process between the two.
-import '../../src/runtime-flags.js';
-import { boot } from '../../src/boot.js';
+import '../../src/entry/runtime-flags.js';
+import { boot } from '../../src/entry/boot.js';
 import { createDb } from '../../src/db/client.js';
 import { createServices } from '../../src/services.js';
 import { createLogger } from '../../src/logger.js';

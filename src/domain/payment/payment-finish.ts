@@ -13,7 +13,7 @@ import { ledgerError } from '../ledger/ledger.js';
 import { paymentReceived } from '../ledger/postings.js';
 import { PAYMENT_METHOD_REVOKED, type PayerAction, type PaymentOutcome, type SavedCard } from '../providers/connector.js';
 import { paymentReceipt, type Receipt } from '../receipt/receipt.js';
-import { isMoneyReceived } from '../statuses.js';
+import { isMoneyReceived } from '../../kernel/statuses.js';
 import { round2, type PayableBill, type Quote } from './payable-bill.js';
 import type { PayerFields, PayMethod } from './pay-input.js';
 import { paymentError } from './payment-errors.js';

@@ -24,7 +24,7 @@ import * as repo from './payment.repository.js';
 import type { PaymentRow } from './payment.repository.js';
 import { IllegalPaymentTransitionError } from './payment.states.js';
 import { nextCheckDelayMs } from './reconcile-schedule.js';
-import { isMoneyReceived } from '../statuses.js';
+import { isMoneyReceived } from '../../kernel/statuses.js';
 
 /** A request on a held payment (docs/adr/0073-two-stage-payments.md): its capture of `amount`, or its cancellation. */
 export interface HoldCall { kind: 'capture' | 'cancel'; amount: Decimal; held: Decimal; receipt: Receipt | null }

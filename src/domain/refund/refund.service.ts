@@ -1,7 +1,7 @@
 import { Decimal } from 'decimal.js';
 import type { Config } from '../../config.js';
 import { withPgTx, type Db, type InTx, type Queryable } from '../../db/client.js';
-import { isMoneyReceived } from '../statuses.js';
+import { isMoneyReceived } from '../../kernel/statuses.js';
 import { DomainError, UnauthorizedActionError, ValidationError } from '../../errors.js';
 import { newId } from '../../lib/ids.js';
 import { keysetPage, type KeysetPage, type KeysetParams } from '../../db/keyset.js';
