@@ -35,7 +35,7 @@ describe('a clean stop while deliveries are in flight', () => {
         await enqueueEvent(c, { merchantId: m.merchantId, kind: 'TEST_POSTBACK', aggregateId: trs, url: receiver.url, fields: { InvId: trs, OutSum: '1.00', Commission: '0.00', Currency: 'RUB', CurrencyIn: 'RUB', TrsId: trs, Status: 'SUCCESS', custom: '' } });
       }
     });
-    const svc = await startService(['--import', 'tsx', 'src/main.ts'], databaseEnv(t.dbUrl), { timeoutMs: 90_000 });
+    const svc = await startService(['--import', 'tsx', 'src/entry/main.ts'], databaseEnv(t.dbUrl), { timeoutMs: 90_000 });
     await waitFor(() => arrived.length >= 3, 'the three postbacks arrived (held open at the receiver)', 30_000, 50);
     expect(arrived.length).toBe(3);
     const signalled = Date.now();

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Decimal } from 'decimal.js';
 import { freePort } from '../helpers/service-process.js';
 import { ADMIN_TOKEN, TEST_KEY } from '../helpers/app.js';
-import { runCli } from '../../src/admin/cli.js';
+import { runCli } from '../../src/entry/admin-cli.js';
 import { buildApp } from '../../src/app.js';
 import { enrolledOperator, type OperatorFixture } from '../operator/helpers.js';
 import { TBankEmulator } from '../emulators/tbank.js';

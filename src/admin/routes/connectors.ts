@@ -6,7 +6,7 @@ import { settingsLine, type ConnectorPlugin } from '../../domain/providers/plugi
 import { bodyObject } from '../../lib/input-fields.js';
 import { connectorView } from '../../domain/operator-views.js';
 import { actorOf } from '../../audit/audit.js';
-import { connectorAudit } from '../../audit/steps.js';
+import { connectorAudit } from '../../domain/audit-steps.js';
 import { both, ConnectorSchema, list, ok } from './schemas.js';
 
 const NameParams = Type.Object({ name: Type.String({ examples: ['yk-live'] }) });

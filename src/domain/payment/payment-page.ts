@@ -5,12 +5,13 @@ import { decrypt } from '../../lib/crypto.js';
 import { paymentSignature, type PaymentPostbackFields } from '../../outbox/events.js';
 import type { Connector } from '../providers/connector.js';
 import type { ConnectorRegistry } from '../providers/registry.js';
-import { isMoneyReceived } from '../statuses.js';
+import { isMoneyReceived } from '../../kernel/statuses.js';
 import { paymentCandidates, quoteFor, readPayableBill, type PayableBill, type Quote } from './payable-bill.js';
 import { monthCondition, queryPaymentById, runPaymentById } from './payment-by-id.js';
 import { isPaymentFinal } from './payment.states.js';
 import { holdReading } from './hold-reading.js';
-import { PAYMENT_SQL, paidWithOf, type PaymentRow, type PayOutcome } from './payment.service.js';
+import type { PayOutcome } from './payment-finish.js';
+import { PAYMENT_SQL, paidWithOf, type PaymentRow } from './payment.repository.js';
 import type { PayMethod } from './pay-input.js';
 
 /**

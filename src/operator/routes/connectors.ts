@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { actorOf } from '../../audit/audit.js';
-import { connectorAudit, rehearsalAudit, testConnection } from '../../audit/steps.js';
+import { connectorAudit, rehearsalAudit, testConnection } from '../../domain/audit-steps.js';
 import { connectorView } from '../../domain/operator-views.js';
 import { rehearsalView } from '../../domain/rehearsal/rehearsal.view.js';
 import { MASK } from '../../domain/providers/registry.js';
@@ -146,7 +146,7 @@ export default async function connectorPages(app: FastifyInstance): Promise<void
 
   // The answer is shown on the page answering this POST (a reload sends nothing: the form token is spent).
   app.post('/connectors/:name/test', { schema: { hide: true } }, async (req, reply) => {
-    const check = await testConnection(app, actorOf(req), nameOf(req));
+    const check = await testConnection(app.services, actorOf(req), nameOf(req));
     return page(req, reply, { check });
   });
 }
