@@ -1,4 +1,4 @@
-// Mutation testing of the money kernel (issue 28 item 8): `npm run test:mutation`, not in CI.
+// Mutation testing of the money kernel: `npm run test:mutation`, not in CI.
 // Mutates the ledger, the state tables and the provider-operation lifecycle (claim, reconcile,
 // conflicts) and runs only the tests that guard them
 // (vitest.mutation.config.ts). Results: docs/testing.md; the HTML report in reports/mutation/.

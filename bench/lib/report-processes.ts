@@ -1,4 +1,4 @@
-/** The bench report's table of service throughput by API process count (BENCH_PROCESSES, issue 18 item 4). */
+/** The bench report's table of service throughput by API process count (BENCH_PROCESSES). */
 import type { LoadResult } from './load.js';
 import type { CeilingResults } from '../scenarios/ceilings.js';
 import type { ServiceResults, ServiceScenario } from '../scenarios/service.js';

@@ -38,7 +38,7 @@ export interface BenchResults {
   cost?: CostFigures | null;
 }
 
-/** Which bare handler each service figure is compared with (issue 8). */
+/** Which bare handler each service figure is compared with. */
 export const CEILING_OF: Record<'bill_create' | 'bill_status' | 'payment' | 'payout' | 'merchant_balance', 'insert' | 'select' | 'tx'> = {
   bill_create: 'insert',
   bill_status: 'select',
@@ -84,7 +84,7 @@ export const QUIET_LOAD = 1;
 export const isQuiet = (m: MachineInfo): boolean => m.load_avg_at_start < QUIET_LOAD;
 
 /**
- * The targets of docs/performance.md (issue 31 item 3). On a busy machine every target is
+ * The targets of docs/performance.md. On a busy machine every target is
  * reported with its value and `met: null` ("not judged"): another load slows the bare handlers
  * and the service unequally, so neither a pass nor a fail would mean anything.
  */
