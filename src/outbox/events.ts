@@ -1,4 +1,4 @@
-import type { Queryable } from '../domain/ledger/ledger.js';
+import type { Queryable } from '../db/client.js';
 import { MONEY_RECEIVED_STATUSES } from '../domain/statuses.js';
 import { md5Upper } from '../lib/crypto.js';
 import type { OutboxEventKind } from '../generated/prisma/enums.js';

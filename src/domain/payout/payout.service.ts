@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { Decimal } from 'decimal.js';
 import type { Config } from '../../config.js';
-import { withPgTx, type Db, type InTx } from '../../db/client.js';
+import { withPgTx, type Db, type InTx, type Queryable } from '../../db/client.js';
 import { DomainError, NotFoundError, UnauthorizedActionError, ValidationError } from '../../errors.js';
 import { keysetPage, type KeysetPage, type KeysetParams } from '../../db/keyset.js';
 import { decrypt, encrypt } from '../../lib/crypto.js';
@@ -10,7 +10,7 @@ import { isValidAmount } from '../../lib/money.js';
 import { enqueueEvent } from '../../outbox/events.js';
 import { ledgerParams, transfersSql } from '../ledger/fragments.js';
 import { statement } from '../../db/statement.js';
-import { ledgerError, post, type Queryable } from '../ledger/ledger.js';
+import { ledgerError, post } from '../ledger/ledger.js';
 import { payoutCreated, payoutNotPaidAfterAll, payoutPaidAfterAll, payoutReturned, payoutSucceeded } from '../ledger/postings.js';
 import { recordConflict, type ProviderWord } from '../providers/conflict.js';
 import { Lifecycle, type Applied, type Claimed, type LifecycleObserver, type OperationKind, type Target as OperationTarget } from '../operations/lifecycle.js';
