@@ -1,9 +1,8 @@
 import { Decimal } from 'decimal.js';
 import { formatMoney, type MoneyLang } from '../lib/money-format.js';
+import { escapeHtml } from '../lib/html.js';
 
 export interface DayPoint { day: string; total: Decimal }
-
-const esc = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 /**
  * The 30-day turnover as an inline SVG bar chart, rendered on the server: no script, no CDN,
@@ -21,18 +20,18 @@ export function turnoverSvg(points: DayPoint[], label: string, currency: string,
     const v = scaleMax.mul(i).div(4);
     const y = padT + plotH - (plotH * i) / 4;
     parts.push(`<line x1="${padL}" x2="${W - 8}" y1="${y.toFixed(1)}" y2="${y.toFixed(1)}" class="grid"/>`);
-    parts.push(`<text x="${padL - 6}" y="${(y + 4).toFixed(1)}" text-anchor="end" class="axis">${esc(short(v, lang))}</text>`);
+    parts.push(`<text x="${padL - 6}" y="${(y + 4).toFixed(1)}" text-anchor="end" class="axis">${escapeHtml(short(v, lang))}</text>`);
   }
   points.forEach((p, i) => {
     const h = p.total.gt(0) ? Math.max(1, p.total.div(scaleMax).mul(plotH).toNumber()) : 0;
     const x = padL + i * bw + bw * 0.15;
     const y = padT + plotH - h;
-    parts.push(`<rect x="${x.toFixed(1)}" y="${y.toFixed(1)}" width="${(bw * 0.7).toFixed(1)}" height="${h.toFixed(1)}" class="bar" rx="2"><title>${esc(p.day)}: ${esc(formatMoney(p.total, lang, currency))}</title></rect>`);
+    parts.push(`<rect x="${x.toFixed(1)}" y="${y.toFixed(1)}" width="${(bw * 0.7).toFixed(1)}" height="${h.toFixed(1)}" class="bar" rx="2"><title>${escapeHtml(p.day)}: ${escapeHtml(formatMoney(p.total, lang, currency))}</title></rect>`);
     if (i % 5 === 0 || i === points.length - 1) {
-      parts.push(`<text x="${(padL + i * bw + bw / 2).toFixed(1)}" y="${H - 6}" text-anchor="middle" class="axis">${esc(p.day.slice(5))}</text>`);
+      parts.push(`<text x="${(padL + i * bw + bw / 2).toFixed(1)}" y="${H - 6}" text-anchor="middle" class="axis">${escapeHtml(p.day.slice(5))}</text>`);
     }
   });
-  return `<svg class="chart" viewBox="0 0 ${W} ${H}" role="img" aria-label="${esc(label)}">${parts.join('')}</svg>`;
+  return `<svg class="chart" viewBox="0 0 ${W} ${H}" role="img" aria-label="${escapeHtml(label)}">${parts.join('')}</svg>`;
 }
 
 function niceCeil(d: Decimal): Decimal {

@@ -2,7 +2,8 @@ import type { PayOutcome } from '../domain/payment/payment.service.js';
 import { formatMoney } from '../lib/money-format.js';
 import { formatDateTime } from '../lib/time.js';
 import type { Lang } from './i18n.js';
-import { esc, testBanner, type PageCtx } from './render.js';
+import { testBanner, type PageCtx } from './render.js';
+import { escapeHtml } from '../lib/html.js';
 import { PAGE_CSS } from './styles.js';
 
 /**
@@ -56,7 +57,7 @@ export function receiptPage(ctx: PageCtx, out: PayOutcome, o: { tz: string; at: 
   const what = bill.name || bill.description || t.order;
   const back = backToShopUrl(bill);
   const note = out.status === 'UNDERPAID' ? t.underpaid : out.status === 'OVERPAID' ? t.overpaid : '';
-  const row = (k: string, v: string, id?: string) => `<dt>${esc(k)}</dt><dd${id ? ` data-testid="${id}"` : ''}>${esc(v)}</dd>`;
+  const row = (k: string, v: string, id?: string) => `<dt>${escapeHtml(k)}</dt><dd${id ? ` data-testid="${id}"` : ''}>${escapeHtml(v)}</dd>`;
   return `<!doctype html>
 <html lang="${ctx.lang}">
 <head>
@@ -65,32 +66,32 @@ export function receiptPage(ctx: PageCtx, out: PayOutcome, o: { tz: string; at: 
 <meta name="robots" content="noindex, nofollow">
 <meta name="referrer" content="no-referrer">
 <link rel="icon" href="/favicon.ico">
-<title>${esc(t.title)} — ${esc(bill.shopName)}</title>
-<style nonce="${esc(ctx.nonce)}">${PAGE_CSS}${RECEIPT_CSS}</style>
+<title>${escapeHtml(t.title)} — ${escapeHtml(bill.shopName)}</title>
+<style nonce="${escapeHtml(ctx.nonce)}">${PAGE_CSS}${RECEIPT_CSS}</style>
 </head>
 <body>
 <main class="wrap">
 ${testBanner(ctx, bill)}
-<section class="card receipt" data-testid="receipt" data-status="${esc(out.status)}">
-  <h1>${esc(t.title)}</h1>
-  <p class="muted">${esc(t.receipt)} · ${esc(bill.shopName)}</p>
-  ${note ? `<p class="notice" role="status">${esc(note)}</p>` : ''}
+<section class="card receipt" data-testid="receipt" data-status="${escapeHtml(out.status)}">
+  <h1>${escapeHtml(t.title)}</h1>
+  <p class="muted">${escapeHtml(t.receipt)} · ${escapeHtml(bill.shopName)}</p>
+  ${note ? `<p class="notice" role="status">${escapeHtml(note)}</p>` : ''}
   <dl>
     ${row(t.order, what, 'receipt-order')}
     ${bill.orderId ? row(t.orderNo, bill.orderId) : ''}
     ${row(t.shop, bill.shopName, 'receipt-shop')}
-    <dt>${esc(t.amount)}</dt><dd class="total" data-testid="receipt-amount">${esc(formatMoney(out.amountReceivedRub, ctx.lang, 'RUB'))}</dd>
+    <dt>${escapeHtml(t.amount)}</dt><dd class="total" data-testid="receipt-amount">${escapeHtml(formatMoney(out.amountReceivedRub, ctx.lang, 'RUB'))}</dd>
     ${row(t.date, formatDateTime(o.at, o.tz), 'receipt-date')}
     ${row(t.payment, out.paymentId)}
   </dl>
-  <p class="muted small">${esc(t.keep)}</p>
+  <p class="muted small">${escapeHtml(t.keep)}</p>
   <div class="actions no-print">
-    <button class="btn" type="button" id="print">${esc(t.print)}</button>
-    ${back ? `<a class="btn secondary" href="${esc(back)}" data-testid="back-to-shop">${esc(t.back)}</a>` : ''}
+    <button class="btn" type="button" id="print">${escapeHtml(t.print)}</button>
+    ${back ? `<a class="btn secondary" href="${escapeHtml(back)}" data-testid="back-to-shop">${escapeHtml(t.back)}</a>` : ''}
   </div>
 </section>
 </main>
-<script nonce="${esc(ctx.nonce)}">document.getElementById('print').addEventListener('click', function () { window.print(); });</script>
+<script nonce="${escapeHtml(ctx.nonce)}">document.getElementById('print').addEventListener('click', function () { window.print(); });</script>
 </body>
 </html>`;
 }
