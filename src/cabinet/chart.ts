@@ -1,5 +1,6 @@
 import { Decimal } from 'decimal.js';
-import { formatMoney, type MoneyLang } from '../lib/money-format.js';
+import { formatMoney } from '../lib/money-format.js';
+import type { Lang } from '../lib/i18n.js';
 import { escapeHtml } from '../lib/html.js';
 
 export interface DayPoint { day: string; total: Decimal }
@@ -9,7 +10,7 @@ export interface DayPoint { day: string; total: Decimal }
  * nothing the CSP has to allow. Each bar carries a <title> (hover/long-press) and the whole
  * chart a text label for screen readers.
  */
-export function turnoverSvg(points: DayPoint[], label: string, currency: string, lang: MoneyLang): string {
+export function turnoverSvg(points: DayPoint[], label: string, currency: string, lang: Lang): string {
   const W = 720; const H = 200; const padL = 56; const padB = 24; const padT = 10;
   const max = points.reduce((m, p) => Decimal.max(m, p.total), new Decimal(0));
   const scaleMax = max.gt(0) ? niceCeil(max) : new Decimal(1);
@@ -42,7 +43,7 @@ function niceCeil(d: Decimal): Decimal {
 }
 
 /** An axis label in the reader's language ("1,3 тыс.", "1.3K"): formatted from the decimal's text, never a float. */
-function short(v: Decimal, lang: MoneyLang): string {
+function short(v: Decimal, lang: Lang): string {
   const compact = new Intl.NumberFormat(lang === 'ru' ? 'ru-RU' : 'en-US', { notation: 'compact', maximumFractionDigits: 1 });
   return compact.format(v.toDecimalPlaces(2).toString() as Intl.StringNumericLiteral);
 }

@@ -15,7 +15,8 @@ export function paymentStatusText(t: T, p: Parameters<typeof holdReadingOf>[0]):
 import { DomainError, UnauthorizedActionError, ValidationError } from '../errors.js';
 import { UnsafeUrlError } from '../outbox/url-guard.js';
 import { queryOf } from '../lib/form-body.js';
-import { fieldMessage, translator, type Lang, type T } from './i18n.js';
+import { fieldMessage, translator } from './i18n.js';
+import type { Lang, T } from '../lib/i18n.js';
 import { mustEnrolTwoFactor, type CabinetSession } from './session.js';
 import { FormTokens, Flashes } from './forms.js';
 import type { Actor } from '../audit/audit.js';

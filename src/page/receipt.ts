@@ -1,7 +1,7 @@
 import type { PayOutcome } from '../domain/payment/payment.service.js';
 import { formatMoney } from '../lib/money-format.js';
 import { formatDateTime } from '../lib/time.js';
-import type { Lang } from './i18n.js';
+import type { Lang } from '../lib/i18n.js';
 import { testBanner, type PageCtx } from './render.js';
 import { escapeHtml } from '../lib/html.js';
 import { PAGE_CSS } from './styles.js';

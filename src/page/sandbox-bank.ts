@@ -5,7 +5,7 @@ import { requestInput } from '../lib/input.js';
 import { peopleAmountText, readAmount } from '../lib/amount-text.js';
 import { isValidAmount } from '../lib/money.js';
 import { PayCsrf } from './csrf.js';
-import { pickLang } from './i18n.js';
+import { negotiateLang } from '../lib/i18n.js';
 import { infoPage, layout, type PageCtx } from './render.js';
 import { escapeHtml } from '../lib/html.js';
 import { installPageHeaders } from './index.js';
@@ -41,7 +41,7 @@ export default async function sandboxBankRoutes(app: FastifyInstance): Promise<v
   installPageHeaders(app);
 
   const ctxOf = (req: FastifyRequest, reply: FastifyReply): PageCtx => ({
-    lang: pickLang(req.headers['accept-language'], (req.query as Record<string, unknown> | undefined)?.lang), nonce: reply.cspNonce, sandbox: true, profile: app.config.profile,
+    lang: negotiateLang(req.headers['accept-language'], (req.query as Record<string, unknown> | undefined)?.lang), nonce: reply.cspNonce, sandbox: true, profile: app.config.profile,
   });
   const html = (reply: FastifyReply, status: number, body: string) => reply.status(status).type('text/html; charset=utf-8').send(body);
   const backTo = (billId: string, id: string) => `/pay/${billId}/payments/${id}`;

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { layout, type PageCtx } from './render.js';
 import { escapeHtml } from '../lib/html.js';
-import { pickLang, type Lang } from './i18n.js';
+import { negotiateLang, type Lang } from '../lib/i18n.js';
 import { formatMoney } from '../lib/money-format.js';
 import { readNumber } from '../lib/amount-text.js';
 import { SANDBOX_SHOP_PATH } from '../domain/shop/sandbox-shop.js';
@@ -32,7 +32,7 @@ export function registerSandboxShop(app: FastifyInstance): void {
       method: ['GET', 'POST'], url: `${SANDBOX_SHOP_PATH}/${outcome}`, schema: { hide: true },
       handler: async (req, reply) => {
         const f = fieldsOf(req.body, req.query);
-        const ctx: PageCtx = { lang: pickLang(req.headers['accept-language'], f.lang), nonce: randomBytes(16).toString('hex'), sandbox: true, profile: app.config.profile };
+        const ctx: PageCtx = { lang: negotiateLang(req.headers['accept-language'], f.lang), nonce: randomBytes(16).toString('hex'), sandbox: true, profile: app.config.profile };
         reply.header('content-security-policy', `default-src 'none'; style-src 'nonce-${ctx.nonce}'; img-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'`).header('cache-control', 'no-store');
         return reply.type('text/html; charset=utf-8').send(shopPage(ctx, outcome, f));
       },
