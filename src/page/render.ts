@@ -13,7 +13,7 @@ import type { PaymentsProfile } from '../config.js';
 
 /**
  * The payer's pages: what each shows is decided here, the markup is in ./views (Eta, values
- * escaped by lib/html.ts). The sandbox pages and the receipt share the layout and the banner.
+ * escaped by lib/html.ts); the sandbox pages and the receipt are views here too.
  */
 const eta = templates(fileURLToPath(new URL('./views', import.meta.url)));
 
@@ -51,20 +51,8 @@ function common(ctx: PageCtx) {
   };
 }
 
-const view = (name: string, ctx: PageCtx, data: Record<string, unknown>): string => eta.render(`./${name}`, { ...common(ctx), ...data });
-
-/** The page document around a body (the sandbox bank and shop pages build theirs). */
-export function layout(ctx: PageCtx, title: string, body: string, opts: { script?: string } = {}): string {
-  return view('layout', ctx, { title, body, script: opts.script });
-}
-
-/**
- * The mark of a test bill (the merchant's test token): on every page the payer sees, so
- * nobody mistakes a test payment for a real one (PROVIDERS.md "Test mode").
- */
-export function testBanner(ctx: Pick<PageCtx, 'lang'>, bill: { test: boolean }, long = false): string {
-  return eta.render('./test-banner', { t: MESSAGES[ctx.lang], bill, longBanner: long });
-}
+/** A view of ./views with what every view gets; `title` and `script` go to the layout. */
+export const pageView = (name: string, ctx: PageCtx, data: Record<string, unknown>): string => eta.render(`./${name}`, { ...common(ctx), ...data });
 
 /** What the form shows after a decline: the reason, the method tried, the way back to the shop's Fail URL. */
 export interface Declined {
@@ -149,7 +137,7 @@ export function paymentPage(ctx: PageCtx, s: FormState): string {
     const qq = s.quotes[m];
     return qq ? formatMoney(qq.dueRub, ctx.lang, 'RUB') : '';
   };
-  return view('payment', ctx, {
+  return pageView('payment', ctx, {
     title: `${t.title} — ${bill.shopName}`, script: PAGE_JS,
     bill, csrf: s.csrf, quotes: s.quotes, errors: s.errors, declined: d, lastFailed: s.lastFailed, hostedCard: s.hostedCard,
     methods, selected, due: q ? q.dueInBillCurrency : bill.amount,
@@ -162,7 +150,7 @@ export function paymentPage(ctx: PageCtx, s: FormState): string {
 
 /** A page that only says something: unknown, inactive or paid bill, limits, expired form. */
 export function infoPage(ctx: PageCtx, o: { title: string; text: string; icon: 'ok' | 'bad' | 'info' | 'wait'; shopName?: string; link?: { href: string; label: string }; testId: string }): string {
-  return view('info', ctx, { ...o });
+  return pageView('info', ctx, { ...o });
 }
 
 /** The payment FAILed because no connector of its route would take it: not the payer's decline. */
@@ -180,7 +168,7 @@ function resultTitle(t: Messages, status: PayOutcome['status'], failureReason?: 
  */
 export function resultPage(ctx: PageCtx, bill: PayableBill, out: PayOutcome & { redirect: NonNullable<PayOutcome['redirect']> }): string {
   const t = MESSAGES[ctx.lang];
-  return view('result', ctx, {
+  return pageView('result', ctx, {
     title: resultTitle(t, out.status, out.failureReason, out.hold),
     script: out.redirect.url ? "document.getElementById('back').submit();" : undefined,
     bill, out, failed: out.status === 'FAIL', held: out.hold === 'HELD', down: providerDown(out.failureReason),
@@ -193,13 +181,13 @@ export function resultPage(ctx: PageCtx, bill: PayableBill, out: PayOutcome & { 
  * only when the bill takes one (`payAgain`).
  */
 export function cancelledPage(ctx: PageCtx, bill: PayableBill, out: PayOutcome, payAgain: boolean): string {
-  return view('cancelled', ctx, { title: MESSAGES[ctx.lang].cancelledTitle, bill, out, payAgain });
+  return pageView('cancelled', ctx, { title: MESSAGES[ctx.lang].cancelledTitle, bill, out, payAgain });
 }
 
 /** The QR page (`link_url`): a QR code of the payment page. */
 export function qrPage(ctx: PageCtx, bill: PayableBill, pageUrl: string, qrSvg: string, q: Quote | undefined): string {
   const t = MESSAGES[ctx.lang];
-  return view('qr', ctx, { title: `${t.qrTitle} — ${bill.shopName}`, bill, pageUrl, qrSvg, due: q ? q.dueInBillCurrency : bill.amount });
+  return pageView('qr', ctx, { title: `${t.qrTitle} — ${bill.shopName}`, bill, pageUrl, qrSvg, due: q ? q.dueInBillCurrency : bill.amount });
 }
 
 /** Polls the payment's JSON state and reloads the page once it is final (the page works without it: it refreshes itself). */
@@ -223,5 +211,5 @@ export function waitingPage(ctx: PageCtx, bill: PayableBill, out: PayOutcome, qr
   const t = MESSAGES[ctx.lang];
   const a = out.action;
   const title = a?.type === '3ds' ? t.act3dsTitle : a?.type === 'redirect' ? t.actRedirectTitle : a?.type === 'sbp_qr' ? t.actSbpTitle : t.checkTitle;
-  return view('waiting', ctx, { title, script: POLL_JS, bill, out, action: a, qrSvg, checkMinutes });
+  return pageView('waiting', ctx, { title, script: POLL_JS, bill, out, action: a, qrSvg, checkMinutes });
 }
