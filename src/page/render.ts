@@ -23,22 +23,12 @@ export interface PageCtx {
   profile?: PaymentsProfile;
 }
 
-const LOCK = '<svg class="ico" viewBox="0 0 24 24" width="14" height="14" aria-hidden="true"><path fill="currentColor" d="M12 2a5 5 0 0 0-5 5v3H6a2 2 0 0 0-2 2v8a2 2 0 0 0 2 2h12a2 2 0 0 0 2-2v-8a2 2 0 0 0-2-2h-1V7a5 5 0 0 0-5-5zm-3 8V7a3 3 0 1 1 6 0v3H9z"/></svg>';
-
-const ICONS = {
-  ok: '<svg viewBox="0 0 48 48" width="56" height="56" aria-hidden="true"><circle cx="24" cy="24" r="22" fill="#e7f6ee"/><path d="M14 25l7 7 13-15" fill="none" stroke="#1a8d55" stroke-width="4" stroke-linecap="round" stroke-linejoin="round"/></svg>',
-  bad: '<svg viewBox="0 0 48 48" width="56" height="56" aria-hidden="true"><circle cx="24" cy="24" r="22" fill="#fdecec"/><path d="M17 17l14 14M31 17L17 31" fill="none" stroke="#c73636" stroke-width="4" stroke-linecap="round"/></svg>',
-  info: '<svg viewBox="0 0 48 48" width="56" height="56" aria-hidden="true"><circle cx="24" cy="24" r="22" fill="#eef1fb"/><path d="M24 22v12M24 14v1" fill="none" stroke="#3b55c9" stroke-width="4" stroke-linecap="round"/></svg>',
-  wait: '<svg viewBox="0 0 48 48" width="56" height="56" aria-hidden="true"><circle cx="24" cy="24" r="22" fill="#fff5e5"/><path d="M24 13v11l7 5" fill="none" stroke="#c07a00" stroke-width="4" stroke-linecap="round" stroke-linejoin="round"/></svg>',
-  lock: LOCK,
-} as const;
-
-/** What every view gets: the language's words and formats, the icons, the document's parts. */
+/** What every view gets: the language's words and formats, the document's parts. */
 function common(ctx: PageCtx) {
   const other: Lang = ctx.lang === 'ru' ? 'en' : 'ru';
   return {
     lang: ctx.lang, nonce: ctx.nonce, sandbox: ctx.sandbox, profile: ctx.profile,
-    t: MESSAGES[ctx.lang], fieldT: FIELD_MESSAGES[ctx.lang], css: PAGE_CSS, icons: ICONS,
+    t: MESSAGES[ctx.lang], fieldT: FIELD_MESSAGES[ctx.lang], css: PAGE_CSS,
     otherLang: other, otherLangName: MESSAGES[ctx.lang].language,
     /** Money on the payer's pages: the one format per language (lib/money-format.ts). */
     money: (d: Decimal.Value, currency: string) => formatMoney(d, ctx.lang, currency),
