@@ -3,7 +3,6 @@ import { fiscalMessages } from '../domain/receipt/fiscal-words.js';
 import { isLang, negotiateLang, translator as lookup, type Dictionary, type Lang, type T } from '../lib/i18n.js';
 
 /** The cabinet's words (the lookup, the languages and their choice are lib/i18n.ts's). */
-
 const en = {
   'app.title': 'Merchant cabinet',
   'nav.dashboard': 'Dashboard', 'nav.bills': 'Bills', 'nav.payments': 'Payments', 'nav.payouts': 'Payouts',

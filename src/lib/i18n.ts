@@ -6,8 +6,6 @@
  */
 export type Lang = 'ru' | 'en';
 
-export const LANGS: readonly Lang[] = ['ru', 'en'];
-
 /** The language a person gets when nothing they sent names one. */
 export const DEFAULT_LANG: Lang = 'en';
 
