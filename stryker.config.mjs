@@ -11,7 +11,7 @@ export default {
   mutate: [
     'src/domain/ledger/**/*.ts',
     'src/domain/*/*.states.ts',
-    'src/domain/transitions.ts',
+    'src/kernel/transitions.ts',
     'src/domain/operations/lifecycle.ts',
     'src/domain/operations/reconcile.ts',
     'src/domain/providers/conflict.ts',

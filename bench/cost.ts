@@ -89,7 +89,7 @@ async function startService(extraEnv: Record<string, string>): Promise<Service> 
   const env = { ...baseEnv, ...variant, ...extraEnv, PORT: String(port), HOST: '127.0.0.1', QUERY_COUNT_FILE: countFile };
   // COST_NODE_FLAGS="<flags>": node flags of the service (a V8 setting's cost per request).
   const flags = (process.env.COST_NODE_FLAGS ?? '').split(' ').filter(Boolean);
-  const p = spawn(process.execPath, [...flags, '--import', join(ROOT, 'bench/lib/query-count.mjs'), '--import', 'tsx', 'src/main.ts'],
+  const p = spawn(process.execPath, [...flags, '--import', join(ROOT, 'bench/lib/query-count.mjs'), '--import', 'tsx', 'src/entry/main.ts'],
     { cwd: tree, env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
   const exited = new Promise<void>((r) => p.on('exit', () => r()));
   const base = `http://127.0.0.1:${port}`;
@@ -116,7 +116,7 @@ const countDelta = (a: Record<string, number>, b: Record<string, number>, per: n
 const YEAR_OF_MONTHS = Boolean(process.env.COST_YEAR_OF_MONTHS);
 const report: Record<string, unknown> = { tree, requests: N, concurrency: CONC, year_of_months: YEAR_OF_MONTHS, at: new Date().toISOString(), load_average: readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ') };
 try {
-  await run(['--import', 'tsx', 'src/db/migrate-cli.ts'], baseEnv);
+  await run(['--import', 'tsx', 'src/entry/migrate-cli.ts'], baseEnv);
   if (YEAR_OF_MONTHS) await createPastMonths(url);
   if (process.env.COST_AUTO_EXPLAIN) {
     // Every statement's plan with its buffers, triggers' statements included, in the server's log (a look, not a figure).
@@ -221,7 +221,7 @@ try {
   if (IDLE_S > 0) {
   const idleDb = `${dbName}_idle`;
   await adminQuery(`CREATE DATABASE "${idleDb}"`);
-  await run(['--import', 'tsx', 'src/db/migrate-cli.ts'], { ...baseEnv, DATABASE_URL: urlFor(idleDb) });
+  await run(['--import', 'tsx', 'src/entry/migrate-cli.ts'], { ...baseEnv, DATABASE_URL: urlFor(idleDb) });
   const idle = await startService({ RUN_WORKERS: 'true', DATABASE_URL: urlFor(idleDb) });
   try {
     await sleep(5000);

@@ -19,6 +19,7 @@ import { runCeilings } from './scenarios/ceilings.js';
 import { runService } from './scenarios/service.js';
 import { runOutbox } from './scenarios/outbox.js';
 import { updateReadme } from './lib/readme.js';
+import { latestCost } from './lib/results.js';
 
 const plan = planFromEnv();
 const started = new Date();
@@ -42,26 +43,21 @@ try {
   const [first, ...more] = plan.processes;
   const ceilings = await createBenchDatabase(dbs.bare!).then((url) => runCeilings(plan, url, first)).catch(failed);
   plan.log('service');
-  const ceilingMax: Partial<Record<'insert' | 'select' | 'tx', number>> = {};
-  if (!('unavailable' in ceilings)) {
-    for (const k of ['insert', 'select', 'tx'] as const) ceilingMax[k] = Math.max(...Object.values(ceilings[k]).map((x) => x.rps));
-  }
-  const service = await createBenchDatabase(dbs.service!).then((url) => runService(plan, url, receiverUrl, ceilingMax, first)).catch(failed);
+  const service = await createBenchDatabase(dbs.service!).then((url) => runService(plan, url, receiverUrl, first)).catch(failed);
   const byProcesses: NonNullable<BenchResults['service_by_processes']> = { [String(first)]: service };
   const ceilingsByProcesses: NonNullable<BenchResults['ceilings_by_processes']> = { [String(first)]: ceilings };
   for (const n of more) {
     plan.log(`bare handlers with ${n} processes`);
     ceilingsByProcesses[String(n)] = await createBenchDatabase(dbs[`bare_p${n}`]!).then((url) => runCeilings(plan, url, n, true)).catch(failed);
     plan.log(`service with ${n} API processes (WEB_CONCURRENCY=${n})`);
-    // Closed loop only: the open-loop rates belong to the first run's comparison with the ceilings.
-    byProcesses[String(n)] = await createBenchDatabase(dbs[`service_p${n}`]!).then((url) => runService(plan, url, receiverUrl, {}, n)).catch(failed);
+    byProcesses[String(n)] = await createBenchDatabase(dbs[`service_p${n}`]!).then((url) => runService(plan, url, receiverUrl, n)).catch(failed);
   }
   plan.log('outbox drain');
   const outbox = await createBenchDatabase(dbs.outbox!).then((url) => runOutbox(plan, url, receiverUrl)).catch(failed);
   const { ratios, byConn } = computeRatios(ceilings, service, plan.connections);
   const partial = {
     started_at: started.toISOString(), finished_at: new Date().toISOString(), quick: plan.quick, duration_s: plan.durationS, runtime: RUNTIME,
-    connections: plan.connections, tenants: plan.tenants, machine, ceilings, service, outbox, ratios, ratios_by_connections: byConn,
+    connections: plan.connections, tenants: plan.tenants, machine, ceilings, service, outbox, ratios, ratios_by_connections: byConn, cost: latestCost(),
     ...(more.length ? { service_by_processes: byProcesses, ceilings_by_processes: ceilingsByProcesses } : {}),
   };
   out = { ...partial, targets: computeTargets(partial) };

@@ -2,11 +2,12 @@
 // the files the app reads at run time through import.meta.url (cabinet views and assets, the
 // favicon...). Migrations are read from prisma/migrations at the project root, so they are not copied.
 //
-// Then the two long-running entries, dist/main.js and dist/worker-main.js, are replaced by
-// esbuild bundles of themselves with their dependencies: Node loads and compiles one file
-// instead of ~1,000 modules, which halves the start-up CPU (docs/performance.md "The compiled
-// service", docs/adr/0044-build-bundles-and-image.md). The CLIs
-// (dist/db/migrate-cli.js, dist/admin/cli.js) stay per-file tsc output.
+// Then the two long-running entries, src/entry/main.ts and src/entry/worker-main.ts, are bundled
+// by esbuild with their dependencies to dist/main.js and dist/worker-main.js (the paths the image,
+// compose and the npm scripts run, docs/adr/0124-entry-points-folder.md): Node loads and compiles
+// one file instead of ~1,000 modules, which halves the start-up CPU (docs/performance.md "The
+// compiled service", docs/adr/0044-build-bundles-and-image.md). The CLIs
+// (dist/entry/migrate-cli.js, dist/entry/admin-cli.js) stay per-file tsc output.
 import { execFileSync } from 'node:child_process';
 import { cpSync, readFileSync, realpathSync, rmSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -69,7 +70,7 @@ const dirnameOfOwnFile = {
 };
 
 await esbuild.build({
-  entryPoints: ['src/main.ts', 'src/worker-main.ts'],
+  entryPoints: ['src/entry/main.ts', 'src/entry/worker-main.ts'],
   outdir: 'dist',
   bundle: true,
   platform: 'node',
@@ -97,3 +98,6 @@ await esbuild.build({
     ].join('\n'),
   },
 });
+
+// tsc's per-file copies of the two bundled entries: the bundles are the only way they run.
+for (const f of ['main', 'worker-main']) for (const ext of ['.js', '.js.map']) rmSync(`dist/entry/${f}${ext}`, { force: true });

@@ -79,6 +79,12 @@ export async function buildApp(opts: BuildOptions): Promise<FastifyInstance> {
   app.decorate('services', opts.services ?? createServices(opts.config, opts.db, { observer: opts.observers?.lifecycle }));
   // A rehearsal runs in the background of this process: it ends before the pool closes.
   app.addHook('onClose', async () => { await app.services.rehearsals.drain(); });
+  // A run a restart cut off is ended at boot, not left `running` (docs/adr/0136).
+  // Ended before the first request (no statement of it lands in one); a database unreachable at
+  // boot does not stop the start: the next look at the rehearsals ends them.
+  app.addHook('onReady', async () => {
+    await app.services.rehearsals.endInterrupted().catch((e: Error) => app.log.warn({ err: e.message }, 'interrupted rehearsals not ended at boot'));
+  });
 
   // Existing clients send JSON bodies on GET too.
   app.addHttpMethod('GET', { hasBody: true, overrideExisting: true });

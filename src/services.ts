@@ -23,6 +23,7 @@ import { SbpBankService } from './domain/sbp-bank/sbp-bank.service.js';
 import { LedgerService } from './domain/ledger/ledger.service.js';
 import { AttentionService } from './domain/attention/attention.service.js';
 import type { LifecycleObserver } from './domain/operations/lifecycle.js';
+import { operationKinds } from './domain/operations/kinds.js';
 import { AuditService } from './audit/audit.service.js';
 import { MerchantLists } from './domain/merchant/merchant-lists.js';
 import { ProviderNotificationService } from './domain/providers/notification.service.js';
@@ -61,9 +62,11 @@ export function createServices(config: Config, db: Db, opts: { connectors?: read
   const operators = new OperatorService(db);
   const sbpBanks = new SbpBankService(db);
   const ledger = new LedgerService(db);
-  const attention = new AttentionService(db, { payment: payments.lifecycle, payout: payouts.lifecycle, refund: refunds.lifecycle });
+  // The one map of operation kinds: the workers, notifications and the attention list dispatch through it.
+  const operations = operationKinds(config, { payments, refunds, payouts });
+  const attention = new AttentionService(db, operations);
   const audit = new AuditService(db);
-  const providerNotifications = new ProviderNotificationService(db, { payments, refunds, payouts });
+  const providerNotifications = new ProviderNotificationService(db, operations, payments);
   // The merchant's own lists as the cabinet reads them (filters, pages, CSV exports).
   const merchantLists = new MerchantLists(db);
   // Cabinet accounts' TOTP (the merchant's own login and team members) and the team.
@@ -86,7 +89,7 @@ export function createServices(config: Config, db: Db, opts: { connectors?: read
   const rehearsals = new RehearsalService(config, db, connectors);
   // Limits that guard money and accounts, counted once for all processes (sign-in, payment form, notifications, API).
   const limits = new LimitCounters(db.pool);
-  return { limits, rehearsals, operatorLists, operatorTwoFactor, sandboxBank, apiKeys, mail, passwordResets, operatorPasswordResets, audit, providerNotifications, merchantLists, cabinetTwoFactor, team, connectors, operators, sbpBanks, ledger, outbox, payouts, payments, paymentPage, paymentReads, savedMethods, merchants, shops, bills, refunds, payoutAccounts, rates, adjustments, chargebacks, attention, deployment };
+  return { operations, limits, rehearsals, operatorLists, operatorTwoFactor, sandboxBank, apiKeys, mail, passwordResets, operatorPasswordResets, audit, providerNotifications, merchantLists, cabinetTwoFactor, team, connectors, operators, sbpBanks, ledger, outbox, payouts, payments, paymentPage, paymentReads, savedMethods, merchants, shops, bills, refunds, payoutAccounts, rates, adjustments, chargebacks, attention, deployment };
 }
 
 export type Services = ReturnType<typeof createServices>;

@@ -115,3 +115,11 @@ export async function openLoop(spec: LoadSpec, rate: number, durationS: number, 
     worst_by_100ms: Array.from(worst, (x) => x ?? 0),
   };
 }
+
+/**
+ * The percents of each scenario's own maximum at which its open-loop latency is measured: what a
+ * deployment sized to run at half or four fifths of what a process can do would see. A rate
+ * taken from another program's ceiling can put a slower scenario past its own maximum, where p99
+ * measures only the queue it built.
+ */
+export const OPEN_LOOP_PERCENTS = [50, 80];

@@ -123,7 +123,7 @@ export const RUNTIME: 'compiled' | 'tsx' = process.env.BENCH_RUNTIME === 'tsx' ?
 
 /** Starts the API service (`main`) or the worker process (`worker`) the way RUNTIME says. */
 export async function startService(name: string, which: 'main' | 'worker', env: Record<string, string>, opts: Parameters<typeof startChild>[3] = {}): Promise<Child> {
-  if (RUNTIME === 'tsx') return startChild(name, which === 'main' ? 'src/main.ts' : 'src/worker-main.ts', env, opts);
+  if (RUNTIME === 'tsx') return startChild(name, which === 'main' ? 'src/entry/main.ts' : 'src/entry/worker-main.ts', env, opts);
   prepareService();
   const args = startProdArgs(which === 'main' ? 'start:prod' : 'worker:prod');
   const entry = args.pop()!;

@@ -44,3 +44,48 @@ export function processesTable(
   L.push('', 'With more than one process the RSS figures above are the first run\'s; `npm run bench:prod` gives the RSS of every process.', '');
   return L;
 }
+
+/** CPU per request as `npm run bench:cost` measured it (bench/results/cost.json), by scenario. */
+export interface CostFigures { at: string; scenarios: Partial<Record<ServiceScenario, { service_cpu_ms: number; db_backends_cpu_ms: number; statements: number }>> }
+
+type SizingInput = {
+  service: ServiceResults | { unavailable: string };
+  service_by_processes?: Record<string, ServiceResults | { unavailable: string }>;
+  ceilings: CeilingResults | { unavailable: string };
+  cost?: CostFigures | null;
+};
+
+const best = (x: unknown): number | null => {
+  const runs = runsOf(x);
+  return runs ? Math.max(...Object.values(runs).map((r) => r.rps)) : null;
+};
+const ms = (x: number | null | undefined) => (x === null || x === undefined ? '–' : x < 10 ? x.toFixed(1) : x.toFixed(0));
+
+/**
+ * Markdown lines: the figures a deployer sizes with, one row per scenario: its own maximum with
+ * one and with two API processes, its latency at 50% and 80% of that maximum (open loop) beside
+ * the bare handler's at the same share of its own, and the CPU one request costs the service and
+ * PostgreSQL (bench:cost).
+ */
+export function sizingTable(r: SizingInput): string[] {
+  if ('unavailable' in r.service) return [];
+  const svc = r.service;
+  const two = r.service_by_processes?.['2'];
+  const control = 'unavailable' in r.ceilings ? undefined : r.ceilings.open_loop;
+  const L = [
+    'Sizing: what one scenario can do and what it costs (maximum = best 2xx req/s of the closed loops; latency at a share of that maximum, open loop, p50 / p99 ms; the bare handler at the same share of its own maximum in brackets; CPU ms per request: service + PostgreSQL backends, from `npm run bench:cost`):',
+    '',
+    '| scenario | max, 1 process | max, 2 processes | at 50%: p50 / p99 (bare p99) | at 80%: p50 / p99 (bare p99) | 2 processes at 50%: p99 | CPU ms / request |',
+    '|---|---:|---:|---:|---:|---:|---:|',
+  ];
+  for (const [name, label] of Object.entries(SCENARIOS) as Array<[ServiceScenario, string]>) {
+    const at = (p: string) => svc.open_loop?.[name]?.[p];
+    const bare = (p: string) => control?.[CEILING_OF[name]]?.[p]?.p99_ms;
+    const cell = (p: string) => { const x = at(p); return x ? `${ms(x.p50_ms)} / ${ms(x.p99_ms)} (${ms(bare(p))})` : '–'; };
+    const twoAt = two && !('unavailable' in two) ? (two as ServiceResults).open_loop?.[name]?.p50 : undefined;
+    const c = r.cost?.scenarios[name];
+    L.push(`| ${label} | ${best(svc[name]) ?? '–'} | ${two && !('unavailable' in two) ? best((two as ServiceResults)[name]) ?? '–' : '–'} | ${cell('p50')} | ${cell('p80')} | ${ms(twoAt?.p99_ms)} | ${c ? `${c.service_cpu_ms.toFixed(2)} + ${c.db_backends_cpu_ms.toFixed(2)}` : '–'} |`);
+  }
+  L.push('', r.cost ? `CPU per request from \`npm run bench:cost\` run at ${r.cost.at}.` : 'CPU per request: run `npm run bench:cost` first (bench/results/cost.json).', '');
+  return L;
+}

@@ -1,4 +1,5 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import type { CostFigures } from './report-processes.js';
 import { join } from 'node:path';
 import { ROOT } from './proc.js';
 
@@ -17,4 +18,13 @@ export function writeResult(bench: string, json: unknown, md?: string): string[]
     writeFileSync(join(ROOT, written[1]!), md.endsWith('\n') ? md : `${md}\n`);
   }
   return written;
+}
+
+/** The CPU per request of the latest `npm run bench:cost` of this checkout (its own tree), or null. */
+export function latestCost(): CostFigures | null {
+  const file = join(ROOT, 'bench', 'results', 'cost.json');
+  if (!existsSync(file)) return null;
+  const c = JSON.parse(readFileSync(file, 'utf8')) as { tree?: string; at: string; scenarios: CostFigures['scenarios'] };
+  if (c.tree !== undefined && c.tree !== ROOT) return null;
+  return { at: c.at, scenarios: c.scenarios };
 }

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { load, type LoadResult, type LoadSpec } from '../lib/load.js';
-import { openLoop, type OpenLoopResult } from '../lib/open-loop.js';
+import { OPEN_LOOP_PERCENTS, openLoop, type OpenLoopResult } from '../lib/open-loop.js';
 import { checkpoint, seededBillId, withClient } from '../lib/pg.js';
 import { sampleRss, startChild } from '../lib/proc.js';
 import type { BenchPlan } from '../lib/plan.js';
@@ -24,9 +24,10 @@ export interface CeilingResults {
   peak_rss_mb: Record<string, number | null>;
   /**
    * The control of the service's open loops: each bare handler driven by the same generator at
-   * 50% of its own maximum, the rate its service scenario is asked for (first process count only).
+   * 50% and 80% of its own maximum, as each service scenario is driven at those shares of its own
+   * (keyed `p50`, `p80`; first process count only).
    */
-  open_loop?: Partial<Record<'insert' | 'select' | 'tx', OpenLoopResult & { percent: number }>>;
+  open_loop?: Partial<Record<'insert' | 'select' | 'tx', Record<string, OpenLoopResult & { percent: number; max_rps: number }>>>;
 }
 
 export interface PgbenchResult { connections: number; duration_s: number; tps: number; p50_ms: number | null; p99_ms: number | null; failed: number }
@@ -104,12 +105,15 @@ export async function runCeilings(plan: BenchPlan, url: string, processes = 1, h
       const spec = specOf(`http://127.0.0.1:${child.port}`);
       const runs = await measure(plan, child.pid, spec);
       if (!handlersOnly && (mode === 'insert' || mode === 'select' || mode === 'tx')) {
-        // The same rate as the service's open loop against this ceiling (service.ts, OPEN_LOOP_PERCENTS[0]).
-        const percent = 50;
-        const rate = Math.max(1, Math.round((Math.max(...Object.values(runs).map((x) => x.rps)) * percent) / 100));
-        plan.log(`  open loop bare ${mode} at ${percent}% of its maximum: ${rate} req/s`);
-        await checkpoint();
-        openLoops[mode] = { ...await openLoop(spec, rate, plan.durationS), percent };
+        // The same shares of its own maximum as the service scenarios are driven at (service.ts).
+        const max = Math.max(...Object.values(runs).map((x) => x.rps));
+        for (const percent of OPEN_LOOP_PERCENTS) {
+          const rate = Math.max(1, Math.round((max * percent) / 100));
+          plan.log(`  open loop bare ${mode} at ${percent}% of its maximum: ${rate} req/s`);
+          await checkpoint();
+          (openLoops[mode] ??= {})[`p${percent}`] = { ...await openLoop(spec, rate, plan.durationS), percent, max_rps: max };
+          await new Promise((r) => setTimeout(r, 2000));
+        }
       }
       return runs;
     } finally {

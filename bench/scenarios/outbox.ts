@@ -21,7 +21,7 @@ export interface OutboxResult {
 
 /**
  * 10,000 PENDING payment postbacks enqueued with the service's own enqueueEvent, pointing at a
- * loopback receiver; then the worker process (`npm run worker`: src/worker-main.ts) is started
+ * loopback receiver; then the worker process (`npm run worker`: src/entry/worker-main.ts) is started
  * and timed until every event is DELIVERED.
  */
 export async function runOutbox(plan: BenchPlan, url: string, receiverUrl: string): Promise<OutboxResult | { unavailable: string }> {

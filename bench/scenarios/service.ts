@@ -1,24 +1,25 @@
 import { randomBytes } from 'node:crypto';
 import type { LoadResult } from '../lib/load.js';
-import { openLoop, type OpenLoopResult } from '../lib/open-loop.js';
+import { OPEN_LOOP_PERCENTS, openLoop, type OpenLoopResult } from '../lib/open-loop.js';
 import { checkpoint, seededBillId, withClient } from '../lib/pg.js';
 import { startService, type Child } from '../lib/proc.js';
 import type { BenchPlan } from '../lib/plan.js';
 import { measure, type ByConnections } from './ceilings.js';
 
 export type ServiceScenario = 'bill_create' | 'bill_status' | 'payment' | 'payout' | 'merchant_balance';
-/** Open-loop runs at fixed rates, keyed `p50` / `p80` (the percent of the bare ceiling's maximum). */
-export type OpenLoopRuns = Record<string, OpenLoopResult & { ceiling_rps: number; percent: number }>;
+/**
+ * Open-loop runs at fixed rates, keyed `p50` / `p80`: the percent of the scenario's own maximum
+ * (`max_rps`, its best closed-loop 2xx req/s in the same run and process count).
+ */
+export type OpenLoopRuns = Record<string, OpenLoopResult & { max_rps: number; percent: number }>;
 export type ServiceResults = Record<ServiceScenario, ByConnections<LoadResult> | { unavailable: string }> & {
   /** VmHWM over the whole run, the open loops' overload included. */
   peak_rss_mb: number | null;
   /** VmHWM when the closed-loop scenarios had run, before any open loop (the target's figure). */
   peak_rss_closed_mb?: number | null;
-  open_loop?: Partial<Record<'bill_create' | 'bill_status' | 'payment', OpenLoopRuns>>;
+  open_loop?: Partial<Record<ServiceScenario, OpenLoopRuns>>;
 };
 
-/** The percents of the bare ceiling's maximum at which the open-loop latency is measured. */
-export const OPEN_LOOP_PERCENTS = [50, 80];
 
 /** Env of the service under test: production start-up, workers off, limits far above the load. */
 export function serviceEnv(url: string): Record<string, string> {
@@ -104,8 +105,6 @@ const cycle = <T>(xs: T[]) => { let i = 0; return () => xs[i++ % xs.length]!; };
  */
 export async function runService(
   plan: BenchPlan, url: string, receiverUrl: string,
-  /** The bare ceilings' maximum req/s (insert, select, tx) of this run, for the open-loop rates. */
-  ceilingMax: Partial<Record<'insert' | 'select' | 'tx', number>> = {},
   /** API processes (WEB_CONCURRENCY): with more than one, node's cluster shares the port. */
   processes = 1,
 ): Promise<ServiceResults> {
@@ -135,24 +134,24 @@ export async function runService(
         plan.log(`    unavailable: ${(results[name] as { unavailable: string }).unavailable}`);
         return;
       }
-      results[name] = await measure(plan, child.pid, spec);
-      const ceil = ({ bill_create: 'insert', bill_status: 'select', payment: 'tx' } as const)[name as 'bill_create'];
-      const max = ceil ? ceilingMax[ceil] : undefined;
-      if (ceil && max) openLoops.push({ name: name as 'bill_create' | 'bill_status' | 'payment', ceil, max, spec });
+      const runs = await measure(plan, child.pid, spec);
+      results[name] = runs;
+      const max = Math.max(...Object.values(runs).map((x) => x.rps));
+      if (max > 0) openLoops.push({ name, max, spec });
     };
     // The open loops run after every closed-loop scenario, all 50% rates before any 80% one: an
     // 80% rate can overload the service (a queue of seconds, a heap grown to hold it), and that
     // must not fall on the next scenario's figures.
-    const openLoops: { name: 'bill_create' | 'bill_status' | 'payment'; ceil: string; max: number; spec: Parameters<typeof measure>[2] }[] = [];
+    const openLoops: { name: ServiceScenario; max: number; spec: Parameters<typeof measure>[2] }[] = [];
     const runOpenLoops = async () => {
       results.peak_rss_closed_mb = child.peakRssMb();
       for (const percent of OPEN_LOOP_PERCENTS) {
-        for (const { name, ceil, max, spec } of openLoops) {
+        for (const { name, max, spec } of openLoops) {
           const rate = Math.max(1, Math.round((max * percent) / 100));
-          plan.log(`  open loop ${name} at ${percent}% of the bare ${ceil} maximum: ${rate} req/s`);
+          plan.log(`  open loop ${name} at ${percent}% of its own maximum (${max} req/s): ${rate} req/s`);
           const runs = ((results.open_loop ??= {})[name] ??= {});
           await checkpoint();
-          runs[`p${percent}`] = { ...await openLoop(spec, rate, plan.durationS), ceiling_rps: max, percent };
+          runs[`p${percent}`] = { ...await openLoop(spec, rate, plan.durationS), max_rps: max, percent };
           await new Promise((r) => setTimeout(r, 2000));
         }
       }

@@ -4,7 +4,7 @@ import { isIdLike } from '../lib/input-fields.js';
 import { parseMerchantPatch } from '../domain/merchant/merchant-patch.js';
 import type { Routing } from '../domain/providers/registry.js';
 import { writeAudit, type Actor } from '../audit/audit.js';
-import { merchantAudit } from '../audit/steps.js';
+import { merchantAudit } from '../domain/audit-steps.js';
 import { maskEmail } from '../lib/email.js';
 import { mailReachesReader } from '../mail/mail-outbox.js';
 import { mailTexts } from '../mail/templates.js';

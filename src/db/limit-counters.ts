@@ -6,7 +6,7 @@ import type { Counter, Hit, LimitStore } from '../lib/limit-store.js';
 const KEYS = `SELECT x.n, x.k, x.w, x.lim, x.dep, x.ord, floor(extract(epoch FROM now()) * 1000 / x.w)::bigint AS win
   FROM unnest(:names::text[], :keys::text[], :windows::int8[], :limits::int4[], :deps::int4[]) WITH ORDINALITY AS x(n, k, w, lim, dep, ord)`;
 const UPSERT = `INSERT INTO limit_counters AS c (name, key, window_no, hits, expires_at)`;
-const BUMP = `ON CONFLICT (name, key, window_no) DO UPDATE SET hits = c.hits + 1`;
+const BUMP = `ON CONFLICT (name, key, window_no) DO UPDATE SET hits = c.hits + EXCLUDED.hits`;
 
 const PEEK = statement('limit_peek', `
   WITH k AS (${KEYS})
@@ -16,7 +16,7 @@ const PEEK = statement('limit_peek', `
 
 const ADD = statement('limit_add', `
   WITH k AS (${KEYS}), up AS (
-    ${UPSERT} SELECT n, k, win, 1, to_timestamp((win + 1) * w / 1000.0) FROM k ${BUMP}
+    ${UPSERT} SELECT n, k, win, :by::int4, to_timestamp((win + 1) * w / 1000.0) FROM k ${BUMP}
     RETURNING c.name, c.key, c.window_no, c.hits, c.expires_at)
   SELECT up.hits, up.window_no, greatest(0, ceil(extract(epoch FROM up.expires_at - now()) * 1000))::int AS ttl_ms
   FROM k JOIN up ON up.name = k.n AND up.key = k.k ORDER BY k.ord`);
@@ -69,8 +69,8 @@ export class LimitCounters implements LimitStore {
     return r.rows.map((x) => x.hits);
   }
 
-  async add(counters: readonly Counter[]): Promise<Array<{ hits: number; ttlMs: number; window: string }>> {
-    const r = await this.db.query<{ hits: number; window_no: string; ttl_ms: number }>(ADD.bind(params(counters)));
+  async add(counters: readonly Counter[], by = 1): Promise<Array<{ hits: number; ttlMs: number; window: string }>> {
+    const r = await this.db.query<{ hits: number; window_no: string; ttl_ms: number }>(ADD.bind({ ...params(counters), by }));
     return r.rows.map((x) => ({ hits: x.hits, ttlMs: x.ttl_ms, window: x.window_no }));
   }
 

@@ -16,7 +16,7 @@ const FEE_KINDS: FeeKind[] = ['payment_card', 'payment_sbp', 'payout_card', 'pay
 
 /*
  * The operator's views of the domain's objects: the operator API's JSON, the console's pages and
- * the audit trail's before/after (src/audit/steps.ts) show the same fields.
+ * the audit trail's before/after (src/domain/audit-steps.ts) show the same fields.
  */
 
 /** Operator view of a merchant; never the token hash, ciphertext or password hash. */

@@ -23,8 +23,11 @@ export interface Hit { counter: Counter; window: string }
 export interface LimitStore {
   /** Hits of each counter in its current window. */
   peek(counters: readonly Counter[]): Promise<number[]>;
-  /** Counts one hit on each counter; its hits after it and the milliseconds left of its window. */
-  add(counters: readonly Counter[]): Promise<Array<{ hits: number; ttlMs: number; window: string }>>;
+  /**
+   * Counts `by` hits (default one) on each counter; its hits after them and the milliseconds left
+   * of its window.
+   */
+  add(counters: readonly Counter[], by?: number): Promise<Array<{ hits: number; ttlMs: number; window: string }>>;
   /**
    * Counts one hit on every counter when each is below its limit (see `onlyAfter`), else on
    * none: the hits, or null when refused. Of a concurrent burst, no more than the limit pass.

@@ -1,5 +1,5 @@
 import nodemailer from 'nodemailer';
-import type { AttemptOutcome } from '../outbox/retry.js';
+import type { AttemptOutcome } from '../lib/delivery-retry.js';
 
 export interface MailSender {
   send(m: { to: string; subject: string; text: string }): Promise<void>;
@@ -22,7 +22,7 @@ export function smtpSender(url: string, from: string): MailSender {
 }
 
 /**
- * What a failed send means for the mail (src/outbox/retry.ts's outcomes, the postbacks' schedule):
+ * What a failed send means for the mail (src/lib/delivery-retry.ts's outcomes, the postbacks' schedule):
  * a 4xx reply (greylisting, a full queue) and network errors are retried; a 5xx reply (the
  * server refuses the sender or the recipient) is retried a few times only, then the mail is dead.
  */

@@ -7,7 +7,7 @@ import type { Db } from '../db/client.js';
 import type { OutboxEventKind } from '../generated/prisma/enums.js';
 import { eventBody, NO_URL } from './events.js';
 import { sendForm } from './http-sender.js';
-import { decide, type EventDecision } from './retry.js';
+import { decide, type EventDecision } from '../lib/delivery-retry.js';
 import { assertTransition, OUTBOX_EVENT_PAIRS } from './outbox-event.states.js';
 
 export interface OutboxWorkerOptions {
@@ -38,8 +38,11 @@ export interface OutboxWorkerOptions {
   allowPrivate?: boolean;
 }
 
+/** Reads a shop's signing token from its stored ciphertext (the merchant service does, above the outbox). */
+export interface TokenReader { decryptToken(enc: string): string }
+
 /** What delivery needs: the token decryption only, so a service can deliver too (test postback). */
-export type OutboxCtx = { config: Config; db: Db; log: FastifyBaseLogger } & { services: { merchants: { decryptToken(enc: string): string } } };
+export type OutboxCtx = { config: Config; db: Db; log: FastifyBaseLogger } & { services: { merchants: TokenReader } };
 type Ctx = OutboxCtx;
 
 /** An event claimed under our lease, with what is needed to send it. */

@@ -1,5 +1,5 @@
 import type { Queryable } from '../db/client.js';
-import { MONEY_RECEIVED_STATUSES } from '../domain/statuses.js';
+import { MONEY_RECEIVED_STATUSES } from '../kernel/statuses.js';
 import { md5Upper } from '../lib/crypto.js';
 import type { OutboxEventKind } from '../generated/prisma/enums.js';
 

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import { checkUrlShape, guardedLookup, isPrivateLiteralHost, UNSAFE_ADDRESS, UnsafeUrlError } from './url-guard.js';
-import { classifyStatus, type AttemptOutcome } from './retry.js';
+import { classifyStatus, type AttemptOutcome } from '../lib/delivery-retry.js';
 
 export interface SendOptions {
   timeoutMs: number;

@@ -1,6 +1,6 @@
 import type { OutboxEventStatus } from '../generated/prisma/enums.js';
 import { ConflictError } from '../errors.js';
-import { transitionPairs } from '../domain/transitions.js';
+import { transitionPairs } from '../kernel/transitions.js';
 
 /**
  * Every change of an outbox event's status, in one table.

@@ -2,12 +2,11 @@ import pino from 'pino';
 import type { Config } from '../config.js';
 import type { Db, InTx } from '../db/client.js';
 import { withPgTx } from '../db/client.js';
-import type { MerchantService } from '../domain/merchant/merchant.service.js';
 import type { OutboxEventStatus } from '../generated/prisma/enums.js';
 import { NotFoundError, ValidationError } from '../errors.js';
 import { newId } from '../lib/ids.js';
 import { enqueueEvent, NO_URL, type PaymentPostbackFields } from './events.js';
-import { OutboxDeliverer, type DeliveryResult } from './deliverer.js';
+import { OutboxDeliverer, type DeliveryResult, type TokenReader } from './deliverer.js';
 import { REDELIVERABLE_FROM } from './outbox-event.states.js';
 
 /** Dead events, as far as the transition table lets them go back to PENDING. */
@@ -58,7 +57,7 @@ const ID_RE = /^\d{1,18}$/;
  * one or all dead events of a merchant, and send a test postback to a shop's Result URL.
  */
 export class OutboxService {
-  constructor(private readonly config: Config, private readonly db: Db, private readonly merchants: MerchantService) {}
+  constructor(private readonly config: Config, private readonly db: Db, private readonly merchants: TokenReader) {}
 
   /**
    * Newest first, in the events' real order: by their bigint id (a sequence), never by its

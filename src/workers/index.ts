@@ -3,9 +3,7 @@ import type { Config } from '../config.js';
 import type { Db } from '../db/client.js';
 import type { Services } from '../services.js';
 import { startOutboxWorker } from './outbox.js';
-import { startRefundWorker } from './refunds.js';
-import { startPayoutWorker } from './payouts.js';
-import { startPaymentReconciler } from './payment-reconciler.js';
+import { startOperationWorker } from './operation-worker.js';
 import { startPartitionWorker } from './partitions.js';
 import { startMailWorker } from './mail.js';
 import { startLimitCounterSweeper } from './limit-counters.js';
@@ -19,9 +17,9 @@ export interface Worker { name: string; stop(): Promise<void> }
 export function startWorkers(ctx: WorkerContext): Worker[] {
   const workers: Worker[] = [];
   workers.push(startOutboxWorker(ctx, { leaseMs: ctx.config.workerLeaseMs }));
-  workers.push(startRefundWorker(ctx));
-  workers.push(startPayoutWorker(ctx));
-  workers.push(startPaymentReconciler(ctx));
+  workers.push(startOperationWorker(ctx, 'refund'));
+  workers.push(startOperationWorker(ctx, 'payout'));
+  workers.push(startOperationWorker(ctx, 'payment', { pollMs: ctx.config.reconcilePollMs }));
   workers.push(startPartitionWorker(ctx));
   workers.push(startMailWorker(ctx));
   workers.push(startLimitCounterSweeper(ctx));

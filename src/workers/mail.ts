@@ -1,7 +1,7 @@
 import type { Worker, WorkerContext } from './index.js';
 import type { ClaimedMail, MailOutbox } from '../mail/mail-outbox.js';
 import { smtpOutcome, smtpSender, type MailSender } from '../mail/smtp.js';
-import { decide } from '../outbox/retry.js';
+import { decide } from '../lib/delivery-retry.js';
 import { startPollLoop } from './poll-loop.js';
 
 export interface MailWorkerOptions {
@@ -39,7 +39,7 @@ async function sendOne(ctx: WorkerContext, mail: MailOutbox, sender: MailSender 
 
 /**
  * The mail worker: claims due mail from mail_outbox under a lease and sends it over SMTP_URL,
- * retrying as postbacks are retried (src/outbox/retry.ts). In production without SMTP_URL it
+ * retrying as postbacks are retried (src/lib/delivery-retry.ts). In production without SMTP_URL it
  * does not run: mail waits in the queue (the mailbox page lists it) and one warning says so.
  */
 export function startMailWorker(ctx: WorkerContext, opts: MailWorkerOptions = {}): Worker {

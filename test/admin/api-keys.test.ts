@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_TOKEN, TEST_KEY, setupTestApp, type TestApp } from '../helpers/app.js';
 import { createMerchant } from '../factories/merchant.js';
 import { admin } from './helpers.js';
-import { buildCall, runCli } from '../../src/admin/cli.js';
+import { buildCall } from '../../src/admin/cli.js';
+import { runCli } from '../../src/entry/admin-cli.js';
 import { sha256Hex } from '../../src/lib/crypto.js';
 
 /**

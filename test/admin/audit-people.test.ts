@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_TOKEN, TEST_KEY, setupTestApp, type TestApp } from '../helpers/app.js';
 import { createPaidPayment } from '../factories/paid-payment.js';
 import { payNewBill } from '../factories/payment.js';
-import { runCli } from '../../src/admin/cli.js';
+import { runCli } from '../../src/entry/admin-cli.js';
 import { cabinetMerchant, signedIn, teamMember } from '../cabinet/helpers.js';
 import { admin } from './helpers.js';
 import { redact } from '../../src/audit/audit.js';

@@ -99,7 +99,7 @@ describe('POST /admin/v1/payments/{id}/chargebacks', () => {
     const call = buildCall(['chargebacks:create', p.paymentId, '--amount', '5.00', '--reason', 'cli']);
     expect(call).toEqual({ method: 'POST', path: `/payments/${p.paymentId}/chargebacks`, body: { amount: '5.00', reason: 'cli' } });
     if (call === 'help') throw new Error('help');
-    // The CLI runs the very route in-process (src/admin/cli.ts): the same call here.
+    // The CLI runs the very route in-process (src/entry/admin-cli.ts runs src/admin/cli.ts's verb): the same call here.
     const r = await admin(t, call.method, call.path, call.body);
     expect(r.status).toBe(201);
     expect(r.body).toMatchObject({ success: true, amount: '5.00', reason: 'cli' });

@@ -2,7 +2,8 @@ import { spawn } from 'node:child_process';
 import bcrypt from 'bcrypt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_TOKEN, TEST_KEY, setupTestApp, type TestApp } from '../helpers/app.js';
-import { buildCall, parseArgs, runCli, UsageError } from '../../src/admin/cli.js';
+import { buildCall, parseArgs, UsageError } from '../../src/admin/cli.js';
+import { runCli } from '../../src/entry/admin-cli.js';
 import { enqueueTestPostbacks } from '../factories/outbox.js';
 import { createMerchant } from '../factories/merchant.js';
 import { cardForm, heldPayment, payRequest } from '../factories/payment.js';
@@ -52,7 +53,7 @@ async function cli(args: string[]): Promise<{ code: number; out: any; stderr: st
 /** `npm run admin -- ...` as a child process against this file's database. */
 function cliProcess(args: string[]): Promise<{ code: number; out: any; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/admin/cli.ts', ...args], {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/entry/admin-cli.ts', ...args], {
       env: { PATH: process.env.PATH, HOME: process.env.HOME, ...CLI_ENV() },
     });
     let stdout = '';

@@ -7,7 +7,7 @@ describe('deployment files (no Docker engine here: checked by reading)', () => {
   it('.env.example lists every setting the service reads, each with a value line', () => {
     const example = read('.env.example');
     const keys = new Set<string>();
-    for (const f of ['src/config.ts', 'src/boot.ts']) {
+    for (const f of ['src/config.ts', 'src/entry/boot.ts']) {
       for (const m of read(f).matchAll(/\benv\.([A-Z][A-Z0-9_]+)/g)) keys.add(m[1]!);
     }
     expect(keys.size).toBeGreaterThan(15);
@@ -41,7 +41,7 @@ describe('deployment files (no Docker engine here: checked by reading)', () => {
     expect(runtime).toMatch(/^\s+NODE_EXTRA_CA_CERTS=\/usr\/local\/share\/ca-certificates\/russian_trusted_root_ca\.crt \\$/m);
     expect(scripts['start:prod']).toBe(`node ${flags} dist/main.js`);
     expect(scripts['worker:prod']).toBe(`node ${flags} dist/worker-main.js`);
-    expect(scripts.start).toBe('tsx src/main.ts');
+    expect(scripts.start).toBe('tsx src/entry/main.ts');
     expect(scripts.build).toBe('node scripts/build.mjs');
     expect(read('scripts/build.mjs')).toContain('tsconfig.build.json');
   });

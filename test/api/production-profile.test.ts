@@ -172,7 +172,7 @@ describe('a database that ran as sandbox starts as production only without sandb
     expect(await one(s, 'SELECT profile FROM deployment')).toEqual({ profile: 'sandbox' });
 
     // The real start: exit 78 with the same lines on stderr, nothing served.
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/entry/main.ts'], {
       env: { PATH: process.env.PATH!, HOME: process.env.HOME!, DATABASE_URL: s.dbUrl, ADMIN_API_TOKEN: ADMIN_TOKEN, TOKEN_ENCRYPTION_KEY: TEST_KEY, PAYMENTS_PROFILE: 'production', PORT: '0', LOG_LEVEL: 'warn', RUN_WORKERS: 'false' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

@@ -3,7 +3,6 @@ import { setupTestApp, type TestApp } from '../helpers/app.js';
 import { createMerchant, type MerchantFixture } from '../factories/merchant.js';
 import { createPaidPayment } from '../factories/paid-payment.js';
 import { grantedMerchant, refundPartial } from '../refund/helpers.js';
-import { processDueRefunds } from '../../src/workers/refunds.js';
 import { fund, insertAccount, payoutMerchant, personal } from '../payout/helpers.js';
 import { createBill, expect422, insertPayment } from './support.js';
 
@@ -23,7 +22,7 @@ describe('payment/status with refunds=1 and chargeback=1', () => {
   it('adds the payment\'s refunds (refund view fields, newest first) and its chargeback list; without the flags neither key', async () => {
     const p = await createPaidPayment(t, m);
     const r1 = (await refundPartial(t, m, p.paymentId, '10.00')).json();
-    await processDueRefunds({ services: t.app.services });
+    await t.app.services.refunds.processDue();
     const r2 = (await refundPartial(t, m, p.paymentId, '5.50')).json();
     const plain = (await get(`/api/v1/payment/status?id=${p.paymentId}`)).json();
     expect(plain).not.toHaveProperty('refunds');

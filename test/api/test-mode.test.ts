@@ -1,6 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { processDueRefunds } from '../../src/workers/refunds.js';
-import { processDuePayouts } from '../../src/workers/payouts.js';
 import { paymentSignature, payoutSignature, refundSignature } from '../../src/outbox/events.js';
 import { buildCall } from '../../src/admin/cli.js';
 import { newApiToken, sha256Hex, encrypt } from '../../src/lib/crypto.js';
@@ -234,14 +232,14 @@ describe('the test token never reaches a live connector', () => {
     const refund = await post('/api/v1/refund/partial/create', m.test, { payment_id: test.paymentId, amount: '40.00' });
     expect(refund.statusCode, refund.body).toBe(200);
     await t.db.pool.query(`UPDATE refunds SET process_after = now() - interval '1 second' WHERE payment_id = $1`, [test.paymentId]);
-    await processDueRefunds({ services: t.app.services });
+    await t.app.services.refunds.processDue();
     expect(await one('SELECT status::text, connector FROM refunds WHERE payment_id = $1', [test.paymentId])).toEqual({ status: 'SUCCESS', connector: 'sandbox' });
 
     const payout = await post('/api/v1/payout/regular/create', m.test, card('100'));
     expect(payout.statusCode, payout.body).toBe(200);
     const payoutId = payout.json().data[0].id as string;
     await t.db.pool.query(`UPDATE payouts SET process_after = now() - interval '1 second' WHERE id = $1`, [payoutId]);
-    await processDuePayouts({ services: t.app.services });
+    await t.app.services.payouts.processDue();
     expect(await one('SELECT status::text, connector FROM payouts WHERE id = $1', [payoutId])).toEqual({ status: 'SUCCESS', connector: 'sandbox' });
 
     // The live balance never moved; the test payout and refund came out of the test balance.
@@ -286,9 +284,9 @@ describe('postbacks of test objects', () => {
     await deliverUntil(t, () => !!refundPostback() && !!payoutWebhook(), {
       before: async () => {
         await t.db.pool.query(`UPDATE refunds SET process_after = now(), next_check_at = NULL WHERE payment_id = $1 AND status IN ('NEW', 'PROCESS')`, [p.paymentId]);
-        await processDueRefunds({ services: t.app.services });
+        await t.app.services.refunds.processDue();
         await t.db.pool.query(`UPDATE payouts SET process_after = now(), next_check_at = NULL WHERE id = $1 AND status = 'PROCESS'`, [payoutId]);
-        await processDuePayouts({ services: t.app.services });
+        await t.app.services.payouts.processDue();
       },
     });
     const refund = refundPostback();

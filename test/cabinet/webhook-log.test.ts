@@ -4,7 +4,7 @@ import { setupTestApp, type TestApp } from '../helpers/app.js';
 import { withPgTx } from '../../src/db/client.js';
 import { enqueueEvent } from '../../src/outbox/events.js';
 import { CabinetClient, cabinetMerchant, signedIn } from './helpers.js';
-import { seedDemo } from '../../src/db/seed.js';
+import { seedDemo } from '../../src/entry/seed.js';
 import { deliverUntil } from '../outbox/deliver-until.js';
 import { cardForm, payRequest } from '../factories/payment.js';
 

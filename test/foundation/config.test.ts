@@ -46,7 +46,7 @@ describe('configuration', () => {
   });
 
   it('npm start with DATABASE_URL but no ADMIN_API_TOKEN stops with one line naming the setting', () => {
-    const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/entry/main.ts'], {
       env: { PATH: process.env.PATH, DATABASE_URL: base.DATABASE_URL, TOKEN_ENCRYPTION_KEY: base.TOKEN_ENCRYPTION_KEY },
       encoding: 'utf8', timeout: 30_000, cwd: process.cwd(),
     });

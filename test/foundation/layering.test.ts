@@ -3,16 +3,11 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 /**
- * Imports point one way (docs/adr/0060-faces-layered-among-themselves.md): the faces depend on
- * what is below them, never on each other nor the reverse; and routes reach the database only
- * through services. A static scan of the sources, so a regression fails here before review.
- *
- *   app.ts (composition: registers every face)
- *   faces: http (merchant API), provider-notifications, page (payment page and sandbox pages),
- *          cabinet, admin (operator API and CLI), operator (console)
- *   backoffice: what the operator API and the console share (actions, permissions, inputs)
- *   plugins, metrics: app infrastructure (Fastify plugins, /metrics) that faces build on
- *   domain, audit, outbox, mail, workers, db; lib: generic helpers
+ * The house in one order, lowest first (docs/adr/0123-layers-all-the-way-down.md): a file imports
+ * its own folder and the layers below its own, never a layer above it nor another folder of its
+ * own layer. Among the faces this is docs/adr/0060-faces-layered-among-themselves.md: each
+ * registers its own routes, none imports another; and routes reach the database only through
+ * services. A static scan of the sources, so a regression fails here before review.
  */
 
 const SRC = resolve('src');
@@ -27,8 +22,36 @@ const SHARED: Record<string, readonly string[]> = { backoffice: ['admin', 'opera
  * hook is the face's: src/http/merchant-auth.ts).
  */
 const INFRA = ['plugins', 'metrics'];
-/** Below the faces: business rules and what they need; none of them imports a face. */
-const BELOW = ['domain', 'audit', 'outbox', 'mail', 'workers', 'db', 'lib'];
+
+/** Every top folder and root file of src/, by layer, lowest first. */
+const LAYERS: readonly (readonly string[])[] = [
+  ['errors.ts', 'types'], // one error factory (code -> status); ambient declarations of untyped packages
+  ['lib'], // generic helpers: no business, no setting
+  ['config.ts'], // the environment's schema, read once at boot
+  ['logger.ts'], // pino options and redaction
+  ['generated'], // Prisma's client, generated from prisma/schema.prisma
+  ['db'], // pool, Prisma on it, transactions, statements, migrations, partitions
+  ['kernel'], // transition-table helpers, the status sets the data model gives meaning to
+  ['outbox', 'mail', 'audit'], // what the domain writes in its transaction: events, mail, the trail's writer
+  ['domain'], // business rules, services, connectors, the audit steps
+  ['services.ts'], // the domain's services built once
+  ['workers'], // background loops over the services
+  ['backoffice', ...INFRA], // what some faces share; app infrastructure
+  FACES,
+  ['app.ts'], // buildApp: plugins, then each face, then the error handler
+  ['entry'], // processes: main, worker-main, the CLIs, boot, listen, V8 flags, the demo seed
+];
+
+/** The layer of a src/ top folder or root file, undefined when it has none. */
+const layerOf = (top: string): number | undefined => {
+  const i = LAYERS.findIndex((l) => l.includes(top));
+  return i < 0 ? undefined : i;
+};
+
+/** The entries of src/ that hold code and have no layer (a new folder must be placed first). */
+function unlayered(entries: readonly { name: string; hasCode: boolean }[]): string[] {
+  return entries.filter((e) => e.hasCode && layerOf(e.name) === undefined).map((e) => e.name);
+}
 
 function files(dir: string): string[] {
   return readdirSync(dir).flatMap((n) => {
@@ -51,20 +74,19 @@ const importsOf = (file: string): string[] => importsIn(readFileSync(file, 'utf8
 const topOf = (p: string) => p.split(/[\\/]/)[0]!;
 
 /**
- * What `file` (relative to src) may not import, by the rules above; `imports` relative to src.
+ * What `file` (relative to src) may not import, by the order above; `imports` relative to src.
  * Returns the offending imports as `file -> import`.
  */
 function layeringViolations(file: string, imports: readonly string[]): string[] {
   const from = topOf(file);
   const refused = (to: string): boolean => {
     if (to === from) return false;
-    if (FACES.includes(to)) return from !== 'app.ts';
-    if (to in SHARED) return from !== 'app.ts' && !SHARED[to]!.includes(from);
-    // Infrastructure is for faces and the composition; the domain and lib do not lean on it.
-    if (INFRA.includes(to)) return ['domain', 'lib'].includes(from);
-    // lib is generic: nothing of the business, only other lib files and errors.
-    if (from === 'lib') return to !== 'errors.ts';
-    return false;
+    const [a, b] = [layerOf(from), layerOf(to)];
+    // A file outside every layer, or an import into one, is refused until it is placed.
+    if (a === undefined || b === undefined) return true;
+    if (to in SHARED && from !== 'app.ts' && !SHARED[to]!.includes(from)) return true;
+    // Down only: a peer of the same layer (a face of a face, the outbox of the mail) is refused too.
+    return b >= a;
   };
   return imports.filter((i) => refused(topOf(i))).map((i) => `${file} -> ${i}`);
 }
@@ -81,7 +103,15 @@ function routeFiles(): string[] {
     .filter((f) => /[\\/]routes[\\/]/.test(relative(SRC, f)) || DECLARES_ROUTE.test(withoutComments(readFileSync(f, 'utf8'))));
 }
 
-const scanned = (dirs: readonly string[]) => dirs.flatMap((d) => files(join(SRC, d)));
+/** The code of src/ top entries (folders or root files); Prisma's generated client is not ours to scan. */
+const scanned = (entries: readonly string[]) => entries.filter((e) => e !== 'generated')
+  .flatMap((e) => (e.endsWith('.ts') ? [join(SRC, e)] : files(join(SRC, e))));
+
+/** src/'s top entries, each with whether it holds code (src/assets holds only files the app serves). */
+const srcEntries = () => readdirSync(SRC).map((name) => {
+  const p = join(SRC, name);
+  return { name, hasCode: statSync(p).isDirectory() ? files(p).length > 0 : name.endsWith('.ts') };
+});
 
 describe('layering', () => {
   it('the domain imports nothing from a face, the backoffice or the app infrastructure', () => {
@@ -118,10 +148,95 @@ describe('layering', () => {
   });
 
   it('the infrastructure and everything below the faces import no face', () => {
-    const below = scanned([...INFRA, ...BELOW.filter((d) => d !== 'lib' && d !== 'domain')]);
-    expect(below.length).toBeGreaterThan(20);
-    const bad = below.flatMap((f) => layeringViolations(relative(SRC, f), importsOf(f)));
+    const below = scanned(LAYERS.slice(0, layerOf('backoffice')! + 1).flat().filter((e) => e !== 'backoffice'));
+    expect(below.length).toBeGreaterThan(150);
+    const bad = below.flatMap((f) => layeringViolations(relative(SRC, f), importsOf(f)).filter((v) => FACES.includes(topOf(v.split(' -> ')[1]!))));
     expect(bad).toEqual([]);
+  });
+
+  it('every top folder and root file of src/ that holds code has a layer, and every layer names what exists', () => {
+    const entries = srcEntries();
+    expect(unlayered(entries)).toEqual([]);
+    const names = entries.map((e) => e.name);
+    for (const e of LAYERS.flat()) expect(names, e).toContain(e);
+  });
+
+  it('every file of src/ imports only its own folder and the layers below its own (outbox, mail and audit below the domain; entry points above all)', () => {
+    const everything = scanned(srcEntries().map((e) => e.name));
+    expect(everything.length).toBeGreaterThan(250);
+    const bad = everything.flatMap((f) => layeringViolations(relative(SRC, f), importsOf(f)));
+    expect(bad).toEqual([]);
+  });
+
+  it('docs/architecture.md draws the same order, top layer first', () => {
+    const doc = readFileSync(resolve('docs/architecture.md'), 'utf8');
+    const block = /## Layers[^\n]*\n[\s\S]*?```\n([\s\S]*?)```/.exec(doc)![1]!;
+    // A layer's line starts in the first column after one space; its names end at the first wide gap.
+    const drawn = block.split('\n').filter((l) => /^ [^\s│▼─]/.test(l))
+      .map((l) => l.trim().split(/\s{2,}/)[0]!.split(' ').map((n) => n.replace(/\/$/, '')));
+    expect(drawn).toEqual([...LAYERS].reverse());
+  });
+
+  it('the order refuses a planted upward or sideways import at every level and allows what is below (guards the test itself)', () => {
+    const planted = (file: string, spec: string) => layeringViolations(file, importsIn(`import { x } from '${spec}';`, file));
+    // Upward: each one a layer reaching above itself.
+    for (const [file, spec] of [
+      ['lib/input.ts', '../config.js'],
+      ['config.ts', './logger.js'],
+      ['db/client.ts', '../kernel/statuses.js'],
+      ['db/seed.ts', '../services.js'],
+      ['db/migrate-cli.ts', '../entry/boot.js'],
+      ['kernel/transitions.ts', '../outbox/events.js'],
+      ['outbox/x.ts', '../domain/y.js'],
+      ['outbox/events.ts', '../domain/ledger/ledger.js'],
+      ['outbox/outbox.service.ts', '../domain/merchant/merchant.service.js'],
+      ['audit/audit.ts', '../domain/operator-views.js'],
+      ['mail/templates.ts', '../domain/merchant/fees.js'],
+      ['domain/payment/payment.service.ts', '../../services.js'],
+      ['domain/attention/attention.service.ts', '../../workers/index.js'],
+      ['services.ts', './workers/index.js'],
+      ['workers/index.ts', '../backoffice/actions.js'],
+      ['workers/outbox.ts', '../plugins/error-handler.js'],
+      ['backoffice/actions.ts', '../cabinet/context.js'],
+      ['http/index.ts', '../app.js'],
+      ['admin/cli.ts', '../entry/boot.js'],
+      ['app.ts', './entry/server.js'],
+    ] as const) expect(planted(file, spec), `${file} -> ${spec}`).toHaveLength(1);
+    // Sideways: another folder of the same layer.
+    for (const [file, spec] of [
+      ['mail/smtp.ts', '../outbox/retry.js'],
+      ['outbox/deliverer.ts', '../audit/audit.js'],
+      ['audit/audit.ts', '../mail/mail-outbox.js'],
+      ['plugins/idempotency.ts', '../metrics/index.js'],
+      ['metrics/index.ts', '../backoffice/permissions.js'],
+      ['errors.ts', './types/rate-limit-local-store.js'],
+    ] as const) expect(planted(file, spec), `${file} -> ${spec}`).toHaveLength(1);
+    // Down: allowed.
+    for (const [file, spec] of [
+      ['entry/main.ts', '../app.js'],
+      ['entry/main.ts', '../workers/index.js'],
+      ['entry/main.ts', './boot.js'],
+      ['entry/admin-cli.ts', '../admin/cli.js'],
+      ['app.ts', './services.js'],
+      ['workers/index.ts', '../services.js'],
+      ['services.ts', './domain/merchant/merchant.service.js'],
+      ['domain/payment/payment.service.ts', '../../outbox/events.js'],
+      ['domain/audit-steps.ts', '../audit/audit.js'],
+      ['domain/merchant/password-reset.service.ts', '../../mail/mail-outbox.js'],
+      ['domain/bill/bill.states.ts', '../../kernel/transitions.js'],
+      ['outbox/events.ts', '../kernel/statuses.js'],
+      ['outbox/events.ts', '../db/client.js'],
+      ['mail/smtp.ts', '../lib/delivery-retry.js'],
+      ['db/client.ts', '../generated/prisma/client.js'],
+      ['logger.ts', './config.js'],
+      ['lib/input.ts', '../errors.js'],
+    ] as const) expect(planted(file, spec), `${file} -> ${spec}`).toEqual([]);
+  });
+
+  it('a folder or root file without a layer is refused, as is an import into one (guards the test itself)', () => {
+    expect(unlayered([{ name: 'kernel', hasCode: true }, { name: 'bin', hasCode: true }, { name: 'stray.ts', hasCode: true }, { name: 'assets', hasCode: false }])).toEqual(['bin', 'stray.ts']);
+    expect(layeringViolations('bin/main.ts', ['lib/ids.ts'])).toEqual(['bin/main.ts -> lib/ids.ts']);
+    expect(layeringViolations('entry/main.ts', ['bin/x.ts'])).toEqual(['entry/main.ts -> bin/x.ts']);
   });
 
   it('routes of every face (API, provider notifications, pages, cabinet, operator API, console) reach the database only through services', () => {

@@ -28,7 +28,7 @@ afterAll(async () => {
 /** `npm start`'s entry as a child process; its exit code and everything it wrote. */
 function start(env: Record<string, string>): Promise<{ code: number | null; out: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/entry/main.ts'], {
       env: { PATH: process.env.PATH!, HOME: process.env.HOME!, HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

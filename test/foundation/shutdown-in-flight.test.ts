@@ -34,7 +34,7 @@ describe('a clean stop while deliveries are in flight', () => {
         await enqueueEvent(c, { merchantId: m.merchantId, kind: 'TEST_POSTBACK', aggregateId: trs, url: receiver.url, fields: { InvId: trs, OutSum: '1.00', Commission: '0.00', Currency: 'RUB', CurrencyIn: 'RUB', TrsId: trs, Status: 'SUCCESS', custom: '' } });
       }
     });
-    const svc = await startService(['--import', 'tsx', 'src/main.ts'], databaseEnv(t.dbUrl), { timeoutMs: 90_000 });
+    const svc = await startService(['--import', 'tsx', 'src/entry/main.ts'], databaseEnv(t.dbUrl), { timeoutMs: 90_000 });
     for (let i = 0; i < 600 && arrived.length < 3; i++) await new Promise((r) => setTimeout(r, 50));
     expect(arrived.length).toBe(3);
     const signalled = Date.now();

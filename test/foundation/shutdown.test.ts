@@ -26,7 +26,7 @@ function dataDir(): string {
 describe('a clean stop (Ctrl-C, docker stop)', () => {
   it('embedded profile: the banner\'s curl creates a bill; Ctrl-C (SIGINT to the whole process group) stops workers, pool, then PostgreSQL; exit 0, nothing logged at warn or above', async () => {
     const dir = dataDir();
-    const svc = await startService(['--import', 'tsx', 'src/main.ts'], { DATA_DIR: dir, EMBEDDED_PG_PORT: String(await freePort()) }, { timeoutMs: 90_000 });
+    const svc = await startService(['--import', 'tsx', 'src/entry/main.ts'], { DATA_DIR: dir, EMBEDDED_PG_PORT: String(await freePort()) }, { timeoutMs: 90_000 });
     const pgPid = Number(readFileSync(join(dir, 'pg', 'postmaster.pid'), 'utf8').split('\n')[0]);
     // The start banner says what to do next, and its curl works as printed.
     for (let i = 0; i < 100 && !svc.lines().some((l) => l.includes('Stop with Ctrl-C')); i++) await new Promise((r) => setTimeout(r, 100));
@@ -58,7 +58,7 @@ describe('a clean stop (Ctrl-C, docker stop)', () => {
     const db = await createTestDatabase();
     try {
       for (const how of ['SIGTERM', 'SIGINT'] as const) {
-        const svc = await startService(['--import', 'tsx', 'src/main.ts'], databaseEnv(db.url));
+        const svc = await startService(['--import', 'tsx', 'src/entry/main.ts'], databaseEnv(db.url));
         await new Promise((r) => setTimeout(r, 1000));
         if (how === 'SIGTERM') svc.child.kill('SIGTERM'); else svc.interrupt('SIGINT');
         expect(await svc.exited).toEqual({ code: 0, signal: null });

@@ -27,7 +27,7 @@ describe('WEB_CONCURRENCY (node:cluster)', () => {
 
   for (const how of ['SIGTERM to the primary (docker stop)', 'SIGINT to the process group (Ctrl-C)'] as const) {
     it(`WEB_CONCURRENCY=2: two API processes serve, the workers run once in the primary; ${how} stops all with exit 0 and nothing logged at warn or above`, async () => {
-      const svc = await startService(['--import', 'tsx', 'src/main.ts'], databaseEnv(db.url, { WEB_CONCURRENCY: '2' }), { timeoutMs: 120_000 });
+      const svc = await startService(['--import', 'tsx', 'src/entry/main.ts'], databaseEnv(db.url, { WEB_CONCURRENCY: '2' }), { timeoutMs: 120_000 });
       const primary = svc.child.pid!;
       // /ready answers once the first API process listens; the primary logs when all do.
       const until = Date.now() + 120_000;

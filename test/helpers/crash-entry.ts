@@ -3,11 +3,11 @@
 //   provider-answered  a provider answered an operation, before anything of the answer is committed
 //   committed          a keyed request's change and its answer committed, before the answer is sent
 // The crash tests (test/reliability/*-crash.test.ts) start it and then prove the recovery.
-import '../../src/runtime-flags.js';
-import { boot } from '../../src/boot.js';
+import '../../src/entry/runtime-flags.js';
+import { boot } from '../../src/entry/boot.js';
 import { buildApp } from '../../src/app.js';
 import { createDb } from '../../src/db/client.js';
-import { serve } from '../../src/server.js';
+import { serve } from '../../src/entry/server.js';
 
 const at = process.env.CRASH_AT;
 if (at !== 'provider-answered' && at !== 'committed') throw new Error(`CRASH_AT must be provider-answered or committed, not ${at}`);

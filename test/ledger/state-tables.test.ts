@@ -6,7 +6,7 @@ import {
   FINAL_PAYOUT_STATUSES, IllegalPayoutTransition, NOT_COUNTED_STATUSES, PAYOUT_TRANSITIONS, assertTransition as assertPayout, payoutSourcesOf,
 } from '../../src/domain/payout/payout.states.js';
 import { FINAL_REFUND_STATUSES, IllegalRefundTransitionError, REFUND_TRANSITIONS, assertTransition as assertRefund, sourcesOf as refundSourcesOf } from '../../src/domain/refund/refund.states.js';
-import { transitionPairs } from '../../src/domain/transitions.js';
+import { transitionPairs } from '../../src/kernel/transitions.js';
 
 /**
  * The state tables are DESIGN.md "States", edge for edge (found missing by mutation testing,

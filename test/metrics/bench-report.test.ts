@@ -14,15 +14,20 @@ const ceilings = {
 const service = {
   bill_create: both(6000, 4000), bill_status: both(7000, 9000, 30), payment: { unavailable: 'probe answered 500' },
   payout: both(1500, 2400), merchant_balance: both(9000, 9000), peak_rss_mb: 140,
-  open_loop: { bill_create: { p50: { p99_ms: 12 } }, bill_status: { p50: { p99_ms: 25 } } },
+  open_loop: {
+    bill_create: { p50: { p50_ms: 3, p99_ms: 12, percent: 50, max_rps: 6000 }, p80: { p50_ms: 9, p99_ms: 40, percent: 80, max_rps: 6000 } },
+    bill_status: { p50: { p50_ms: 2, p99_ms: 25, percent: 50, max_rps: 9000 } },
+  },
 };
+const controls = { insert: { p50: { p50_ms: 1, p99_ms: 4 }, p80: { p50_ms: 2, p99_ms: 7 } } };
 
-function results(load = 0.1): BenchResults {
+function results(load = 0.1, extra: Partial<BenchResults> = {}): BenchResults {
   const { ratios, byConn } = computeRatios(ceilings as never, service as never, [16, 64]);
   const partial = {
     started_at: 't', finished_at: 't', quick: false, duration_s: 10, connections: [16, 64], tenants: 32,
     machine: { cpu_model: 'x', cores: 2, memory_gb: 1, kernel: 'k', node: 'v20', postgres: '15', pgbench: null, load_avg_at_start: load },
-    ceilings: ceilings as never, service: service as never, outbox: { unavailable: 'no worker' }, ratios, ratios_by_connections: byConn,
+    ceilings: { ...ceilings, open_loop: controls } as never, service: service as never, outbox: { unavailable: 'no worker' }, ratios, ratios_by_connections: byConn,
+    ...extra,
   };
   return { ...partial, targets: computeTargets(partial) };
 }
@@ -57,7 +62,7 @@ describe('bench report', () => {
     expect(toMarkdown(r)).toContain('not measured');
   });
 
-  it('checks the open-loop p99 at 50% of each bare ceiling and the peak RSS against their targets', () => {
+  it('checks the open-loop p99 at 50% of each scenario\'s own maximum and the peak RSS against their targets', () => {
     const r = results();
     expect(r.targets.find((t) => t.name.startsWith('bill_status open-loop'))).toMatchObject({ value: 25, met: false });
     expect(r.targets.find((t) => t.name.startsWith('bill_create open-loop'))).toMatchObject({ value: 12, met: true });
@@ -73,5 +78,18 @@ describe('bench report', () => {
     expect(md).toContain('busy: other work shared the machine; the targets are not judged');
     expect(md).toContain('not judged (busy machine)');
     expect(toMarkdown(results(0.5))).toContain('quiet: the targets are judged');
+  });
+
+  it('sizes each scenario by its own maximum with one and two processes, its latency at 50% and 80% of it beside the bare handler, and the CPU bench:cost measured', () => {
+    const two = { ...service, bill_create: both(7000, 6500), open_loop: { bill_create: { p50: { p50_ms: 4, p99_ms: 15, percent: 50, max_rps: 7000 } } } };
+    const md = toMarkdown(results(0.1, {
+      service_by_processes: { 1: service as never, 2: two as never },
+      cost: { at: '2026-11-28T21:00:00Z', scenarios: { bill_create: { service_cpu_ms: 0.8, db_backends_cpu_ms: 0.6, statements: 2 } } },
+    }));
+    const row = md.split('\n').find((l) => l.startsWith('| POST bill/create | 6000 |'));
+    expect(row).toBe('| POST bill/create | 6000 | 7000 | 3.0 / 12 (4.0) | 9.0 / 40 (7.0) | 15 | 0.80 + 0.60 |');
+    expect(md).toContain('| card payment POST /pay/{id} | – | – | – | – | – | – |');
+    expect(md).toContain('run at 2026-11-28T21:00:00Z');
+    expect(toMarkdown(results())).toContain('run `npm run bench:cost` first');
   });
 });

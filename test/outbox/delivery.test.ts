@@ -5,7 +5,7 @@ import { withPgTx } from '../../src/db/client.js';
 import { enqueueEvent, NO_URL, NonFinalEventError, paymentSignature, payoutSignature, type PaymentPostbackFields, type PayoutWebhookFields } from '../../src/outbox/events.js';
 import { OutboxDeliverer, type OutboxWorkerOptions } from '../../src/outbox/deliverer.js';
 import { startOutboxWorker } from '../../src/workers/outbox.js';
-import { MAX_ATTEMPTS, REFUSED_MAX_ATTEMPTS, RETRY_DELAYS_MS } from '../../src/outbox/retry.js';
+import { MAX_ATTEMPTS, REFUSED_MAX_ATTEMPTS, RETRY_DELAYS_MS } from '../../src/lib/delivery-retry.js';
 import type { OutboxEventKind } from '../../src/generated/prisma/enums.js';
 import { setupTestApp, type TestApp } from '../helpers/app.js';
 import { createMerchant, type MerchantFixture } from '../factories/merchant.js';

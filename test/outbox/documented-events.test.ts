@@ -6,8 +6,6 @@ import { cardForm, DECLINED_CARD, payRequest, REFUND_FAIL_CARD, savedCardOf } fr
 import { admin } from '../admin/helpers.js';
 import { createBill } from '../api/support.js';
 import { fund, seedBanks, card, regular } from '../payout/helpers.js';
-import { processDueRefunds } from '../../src/workers/refunds.js';
-import { processDuePayouts } from '../../src/workers/payouts.js';
 import { OutboxEventKind } from '../../src/generated/prisma/enums.js';
 import { deliverUntil } from './deliver-until.js';
 import { startReceiver, type Receiver, type Received } from './receiver.js';
@@ -95,8 +93,8 @@ describe('every event kind /docs/json documents is what a receiver gets', () => 
     }, {
       before: async () => {
         await t.db.pool.query(`UPDATE refunds SET process_after = now(), next_check_at = NULL WHERE status IN ('NEW', 'PROCESS')`);
-        await processDueRefunds({ services: t.app.services });
-        await processDuePayouts({ services: t.app.services });
+        await t.app.services.refunds.processDue();
+        await t.app.services.payouts.processDue();
       },
     });
 

@@ -2,7 +2,6 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import pino from 'pino';
 import { withPgTx } from '../../src/db/client.js';
 import { enqueueEvent, paymentSignature, payoutSignature } from '../../src/outbox/events.js';
-import { processDuePayouts } from '../../src/workers/payouts.js';
 import { card, fund, payoutMerchant, regular } from '../payout/helpers.js';
 import { OutboxDeliverer } from '../../src/outbox/deliverer.js';
 import { ADMIN_TOKEN, setupTestApp, type TestApp } from '../helpers/app.js';
@@ -124,7 +123,7 @@ describe('payout webhook end to end', () => {
     const created = await regular(t, pm, card('100'));
     expect(created.statusCode).toBe(200);
     const payoutId = created.json().data[0].id as string;
-    await processDuePayouts({ services: t.app.services });
+    await t.app.services.payouts.processDue();
     const ev = await t.db.pool.query(`SELECT status::text AS status FROM outbox_events WHERE kind = 'PAYOUT_WEBHOOK' AND aggregate_id = $1`, [payoutId]);
     expect(ev.rows[0].status).toBe('PENDING');
     await t.db.prisma.merchant.update({ where: { id: pm.merchantId }, data: { payoutWebhookUrl: `${rx.url}/payout-new` } });

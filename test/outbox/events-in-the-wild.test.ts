@@ -5,7 +5,6 @@ import { cardForm, DECLINED_CARD, payRequest } from '../factories/payment.js';
 import { md5Upper } from '../../src/lib/crypto.js';
 import { deliverUntil } from './deliver-until.js';
 import { startReceiver, type Receiver } from './receiver.js';
-import { processDueRefunds } from '../../src/workers/refunds.js';
 import { REFUND_FAIL_CARD } from '../factories/payment.js';
 
 let t: TestApp;
@@ -75,7 +74,7 @@ describe('refund postback', () => {
     // Until both postbacks arrived: under load a sandbox call can time out and leave a refund for the next pass.
     await deliver([r1.json().id, r2.json().id], async () => {
       await t.db.pool.query(`UPDATE refunds SET process_after = now(), next_check_at = NULL WHERE id = ANY($1) AND status IN ('NEW', 'PROCESS')`, [[r1.json().id, r2.json().id]]);
-      await processDueRefunds({ services: t.app.services });
+      await t.app.services.refunds.processDue();
     });
     const got = rx.received.filter((x) => x.path === '/result' && x.fields.PaymentId);
     const a = got.find((x) => x.fields.Id === r1.json().id)!;

@@ -18,7 +18,7 @@ beforeAll(async () => {
   drop = database.drop;
   db = createDb(database.url, { max: 2 });
   void testConfig;
-  child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+  child = spawn(process.execPath, ['--import', 'tsx', 'src/entry/main.ts'], {
     env: {
       ...process.env, DATABASE_URL: database.url, ADMIN_API_TOKEN: ADMIN_TOKEN, TOKEN_ENCRYPTION_KEY: TEST_KEY, PAYMENTS_PROFILE: 'sandbox',
       HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'trace', RUN_WORKERS: 'false', ALLOW_PRIVATE_WEBHOOK_URLS: 'true',

@@ -1,7 +1,6 @@
 import { Decimal } from 'decimal.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyBalances } from '../../src/domain/ledger/ledger.js';
-import { reconcilePayments } from '../../src/workers/payment-reconciler.js';
 import { md5Upper } from '../../src/lib/crypto.js';
 import { newPaymentId } from '../../src/lib/ids.js';
 import { SANDBOX_3DS_CARD } from '../../src/domain/providers/connectors/sandbox/index.js';
@@ -9,6 +8,7 @@ import { setupTestApp, type TestApp } from '../helpers/app.js';
 import { createMerchant, type MerchantFixture } from '../factories/merchant.js';
 import { cardForm, createBill, DECLINED_CARD, payRequest, REFUND_FAIL_CARD, SUCCESS_CARD } from '../factories/payment.js';
 import { waitFor } from '../helpers/wait.js';
+import { processDueOperations } from '../../src/workers/operation-worker.js';
 
 let t: TestApp;
 let m: MerchantFixture;
@@ -383,10 +383,10 @@ describe('payments abandoned in PROCESS', () => {
     expect(busy.statusCode).toBe(409);
     expect(busy.json().message).toBe('api:error.payment_in_progress');
     // Not due yet: nothing is asked, nothing changes (no blind reaper).
-    await reconcilePayments(t.app);
+    await processDueOperations(t.app, 'payment');
     expect((await payment('stuckpayment0001')).status).toBe('PROCESS');
     await t.db.pool.query(`UPDATE payments SET next_check_at = now() - interval '1 second' WHERE id = 'stuckpayment0001'`);
-    await reconcilePayments(t.app);
+    await processDueOperations(t.app, 'payment');
     // The sandbox never saw it: its answer (declined, not found) fails it.
     expect(await payment('stuckpayment0001')).toMatchObject({ status: 'FAIL', amount_received: '0.00' });
     expect((await billRow(billId)).status).toBe('FAIL');

@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { processDuePayouts } from '../../src/workers/payouts.js';
 import { ADMIN_TOKEN, setupTestApp, type TestApp } from '../helpers/app.js';
 
 let t: TestApp;
@@ -33,7 +32,7 @@ describe('payouts driven the way outside tools do: operator API, then the mercha
     expect(trail.data.map((e: Record<string, unknown>) => [e.actor_id, e.action, e.before]))
       .toEqual([['admin-token', 'payout.approve', { status: 'MODERATING' }], [`merchant-api:${m.id}`, 'payout.create', null]]);
     expect(trail.data[0].after).toEqual({ status: 'PROCESS' });
-    await processDuePayouts({ services: t.app.services });
+    await t.app.services.payouts.processDue();
     const st = await t.app.inject({ method: 'GET', url: '/api/v1/payout/status?order_id=f-1', headers: auth });
     expect(st.json()).toMatchObject({ id: p.id, status: 'SUCCESS', success: true });
 

@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PayoutService } from '../../src/domain/payout/payout.service.js';
-import { processDuePayouts, startPayoutWorker } from '../../src/workers/payouts.js';
 import { ConnectorRefusedError, type CreatePayout, type OperationOutcome } from '../../src/domain/providers/connector.js';
 import { ConnectorRegistry } from '../../src/domain/providers/registry.js';
 import { SandboxConnector } from '../../src/domain/providers/connectors/sandbox/index.js';
@@ -16,6 +15,7 @@ function serviceWith(t: TestApp, send: (p: CreatePayout) => Promise<OperationOut
 import { payoutSignature } from '../../src/outbox/events.js';
 import { ADMIN_TOKEN, setupTestApp, type TestApp } from '../helpers/app.js';
 import { FAIL_CARD, FAIL_PHONE, balance, booksBalance, card, fund, insertAccount, payoutMerchant, personal, regular, sbp, seedBanks } from './helpers.js';
+import { startOperationWorker } from '../../src/workers/operation-worker.js';
 
 let t: TestApp;
 const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
@@ -42,7 +42,7 @@ async function webhook(id: string) {
   return r.rows;
 }
 
-const process = () => processDuePayouts({ services: t.app.services });
+const process = () => t.app.services.payouts.processDue();
 
 describe('sandbox provider and the ledger after each final status', () => {
   it('SUCCESS debits the locked amount and the held commission; the webhook row carries every field', async () => {
@@ -147,7 +147,7 @@ describe('sandbox provider and the ledger after each final status', () => {
   it('the worker loop picks payouts up by itself and stops cleanly', async () => {
     const m = await merchantWithHook();
     const p = (await regular(t, m, card('7'))).json().data[0];
-    const w = startPayoutWorker({ config: t.config, db: t.db, services: t.app.services, log: t.app.log }, { pollMs: 20 });
+    const w = startOperationWorker({ config: t.config, db: t.db, services: t.app.services, log: t.app.log }, 'payout', { pollMs: 20 });
     const until = Date.now() + 10_000;
     while ((await payoutStatus(p.id)) !== 'SUCCESS' && Date.now() < until) await new Promise((r) => setTimeout(r, 25));
     await w.stop();

@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PayoutService } from '../../src/domain/payout/payout.service.js';
-import { processDuePayouts } from '../../src/workers/payouts.js';
 import { IDEMPOTENCE_KEY_EXPIRED, type Connector, type CreatePayout, type OperationOutcome } from '../../src/domain/providers/connector.js';
 import { ConnectorRegistry } from '../../src/domain/providers/registry.js';
 import { RECONCILE_FIRST_DELAY_MS, RECONCILE_MAX_DELAY_MS, reconcileDelayMs } from '../../src/domain/operations/reconcile.js';
@@ -28,7 +27,7 @@ const HOOK = 'http://127.0.0.1:9/payout-hook';
 
 const one = async (sql: string, v: unknown[]) => (await t.db.pool.query(sql, v)).rows[0];
 const count = async (sql: string, v: unknown[]) => (await one(sql, v)).n as number;
-const run = () => processDuePayouts({ services: t.app.services });
+const run = () => t.app.services.payouts.processDue();
 const payout = (id: string) => one(`SELECT status::text, connector, provider_ref, sent_at, check_attempts, next_check_at FROM payouts WHERE id = $1`, [id]);
 const due = (id: string) => t.db.pool.query(`UPDATE payouts SET next_check_at = now() - interval '1 second' WHERE id = $1`, [id]);
 const webhooks = (id: string) => count(`SELECT count(*)::int AS n FROM outbox_events WHERE kind = 'PAYOUT_WEBHOOK' AND aggregate_id = $1`, [id]);
@@ -254,7 +253,7 @@ describe('past the provider deadline: the attention list and the operator decisi
 
   it('resolveAttention SUCCESS: the payout SUCCESS through the ledger once, the item closed with the note and the operator', async () => {
     const { m, p, item } = await stuckPayout('70');
-    const r = await t.app.services.payouts.resolveAttention(item.id, 'SUCCESS', 'confirmed by the bank statement', 'op:alice');
+    const r = await t.app.services.payouts.lifecycle.resolveAttention(item.id, 'SUCCESS', 'confirmed by the bank statement', 'op:alice');
     expect(r).toMatchObject({ id: item.id, resolution: 'SUCCESS', note: 'confirmed by the bank statement', resolved_by: 'op:alice' });
     expect(r.resolved_at).not.toBeNull();
     expect((await payout(p.id)).status).toBe('SUCCESS');
@@ -262,7 +261,7 @@ describe('past the provider deadline: the attention list and the operator decisi
     expect(await webhooks(p.id)).toBe(1);
     expect(await balance(t, m.merchantId)).toEqual({ available: '930.00', locked: '0.00', hold: '0.00' });
     // Resolved once: a second decision is 409 and changes nothing.
-    await expect(t.app.services.payouts.resolveAttention(item.id, 'FAIL', 'oops', 'op:bob')).rejects.toBeInstanceOf(ConflictError);
+    await expect(t.app.services.payouts.lifecycle.resolveAttention(item.id, 'FAIL', 'oops', 'op:bob')).rejects.toBeInstanceOf(ConflictError);
     expect((await payout(p.id)).status).toBe('SUCCESS');
     expect(await releases(p.id)).toBe(0);
     expect(await booksBalance(t)).toEqual([]);
@@ -270,15 +269,15 @@ describe('past the provider deadline: the attention list and the operator decisi
 
   it('resolveAttention FAIL returns the money; a bad outcome is 422 on outcome and an unknown item 404, changing nothing', async () => {
     const { m, p, item } = await stuckPayout('80');
-    const err = await t.app.services.payouts.resolveAttention(item.id, 'MAYBE', null, 'op:alice').catch((e: unknown) => e);
+    const err = await t.app.services.payouts.lifecycle.resolveAttention(item.id, 'MAYBE', null, 'op:alice').catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ValidationError);
     expect(Object.keys((err as ValidationError).errors)).toEqual(['outcome']);
-    await expect(t.app.services.payouts.resolveAttention('att_nope', 'FAIL', null, 'op:alice')).rejects.toBeInstanceOf(NotFoundError);
+    await expect(t.app.services.payouts.lifecycle.resolveAttention('att_nope', 'FAIL', null, 'op:alice')).rejects.toBeInstanceOf(NotFoundError);
     // A payout item is not a refund's.
-    await expect(t.app.services.refunds.resolveAttention(item.id, 'FAIL', null, 'op:alice')).rejects.toBeInstanceOf(NotFoundError);
+    await expect(t.app.services.refunds.lifecycle.resolveAttention(item.id, 'FAIL', null, 'op:alice')).rejects.toBeInstanceOf(NotFoundError);
     expect((await payout(p.id)).status).toBe('PROCESS');
     expect((await one(`SELECT resolved_at FROM attention_items WHERE id = $1`, [item.id])).resolved_at).toBeNull();
-    await t.app.services.payouts.resolveAttention(item.id, 'FAIL', 'the bank has no trace of it', 'op:alice');
+    await t.app.services.payouts.lifecycle.resolveAttention(item.id, 'FAIL', 'the bank has no trace of it', 'op:alice');
     expect((await payout(p.id)).status).toBe('FAIL');
     expect(await balance(t, m.merchantId)).toEqual({ available: '1000.00', locked: '0.00', hold: '0.00' });
     expect(await releases(p.id)).toBe(1);
@@ -286,21 +285,21 @@ describe('past the provider deadline: the attention list and the operator decisi
   });
 });
 
-describe('applyProviderOutcome (what the notifications route calls for object payout)', () => {
+describe('the payout kind\'s apply (what the notifications route calls for object payout)', () => {
   it('applies a final answer once, by our id or by connector and reference; another connector, a non-final answer or a repeat change nothing', async () => {
     const { m, p } = await handedOver('25', () => ({ status: 'pending', ref: 'prov-77' }));
-    const payouts = t.app.services.payouts;
-    expect(await payouts.applyProviderOutcome({ id: p.id }, { status: 'pending', ref: 'prov-77' })).toEqual({ applied: false, status: 'PROCESS', id: p.id });
-    expect(await payouts.applyProviderOutcome({ connector: 'other', ref: 'prov-77' }, { status: 'succeeded', ref: 'prov-77' })).toEqual({ applied: false, status: null });
-    expect(await payouts.applyProviderOutcome({ id: p.id, connector: 'other' }, { status: 'succeeded', ref: 'prov-77' })).toEqual({ applied: false, status: 'PROCESS' });
-    expect(await payouts.applyProviderOutcome({ connector: 'sandbox', ref: 'prov-77' }, { status: 'failed', code: 'not_found', message: 'x', ref: null }))
+    const payouts = t.app.services.operations.payout;
+    expect(await payouts.apply({ id: p.id }, { status: 'pending', ref: 'prov-77' }, { via: 'notification' })).toEqual({ applied: false, status: 'PROCESS', id: p.id });
+    expect(await payouts.apply({ connector: 'other', ref: 'prov-77' }, { status: 'succeeded', ref: 'prov-77' }, { via: 'notification' })).toEqual({ applied: false, status: null });
+    expect(await payouts.apply({ id: p.id, connector: 'other' }, { status: 'succeeded', ref: 'prov-77' }, { via: 'notification' })).toEqual({ applied: false, status: 'PROCESS' });
+    expect(await payouts.apply({ connector: 'sandbox', ref: 'prov-77' }, { status: 'failed', code: 'not_found', message: 'x', ref: null }, { via: 'notification' }))
       .toEqual({ applied: false, status: 'PROCESS', id: p.id });
     expect((await payout(p.id)).status).toBe('PROCESS');
-    expect(await payouts.applyProviderOutcome({ connector: 'sandbox', ref: 'prov-77' }, { status: 'succeeded', ref: 'prov-77' })).toEqual({ applied: true, status: 'SUCCESS', id: p.id });
-    expect(await payouts.applyProviderOutcome({ id: p.id }, { status: 'succeeded', ref: 'prov-77' })).toEqual({ applied: false, status: 'SUCCESS', id: p.id });
-    expect(await payouts.applyProviderOutcome({ id: p.id }, { status: 'failed', code: 'x', message: 'late contradiction', ref: 'prov-77' }))
+    expect(await payouts.apply({ connector: 'sandbox', ref: 'prov-77' }, { status: 'succeeded', ref: 'prov-77' }, { via: 'notification' })).toEqual({ applied: true, status: 'SUCCESS', id: p.id });
+    expect(await payouts.apply({ id: p.id }, { status: 'succeeded', ref: 'prov-77' }, { via: 'notification' })).toEqual({ applied: false, status: 'SUCCESS', id: p.id });
+    expect(await payouts.apply({ id: p.id }, { status: 'failed', code: 'x', message: 'late contradiction', ref: 'prov-77' }, { via: 'notification' }))
       .toEqual({ applied: false, status: 'SUCCESS', id: p.id });
-    expect(await payouts.applyProviderOutcome({ id: 'nope' }, { status: 'succeeded', ref: null })).toEqual({ applied: false, status: null });
+    expect(await payouts.apply({ id: 'nope' }, { status: 'succeeded', ref: null }, { via: 'notification' })).toEqual({ applied: false, status: null });
     expect(await debits(p.id)).toBe(1);
     expect(await releases(p.id)).toBe(0);
     expect(await webhooks(p.id)).toBe(1);
@@ -309,11 +308,11 @@ describe('applyProviderOutcome (what the notifications route calls for object pa
 
   it('a late answer from the provider closes the open attention item (resolved by the provider)', async () => {
     const { p, item } = await stuckPayout('15');
-    expect(await t.app.services.payouts.applyProviderOutcome({ id: p.id, connector: 'sandbox' }, { status: 'succeeded', ref: 'late-1' }))
+    expect(await t.app.services.operations.payout.apply({ id: p.id, connector: 'sandbox' }, { status: 'succeeded', ref: 'late-1' }, { via: 'notification' }))
       .toEqual({ applied: true, status: 'SUCCESS', id: p.id });
     expect(await one(`SELECT resolution, note, resolved_by FROM attention_items WHERE id = $1`, [item.id]))
       .toEqual({ resolution: 'SUCCESS', note: 'the provider answered', resolved_by: 'provider' });
-    await expect(t.app.services.payouts.resolveAttention(item.id, 'FAIL', null, 'op:alice')).rejects.toBeInstanceOf(ConflictError);
+    await expect(t.app.services.payouts.lifecycle.resolveAttention(item.id, 'FAIL', null, 'op:alice')).rejects.toBeInstanceOf(ConflictError);
   });
 });
 

@@ -68,6 +68,8 @@ describe('payout/personal/create to a card', () => {
     // The audit entry of the creation rides the same transaction; nothing reads connectors apart.
     expect(tx).toEqual(['BEGIN', 'payout_lock_merchant', 'payout_insert', 'INSERT INTO audit_log', 'COMMIT']);
     expect(sent.filter((s) => s.on === 'pool' && s.duringTx)).toEqual([]);
-    expect(sent.filter((s) => s.on === 'pool').map((s) => s.name ?? s.text)).toEqual(['limit_add', 'merchant_auth']); // the per-token limit (docs/adr/0098), then auth
+    // The per-token limit (docs/adr/0098) takes its hits in chunks: at most its one statement, then auth.
+    expect(sent.filter((s) => s.on === 'pool').map((s) => s.name ?? s.text).filter((x) => x !== 'limit_add')).toEqual(['merchant_auth']);
+    expect(sent.filter((s) => s.on === 'pool' && (s.name ?? s.text) === 'limit_add').length).toBeLessThanOrEqual(1);
   });
 });

@@ -2,7 +2,6 @@ import { Decimal } from 'decimal.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { splitAmount } from '../../src/domain/payout/payout.service.js';
 import { setupTestApp, type TestApp } from '../helpers/app.js';
-import { processDuePayouts } from '../../src/workers/payouts.js';
 import { balance, booksBalance, card, FAIL_CARD, fund, insertAccount, payoutMerchant, personal, regular, sbp, seedBanks } from './helpers.js';
 
 let t: TestApp;
@@ -106,7 +105,7 @@ describe('limits', () => {
     const failed = await regular(t, m, card('100', { account_identifier: FAIL_CARD }));
     expect(failed.statusCode).toBe(200);
     expect((await regular(t, m, card('0.01'))).json().message).toBe('api:error.daily_payout_limit_exceeded');
-    await processDuePayouts({ services: t.app.services });
+    await t.app.services.payouts.processDue();
     const row = await t.db.pool.query(`SELECT status FROM payouts WHERE id = $1`, [failed.json().data[0].id]);
     expect(row.rows[0].status).toBe('FAIL');
     const second = await regular(t, m, card('100'));
@@ -130,7 +129,7 @@ describe('limits', () => {
     expect((await regular(t, m, card('100.01'))).json().message).toBe('api:error.daily_payout_limit_exceeded');
     await t.app.services.payouts.decline(moderated.json().data[0].id);
     expect((await regular(t, m, card('100'))).statusCode).toBe(200);
-    await processDuePayouts({ services: t.app.services });
+    await t.app.services.payouts.processDue();
     const u = await t.db.pool.query(`SELECT period, amount::text FROM payout_usage WHERE merchant_id = $1 ORDER BY period`, [m.merchantId]);
     expect(u.rows).toEqual([{ period: 'D', amount: '100.00000000' }, { period: 'M', amount: '100.00000000' }]);
   });

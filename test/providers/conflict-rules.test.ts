@@ -7,8 +7,6 @@ import type { OperationType } from '../../src/domain/operation-type.js';
 import { adjustment } from '../../src/domain/ledger/postings.js';
 import { withPgTx } from '../../src/db/client.js';
 import { isNotFound, lastHeard, lockOpenAttention, parseResolution, pastDeadline } from '../../src/domain/operations/reconcile.js';
-import { processDuePayouts } from '../../src/workers/payouts.js';
-import { processDueRefunds } from '../../src/workers/refunds.js';
 import { setupTestApp, type TestApp } from '../helpers/app.js';
 import { createPaidPayment } from '../factories/paid-payment.js';
 import { card, FAIL_CARD, fund, payoutMerchant, regular } from '../payout/helpers.js';
@@ -156,7 +154,7 @@ describe('an unconfirmed conflict (a notification no read could confirm)', () =>
     const p2 = await createPaidPayment(t, m, { amount: '100.00', fromCard: '555555******4444' });
     const bad = (await refundPartial(t, m, p2.paymentId, '10.00')).json().id as string;
     await t.db.pool.query(`UPDATE refunds SET process_after = now() - interval '1 second' WHERE id = ANY($1)`, [[ok, bad]]);
-    while ((await processDueRefunds({ services: t.app.services })) > 0);
+    while ((await t.app.services.refunds.processDue()) > 0);
     const st = (await t.db.pool.query(`SELECT id, status::text FROM refunds WHERE id = ANY($1)`, [[ok, bad]])).rows;
     expect(Object.fromEntries(st.map((r) => [r.id, r.status]))).toEqual({ [ok]: 'SUCCESS', [bad]: 'FAIL' });
 
@@ -174,7 +172,7 @@ describe('an unconfirmed conflict (a notification no read could confirm)', () =>
     expect(res.statusCode, res.body).toBe(200);
     const id = res.json().data[0].id as string;
     await t.db.pool.query(`UPDATE payouts SET process_after = now() - interval '1 second' WHERE id = $1`, [id]);
-    while ((await processDuePayouts({ services: t.app.services })) > 0);
+    while ((await t.app.services.payouts.processDue()) > 0);
     expect((await t.db.pool.query(`SELECT status::text FROM payouts WHERE id = $1`, [id])).rows[0].status).toBe('FAIL');
     expect(await unconfirmed('payout', id, 'failed')).toBe(false);
     expect(await unconfirmed('payout', id, 'succeeded')).toBe(true);
@@ -236,7 +234,7 @@ describe("an operator's decision on an operation the lifecycle gave up on", () =
       ids[name] = res.json().data[0].id as string;
     }
     await t.db.pool.query(`UPDATE payouts SET process_after = now() - interval '1 second' WHERE id = ANY($1)`, [Object.values(ids)]);
-    while ((await processDuePayouts({ services: t.app.services })) > 0);
+    while ((await t.app.services.payouts.processDue()) > 0);
     const status = async (id: string) => (await t.db.pool.query(`SELECT status::text FROM payouts WHERE id = $1`, [id])).rows[0].status;
     expect([await status(ids.ok!), await status(ids.bad!)]).toEqual(['SUCCESS', 'FAIL']);
 

@@ -398,13 +398,13 @@ describe('payouts', () => {
     await fund(t, m.merchantId, '100');
     const { id, item } = await stuckPayout(m, '20');
     await t.db.pool.query(`UPDATE payouts SET next_check_at = now() - interval '1 second' WHERE id = $1`, [id]);
-    const claimed = await t.app.services.payouts.claimDue(50);
+    const claimed = await t.app.services.payouts.operation.claim(50);
     const mine = claimed.find((p) => p.id === id)!;
-    await t.app.services.payouts.releaseClaims(claimed.filter((p) => p.id !== id).map((p) => p.id));
+    await t.app.services.payouts.operation.release(claimed.filter((p) => p.id !== id).map((p) => p.id));
     // The operator decides FAIL while the worker is asking the provider, which then answers paid.
     expect((await resolve(item.id, 'FAIL')).json()).toMatchObject({ resolution: 'FAIL' });
     says.payout.set(id, { status: 'succeeded', ref: 'po-4' });
-    expect(await t.app.services.payouts.processClaimed(mine)).toBe(false);
+    expect((await t.app.services.payouts.lifecycle.run(mine))?.applied === true).toBe(false);
     expect((await one(`SELECT status::text FROM payouts WHERE id = $1`, [id])).status).toBe('FAIL');
     expect(await transfers(id)).toEqual(['PAYOUT_LOCK', 'PAYOUT_RELEASE', 'PAYOUT_CONFLICT_DEBIT']);
     expect((await conflictItems(id))[0].last_heard).toMatchObject({ provider: { status: 'succeeded', via: 'reconciliation' } });

@@ -2,8 +2,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decrypt } from '../../src/lib/crypto.js';
 import type { CreatePayment, PaymentOutcome } from '../../src/domain/providers/connector.js';
 import { SandboxConnector } from '../../src/domain/providers/connectors/sandbox/index.js';
-import { processDueRefunds } from '../../src/workers/refunds.js';
-import { processDuePayouts } from '../../src/workers/payouts.js';
 import { buildCall, UsageError, type Call } from '../../src/admin/cli.js';
 import { ADMIN_TOKEN, setupTestApp, type TestApp } from '../helpers/app.js';
 import { createMerchant, type MerchantFixture } from '../factories/merchant.js';
@@ -180,7 +178,7 @@ describe('refunds and payouts', () => {
     expect(created.statusCode).toBe(200);
     const before = await calls('sbx-refund', 'refund', 'ok');
     await t.db.pool.query(`UPDATE refunds SET process_after = now() - interval '1 second' WHERE payment_id = $1`, [p.id]);
-    await processDueRefunds({ services: t.app.services });
+    await t.app.services.refunds.processDue();
     expect(await one(`SELECT status::text, connector FROM refunds WHERE payment_id = $1`, [p.id])).toEqual({ status: 'SUCCESS', connector: 'sbx-refund' });
     expect(await calls('sbx-refund', 'refund', 'ok')).toBe(before + 1);
   });
@@ -193,7 +191,7 @@ describe('refunds and payouts', () => {
     expect((await route(m, { payout_card: ['sbx-pay-down', 'sbx-pay'] })).statusCode).toBe(200);
     const id = (await regular(t, m, card('10'))).json().data[0].id;
     await t.db.pool.query(`UPDATE payouts SET process_after = now() - interval '1 second' WHERE id = $1`, [id]);
-    await processDuePayouts({ services: t.app.services });
+    await t.app.services.payouts.processDue();
     expect(await one(`SELECT status::text, connector FROM payouts WHERE id = $1`, [id])).toEqual({ status: 'SUCCESS', connector: 'sbx-pay' });
     expect(await calls('sbx-pay-down', 'create_payout', 'refused')).toBe(1);
     expect(await calls('sbx-pay', 'create_payout', 'ok')).toBe(1);

@@ -5,13 +5,13 @@ import { withPgTx } from '../../src/db/client.js';
 import { verifyBalances, verifyLedger } from '../../src/domain/ledger/verify.js';
 import type { LifecycleEvent } from '../../src/domain/operations/lifecycle.js';
 import { ConflictError } from '../../src/errors.js';
-import { reconcilePayments } from '../../src/workers/payment-reconciler.js';
 import { SandboxConnector } from '../../src/domain/providers/connectors/sandbox/index.js';
 import { setupTestApp, type TestApp } from '../helpers/app.js';
 import { createMerchant, type MerchantFixture } from '../factories/merchant.js';
 import { createBill, cardForm, payRequest } from '../factories/payment.js';
 import { card, fund, regular } from '../payout/helpers.js';
 import { refundPartial } from '../refund/helpers.js';
+import { processDueOperations } from '../../src/workers/operation-worker.js';
 
 /**
  * One lifecycle, three users (src/domain/operations/lifecycle.ts), through the real services,
@@ -67,7 +67,7 @@ const due = async (ids: { payment: string; refund: string; payout: string }) => 
 };
 
 const reconcileAll = async () => {
-  await reconcilePayments({ services: app.services, config: t.config });
+  await processDueOperations({ services: app.services, config: t.config }, 'payment');
   await app.services.refunds.processDue();
   await app.services.payouts.processDue();
 };
@@ -91,9 +91,9 @@ describe('the lifecycle: the same path for a payment, a refund and a payout', ()
 
     // Asked again (a stale lease, a second worker): the same answer moves nothing twice.
     expect(await app.services.payments.askProvider({ id: ids.payment, connector: 'sandbox', ref: null })).toMatchObject({ result: { applied: false, status: 'SUCCESS' } });
-    expect(await app.services.refunds.applyProviderOutcome({ id: ids.refund }, { status: 'succeeded', ref: null }, undefined, 'reconciliation'))
+    expect(await app.services.operations.refund.apply({ id: ids.refund }, { status: 'succeeded', ref: null }, { via: 'reconciliation' }))
       .toEqual({ applied: false, status: 'SUCCESS', id: ids.refund });
-    expect(await app.services.payouts.applyProviderOutcome({ id: ids.payout }, { status: 'succeeded', ref: null }, undefined, 'reconciliation'))
+    expect(await app.services.operations.payout.apply({ id: ids.payout }, { status: 'succeeded', ref: null }, { via: 'reconciliation' }))
       .toEqual({ applied: false, status: 'SUCCESS', id: ids.payout });
     expect(await transfersOf(ids.payment)).toEqual(['PAYMENT_CREDIT']);
     expect(await transfersOf(ids.refund)).toEqual(['REFUND_DEBIT', 'REFUND_LOCK']);
@@ -119,8 +119,8 @@ describe('the lifecycle: the same path for a payment, a refund and a payout', ()
     // The provider then says what the operator decided: no conflict, nothing moves again.
     await due(ids);
     await app.services.payments.askProvider({ id: ids.payment, connector: 'sandbox', ref: null });
-    await app.services.refunds.applyProviderOutcome({ id: ids.refund }, { status: 'succeeded', ref: null }, undefined, 'reconciliation');
-    await app.services.payouts.applyProviderOutcome({ id: ids.payout }, { status: 'succeeded', ref: null }, undefined, 'reconciliation');
+    await app.services.operations.refund.apply({ id: ids.refund }, { status: 'succeeded', ref: null }, { via: 'reconciliation' });
+    await app.services.operations.payout.apply({ id: ids.payout }, { status: 'succeeded', ref: null }, { via: 'reconciliation' });
     expect((await t.db.pool.query(`SELECT count(*)::int AS n FROM attention_items WHERE object_id = ANY($1::text[]) AND kind = 'conflict'`,
       [[ids.payment, ids.refund, ids.payout]])).rows[0].n).toBe(0);
     expect(await transfersOf(ids.payment)).toEqual(['PAYMENT_CREDIT']);
@@ -145,7 +145,7 @@ describe('the lifecycle: the same path for a payment, a refund and a payout', ()
         await t.db.pool.query(`UPDATE payouts SET sent_at = now() - interval '24 hours 1 minute' WHERE id = $1`, [ids.payout]);
         await due(ids);
         // A payment's deadline runs from its creation, its partition key: a worker whose give-up age has passed.
-        await reconcilePayments({ services: app.services, config: { ...t.config, reconcileGiveUpMs: 0 } });
+        await processDueOperations({ services: app.services, config: { ...t.config, reconcileGiveUpMs: 0 } }, 'payment');
         await app.services.refunds.processDue();
         await app.services.payouts.processDue();
       };

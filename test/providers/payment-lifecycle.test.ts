@@ -1,12 +1,12 @@
 import { Decimal } from 'decimal.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyBalances, verifyLedger } from '../../src/domain/ledger/verify.js';
-import { reconcilePayments } from '../../src/workers/payment-reconciler.js';
 import { SandboxConnector } from '../../src/domain/providers/connectors/sandbox/index.js';
 import type { CreatePayment, PaymentOutcome } from '../../src/domain/providers/connector.js';
 import { setupTestApp, ADMIN_TOKEN, type TestApp } from '../helpers/app.js';
 import { createMerchant, type MerchantFixture } from '../factories/merchant.js';
 import { cardForm, createBill, payRequest } from '../factories/payment.js';
+import { processDueOperations } from '../../src/workers/operation-worker.js';
 
 /**
  * Brief P items 1, 2 and 5: one idempotent "apply a provider's answer"; the sandbox card table
@@ -120,14 +120,14 @@ describe('reconciliation (replaces the blind reaper)', () => {
     const mm = await createMerchant(t, { shop: SHOP });
     const { id, billId } = await payCard('4000000000000119', '64.00', mm);
     // Nothing asks before its first check is due.
-    await reconcilePayments(t.app);
+    await processDueOperations(t.app, 'payment');
     expect((await paymentRow(id)).status).toBe('PROCESS');
     await due(id);
-    await reconcilePayments(t.app);
+    await processDueOperations(t.app, 'payment');
     expect(await paymentRow(id)).toMatchObject({ status: 'SUCCESS', amount_received: '64.00' });
     expect((await one(`SELECT status::text FROM bills WHERE id = $1`, [billId])).status).toBe('SUCCESS');
     await due(id);
-    await reconcilePayments(t.app);
+    await processDueOperations(t.app, 'payment');
     expect(await credits(id)).toBe(1);
     expect(await balance(mm.merchantId)).toBe('64.00000000');
     expect((await verifyLedger(t.db.pool)).ok).toBe(true);
@@ -137,19 +137,19 @@ describe('reconciliation (replaces the blind reaper)', () => {
   it('a still-waiting 3DS is asked again later with backoff; abandoned past the sandbox deadline it ends FAIL by the sandbox answer', async () => {
     const { id } = await payCard('4000002760003184');
     await due(id);
-    await reconcilePayments(t.app);
+    await processDueOperations(t.app, 'payment');
     const after1 = await one(`SELECT status::text, check_attempts, extract(epoch FROM next_check_at - now()) AS wait FROM payments WHERE id = $1`, [id]);
     expect(after1).toMatchObject({ status: 'PROCESS', check_attempts: 1 });
     expect(Number(after1.wait)).toBeGreaterThan(20);
     await due(id);
-    await reconcilePayments(t.app);
+    await processDueOperations(t.app, 'payment');
     const after2 = await one(`SELECT check_attempts, extract(epoch FROM next_check_at - now()) AS wait FROM payments WHERE id = $1`, [id]);
     expect(after2.check_attempts).toBe(2);
     expect(Number(after2.wait)).toBeGreaterThan(Number(after1.wait));
     // The payer never answered: past the sandbox bank's deadline the sandbox says declined.
     await t.db.pool.query(`UPDATE sandbox_operations SET created_at = now() - interval '1 hour' WHERE our_id = $1`, [id]);
     await due(id);
-    await reconcilePayments(t.app);
+    await processDueOperations(t.app, 'payment');
     expect(await paymentRow(id)).toMatchObject({ status: 'FAIL', failure_reason: 'challenge_abandoned' });
     expect(await credits(id)).toBe(0);
   });
@@ -164,16 +164,16 @@ describe('reconciliation (replaces the blind reaper)', () => {
     await t.db.pool.query(`UPDATE merchants SET routing = jsonb_set(routing, '{payment_card}', '["sbx-mute"]') WHERE id = $1`, [mm.merchantId]);
     const { id } = await payCard('4242424242424242', '88.00', mm);
     await due(id);
-    await reconcilePayments(t.app);
+    await processDueOperations(t.app, 'payment');
     expect((await t.app.inject({ method: 'GET', url: '/admin/v1/attention', headers: admin })).json().data.find((x: { object_id: string }) => x.object_id === id)).toBeUndefined();
     // Past the give-up age still unknown: raised once, with what was last heard. (A payment's
     // creation time is fixed once written, its partition key: the passing hour is played by a
     // worker whose RECONCILE_GIVE_UP_MS has already elapsed.)
     const later = { services: t.app.services, config: { ...t.app.config, reconcileGiveUpMs: 0 } };
     await t.db.pool.query(`UPDATE payments SET next_check_at = now() - interval '1 second' WHERE id = $1`, [id]);
-    await reconcilePayments(later);
+    await processDueOperations(later, 'payment');
     await due(id);
-    await reconcilePayments(later);
+    await processDueOperations(later, 'payment');
     const list = (await t.app.inject({ method: 'GET', url: '/admin/v1/attention', headers: admin })).json().data.filter((x: { object_id: string }) => x.object_id === id);
     expect(list).toHaveLength(1);
     expect(list[0]).toMatchObject({ object_type: 'payment', merchant_id: mm.merchantId, connector: 'sbx-mute', last_heard: { status: 'unknown', reason: 'no answer' }, resolved_at: null });

@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Decimal } from 'decimal.js';
 import { freePort } from '../helpers/service-process.js';
 import { ADMIN_TOKEN, TEST_KEY } from '../helpers/app.js';
-import { runCli } from '../../src/admin/cli.js';
+import { runCli } from '../../src/entry/admin-cli.js';
+import { buildApp } from '../../src/app.js';
 import { enrolledOperator, type OperatorFixture } from '../operator/helpers.js';
 import { TBankEmulator } from '../emulators/tbank.js';
 import { YooKassaEmulator } from '../emulators/yookassa.js';
@@ -21,7 +23,7 @@ let m: MerchantFixture;
 let op: OperatorFixture;
 
 type Step = { name: string; status: string; detail: string; raw: unknown };
-type Report = { id: string; status: string; connector: string; steps: Step[]; passed: number; failed: number; skipped: number };
+type Report = { id: string; status: string; connector: string; steps: Step[]; passed: number; failed: number; skipped: number; findings: Record<string, unknown> };
 
 beforeAll(async () => {
   e = await startE2E(ART);
@@ -31,7 +33,10 @@ beforeAll(async () => {
   for (const [name, body] of [
     ['tb-rh', { kind: 'tbank', mode: 'test', settings: { base_url: tb.apiUrl, terminal_key: tb.terminalKey, password: tb.password } }],
     // An emulator on loopback: YooKassa's published networks are the default allow-list.
-    ['yk-rh', { kind: 'yookassa', mode: 'test', settings: { base_url: yk.apiUrl, shop_id: yk.shopId, secret_key: yk.secretKey, allowed_ips: '127.0.0.0/8, ::1' } }],
+    // With the test payout gateway's pair (payout_token only: the payout goes by SBP).
+    ['yk-rh', { kind: 'yookassa', mode: 'test', settings: {
+      base_url: yk.apiUrl, shop_id: yk.shopId, secret_key: yk.secretKey, allowed_ips: '127.0.0.0/8, ::1', payout_agent_id: yk.payoutAgentId, payout_secret_key: yk.payoutSecretKey,
+    } }],
   ] as const) {
     const put = await admin(e, 'PUT', `/connectors/${name}`, body);
     expect(put.status, JSON.stringify(put.body)).toBe(201);
@@ -63,6 +68,8 @@ const moneyState = async () => ({
   payments: (await one(e, 'SELECT count(*)::int AS n FROM payments')).n,
   refunds: (await one(e, 'SELECT count(*)::int AS n FROM refunds')).n,
   transfers: (await one(e, 'SELECT count(*)::int AS n FROM ledger_transfers')).n,
+  payouts: (await one(e, 'SELECT count(*)::int AS n FROM payouts')).n,
+  methods: (await one(e, 'SELECT count(*)::int AS n FROM saved_payment_methods')).n,
 });
 
 describe('a go-live rehearsal of a connector', () => {
@@ -73,6 +80,12 @@ describe('a go-live rehearsal of a connector', () => {
     expect(on.statusCode).toBe(303);
     expect(decodeURIComponent(String(on.headers.location))).toContain('Warning: no rehearsal of a yookassa connector has ever passed');
     expect((await e.t.app.services.connectors.find('yk-live'))!.enabled).toBe(true);
+    // The operator API says the same in its answer's `warnings`, and enables all the same.
+    const patched = await admin(e, 'PATCH', '/connectors/yk-live', { enabled: true });
+    expect(patched.status, JSON.stringify(patched.body)).toBe(200);
+    expect(patched.body).toMatchObject({ success: true, enabled: true, warnings: [expect.stringContaining('no rehearsal of a yookassa connector has ever passed')] });
+    // A test connector, or switching off, is no cause for a warning.
+    expect((await admin(e, 'PATCH', '/connectors/yk-rh', { enabled: true })).body.warnings).toEqual([]);
     expect((await op.client.get('/operator/connectors/yk-live')).body).toContain('id="unrehearsed-warning"');
   });
 
@@ -85,21 +98,31 @@ describe('a go-live rehearsal of a connector', () => {
   });
 
   for (const [connector, provider] of [['tb-rh', 'T-Bank'], ['yk-rh', 'YooKassa']] as const) {
-    it(`${provider}: payment on the provider's page, notification, two-stage, partial and full refund and SBP pass; no merchant's balance, payment or ledger transfer changes`, async () => {
+    it(`${provider}: payment on the provider's page, notification, two-stage, partial and full refund, SBP, a saved card charged and (YooKassa) a payout pass; no merchant's balance, payment, payout or ledger transfer changes`, async () => {
       const before = await moneyState();
       const r = await rehearse(connector, { shop_id: m.shopId, public_url: e.base });
-      for (const name of ['transport', 'credentials', 'payment', 'notification', 'two_stage', 'refund', 'sbp']) {
+      for (const name of ['transport', 'credentials', 'payment', 'notification', 'two_stage', 'refund', 'sbp', 'saved_card']) {
         expect(step(r, name), JSON.stringify(r.steps, null, 1)).toMatchObject({ status: 'passed' });
       }
       expect(r.status).toBe('passed');
       expect(step(r, 'transport').detail).toContain('plain http: emulator/loopback');
       // The shop does not fiscalize: the receipt step says so instead of passing.
       expect(step(r, 'receipt')).toMatchObject({ status: 'skipped', detail: expect.stringContaining('does not fiscalize') });
-      expect(step(r, 'payout')).toMatchObject({ status: 'skipped' });
+      expect(step(r, 'saved_card').detail).toMatch(/100\.00 paid with the card saved.*a charge of 10\.00 by the saved card with no payer: paid/);
       if (provider === 'T-Bank') {
-        // What GetState's Amount says after each refund is recorded as read.
+        // What GetState's Amount says after each refund is recorded as read, and answers the question.
         expect(step(r, 'refund').detail).toMatch(/partial refund of 30\.00 succeeded; provider says \w+, GetState Amount \d+\.\d\d \(/);
         expect(step(r, 'refund').detail).toMatch(/full refund of 70\.00 succeeded/);
+        expect(step(r, 'payout')).toMatchObject({ status: 'skipped', detail: 'the connector makes no payouts (tbank)' });
+        expect(r.findings).toEqual({ getstate_amount_after_refund: 'left', charge_enabled: true });
+        // The charge went by the RebillId T-Bank's notification gave: Init, then Charge.
+        expect(tb.requests.filter((q) => q.op === 'Charge').length).toBeGreaterThanOrEqual(1);
+      } else {
+        expect(step(r, 'payout')).toMatchObject({ status: 'passed', detail: expect.stringMatching(/a payout of 10\.00 to SBP \+79000000001 at .+ succeeded/) });
+        expect([...yk.payouts.values()].filter((x) => x.metadata?.payout_id === `rh-${r.id}-o1`)).toHaveLength(1);
+        expect(r.findings).toEqual({ charge_enabled: true });
+        // The saved card's id at the provider charges it: the report masks it.
+        expect(JSON.stringify(step(r, 'saved_card').raw)).toContain('"providerId":"********"');
       }
       expect(JSON.stringify(r.steps)).not.toContain(connector === 'tb-rh' ? tb.password : yk.secretKey);
       expect(await moneyState()).toEqual(before);
@@ -145,6 +168,8 @@ describe('a go-live rehearsal of a connector', () => {
       expect(out).toMatch(/^rehearsal \w+ of tb-down \(tbank\): failed\n/);
       expect(out).toMatch(/failed\s+transport\s+cannot reach 127\.0\.0\.1:\d+: ECONNREFUSED/);
       expect(out).toMatch(/skipped\s+payment\s+not run: the transport step failed/);
+      // Nothing answered what the documents leave open: the report says so.
+      expect(out).toContain('finding getstate_amount_after_refund: open\n  finding charge_enabled: open\n');
       let json = '';
       expect(await runCli(['rehearse', 'tb-down', '--json'], { out: (s) => { json += s; }, err: () => {} })).toBe(1);
       expect(JSON.parse(json)).toMatchObject({ success: true, connector: 'tb-down', status: 'failed', failed: 1, skipped: 9 });
@@ -160,6 +185,7 @@ describe('a go-live rehearsal of a connector', () => {
     await e.t.app.services.rehearsals.drain();
     const page = (await op.client.get('/operator/connectors/tb-down')).body;
     expect(page).toContain('id="rehearsal-status">failed<');
+    expect(page).toContain('<span data-finding="charge_enabled">charge_enabled = open</span>');
     expect(page).toMatch(/data-step="transport"><td>transport<\/td><td><span class="badge">failed<\/span><\/td><td>cannot reach 127\.0\.0\.1:\d+: ECONNREFUSED/);
     expect((await one(e, `SELECT count(*)::int AS n FROM audit_log WHERE action = 'connector.rehearse' AND object_id = 'tb-down' AND actor LIKE 'operator:%'`)).n).toBe(1);
     // A YooKassa rehearsal passed above: a live YooKassa connector is no longer warned about.
@@ -185,5 +211,81 @@ describe('a go-live rehearsal of a connector', () => {
     expect((await admin(e, 'POST', '/connectors/sandbox/rehearsals', {})).status).toBe(422);
     expect((await admin(e, 'POST', '/connectors/nope/rehearsals', {})).status).toBe(404);
     expect((await admin(e, 'GET', '/connectors/tb-rh/rehearsals/nope')).status).toBe(404);
+  });
+  it('T-Bank with Charge not enabled on the terminal: saved_card fails with T-Bank\'s code 10 and says so; the report records charge_enabled false', async () => {
+    const put = await admin(e, 'PUT', '/connectors/tb-nocharge', { kind: 'tbank', mode: 'test', settings: { base_url: tb.apiUrl, terminal_key: tb.terminalKey, password: tb.password } });
+    expect(put.status).toBe(201);
+    tb.chargeEnabled = false;
+    try {
+      const r = await rehearse('tb-nocharge', { public_url: e.base });
+      expect(r.status).toBe('failed');
+      expect(step(r, 'saved_card')).toMatchObject({ status: 'failed', detail: expect.stringContaining('Charge is not enabled on this terminal') });
+      expect(step(r, 'saved_card').detail).toContain('error 10');
+      expect(step(r, 'sbp').status).toBe('passed');
+      expect(r.findings).toMatchObject({ charge_enabled: false });
+    } finally {
+      tb.chargeEnabled = true;
+    }
+  }, 180_000);
+
+  it('without public_url, T-Bank\'s saved card (named only in its notification) is skipped with why; a report says "open" for what no step answered', async () => {
+    const r = await rehearse('tb-nocharge', {});
+    expect(step(r, 'saved_card')).toMatchObject({ status: 'skipped', detail: expect.stringContaining('no public_url') });
+    expect(r.findings).toEqual({ getstate_amount_after_refund: 'left', charge_enabled: 'open' });
+  }, 180_000);
+
+  it('a rehearsal\'s finding narrows the connector at the same API address: GetState Amount found "left", a refund the state does not show is no longer taken as done (an operator decides); elsewhere the status alone decides', async () => {
+    // The T-Bank rehearsals above found GetState's Amount to be what is left, at tb.apiUrl.
+    const other = await TBankEmulator.start({ retryBaseMs: 50, password: 'other-password', terminalKey: 'OTHER1234DEMO' });
+    try {
+      for (const [name, em] of [['tb-found', tb], ['tb-elsewhere', other]] as const) {
+        const put = await admin(e, 'PUT', `/connectors/${name}`, { kind: 'tbank', mode: 'test', settings: { base_url: em.apiUrl, terminal_key: em.terminalKey, password: em.password } });
+        expect(put.status).toBe(201);
+      }
+      const refundDone = async (name: string, em: TBankEmulator) => {
+        const c = (await e.t.app.services.connectors.get(name))!;
+        const call = <T extends { status: string }>(op: 'create_payment' | 'refund' | 'get_refund', fn: (ctx: { signal: AbortSignal }) => Promise<T>) => e.t.app.services.connectors.call(c, op, fn);
+        const made = await call('create_payment', (ctx) => c.createPayment({ paymentId: `rh-Fnd${Date.now()}`, method: 'card', amount: new Decimal('100.00') }, ctx));
+        if (made.status !== 'action') throw new Error(made.status);
+        em.payerAction(made.ref, 'pay', { card: '4300000000000777' });
+        const r = await call('refund', (ctx) => c.refund({ refundId: `rh-Rf${Date.now()}`, paymentId: 'p', paymentRef: made.ref, amount: new Decimal('30.00'), amountRub: null, currency: 'RUB', fromCard: null }, ctx));
+        expect(r).toEqual({ status: 'succeeded', ref: `${made.ref}:7000` });
+        // The provider's state now reads its Amount the other way (what the payment was).
+        em.stateAmount = 'payment';
+        try {
+          return await call('get_refund', (ctx) => c.getRefund({ refundId: 'x', ref: `${made.ref}:7000` }, ctx));
+        } finally { em.stateAmount = 'left'; }
+      };
+      const found = await refundDone('tb-found', tb);
+      expect(found).toMatchObject({ status: 'unknown', reason: expect.stringMatching(/^needs_operator: tbank: the payment is PARTIAL_REFUNDED but GetState's Amount 10000 \(what is left, as a rehearsal of this API found\)/) });
+      expect(await refundDone('tb-elsewhere', other)).toMatchObject({ status: 'succeeded' });
+    } finally {
+      await other.stop();
+    }
+  }, 60_000);
+
+  it('a run whose process is gone (still running past its timeout) becomes failed, "interrupted", when listed; a recent one of another process is left running', async () => {
+    await e.t.db.pool.query(`INSERT INTO connector_rehearsals (id, connector, kind, started_at) VALUES ('Intr1old', 'tb-rh', 'tbank', now() - interval '2 hours'), ('Intr1new', 'tb-rh', 'tbank', now())`);
+    const l = await admin(e, 'GET', '/connectors/tb-rh/rehearsals');
+    const data = l.body.data as Report[];
+    expect(data.find((x) => x.id === 'Intr1old')).toMatchObject({ status: 'failed', failed: 1 });
+    expect(data.find((x) => x.id === 'Intr1new')).toMatchObject({ status: 'running' });
+    const old = (await admin(e, 'GET', '/connectors/tb-rh/rehearsals/Intr1old')).body as Report;
+    expect(old.steps).toEqual([expect.objectContaining({ name: 'rehearsal', status: 'failed', detail: expect.stringContaining('interrupted') })]);
+    // Ended once: a later read changes nothing.
+    expect(await e.t.app.services.rehearsals.endInterrupted()).toBe(0);
+    await e.t.db.pool.query(`DELETE FROM connector_rehearsals WHERE id = 'Intr1new'`);
+  });
+
+  it('a restarted service ends, at boot, a run its predecessor left running past its timeout', async () => {
+    await e.t.db.pool.query(`INSERT INTO connector_rehearsals (id, connector, kind, started_at) VALUES ('Intr2old', 'tb-rh', 'tbank', now() - interval '2 hours')`);
+    const restarted = await buildApp({ config: e.t.config, db: e.t.db, logger: false });
+    try {
+      await restarted.ready();
+      expect(await one(e, `SELECT status, failed_steps, steps->-1->>'detail' AS why FROM connector_rehearsals WHERE id = 'Intr2old'`))
+        .toMatchObject({ status: 'failed', failed_steps: 1, why: expect.stringMatching(/^interrupted: /) });
+    } finally {
+      await restarted.close();
+    }
   });
 });

@@ -85,7 +85,7 @@ describe('tbank connector: Token, operator API and registry', () => {
     expect(Object.keys(payout.json().errors)).toEqual(['routing.payout_card']);
     const built = await t.app.services.connectors.get('tb-ops');
     expect(built).toBeInstanceOf(TBankConnector);
-    expect(built!.capabilities).toEqual({ payment: { card: true, sbp: true }, refunds: true, partialRefunds: true, payout: { card: false, sbp: false }, hostsCardForm: true, twoStage: true, savedCards: true });
+    expect(built!.capabilities).toEqual({ payment: { card: true, sbp: true }, refunds: true, partialRefunds: true, payout: { card: false, sbp: false }, hostsCardForm: true, twoStage: true, savedCards: true, declineReasonFollows: true });
     const none = await call('create_payout', (ctx) => built!.createPayout({
       payoutId: pid(), accountType: 'CARD', account: '4300000000000777', cardHolder: null, bankMemberId: null, amount: new Decimal('1'), currency: 'RUB',
     }, ctx), built!);

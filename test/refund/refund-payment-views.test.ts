@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyBalances } from '../../src/domain/ledger/ledger.js';
-import { processDueRefunds } from '../../src/workers/refunds.js';
 import { setupTestApp, type TestApp } from '../helpers/app.js';
 import { createPaidPayment } from '../factories/paid-payment.js';
 import { balance, grantedMerchant, refundFull, refundPartial, refundStatus } from './helpers.js';
@@ -10,7 +9,7 @@ let t: TestApp;
 beforeAll(async () => { t = await setupTestApp(); });
 afterAll(async () => { await t.close(); });
 
-const drain = async () => { while ((await processDueRefunds({ services: t.app.services })) > 0); };
+const drain = async () => { while ((await t.app.services.refunds.processDue()) > 0); };
 
 const paymentStatus = (m: MerchantFixture, id: string) =>
   t.app.inject({ method: 'GET', url: '/api/v1/payment/status', headers: m.auth, query: { id } });

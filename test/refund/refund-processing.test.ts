@@ -2,17 +2,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyBalances } from '../../src/domain/ledger/ledger.js';
 import { RefundService } from '../../src/domain/refund/refund.service.js';
 import { IllegalRefundTransitionError, assertTransition, REFUND_TRANSITIONS } from '../../src/domain/refund/refund.states.js';
-import { processDueRefunds, startRefundWorker } from '../../src/workers/refunds.js';
 import { setupTestApp, type TestApp } from '../helpers/app.js';
 import { createPaidPayment } from '../factories/paid-payment.js';
 import { balance, expect422, grantedMerchant, refundFull, refundPartial, refundStatus, refundedAmount } from './helpers.js';
 import { waitFor } from '../helpers/wait.js';
+import { startOperationWorker } from '../../src/workers/operation-worker.js';
 
 let t: TestApp;
 beforeAll(async () => { t = await setupTestApp(); });
 afterAll(async () => { await t.close(); });
 
-const runPass = () => processDueRefunds({ services: t.app.services });
+const runPass = () => t.app.services.refunds.processDue();
 
 async function status(id: string): Promise<string> {
   const r = await t.db.pool.query<{ status: string }>(`SELECT status FROM refunds WHERE id = $1`, [id]);
@@ -150,7 +150,7 @@ describe('sandbox refund processing', () => {
     const m = await grantedMerchant(t);
     const p = await createPaidPayment(t, m, { amount: '10.00' });
     const created = (await refundFull(t, m, p.paymentId)).json();
-    const worker = startRefundWorker({ config: t.config, db: t.db, services: t.app.services, log: t.app.log });
+    const worker = startOperationWorker({ config: t.config, db: t.db, services: t.app.services, log: t.app.log }, 'refund');
     try {
       await waitFor(async () => (await status(created.id)) === 'SUCCESS', 'the worker to finish the refund SUCCESS');
     } finally {

@@ -4,7 +4,6 @@ import { ConnectorRefusedError, type Connector, type CreateRefund, type Operatio
 import { ConnectorRegistry } from '../../src/domain/providers/registry.js';
 import { SandboxConnector } from '../../src/domain/providers/connectors/sandbox/index.js';
 import { RefundService } from '../../src/domain/refund/refund.service.js';
-import { processDueRefunds } from '../../src/workers/refunds.js';
 import { ConflictError, NotFoundError, ValidationError } from '../../src/errors.js';
 import { setupTestApp, type TestApp } from '../helpers/app.js';
 import { createPaidPayment } from '../factories/paid-payment.js';
@@ -20,7 +19,7 @@ afterAll(async () => { await t.close(); });
 
 const one = async (sql: string, v: unknown[]) => (await t.db.pool.query(sql, v)).rows[0];
 const count = async (sql: string, v: unknown[]) => (await one(sql, v)).n as number;
-const run = () => processDueRefunds({ services: t.app.services });
+const run = () => t.app.services.refunds.processDue();
 const refund = (id: string) => one(`SELECT status::text, connector, provider_ref, sent_at, check_attempts FROM refunds WHERE id = $1`, [id]);
 const due = (id: string) => t.db.pool.query(`UPDATE refunds SET next_check_at = now() - interval '1 second' WHERE id = $1`, [id]);
 const transfers = (id: string, kind: string) => count(`SELECT count(*)::int AS n FROM ledger_transfers WHERE kind = $2 AND ref_id = $1`, [id, kind]);
@@ -130,45 +129,45 @@ describe('past the provider deadline: attention and the operator decision', () =
   it('resolveAttention FAIL returns the money and the room on the payment; a second decision is 409', async () => {
     const { m, p, id, item } = await stuckRefund('40.00');
     const before = await balance(t, m.merchantId);
-    const r = await t.app.services.refunds.resolveAttention(item.id, 'FAIL', 'the acquirer has no such refund', 'op:alice');
+    const r = await t.app.services.refunds.lifecycle.resolveAttention(item.id, 'FAIL', 'the acquirer has no such refund', 'op:alice');
     expect(r).toMatchObject({ resolution: 'FAIL', note: 'the acquirer has no such refund', resolved_by: 'op:alice' });
     expect(await one(`SELECT status::text, failure_reason FROM refunds WHERE id = $1`, [id]))
       .toEqual({ status: 'FAIL', failure_reason: 'operator: the acquirer has no such refund' });
     expect(await balance(t, m.merchantId)).toMatchObject({ locked: '0.00', available: (Number(before.available) + 40).toFixed(2) });
     expect(await refundedAmount(t, p.paymentId)).toBe('0.00');
     expect(await postbacks(id)).toBe(1);
-    await expect(t.app.services.refunds.resolveAttention(item.id, 'SUCCESS', null, 'op:bob')).rejects.toBeInstanceOf(ConflictError);
+    await expect(t.app.services.refunds.lifecycle.resolveAttention(item.id, 'SUCCESS', null, 'op:bob')).rejects.toBeInstanceOf(ConflictError);
     expect(await transfers(id, 'REFUND_DEBIT')).toBe(0);
     expect(await verifyBalances(t.db.pool)).toEqual([]);
   });
 
   it('resolveAttention SUCCESS debits once; bad outcome 422, unknown item or a payout\'s service 404, nothing changes', async () => {
     const { id, item } = await stuckRefund('20.00');
-    const err = await t.app.services.refunds.resolveAttention(item.id, 'succeeded', null, 'op:alice').catch((e: unknown) => e);
+    const err = await t.app.services.refunds.lifecycle.resolveAttention(item.id, 'succeeded', null, 'op:alice').catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ValidationError);
-    await expect(t.app.services.refunds.resolveAttention('att_none', 'SUCCESS', null, 'op:alice')).rejects.toBeInstanceOf(NotFoundError);
-    await expect(t.app.services.payouts.resolveAttention(item.id, 'SUCCESS', null, 'op:alice')).rejects.toBeInstanceOf(NotFoundError);
+    await expect(t.app.services.refunds.lifecycle.resolveAttention('att_none', 'SUCCESS', null, 'op:alice')).rejects.toBeInstanceOf(NotFoundError);
+    await expect(t.app.services.payouts.lifecycle.resolveAttention(item.id, 'SUCCESS', null, 'op:alice')).rejects.toBeInstanceOf(NotFoundError);
     expect((await refund(id)).status).toBe('PROCESS');
-    await t.app.services.refunds.resolveAttention(item.id, 'SUCCESS', 'seen on the acquirer report', 'op:alice');
+    await t.app.services.refunds.lifecycle.resolveAttention(item.id, 'SUCCESS', 'seen on the acquirer report', 'op:alice');
     expect((await refund(id)).status).toBe('SUCCESS');
     expect(await transfers(id, 'REFUND_DEBIT')).toBe(1);
     expect(await verifyBalances(t.db.pool)).toEqual([]);
   });
 });
 
-describe('applyProviderOutcome (what the notifications route calls for object refund)', () => {
+describe('the refund kind\'s apply (what the notifications route calls for object refund)', () => {
   it('a final answer applies once, by id or connector and reference; other connectors, non-final answers and repeats change nothing', async () => {
     const { id } = await refunded('12.00');
     const pending: OperationOutcome = { status: 'pending', ref: 'rf-9' };
     await serviceWith({ refund: async () => pending, get: async () => pending }).processDue();
     expect(await refund(id)).toMatchObject({ status: 'PROCESS', provider_ref: 'rf-9' });
-    const refunds = t.app.services.refunds;
-    expect(await refunds.applyProviderOutcome({ id }, pending)).toEqual({ applied: false, status: 'PROCESS', id });
-    expect(await refunds.applyProviderOutcome({ connector: 'other', ref: 'rf-9' }, { status: 'succeeded', ref: 'rf-9' })).toEqual({ applied: false, status: null });
-    expect(await refunds.applyProviderOutcome({ id, connector: 'other' }, { status: 'succeeded', ref: 'rf-9' })).toEqual({ applied: false, status: 'PROCESS' });
-    expect(await refunds.applyProviderOutcome({ connector: 'sandbox', ref: 'rf-9' }, { status: 'failed', code: 'refund_declined', message: 'no', ref: 'rf-9' }))
+    const refunds = t.app.services.operations.refund;
+    expect(await refunds.apply({ id }, pending, { via: 'notification' })).toEqual({ applied: false, status: 'PROCESS', id });
+    expect(await refunds.apply({ connector: 'other', ref: 'rf-9' }, { status: 'succeeded', ref: 'rf-9' }, { via: 'notification' })).toEqual({ applied: false, status: null });
+    expect(await refunds.apply({ id, connector: 'other' }, { status: 'succeeded', ref: 'rf-9' }, { via: 'notification' })).toEqual({ applied: false, status: 'PROCESS' });
+    expect(await refunds.apply({ connector: 'sandbox', ref: 'rf-9' }, { status: 'failed', code: 'refund_declined', message: 'no', ref: 'rf-9' }, { via: 'notification' }))
       .toEqual({ applied: true, status: 'FAIL', id });
-    expect(await refunds.applyProviderOutcome({ id }, { status: 'succeeded', ref: 'rf-9' })).toEqual({ applied: false, status: 'FAIL', id });
+    expect(await refunds.apply({ id }, { status: 'succeeded', ref: 'rf-9' }, { via: 'notification' })).toEqual({ applied: false, status: 'FAIL', id });
     expect(await transfers(id, 'REFUND_RELEASE')).toBe(1);
     expect(await transfers(id, 'REFUND_DEBIT')).toBe(0);
     expect(await postbacks(id)).toBe(1);
@@ -176,7 +175,7 @@ describe('applyProviderOutcome (what the notifications route calls for object re
 
   it('a late answer closes the open attention item as resolved by the provider', async () => {
     const { id, item } = await stuckRefund('7.00');
-    expect(await t.app.services.refunds.applyProviderOutcome({ id, connector: 'sandbox' }, { status: 'succeeded', ref: 'rf-late' }))
+    expect(await t.app.services.operations.refund.apply({ id, connector: 'sandbox' }, { status: 'succeeded', ref: 'rf-late' }, { via: 'notification' }))
       .toEqual({ applied: true, status: 'SUCCESS', id });
     expect(await one(`SELECT resolution, resolved_by FROM attention_items WHERE id = $1`, [item.id])).toEqual({ resolution: 'SUCCESS', resolved_by: 'provider' });
   });

@@ -38,7 +38,7 @@ function baseEnv(dbUrl: string, extra: Record<string, string>): NodeJS.ProcessEn
  */
 export async function startProc(kind: 'api' | 'worker', dbUrl: string, extra: Record<string, string> = {}, port?: number, entry?: string): Promise<Proc> {
   const p = port ?? await freePort();
-  entry ??= kind === 'api' ? 'src/main.ts' : 'src/worker-main.ts';
+  entry ??= kind === 'api' ? 'src/entry/main.ts' : 'src/entry/worker-main.ts';
   const env = baseEnv(dbUrl, { PORT: String(p), HOST: '127.0.0.1', RUN_WORKERS: 'false', PUBLIC_BASE_URL: `http://127.0.0.1:${p}`, ...extra });
   const child = spawn(process.execPath, ['--import', 'tsx', entry], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   const log: string[] = [];

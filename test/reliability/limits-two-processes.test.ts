@@ -21,7 +21,7 @@ beforeAll(async () => {
   t = await setupTestApp(LIMITS);
   m = await createMerchant(t);
   const env = databaseEnv(t.dbUrl, { ...LIMITS, TRUST_PROXY: 'true', SANDBOX_PROCESSING_DELAY_MS: '0', PUBLIC_BASE_URL: 'http://pay.test', LOG_LEVEL: 'warn' });
-  procs = await Promise.all([startService(['--import', 'tsx', 'src/main.ts'], env, { timeoutMs: 120_000 }), startService(['--import', 'tsx', 'src/main.ts'], env, { timeoutMs: 120_000 })]);
+  procs = await Promise.all([startService(['--import', 'tsx', 'src/entry/main.ts'], env, { timeoutMs: 120_000 }), startService(['--import', 'tsx', 'src/entry/main.ts'], env, { timeoutMs: 120_000 })]);
 }, 180_000);
 afterAll(async () => { killAll(); await t.close(); });
 

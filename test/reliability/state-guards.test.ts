@@ -6,7 +6,7 @@ import { ConnectorRegistry } from '../../src/domain/providers/registry.js';
 import type { CreatePayment, PaymentOutcome } from '../../src/domain/providers/connector.js';
 import { PaymentService } from '../../src/domain/payment/payment.service.js';
 import { IllegalPaymentTransitionError } from '../../src/domain/payment/payment.states.js';
-import { transitionPayout } from '../../src/domain/payout/payout.service.js';
+import { transitionPayout } from '../../src/domain/payout/payout.repository.js';
 import { IllegalPayoutTransition } from '../../src/domain/payout/payout.states.js';
 import { finishRefund } from '../../src/domain/refund/refund.repository.js';
 import { IllegalRefundTransitionError } from '../../src/domain/refund/refund.states.js';

@@ -67,19 +67,19 @@ const how = (all: PlanNode[], rel: RegExp) => [...new Set(scansOf(all, rel).map(
 
 describe('an idle poll is one cheap indexed claim', () => {
   it('refunds: the claim reads refunds_due_idx (a partial index of NEW and PROCESS), a few pages, no row of the 200 waiting', async () => {
-    const { top, all } = await claimPlan(() => t.app.services.refunds.claimDue(8));
+    const { top, all } = await claimPlan(() => t.app.services.operations.refund.claim(8));
     expect(how(all, /^refunds$/)).toEqual(['Index Scan refunds_due_idx', 'Index Scan refunds_pkey']);
     expect(buffers(top)).toBeLessThanOrEqual(5);
   });
 
   it('payouts: the claim reads payouts_due_idx (a partial index of PROCESS), a few pages', async () => {
-    const { top, all } = await claimPlan(() => t.app.services.payouts.claimDue(8));
+    const { top, all } = await claimPlan(() => t.app.services.operations.payout.claim(8));
     expect(how(all, /^payouts$/)).toEqual(['Index Scan payouts_due_idx', 'Index Scan payouts_pkey']);
     expect(buffers(top)).toBeLessThanOrEqual(5);
   });
 
   it('payments: the reconciliation claim reads the partial index of PROCESS payments by next check, never a scan of a month of payments', async () => {
-    const { top, all } = await claimPlan(() => t.app.services.payments.claimDueChecks(8, 20_000));
+    const { top, all } = await claimPlan(() => t.app.services.operations.payment.claim(8));
     const withRows = (await t.db.pool.query<{ rel: string }>(`SELECT tableoid::regclass::text AS rel FROM payments GROUP BY 1`)).rows.map((r) => r.rel);
     expect(withRows.length).toBe(1);
     const month = withRows[0]!;

@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { API_SCOPES } from '../../domain/api-key/api-key.scopes.js';
 import { actorOf } from '../../audit/audit.js';
-import { apiKeyAudit } from '../../audit/steps.js';
+import { apiKeyAudit } from '../../domain/audit-steps.js';
 import { NotFoundError } from '../../errors.js';
 import { bodyObject, isIdLike } from '../../lib/input-fields.js';
 import { operatorActions } from '../../backoffice/actions.js';

@@ -5,7 +5,7 @@ import { DomainError, NotFoundError } from '../../errors.js';
 import { AdminChargebackSchema, adminChargebackView } from '../../domain/chargeback/chargeback.view.js';
 import { isIdLike } from '../../lib/input-fields.js';
 import { actorOf } from '../../audit/audit.js';
-import { chargebackAudit } from '../../audit/steps.js';
+import { chargebackAudit } from '../../domain/audit-steps.js';
 import { list } from './schemas.js';
 
 const IdParams = Type.Object({ id: Type.String() });

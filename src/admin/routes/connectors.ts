@@ -6,7 +6,7 @@ import { settingsLine, type ConnectorPlugin } from '../../domain/providers/plugi
 import { bodyObject } from '../../lib/input-fields.js';
 import { connectorView } from '../../domain/operator-views.js';
 import { actorOf } from '../../audit/audit.js';
-import { connectorAudit } from '../../audit/steps.js';
+import { connectorAudit } from '../../domain/audit-steps.js';
 import { both, ConnectorSchema, list, ok } from './schemas.js';
 
 const NameParams = Type.Object({ name: Type.String({ examples: ['yk-live'] }) });
@@ -24,6 +24,14 @@ const PatchBody = Type.Object({ enabled: Type.Boolean() });
 
 const tags = ['admin'];
 const One = ok(ConnectorSchema.properties, 'The connector, settings masked, with its health');
+/** Switching one on or off answers the connector and what the operator should know (docs/adr/0106). */
+const Switched = ok({
+  ...ConnectorSchema.properties,
+  warnings: Type.Array(Type.String(), {
+    description: 'Why enabling it deserves a second look (a live connector of a kind no rehearsal ever passed, docs/adr/0106); empty otherwise. Enabled all the same.',
+    examples: [['no rehearsal of a tbank connector has ever passed; rehearse one against the provider\'s test terminal before real money.']],
+  }),
+}, 'The connector, settings masked, with its health and warnings');
 
 /** Operator API: the connector registry (PROVIDERS.md "Connectors"). Secrets are never returned. */
 export default async function connectorAdminRoutes(app: FastifyInstance): Promise<void> {
@@ -37,10 +45,13 @@ export default async function connectorAdminRoutes(app: FastifyInstance): Promis
   });
 
   app.patch<{ Params: { name: string } }>('/connectors/:name', {
-    schema: { tags, summary: 'Switch a connector on or off (a disabled one takes no new payment or payout; routing moves to the next)', params: NameParams, body: PatchBody, response: { 200: One } },
+    schema: { tags, summary: 'Switch a connector on or off (a disabled one takes no new payment or payout; routing moves to the next); `warnings` says what to check', params: NameParams, body: PatchBody, response: { 200: Switched } },
   }, async (req) => {
     const record = await connectors.setEnabled(req.params.name, (req.body as { enabled: boolean }).enabled, connectorAudit(actorOf(req)));
-    return { success: true, ...connectorView(app.config, record, await connectors.health(record.name)) };
+    // Warned, not refused (docs/adr/0106): the same words and log line as the console's.
+    const unrehearsed = await app.services.rehearsals.unrehearsedWarning(record);
+    if (unrehearsed) req.log.warn({ connector: record.name, kind: record.kind }, 'live connector enabled: no rehearsal of its kind ever passed');
+    return { success: true, ...connectorView(app.config, record, await connectors.health(record.name)), warnings: unrehearsed ? [unrehearsed] : [] };
   });
 
   app.get('/connectors', { schema: { tags, summary: 'Every connector with its health (settings masked)', response: { 200: list(ConnectorSchema, 'Every connector') } } }, async () => {

@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { defineInput, requestInput, v } from '../../lib/input.js';
 import { actorOf } from '../../audit/audit.js';
 import { operatorActions } from '../../backoffice/actions.js';
-import { testPostback } from '../../audit/steps.js';
+import { testPostback } from '../../domain/audit-steps.js';
 import { AttemptSchema, EventSchema, ok } from './schemas.js';
 
 const IdParams = Type.Object({ id: Type.String() });
@@ -80,5 +80,5 @@ export default async function eventAdminRoutes(app: FastifyInstance): Promise<vo
         }, 'What happened'),
       },
     },
-  }, async (req) => ({ success: true, ...(await testPostback(app, actorOf(req), null, req.params.id)) }));
+  }, async (req) => ({ success: true, ...(await testPostback(app.services, actorOf(req), null, req.params.id)) }));
 }

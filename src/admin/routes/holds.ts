@@ -4,7 +4,7 @@ import { defineInput, requestInput, v } from '../../lib/input.js';
 import { NotFoundError } from '../../errors.js';
 import { isIdLike } from '../../lib/input-fields.js';
 import { actorOf } from '../../audit/audit.js';
-import { holdAudit } from '../../audit/steps.js';
+import { holdAudit } from '../../domain/audit-steps.js';
 import type { HoldSettled } from '../../domain/payment/payment.service.js';
 
 const IdParams = Type.Object({ id: Type.String() });

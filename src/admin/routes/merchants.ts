@@ -7,7 +7,7 @@ import { MailNotConfiguredError, operatorActions } from '../../backoffice/action
 import { CreateInput, memberIdOf, resetReasonOf } from '../../backoffice/merchant-input.js';
 import { balanceView, merchantView } from '../../domain/operator-views.js';
 import { actorOf } from '../../audit/audit.js';
-import { merchantAudit } from '../../audit/steps.js';
+import { merchantAudit } from '../../domain/audit-steps.js';
 import type { FastifyRequest } from 'fastify';
 import { formatDateTime } from '../../lib/time.js';
 import { BalanceSchema, both, HeldSchema, list, MerchantSchema, ok, TeamMemberSchema } from './schemas.js';

@@ -5,7 +5,7 @@ import { NotFoundError } from '../../errors.js';
 import { isIdLike } from '../../lib/input-fields.js';
 import { payoutAccountView } from '../../domain/operator-views.js';
 import { actorOf } from '../../audit/audit.js';
-import { payoutAccountAudit } from '../../audit/steps.js';
+import { payoutAccountAudit } from '../../domain/audit-steps.js';
 import type { FastifyRequest } from 'fastify';
 import { list, ok, PayoutAccountSchema } from './schemas.js';
 

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { actorOf } from '../../audit/audit.js';
-import { rehearsalAudit } from '../../audit/steps.js';
+import { rehearsalAudit } from '../../domain/audit-steps.js';
 import { rehearsalView } from '../../domain/rehearsal/rehearsal.view.js';
 import { bodyObject } from '../../lib/input-fields.js';
 import { list, ok, RehearsalSchema, RehearsalSummarySchema } from './schemas.js';

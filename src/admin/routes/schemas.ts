@@ -3,6 +3,7 @@ import { API_SCOPES } from '../../domain/api-key/api-key.scopes.js';
 import { ROLES } from '../../domain/operator/roles.js';
 import { TEAM_ROLES } from '../../domain/merchant/team-roles.js';
 import { ROUTES } from '../../domain/providers/connector.js';
+import { PAYOUT_TOKEN_ISSUERS } from '../../domain/providers/connectors/index.js';
 
 /**
  * The operator API's answers (docs/adr/0072-operator-api-response-schemas.md): each route's
@@ -97,7 +98,10 @@ export const PayoutAccountSchema = Type.Object({
   type: Type.String({ enum: ['card', 'sbp'] }),
   status: Type.String({ enum: ['active', 'banned'] }),
   identifier_masked: Type.String({ examples: ['427600******4242'] }),
-  token_provider: Null(Type.String({ enum: ['yookassa'], examples: ['yookassa'], description: 'Set when the card is known by a provider\'s payout_token: no card number is held for it' })),
+  token_provider: Null(Type.String({
+    examples: PAYOUT_TOKEN_ISSUERS.slice(0, 1),
+    description: 'Set when the card is known by a token its issuer gave (a connector kind that declares payout tokens): no card number is held for it',
+  })),
   card_type: Null(Type.String({ examples: ['Visa'] })),
   card_issuer: Null(Type.String({ examples: ['Sberbank'] })),
   card_holder: Null(Type.String({ examples: ['IVAN PETROV'] })),
@@ -277,6 +281,10 @@ export const RehearsalSummarySchema = Type.Object({
   passed: Type.Integer(), failed: Type.Integer(), skipped: Type.Integer(),
   started_at: Iso(),
   finished_at: Null(Iso(), { description: 'null while running' }),
+  findings: Type.Record(Type.String(), Type.Union([Type.String(), Type.Boolean()]), {
+    description: 'Each question the provider\'s documents leave open for this kind (getstate_amount_after_refund: left | paid; charge_enabled: true | false), as this run answered it, or "open" (docs/adr/0135)',
+    examples: [{ getstate_amount_after_refund: 'left', charge_enabled: 'open' }],
+  }),
 });
 
 export const RehearsalSchema = Type.Object({ ...RehearsalSummarySchema.properties, steps: Type.Array(RehearsalStepSchema) });

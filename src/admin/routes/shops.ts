@@ -6,7 +6,7 @@ import type { ShopPatch } from '../../domain/shop/shop.service.js';
 import { bodyObject, isIdLike } from '../../lib/input-fields.js';
 import { shopView } from '../../domain/operator-views.js';
 import { actorOf } from '../../audit/audit.js';
-import { shopAudit } from '../../audit/steps.js';
+import { shopAudit } from '../../domain/audit-steps.js';
 import { FFD_VERSIONS, PAYMENT_MODES, PAYMENT_SUBJECTS, TAX_SYSTEM_CODES, VAT_CODES } from '../../domain/receipt/fiscal.js';
 import { list, ok, ShopSchema } from './schemas.js';
 

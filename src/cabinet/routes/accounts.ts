@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { cabinetActor, BASE, formErrors, merchantIdOf, render } from '../context.js';
 import { formBody } from '../../lib/form-body.js';
-import { payoutAccountAudit } from '../../audit/steps.js';
+import { payoutAccountAudit } from '../../domain/audit-steps.js';
 import { pageCspWith } from '../../lib/web-session.js';
 
 export default async function accountRoutes(app: FastifyInstance): Promise<void> {

@@ -7,7 +7,7 @@ import { isApiScope } from '../../domain/api-key/api-key.scopes.js';
 import { Errors } from '../../lib/input-fields.js';
 import { parseAllowlist } from '../../domain/merchant/merchant-patch.js';
 import { ValidationError } from '../../errors.js';
-import { apiKeyAudit, merchantAudit } from '../../audit/steps.js';
+import { apiKeyAudit, merchantAudit } from '../../domain/audit-steps.js';
 
 export default async function apiRoutes(app: FastifyInstance): Promise<void> {
   const page = async (req: Parameters<typeof render>[0], reply: Parameters<typeof render>[1], data: Record<string, unknown> = {}) => {

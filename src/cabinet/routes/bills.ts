@@ -6,7 +6,7 @@ import { BASE, cabinetActor, formErrors, liveMerchantIdOf, merchantIdOf, render 
 import { formBody } from '../../lib/form-body.js';
 import { listFilters, PAGE_SIZE } from '../paging.js';
 import { peopleAmountText } from '../../lib/amount-text.js';
-import { billToggleAudit } from '../../audit/steps.js';
+import { billToggleAudit } from '../../domain/audit-steps.js';
 import { isBillExpired } from '../../domain/bill/bill.states.js';
 
 const STATUSES = ['NEW', 'PROCESS', 'UNDERPAID', 'SUCCESS', 'OVERPAID', 'FAIL'] as const;

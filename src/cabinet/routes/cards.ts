@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { BASE, cabinetActor, merchantIdOf, render } from '../context.js';
-import { savedMethodRevokeAudit } from '../../audit/steps.js';
+import { savedMethodRevokeAudit } from '../../domain/audit-steps.js';
 
 /**
  * Saved cards (docs/adr/0074-saved-cards-and-recurring-charges.md): the merchant's ACTIVE cards

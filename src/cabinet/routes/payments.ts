@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { isMoneyReceived } from '../../domain/statuses.js';
+import { isMoneyReceived } from '../../kernel/statuses.js';
 import { paymentError } from '../../domain/payment/payment-errors.js';
 import { UnauthorizedActionError } from '../../errors.js';
 import { defineInput, v } from '../../lib/input.js';
@@ -9,7 +9,7 @@ import { formBody } from '../../lib/form-body.js';
 import { filterQuery, listFilters, PAGE_SIZE } from '../paging.js';
 import { csvFormat, exportFilename, sendCsv } from '../export.js';
 import { peopleAmountText } from '../../lib/amount-text.js';
-import { holdAudit, refundAudit } from '../../audit/steps.js';
+import { holdAudit, refundAudit } from '../../domain/audit-steps.js';
 
 const STATUSES = ['NEW', 'PROCESS', 'UNDERPAID', 'SUCCESS', 'OVERPAID', 'FAIL'] as const;
 const REFUND_STATUSES = ['NEW', 'PROCESS', 'SUCCESS', 'FAIL'] as const;

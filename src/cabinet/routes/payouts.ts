@@ -6,7 +6,7 @@ import { filterQuery, listFilters, PAGE_SIZE } from '../paging.js';
 import { csvFormat, exportFilename, sendCsv } from '../export.js';
 import { peopleAmountText } from '../../lib/amount-text.js';
 import { parsePersonal } from '../../domain/payout/payout.input.js';
-import { payoutCreateAudit } from '../../audit/steps.js';
+import { payoutCreateAudit } from '../../domain/audit-steps.js';
 
 const STATUSES = ['NEW', 'MODERATING', 'PROCESS', 'SUCCESS', 'FAIL', 'ERROR', 'DECLINED'] as const;
 

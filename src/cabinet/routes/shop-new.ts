@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { defineInput, v } from '../../lib/input.js';
-import { shopAudit } from '../../audit/steps.js';
+import { shopAudit } from '../../domain/audit-steps.js';
 import { BASE, cabinetActor, formErrors, liveMerchantIdOf, render } from '../context.js';
 import { formBody } from '../../lib/form-body.js';
 import type { Lang } from '../../lib/i18n.js';

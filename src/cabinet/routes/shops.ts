@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { defineInput, v } from '../../lib/input.js';
 import { BASE, cabinetActor, formErrors, liveMerchantIdOf as merchantIdOf, render } from '../context.js';
 import { formBody, queryOf } from '../../lib/form-body.js';
-import { testPostback, shopAudit } from '../../audit/steps.js';
+import { testPostback, shopAudit } from '../../domain/audit-steps.js';
 import { shopWords } from './shop-new.js';
 import { FFD_VERSIONS, fiscalJson, fiscalOf, PAYMENT_MODES, PAYMENT_SUBJECTS, TAX_SYSTEM_CODES, VAT_CODES } from '../../domain/receipt/fiscal.js';
 
@@ -66,7 +66,7 @@ export default async function shopRoutes(app: FastifyInstance): Promise<void> {
   app.post('/:id/test-postback', { schema: { hide: true } }, async (req, reply) => {
     const id = (req.params as { id: string }).id;
     try {
-      const r = await testPostback(app, cabinetActor(req), merchantIdOf(req), id);
+      const r = await testPostback(app.services, cabinetActor(req), merchantIdOf(req), id);
       return reply.redirect(`${BASE}/shops/${encodeURIComponent(id)}?test=${r.event.id}`, 303);
     } catch (e) {
       reply.status(422);

@@ -3,7 +3,7 @@ import { safeEqual } from '../../lib/crypto.js';
 import { newFormSecret } from '../../lib/web-session.js';
 import { timeZoneNames } from '../../lib/time.js';
 import { writeAudit, changed } from '../../audit/audit.js';
-import { apiKeyAudit } from '../../audit/steps.js';
+import { apiKeyAudit } from '../../domain/audit-steps.js';
 import { INVITE_DAYS, LastOwnerError, MIN_PASSWORD, type TeamMember } from '../../domain/merchant/team.service.js';
 import { teamInviteMail } from '../../mail/team-invite.js';
 import { BASE, LOGIN_CSRF_COOKIE, MODE_COOKIE, SESSION_COOKIE, cabinetActor, formErrors, liveMerchantIdOf, render, type CabinetRouteOptions } from '../context.js';

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { cabinetActor, BASE, formErrors, liveMerchantIdOf, merchantIdOf, render } from '../context.js';
 import { formBody, queryOf } from '../../lib/form-body.js';
-import { redeliverAudit, merchantAudit } from '../../audit/steps.js';
+import { redeliverAudit, merchantAudit } from '../../domain/audit-steps.js';
 import { filterQuery, listFilters } from '../paging.js';
 import { pageSize } from '../../lib/page-size.js';
 import { NO_URL } from '../../outbox/events.js';

@@ -3,7 +3,8 @@ import type { Db, Queryable } from '../../db/client.js';
 import { withPgTx } from '../../db/client.js';
 import { ConflictError, NotFoundError, ValidationError } from '../../errors.js';
 import { randomId } from '../../lib/ids.js';
-import type { AnyLifecycle } from '../operations/lifecycle.js';
+import type { OperationKinds } from '../operations/kinds.js';
+import { parseResolution } from '../operations/reconcile.js';
 import type { OperationType } from '../operation-type.js';
 import { holdsMoney, releaseHeldConflict } from '../providers/conflict.js';
 
@@ -60,8 +61,8 @@ export function heard(v: unknown): Record<string, unknown> {
 export class AttentionService {
   constructor(
     private readonly db: Db,
-    /** Each object type's lifecycle: its provider asked, its answer or the operator's decision applied. */
-    private readonly lifecycles: Record<OperationType, AnyLifecycle>,
+    /** The one map of operation kinds: each object type's lifecycle asks its provider and applies its answer or the operator's decision. */
+    private readonly kinds: OperationKinds,
   ) {}
 
   /** Raises an item (once per object); true when this call raised it. */
@@ -110,7 +111,7 @@ export class AttentionService {
     if (pre.kind === 'conflict' && pre.resolvedAt) throw new ConflictError(`Attention item is already resolved (${pre.resolution}).`);
     this.checkOutcome(pre, outcome);
     if (pre.resolvedAt) throw new ConflictError(`Attention item is already resolved (${pre.resolution}).`);
-    const lifecycle = this.lifecycles[pre.objectType];
+    const { lifecycle } = this.kinds[pre.objectType];
     const held = pre.kind === 'conflict' && holdsMoney(pre.lastHeard);
     // Asked outside any transaction; only a final answer decides.
     const asked = pre.kind === 'unknown_outcome' ? await lifecycle.kind.readFromProvider_(pre.objectId)
@@ -175,8 +176,7 @@ export class AttentionService {
       if (outcome !== CONFLICT_SETTLED) throw ValidationError.field('outcome', `A conflict is closed with ${CONFLICT_SETTLED}: its money already followed the provider.`);
       return;
     }
-    if (item.objectType === 'payment' && outcome !== 'SUCCESS' && outcome !== 'FAIL') throw ValidationError.field('outcome', 'The outcome must be SUCCESS or FAIL.');
-    if (typeof outcome !== 'string' || outcome.length === 0 || outcome.length > 40) throw ValidationError.field('outcome', 'The outcome is required.');
-    if (outcome !== 'SUCCESS' && outcome !== 'FAIL') throw ValidationError.field('outcome', 'The outcome must be SUCCESS or FAIL.');
+    // An unknown outcome, whatever the kind: the lifecycle's own parse (422 unless SUCCESS or FAIL).
+    parseResolution(outcome);
   }
 }

@@ -1,6 +1,6 @@
 import { DomainError, type ErrorCode } from '../../errors.js';
-import { MONEY_RECEIVED_STATUSES } from '../statuses.js';
-import { sourcesOf as tableSourcesOf } from '../transitions.js';
+import { MONEY_RECEIVED_STATUSES } from '../../kernel/statuses.js';
+import { sourcesOf as tableSourcesOf } from '../../kernel/transitions.js';
 
 export type BillStatus = 'NEW' | 'PROCESS' | 'UNDERPAID' | 'SUCCESS' | 'OVERPAID' | 'FAIL';
 export type BillType = 'NORMAL' | 'MULTI';

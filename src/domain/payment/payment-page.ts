@@ -5,7 +5,7 @@ import { decrypt } from '../../lib/crypto.js';
 import { paymentSignature, type PaymentPostbackFields } from '../../outbox/events.js';
 import type { Connector } from '../providers/connector.js';
 import type { ConnectorRegistry } from '../providers/registry.js';
-import { isMoneyReceived } from '../statuses.js';
+import { isMoneyReceived } from '../../kernel/statuses.js';
 import { paymentCandidates, quoteFor, readPayableBill, type PayableBill, type Quote } from './payable-bill.js';
 import { monthCondition, queryPaymentById, runPaymentById } from './payment-by-id.js';
 import { isPaymentFinal } from './payment.states.js';

@@ -5,7 +5,7 @@ import { DomainError } from '../../errors.js';
 import { refundsOfPayment, type RefundRecord } from '../refund/refund.repository.js';
 import { chargebacksOfPayment, type ChargebackRecord } from '../chargeback/chargeback.repository.js';
 import { PAYMENT_COLUMNS, type PaymentRow } from './payment.row.js';
-import { MONEY_RECEIVED_STATUSES } from '../statuses.js';
+import { MONEY_RECEIVED_STATUSES } from '../../kernel/statuses.js';
 import { runPaymentById } from './payment-by-id.js';
 
 /** A payment as payment/status reads it, with its refunds and chargebacks when asked for. */

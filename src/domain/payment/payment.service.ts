@@ -25,7 +25,7 @@ import { PAYMENT_METHOD_REVOKED, type Connector, type PayerAction, type PaymentO
 import { ConnectorRegistry } from '../providers/registry.js';
 import { nextCheckDelayMs } from './reconcile-schedule.js';
 import { assertPaymentTransition, IllegalPaymentTransitionError, paymentSourcesOf } from './payment.states.js';
-import { isMoneyReceived } from '../statuses.js';
+import { isMoneyReceived } from '../../kernel/statuses.js';
 import { PayValidationError, type PayerFields, type PayInput, type PayMethod } from './pay-input.js';
 import { paymentError, PROVIDER_UNAVAILABLE } from './payment-errors.js';
 import { money8 } from '../../lib/money.js';

@@ -1,7 +1,7 @@
 import type { PaymentStatus } from '../../generated/prisma/enums.js';
 import { ConflictError } from '../../errors.js';
-import { MONEY_RECEIVED_STATUSES } from '../statuses.js';
-import { sourcesOf } from '../transitions.js';
+import { MONEY_RECEIVED_STATUSES } from '../../kernel/statuses.js';
+import { sourcesOf } from '../../kernel/transitions.js';
 
 export { MONEY_RECEIVED_STATUSES };
 

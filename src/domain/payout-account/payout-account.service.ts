@@ -6,7 +6,8 @@ import { encrypt } from '../../lib/crypto.js';
 import { cardDigits, luhnValid, maskCard, normalizePhone } from '../../lib/card.js';
 import { NotFoundError, ValidationError } from '../../errors.js';
 import type { PayoutAccountStatus } from '../../generated/prisma/enums.js';
-import { takesCard, tokenAccount, type PayoutWidget } from '../providers/connector.js';
+import { takesCard, tokenAccount, type CardTokenProvider, type PayoutWidget } from '../providers/connector.js';
+import { PAYOUT_TOKEN_ISSUERS } from '../providers/connectors/index.js';
 import type { ConnectorRegistry } from '../providers/registry.js';
 
 /** What an operator or the cabinet sends to add a payout account (validated here). */
@@ -19,8 +20,8 @@ export interface PayoutAccountInput {
   /** SBP member id of an existing bank (sbp only). */
   bankMemberId?: unknown;
   /**
-   * A card known by YooKassa's payout widget instead of its number (docs/adr/0070): the widget's
-   * payout_token, first6 and last4 (required with it), card_type and issuer_name (optional).
+   * A card known by an issuer's payout widget instead of its number (docs/adr/0070, 0133): the
+   * widget's payout_token, first6 and last4 (required with it), card_type and issuer_name (optional).
    */
   payoutToken?: unknown;
   first6?: unknown;
@@ -37,7 +38,7 @@ export interface CardEntry {
   numbers: boolean;
 }
 
-/** What a payout token may look like: printable ASCII without spaces (YooKassa documents no format). */
+/** What a payout token may look like: printable ASCII without spaces (the issuers document no format). */
 const TOKEN_RE = /^[\x21-\x7e]{1,500}$/;
 
 const present = (x: unknown): boolean => x !== undefined && x !== null && x !== '';
@@ -73,6 +74,7 @@ export class PayoutAccountService {
     let cardHolder: string | null = null;
     let bankMemberId: bigint | null = null;
     let card: { type: string | null; issuer: string | null } = { type: null, issuer: null };
+    let issuer: CardTokenProvider | null = null;
     if (type === 'CARD' && tokenized) {
       const token = str(input.payoutToken);
       const first6 = str(input.first6);
@@ -81,13 +83,17 @@ export class PayoutAccountService {
       if (first6 === null || !/^\d{6}$/.test(first6)) errors.first6 = ['The first6 field must be 6 digits.'];
       if (last4 === null || !/^\d{4}$/.test(last4)) errors.last4 = ['The last4 field must be 4 digits.'];
       card = { type: this.label(input.cardType, 'card_type', errors), issuer: this.label(input.issuerName, 'issuer_name', errors) };
-      // YooKassa payouts need no holder's name: optional here.
+      // The issuer knows the card behind its token: the holder's name is optional here.
       const holder = str(input.cardHolder);
       if (present(input.cardHolder)) {
         if (holder === null || holder.length > 255) errors.card_holder = ['The card holder may not be greater than 255 characters.'];
         else cardHolder = holder;
       }
-      if (!errors.payout_token && !errors.first6 && !errors.last4) { full = tokenAccount('yookassa', token!); masked = `${first6}******${last4}`; }
+      if (!errors.payout_token) {
+        issuer = await this.tokenIssuer(merchantId);
+        if (!issuer) errors.payout_token = ['Whose payout token this is cannot be told: no payout widget on this merchant\'s card payout route.'];
+      }
+      if (!errors.payout_token && !errors.first6 && !errors.last4) { full = tokenAccount(issuer!, token!); masked = `${first6}******${last4}`; }
     } else if (type === 'CARD') {
       if (ident !== null && present(input.identifier)) {
         const digits = cardDigits(ident);
@@ -126,7 +132,7 @@ export class PayoutAccountService {
         data: {
           id: newId(), merchantId, type: type!, identifierEnc: encrypt(this.config.tokenEncryptionKey, full!),
           identifierMasked: masked!, cardHolder, bankMemberId,
-          tokenProvider: type === 'CARD' && tokenized ? 'yookassa' : null, cardType: card.type, cardIssuer: card.issuer,
+          tokenProvider: type === 'CARD' && tokenized ? issuer : null, cardType: card.type, cardIssuer: card.issuer,
         },
       });
       if (inTx) await inTx(prismaTxQueryable(tx), { before: null, after });
@@ -140,6 +146,18 @@ export class PayoutAccountService {
     const x = str(v);
     if (x === null || x.length > 100) { errors[field] = [`The ${field.replace('_', ' ')} may not be greater than 100 characters.`]; return null; }
     return x;
+  }
+
+  /**
+   * Whose a payout token posted for this merchant is: the issuer of the payout widget its card
+   * payout route offers (the widget the token came from), else the one issuer this build's kinds
+   * declare; null when neither tells.
+   */
+  private async tokenIssuer(merchantId: string): Promise<CardTokenProvider | null> {
+    const widget = (await this.cardEntry(merchantId)).widget;
+    if (widget) return widget.provider;
+    const issuers = this.connectors?.payoutTokenIssuers ?? PAYOUT_TOKEN_ISSUERS;
+    return issuers.length === 1 ? issuers[0]! : null;
   }
 
   /**

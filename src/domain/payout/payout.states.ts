@@ -1,6 +1,6 @@
 import { ConflictError } from '../../errors.js';
 import type { PayoutStatus } from '../../generated/prisma/enums.js';
-import { sourcesOf } from '../transitions.js';
+import { sourcesOf } from '../../kernel/transitions.js';
 
 /**
  * Every payout transition (DESIGN.md "States"). A payout is created NEW and leaves NEW in the

@@ -69,7 +69,19 @@ export async function callConnector<T extends { status: string }>(
   connectorMetrics.calls.inc({ ...labels, outcome: error ? out.status : okLabel(out.status) });
   if (error && errorText === null) errorText = 'reason' in out ? String(out.reason) : 'message' in out ? String(out.message) : out.status;
   recordCall(db, connector.name, error, errorText);
-  return out;
+  return declaredOnly(connector, out);
+}
+
+/**
+ * A decline waits for its reason only when the connector's capabilities declare that its
+ * provider sends one later (`declineReasonFollows`): a `reasonFollows` from any other connector
+ * is dropped, so the decline is final as answered.
+ */
+function declaredOnly<T extends { status: string }>(connector: Connector, out: T): T {
+  const o = out as { status: string; reasonFollows?: boolean };
+  if (o.status !== 'declined' || o.reasonFollows === undefined || connector.capabilities.declineReasonFollows === true) return out;
+  const { reasonFollows: _, ...rest } = o;
+  return rest as unknown as T;
 }
 
 const okLabel = (status: string) => (status === 'declined' || status === 'failed' ? 'declined' : 'ok');
@@ -99,23 +111,34 @@ function recordCall(db: Db, connector: string, error: boolean, errorText: string
   }
 }
 
+/** Writes of counted calls still on their way, so a health read waits for the timer's write too. */
+const writing = new Set<{ db: Db; done: Promise<void> }>();
+
+async function writeStats(db: Db, byKey: Map<string, PendingStats>): Promise<void> {
+  for (const p of byKey.values()) {
+    await db.pool.query({ name: 'connector_record_calls', text:
+      `INSERT INTO connector_call_stats AS s (connector, minute, calls, errors, last_success_at, last_error)
+       VALUES ($1, $2, $3, $4, $5, $6)
+       ON CONFLICT (connector, minute) DO UPDATE
+         SET calls = s.calls + EXCLUDED.calls, errors = s.errors + EXCLUDED.errors,
+             last_success_at = greatest(EXCLUDED.last_success_at, s.last_success_at),
+             last_error = coalesce(EXCLUDED.last_error, s.last_error)`,
+    values: [p.connector, p.minute, p.calls, p.errors, p.lastSuccessAt, p.lastError] }).catch(() => undefined);
+  }
+}
+
 /**
  * Writes the calls counted in this process (all pools, or one) to connector_call_stats: one
- * autocommit statement per connector and minute, never inside the money's transactions.
+ * autocommit statement per connector and minute, never inside the money's transactions. Returns
+ * once every write of those pools is done, the timer's included.
  */
 export async function flushCallStats(only?: Db): Promise<void> {
   for (const [db, byKey] of [...pendingStats]) {
     if (only && db !== only) continue;
     pendingStats.delete(db);
-    for (const p of byKey.values()) {
-      await db.pool.query({ name: 'connector_record_calls', text:
-        `INSERT INTO connector_call_stats AS s (connector, minute, calls, errors, last_success_at, last_error)
-         VALUES ($1, $2, $3, $4, $5, $6)
-         ON CONFLICT (connector, minute) DO UPDATE
-           SET calls = s.calls + EXCLUDED.calls, errors = s.errors + EXCLUDED.errors,
-               last_success_at = greatest(EXCLUDED.last_success_at, s.last_success_at),
-               last_error = coalesce(EXCLUDED.last_error, s.last_error)`,
-      values: [p.connector, p.minute, p.calls, p.errors, p.lastSuccessAt, p.lastError] }).catch(() => undefined);
-    }
+    const w = { db, done: writeStats(db, byKey) };
+    writing.add(w);
+    void w.done.finally(() => writing.delete(w));
   }
+  await Promise.all([...writing].filter((w) => !only || w.db === only).map((w) => w.done));
 }

@@ -19,11 +19,12 @@ export interface Capabilities {
   hostsCardForm: boolean;
   /**
    * How a card payout may name its card (docs/adr/0070): `number`, the full card number (a
-   * YooKassa gateway only when its operator marked it PCI DSS certified); `tokens`, the providers
-   * whose card tokens it takes (`yookassa`: the payout widget's payout_token). Absent: the number
-   * whenever `payout.card`, no tokens.
+   * connector whose provider needs a certificate for numbers says false without it); `tokens`,
+   * the issuers whose payout card tokens it takes (a plugin's `payoutTokens.issuer`), or `any`
+   * for a test instrument that pays every token as a good card. Absent: the number whenever
+   * `payout.card`, no tokens.
    */
-  payoutCardBy?: { number: boolean; tokens: readonly CardTokenProvider[] };
+  payoutCardBy?: { number: boolean; tokens: readonly CardTokenProvider[] | 'any' };
   /**
    * Two-stage card payments (docs/adr/0073-two-stage-payments.md): the payment is authorized
    * and held (`CreatePayment.capture: false`), then `capturePayment` (full or partial) or
@@ -35,16 +36,26 @@ export interface Capabilities {
    * (`CreatePayment.savePaymentMethod`) and charges a saved one (`CreatePayment.savedMethod`).
    */
   savedCards?: boolean;
+  /**
+   * The provider may read a payment as declined before it says why, and sends the reason later
+   * in its notification (docs/adr/0025): such a `declined` answer carries `reasonFollows`, and the
+   * payment waits for the reason a while. Absent: every decline it answers is final as it is.
+   */
+  declineReasonFollows?: boolean;
 }
 
-/** Providers whose card tokens a payout account may hold (the YooKassa payout widget's payout_token). */
-export type CardTokenProvider = 'yookassa';
-export const CARD_TOKEN_PROVIDERS: readonly CardTokenProvider[] = ['yookassa'];
+/**
+ * Who issued a payout card token: a connector kind's provider that collects payout cards in its
+ * own widget and answers a token for each (its plugin's `payoutTokens.issuer`, docs/adr/0133).
+ * A payout account's `token_provider` holds it.
+ */
+export type CardTokenProvider = string;
 
 /**
  * A card payout's destination as `CreatePayout.account` carries it: the card digits, or
- * `token:<provider>:<token>` for an account whose card only its provider knows (a card number is
- * digits only, so the two never meet). Connectors read it with cardDestination.
+ * `token:<issuer>:<token>` for an account whose card only its issuer knows (a card number is
+ * digits only, so the two never meet). Connectors read it with cardDestination and pay a token
+ * only of an issuer their `payoutCardBy.tokens` names (takesCard).
  */
 export type CardDestination = { kind: 'number'; number: string } | { kind: 'token'; provider: CardTokenProvider; token: string };
 
@@ -53,23 +64,24 @@ export function tokenAccount(provider: CardTokenProvider, token: string): string
 }
 
 export function cardDestination(account: string): CardDestination {
-  const m = /^token:([a-z]+):(.+)$/s.exec(account);
+  const m = /^token:([a-z0-9-]+):(.+)$/s.exec(account);
   if (!m) return { kind: 'number', number: account };
-  if (!CARD_TOKEN_PROVIDERS.includes(m[1] as CardTokenProvider)) throw new ConnectorRefusedError('token_unknown', `a card token of an unknown provider (${m[1]})`);
-  return { kind: 'token', provider: m[1] as CardTokenProvider, token: m[2]! };
+  return { kind: 'token', provider: m[1]!, token: m[2]! };
 }
 
-/** Whether a connector may pay out to a card named this way (by number, or by a provider's token). */
+/** Whether a connector may pay out to a card named this way (by number, or by an issuer's token). */
 export function takesCard(c: Capabilities, by: 'number' | CardTokenProvider): boolean {
   if (!c.payout.card) return false;
   const how = c.payoutCardBy ?? { number: true, tokens: [] };
-  return by === 'number' ? how.number : how.tokens.includes(by);
+  if (by === 'number') return how.number;
+  return how.tokens === 'any' || how.tokens.includes(by);
 }
 
-/** A provider's card-collecting widget for payout accounts, as a connector offers it (YooKassa's payout widget). */
+/** An issuer's card-collecting widget for payout accounts, as a connector offers it. */
 export interface PayoutWidget {
+  /** Whose tokens the widget answers (its plugin's `payoutTokens.issuer`). */
   provider: CardTokenProvider;
-  /** What the widget is initialised with (YooKassa: the payout gateway's agentId). */
+  /** What the widget is initialised with (the provider's id of the payout account it pays from). */
   accountId: string;
   /** The widget's script. */
   scriptUrl: string;
@@ -107,7 +119,8 @@ export type PaymentOutcome =
   | { status: 'authorized'; amount: Decimal; ref: string }
   /**
    * `reasonFollows`: the provider said "declined" without saying why, and sends the reason in its
-   * notification (T-Bank's GetState); the payment waits for it a while (DECLINE_REASON_WAIT_MS).
+   * notification; the payment waits for it a while (DECLINE_REASON_WAIT_MS). Only from a
+   * connector whose capabilities declare `declineReasonFollows` (the call wrapper drops it otherwise).
    */
   | { status: 'declined'; code: string; message: string; ref: string | null; reasonFollows?: boolean }
   | { status: 'action'; action: PayerAction; ref: string }
@@ -224,14 +237,15 @@ export interface CreateRefund {
   whole?: boolean;
   /**
    * When this operation was first handed to the provider (its `sent_at`); null or absent: this
-   * is the first send. A repeat after a lost answer carries it, so a connector can refuse to
-   * repeat a creation whose idempotency key is past its life, and one whose provider does not
-   * deduplicate a repeat (T-Bank's Cancel) reads the provider's state before repeating.
+   * is the first send. A repeat after a lost answer carries it for the connectors that need it
+   * (every one gets it; each reads it as its provider requires): one refuses to repeat a creation
+   * whose idempotency key is past its life, one whose provider does not deduplicate a repeat reads
+   * the provider's state before repeating.
    */
   firstSentAt?: Date | null;
   /**
-   * What this service knows of the payment's other refunds, in RUB, for a repeat that must be
-   * decided from the provider's state (T-Bank: GetState shows only the payment): `succeeded`,
+   * What this service knows of the payment's other refunds, in RUB, for a connector whose
+   * provider's state shows only the payment, so a repeat is decided from it and these: `succeeded`,
    * those the provider confirmed; `open`, those handed to it whose outcome is not known yet;
    * `paidRub`, what the payer paid the provider for the payment. Absent: not known.
    */

@@ -1,12 +1,9 @@
 import { withPgTx, type Db } from '../../db/client.js';
 import { heard } from '../attention/attention.service.js';
 import type { PaymentService } from '../payment/payment.service.js';
-import type { RefundService } from '../refund/refund.service.js';
-import type { PayoutService } from '../payout/payout.service.js';
-import type { OperationOutcome, ParsedNotification, PaymentOutcome } from './connector.js';
+import type { ParsedNotification } from './connector.js';
 import { contradictsStatus, recordUnconfirmed, type ProviderWord } from './conflict.js';
-import type { AnyLifecycle } from '../operations/lifecycle.js';
-import { isFinal } from '../operations/reconcile.js';
+import type { KindEntry, OperationKinds } from '../operations/kinds.js';
 import { recordReceiptFailure } from '../receipt/register-failures.js';
 
 /** A verified, parsed notification (what `parseNotification` answers when `ok`). */
@@ -24,19 +21,21 @@ class NotOurs extends Error {}
 
 /**
  * Inbound provider notifications (PROVIDERS.md "Inbound"): recorded once by (connector, event
- * key) and applied in the same transaction through the object's state table and the ledger (a
- * payment through PaymentService.applyOutcome, refunds and payouts through their services), so
- * a duplicate or an out-of-order one changes nothing.
+ * key) and applied in the same transaction through the object's state table and the ledger,
+ * by its kind in the one map of operation kinds (src/domain/operations/kinds.ts), so a
+ * duplicate or an out-of-order one changes nothing.
  */
 export class ProviderNotificationService {
   constructor(
     private readonly db: Db,
-    private readonly services: { payments: PaymentService; refunds: RefundService; payouts: PayoutService },
+    private readonly kinds: OperationKinds,
+    /** A register's report names a payment: found as a payment's notification finds it. */
+    private readonly payments: Pick<PaymentService, 'findAtConnector'>,
   ) {}
 
   async apply(connector: string, n: VerifiedNotification): Promise<NotificationResult> {
     if (n.object === 'receipt') return this.applyReceipt(connector, n);
-    const { payments, refunds, payouts } = this.services;
+    const kind = this.kinds[n.object];
     // The object it was about and its status after the apply (for a contradiction's read).
     let seen: { id: string; status: string | null } | null = null;
     try {
@@ -46,28 +45,15 @@ export class ProviderNotificationService {
            VALUES ($1, $2, $3, $4, $5, $6::jsonb) ON CONFLICT (connector, event_key) DO NOTHING`,
           [connector, n.eventKey, n.object, n.ourId, n.ref, JSON.stringify(heard(n.outcome))]);
         if (ins.rowCount !== 1) return 'duplicate';
-        switch (n.object) {
-          case 'payment': {
-            const id = await payments.findAtConnector(connector, n.ourId, n.ref, tx);
-            if (!id) throw new NotOurs();
-            seen = { id, status: (await payments.applyOutcome(id, n.outcome as PaymentOutcome, { tx, via: 'notification' })).status };
-            return 'applied';
-          }
-          // Refunds and payouts: their services apply the answer in this transaction.
-          case 'refund':
-          case 'payout': {
-            const target = n.ourId ? { id: n.ourId, connector } : { connector, ref: n.ref };
-            const svc = n.object === 'refund' ? refunds : payouts;
-            const done = await svc.applyProviderOutcome(target, n.outcome as OperationOutcome, tx);
-            if (done.status === null) throw new NotOurs();
-            if (n.ourId ?? done.id) seen = { id: (n.ourId ?? done.id)!, status: done.status };
-            // Which of our objects it was about (found by the provider's reference): kept with the record.
-            if (done.id && !n.ourId) {
-              await tx.query(`UPDATE provider_notifications SET object_id = $3 WHERE connector = $1 AND event_key = $2`, [connector, n.eventKey, done.id]);
-            }
-            return 'applied';
-          }
+        const target = n.ourId ? { id: n.ourId, connector } : { connector, ref: n.ref };
+        const done = await kind.apply(target, n.outcome, { tx, via: 'notification' });
+        if (done.status === null) throw new NotOurs();
+        if (n.ourId ?? done.id) seen = { id: (n.ourId ?? done.id)!, status: done.status };
+        // Which of our objects it was about (found by the provider's reference): kept with the record.
+        if (done.id && !n.ourId) {
+          await tx.query(`UPDATE provider_notifications SET object_id = $3 WHERE connector = $1 AND event_key = $2`, [connector, n.eventKey, done.id]);
         }
+        return 'applied';
       });
       if (applied === 'applied' && seen) await this.confirmContradiction(connector, n, seen);
       return { result: applied };
@@ -86,7 +72,7 @@ export class ProviderNotificationService {
   private async applyReceipt(connector: string, n: Extract<VerifiedNotification, { object: 'receipt' }>): Promise<NotificationResult> {
     try {
       const applied = await withPgTx(this.db.pool, async (tx): Promise<'applied' | 'duplicate'> => {
-        const paymentId = await this.services.payments.findAtConnector(connector, n.ourId, n.ref, tx);
+        const paymentId = await this.payments.findAtConnector(connector, n.ourId, n.ref, tx);
         if (!paymentId) throw new NotOurs();
         const ins = await tx.query(
           `INSERT INTO provider_notifications (connector, event_key, object_type, object_id, provider_ref, outcome)
@@ -111,9 +97,9 @@ export class ProviderNotificationService {
    * it says it made) is held from available meanwhile (recordUnconfirmed).
    */
   private async confirmContradiction(connector: string, n: OperationNotification, seen: { id: string; status: string | null }): Promise<void> {
-    const word = providerWord(n);
+    const { lifecycle } = this.kinds[n.object];
+    const word = providerWord(this.kinds[n.object], n.outcome);
     if (word === null || !contradictsStatus(n.object, seen.status, word.status)) return;
-    const lifecycle = ({ payment: this.services.payments, refund: this.services.refunds, payout: this.services.payouts } as const)[n.object].lifecycle as AnyLifecycle;
     // The object the notification names (its own reference), whatever we stored: an answer we
     // lost left us none. The connector checks the object it reads is this one of ours.
     const o = await lifecycle.kind.readFromProvider_(seen.id, n.ref);
@@ -125,15 +111,8 @@ export class ProviderNotificationService {
   }
 }
 
-/** What a verified notification says as a final word (null: not final). */
-function providerWord(n: OperationNotification): ProviderWord | null {
-  if (n.object === 'payment') {
-    const o = n.outcome as PaymentOutcome;
-    if (o.status === 'paid') return { status: o.amountReceived.gt(0) ? 'succeeded' : 'failed', ref: o.ref, message: `paid ${o.amountReceived.toFixed(2)}`, via: 'notification' };
-    if (o.status === 'declined') return { status: 'failed', ref: o.ref, code: o.code, message: o.message, via: 'notification' };
-    return null;
-  }
-  const o = n.outcome as OperationOutcome;
-  if (!isFinal(o)) return null;
-  return o.status === 'succeeded' ? { status: 'succeeded', ref: o.ref, via: 'notification' } : { status: 'failed', ref: o.ref, code: o.code, message: o.message, via: 'notification' };
+/** What a verified notification says as a final word, in its kind's words (null: not final). */
+function providerWord({ lifecycle: { kind } }: KindEntry, o: unknown): ProviderWord | null {
+  const word = kind.finalOf(o) === null ? null : kind.wordOf(o);
+  return word === null ? null : { ...word, via: 'notification' };
 }

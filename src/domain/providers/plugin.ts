@@ -1,6 +1,6 @@
 import type { PaymentsProfile } from '../../config.js';
 import type { Queryable } from '../../db/client.js';
-import type { Capabilities, Connector, ConnectorMode } from './connector.js';
+import type { Capabilities, CardTokenProvider, Connector, ConnectorMode } from './connector.js';
 import { parseAllowList, type ProviderNet } from './provider-http.js';
 
 /**
@@ -16,6 +16,12 @@ export interface ConnectorPlugin<K extends string = string> {
   readonly settings: SettingsSchema;
   /** The most a connector of this kind can do; one may do less (e.g. YooKassa payouts need payout credentials). */
   readonly capabilities: Capabilities;
+  /**
+   * The kind's provider collects payout cards in its own widget and answers a token for each
+   * (docs/adr/0133): a payout account may then keep `issuer`'s token and no card number, and its
+   * connectors offer the widget (Connector.payoutWidget). Absent: the kind issues no payout tokens.
+   */
+  readonly payoutTokens?: { readonly issuer: CardTokenProvider };
   /** How inbound notifications are believed; null: the kind sends none (anything claiming to be one is refused). */
   readonly notifications: { verifiedBy: string } | null;
   /** The connector object for a stored row (secrets decrypted for this call only). */
@@ -59,6 +65,10 @@ export interface SettingSpec {
 
 /** A kind's settings by name, in the order people read them (required first). */
 export type SettingsSchema = Readonly<Record<string, SettingSpec>>;
+
+/** The payout token issuers of a list of kinds, each once, in the list's order. */
+export const payoutTokenIssuers = (plugins: readonly ConnectorPlugin[]): CardTokenProvider[] =>
+  [...new Set(plugins.flatMap((p) => (p.payoutTokens ? [p.payoutTokens.issuer] : [])))];
 
 export const secretSettings = (s: SettingsSchema): string[] => Object.keys(s).filter((f) => s[f]!.secret);
 

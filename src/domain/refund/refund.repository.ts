@@ -3,7 +3,7 @@ import type { Currency, PaymentStatus, RefundStatus } from '../../generated/pris
 import type { Queryable } from '../../db/client.js';
 import { IllegalRefundTransitionError, sourcesOf } from './refund.states.js';
 import { runPaymentById } from '../payment/payment-by-id.js';
-import type { Claimed } from '../operations/lifecycle.js';
+import type { Claimed, Deferred } from '../operations/lifecycle.js';
 
 /** A refund as the service hands it out (the API view and the cabinet read this). */
 export interface RefundRecord {
@@ -237,4 +237,36 @@ export async function refundSiblingsRub(c: Queryable, paymentId: string, refundI
   );
   const x = r.rows[0]!;
   return { succeededRub: new Decimal(x.succeeded), openRub: new Decimal(x.open), paidRub: x.paid === null ? null : new Decimal(x.paid) };
+}
+
+/** On record as handed to its connector, before the call (a lost answer is then reconciled, never sent blind again). */
+export async function markRefundSent(c: Queryable, id: string): Promise<void> {
+  await c.query('UPDATE refunds SET sent_at = now() WHERE id = $1', [id]);
+}
+
+/**
+ * No final answer: a PROCESS refund keeps what was heard and is due again after `delayMs`; the
+ * lease goes. Null when it is no longer PROCESS.
+ */
+export async function deferRefund(c: Queryable, id: string, ref: string | null, delayMs: number): Promise<Deferred | null> {
+  const d = await c.query<{ sent_at: Date | null; merchant_id: string; connector: string; provider_ref: string | null }>(
+    `UPDATE refunds SET provider_ref = coalesce($2, provider_ref), lease_until = NULL,
+            next_check_at = now() + $3::int * interval '1 millisecond', check_attempts = check_attempts + 1, updated_at = now()
+      WHERE id = $1 AND status = 'PROCESS' RETURNING sent_at, merchant_id, coalesce(connector, 'sandbox') AS connector, provider_ref`,
+    [id, ref, delayMs]);
+  const x = d.rows[0];
+  return x ? { merchantId: x.merchant_id, connector: x.connector, ref: x.provider_ref, sentAt: x.sent_at } : null;
+}
+
+/** Gives back the leases of refunds claimed but never worked on (a worker stopping). */
+export async function releaseRefundClaims(c: Queryable, ids: string[]): Promise<void> {
+  if (ids.length > 0) await c.query(`UPDATE refunds SET lease_until = NULL WHERE id = ANY($1::text[]) AND status = 'PROCESS'`, [ids]);
+}
+
+/** The connector that has a refund and its reference there; null when there is no such refund. */
+export async function refundConnectorOf(c: Queryable, id: string): Promise<{ connector: string; ref: string | null } | null> {
+  const r = await c.query<{ connector: string; provider_ref: string | null }>(
+    `SELECT coalesce(connector, 'sandbox') AS connector, provider_ref FROM refunds WHERE id = $1`, [id]);
+  const row = r.rows[0];
+  return row ? { connector: row.connector, ref: row.provider_ref } : null;
 }

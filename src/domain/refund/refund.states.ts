@@ -1,6 +1,6 @@
 import type { RefundStatus } from '../../generated/prisma/enums.js';
 import { ConflictError } from '../../errors.js';
-import { sourcesOf as tableSourcesOf } from '../transitions.js';
+import { sourcesOf as tableSourcesOf } from '../../kernel/transitions.js';
 
 /**
  * Every refund transition (DESIGN.md): NEW -> PROCESS -> SUCCESS | FAIL; SUCCESS and FAIL are

@@ -2,6 +2,7 @@ import { Decimal } from 'decimal.js';
 import type { PayerAction } from '../providers/connector.js';
 import { TBANK_BASE_URL, tbankToken } from '../providers/connectors/tbank/index.js';
 import { providerFetch, type ProviderNet } from '../providers/provider-http.js';
+import type { RehearsalFindings } from '../providers/rehearsal-findings.js';
 import { settingText } from '../providers/plugin.js';
 import type { PayerBrowser } from './payer-page.js';
 
@@ -26,7 +27,18 @@ export interface RehearsalProvider {
   payBySbp(row: RehearsedRow, ref: string, action: PayerAction, payer: PayerBrowser, signal: AbortSignal): Promise<unknown>;
   /** How to read GetState-like amounts after a refund, for the report. */
   stateAmountName: string;
+  /** The questions its documents leave open that a run answers (RehearsalFindings' keys), in the report's order. */
+  questions: readonly (keyof RehearsalFindings)[];
+  /**
+   * Where a test payout goes, among what the connector takes (`cardNumber`: full card numbers;
+   * `sbp`: SBP by phone); null when it takes none of the provider's test destinations. Absent: the
+   * provider makes no payouts.
+   */
+  payoutDestination?(row: RehearsedRow, takes: { cardNumber: boolean; sbp: boolean }, signal: AbortSignal): Promise<PayoutDestination | null>;
 }
+
+/** A test payout's destination: `account` as CreatePayout takes it, `label` as the report says it. */
+export interface PayoutDestination { type: 'CARD' | 'SBP'; account: string; bankMemberId: string | null; label: string }
 
 const kopecks = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? new Decimal(v).div(100) : null);
 
@@ -56,7 +68,13 @@ export const tbank: RehearsalProvider = {
     return b;
   },
   stateAmountName: 'GetState Amount',
+  // GetState's Amount: "Сумма в копейках", nothing said of refunds (docs/adr/0091); Charge: off unless T-Bank enabled it.
+  questions: ['getstate_amount_after_refund', 'charge_enabled'],
 };
+
+/** The card yoomoney/yookassa-sdk-python's payout CreditCard model gives as its example. */
+const YOOKASSA_TEST_PAYOUT_CARD = '5555555555554477';
+const YOOKASSA_TEST_PAYOUT_PHONE = '+79000000001';
 
 /** YooKassa API v3. */
 export const yookassa: RehearsalProvider = {
@@ -79,6 +97,21 @@ export const yookassa: RehearsalProvider = {
     return payer.confirmSbp(action.url);
   },
   stateAmountName: 'amount / refunded_amount',
+  // Autopayments by a saved card are enabled by YooKassa's manager for a real shop.
+  questions: ['charge_enabled'],
+  // yookassa.ru/developers/payouts/testing-and-going-live/testing/bank-card: with a test gateway
+  // that takes card numbers any number does (no money moves); the SDK's example card is used. A
+  // gateway on the payout widget's tokens alone pays out by SBP here: the phone any test one, the
+  // bank the first SBP participant YooKassa lists (GET /sbp_banks with the gateway's pair).
+  async payoutDestination(row, takes, signal) {
+    if (takes.cardNumber) return { type: 'CARD', account: YOOKASSA_TEST_PAYOUT_CARD, bankMemberId: null, label: `the test card ${YOOKASSA_TEST_PAYOUT_CARD.slice(0, 6)}******${YOOKASSA_TEST_PAYOUT_CARD.slice(-4)}` };
+    if (!takes.sbp) return null;
+    const auth = Buffer.from(`${settingText(row.settings.payout_agent_id) ?? ''}:${settingText(row.secrets.payout_secret_key) ?? ''}`).toString('base64');
+    const a = await providerFetch('yookassa', `${yookassa.baseUrl(row)}/sbp_banks`, { method: 'GET', headers: { authorization: `Basic ${auth}` } }, signal, row.net);
+    const bank = ((a.body ?? {}) as { items?: { bank_id?: unknown; name?: unknown }[] }).items?.find((b) => typeof b.bank_id === 'string');
+    if (a.status !== 200 || !bank) throw new Error(`GET /sbp_banks answered HTTP ${a.status}${bank ? '' : ' with no SBP participant'}`);
+    return { type: 'SBP', account: YOOKASSA_TEST_PAYOUT_PHONE, bankMemberId: String(bank.bank_id), label: `SBP ${YOOKASSA_TEST_PAYOUT_PHONE} at ${String(bank.name ?? bank.bank_id)}` };
+  },
 };
 
 export const REHEARSAL_PROVIDERS: Readonly<Record<string, RehearsalProvider>> = { tbank, yookassa };

@@ -1,7 +1,8 @@
 import { Decimal } from 'decimal.js';
-import type {
-  CallContext, Connector, ConnectorOperation, OperationOutcome, PaymentOutcome,
+import {
+  takesCard, type CallContext, type Connector, type ConnectorOperation, type OperationOutcome, type PaymentOutcome, type SavedCard,
 } from '../providers/connector.js';
+import type { RehearsalFindings } from '../providers/rehearsal-findings.js';
 import type { Receipt } from '../receipt/receipt.js';
 import type { PayerBrowser } from './payer-page.js';
 import type { RehearsalProvider, RehearsedRow } from './rehearsal.providers.js';
@@ -25,6 +26,10 @@ export interface RunDeps {
   call<T extends { status: string }>(op: ConnectorOperation, fn: (ctx: CallContext) => Promise<T>): Promise<T | { status: 'refused'; code: string; message: string } | { status: 'unknown'; ref: string | null; reason: string }>;
   /** The notice of a provider's notification about our object `id`, within `ms`; null when none came. */
   waitNotice(id: string, ms: number): Promise<{ eventKey: string } | null>;
+  /** The card a provider's notification about our payment `id` said it saved, within `ms`; null when none did. */
+  waitSaved(id: string, ms: number): Promise<SavedCard | null>;
+  /** Records an answer to a question the providers' documents leave open (docs/adr/0135). */
+  learn(f: RehearsalFindings): Promise<void>;
   /** Polls `fn` until it answers non-null or `ms` pass. */
   until<T>(fn: () => Promise<T | null>, ms: number): Promise<T | null>;
   waits: { settleMs: number; notificationMs: number };
@@ -33,6 +38,8 @@ export interface RunDeps {
 const AMOUNT = new Decimal('100.00');
 const PARTIAL = new Decimal('30.00');
 const CAPTURE = new Decimal('60.00');
+const CHARGE = new Decimal('10.00');
+const PAYOUT = new Decimal('10.00');
 const describe = (o: { status: string } & Record<string, unknown>) =>
   o.status === 'refused' || o.status === 'declined' || o.status === 'failed' ? `${String(o.code)}: ${String(o.message)}` : o.status === 'unknown' ? `no answer (${String(o.reason)})` : o.status;
 
@@ -84,14 +91,8 @@ export async function runRehearsal(d: RunDeps, report: (s: RehearsalStep) => Pro
   await put(await twoStage(d));
   await put(paid.ok && paid.ref ? await refunds(d, payId, paid.ref) : { name: 'refund', status: 'skipped', detail: 'not run: no paid payment to refund (the payment step failed)', raw: null });
   await put(await sbp(d));
-  await put({
-    name: 'saved_card', status: 'skipped',
-    detail: c.capabilities.savedCards ? 'not rehearsed yet: saving a card and charging it is still open in the rehearsal' : `the connector's kind (${c.kind}) saves no cards`, raw: null,
-  });
-  await put({
-    name: 'payout', status: 'skipped',
-    detail: c.capabilities.payout.card || c.capabilities.payout.sbp ? 'not rehearsed yet: a test payout is still open in the rehearsal' : `the connector makes no payouts (${c.kind})`, raw: null,
-  });
+  await put(await savedCard(d));
+  await put(await payout(d));
 }
 
 async function credentials(d: RunDeps): Promise<RehearsalStep> {
@@ -106,12 +107,12 @@ async function credentials(d: RunDeps): Promise<RehearsalStep> {
 
 /** Creates a payment, has the payer complete it on the provider's page, and reads it until it settles. */
 async function payOnPage(
-  d: RunDeps, paymentId: string, req: { method: 'card' | 'sbp'; amount: Decimal; receipt?: Receipt | null; capture?: boolean },
+  d: RunDeps, paymentId: string, req: { method: 'card' | 'sbp'; amount: Decimal; receipt?: Receipt | null; capture?: boolean; save?: boolean },
 ): Promise<{ ok: boolean; detail: string; ref: string | null; outcome: Out | null; raw: unknown }> {
   const c = d.connector;
   const created = await d.call('create_payment', (ctx) => c.createPayment({
     paymentId, method: req.method, amount: req.amount, description: `Rehearsal ${paymentId}`, returnUrl: d.returnUrl,
-    ...(req.receipt ? { receipt: req.receipt } : {}), ...(req.capture === false ? { capture: false } : {}),
+    ...(req.receipt ? { receipt: req.receipt } : {}), ...(req.capture === false ? { capture: false } : {}), ...(req.save ? { savePaymentMethod: true } : {}),
   }, ctx));
   const raw: Record<string, unknown> = { created };
   if (created.status !== 'action' && created.status !== 'pending') {
@@ -166,6 +167,7 @@ async function refunds(d: RunDeps, paymentId: string, ref: string): Promise<Rehe
   const parts = c.capabilities.partialRefunds ? [PARTIAL, AMOUNT.sub(PARTIAL)] : [AMOUNT];
   const raw: unknown[] = [];
   const said: string[] = [];
+  const readings: string[] = [];
   let refunded = new Decimal(0);
   for (const [i, amount] of parts.entries()) {
     const refundId = `${d.idPrefix}r${i + 1}`;
@@ -183,9 +185,20 @@ async function refunds(d: RunDeps, paymentId: string, ref: string): Promise<Rehe
     raw.push({ refund: amount.toFixed(2), outcome: o, state: state.raw });
     if (o.status !== 'succeeded') return { name: 'refund', status: 'failed', detail: `${said.join('; ')}${said.length ? '; ' : ''}refund of ${amount.toFixed(2)}: ${describe(o as never)}`, raw };
     refunded = refunded.add(amount);
+    readings.push(reading(state, AMOUNT, refunded));
     said.push(`${i === parts.length - 1 ? 'full' : 'partial'} refund of ${amount.toFixed(2)} succeeded; provider says ${state.status}, ${d.provider.stateAmountName} ${meaning(state, AMOUNT, refunded)}`);
   }
+  // Every read after a refund agreeing on one meaning answers the question; mixed readings leave it open.
+  const agreed = readings.every((x) => x === readings[0]) ? readings[0] : undefined;
+  if (agreed === 'left' || agreed === 'paid') await d.learn({ getstate_amount_after_refund: agreed });
   return { name: 'refund', status: 'passed', detail: said.join('; '), raw };
+}
+
+/** What an amount-only state (T-Bank GetState) says after refunds: `left`, `paid`, or nothing decidable. */
+function reading(s: { amount: Decimal | null; refunded: Decimal | null }, original: Decimal, refunded: Decimal): string {
+  if (s.refunded !== null || s.amount === null) return 'none';
+  if (s.amount.eq(original)) return 'paid';
+  return s.amount.eq(original.sub(refunded)) ? 'left' : 'neither';
 }
 
 /** What a provider's amount after refunds means, as read (T-Bank's documents leave GetState's Amount open). */
@@ -203,4 +216,82 @@ async function sbp(d: RunDeps): Promise<RehearsalStep> {
   if (!c.capabilities.payment.sbp) return { name: 'sbp', status: 'skipped', detail: `the connector's kind (${c.kind}) takes no SBP payments`, raw: null };
   const r = await payOnPage(d, `${d.idPrefix}s1`, { method: 'sbp', amount: AMOUNT, receipt: d.receipt.of(AMOUNT) });
   return { name: 'sbp', status: r.ok ? 'passed' : 'failed', detail: r.ok ? `${AMOUNT.toFixed(2)} paid by SBP with the provider's test instrument` : r.detail, raw: r.raw };
+}
+
+/**
+ * A card saved while paying on the provider's page, then charged with no payer (docs/adr/0074):
+ * the connector's own createPayment both times. The saved card's id is what the connector read
+ * (YooKassa: the payment's payment_method) or what the provider's notification said (T-Bank's
+ * RebillId comes only there). Whether the terminal takes the charge is recorded (charge_enabled).
+ */
+async function savedCard(d: RunDeps): Promise<RehearsalStep> {
+  const c = d.connector;
+  const skip = (detail: string, raw: unknown = null): RehearsalStep => ({ name: 'saved_card', status: 'skipped', detail, raw });
+  const fail = (detail: string, raw: unknown): RehearsalStep => ({ name: 'saved_card', status: 'failed', detail, raw });
+  if (!c.capabilities.savedCards) return skip(`the connector's kind (${c.kind}) saves no cards`);
+  const saveId = `${d.idPrefix}c1`;
+  const paid = await payOnPage(d, saveId, { method: 'card', amount: AMOUNT, receipt: d.receipt.of(AMOUNT), save: true });
+  if (!paid.ok) return fail(`the payment saving the card: ${paid.detail}`, paid.raw);
+  let saved = paid.outcome?.status === 'paid' ? paid.outcome.saved ?? null : null;
+  if (!saved) {
+    if (!d.publicUrl) return skip('the connector\'s read of the paid payment names no saved card, and its provider\'s notification (where it says which card it saved) cannot reach this deployment: no public_url given', paid.raw);
+    saved = await d.waitSaved(saveId, d.waits.notificationMs);
+    if (!saved) return fail(`the card was not saved: neither the connector's read of the paid payment nor a notification within ${d.waits.notificationMs / 1000} s named it`, paid.raw);
+  }
+  const chargeId = `${d.idPrefix}c2`;
+  const providerId = saved.providerId;
+  const receipt = d.receipt.of(CHARGE) ?? undefined;
+  let o: Out = await d.call('create_payment', (ctx) => c.createPayment({
+    paymentId: chargeId, method: 'card', amount: CHARGE, description: `Rehearsal ${chargeId}`, savedMethod: { providerId }, ...(receipt ? { receipt } : {}),
+  }, ctx));
+  if (o.status === 'pending' && o.ref) {
+    const ref = o.ref;
+    o = (await d.until(async () => {
+      const r = await d.call('get_payment', (ctx) => c.getPayment({ paymentId: chargeId, ref }, ctx));
+      return r.status === 'paid' || r.status === 'declined' ? r : null;
+    }, d.waits.settleMs)) ?? o;
+  }
+  const raw = { saving: paid.raw, saved: { mask: saved.mask, expiry: saved.expiry }, charge: o };
+  const card = saved.mask ? ` (${saved.mask})` : '';
+  if (o.status === 'paid') {
+    await d.learn({ charge_enabled: true });
+    return { name: 'saved_card', status: 'passed', detail: `${AMOUNT.toFixed(2)} paid with the card saved${card}; a charge of ${CHARGE.toFixed(2)} by the saved card with no payer: paid`, raw };
+  }
+  if (o.status === 'declined' && o.code === 'charge_disabled') {
+    await d.learn({ charge_enabled: false });
+    return fail(`the card was saved${card}, but Charge is not enabled on this terminal: ${o.message}`, raw);
+  }
+  return fail(`the card was saved${card}; its charge of ${CHARGE.toFixed(2)}: ${describe(o as never)}`, raw);
+}
+
+/**
+ * A test payout of a small amount to the provider's published test destination, read back until
+ * it is final: the connector's own createPayout and getPayout, ids the run's own, nothing written
+ * into payouts or the ledger (docs/adr/0105).
+ */
+async function payout(d: RunDeps): Promise<RehearsalStep> {
+  const c = d.connector;
+  const caps = c.capabilities;
+  if (!caps.payout.card && !caps.payout.sbp) return { name: 'payout', status: 'skipped', detail: `the connector makes no payouts (${c.kind})`, raw: null };
+  const to = d.provider.payoutDestination
+    ? await d.provider.payoutDestination(d.row, { cardNumber: takesCard(caps, 'number'), sbp: caps.payout.sbp }, AbortSignal.timeout(15_000)).catch((e: Error) => e)
+    : null;
+  if (to instanceof Error) return { name: 'payout', status: 'failed', detail: `the provider's test destination could not be read: ${to.message}`, raw: null };
+  if (!to) return { name: 'payout', status: 'skipped', detail: `no test destination this connector takes: it pays out to cards only by the provider's widget token, which the rehearsal does not collect`, raw: null };
+  const payoutId = `${d.idPrefix}o1`;
+  let o: OperationOutcome = await d.call('create_payout', (ctx) => c.createPayout({
+    payoutId, accountType: to.type, account: to.account, cardHolder: null, bankMemberId: to.bankMemberId, amount: PAYOUT, currency: 'RUB',
+  }, ctx));
+  const created = o;
+  if (o.status === 'pending' || (o.status === 'unknown' && o.ref)) {
+    const ref = o.ref;
+    o = (await d.until(async () => {
+      const r = await d.call('get_payout', (ctx) => c.getPayout({ payoutId, ref }, ctx));
+      return r.status === 'succeeded' || r.status === 'failed' ? r : null;
+    }, d.waits.settleMs)) ?? o;
+  }
+  const raw = { destination: to.label, created, final: o };
+  if (o.status === 'succeeded') return { name: 'payout', status: 'passed', detail: `a payout of ${PAYOUT.toFixed(2)} to ${to.label} succeeded (read back: ${o.ref ?? 'no reference'})`, raw };
+  if (o.status === 'pending') return { name: 'payout', status: 'failed', detail: `a payout of ${PAYOUT.toFixed(2)} to ${to.label} was not final within ${d.waits.settleMs / 1000} s`, raw };
+  return { name: 'payout', status: 'failed', detail: `a payout of ${PAYOUT.toFixed(2)} to ${to.label}: ${describe(o as never)}`, raw };
 }

@@ -2,9 +2,11 @@ import { Decimal } from 'decimal.js';
 import type { Config } from '../../config.js';
 import { withPgTx, type Db, type InTx } from '../../db/client.js';
 import { NotFoundError, ValidationError } from '../../errors.js';
+import { decrypt, encrypt } from '../../lib/crypto.js';
 import { newBillId } from '../../lib/ids.js';
 import type { ConnectorRegistry } from '../providers/registry.js';
-import type { ParsedNotification } from '../providers/connector.js';
+import type { ParsedNotification, SavedCard } from '../providers/connector.js';
+import { apiAddress, type RehearsalFindings } from '../providers/rehearsal-findings.js';
 import { activeFiscal, fiscalOf } from '../receipt/fiscal.js';
 import { paymentReceipt, type Receipt } from '../receipt/receipt.js';
 import { PayerBrowser } from './payer-page.js';
@@ -18,17 +20,27 @@ export const REHEARSAL_ID_PREFIX = 'rh-';
 export interface RehearsalRecord {
   id: string; connector: string; kind: string; status: RehearsalStatus; shopId: string | null; publicUrl: string | null;
   steps: RehearsalStep[]; failedSteps: number; startedAt: Date; finishedAt: Date | null;
+  /** What the run answered of the questions the providers' documents leave open (docs/adr/0135). */
+  findings: RehearsalFindings;
 }
 
 interface Row {
   id: string; connector: string; kind: string; status: RehearsalStatus; shop_id: string | null; public_url: string | null;
-  steps: RehearsalStep[]; failed_steps: number; started_at: Date; finished_at: Date | null;
+  steps: RehearsalStep[]; failed_steps: number; started_at: Date; finished_at: Date | null; findings: RehearsalFindings;
 }
-const COLUMNS = 'id, connector, kind, status, shop_id, public_url, steps, failed_steps, started_at, finished_at';
+const COLUMNS = 'id, connector, kind, status, shop_id, public_url, steps, failed_steps, started_at, finished_at, findings';
 const toRecord = (r: Row): RehearsalRecord => ({
   id: r.id, connector: r.connector, kind: r.kind, status: r.status, shopId: r.shop_id, publicUrl: r.public_url,
-  steps: r.steps, failedSteps: r.failed_steps, startedAt: r.started_at, finishedAt: r.finished_at,
+  steps: r.steps, failedSteps: r.failed_steps, startedAt: r.started_at, finishedAt: r.finished_at, findings: r.findings,
 });
+
+/**
+ * How long a run may take at most: every wait of every step at once, with the payer's pages, is
+ * well inside it. A row still `running` past it is a run whose process is gone (docs/adr/0136).
+ */
+export const RUN_TIMEOUT_MS = 30 * 60_000;
+
+export interface RehearsalWaits { settleMs: number; notificationMs: number; pollMs: number; runMs: number }
 
 export interface RehearsalStart { id: string; connector: string; shopId: string | null; publicUrl: string | null }
 
@@ -40,10 +52,12 @@ export interface RehearsalStart { id: string; connector: string; shopId: string 
  */
 export class RehearsalService {
   private readonly running = new Set<Promise<void>>();
+  /** The runs this process is carrying on (their rows are never taken for interrupted). */
+  private readonly mine = new Set<string>();
 
   constructor(
     private readonly config: Config, private readonly db: Db, private readonly connectors: ConnectorRegistry,
-    private readonly waits = { settleMs: 60_000, notificationMs: 30_000, pollMs: 200 },
+    private readonly waits: RehearsalWaits = { settleMs: 60_000, notificationMs: 30_000, pollMs: 200, runMs: RUN_TIMEOUT_MS },
   ) {}
 
   /** Checks the request, records the run `running`, starts it; 404 for an unknown connector, 422 naming the field. */
@@ -72,13 +86,15 @@ export class RehearsalService {
       if (audit) await audit(tx, start);
       return r.rows[0]!;
     });
-    const p = this.run(start).catch(() => { /* recorded as the run's failure */ }).finally(() => this.running.delete(p));
+    this.mine.add(start.id);
+    const p = this.run(start).catch(() => { /* recorded as the run's failure */ }).finally(() => { this.running.delete(p); this.mine.delete(start.id); });
     this.running.add(p);
     return toRecord(row);
   }
 
   private async run(s: RehearsalStart): Promise<void> {
     const steps: RehearsalStep[] = [];
+    const findings: RehearsalFindings = {};
     const payer = new PayerBrowser(`${s.publicUrl ?? this.config.publicBaseUrl}/rehearsals/${s.id}/returned`);
     try {
       const built = await this.connectors.buildFor(s.connector, s.publicUrl ?? this.config.publicBaseUrl);
@@ -86,6 +102,7 @@ export class RehearsalService {
       if (!built || !provider) throw new Error('the connector is gone or of a kind this build cannot rehearse');
       const secrets = Object.values(built.secrets).filter((v): v is string => typeof v === 'string');
       const wait = this.waits;
+      await this.db.pool.query('UPDATE connector_rehearsals SET api_url = $2 WHERE id = $1', [s.id, apiAddress(provider.baseUrl(built))]);
       await runRehearsal({
         connector: built.connector, row: built, provider, payer, idPrefix: `${REHEARSAL_ID_PREFIX}${s.id}-`,
         returnUrl: `${s.publicUrl ?? this.config.publicBaseUrl}/rehearsals/${s.id}/returned`, publicUrl: s.publicUrl,
@@ -95,6 +112,15 @@ export class RehearsalService {
           const r = await this.db.pool.query<{ event_key: string }>('SELECT event_key FROM connector_rehearsal_notices WHERE connector = $1 AND object_id = $2 LIMIT 1', [s.connector, id]);
           return r.rows[0] ? { eventKey: r.rows[0].event_key } : null;
         }, ms),
+        waitSaved: (id, ms) => this.until(async () => {
+          const r = await this.db.pool.query<{ saved: string }>(
+            'SELECT saved_method_enc AS saved FROM connector_rehearsal_notices WHERE connector = $1 AND object_id = $2 AND saved_method_enc IS NOT NULL LIMIT 1', [s.connector, id]);
+          return r.rows[0] ? JSON.parse(decrypt(this.config.tokenEncryptionKey, r.rows[0].saved)) as SavedCard : null;
+        }, ms),
+        learn: async (f) => {
+          Object.assign(findings, f);
+          await this.db.pool.query('UPDATE connector_rehearsals SET findings = $2::jsonb WHERE id = $1', [s.id, JSON.stringify(findings)]);
+        },
         until: (fn, ms) => this.until(fn, ms),
         waits: { settleMs: wait.settleMs, notificationMs: wait.notificationMs },
       }, async (step) => {
@@ -114,7 +140,7 @@ export class RehearsalService {
     await this.db.pool.query(
       `UPDATE connector_rehearsals SET steps = $2::jsonb, failed_steps = $3,
               status = COALESCE($4, status), finished_at = CASE WHEN $4::text IS NULL THEN NULL ELSE now() END
-        WHERE id = $1`,
+        WHERE id = $1 AND status = 'running'`,
       [id, JSON.stringify(steps), steps.filter((x) => x.status === 'failed').length, status]);
   }
 
@@ -152,20 +178,48 @@ export class RehearsalService {
    */
   async heard(connector: string, n: Extract<ParsedNotification, { ok: true }>): Promise<boolean> {
     if (!n.ourId?.startsWith(REHEARSAL_ID_PREFIX)) return false;
+    // The card the provider saved for the run's payment (T-Bank names it only here), kept encrypted for its saved_card step.
+    const saved = n.object === 'payment' && 'outcome' in n && 'saved' in n.outcome ? (n.outcome as { saved?: SavedCard }).saved : undefined;
     await this.db.pool.query(
-      `INSERT INTO connector_rehearsal_notices (connector, event_key, object_type, object_id, provider_ref) VALUES ($1, $2, $3, $4, $5)
-       ON CONFLICT (connector, event_key) DO NOTHING`, [connector, n.eventKey, n.object, n.ourId, n.ref]);
+      `INSERT INTO connector_rehearsal_notices (connector, event_key, object_type, object_id, provider_ref, saved_method_enc) VALUES ($1, $2, $3, $4, $5, $6)
+       ON CONFLICT (connector, event_key) DO NOTHING`,
+      [connector, n.eventKey, n.object, n.ourId, n.ref, saved ? encrypt(this.config.tokenEncryptionKey, JSON.stringify(saved)) : null]);
     return true;
+  }
+
+  /**
+   * Runs no process carries on any more become `failed`, "interrupted" (docs/adr/0136): a row
+   * `running` past RUN_TIMEOUT_MS that is not one of this process's runs (the process that started
+   * it was restarted or is gone). Each finds its own end once; a run's later save changes nothing.
+   */
+  async endInterrupted(): Promise<number> {
+    const step = { name: 'rehearsal', status: 'failed', detail: `interrupted: the run did not end within ${this.waits.runMs / 60_000} min (the process that carried it was restarted or stopped); start a new one`, raw: null };
+    const r = await this.db.pool.query(
+      `UPDATE connector_rehearsals SET status = 'failed', finished_at = now(), steps = steps || $2::jsonb, failed_steps = failed_steps + 1
+        WHERE status = 'running' AND started_at < now() - make_interval(secs => $1::double precision / 1000) AND NOT (id = ANY($3::text[]))`,
+      [this.waits.runMs, JSON.stringify([step]), [...this.mine]]);
+    return r.rowCount ?? 0;
+  }
+
+  /**
+   * The warning due when a live connector is switched on and no rehearsal of its kind ever passed
+   * (docs/adr/0106); null otherwise. The console and the operator API say the same words.
+   */
+  async unrehearsedWarning(c: { mode: string; kind: string; enabled: boolean }): Promise<string | null> {
+    if (!c.enabled || c.mode !== 'live' || await this.kindPassed(c.kind)) return null;
+    return `no rehearsal of a ${c.kind} connector has ever passed; rehearse one against the provider's test terminal before real money.`;
   }
 
   /** A connector's rehearsals, newest first. */
   async list(name: string, limit = 50): Promise<RehearsalRecord[]> {
     if (!await this.connectors.find(name)) throw new NotFoundError('Connector not found.');
+    await this.endInterrupted();
     const r = await this.db.pool.query<Row>(`SELECT ${COLUMNS} FROM connector_rehearsals WHERE connector = $1 ORDER BY started_at DESC, id DESC LIMIT $2`, [name, limit]);
     return r.rows.map(toRecord);
   }
 
   async find(name: string, id: string): Promise<RehearsalRecord> {
+    await this.endInterrupted();
     const r = await this.db.pool.query<Row>(`SELECT ${COLUMNS} FROM connector_rehearsals WHERE connector = $1 AND id = $2`, [name, id]);
     if (!r.rows[0]) throw new NotFoundError('Rehearsal not found.');
     return toRecord(r.rows[0]);

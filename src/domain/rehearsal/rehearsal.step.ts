@@ -6,7 +6,7 @@ export type RehearsalStatus = 'running' | 'passed' | 'failed';
 /** The steps, in the order they run. */
 export const STEP_NAMES = ['transport', 'credentials', 'payment', 'notification', 'receipt', 'two_stage', 'refund', 'sbp', 'saved_card', 'payout'] as const;
 
-const SECRET_KEY = /password|secret|token|authorization|rebill/i;
+const SECRET_KEY = /password|secret|token|authorization|rebill|providerid/i;
 
 /**
  * A provider's answer as the report keeps it: secret-named fields and every secret value of the

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { actorOf } from '../../audit/audit.js';
-import { connectorAudit, rehearsalAudit, testConnection } from '../../audit/steps.js';
+import { connectorAudit, rehearsalAudit, testConnection } from '../../domain/audit-steps.js';
 import { connectorView } from '../../domain/operator-views.js';
 import { rehearsalView } from '../../domain/rehearsal/rehearsal.view.js';
 import { MASK } from '../../domain/providers/registry.js';
@@ -121,9 +121,9 @@ export default async function connectorPages(app: FastifyInstance): Promise<void
     const on = formBody(req).enabled === 'true';
     const c = await connectors.setEnabled(name, on, connectorAudit(actorOf(req)));
     // Warned, not refused (docs/adr/0106): the operator may know better than the report.
-    const unrehearsed = on && c.mode === 'live' && !await rehearsals.kindPassed(c.kind);
+    const unrehearsed = await rehearsals.unrehearsedWarning(c);
     if (unrehearsed) req.log.warn({ connector: name, kind: c.kind }, 'live connector enabled: no rehearsal of its kind ever passed');
-    const warning = unrehearsed ? ` Warning: no rehearsal of a ${c.kind} connector has ever passed; rehearse one against the provider's test terminal before real money.` : '';
+    const warning = unrehearsed ? ` Warning: ${unrehearsed}` : '';
     return done(reply, `${BASE}/connectors/${name}`, on ? `Connector ${name} enabled.${warning}` : `Connector ${name} disabled: routing moves to the next connector.`);
   });
 
@@ -146,7 +146,7 @@ export default async function connectorPages(app: FastifyInstance): Promise<void
 
   // The answer is shown on the page answering this POST (a reload sends nothing: the form token is spent).
   app.post('/connectors/:name/test', { schema: { hide: true } }, async (req, reply) => {
-    const check = await testConnection(app, actorOf(req), nameOf(req));
+    const check = await testConnection(app.services, actorOf(req), nameOf(req));
     return page(req, reply, { check });
   });
 }

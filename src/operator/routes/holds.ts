@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { actorOf } from '../../audit/audit.js';
-import { holdAudit } from '../../audit/steps.js';
+import { holdAudit } from '../../domain/audit-steps.js';
 import { holdReadingOf } from '../../domain/payment/hold-reading.js';
 import { NotFoundError } from '../../errors.js';
 import { defineInput, v } from '../../lib/input.js';

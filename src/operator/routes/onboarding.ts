@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { actorOf, writeAudit, type Actor } from '../../audit/audit.js';
-import { shopAudit } from '../../audit/steps.js';
+import { shopAudit } from '../../domain/audit-steps.js';
 import { operatorActions } from '../../backoffice/actions.js';
 import { merchantView } from '../../domain/operator-views.js';
 import { fiscalSummary } from '../../domain/receipt/fiscal.js';

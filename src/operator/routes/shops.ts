@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { actorOf } from '../../audit/audit.js';
-import { shopAudit } from '../../audit/steps.js';
+import { shopAudit } from '../../domain/audit-steps.js';
 import type { ShopPatch } from '../../domain/shop/shop.service.js';
 import { NotFoundError, ValidationError } from '../../errors.js';
 import { formBody } from '../../lib/form-body.js';

@@ -1,3 +1,4 @@
+import { payoutTokenIssuers } from '../plugin.js';
 import { sandbox } from './sandbox/index.js';
 import { tbank } from './tbank/index.js';
 import { yookassa } from './yookassa/index.js';
@@ -11,3 +12,6 @@ export const CONNECTORS = [sandbox, yookassa, tbank] as const;
 
 export type ConnectorKind = (typeof CONNECTORS)[number]['kind'];
 export const CONNECTOR_KINDS: readonly ConnectorKind[] = CONNECTORS.map((c) => c.kind);
+
+/** Whose payout card tokens a payout account may hold: the issuers the kinds' plugins declare (`payoutTokens`). */
+export const PAYOUT_TOKEN_ISSUERS = payoutTokenIssuers(CONNECTORS);

@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { defineInput, requestInput, v } from '../../../lib/input.js';
 import { formatDateTime } from '../../../lib/time.js';
 import { apiActor } from '../../../audit/audit.js';
-import { savedMethodRevokeAudit } from '../../../audit/steps.js';
+import { savedMethodRevokeAudit } from '../../../domain/audit-steps.js';
 
 const MethodSchema = Type.Object({
   id: Type.String({ examples: ['Zq3LmN8pR2sT5vW7'] }),

@@ -3,7 +3,7 @@ import { parsePersonal, personalCreateInput } from '../../../domain/payout/payou
 import type { PayoutView } from '../../../domain/payout/payout.view.js';
 import { recordAnswer } from '../../../plugins/idempotency.js';
 import { apiActor } from '../../../audit/audit.js';
-import { payoutCreateAudit, withAudit } from '../../../audit/steps.js';
+import { payoutCreateAudit, withAudit } from '../../../domain/audit-steps.js';
 import { requestInput } from '../../../lib/input.js';
 import { CREATE_ERROR_STATUS, PayoutListSchema } from './schemas.js';
 

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { assertGrant, type RefundRecord } from '../../../domain/refund/refund.service.js';
 import { recordAnswer } from '../../../plugins/idempotency.js';
 import { apiActor } from '../../../audit/audit.js';
-import { refundAudit, withAudit } from '../../../audit/steps.js';
+import { refundAudit, withAudit } from '../../../domain/audit-steps.js';
 import { defineInput, requestInput, v } from '../../../lib/input.js';
 import { RefundSchema, refundView } from './view.js';
 

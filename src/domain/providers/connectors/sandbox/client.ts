@@ -15,8 +15,8 @@ import type { SandboxSettings } from './settings.js';
 
 export const SANDBOX_CAPABILITIES: Capabilities = {
   payment: { card: true, sbp: true }, refunds: true, partialRefunds: true, payout: { card: true, sbp: true }, hostsCardForm: false,
-  // It emulates: a card number, and a YooKassa payout token as a good card.
-  payoutCardBy: { number: true, tokens: ['yookassa'] },
+  // It emulates: a card number, and any issuer's payout token as a good card (it cannot know the card behind one).
+  payoutCardBy: { number: true, tokens: 'any' },
   twoStage: true,
   savedCards: true,
 };

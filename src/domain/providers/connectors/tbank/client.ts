@@ -18,6 +18,8 @@ export const TBANK_CAPABILITIES: Capabilities = {
   payment: { card: true, sbp: true }, refunds: true, partialRefunds: true, payout: { card: false, sbp: false }, hostsCardForm: true,
   twoStage: true,
   savedCards: true,
+  // GetState and CheckOrder read a decline without its reason; the notification carries it (reasonFollows in mapping.ts).
+  declineReasonFollows: true,
 };
 
 /**
@@ -34,7 +36,14 @@ export class TBankConnector implements Connector {
   readonly capabilities = TBANK_CAPABILITIES;
   private readonly allowList: BlockList | null;
 
-  constructor(readonly name: string, readonly mode: ConnectorMode, private readonly s: TBankSettings, private readonly publicBaseUrl: string, private readonly net: ProviderNet) {
+  /**
+   * `amountReading`: how GetState's `Amount` reads after a refund as a rehearsal at this API
+   * address found it (docs/adr/0135); null: open, and only documented statuses decide (0091).
+   */
+  constructor(
+    readonly name: string, readonly mode: ConnectorMode, private readonly s: TBankSettings, private readonly publicBaseUrl: string, private readonly net: ProviderNet,
+    private readonly amountReading: () => Promise<'left' | 'paid' | null> = async () => null,
+  ) {
     this.allowList = s.allowedIps ? parseAllowList(s.allowedIps) : null;
   }
 
@@ -280,7 +289,16 @@ export class TBankConnector implements Connector {
     const a = answered(await this.send('GetState', { PaymentId: paymentId }, ctx), 'GetState', true);
     const status = a.Status ?? '';
     if (REFUND_RUNNING.has(status)) return { status: 'pending', ref: q.ref };
-    if (REFUND_DONE.has(status) || status === 'REFUNDED' || status === 'REVERSED' || status === 'CANCELED') return refundOutcome(q.ref, status);
+    if (REFUND_DONE.has(status) || status === 'REFUNDED' || status === 'REVERSED' || status === 'CANCELED') {
+      // A rehearsal found `Amount` to be what is left: a state that still shows more than this
+      // refund's Cancel left (NewAmount) contradicts its status, so an operator decides. The finding
+      // only takes away a "done"; it never makes one (docs/adr/0135).
+      const left = Number(q.ref.split(':')[1]);
+      if (typeof a.Amount === 'number' && Number.isSafeInteger(left) && a.Amount > left && await this.amountReading() === 'left') {
+        return { status: 'unknown', ref: q.ref, reason: `${NEEDS_OPERATOR}tbank: the payment is ${status} but GetState's Amount ${a.Amount} (what is left, as a rehearsal of this API found) is more than the ${left} this refund's Cancel left; GetState answered ${rawOf(a)}` };
+      }
+      return refundOutcome(q.ref, status);
+    }
     return { status: 'unknown', ref: q.ref, reason: `${NEEDS_OPERATOR}tbank: the refund's Cancel was accepted but the payment is ${status}; GetState answered ${rawOf(a)}` };
   }
 

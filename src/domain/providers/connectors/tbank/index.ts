@@ -1,4 +1,5 @@
 import type { ConnectorPlugin } from '../../plugin.js';
+import { rehearsedAmountReading } from '../../rehearsal-findings.js';
 import { TBANK_CAPABILITIES, TBankConnector } from './client.js';
 import { TBANK_SETTINGS, tbankSettingsOf } from './settings.js';
 
@@ -14,5 +15,8 @@ export const tbank: ConnectorPlugin<'tbank'> = {
   settings: TBANK_SETTINGS,
   capabilities: TBANK_CAPABILITIES,
   notifications: { verifiedBy: 'Token: SHA-256 of the sorted root values with the terminal password, checked in constant time; answered OK' },
-  build: (row, ctx) => new TBankConnector(row.name, row.mode, tbankSettingsOf(row, ctx.profile), ctx.publicBaseUrl, ctx.net),
+  build: (row, ctx) => {
+    const s = tbankSettingsOf(row, ctx.profile);
+    return new TBankConnector(row.name, row.mode, s, ctx.publicBaseUrl, ctx.net, () => rehearsedAmountReading(ctx.db, 'tbank', s.baseUrl));
+  },
 };

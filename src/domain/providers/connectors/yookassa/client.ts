@@ -1,6 +1,6 @@
 import type { BlockList } from 'node:net';
 import {
-  cardDestination, ConnectorRefusedError, IDEMPOTENCE_KEY_EXPIRED, type CallContext, type Capabilities, type ConnectionCheck, type Connector, type ConnectorMode, type CreatePayment, type CreatePayout,
+  cardDestination, ConnectorRefusedError, takesCard, IDEMPOTENCE_KEY_EXPIRED, type CallContext, type Capabilities, type ConnectionCheck, type Connector, type ConnectorMode, type CreatePayment, type CreatePayout,
   type CreateRefund, type InboundNotification, type OperationOutcome, type ParsedNotification, type PaymentOutcome,
   type PayoutWidget, type SettleHold,
 } from '../../connector.js';
@@ -8,7 +8,7 @@ import { Decimal } from 'decimal.js';
 import { parseAllowList, providerFetch, retryAfterMs, rubOfRefund, sendRepeating, type ProviderAnswer, type ProviderNet } from '../../provider-http.js';
 import { keyExpired, money, notDone, operationOutcome, paymentOutcomeOf, refusal, ykReceipt, type YkError, type YkObject } from './mapping.js';
 import { parseYooKassaNotification } from './notifications.js';
-import type { YooKassaSettings } from './settings.js';
+import { YOOKASSA_TOKEN_ISSUER, type YooKassaSettings } from './settings.js';
 
 /**
  * When YooKassa asked for the same request again: 202, 429 and 5xx, after the wait it asked for
@@ -54,11 +54,11 @@ export class YooKassaConnector implements Connector {
     this.capabilities = {
       payment: { card: true, sbp: true }, refunds: true, partialRefunds: true, payout: { card: payouts, sbp: payouts }, hostsCardForm: true,
       // A card number only to a gateway its operator marked PCI DSS certified; the widget's token always.
-      payoutCardBy: { number: payouts && s.payoutPciDss, tokens: payouts ? ['yookassa'] : [] },
+      payoutCardBy: { number: payouts && s.payoutPciDss, tokens: payouts ? [YOOKASSA_TOKEN_ISSUER] : [] },
       twoStage: true,
       savedCards: true,
     };
-    if (payouts) this.payoutWidget = { provider: 'yookassa', accountId: s.payoutAgentId!, scriptUrl: s.payoutWidgetUrl };
+    if (payouts) this.payoutWidget = { provider: YOOKASSA_TOKEN_ISSUER, accountId: s.payoutAgentId!, scriptUrl: s.payoutWidgetUrl };
     this.allowList = parseAllowList(s.allowedIps);
   }
 
@@ -206,7 +206,7 @@ export class YooKassaConnector implements Connector {
       const card = cardDestination(p.account);
       if (card.kind === 'token') {
         // The payout widget's card synonym (using-payout-widget/making-payouts-with-synonym).
-        if (card.provider !== 'yookassa') throw new ConnectorRefusedError('yookassa:token_not_supported', `yookassa: a ${card.provider} card token is not YooKassa's`);
+        if (!takesCard(this.capabilities, card.provider)) throw new ConnectorRefusedError('yookassa:token_not_supported', `yookassa: a ${card.provider} card token is not YooKassa's`);
         destination = { payout_token: card.token };
       } else {
         // A card number goes only to a gateway with a PCI DSS certificate (using-raw-data): refused

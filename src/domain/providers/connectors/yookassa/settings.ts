@@ -20,6 +20,9 @@ export const YOOKASSA_NOTIFICATION_SOURCES = '185.71.76.0/27, 185.71.77.0/27, 77
  */
 export const YOOKASSA_PAYOUT_WIDGET_URL = 'https://yookassa.ru/payouts-data/3.1.0/widget.js';
 
+/** Whose the payout widget's tokens are (`payout_token`): a payout account's `token_provider`, `token:yookassa:<token>` in CreatePayout.account. */
+export const YOOKASSA_TOKEN_ISSUER = 'yookassa';
+
 export interface YooKassaSettings {
   baseUrl: string;
   shopId: string;

@@ -1,12 +1,12 @@
 import './runtime-flags.js';
 import { boot } from './boot.js';
-import { joinRunningEmbedded } from './db/embedded-join.js';
-import { createDb } from './db/client.js';
-import { createServices } from './services.js';
-import { createLogger } from './logger.js';
-import { setConflictLogger } from './domain/providers/conflict.js';
+import { joinRunningEmbedded } from '../db/embedded-join.js';
+import { createDb } from '../db/client.js';
+import { createServices } from '../services.js';
+import { createLogger } from '../logger.js';
+import { setConflictLogger } from '../domain/providers/conflict.js';
 import { onStopSignal } from './server.js';
-import { startWorkers, stopWorkers } from './workers/index.js';
+import { startWorkers, stopWorkers } from '../workers/index.js';
 
 // npm run worker: only the background workers (any number of these may run at once).
 await joinRunningEmbedded();

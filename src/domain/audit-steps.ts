@@ -1,17 +1,21 @@
-import type { FastifyInstance } from 'fastify';
+// The audit steps of the actions that faces take, one per action so it reads the same whoever
+// took it. They name domain objects and views, so they sit in the domain, above the trail's
+// writer (src/audit/audit.ts), which knows no domain (docs/adr/0123-layers-all-the-way-down.md).
 import type { Config } from '../config.js';
-import type { RefundRecord } from '../domain/refund/refund.repository.js';
-import type { PayoutView } from '../domain/payout/payout.view.js';
+import type { RefundRecord } from './refund/refund.repository.js';
+import type { PayoutView } from './payout/payout.view.js';
 import type { InTx } from '../db/client.js';
-import type { ApiKeyView } from '../domain/api-key/api-key.service.js';
-import type { ConnectorChange, ConnectorShape } from '../domain/providers/registry.js';
-import type { RehearsalStart } from '../domain/rehearsal/rehearsal.service.js';
-import type { ChargebackRecord } from '../domain/chargeback/chargeback.repository.js';
-import type { HoldRequest } from '../domain/payment/payment.service.js';
-import type { SavedMethodRevoked } from '../domain/payment/saved-methods.js';
+import type { ApiKeyView } from './api-key/api-key.service.js';
+import type { ConnectorChange, ConnectorRegistry, ConnectorShape } from './providers/registry.js';
+import type { RehearsalStart } from './rehearsal/rehearsal.service.js';
+import type { ChargebackRecord } from './chargeback/chargeback.repository.js';
+import type { HoldRequest } from './payment/payment.service.js';
+import type { SavedMethodRevoked } from './payment/saved-methods.js';
 import type { Merchant, PayoutAccount, Shop } from '../generated/prisma/client.js';
-import { merchantView, payoutAccountView, shopView } from '../domain/operator-views.js';
-import { changed, writeAudit, type Actor } from './audit.js';
+import { merchantView, payoutAccountView, shopView } from './operator-views.js';
+import { changed, writeAudit, type Actor } from '../audit/audit.js';
+import type { AuditService } from '../audit/audit.service.js';
+import type { OutboxService } from '../outbox/outbox.service.js';
 
 type Change<T> = { before: T | null; after: T };
 
@@ -73,9 +77,9 @@ export const billToggleAudit = (who: Actor): InTx<{ before: { id: string; active
  * A test postback: one attempt now, outside any transaction (it changes no stored object), so
  * its entry is written after the attempt, with what the receiver answered.
  */
-export async function testPostback(app: FastifyInstance, who: Actor, merchantId: string | null, shopId: string) {
-  const r = await app.services.outbox.sendTestPostback(merchantId, shopId);
-  await writeAudit(app.db.pool, who, {
+export async function testPostback(s: { outbox: OutboxService; audit: AuditService }, who: Actor, merchantId: string | null, shopId: string) {
+  const r = await s.outbox.sendTestPostback(merchantId, shopId);
+  await s.audit.record(who, {
     action: 'shop.test_postback', objectType: 'shop', objectId: shopId, before: null, after: { event_id: r.event.id, delivered: r.delivered },
   });
   return r;
@@ -142,9 +146,9 @@ export const chargebackAudit = (who: Actor): InTx<ChargebackRecord> => (c, cb) =
  * A connector's "test connection" (the provider's harmless read): it changes no stored object,
  * so its entry is written after the call, with what was learnt (never a credential).
  */
-export async function testConnection(app: FastifyInstance, who: Actor, name: string) {
-  const r = await app.services.connectors.testConnection(name);
-  await writeAudit(app.db.pool, who, { action: 'connector.test', objectType: 'connector', objectId: name, before: null, after: { ok: r.ok, message: r.message } });
+export async function testConnection(s: { connectors: Pick<ConnectorRegistry, 'testConnection'>; audit: AuditService }, who: Actor, name: string) {
+  const r = await s.connectors.testConnection(name);
+  await s.audit.record(who, { action: 'connector.test', objectType: 'connector', objectId: name, before: null, after: { ok: r.ok, message: r.message } });
   return r;
 }
 

@@ -1,4 +1,4 @@
-import type { Db } from './client.js';
+import type { Db } from '../db/client.js';
 import type { Services } from '../services.js';
 import { sandboxShopUrls } from '../domain/shop/sandbox-shop.js';
 

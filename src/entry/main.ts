@@ -1,14 +1,14 @@
 import './runtime-flags.js';
 import cluster from 'node:cluster';
 import { boot, type Booted } from './boot.js';
-import { buildApp } from './app.js';
-import type { Config } from './config.js';
-import { createDb } from './db/client.js';
-import { seedDemo } from './db/seed.js';
-import { createLogger } from './logger.js';
+import { buildApp } from '../app.js';
+import type { Config } from '../config.js';
+import { createDb } from '../db/client.js';
+import { seedDemo } from './seed.js';
+import { createLogger } from '../logger.js';
 import { onStopSignal, serve } from './server.js';
-import { createServices } from './services.js';
-import { startWorkers, stopWorkers } from './workers/index.js';
+import { createServices } from '../services.js';
+import { startWorkers, stopWorkers } from '../workers/index.js';
 
 // npm start: migrate, serve the API, pages, cabinet and operator API, and run the workers
 // (unless RUN_WORKERS=false). With WEB_CONCURRENCY=N > 1 this process is the cluster primary:

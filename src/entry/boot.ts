@@ -2,14 +2,14 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
-import { ConfigError, loadConfig, readDotEnv, type Config } from './config.js';
-import { choosePort, EmbeddedStartError, startEmbeddedPostgres, type EmbeddedHandle } from './db/embedded.js';
+import { ConfigError, loadConfig, readDotEnv, type Config } from '../config.js';
+import { choosePort, EmbeddedStartError, startEmbeddedPostgres, type EmbeddedHandle } from '../db/embedded.js';
 
 const DEFAULT_EMBEDDED_PG_PORT = 54320;
-import { migrate } from './db/migrate.js';
-import { connectClient } from './db/connect.js';
-import { enterProfile, ProfileRefusedError } from './domain/deployment/deployment.service.js';
-import { profileWarnings } from './domain/deployment/profile-warnings.js';
+import { migrate } from '../db/migrate.js';
+import { connectClient } from '../db/connect.js';
+import { enterProfile, ProfileRefusedError } from '../domain/deployment/deployment.service.js';
+import { profileWarnings } from '../domain/deployment/profile-warnings.js';
 
 export interface Booted {
   config: Config;
