@@ -16,6 +16,7 @@ const AREAS: Record<string, string[]> = {
     'test/reliability/state-guards.test.ts',
   ],
   lifecycle: [
+    'test/providers/lifecycle-send.test.ts',
     'test/providers/conflict-rules.test.ts',
     'test/providers/conflicts.test.ts',
     'test/providers/lifecycle.test.ts',

@@ -11,7 +11,6 @@ import { errorHandler } from './plugins/error-handler.js';
 import { jsonDepthExceeds, refuseNulBytes } from './plugins/bad-input.js';
 import { keepNumberText } from './lib/json-number-text.js';
 import { configSecrets, loggerOptions } from './logger.js';
-import { setConflictLogger } from './domain/providers/conflict.js';
 import type { LifecycleObserver } from './domain/operations/lifecycle.js';
 import { migrationsCurrent } from './db/migrate.js';
 import { registerFavicon } from './http/favicon.js';
@@ -73,10 +72,9 @@ export async function buildApp(opts: BuildOptions): Promise<FastifyInstance> {
 
   app.decorate('config', opts.config);
   app.decorate('db', opts.db);
-  // A provider contradicting a final status is logged at error level through this app's logger.
-  if (opts.logger !== false) setConflictLogger(app.log);
   app.decorate('observers', opts.observers ?? {});
-  app.decorate('services', opts.services ?? createServices(opts.config, opts.db, { observer: opts.observers?.lifecycle }));
+  // A provider contradicting a final status is logged at error level through this app's logger.
+  app.decorate('services', opts.services ?? createServices(opts.config, opts.db, { observer: opts.observers?.lifecycle, log: opts.logger === false ? undefined : app.log }));
   // A rehearsal runs in the background of this process: it ends before the pool closes.
   app.addHook('onClose', async () => { await app.services.rehearsals.drain(); });
   // A run a restart cut off is ended at boot, not left `running` (docs/adr/0136).

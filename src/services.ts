@@ -23,6 +23,7 @@ import { SbpBankService } from './domain/sbp-bank/sbp-bank.service.js';
 import { LedgerService } from './domain/ledger/ledger.service.js';
 import { AttentionService } from './domain/attention/attention.service.js';
 import type { LifecycleObserver } from './domain/operations/lifecycle.js';
+import type { ConflictLog } from './domain/providers/conflict.js';
 import { operationKinds } from './domain/operations/kinds.js';
 import { AuditService } from './audit/audit.service.js';
 import { MerchantLists } from './domain/merchant/merchant-lists.js';
@@ -39,25 +40,26 @@ import { LimitCounters } from './db/limit-counters.js';
 
 /**
  * Every service class, built once per process; the API, pages, cabinet, CLI and workers share
- * them. `observer`: told each phase of a provider operation (src/domain/operations/lifecycle.ts).
+ * them. `observer`: told each phase of a provider operation (src/domain/operations/lifecycle.ts);
+ * `log`: where a provider's contradiction of a final status is logged (silent when not given).
  */
-export function createServices(config: Config, db: Db, opts: { connectors?: readonly ConnectorPlugin[]; observer?: LifecycleObserver } = {}) {
+export function createServices(config: Config, db: Db, opts: { connectors?: readonly ConnectorPlugin[]; observer?: LifecycleObserver; log?: ConflictLog } = {}) {
   const merchants = new MerchantService(config, db);
   const shops = new ShopService(config, db);
   const bills = new BillService(config, db);
   // One registry: payments, refunds and payouts route through the same connectors.
   const connectors = new ConnectorRegistry(config, db, opts.connectors);
-  const refunds = new RefundService(config, db, connectors, opts.observer);
+  const refunds = new RefundService(config, db, connectors, opts.observer, opts.log);
   const payoutAccounts = new PayoutAccountService(config, db, connectors);
   const rates = new RateService(config, db);
   const adjustments = new AdjustmentService(config, db);
   const deployment = new DeploymentService(config, db);
   const chargebacks = new ChargebackService(config, db);
-  const payments = new PaymentService(config, db, connectors, opts.observer);
+  const payments = new PaymentService(config, db, connectors, opts.observer, opts.log);
   const paymentPage = new PaymentPage(config, db, connectors);
   const paymentReads = new PaymentReads(db);
   const savedMethods = new SavedMethodService(config, db, bills, payments, connectors);
-  const payouts = new PayoutService(config, db, connectors, opts.observer);
+  const payouts = new PayoutService(config, db, connectors, opts.observer, opts.log);
   const outbox = new OutboxService(config, db, merchants);
   const operators = new OperatorService(db);
   const sbpBanks = new SbpBankService(db);

@@ -26,12 +26,16 @@ export async function runCli(argv: string[], io: CliIo = processIo): Promise<num
   const { boot } = await import('./boot.js');
   const { createDb } = await import('../db/client.js');
   const { buildApp } = await import('../app.js');
+  const { createServices } = await import('../services.js');
+  const { pino } = await import('pino');
   const { CLI_HEADER, registerCliActor } = await import('../admin/auth.js');
   const { joinRunningEmbedded } = await import('../db/embedded-join.js');
   await joinRunningEmbedded();
   const b = await boot({ migrate: true, enterProfile: false });
   const db = createDb(b.databaseUrl, { max: 4 });
-  const app = await buildApp({ config: b.config, db, logger: false });
+  // A conflict the command records is still said at error level, on stderr: stdout is the answer.
+  const services = createServices(b.config, db, { log: pino({ name: 'provider-conflict' }, pino.destination(2)) });
+  const app = await buildApp({ config: b.config, db, logger: false, services });
   try {
     await app.ready();
     const qs = call.query && Object.keys(call.query).length > 0 ? `?${new URLSearchParams(call.query).toString()}` : '';

@@ -55,7 +55,7 @@ async function primary(b: Booted): Promise<void> {
   const n = b.config.webConcurrency;
   const log = createLogger(b.config);
   const db = createDb(b.databaseUrl, { max: 10 });
-  const services = createServices(b.config, db);
+  const services = createServices(b.config, db, { log });
   logProfile(log, b);
   const demo = b.embedded ? await seedDemo(services, db, b.config.publicBaseUrl) : null;
   const workers = b.config.runWorkers ? startWorkers({ config: b.config, db, services, log }) : [];

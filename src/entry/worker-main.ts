@@ -4,7 +4,6 @@ import { joinRunningEmbedded } from '../db/embedded-join.js';
 import { createDb } from '../db/client.js';
 import { createServices } from '../services.js';
 import { createLogger } from '../logger.js';
-import { setConflictLogger } from '../domain/providers/conflict.js';
 import { onStopSignal } from './server.js';
 import { startWorkers, stopWorkers } from '../workers/index.js';
 
@@ -13,10 +12,9 @@ await joinRunningEmbedded();
 const b = await boot();
 const db = createDb(b.databaseUrl, { max: 10 });
 const log = createLogger(b.config);
-setConflictLogger(log);
 log.info({ profile: b.config.profile }, `PAYMENTS_PROFILE=${b.config.profile}`);
 for (const w of b.warnings) log.warn({ profile: b.config.profile }, w);
-const workers = startWorkers({ config: b.config, db, services: createServices(b.config, db), log });
+const workers = startWorkers({ config: b.config, db, services: createServices(b.config, db, { log }), log });
 log.info({ workers: workers.map((w) => w.name) }, 'workers started');
 // Stop order: workers (finish or release what they hold), pool, then the embedded PostgreSQL.
 onStopSignal(log, async () => {

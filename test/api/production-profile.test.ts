@@ -182,6 +182,7 @@ describe('a database that ran as sandbox starts as production only without sandb
     expect(code).toBe(78);
     expect(stderr).toContain(sm.merchantId);
     expect(stderr).toContain('sandbox-money:clear');
+    // Raised: the real start is a cold tsx process (its exit is the subject), 20-25 s on a loaded machine.
   }, 60_000);
 
   it('the operator clears it (an audited debit of the live balance), then production starts', async () => {

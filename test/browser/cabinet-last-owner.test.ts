@@ -15,7 +15,7 @@ let browser: Browser;
 beforeAll(async () => {
   ({ t, base } = await listeningTestApp(DIR));
   browser = await launchChromium();
-}, 60_000);
+});
 
 afterAll(async () => {
   await browser?.close();
@@ -46,5 +46,5 @@ for (const [label, viewport, lang, why, remove] of [
     await page.screenshot({ path: `${DIR}/team-${label}.png`, fullPage: true });
     expect((await t.db.pool.query("SELECT count(*)::int AS n FROM merchant_users WHERE id = $1 AND role = 'OWNER'", [owner.id])).rows[0].n).toBe(1);
     await page.context().close();
-  }, 30_000);
+  });
 }

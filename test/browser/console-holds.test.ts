@@ -20,7 +20,7 @@ let browser: Browser;
 beforeAll(async () => {
   ({ t, base } = await listeningTestApp(DIR));
   browser = await launchChromium();
-}, 60_000);
+});
 
 afterAll(async () => {
   await browser?.close();
@@ -61,5 +61,5 @@ for (const [size, viewport] of [['phone', PHONE], ['desktop', DESKTOP]] as const
     const rows = (await t.db.pool.query('SELECT id, status::text, amount_received::text FROM payments WHERE id = ANY($1) ORDER BY amount DESC', [[a, b]])).rows;
     expect(rows).toEqual([{ id: a, status: 'SUCCESS', amount_received: '500.00' }, { id: b, status: 'FAIL', amount_received: '0.00' }]);
     await ctx.close();
-  }, 30_000);
+  });
 }

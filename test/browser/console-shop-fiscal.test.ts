@@ -19,7 +19,7 @@ let browser: Browser;
 beforeAll(async () => {
   ({ t, base } = await listeningTestApp(DIR));
   browser = await launchChromium();
-}, 60_000);
+});
 
 afterAll(async () => {
   await browser?.close();
@@ -58,5 +58,5 @@ for (const [size, viewport] of [['phone', PHONE], ['desktop', DESKTOP]] as const
     const f = (await t.db.pool.query('SELECT fiscalization FROM shops WHERE id = $1', [m.shopId])).rows[0].fiscalization;
     expect(f).toEqual({ enabled: true, tax_system_code: 2, vat_code: 11, payment_subject: 'service', payment_mode: 'full_prepayment', ffd_version: '1.2' });
     await ctx.close();
-  }, 30_000);
+  });
 }

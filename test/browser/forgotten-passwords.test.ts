@@ -27,7 +27,7 @@ beforeAll(async () => {
   ({ t, base } = await listeningTestApp(DIR, { SMTP_URL: smtp.url, MAIL_FROM: 'Payments <no-reply@pay.test>' }));
   worker = startTestMailWorker(t);
   browser = await launchChromium();
-}, 60_000);
+});
 
 afterAll(async () => {
   await worker?.stop();
@@ -63,7 +63,7 @@ test('cabinet (phone, Russian): Забыли пароль? -> the mailed link ->
   await page.waitForURL(`${base}/cabinet`);
   await shoot(page, 'cabinet-03-signed-in');
   await page.context().close();
-}, 30_000);
+});
 
 test('console (desktop, English): Forgot password? -> the mailed link -> a new password -> the password and the second factor sign in', async () => {
   const op = await enrolledOperator(t, 'finance');
@@ -90,4 +90,4 @@ test('console (desktop, English): Forgot password? -> the mailed link -> a new p
   await page.getByRole('button', { name: 'Sign in' }).click();
   await page.waitForURL(`${base}/operator`);
   await page.context().close();
-}, 30_000);
+});

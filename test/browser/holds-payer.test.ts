@@ -27,7 +27,7 @@ beforeAll(async () => {
   ({ t, base } = await listeningTestApp(DIR));
   m = await createMerchant(t, { shop: { name: 'Лавка Чая', successUrl: `${receiver.base}/success`, failUrl: `${receiver.base}/fail` } });
   browser = await launchChromium();
-}, 60_000);
+});
 
 afterAll(async () => {
   await browser?.close();
@@ -68,6 +68,6 @@ describe('a held payment, then cancelled by the shop', () => {
       expect(await page.locator('body').textContent()).not.toMatch(words.declined);
       await page.screenshot({ path: `${DIR}/${size}-cancelled.png`, fullPage: true });
       await ctx.close();
-    }, 30_000);
+    });
   }
 });

@@ -108,6 +108,7 @@ describe('payment page in Chromium', () => {
     await page.goto(`${base}/pay/${billId}`);
     await fillCard(page, '4242424242424241');
     await page.getByTestId('pay-card').click();
+    // Time is the subject: a submit the click started would have left the page within 300 ms.
     await page.waitForTimeout(300);
     expect(page.url()).toBe(`${base}/pay/${billId}`);
     expect(await page.getByLabel('Card number').evaluate((el) => (el as HTMLInputElement).validity.valid)).toBe(false);

@@ -27,7 +27,7 @@ let m: CabinetMerchant;
 beforeAll(async () => {
   ({ t, base, browser } = await browserTestApp(ART));
   m = await cabinetMerchant(t, { merchant: { verified: true, grantRefunds: true } });
-}, 120_000);
+});
 
 afterAll(async () => {
   await browser?.close();
@@ -55,7 +55,7 @@ for (const [size, viewport] of Object.entries(SIZES)) {
       await expect(page.locator('html').getAttribute('lang')).resolves.toBe('ru');
       await page.screenshot({ path: `${ART}/${size}-3ds-ru.png`, fullPage: true });
     } finally { await ctx.close(); }
-  }, 30_000);
+  });
 
   test(`${size}: the SBP flow shows one QR code: none on the form, one on the waiting page`, async () => {
     const billId = await createBill(t, m, { amount: '500.00', orderId: `sbp-one-${size}`, paymentMethod: 'SBP' });
@@ -71,7 +71,7 @@ for (const [size, viewport] of Object.entries(SIZES)) {
       expect(await page.getByTestId('bank-app').first().getAttribute('href')).toMatch(/\/sandbox\/sbp\/\w+\?lang=ru$/);
       await page.screenshot({ path: `${ART}/${size}-sbp-waiting.png`, fullPage: true });
     } finally { await ctx.close(); }
-  }, 30_000);
+  });
 
   test(`${size}: cabinet sign-in button clear of the password field; the bill form in Russian words; the refunds fit the screen`, async () => {
     const paid = await createPaidPayment(t, m, { amount: '1000.00' });
@@ -106,7 +106,7 @@ for (const [size, viewport] of Object.entries(SIZES)) {
       await table.scrollIntoViewIfNeeded();
       await page.screenshot({ path: `${ART}/${size}-cabinet-refunds.png`, fullPage: true });
     } finally { await ctx.close(); }
-  }, 30_000);
+  });
 
   test(`${size}: the console's payout queue names merchants; the attention list shows what was heard as a key/value list`, async () => {
     const { merchantId } = await moderatedPayout(t);
@@ -134,5 +134,5 @@ for (const [size, viewport] of Object.entries(SIZES)) {
       for (const d of lines.filter((x) => x.text === 'unknown')) expect(d.lines, d.text).toBe(1);
       await page.screenshot({ path: `${ART}/${size}-console-attention.png`, fullPage: true });
     } finally { await ctx.close(); }
-  }, 30_000);
+  });
 }

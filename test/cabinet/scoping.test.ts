@@ -40,7 +40,7 @@ beforeAll(async () => {
   // A has objects of its own, so its lists are not empty.
   await payNewBill(t, a);
   ca = await signedIn(t, a);
-}, 60_000);
+});
 afterAll(async () => { await t.close(); });
 
 test("no cabinet list page of merchant A shows any of merchant B's objects", async () => {

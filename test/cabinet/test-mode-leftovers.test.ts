@@ -45,7 +45,7 @@ describe('the test token on the API page, by role', () => {
       const r = await c.submit('/cabinet/api', '/cabinet/api/test-token', {});
       expect(r.statusCode).toBe(200);
       expect(shownTestToken(r.body)).not.toBe(token);
-    }, 90_000);
+    });
   }
 
   for (const role of ['accountant', 'support'] as const) {
@@ -70,7 +70,7 @@ describe('the test token on the API page, by role', () => {
       expect(refused.body).not.toContain(ownersToken);
       expect((await c.submit('/cabinet/api', '/cabinet/api/refresh', {})).statusCode).toBe(403);
       expect(await twinTokenHash(m.merchantId)).toBe(before);
-    }, 90_000);
+    });
   }
 });
 
@@ -94,7 +94,7 @@ describe('signing out clears the live/test switch', () => {
     const dash = await c.get('/cabinet');
     expect(dash.body).toMatch(/data-testid="mode">[^<]*Live/i);
     expect(dash.body).not.toContain('data-testid="test-banner"');
-  }, 90_000);
+  });
 
   it('a sign-in clears a mode cookie left in the browser (a session that expired in test mode)', async () => {
     const m = await cabinetMerchant(t);
@@ -104,5 +104,5 @@ describe('signing out clears the live/test switch', () => {
     expect(r.statusCode).toBe(303);
     expect(c.cookies.has('cab_mode')).toBe(false);
     expect((await c.get('/cabinet')).body).not.toContain('data-testid="test-banner"');
-  }, 90_000);
+  });
 });

@@ -62,6 +62,7 @@ describe('ports already taken', () => {
     const lines = r.out.trim().split('\n');
     expect(lines, r.out).toHaveLength(1);
     expect(lines[0]).toMatch(/^embedded PostgreSQL cannot start: port \d+ \(EMBEDDED_PG_PORT\) is taken .*set EMBEDDED_PG_PORT to a free port/);
+    // Raised: a cold tsx start of the service (its exit is the subject), with its own PostgreSQL.
   }, 90_000);
 
   it('npm start with its HTTP PORT taken exits 78 with one line naming PORT (no stack trace)', async () => {
@@ -75,5 +76,6 @@ describe('ports already taken', () => {
     } finally {
       await db.drop();
     }
+    // Raised: a cold tsx start of the service (its exit is the subject), with its own PostgreSQL.
   }, 90_000);
 });

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_TOKEN, createTestDatabase } from '../helpers/app.js';
 import { ensureBuilt } from '../helpers/build.js';
 import { complaints, databaseEnv, killAll, startService, type ServiceProcess } from '../helpers/service-process.js';
+import { waitFor } from '../helpers/wait.js';
 
 let db: Awaited<ReturnType<typeof createTestDatabase>>;
 let svc: ServiceProcess;
@@ -110,8 +111,7 @@ describe('the production build (npm run build, node dist/main.js)', () => {
     child.stdout.on('data', (d: Buffer) => { out += d.toString(); });
     child.stderr.on('data', (d: Buffer) => { out += d.toString(); });
     const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) => child.once('exit', (code, signal) => r({ code, signal })));
-    const until = Date.now() + 60_000;
-    while (!out.includes('workers started') && child.exitCode === null && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+    await waitFor(() => out.includes('workers started') || child.exitCode !== null, 'the worker\'s "workers started" (or its exit)', 60_000, 50);
     expect(out).toContain('workers started');
     child.kill('SIGTERM');
     expect(await exited).toEqual({ code: 0, signal: null });

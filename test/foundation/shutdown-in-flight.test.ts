@@ -5,6 +5,7 @@ import { setupTestApp, type TestApp } from '../helpers/app.js';
 import { complaints, databaseEnv, killAll, startService } from '../helpers/service-process.js';
 import { createMerchant } from '../factories/merchant.js';
 import { startReceiver } from '../outbox/receiver.js';
+import { waitFor } from '../helpers/wait.js';
 
 /**
  * A clean stop with work in flight (issue 13 item 6): the service is stopped while its outbox
@@ -35,7 +36,7 @@ describe('a clean stop while deliveries are in flight', () => {
       }
     });
     const svc = await startService(['--import', 'tsx', 'src/entry/main.ts'], databaseEnv(t.dbUrl), { timeoutMs: 90_000 });
-    for (let i = 0; i < 600 && arrived.length < 3; i++) await new Promise((r) => setTimeout(r, 50));
+    await waitFor(() => arrived.length >= 3, 'the three postbacks arrived (held open at the receiver)', 30_000, 50);
     expect(arrived.length).toBe(3);
     const signalled = Date.now();
     svc.child.kill('SIGTERM');

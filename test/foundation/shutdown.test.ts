@@ -3,7 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createTestDatabase } from '../helpers/app.js';
+import pg from 'pg';
 import { complaints, databaseEnv, freePort, isAlive, killAll, startService } from '../helpers/service-process.js';
+import { waitFor } from '../helpers/wait.js';
 
 const dirs: string[] = [];
 const postmasters: number[] = [];
@@ -11,7 +13,7 @@ afterAll(async () => {
   killAll();
   // A failed test may leave its PostgreSQL running (it has a process group of its own).
   for (const pid of postmasters) if (isAlive(pid)) process.kill(pid, 'SIGINT');
-  for (let i = 0; i < 50 && postmasters.some(isAlive); i++) await new Promise((r) => setTimeout(r, 100));
+  await waitFor(() => !postmasters.some(isAlive), 'every PostgreSQL of these tests gone', 5000, 100).catch(() => undefined);
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
@@ -29,7 +31,7 @@ describe('a clean stop (Ctrl-C, docker stop)', () => {
     const svc = await startService(['--import', 'tsx', 'src/entry/main.ts'], { DATA_DIR: dir, EMBEDDED_PG_PORT: String(await freePort()) }, { timeoutMs: 90_000 });
     const pgPid = Number(readFileSync(join(dir, 'pg', 'postmaster.pid'), 'utf8').split('\n')[0]);
     // The start banner says what to do next, and its curl works as printed.
-    for (let i = 0; i < 100 && !svc.lines().some((l) => l.includes('Stop with Ctrl-C')); i++) await new Promise((r) => setTimeout(r, 100));
+    await waitFor(() => svc.lines().some((l) => l.includes('Stop with Ctrl-C')), 'the start banner', 10_000, 100);
     const banner = svc.lines().join('\n');
     const curl = /curl -H "Authorization: Bearer (\S+)" \\\n\s+-d amount=100 -d shop_id=(\S+) (\S+\/api\/v1\/bill\/create)/.exec(banner);
     expect(curl, banner).not.toBeNull();
@@ -44,7 +46,8 @@ describe('a clean stop (Ctrl-C, docker stop)', () => {
     expect(((await bill.json()) as { link_page_url: string }).link_page_url).toMatch(/\/pay\/\w+$/);
     postmasters.push(pgPid);
     expect(isAlive(pgPid)).toBe(true);
-    // The workers have polled (and hold pool connections) by now.
+    // Time, not an outcome: the workers' first polls, so the stop finds pool connections held. The
+    // embedded PostgreSQL's credentials are the service's own, so no query here can see them.
     await new Promise((r) => setTimeout(r, 1500));
     svc.interrupt('SIGINT');
     const { code, signal } = await svc.exited;
@@ -52,20 +55,29 @@ describe('a clean stop (Ctrl-C, docker stop)', () => {
     expect(complaints(svc.lines())).toEqual([]);
     expect(svc.lines().some((l) => l.includes('"shutting down"'))).toBe(true);
     expect(isAlive(pgPid)).toBe(false);
+    // Raised: the service started cold under tsx with its own PostgreSQL (initdb included).
   }, 120_000);
 
   it('DATABASE_URL profile: SIGTERM to the process (docker stop) and SIGINT to the group both exit 0 with nothing logged at warn or above', async () => {
     const db = await createTestDatabase();
+    const watch = new pg.Client({ connectionString: db.url });
+    await watch.connect();
+    // A worker's claim (FOR UPDATE SKIP LOCKED) on a connection of the service: the workers have
+    // polled and hold pool connections, which the stop must give back.
+    const claimed = async () => (await watch.query(`SELECT count(*)::int AS n FROM pg_stat_activity
+      WHERE datname = current_database() AND pid <> pg_backend_pid() AND query ILIKE '%SKIP LOCKED%'`)).rows[0].n > 0;
     try {
       for (const how of ['SIGTERM', 'SIGINT'] as const) {
         const svc = await startService(['--import', 'tsx', 'src/entry/main.ts'], databaseEnv(db.url));
-        await new Promise((r) => setTimeout(r, 1000));
+        await waitFor(claimed, 'a worker\'s claim on a connection of the service', 10_000, 50);
         if (how === 'SIGTERM') svc.child.kill('SIGTERM'); else svc.interrupt('SIGINT');
         expect(await svc.exited).toEqual({ code: 0, signal: null });
         expect(complaints(svc.lines())).toEqual([]);
       }
     } finally {
+      await watch.end();
       await db.drop();
     }
+    // Raised: two cold starts of the service under tsx, one per signal.
   }, 120_000);
 });

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { createTestDatabase } from '../helpers/app.js';
 import { complaints, databaseEnv, isAlive, killAll, startService } from '../helpers/service-process.js';
+import { waitFor } from '../helpers/wait.js';
 
 let db: Awaited<ReturnType<typeof createTestDatabase>>;
 beforeAll(async () => { db = await createTestDatabase(); });
@@ -30,8 +31,7 @@ describe('WEB_CONCURRENCY (node:cluster)', () => {
       const svc = await startService(['--import', 'tsx', 'src/entry/main.ts'], databaseEnv(db.url, { WEB_CONCURRENCY: '2' }), { timeoutMs: 120_000 });
       const primary = svc.child.pid!;
       // /ready answers once the first API process listens; the primary logs when all do.
-      const until = Date.now() + 120_000;
-      while (!svc.lines().some((l) => l.includes('API processes listening')) && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
+      await waitFor(() => svc.lines().some((l) => l.includes('API processes listening')), 'the primary\'s "API processes listening"', 120_000, 100);
       for (let i = 0; i < 30; i++) expect(await getFresh(`${svc.url}/health`)).toBe(200);
       const lines = svc.lines();
       const servers = pidsOf(lines, 'request completed');

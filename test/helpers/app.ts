@@ -7,6 +7,7 @@ import { createDb, type Db } from '../../src/db/client.js';
 import { buildApp } from '../../src/app.js';
 import { createServices } from '../../src/services.js';
 import type { ConnectorPlugin } from '../../src/domain/providers/plugin.js';
+import type { ConflictLog } from '../../src/domain/providers/conflict.js';
 import { enterProfile } from '../../src/domain/deployment/deployment.service.js';
 import { withDatabase } from './pg-server.js';
 
@@ -85,6 +86,8 @@ export async function setupTestApp(
     connectors?: readonly ConnectorPlugin[];
     /** Runs before the app is ready: a test adds a hook that sees every route (e.g. what a handler returned, before its schema). */
     beforeReady?: (app: FastifyInstance) => void;
+    /** Where this app's services log a provider's contradiction of a final status (default: silent). */
+    conflictLog?: ConflictLog;
   } = {},
 ): Promise<TestApp> {
   const database = await createTestDatabase();
@@ -92,7 +95,7 @@ export async function setupTestApp(
   const db = createDb(database.url, { max: 30 });
   // As a start does: the database records the profile its triggers enforce.
   await enterProfile(db.pool, config);
-  const services = opts.connectors ? { services: createServices(config, db, { connectors: opts.connectors }) } : {};
+  const services = opts.connectors || opts.conflictLog ? { services: createServices(config, db, { connectors: opts.connectors, log: opts.conflictLog }) } : {};
   const app = await buildApp({ config, db, ...services, ...(opts.logStream ? { logStream: opts.logStream } : { logger: false }) });
   opts.beforeReady?.(app);
   await app.ready();

@@ -182,7 +182,8 @@ export async function startFormation(opts: { dbname?: string; log?: (s: string) 
       for (const p of procs) {
         if (p.pid && p.exitCode === null) { try { process.kill(-p.pid, 'SIGTERM'); } catch { /* gone */ } }
       }
-      await new Promise((r) => setTimeout(r, 2000));
+      // Up to 2 s for a clean stop, then whatever is left is killed.
+      await waitFor('every process stopped', async () => procs.every((p) => !p.pid || p.exitCode !== null || p.signalCode !== null), 2000).catch(() => undefined);
       for (const p of procs) {
         if (p.pid && p.exitCode === null) { try { process.kill(-p.pid, 'SIGKILL'); } catch { /* gone */ } }
       }

@@ -21,7 +21,7 @@ beforeAll(async () => {
   admin = await enrolledOperator(t, 'admin');
   yk = await YooKassaEmulator.start({ shopId: '500100', secretKey: 'test_ykSecretValue_0123' });
   tb = await TBankEmulator.start({ terminalKey: 'TerminalDEMO', password: 'tbankSecretPassword9' });
-}, 60_000);
+});
 
 afterAll(async () => {
   await yk?.stop();

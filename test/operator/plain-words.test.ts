@@ -14,7 +14,7 @@ let seq = 0;
 beforeAll(async () => {
   t = await setupTestApp();
   admin = await enrolledOperator(t, 'admin');
-}, 60_000);
+});
 
 afterAll(async () => { await t?.close(); });
 

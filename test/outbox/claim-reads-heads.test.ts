@@ -29,7 +29,7 @@ beforeAll(async () => {
   await add(small.merchantId, 1, 'small-');
   // Statistics as a running service has them (autovacuum analyzes a table this size).
   await t.db.pool.query('VACUUM ANALYZE outbox_events');
-}, 60_000);
+});
 
 afterAll(async () => {
   await t.close();

@@ -45,7 +45,7 @@ describe('the outbox cap lends idle slots', () => {
       await w.stop();
       await rx.close();
     }
-  }, 30_000);
+  });
 
   it('two merchants due: each is held to its cap (4 of 8); a lender gives its slots back once another merchant has events due', async () => {
     const ra = await startReceiver(() => 'hold');
@@ -91,7 +91,7 @@ describe('the outbox cap lends idle slots', () => {
       await ra.close();
       await rb.close();
     }
-  }, 60_000);
+  });
   it('no slots are lent to a merchant whose requests have not been answered yet; once its receiver answers, they are', async () => {
     const ra = await startReceiver(() => 'hold');
     const rb = await startReceiver(() => 'ok');
@@ -117,5 +117,5 @@ describe('the outbox cap lends idle slots', () => {
       await ra.close();
       await rb.close();
     }
-  }, 30_000);
+  });
 });

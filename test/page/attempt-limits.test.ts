@@ -4,6 +4,7 @@ import { PayCsrf } from '../../src/page/csrf.js';
 import { setupTestApp, type TestApp } from '../helpers/app.js';
 import { createMerchant, type MerchantFixture } from '../factories/merchant.js';
 import { cardForm, createBill, DECLINED_CARD, payRequest } from '../factories/payment.js';
+import { waitFor } from '../helpers/wait.js';
 
 let t: TestApp;
 let m: MerchantFixture;
@@ -46,14 +47,11 @@ describe('attempt limits of the payment form', () => {
     expect(first[0]!.ttlMs).toBeLessThanOrEqual(1000);
     await store.add([c]);
     // Counted in the window the database's clock is in: once it turns, the key starts over.
-    const until = Date.now() + 5000;
-    let now = await store.peek([c]);
-    while (now[0] !== 0 && Date.now() < until) { await new Promise((r) => setTimeout(r, 50)); now = await store.peek([c]); }
-    expect(now).toEqual([0]);
+    await waitFor(async () => (await store.peek([c]))[0] === 0, 'the key counted from zero in the next window', 5000, 50);
     const left = async () => Number((await t.db.pool.query(`SELECT count(*) FROM limit_counters WHERE name = 'test:window'`)).rows[0].count);
     expect(await left()).toBeGreaterThan(0);
     // The sweep takes a window a second after its end.
-    while (await store.sweep() === 0 && Date.now() < until + 3000) await new Promise((r) => setTimeout(r, 50));
+    await waitFor(async () => await store.sweep() > 0, 'the sweep deleting the window that is over', 5000, 50);
     expect(await left()).toBe(0);
   });
 

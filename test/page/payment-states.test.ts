@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { Decimal } from 'decimal.js';
 import { assertPaymentTransition, canTransitionPayment, IllegalPaymentTransitionError, PAYMENT_TRANSITIONS } from '../../src/domain/payment/payment.states.js';
-import { settle, statusFor, storedQuote } from '../../src/domain/payment/payment.service.js';
+import { settle, statusFor, storedQuote } from '../../src/domain/payment/payment-finish.js';
 import { parsePayInput, PayValidationError } from '../../src/domain/payment/pay-input.js';
 import { SandboxConnector } from '../../src/domain/providers/connectors/sandbox/index.js';
 import type { Connector } from '../../src/domain/providers/connector.js';

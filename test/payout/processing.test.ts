@@ -16,6 +16,7 @@ import { payoutSignature } from '../../src/outbox/events.js';
 import { ADMIN_TOKEN, setupTestApp, type TestApp } from '../helpers/app.js';
 import { FAIL_CARD, FAIL_PHONE, balance, booksBalance, card, fund, insertAccount, payoutMerchant, personal, regular, sbp, seedBanks } from './helpers.js';
 import { startOperationWorker } from '../../src/workers/operation-worker.js';
+import { waitFor } from '../helpers/wait.js';
 
 let t: TestApp;
 const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
@@ -148,9 +149,7 @@ describe('sandbox provider and the ledger after each final status', () => {
     const m = await merchantWithHook();
     const p = (await regular(t, m, card('7'))).json().data[0];
     const w = startOperationWorker({ config: t.config, db: t.db, services: t.app.services, log: t.app.log }, 'payout', { pollMs: 20 });
-    const until = Date.now() + 10_000;
-    while ((await payoutStatus(p.id)) !== 'SUCCESS' && Date.now() < until) await new Promise((r) => setTimeout(r, 25));
-    await w.stop();
+    await waitFor(async () => (await payoutStatus(p.id)) === 'SUCCESS', 'the payout picked up and SUCCESS', 10_000, 25).finally(() => w.stop());
     expect(await payoutStatus(p.id)).toBe('SUCCESS');
   });
 });

@@ -1,13 +1,14 @@
 import { Decimal } from 'decimal.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  CONFLICT_REASON, contradicts, contradictsStatus, isProviderRead, moneyMoved, recordConflict, recordUnconfirmed, setConflictLogger,
+  CONFLICT_REASON, contradicts, contradictsStatus, isProviderRead, moneyMoved, recordConflict, recordUnconfirmed, silentConflictLog, type ConflictLog,
 } from '../../src/domain/providers/conflict.js';
 import type { OperationType } from '../../src/domain/operation-type.js';
 import { adjustment } from '../../src/domain/ledger/postings.js';
 import { withPgTx } from '../../src/db/client.js';
 import { isNotFound, lastHeard, lockOpenAttention, parseResolution, pastDeadline } from '../../src/domain/operations/reconcile.js';
 import { setupTestApp, type TestApp } from '../helpers/app.js';
+import { createServices } from '../../src/services.js';
 import { createPaidPayment } from '../factories/paid-payment.js';
 import { card, FAIL_CARD, fund, payoutMerchant, regular } from '../payout/helpers.js';
 import { grantedMerchant, refundPartial } from '../refund/helpers.js';
@@ -187,28 +188,28 @@ describe('an unconfirmed conflict (a notification no read could confirm)', () =>
 describe('a conflict recorded, then confirmed', () => {
   it("keeps the provider's reference when the row has none, moves the money once when a read confirms, and says so in its error lines", async () => {
     const logged: string[] = [];
-    setConflictLogger({ error: ((_o: unknown, msg: string) => { logged.push(msg); }) as never });
+    const log: ConflictLog = { error: ((_o: unknown, msg: string) => { logged.push(msg); }) as never };
     const m = await grantedMerchant(t);
     const base = { objectType: 'payout' as const, objectId: 'po_rules_2', merchantId: m.merchantId, connector: 'sandbox', ours: 'FAIL' };
     const word = (via: string) => ({ status: 'succeeded' as const, ref: 'prov-7', via });
     const money = adjustment({ adjustmentId: 'rules-conflict-1', merchantId: m.merchantId, currency: 'RUB', amount: new Decimal('3') });
 
-    expect(await withPgTx(t.db.pool, (c) => recordConflict(c, { ...base, providerRef: null, provider: word('notification'), transfer: null }))).toBe(true);
+    expect(await withPgTx(t.db.pool, (c) => recordConflict(c, { ...base, providerRef: null, provider: word('notification'), transfer: null }, log))).toBe(true);
     expect((await t.db.pool.query(`SELECT provider_ref FROM attention_items WHERE object_id = 'po_rules_2'`)).rows).toEqual([{ provider_ref: 'prov-7' }]);
     expect(logged).toEqual([`provider sandbox contradicts the final payout po_rules_2: ours FAIL (set by service), provider succeeded; unconfirmed by a read, no money moved`]);
 
-    expect(await withPgTx(t.db.pool, (c) => recordConflict(c, { ...base, providerRef: 'ours-1', provider: word('read'), transfer: money }))).toBe(true);
+    expect(await withPgTx(t.db.pool, (c) => recordConflict(c, { ...base, providerRef: 'ours-1', provider: word('read'), transfer: money }, log))).toBe(true);
     expect(logged[1]).toBe('provider sandbox confirmed what it said of the final payout po_rules_2: money moved by ADJUSTMENT');
-    expect(await withPgTx(t.db.pool, (c) => recordConflict(c, { ...base, providerRef: 'ours-1', provider: word('read'), transfer: money }))).toBe(false);
+    expect(await withPgTx(t.db.pool, (c) => recordConflict(c, { ...base, providerRef: 'ours-1', provider: word('read'), transfer: money }, log))).toBe(false);
     expect((await t.db.pool.query(`SELECT count(*)::int AS n FROM ledger_transfers WHERE id = 'ADJUSTMENT:rules-conflict-1'`)).rows[0].n).toBe(1);
     expect(logged).toHaveLength(2);
 
-    await withPgTx(t.db.pool, (c) => recordConflict(c, { ...base, objectId: 'po_rules_3', providerRef: 'ours-2', provider: word('read'), transfer: null }));
+    await withPgTx(t.db.pool, (c) => recordConflict(c, { ...base, objectId: 'po_rules_3', providerRef: 'ours-2', provider: word('read'), transfer: null }, log));
     expect((await t.db.pool.query(`SELECT provider_ref FROM attention_items WHERE object_id = 'po_rules_3'`)).rows).toEqual([{ provider_ref: 'ours-2' }]);
 
     // Confirmed at once (a read): the money moves with the first line.
     const money4 = adjustment({ adjustmentId: 'rules-conflict-4', merchantId: m.merchantId, currency: 'RUB', amount: new Decimal('2') });
-    expect(await withPgTx(t.db.pool, (c) => recordConflict(c, { ...base, objectId: 'po_rules_4', providerRef: 'ours-4', provider: word('read'), transfer: money4 }))).toBe(true);
+    expect(await withPgTx(t.db.pool, (c) => recordConflict(c, { ...base, objectId: 'po_rules_4', providerRef: 'ours-4', provider: word('read'), transfer: money4 }, log))).toBe(true);
     expect(logged.at(-1)).toBe('provider sandbox contradicts the final payout po_rules_4: ours FAIL (set by service), provider succeeded; money moved by ADJUSTMENT');
   });
 });
@@ -244,5 +245,20 @@ describe("an operator's decision on an operation the lifecycle gave up on", () =
     await expect(lc.resolveAttention(await item(m.merchantId, ids.ok!), 'FAIL', null, 'op')).rejects.toThrow('Payout is SUCCESS; it cannot become FAIL.');
     await expect(lc.resolveAttention(await item(m.merchantId, ids.bad!), 'SUCCESS', null, 'op')).rejects.toThrow('Payout is FAIL; it cannot become SUCCESS.');
     expect([await status(ids.ok!), await status(ids.bad!)]).toEqual(['SUCCESS', 'FAIL']);
+  });
+});
+
+describe('where conflict lines go', () => {
+  it("each kind's lifecycle records conflicts with the logger its services were built with, and silently without one (no logger kept by a module)", () => {
+    const mine: ConflictLog = { error: () => undefined };
+    const other: ConflictLog = { error: () => undefined };
+    const a = createServices(t.config, t.db, { log: mine });
+    const b = createServices(t.config, t.db, { log: other });
+    const none = createServices(t.config, t.db);
+    for (const [s, log] of [[a, mine], [b, other], [none, silentConflictLog]] as const) {
+      expect(s.payments.lifecycle.log).toBe(log);
+      expect(s.refunds.lifecycle.log).toBe(log);
+      expect(s.payouts.lifecycle.log).toBe(log);
+    }
   });
 });

@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { Decimal } from 'decimal.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { setConflictLogger } from '../../src/domain/providers/conflict.js';
+import type { ConflictLog } from '../../src/domain/providers/conflict.js';
 import { SandboxConnector } from '../../src/domain/providers/connectors/sandbox/index.js';
 import type {
   CreatePayment, CreatePayout, CreateRefund, InboundNotification, OperationOutcome, ParsedNotification, PaymentOutcome,
@@ -65,10 +65,10 @@ class ConflictProvider extends SandboxConnector {
 let t: TestApp;
 const logged: Array<{ obj: unknown; msg: string }> = [];
 beforeAll(async () => {
-  t = await setupTestApp({ CONNECTOR_TIMEOUT_MS: '300', SANDBOX_PROCESSING_DELAY_MS: '0' });
+  const conflictLog: ConflictLog = { error: ((obj: unknown, msg: string) => { logged.push({ obj, msg }); }) as never };
+  t = await setupTestApp({ CONNECTOR_TIMEOUT_MS: '300', SANDBOX_PROCESSING_DELAY_MS: '0' }, { conflictLog });
   await t.db.pool.query(`INSERT INTO connectors (name, kind, mode) VALUES ('prov-cf', 'sandbox', 'test')`);
   t.app.services.connectors.override(new ConflictProvider('prov-cf'));
-  setConflictLogger({ error: ((obj: unknown, msg: string) => { logged.push({ obj, msg }); }) as never });
 });
 afterAll(async () => { await t?.close(); });
 

@@ -31,7 +31,7 @@ beforeAll(async () => {
   const put = await admin(e, 'PUT', `/connectors/${NAME}`, { kind: 'tbank', mode: 'test', settings: { base_url: tb.apiUrl, terminal_key: tb.terminalKey, password: tb.password } });
   expect(put.status, JSON.stringify(put.body)).toBe(201);
   m = await routedMerchant(e, { payment_card: [NAME], payment_sbp: [NAME] });
-}, 60_000);
+});
 
 afterAll(async () => {
   await tb?.stop();
@@ -93,7 +93,7 @@ for (const [size, card] of [['phone', '4300 0000 0000 0777'], ['desktop', '5411 
       expect(diff('RUB:refund_clearing', bal)).toBe('1000.00');
       expect(diff('RUB:fee_revenue', bal)).toBe(new Decimal(p.commission).toFixed(2));
       await ledgerOk(e);
-    }, 120_000);
+    });
   });
 }
 
@@ -124,7 +124,9 @@ describe('T-Bank end to end: refunds in flight and what can go wrong', () => {
     await tb.idle();
     expect((await one(e, `SELECT count(*)::int AS n FROM ledger_transfers WHERE kind = 'REFUND_DEBIT' AND ref_id = ANY($1)`, [[a.id, b.id]])).n).toBe(2);
     await ledgerOk(e);
-  }, 120_000);
+    // Raised: a payment in the browser, then two Cancels whose answers are dropped (each waits out
+    // CONNECTOR_TIMEOUT_MS) and are decided by reconciliation; near 30 s on a loaded machine.
+  }, 60_000);
 
   it('the notification is lost: the reconciler asks T-Bank (GetState) and the payment ends SUCCESS, credited once', async () => {
     const billId = await billFor(e, m, { amount: '432.00', orderId: 'tb-lost' });
@@ -141,7 +143,7 @@ describe('T-Bank end to end: refunds in flight and what can go wrong', () => {
     tb.misbehave({ notifications: 'normal' });
     expect((await one(e, `SELECT count(*)::int AS n FROM ledger_transfers WHERE ref_id = $1`, [paymentId])).n).toBe(1);
     await ledgerOk(e);
-  }, 60_000);
+  });
 
   it('a card T-Bank rejects ends FAIL with the reason; the payer is back on our form with the reason, and "Back to the shop" goes to the Fail URL', async () => {
     const billId = await billFor(e, m, { amount: '55.00', orderId: 'tb-declined' });
@@ -159,7 +161,7 @@ describe('T-Bank end to end: refunds in flight and what can go wrong', () => {
     expect(await payment(paymentId)).toMatchObject({ status: 'FAIL', failure_reason: 'card_declined' });
     expect((await one(e, `SELECT count(*)::int AS n FROM ledger_transfers WHERE ref_id = $1`, [paymentId])).n).toBe(0);
     await ledgerOk(e);
-  }, 60_000);
+  });
 
   /** A bill paid with the declined card on T-Bank's form, the payer back on our waiting page; our payment id. */
   async function declinedOnTheForm(orderId: string): Promise<{ paymentId: string; page: Awaited<ReturnType<typeof newPage>> }> {
@@ -189,7 +191,7 @@ describe('T-Bank end to end: refunds in flight and what can go wrong', () => {
     } finally {
       tb.misbehave({ notifications: 'normal' });
     }
-  }, 60_000);
+  });
 
   it('a decline whose notification never comes ends FAIL with T-Bank\'s status as the reason after DECLINE_REASON_WAIT_MS', async () => {
     tb.misbehave({ notifications: 'lost' });
@@ -210,5 +212,5 @@ describe('T-Bank end to end: refunds in flight and what can go wrong', () => {
     } finally {
       tb.misbehave({ notifications: 'normal' });
     }
-  }, 60_000);
+  });
 });

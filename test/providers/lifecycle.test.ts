@@ -8,7 +8,7 @@ import { ConflictError } from '../../src/errors.js';
 import { SandboxConnector } from '../../src/domain/providers/connectors/sandbox/index.js';
 import { setupTestApp, type TestApp } from '../helpers/app.js';
 import { createMerchant, type MerchantFixture } from '../factories/merchant.js';
-import { createBill, cardForm, payRequest } from '../factories/payment.js';
+import { createBill, cardForm, heldPayment, payRequest } from '../factories/payment.js';
 import { card, fund, regular } from '../payout/helpers.js';
 import { refundPartial } from '../refund/helpers.js';
 import { processDueOperations } from '../../src/workers/operation-worker.js';
@@ -128,6 +128,16 @@ describe('the lifecycle: the same path for a payment, a refund and a payout', ()
     expect(await transfersOf(ids.payout)).toEqual(['PAYOUT_DEBIT', 'PAYOUT_LOCK']);
     expect((await verifyLedger(t.db.pool)).ok).toBe(true);
     expect(await verifyBalances(t.db.pool)).toEqual([]);
+  });
+
+  it('a held payment\'s capture is sent through the same phase: its answer heard once before it is applied, credited once', async () => {
+    const held = await heldPayment(on, m, '25.00');
+    expect(answered('payment', held)).toBe(1);
+    expect(await app.services.payments.captureHold(held, null)).toMatchObject({ status: 'SUCCESS' });
+    expect(answered('payment', held)).toBe(2);
+    expect(await transfersOf(held)).toEqual(['PAYMENT_CREDIT']);
+    await expect(app.services.payments.captureHold(held, null)).rejects.toBeInstanceOf(ConflictError);
+    expect(answered('payment', held)).toBe(2);
   });
 
   it('past the provider deadline each one gets one attention item, which keeps what was last heard while reconciliation goes on asking', async () => {

@@ -35,7 +35,7 @@ const notify = (app: TestApp, name: string, body: unknown, ip = '127.0.0.1') =>
 const forged = () => ({ type: 'notification', event: 'payment.succeeded', object: { id: `2f${newOpId()}` } });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** The limit counts in fixed one-second windows (docs/adr/0098): a burst starts just after a second turns, so it falls in one. */
-const atSecondStart = () => sleep(1000 - (Date.now() % 1000) + 10);
+const atSecondStart = () => sleep(1000 - (Date.now() % 1000) + 10); // time is the subject: the window's start
 
 /** A payment of ours at YooKassa, paid on its page: what an honest notification is about. */
 async function paidAtYooKassa(app: TestApp, connector: string) {
@@ -82,7 +82,7 @@ describe('POST /providers/{connector}/notifications: a flood of forged ones', ()
     await atSecondStart();
     await Promise.all(Array.from({ length: NOTIFICATIONS_PER_SECOND + 5 }, () => notify(t, 'yk-again', forged())));
     expect((await notify(t, 'yk-again', forged())).statusCode).toBe(429);
-    await sleep(1100);
+    await sleep(1100); // time is the subject: the next one-second window
     expect((await notify(t, 'yk-again', forged())).statusCode).toBe(400);
   });
 });

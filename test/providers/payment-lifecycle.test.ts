@@ -206,3 +206,26 @@ describe('CLI verbs', () => {
     expect(() => buildCall(['attention:resolve', 'att_x1'])).toThrow();
   });
 });
+
+describe('the payer\'s first send', () => {
+  it('every connector refusing it is our decline, never a provider\'s word: when a notification made the payment SUCCESS meanwhile, the payer gets SUCCESS, no conflict is recorded, nothing moves twice', async () => {
+    const mm = await createMerchant(t, { shop: SHOP });
+    t.app.services.connectors.override(new class extends SandboxConnector {
+      override async createPayment(r: CreatePayment): Promise<PaymentOutcome> {
+        // The provider's notification of the payment overtakes the answer to its creation.
+        await t.app.services.payments.applyOutcome(r.paymentId, { status: 'paid', amountReceived: r.amount, ref: `late-${r.paymentId}` }, { via: 'notification' });
+        return { status: 'refused', code: 'down', message: 'connection refused' };
+      }
+    }('sbx-refusing'));
+    await t.db.pool.query(`INSERT INTO connectors (name, kind, mode) VALUES ('sbx-refusing', 'sandbox', 'test') ON CONFLICT DO NOTHING`);
+    await t.db.pool.query(`UPDATE merchants SET routing = jsonb_set(routing, '{payment_card}', '["sbx-refusing"]') WHERE id = $1`, [mm.merchantId]);
+    const { id, body } = await payCard('4242424242424242', '70.00', mm);
+    expect(body.status).toBe('SUCCESS');
+    expect(await paymentRow(id)).toMatchObject({ status: 'SUCCESS', amount_received: '70.00', failure_reason: null });
+    expect((await one(`SELECT count(*)::int AS n FROM attention_items WHERE object_id = $1`, [id])).n).toBe(0);
+    expect(await credits(id)).toBe(1);
+    expect(await postbacks(id)).toBe(1);
+    expect((await verifyLedger(t.db.pool)).ok).toBe(true);
+    expect(await verifyBalances(t.db.pool)).toEqual([]);
+  });
+});

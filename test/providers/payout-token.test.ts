@@ -37,7 +37,7 @@ beforeAll(async () => {
     });
     expect(r.status, JSON.stringify(r.body)).toBe(201);
   }
-}, 60_000);
+});
 
 afterAll(async () => {
   await ykA?.stop();
@@ -106,7 +106,7 @@ describe('a card number and a YooKassa gateway without PCI DSS', () => {
     // 10000 - the sandbox payout; no fees configured.
     expect(bal.json().balances.find((b: { currency: string }) => b.currency === 'RUB').balance_available).toBe('9900.00000000');
     await ledgerOk(e);
-  }, 60_000);
+  });
 
   it('a tokenized card routed only to connectors that cannot use the token is refused at creation (400 direction_not_available), nothing sent', async () => {
     const m = await funded({ payout_card: [NOPCI] });
@@ -184,7 +184,7 @@ describe('a card kept as YooKassa\'s payout_token', () => {
     await route(m, ['sandbox']);
     expect(await personal(m, acc.body.id)).toMatchObject({ status: 'SUCCESS', connector: 'sandbox' });
     await ledgerOk(e);
-  }, 60_000);
+  });
 
   it('a tokenized account created through the cabinet\'s YooKassa widget page (Chromium) stores no card number and pays out through YooKassa with payout_token exactly once', async () => {
     const m = await funded({ payout_card: [NOPCI] });
@@ -241,5 +241,5 @@ describe('a card kept as YooKassa\'s payout_token', () => {
     expect(made).toHaveLength(1);
     expect(made[0]).toMatchObject({ id: row.provider_ref, _by: 'payout_token', amount: { value: '250.00' }, payout_destination: { card: { first6: '555555', last4: '4444' } } });
     await ledgerOk(e);
-  }, 90_000);
+  });
 });

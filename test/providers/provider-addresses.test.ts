@@ -47,7 +47,7 @@ beforeAll(async () => {
   sbx = await setupTestApp();
   op = await enrolledOperator(prod, 'admin');
   target = await trap(() => ({ status: 200, body: { account_id: 'internal-account-7', test: true } }));
-}, 60_000);
+});
 afterAll(async () => { await target?.close(); await prod?.close(); await sbx?.close(); });
 
 const put = (app: TestApp, name: string, settings: Record<string, unknown>, kind = 'yookassa') => app.app.inject({

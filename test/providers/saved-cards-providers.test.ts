@@ -26,7 +26,7 @@ let mTb: MerchantFixture;
 beforeAll(async () => {
   e = await startE2E(ART);
   ({ tb, yk, mYk, mTb } = await cardProviders(e, { tb: TB, yk: YK }));
-}, 60_000);
+});
 
 afterAll(async () => {
   await tb?.stop();
@@ -61,7 +61,7 @@ describe('YooKassa saved cards', () => {
     const id = await paid(mYk, false, (ref) => { yk.payerAction(ref, 'pay', { card: '4242424242424242' }); });
     expect(yk.savedMethods.size).toBe(before);
     expect(await savedOf(id)).toEqual([]);
-  }, 60_000);
+  });
 
   it('consent: saved once from payment_method.saved even when every notification comes twice', async () => {
     yk.misbehave({ notifications: 'duplicate', copies: 3 });
@@ -77,7 +77,7 @@ describe('YooKassa saved cards', () => {
     } finally {
       yk.misbehave({ notifications: 'normal' });
     }
-  }, 60_000);
+  });
 
   it('charge: payment_method_id in POST /v3/payments, SUCCESS, credited exactly once; the same Idempotency-Key charges once', async () => {
     const saver = await paid(mYk, true, (ref) => { yk.payerAction(ref, 'pay', { card: '5555555555554444' }); });
@@ -95,7 +95,7 @@ describe('YooKassa saved cards', () => {
     expect(Number(await available(mYk)) - before).toBeCloseTo(990, 2);
     expect([...yk.payments.values()].filter((p) => p.amount.value === '990.00')).toHaveLength(1);
     await ledgerOk(e);
-  }, 60_000);
+  });
 
   it('charge whose answer is lost: PROCESS, then reconciliation repeats it under the same Idempotence-Key and credits once', async () => {
     const saver = await paid(mYk, true, (ref) => { yk.payerAction(ref, 'pay', { card: '4242424242424242' }); });
@@ -116,7 +116,7 @@ describe('YooKassa saved cards', () => {
       yk.misbehave({ notifications: 'normal' });
     }
     await ledgerOk(e);
-  }, 60_000);
+  });
 
   it('YooKassa refuses an unknown payment_method_id (400): the charge FAILs, nothing credited', async () => {
     const saver = await paid(mYk, true, (ref) => { yk.payerAction(ref, 'pay', { card: '4242424242424242' }); });
@@ -126,7 +126,7 @@ describe('YooKassa saved cards', () => {
     expect(r.statusCode, r.body).toBe(200);
     expect(r.json()).toMatchObject({ status: 'FAIL', amount_received: 0 });
     expect(await credits(r.json().id)).toBe(0);
-  }, 60_000);
+  });
 });
 
 describe('T-Bank saved cards', () => {
@@ -136,7 +136,7 @@ describe('T-Bank saved cards', () => {
     expect(tb.payments.get(ref)!.Recurrent).toBeUndefined();
     expect(tb.payments.get(ref)!.RebillId).toBeUndefined();
     expect(await savedOf(id)).toEqual([]);
-  }, 60_000);
+  });
 
   it('consent: Init Recurrent Y with CustomerKey; the RebillId of the notifications saved once (every notification twice)', async () => {
     tb.misbehave({ notifications: 'duplicate', copies: 2 });
@@ -152,7 +152,7 @@ describe('T-Bank saved cards', () => {
     } finally {
       tb.misbehave({ notifications: 'normal' });
     }
-  }, 60_000);
+  });
 
   it('charge: Init then Charge with the RebillId, SUCCESS, credited exactly once; a Charge whose answer is lost is reconciled once', async () => {
     const saver = await paid(mTb, true, (ref) => { tb.payerAction(ref, 'pay', { card: '4300000000000777' }); });
@@ -175,7 +175,7 @@ describe('T-Bank saved cards', () => {
     expect(await credits(id)).toBe(1);
     expect(Number(await available(mTb)) - before).toBeCloseTo(745, 2);
     await ledgerOk(e);
-  }, 60_000);
+  });
 
   it('a Charge answered 9001 (retry later) with nothing charged stays PROCESS; reconciliation charges the same payment once', async () => {
     const saver = await paid(mTb, true, (ref) => { tb.payerAction(ref, 'pay', { card: '4300000000000777' }); });
@@ -192,7 +192,7 @@ describe('T-Bank saved cards', () => {
     expect(await credits(id)).toBe(1);
     expect(Number(await available(mTb)) - before).toBeCloseTo(64, 2);
     await ledgerOk(e);
-  }, 60_000);
+  });
 
   it('a Charge that applied but was answered 9999 without a Status: GetState decides, the charge SUCCEEDs, credited once', async () => {
     const saver = await paid(mTb, true, (ref) => { tb.payerAction(ref, 'pay', { card: '4300000000000777' }); });
@@ -215,7 +215,7 @@ describe('T-Bank saved cards', () => {
     expect(await credits(id)).toBe(1);
     expect(Number(await available(mTb)) - before).toBeCloseTo(71, 2);
     await ledgerOk(e);
-  }, 60_000);
+  });
 
   it('T-Bank refuses an unknown RebillId: the charge FAILs, nothing credited', async () => {
     const saver = await paid(mTb, true, (ref) => { tb.payerAction(ref, 'pay', { card: '4300000000000777' }); });
@@ -225,7 +225,7 @@ describe('T-Bank saved cards', () => {
     expect(r.statusCode, r.body).toBe(200);
     expect(r.json()).toMatchObject({ status: 'FAIL', amount_received: 0 });
     expect(await credits(r.json().id)).toBe(0);
-  }, 60_000);
+  });
 });
 
 describe('saved cards of a fiscalized shop (54-FZ)', () => {
@@ -269,5 +269,5 @@ describe('saved cards of a fiscalized shop (54-FZ)', () => {
     } finally {
       yk.fiscalization = false;
     }
-  }, 60_000);
+  });
 });

@@ -26,7 +26,7 @@ beforeAll(async () => {
   e = await startE2E(ART);
   // No card fee: what is credited is exactly what was captured.
   ({ tb, yk, mYk, mTb } = await cardProviders(e, { tb: TB, yk: YK }));
-}, 60_000);
+});
 
 afterAll(async () => {
   await tb?.stop();
@@ -70,7 +70,7 @@ describe('YooKassa two-stage (capture: false)', () => {
     expect((await capture(paymentId, '600.00')).status).toBe(409);
     expect((await one(e, `SELECT count(*)::int AS n FROM ledger_transfers WHERE ref_id = $1 AND kind = 'PAYMENT_CREDIT'`, [paymentId])).n).toBe(1);
     await ledgerOk(e);
-  }, 60_000);
+  });
 
   it('cancel: canceled_by_merchant at YooKassa, FAIL here; a hold expiring there (expired_on_capture) FAILs too', async () => {
     const before = Number(await available(mYk));
@@ -85,7 +85,7 @@ describe('YooKassa two-stage (capture: false)', () => {
     expect((await row(b.paymentId)).failure_reason).toBe('expired_on_capture');
     expect(Number(await available(mYk))).toBeCloseTo(before, 2);
     await ledgerOk(e);
-  }, 60_000);
+  });
 });
 
 describe('YooKassa two-stage: a capture whose answer is lost', () => {
@@ -105,7 +105,7 @@ describe('YooKassa two-stage: a capture whose answer is lost', () => {
     expect((await one(e, `SELECT count(*)::int AS n FROM ledger_transfers WHERE ref_id = $1 AND kind = 'PAYMENT_CREDIT'`, [paymentId])).n).toBe(1);
     expect(Number(await available(mYk)) - before).toBeCloseTo(500, 2);
     await ledgerOk(e);
-  }, 60_000);
+  });
 });
 
 describe('T-Bank two-stage (PayType T)', () => {
@@ -128,5 +128,5 @@ describe('T-Bank two-stage (PayType T)', () => {
     expect(tb.payments.get(other.ref)!.Status).toBe('REVERSED');
     expect(Number(await available(mTb)) - before).toBeCloseTo(600, 2);
     await ledgerOk(e);
-  }, 60_000);
+  });
 });

@@ -25,7 +25,7 @@ let mTb: MerchantFixture;
 beforeAll(async () => {
   e = await startE2E(ART);
   ({ tb, yk, mYk, mTb } = await cardProviders(e, { tb: TB, yk: YK }));
-}, 60_000);
+});
 
 afterAll(async () => {
   await tb?.stop();
@@ -74,7 +74,7 @@ describe('unknown is unknown: an applied operation answered "try again later" or
       expect(await transfers(r.id, 'REFUND_DEBIT')).toBe(1);
       expect(Number(await available(mTb)) - before).toBeCloseTo(-100, 2);
       await ledgerOk(e);
-    }, 60_000);
+    });
   }
 
   it('a YooKassa autopayment applied and answered 500 three times: payment/charge answers 200 SUCCESS (never 409 nor FAIL) while the notification races it; credited once', async () => {
@@ -93,7 +93,7 @@ describe('unknown is unknown: an applied operation answered "try again later" or
     expect([...yk.payments.values()].filter((p) => p.amount.value === '333.00')).toHaveLength(1);
     expect(Number(await available(mYk)) - before).toBeCloseTo(333, 2);
     await ledgerOk(e);
-  }, 60_000);
+  });
 
   it('a YooKassa autopayment still answered 500 after the repeats stays PROCESS (never FAIL), and reconciliation repeats it under the same key: SUCCESS once', async () => {
     const saver = await paid(mYk, (ref) => { yk.payerAction(ref, 'pay', { card: '4242424242424242' }); }, { amount: '10.00', consent: true });
@@ -113,7 +113,7 @@ describe('unknown is unknown: an applied operation answered "try again later" or
       yk.misbehave({ notifications: 'normal' });
     }
     await ledgerOk(e);
-  }, 60_000);
+  });
 
   it("a 429 is repeated after the wait YooKassa asked for (the body's retry_after, 1000 ms), not the back-off", async () => {
     const saver = await paid(mYk, (ref) => { yk.payerAction(ref, 'pay', { card: '4242424242424242' }); }, { amount: '10.00', consent: true });
@@ -127,7 +127,7 @@ describe('unknown is unknown: an applied operation answered "try again later" or
     // The 429 itself is logged too, a millisecond after limitedAt: the repeat is the next POST not refused.
     const repeat = yk.requests.find((q) => q.method === 'POST' && q.path === '/v3/payments' && q.status !== 429 && q.at >= limited);
     expect(repeat!.at - limited).toBeGreaterThanOrEqual(990);
-  }, 60_000);
+  });
 });
 
 describe('refunds decided by what is documented (GetState\'s Amount as either reading)', () => {
@@ -150,7 +150,7 @@ describe('refunds decided by what is documented (GetState\'s Amount as either re
       } finally {
         tb.stateAmount = 'left';
       }
-    }, 60_000);
+    });
 
     it(`GetState Amount as what is ${reading === 'left' ? 'left' : 'the payment was'}: a partial refund whose Cancel applied but was answered 9999 ends SUCCESS, one Cancel`, async () => {
       tb.stateAmount = reading;
@@ -166,7 +166,7 @@ describe('refunds decided by what is documented (GetState\'s Amount as either re
       } finally {
         tb.stateAmount = 'left';
       }
-    }, 60_000);
+    });
   }
 
   it("what the statuses cannot decide (PARTIAL_REFUNDED with another refund of the payment) reaches the attention list at once, with GetState's answer; nothing is sent again", async () => {
@@ -182,7 +182,7 @@ describe('refunds decided by what is documented (GetState\'s Amount as either re
     expect(item.last_heard.reason).toMatch(/GetState answered \{.*"Status":"PARTIAL_REFUNDED"/);
     expect(tb.payments.get(ref)!.history.filter((s) => s === 'REFUNDING')).toHaveLength(2);
     expect((await one(e, `SELECT status::text FROM refunds WHERE id = $1`, [second.id])).status).toBe('PROCESS');
-  }, 60_000);
+  });
 });
 
 describe('saved methods that follow the payer', () => {
@@ -202,7 +202,7 @@ describe('saved methods that follow the payer', () => {
     } finally {
       tb.requireInitiatorType = false;
     }
-  }, 60_000);
+  });
 
   it('T-Bank: Charge switched off (error 10) is a decisive refusal with its reason; the method stays ACTIVE', async () => {
     const saver = await paid(mTb, (ref) => { tb.payerAction(ref, 'pay', { card: '4300000000000777' }); }, { amount: '10.00', consent: true });
@@ -216,7 +216,7 @@ describe('saved methods that follow the payer', () => {
     } finally {
       tb.chargeEnabled = true;
     }
-  }, 60_000);
+  });
 
   it('YooKassa: an autopayment canceled permission_revoked revokes the method here (FAIL postback and payment say payment_method_revoked); it is never charged again', async () => {
     const saver = await paid(mYk, (ref) => { yk.payerAction(ref, 'pay', { card: '4242424242424242' }); }, { amount: '10.00', consent: true });
@@ -233,7 +233,7 @@ describe('saved methods that follow the payer', () => {
     const again = await charge(mYk, { payment_method_id: m, amount: '50.00' });
     expect(again.statusCode).toBe(422);
     expect(yk.requests.filter((q) => q.method === 'POST' && q.path === '/v3/payments')).toHaveLength(creates);
-  }, 60_000);
+  });
 
   it('T-Bank: a Charge answered 262 (the parent payment expired) revokes the method here; it is never charged again', async () => {
     const saver = await paid(mTb, (ref) => { tb.payerAction(ref, 'pay', { card: '4300000000000777' }); }, { amount: '10.00', consent: true });
@@ -247,7 +247,7 @@ describe('saved methods that follow the payer', () => {
     const inits = tb.requests.filter((q) => q.op === 'Init').length;
     expect((await charge(mTb, { payment_method_id: m, amount: '60.00' })).statusCode).toBe(422);
     expect(tb.requests.filter((q) => q.op === 'Init')).toHaveLength(inits);
-  }, 60_000);
+  });
 
   it('T-Bank: a method revoked through the API is removed at T-Bank (GetCardList, then RemoveCard): its RebillId charges no more', async () => {
     const saver = await paid(mTb, (ref) => { tb.payerAction(ref, 'pay', { card: '4300000000000777' }); }, { amount: '10.00', consent: true });
@@ -258,5 +258,5 @@ describe('saved methods that follow the payer', () => {
     expect(tb.cards.get(saver)!.find((c) => c.RebillId === rebill)).toMatchObject({ Status: 'D' });
     expect(tb.rebills.has(rebill)).toBe(false);
     expect(tb.requests.filter((q) => q.op === 'RemoveCard')).toHaveLength(1);
-  }, 60_000);
+  });
 });

@@ -36,7 +36,7 @@ beforeAll(async () => {
     fees: { payout_card_percent: '0', payout_card_fixed: '0' },
   } });
   expect(r.statusCode, r.body).toBe(200);
-}, 60_000);
+});
 
 afterAll(async () => {
   await yk?.stop();
@@ -103,5 +103,5 @@ describe('a YooKassa payout resolved FAIL after its answer was lost, then paid b
     expect((await one(`SELECT count(*)::int AS n FROM payouts WHERE merchant_id = $1`, [m.merchantId])).n).toBe(1);
     const books = await t.app.inject({ method: 'GET', url: '/admin/v1/ledger/verify', headers: admin });
     expect(books.json()).toMatchObject({ ok: true, problems: [] });
-  }, 60_000);
+  });
 });

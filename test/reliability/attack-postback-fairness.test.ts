@@ -26,7 +26,7 @@ describe('one merchant cannot slow everyone\'s postbacks', () => {
     const a = await createMerchant(t);
     const b = await createMerchant(t);
     await enqueue(a.merchantId, `${hang.url}/result`, 200, 'a');
-    // B's event is due after all of A's.
+    // Time is the subject: B's event is due after all of A's (a later created_at).
     await new Promise((r) => setTimeout(r, 20));
     await enqueue(b.merchantId, `${ok.url}/result`, 1, 'b');
     const started = Date.now();

@@ -6,6 +6,7 @@ import { migrate } from '../../src/db/migrate.js';
 import { startFormation, type Formation, type Node } from '../helpers/auto-failover.js';
 import { checkInvariants } from './invariants.js';
 import { admin, call, kill, startProc, startReceiver, type Proc } from './harness.js';
+import { waitFor } from '../helpers/wait.js';
 
 /**
  * Losing the database machine (DESIGN "Scale and availability"): a pg_auto_failover monitor and
@@ -47,7 +48,7 @@ async function note(r: { status: number; json: unknown }, start: number): Promis
   const end = Date.now();
   if (r.status >= 200 && r.status < 300) { oks.push({ start, end }); return true; }
   failures.push({ at: end, status: r.status, body: r.json });
-  // A client backs off a little before its next request.
+  // Time is the subject: a client backs off a little before its next request (the load's pace).
   await new Promise((res) => setTimeout(res, 100));
   return false;
 }
@@ -79,6 +80,7 @@ async function payout(m: M): Promise<void> {
     }, as(m));
     if (await note(r, t)) { for (const p of r.json.data) acked.payouts.push(p.id); return; }
     if (r.status > 0 && r.status < 500) return;
+    // Time is the subject: the client's pause before it repeats the same order_id.
     await new Promise((res) => setTimeout(res, 200));
   }
 }
@@ -116,12 +118,10 @@ async function setupMerchant(i: number): Promise<M> {
 }
 
 async function waitPrimary(not: Node, ms: number): Promise<Node> {
-  const until = Date.now() + ms;
-  for (;;) {
-    const p = await f.primary();
-    if (p && p !== not) return p;
-    if (Date.now() > until) throw new Error(`no promotion: ${JSON.stringify(await f.states().catch((e) => String(e)))}`);
-    await new Promise((r) => setTimeout(r, 250));
+  try {
+    return await waitFor(async () => { const p = await f.primary(); return p && p !== not ? p : null; }, `a node other than ${not.name} promoted`, ms, 250);
+  } catch (e) {
+    throw new Error(`${(e as Error).message}: ${JSON.stringify(await f.states().catch((x) => String(x)))}`);
   }
 }
 
@@ -134,24 +134,28 @@ interface Round { to: Node; unavailableS: number; promotedS: number; writableS: 
 async function failOver(from: Node): Promise<Round> {
   let stop = false;
   const running = load(() => stop);
-  await new Promise((r) => setTimeout(r, LOAD_BEFORE_MS));
-  const killedAt = Date.now();
-  await f.killNode(from);
-  const to = await waitPrimary(from, 120_000);
-  const promotedAt = Date.now();
-  // Out of recovery is not yet taking writes: pg_auto_failover holds a promoted standby read-only
-  // until the old primary's demote timeout (PRIMARY_DEMOTE_TIMEOUT_S).
-  while (!(await f.acceptsWrites(to)) && Date.now() - promotedAt < 120_000) await new Promise((r) => setTimeout(r, 100));
-  const writableAt = Date.now();
-  // Keep the load going until the service has answered 2xx for a while on the new primary.
-  for (;;) {
-    const firstOk = firstOkAfter(killedAt);
-    if (firstOk && Date.now() - firstOk >= LOAD_AFTER_MS) break;
-    if (Date.now() - killedAt > 180_000) break;
-    await new Promise((r) => setTimeout(r, 250));
+  let to: Node;
+  let promotedAt: number;
+  let writableAt: number;
+  let killedAt: number;
+  try {
+    // Time is the subject: a load phase of a set length before the kill.
+    await new Promise((r) => setTimeout(r, LOAD_BEFORE_MS));
+    killedAt = Date.now();
+    await f.killNode(from);
+    to = await waitPrimary(from, 120_000);
+    promotedAt = Date.now();
+    // Out of recovery is not yet taking writes: pg_auto_failover holds a promoted standby read-only
+    // until the old primary's demote timeout (PRIMARY_DEMOTE_TIMEOUT_S).
+    await waitFor(() => f.acceptsWrites(to), `${to.name} taking writes`, 120_000, 100);
+    writableAt = Date.now();
+    // Keep the load going until the service has answered 2xx for LOAD_AFTER_MS on the new primary.
+    await waitFor(() => { const ok = firstOkAfter(killedAt); return ok !== undefined && Date.now() - ok >= LOAD_AFTER_MS; },
+      `2xx answers for ${LOAD_AFTER_MS} ms after the kill`, 180_000, 250);
+  } finally {
+    stop = true;
+    await running;
   }
-  stop = true;
-  await running;
   const firstOk = firstOkAfter(killedAt);
   expect(firstOk, 'the service answered 2xx again after the failover').toBeDefined();
   const during = failures.filter((x) => x.at >= killedAt && x.at <= firstOk!);
@@ -187,15 +191,14 @@ async function settle(url: string, ms: number): Promise<void> {
   const c = new pg.Client({ connectionString: url });
   await c.connect();
   try {
-    const until = Date.now() + ms;
-    for (;;) {
+    // Bounded without failing: what is still not settled then is what the checks below name.
+    await waitFor(async () => {
       const r = await c.query(`SELECT
         (SELECT count(*) FROM payouts WHERE status IN ('NEW', 'PROCESS')) +
         (SELECT count(*) FROM refunds WHERE status IN ('NEW', 'PROCESS')) +
         (SELECT count(*) FROM outbox_events WHERE status = 'PENDING') AS busy`);
-      if (Number(r.rows[0].busy) === 0 || Date.now() > until) return;
-      await new Promise((res) => setTimeout(res, 250));
-    }
+      return Number(r.rows[0].busy) === 0;
+    }, 'every payout, refund and event settled', ms, 250).catch(() => undefined);
   } finally {
     await c.end();
   }
@@ -226,7 +229,7 @@ afterAll(async () => {
   await kill(worker, 'SIGTERM');
   await receiver?.close();
   await f?.stop();
-}, 60_000);
+});
 
 describe('failover with pg_auto_failover', () => {
   it('the primary is killed under load: the standby is promoted, the service finds it, nothing acknowledged is lost or doubled, the books balance, every event is delivered', async () => {
@@ -239,11 +242,7 @@ describe('failover with pg_auto_failover', () => {
     if (FULL) {
       // The lost machine comes back as a standby of the new primary; then the new primary dies.
       f.restartNode(first);
-      const until = Date.now() + 180_000;
-      while (!(await f.states()).some((s) => s.name === first.name && s.reported === 'secondary')) {
-        if (Date.now() > until) throw new Error('the old primary did not rejoin');
-        await new Promise((r) => setTimeout(r, 500));
-      }
+      await waitFor(async () => (await f.states()).some((s) => s.name === first.name && s.reported === 'secondary'), 'the old primary rejoined as a standby', 180_000, 500);
       const r2 = await failOver(r1.to);
       expect(r2.to).toBe(first);
       rounds.push({ ...r2, from: r1.to.name, to: r2.to.name });

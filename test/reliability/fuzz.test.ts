@@ -39,7 +39,7 @@ beforeAll(async () => {
   );
   ids.account = acct.rows[0].id;
   ids.shop = m.shopId;
-}, 60_000);
+});
 afterAll(async () => { await t.close(); });
 
 type Endpoint = { method: 'GET' | 'POST'; url: string | (() => string); fields: string[]; auth: boolean };

@@ -64,6 +64,8 @@ export async function startProc(kind: 'api' | 'worker', dbUrl: string, extra: Re
       await new Promise((r) => setTimeout(r, 100));
     }
   } else {
+    // Not an outcome: a worker says nothing at LOG_LEVEL=error once it is up, so this is the
+    // window in which a worker that cannot start (config, database) exits and is reported here.
     await new Promise((r) => setTimeout(r, 1500));
     if (child.exitCode !== null) throw new Error(`worker exited: ${err}`);
   }

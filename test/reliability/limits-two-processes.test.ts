@@ -45,7 +45,7 @@ function send(i: number, method: string, path: string, headers: Record<string, s
 /** Starts a run only with `needMs` left in the limit's fixed window, so the run does not straddle two windows. */
 async function awayFromWindowEnd(windowMs: number, needMs = 20_000): Promise<void> {
   const left = windowMs - (Date.now() % windowMs);
-  if (left < needMs) await new Promise((r) => setTimeout(r, left + 50));
+  if (left < needMs) await new Promise((r) => setTimeout(r, left + 50)); // time is the subject: the next window
 }
 
 const pay = (i: number, billId: string, form: Record<string, string>, ip: string) =>
@@ -116,7 +116,7 @@ describe('limits counted once over two API processes', () => {
   });
 
   it('provider notifications per connector and address: a burst over the two processes passes at most 10 in each one-second window', async () => {
-    // Starts just after a second turns, so the burst mostly falls in one window.
+    // Time is the subject: starts just after a second turns, so the burst mostly falls in one window.
     await new Promise((r) => setTimeout(r, 1000 - (Date.now() % 1000) + 20));
     const rs = await Promise.all(Array.from({ length: 40 }, (_, i) =>
       send(i, 'POST', '/providers/no-such-connector/notifications', { 'content-type': 'application/json', 'x-forwarded-for': '10.5.0.1' }, '{}')));

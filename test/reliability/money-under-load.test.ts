@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase } from '../helpers/app.js';
 import { checkInvariants } from './invariants.js';
 import { admin, call, kill, startProc, startReceiver, type Proc } from './harness.js';
+import { waitFor } from '../helpers/wait.js';
 
 /**
  * Money invariants under concurrent mixed load from 2 API processes and 2 worker processes on
@@ -89,7 +90,7 @@ async function runLoad(ops: number, chaos?: () => Promise<void>, minMs = 0): Pro
   const stop = { done: false };
   const chaosLoop = (async () => {
     while (chaos && !stop.done) {
-      await new Promise((r) => setTimeout(r, randomInt(300, 1200)));
+      await new Promise((r) => setTimeout(r, randomInt(300, 1200))); // time is the subject: chaos at random moments
       if (!stop.done) await chaos();
     }
   })();
@@ -104,16 +105,15 @@ async function settle(timeoutMs: number): Promise<void> {
   const c = new pg.Client({ connectionString: db.url });
   await c.connect();
   try {
-    const until = Date.now() + timeoutMs;
-    for (;;) {
+    // Bounded without failing: what is still in flight then is what the invariants name.
+    await waitFor(async () => {
       const r = await c.query(`SELECT
         (SELECT count(*) FROM payouts WHERE status IN ('NEW', 'PROCESS')) +
         (SELECT count(*) FROM refunds WHERE status IN ('NEW', 'PROCESS')) +
         (SELECT count(*) FROM payments WHERE status IN ('NEW', 'PROCESS')) +
         (SELECT count(*) FROM outbox_events WHERE status = 'PENDING') AS busy`);
-      if (Number(r.rows[0].busy) === 0 || Date.now() > until) return;
-      await new Promise((res) => setTimeout(res, 250));
-    }
+      return Number(r.rows[0].busy) === 0;
+    }, 'no payout, refund, payment or event in flight', timeoutMs, 250).catch(() => undefined);
   } finally {
     await c.end();
   }

@@ -6,6 +6,7 @@ import { YooKassaEmulator } from '../emulators/yookassa.js';
 import { balance, card, fund, payoutMerchant, regular } from '../payout/helpers.js';
 import { createPaidPayment } from '../factories/paid-payment.js';
 import { grantedMerchant, refundPartial } from '../refund/helpers.js';
+import { waitFor } from '../helpers/wait.js';
 
 /**
  * kill -9 between the provider and our commit (issue 14 "Done when"): a real payout worker
@@ -50,18 +51,11 @@ async function startWorker(extra: Record<string, string> = {}): Promise<ChildPro
   let out = '';
   child.stdout!.on('data', (d) => { out += d; });
   child.stderr!.on('data', (d) => { out += d; });
-  await waitFor(() => out.includes('worker up') || child.exitCode !== null, 90_000, () => out);
+  await waitFor(() => out.includes('worker up') || child.exitCode !== null, 'the worker up (or its exit)', 90_000, 50);
   if (child.exitCode !== null) throw new Error(`worker exited: ${out}`);
   return child;
 }
 
-async function waitFor(cond: () => boolean | Promise<boolean>, ms: number, what: () => string = () => ''): Promise<void> {
-  const until = Date.now() + ms;
-  while (!(await cond())) {
-    if (Date.now() > until) throw new Error(`timed out waiting ${what()}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 const one = async (sql: string, v: unknown[]) => (await t.db.pool.query(sql, v)).rows[0];
 
@@ -78,7 +72,7 @@ describe('a payout worker killed with SIGKILL after the provider applied the pay
     // The provider applies the payout and holds its answer.
     emu.misbehave({ op: 'payouts.create', timeoutAfterApply: 'hold', holdMs: 120_000 });
     const first = await startWorker();
-    await waitFor(() => emu.payouts.size === 1, 60_000, () => 'for the provider to apply the payout');
+    await waitFor(() => emu.payouts.size === 1, 'the provider to apply the payout', 60_000, 50);
     const exited = new Promise<NodeJS.Signals | null>((resolve) => first.once('exit', (_c, s) => resolve(s)));
     first.kill('SIGKILL');
     expect(await exited).toBe('SIGKILL');
@@ -93,7 +87,7 @@ describe('a payout worker killed with SIGKILL after the provider applied the pay
 
     emu.clearMisbehaviour();
     const second = await startWorker();
-    await waitFor(async () => (await one(`SELECT status::text FROM payouts WHERE id = $1`, [id])).status !== 'PROCESS', 60_000, () => 'for reconciliation');
+    await waitFor(async () => (await one(`SELECT status::text FROM payouts WHERE id = $1`, [id])).status !== 'PROCESS', 'reconciliation', 60_000, 50);
     second.kill('SIGKILL');
 
     expect(await one(`SELECT status::text, connector, provider_ref FROM payouts WHERE id = $1`, [id]))
@@ -122,7 +116,7 @@ describe('a refund worker killed with SIGKILL after the sandbox applied the refu
 
     const first = await startWorker({ CHILD_WORKER: 'refund', SANDBOX_HANG_AFTER_APPLY: 'true' });
     await waitFor(async () => (await one(`SELECT count(*)::int AS n FROM sandbox_operations WHERE kind = 'refund' AND our_id = $1`, [id])).n === 1,
-      60_000, () => 'for the sandbox to apply the refund');
+      'the sandbox to apply the refund', 60_000, 50);
     const exited = new Promise<NodeJS.Signals | null>((resolve) => first.once('exit', (_c, s) => resolve(s)));
     first.kill('SIGKILL');
     expect(await exited).toBe('SIGKILL');
@@ -132,7 +126,7 @@ describe('a refund worker killed with SIGKILL after the sandbox applied the refu
     expect((await one(`SELECT count(*)::int AS n FROM ledger_transfers WHERE kind = 'REFUND_DEBIT' AND ref_id = $1`, [id])).n).toBe(0);
 
     const second = await startWorker({ CHILD_WORKER: 'refund' });
-    await waitFor(async () => (await one(`SELECT status::text FROM refunds WHERE id = $1`, [id])).status !== 'PROCESS', 60_000, () => 'for reconciliation');
+    await waitFor(async () => (await one(`SELECT status::text FROM refunds WHERE id = $1`, [id])).status !== 'PROCESS', 'reconciliation', 60_000, 50);
     second.kill('SIGKILL');
 
     expect((await one(`SELECT status::text FROM refunds WHERE id = $1`, [id])).status).toBe('SUCCESS');

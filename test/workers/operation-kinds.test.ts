@@ -1,7 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { Decimal } from 'decimal.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { setConflictLogger } from '../../src/domain/providers/conflict.js';
 import { SandboxConnector } from '../../src/domain/providers/connectors/sandbox/index.js';
 import type {
   CreatePayment, CreatePayout, CreateRefund, InboundNotification, OperationOutcome, ParsedNotification, PaymentOutcome,
@@ -67,8 +66,6 @@ beforeAll(async () => {
   t = await setupTestApp({ CONNECTOR_TIMEOUT_MS: '300', SANDBOX_PROCESSING_DELAY_MS: '0' });
   await t.db.pool.query(`INSERT INTO connectors (name, kind, mode) VALUES ('prov-kinds', 'sandbox', 'test')`);
   t.app.services.connectors.override(new KindsProvider('prov-kinds'));
-  // A conflict is logged as an error line: kept out of the test's output.
-  setConflictLogger({ error: (() => {}) as never });
   m = await createMerchant(t, { merchant: { verified: true, grantRegularPayouts: true, grantRefunds: true } });
   await t.db.pool.query(`UPDATE merchants SET routing = $2::jsonb WHERE id = $1`, [m.merchantId, JSON.stringify({ payment_card: ['prov-kinds'], payout_card: ['prov-kinds'] })]);
   await fund(t, m.merchantId, '1000');

@@ -1,6 +1,6 @@
 import pg from 'pg';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startPollLoop, type PollLoopOptions } from '../../src/workers/poll-loop.js';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { startPollLoop as startLoop, type PollLoop, type PollLoopOptions } from '../../src/workers/poll-loop.js';
 import { createTestDatabase } from '../helpers/app.js';
 import { invariantViolations } from '../../src/db/database-error.js';
 import { waitFor } from '../helpers/wait.js';
@@ -17,6 +17,10 @@ afterAll(async () => {
   await pool.end();
   await db.drop();
 });
+// A test that fails before its own stop() leaves no loop running into the next one.
+const running: PollLoop[] = [];
+const startPollLoop = <T>(o: PollLoopOptions<T>): PollLoop => { const l = startLoop(o); running.push(l); return l; };
+afterEach(async () => { await Promise.all(running.splice(0).map((l) => l.stop())); });
 beforeEach(async () => {
   await pool.query(`DROP TABLE IF EXISTS jobs; CREATE TABLE jobs (id int PRIMARY KEY, lease_until timestamptz, done_at timestamptz)`);
 });
@@ -56,7 +60,7 @@ describe('the poll loop', () => {
       claim: async (n) => { claims.push(Date.now()); return claimJobs(n); },
       process: async () => { throw new Error('nothing is due'); },
     });
-    await sleep(1050);
+    await sleep(1050); // time is the subject: the claims an idle loop makes in a window of ~1 s
     await loop.stop();
     // 1 at start, then one per 80..120 ms.
     expect(claims.length).toBeGreaterThanOrEqual(9);
@@ -89,10 +93,12 @@ describe('the poll loop', () => {
 
   it('wake() ends the nap at once: a job added during a 10 s nap is done in well under a second', async () => {
     const { log } = logSink();
+    let claims = 0;
     const loop = startPollLoop<number>({
-      name: 'jobs', log, pollMs: 10_000, claim: claimJobs, process: (id) => finishJob(id),
+      name: 'jobs', log, pollMs: 10_000, claim: async (n) => { const ids = await claimJobs(n); claims++; return ids; }, process: (id) => finishJob(id),
     });
-    await sleep(100);
+    // An empty claim is followed at once by the nap (no await between them).
+    await waitFor(() => claims >= 1, 'the first (empty) claim, then the 10 s nap', 5000, 5);
     await addJobs(1);
     const t0 = Date.now();
     loop.wake();
@@ -128,19 +134,18 @@ describe('the poll loop', () => {
       claim: async (n) => { tries.push(Date.now()); return claimJobs(n); },
       process: (id) => finishJob(id),
     });
-    await sleep(1000);
+    // Tries at 0, 50, 150, 350, 550, ...: six of them, each failed and logged.
+    await waitFor(() => tries.length >= 6 && lines.length >= 6, 'six failed tries, each logged', 10_000, 5);
     // A try may be in flight at this instant (its query sent, not yet failed): its line comes when
     // it fails, well before the next try (the waits are 200 ms by now).
-    const settle = Date.now();
-    while (lines.length < tries.length && Date.now() - settle < 150) await sleep(5);
+    await waitFor(() => lines.length >= tries.length, 'the line of each try so far', 1000, 5);
     const failed = tries.length;
-    // 0, 50, 150, 350, 550, 750, 950: not a busy loop (a 20 ms poll would have made ~50 tries).
-    expect(failed).toBeGreaterThanOrEqual(5);
-    expect(failed).toBeLessThanOrEqual(8);
     const gaps = tries.slice(1).map((t, i) => t - tries[i]!);
     expect(gaps[0]).toBeGreaterThanOrEqual(45);
     expect(gaps[1]).toBeGreaterThanOrEqual(95);
     expect(gaps[2]).toBeGreaterThanOrEqual(190);
+    // Never a busy loop (a 20 ms poll would try every 20 ms), and the waits stop doubling at the max.
+    expect(Math.min(...gaps)).toBeGreaterThanOrEqual(45);
     expect(Math.max(...gaps)).toBeLessThan(300);
     expect(lines.length).toBe(failed);
     expect(lines.every((l) => l.level === 'error' && l.msg === 'jobs: claim failed' && typeof l.obj.retryInMs === 'number')).toBe(true);
@@ -164,7 +169,8 @@ describe('the poll loop', () => {
       process: async (id, giveBackSlot) => { started.push(id); if (id === 1) giveBackSlot(); await finishJob(id, id === 1 ? 600 : 50); },
       claim: claimJobs,
     });
-    await sleep(300);
+    // Jobs 2 and 3 take 50 ms each, job 1 600 ms.
+    await waitFor(async () => (await counts()).done >= 2, 'two jobs done', 5000, 10);
     // One slot, yet job 2 started (and finished) while job 1 runs; job 3 waited for job 2's slot.
     expect(started).toEqual([1, 2, 3]);
     expect((await counts()).done).toBe(2);
@@ -184,8 +190,7 @@ describe('the poll loop', () => {
       claim: async (n) => { if (stopping) claimsAfterStop++; return claimJobs(n); },
       process: (id) => finishJob(id, 300),
     });
-    await sleep(100);
-    expect(loop.inFlight).toBe(2);
+    await waitFor(() => loop.inFlight === 2, 'two jobs in flight', 5000, 5);
     stopping = true;
     const t0 = Date.now();
     await loop.stop();
@@ -222,17 +227,21 @@ describe('the poll loop', () => {
   it('stop() waits for the work in flight at most stopTimeoutMs; the lease stays (the work may still land), one warning, no error', async () => {
     await addJobs(1);
     const { log, lines } = logSink();
+    let failedLate = false;
     const loop = startPollLoop<number>({
       name: 'jobs', log, pollMs: 20, stopTimeoutMs: 200,
-      process: async (id) => { await finishJob(id, 1500); throw new Error('failed after the bound'); },
+      process: async (id) => { await finishJob(id, 1500); failedLate = true; throw new Error('failed after the bound'); },
       claim: claimJobs,
     });
-    await sleep(100);
+    await waitFor(() => loop.inFlight === 1, 'the job in flight', 5000, 5);
     const t0 = Date.now();
     await loop.stop();
     expect(Date.now() - t0).toBeLessThan(500);
     expect(await counts()).toEqual({ done: 0, leased: 1 });
-    await sleep(1600);
+    // The work lands after the bound and fails: that failure, once the loop has heard it, logs nothing.
+    await waitFor(() => failedLate, 'the job failing after the bound', 5000, 10);
+    await new Promise((r) => setImmediate(r));
+    expect((await counts()).done).toBe(1);
     expect(lines.map((l) => [l.level, l.msg])).toEqual([['warn', 'jobs: stopped with work still in flight']]);
   });
 });

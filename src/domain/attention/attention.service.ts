@@ -135,7 +135,7 @@ export class AttentionService {
         // Made: the object's own conflict path (the hold released, the money debited, the merchant's event); not made: the hold back to available.
         if (made) {
           const moved = await lifecycle.kind.conflict_(c, row, said ?? lifecycle.kind.decided(row, 'SUCCESS', note as string | null),
-            { status: 'succeeded', ref: word?.ref ?? item.providerRef, via: said !== null ? 'resolve' : 'operator' });
+            { status: 'succeeded', ref: word?.ref ?? item.providerRef, via: said !== null ? 'resolve' : 'operator' }, lifecycle.log);
           // Never closed with its money still held: the whole resolution rolls back.
           if (!moved) throw new ConflictError(`The held money of ${item.objectType} ${item.objectId} could not be debited; nothing changed.`);
         } else {

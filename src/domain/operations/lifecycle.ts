@@ -2,7 +2,7 @@ import type pg from 'pg';
 import { inTxOr, withPgTx, type Queryable } from '../../db/client.js';
 import { NotFoundError } from '../../errors.js';
 import { IDEMPOTENCE_KEY_EXPIRED, NEEDS_OPERATOR } from '../providers/connector.js';
-import { contradictsStatus, isProviderRead, moneyMoved, type ProviderWord } from '../providers/conflict.js';
+import { contradictsStatus, isProviderRead, moneyMoved, silentConflictLog, type ConflictLog, type ProviderWord } from '../providers/conflict.js';
 import {
   closeAttention, lastHeard, lockOpenAttention, parseResolution, pastDeadline, raiseAttention, resolveItem,
   type AttentionObject, type AttentionRow,
@@ -21,6 +21,10 @@ import {
  *   -> the operator decides, through the same `finish_`     `decide_`
  *   -> a provider's answer that contradicts a final state   the entity's `conflict_` (conflict.ts)
  *      is a recorded conflict, never dropped
+ *
+ * Every call to a provider goes through `send` (a creation, or a request on the operation such
+ * as a hold's capture) or `run` (a worker's claim): the lifecycle reports the answer, applies
+ * or defers it; no user calls its connector and applies the answer by hand.
  *
  * Phases are named as Medusa's payment module names them: a name ending in `_` runs in the
  * caller's transaction (`applyOutcome_`, `finish_`), `...FromProvider_` talks to the provider
@@ -59,8 +63,16 @@ export interface Claimed {
 /** What a deferred operation keeps on record, for its attention item. */
 export interface Deferred { merchantId: string; connector: string | null; ref: string | null; sentAt: Date | null }
 
-/** One user of the lifecycle: what a payment, a refund or a payout is and does. */
-export interface OperationKind<S extends string, Row extends { id: string; status: S; connector?: string | null }, O, C extends Claimed> {
+/** What a send did: the provider's answer and what applying it did (null: it was deferred); `finished`, the kind's own finish of it. */
+export interface Sent<S extends string, O, F> { outcome: O; applied: Applied<S> | null; finished?: F }
+
+/**
+ * One user of the lifecycle: what a payment, a refund or a payout is and does. `F`: what the
+ * kind's `finishSent_` answers with (a payment: what the payer's page shows).
+ */
+export interface OperationKind<
+  S extends string, Row extends { id: string; status: S; connector?: string | null }, O, C extends Claimed, F extends { status: S } = { status: S },
+> {
   readonly type: OperationType;
   /** In the transaction: the operation's row locked (FOR UPDATE); null when there is none. */
   lock_(c: Queryable, target: Target): Promise<Row | null>;
@@ -71,7 +83,7 @@ export interface OperationKind<S extends string, Row extends { id: string; statu
   /** In the transaction, the row locked and PROCESS: the final status through the state table, the ledger and the merchant's event. */
   finish_(c: Queryable, row: Row, o: O): Promise<S>;
   /** In the transaction, the row locked and final: the provider's word contradicts it; the money follows the provider (conflict.ts). True when recorded now. */
-  conflict_(c: Queryable, row: Row, o: O, word: ProviderWord): Promise<boolean>;
+  conflict_(c: Queryable, row: Row, o: O, word: ProviderWord, log: ConflictLog): Promise<boolean>;
   /** In the transaction: an answer that is not final, kept on the PROCESS row (a payer's action, a reference, the next check). */
   hold_?(c: Queryable, row: Row, o: O, attempts: number | undefined): Promise<void>;
   /** In the transaction: a final answer that waits a while longer before it applies (a decline whose reason follows). */
@@ -80,8 +92,15 @@ export interface OperationKind<S extends string, Row extends { id: string; statu
   decided(row: Row, to: 'SUCCESS' | 'FAIL', note: string | null): O;
   /** The state table's refusal of `from` -> `to` (409). */
   illegal(from: S, to: S): Error;
-  /** Outside any transaction: the first call; the operation is on record with its connector before it. */
+  /** Outside any transaction: the first call, or a request on the operation `op` names; the operation is on record with its connector before it. */
   sendFromProvider_(op: C): Promise<O>;
+  /**
+   * Outside any transaction, optional: a final answer to `send` finished by the kind in one
+   * statement atomic on its own (no BEGIN/COMMIT, no lock: its state table's guarded update
+   * refuses a row final already). Null when it did not finish it (not such a send, or the row
+   * was final already): the answer is then applied as any other.
+   */
+  finishSent_?(op: C, o: O): Promise<F | null>;
   /** Outside any transaction: the connector that has it asked (a repeat under the same key where it shows nothing). */
   reconcileFromProvider_(op: C): Promise<O>;
   /**
@@ -100,32 +119,63 @@ export interface LifecycleContext {
   /** How long an operation may stay with its provider unanswered before the operator gets it (RECONCILE_GIVE_UP_MS). */
   giveUpMs: number;
   observer?: LifecycleObserver;
+  /** Where a recorded conflict's error line goes (silent when not given). */
+  log?: ConflictLog;
 }
 
 /** The lifecycle of one kind of operation; each service holds one. */
-export class Lifecycle<S extends string, Row extends { id: string; status: S; connector?: string | null }, O, C extends Claimed> {
-  constructor(readonly kind: OperationKind<S, Row, O, C>, private readonly ctx: LifecycleContext) {}
+export class Lifecycle<
+  S extends string, Row extends { id: string; status: S; connector?: string | null }, O, C extends Claimed, F extends { status: S } = { status: S },
+> {
+  constructor(readonly kind: OperationKind<S, Row, O, C, F>, private readonly ctx: LifecycleContext) {}
+
+  /** The logger `conflict_` records with (the caller of a phase outside the lifecycle passes it too). */
+  get log(): ConflictLog { return this.ctx.log ?? silentConflictLog; }
 
   /** Reports that the provider answered, before anything of the answer is committed. */
-  answered(id: string): void {
+  private answered(id: string): void {
     this.ctx.observer?.({ phase: 'provider-answered', type: this.kind.type, id });
   }
 
   /**
-   * A claimed operation: sent, or its connector asked (outside any transaction); a final answer
-   * applied once in its own transaction, anything else deferred. Null when it was deferred.
-   * `giveUpMs`: the worker's RECONCILE_GIVE_UP_MS when it has its own configuration.
+   * A claimed operation: sent when it never was, else its connector asked (outside any
+   * transaction); a final answer applied once in its own transaction, anything else deferred.
+   * Null when it was deferred. `giveUpMs`: the worker's RECONCILE_GIVE_UP_MS when it has its
+   * own configuration.
    */
   async run(op: C, giveUpMs = this.ctx.giveUpMs): Promise<Applied<S> | null> {
-    const o = op.sentAt === null ? await this.kind.sendFromProvider_(op) : await this.kind.reconcileFromProvider_(op);
+    if (op.sentAt === null) return (await this.send(op, { giveUpMs })).applied;
+    return (await this.heard(op, await this.kind.reconcileFromProvider_(op), { giveUpMs }, false)).applied;
+  }
+
+  /**
+   * The send phase: the operation's call (`sendFromProvider_`: its creation, or a request on it
+   * such as a hold's capture) outside any transaction, then its answer as `run` takes one, except
+   * that a final answer is finished by the kind's own one-statement finish when it has one
+   * (`finishSent_`). `via`: how the answer is heard when the call is a request on an operation
+   * already with its provider (a hold's capture: 'read'); such an answer counts no check of
+   * reconciliation's.
+   */
+  async send(op: C, opts: { giveUpMs?: number; via?: string } = {}): Promise<Sent<S, O, F>> {
+    return this.heard(op, await this.kind.sendFromProvider_(op), opts, true);
+  }
+
+  /**
+   * The answer to our own call, reported to the observer before anything of it is applied: not
+   * final, deferred; final, applied once (by `finishSent_` when `sent` and the kind takes it).
+   */
+  private async heard(op: C, o: O, opts: { giveUpMs?: number; via?: string }, sent: boolean): Promise<Sent<S, O, F>> {
     this.answered(op.id);
     if (this.kind.finalOf(o) === null) {
-      await this.defer(op, o, giveUpMs);
-      return null;
+      await this.defer(op, o, opts.giveUpMs ?? this.ctx.giveUpMs);
+      return { outcome: o, applied: null };
     }
-    // The answer to our own call is the provider's word: against a final state (an operator
-    // decided meanwhile) it is heard as a read.
-    return this.applyAnswer({ id: op.id }, o, { via: 'reconciliation', attempts: op.checkAttempts + 1 });
+    const finished = sent ? await this.kind.finishSent_?.(op, o) ?? null : null;
+    if (finished !== null) return { outcome: o, applied: { applied: true, status: finished.status, id: op.id }, finished };
+    // The answer to our own call is the provider's word: against a final state (a notification
+    // or an operator decided meanwhile) it is heard as a read.
+    const attempts = opts.via === undefined ? op.checkAttempts + 1 : undefined;
+    return { outcome: o, applied: await this.applyAnswer({ id: op.id }, o, { via: opts.via ?? 'reconciliation', attempts }) };
   }
 
   /**
@@ -155,7 +205,7 @@ export class Lifecycle<S extends string, Row extends { id: string; status: S; co
     if (row.status !== 'PROCESS') {
       const word = to === null ? null : k.wordOf(o);
       const conflict = word !== null && isProviderRead(via) && contradictsStatus(k.type, row.status, word.status)
-        && await k.conflict_(c, row, o, { ...word, via });
+        && await k.conflict_(c, row, o, { ...word, via }, this.log);
       return { applied: false, status: row.status, id: row.id, ...(conflict ? { conflict: true as const } : {}) };
     }
     if (to === null) {
@@ -229,4 +279,4 @@ export class Lifecycle<S extends string, Row extends { id: string; status: S; co
 }
 
 /** Any of the three lifecycles, as the attention list and notifications use them by object type. */
-export type AnyLifecycle = Lifecycle<string, { id: string; status: string; connector?: string | null }, unknown, Claimed>;
+export type AnyLifecycle = Lifecycle<string, { id: string; status: string; connector?: string | null }, unknown, Claimed, { status: string }>;

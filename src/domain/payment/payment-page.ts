@@ -10,7 +10,8 @@ import { paymentCandidates, quoteFor, readPayableBill, type PayableBill, type Qu
 import { monthCondition, queryPaymentById, runPaymentById } from './payment-by-id.js';
 import { isPaymentFinal } from './payment.states.js';
 import { holdReading } from './hold-reading.js';
-import { PAYMENT_SQL, paidWithOf, type PaymentRow, type PayOutcome } from './payment.service.js';
+import type { PayOutcome } from './payment-finish.js';
+import { PAYMENT_SQL, paidWithOf, type PaymentRow } from './payment.repository.js';
 import type { PayMethod } from './pay-input.js';
 
 /**

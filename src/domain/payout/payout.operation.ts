@@ -9,7 +9,7 @@ import { post } from '../ledger/ledger.js';
 import { payoutNotPaidAfterAll, payoutPaidAfterAll, payoutReturned, payoutSucceeded } from '../ledger/postings.js';
 import type { Deferred, OperationKind, Target } from '../operations/lifecycle.js';
 import { isFinal, isNotFound, reconcileDelayMs } from '../operations/reconcile.js';
-import { recordConflict, type ProviderWord } from '../providers/conflict.js';
+import { recordConflict, type ConflictLog, type ProviderWord } from '../providers/conflict.js';
 import type { OperationOutcome } from '../providers/connector.js';
 import type { ConnectorRegistry } from '../providers/registry.js';
 import {
@@ -107,7 +107,7 @@ export class PayoutOperation implements OperationKind<PayoutStatus, PayoutRow, P
    * which may take available below zero, or PAYOUT_CONFLICT_CREDIT) and the merchant gets a
    * second payout webhook with the provider's status. Once per payout; true when recorded now.
    */
-  async conflict_(c: Queryable, row: PayoutRow, _o: PayoutOutcome, word: ProviderWord): Promise<boolean> {
+  async conflict_(c: Queryable, row: PayoutRow, _o: PayoutOutcome, word: ProviderWord, log: ConflictLog): Promise<boolean> {
     if (!row.connector) return false;
     const money = {
       payoutId: row.id, merchantId: row.merchant_id, currency: row.currency as 'RUB', amount: new Decimal(row.amount),
@@ -117,7 +117,7 @@ export class PayoutOperation implements OperationKind<PayoutStatus, PayoutRow, P
     const recorded = await recordConflict(c, {
       objectType: 'payout', objectId: row.id, merchantId: row.merchant_id, connector: row.connector, providerRef: row.provider_ref ?? word.ref,
       ours: row.status, provider: word, transfer: paid ? payoutPaidAfterAll(money) : payoutNotPaidAfterAll(money),
-    });
+    }, log);
     // The merchant learns what the provider did: a webhook of its own (the first one's
     // (kind, aggregate) is taken), TrsId the payout, Status the provider's.
     if (recorded) await this.webhook_(c, row, paid ? 'SUCCESS' : 'FAIL', `${row.id}:conflict`);

@@ -11,6 +11,7 @@ import { ledgerParams } from '../ledger/fragments.js';
 import { ledgerError } from '../ledger/ledger.js';
 import { payoutCreated } from '../ledger/postings.js';
 import { Lifecycle, type LifecycleObserver } from '../operations/lifecycle.js';
+import type { ConflictLog } from '../providers/conflict.js';
 import { runDue } from '../operations/kinds.js';
 import { commissionFor } from '../merchant/fees.js';
 import type { PayoutStatus } from '../../generated/prisma/enums.js';
@@ -100,9 +101,10 @@ export class PayoutService {
     private readonly db: Db,
     readonly connectors: ConnectorRegistry = new ConnectorRegistry(config, db),
     observer?: LifecycleObserver,
+    log?: ConflictLog,
   ) {
     this.operation = new PayoutOperation(config, db.pool, connectors);
-    this.lifecycle = new Lifecycle(this.operation, { pool: db.pool, giveUpMs: config.reconcileGiveUpMs, observer });
+    this.lifecycle = new Lifecycle(this.operation, { pool: db.pool, giveUpMs: config.reconcileGiveUpMs, observer, log });
   }
 
   /** payout/personal/create: to a stored payout account of this merchant. */

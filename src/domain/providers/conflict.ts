@@ -1,5 +1,5 @@
 import { Decimal } from 'decimal.js';
-import pino from 'pino';
+import type { Logger } from 'pino';
 import { withPgTx, type Queryable } from '../../db/client.js';
 import type { Currency } from '../../generated/prisma/enums.js';
 import type { OperationType } from '../operation-type.js';
@@ -58,16 +58,14 @@ const legsOf = (t: Transfer) => t.legs.map((l) => ({ from: l.from, to: l.to, amo
 const READS = new Set(['reconciliation', 'read', 'resolve', 'notification+read']);
 export const isProviderRead = (via: string): boolean => READS.has(via);
 
-type ErrorLog = Pick<pino.Logger, 'error'>;
-let configured: ErrorLog | null = null;
-let fallback: ErrorLog | null = null;
-/** The app's or the worker's logger; a plain pino logger, made on first use, where none was set (the CLI). */
-const log = (): ErrorLog => configured ?? (fallback ??= pino({ name: 'provider-conflict' }));
-
-/** Where conflict lines go (the app's or the worker's logger). */
-export function setConflictLogger(l: ErrorLog): void {
-  configured = l;
-}
+/**
+ * Where a conflict's error line goes: the logger of the process that records it (the app's, the
+ * worker's), handed down by whoever builds the services (createServices' `log`), never a
+ * module's own, so two apps in one process (tests under isolate: false) keep their lines apart.
+ */
+export type ConflictLog = Pick<Logger, 'error'>;
+/** Services built without a logger (a test's own, the CLI's app) record conflicts silently. */
+export const silentConflictLog: ConflictLog = { error: () => undefined };
 
 /**
  * Who made the object final, as far as we know: the operator who resolved its attention item,
@@ -87,7 +85,7 @@ async function finalSetBy(c: Queryable, objectType: OperationType, objectId: str
  * item (once per object), then the transfer (once per object: its id). False when this object's
  * conflict was recorded before (a repeated notification, another read): nothing changes then.
  */
-export async function recordConflict(c: Queryable, x: Conflict): Promise<boolean> {
+export async function recordConflict(c: Queryable, x: Conflict, log: ConflictLog = silentConflictLog): Promise<boolean> {
   const setBy = await finalSetBy(c, x.objectType, x.objectId);
   const at = new Date().toISOString();
   const facts = {
@@ -119,7 +117,7 @@ export async function recordConflict(c: Queryable, x: Conflict): Promise<boolean
     await postOverdrawing(c, x.transfer);
     const money = { ...facts.money, ...(open.rows[0].held ? { held: open.rows[0].held, released: released ? `${released.kind}:${released.refId}` : null } : {}) };
     await c.query(`UPDATE attention_items SET last_heard = $2::jsonb WHERE id = $1`, [open.rows[0].id, JSON.stringify({ ...facts, money })]);
-    log().error({ conflict: { object_type: x.objectType, object_id: x.objectId, merchant_id: x.merchantId, connector: x.connector, ...facts } },
+    log.error({ conflict: { object_type: x.objectType, object_id: x.objectId, merchant_id: x.merchantId, connector: x.connector, ...facts } },
       `provider ${x.connector} confirmed what it said of the final ${x.objectType} ${x.objectId}: money moved by ${x.transfer.kind}`);
     return true;
   }
@@ -127,7 +125,7 @@ export async function recordConflict(c: Queryable, x: Conflict): Promise<boolean
   // happen here; were it to, the whole transaction rolls back rather than move money twice.
   if (x.transfer) await postOverdrawing(c, x.transfer);
   else if (x.hold) await postOverdrawing(c, x.hold);
-  log().error({
+  log.error({
     conflict: { object_type: x.objectType, object_id: x.objectId, merchant_id: x.merchantId, connector: x.connector, ...facts },
   }, `provider ${x.connector} contradicts the final ${x.objectType} ${x.objectId}: ours ${x.ours} (set by ${setBy.by}), provider ${x.provider.status}; ${x.transfer ? `money moved by ${x.transfer.kind}` : x.hold ? `unconfirmed by a read, money held by ${x.hold.kind}` : 'unconfirmed by a read, no money moved'}`);
   return true;
@@ -163,6 +161,7 @@ export function contradictsStatus(objectType: OperationType, status: string | nu
  */
 export async function recordUnconfirmed(
   pool: Parameters<typeof withPgTx>[0], x: { objectType: OperationType; objectId: string; connector: string; provider: ProviderWord },
+  log: ConflictLog = silentConflictLog,
 ): Promise<boolean> {
   return withPgTx(pool, async (c) => {
     const r = await c.query<{ merchant_id: string; status: string; provider_ref: string | null; amount: string; currency: Currency; commission: string }>(
@@ -172,7 +171,7 @@ export async function recordUnconfirmed(
     return recordConflict(c, {
       objectType: x.objectType, objectId: x.objectId, merchantId: row.merchant_id, connector: x.connector, providerRef: row.provider_ref,
       ours: row.status, provider: x.provider, transfer: null, hold: x.provider.status === 'succeeded' ? holdOf(x.objectType, x.objectId, row) : undefined,
-    });
+    }, log);
   });
 }
 

@@ -107,7 +107,7 @@ export class ProviderNotificationService {
       await lifecycle.applyAnswer({ id: seen.id }, o, { via: 'notification+read' });
       return;
     }
-    await recordUnconfirmed(this.db.pool, { objectType: n.object, objectId: seen.id, connector, provider: word });
+    await recordUnconfirmed(this.db.pool, { objectType: n.object, objectId: seen.id, connector, provider: word }, lifecycle.log);
   }
 }
 

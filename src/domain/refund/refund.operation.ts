@@ -7,7 +7,7 @@ import { post } from '../ledger/ledger.js';
 import { refundMadeAfterAll, refundNotMadeAfterAll, refundReturned, refundSucceeded } from '../ledger/postings.js';
 import type { Deferred, OperationKind, Target } from '../operations/lifecycle.js';
 import { isFinal, isNotFound, reconcileDelayMs, type FinalOutcome } from '../operations/reconcile.js';
-import { recordConflict, type ProviderWord } from '../providers/conflict.js';
+import { recordConflict, type ConflictLog, type ProviderWord } from '../providers/conflict.js';
 import type { OperationOutcome } from '../providers/connector.js';
 import type { ConnectorRegistry } from '../providers/registry.js';
 import { receiptFromJson } from '../receipt/receipt-json.js';
@@ -99,14 +99,14 @@ export class RefundOperation implements OperationKind<RefundStatus, LockedRefund
    * total with it, and a second refund postback carries the provider's status. Once per refund;
    * true when recorded now.
    */
-  async conflict_(c: Queryable, r: LockedRefund, _o: OperationOutcome, word: ProviderWord): Promise<boolean> {
+  async conflict_(c: Queryable, r: LockedRefund, _o: OperationOutcome, word: ProviderWord, log: ConflictLog): Promise<boolean> {
     const made = word.status === 'succeeded';
     const money = { refundId: r.id, paymentId: r.paymentId, merchantId: r.merchantId, currency: r.currency, amount: r.amount };
     const recorded = await recordConflict(c, {
       objectType: 'refund', objectId: r.id, merchantId: r.merchantId, connector: r.connector, providerRef: r.ref ?? word.ref,
       ours: r.status, provider: word,
       transfer: made ? refundMadeAfterAll(money) : refundNotMadeAfterAll(money),
-    });
+    }, log);
     if (!recorded) return false;
     // What is left to refund on the payment follows the money. Where the merchant refunded that
     // room again meanwhile, the payment's bound refuses it: the conflict item says so, and the

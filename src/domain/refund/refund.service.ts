@@ -9,6 +9,7 @@ import { isValidAmount, money2 } from '../../lib/money.js';
 import { post } from '../ledger/ledger.js';
 import { refundCreated } from '../ledger/postings.js';
 import { Lifecycle, type LifecycleObserver } from '../operations/lifecycle.js';
+import type { ConflictLog } from '../providers/conflict.js';
 import { runDue } from '../operations/kinds.js';
 import type { AuthMerchant } from '../merchant/merchant-guard.js';
 import type { ConnectorMode, OperationOutcome } from '../providers/connector.js';
@@ -58,9 +59,10 @@ export class RefundService {
     private readonly db: Db,
     readonly connectors: ConnectorRegistry = new ConnectorRegistry(config, db),
     observer?: LifecycleObserver,
+    log?: ConflictLog,
   ) {
     this.operation = new RefundOperation(db.pool, connectors, config.workerLeaseMs);
-    this.lifecycle = new Lifecycle(this.operation, { pool: db.pool, giveUpMs: config.reconcileGiveUpMs, observer });
+    this.lifecycle = new Lifecycle(this.operation, { pool: db.pool, giveUpMs: config.reconcileGiveUpMs, observer, log });
   }
 
   /** Refunds what is left of the payment. */
