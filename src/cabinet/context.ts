@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Decimal } from 'decimal.js';
 import { formatDateTime } from '../lib/time.js';
+import { escapeHtml } from '../lib/html.js';
 import { formatMoney } from '../lib/money-format.js';
 import { refundState } from './lists.js';
 import { paymentError } from '../domain/payment/payment-errors.js';
@@ -14,7 +15,8 @@ export function paymentStatusText(t: T, p: Parameters<typeof holdReadingOf>[0]):
 import { DomainError, UnauthorizedActionError, ValidationError } from '../errors.js';
 import { UnsafeUrlError } from '../outbox/url-guard.js';
 import { queryOf } from '../lib/form-body.js';
-import { fieldMessage, translator, type Lang, type T } from './i18n.js';
+import { fieldMessage, translator } from './i18n.js';
+import type { Lang, T } from '../lib/i18n.js';
 import { mustEnrolTwoFactor, type CabinetSession } from './session.js';
 import { FormTokens, Flashes } from './forms.js';
 import type { Actor } from '../audit/audit.js';
@@ -94,8 +96,6 @@ export function formErrors(req: FastifyRequest, err: unknown, fieldOf: Record<st
   throw err;
 }
 
-const esc = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-
 /** The helpers and common data every cabinet template gets. */
 export function render(req: FastifyRequest, reply: FastifyReply, page: string, data: Record<string, unknown> = {}) {
   const { t, lang, session } = req.cabinet;
@@ -143,9 +143,9 @@ export function render(req: FastifyRequest, reply: FastifyReply, page: string, d
   // Field errors next to their inputs, tied to them for screen readers.
   Object.assign(h, {
     /** The note shown instead of a form the signed-in role cannot submit. */
-    roleNote: () => `<p class="flash info" data-testid="role-note">${esc(t('common.role_cannot', { role: t(`role.${ctx.teamRole as string}`) }))}</p>`,
-    err: (name: string) => (fe[name] ? `<p class="field-error" id="err-${esc(name)}">${esc(fe[name]!)}</p>` : ''),
-    aria: (name: string) => (fe[name] ? ` aria-invalid="true" aria-describedby="err-${esc(name)}"` : ''),
+    roleNote: () => `<p class="flash info" data-testid="role-note">${escapeHtml(t('common.role_cannot', { role: t(`role.${ctx.teamRole as string}`) }))}</p>`,
+    err: (name: string) => (fe[name] ? `<p class="field-error" id="err-${escapeHtml(name)}">${escapeHtml(fe[name]!)}</p>` : ''),
+    aria: (name: string) => (fe[name] ? ` aria-invalid="true" aria-describedby="err-${escapeHtml(name)}"` : ''),
     val: (name: string, dflt = '') => {
       const v = (ctx.values as Record<string, unknown>)[name];
       return typeof v === 'string' ? v : dflt;

@@ -6,7 +6,7 @@ import { formatDateTime } from '../lib/time.js';
 import { csvCell } from '../lib/csv-cell.js';
 import { csvAmount } from '../lib/money-format.js';
 import type { Decimal } from 'decimal.js';
-import type { Lang } from './i18n.js';
+import type { Lang } from '../lib/i18n.js';
 import type { ListFilters } from './paging.js';
 
 /**

@@ -1,9 +1,8 @@
 import type { FastifyRequest } from 'fastify';
 import { fiscalMessages } from '../domain/receipt/fiscal-words.js';
+import { isLang, negotiateLang, translator as lookup, type Dictionary, type Lang, type T } from '../lib/i18n.js';
 
-export type Lang = 'ru' | 'en';
-export const LANGS: readonly Lang[] = ['ru', 'en'];
-
+/** The cabinet's words (the lookup, the languages and their choice are lib/i18n.ts's). */
 const en = {
   'app.title': 'Merchant cabinet',
   'nav.dashboard': 'Dashboard', 'nav.bills': 'Bills', 'nav.payments': 'Payments', 'nav.payouts': 'Payouts',
@@ -296,28 +295,15 @@ const ru: Record<Key, string> = {
 };
 
 /** The words of the fiscal settings come from the one dictionary the console shares (domain/receipt/fiscal-words). */
-const DICTS: Record<Lang, Record<string, string>> = { en: { ...en, ...fiscalMessages('en') }, ru: { ...ru, ...fiscalMessages('ru') } };
+const DICT: Dictionary = { en: { ...en, ...fiscalMessages('en') }, ru: { ...ru, ...fiscalMessages('ru') } };
 
-export type T = (key: string, vars?: Record<string, string | number>) => string;
-
-export function translator(lang: Lang): T {
-  const d = DICTS[lang];
-  return (key, vars) => {
-    let s = d[key] ?? en[key as Key] ?? key;
-    if (vars) for (const [k, val] of Object.entries(vars)) s = s.replaceAll(`{${k}}`, String(val));
-    return s;
-  };
-}
+export const translator = (lang: Lang): T => lookup(DICT, lang);
 
 /** `?lang=` (remembered in a cookie), then the cookie, then Accept-Language; English otherwise. */
 export function pickLang(req: FastifyRequest): { lang: Lang; fromQuery: boolean } {
   const q = (req.query as Record<string, unknown> | undefined)?.lang;
-  if (q === 'ru' || q === 'en') return { lang: q, fromQuery: true };
-  const c = req.cookies?.cab_lang;
-  if (c === 'ru' || c === 'en') return { lang: c, fromQuery: false };
-  const al = String(req.headers['accept-language'] ?? '');
-  const first = al.split(',').map((p) => p.trim().toLowerCase()).find((p) => /^(ru|en)\b/.test(p));
-  return { lang: first?.startsWith('ru') ? 'ru' : 'en', fromQuery: false };
+  if (isLang(q)) return { lang: q, fromQuery: true };
+  return { lang: negotiateLang(req.headers['accept-language'], req.cookies?.cab_lang), fromQuery: false };
 }
 
 /** Validation messages of the services are English (Laravel style); the Russian cabinet words the common ones. */

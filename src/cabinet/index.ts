@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import cookie from '@fastify/cookie';
 import view from '@fastify/view';
-import { Eta } from 'eta';
+import { templates } from '../lib/html.js';
 import { safeEqual } from '../lib/crypto.js';
 import { NotFoundError, ValidationError } from '../errors.js';
 import { isDatabaseUnavailable } from '../db/database-error.js';
@@ -53,7 +53,7 @@ export default async function cabinetRoutes(app: FastifyInstance): Promise<void>
 
   await app.register(cookie);
   await app.register(view, {
-    engine: { eta: new Eta({ views: VIEWS, autoEscape: true, cache: true }) },
+    engine: { eta: templates(VIEWS) },
     root: VIEWS,
     production: true,
     propertyName: 'cabinetView',

@@ -1,5 +1,5 @@
 import { Decimal } from 'decimal.js';
-import type { MoneyLang } from './money-format.js';
+import type { Lang } from './i18n.js';
 
 /**
  * The one reader of numbers that come from outside (docs/adr/0077-one-amount-format.md): merchant
@@ -76,7 +76,7 @@ const SPACES = /[\u0020\u00a0\u202f\u2009]/g;
  * mark in English ("1,500"). No sign, no exponent: anything else is returned as typed
  * (trimmed), for `readNumber` to refuse.
  */
-export function peopleAmountText(raw: string | undefined, lang: MoneyLang): string | undefined {
+export function peopleAmountText(raw: string | undefined, lang: Lang): string | undefined {
   if (raw === undefined) return undefined;
   const s = raw.trim();
   // Spaces as thousands separators (any language), then a comma or dot decimal part.

@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Decimal } from 'decimal.js';
 import { formatDateTime } from '../lib/time.js';
+import { escapeHtml } from '../lib/html.js';
 import { csvAmount, formatMoney } from '../lib/money-format.js';
 import { newFormSecret } from '../lib/web-session.js';
 import { sha256Hex } from '../lib/crypto.js';
@@ -32,15 +33,12 @@ export interface ConsoleRouteOptions {
   signInLimits: import('../lib/sign-in-guard.js').SignInLimits;
 }
 
-const esc = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-
 /**
  * Renders a console page. `it.form()` gives the hidden inputs of a form: the session's CSRF
  * token and the page's single-use form token (one per rendering, stored only when the page
  * has a form; the first POST carrying it deletes it, so a form is accepted once).
  */
 const PERCENT = new Intl.NumberFormat('en-US', { style: 'percent', maximumFractionDigits: 1 });
-const escHtml = (x: string) => x.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 /**
  * A JSON value as a key/value list people read (nested keys joined with dots, lists by index):
@@ -57,8 +55,8 @@ function propsHtml(v: unknown): string {
     }
   };
   walk(v, '');
-  if (rows.length === 1 && rows[0]![0] === '') return `<span class="kv-one">${escHtml(rows[0]![1])}</span>`;
-  return `<dl class="kv">${rows.map(([k, x]) => `<dt>${escHtml(k)}</dt><dd>${escHtml(x)}</dd>`).join('')}</dl>`;
+  if (rows.length === 1 && rows[0]![0] === '') return `<span class="kv-one">${escapeHtml(rows[0]![1])}</span>`;
+  return `<dl class="kv">${rows.map(([k, x]) => `<dt>${escapeHtml(k)}</dt><dd>${escapeHtml(x)}</dd>`).join('')}</dl>`;
 }
 
 export async function render(req: FastifyRequest, reply: FastifyReply, page: string, data: Record<string, unknown> = {}) {
@@ -68,7 +66,7 @@ export async function render(req: FastifyRequest, reply: FastifyReply, page: str
   let formToken: string | null = null;
   const form = () => {
     formToken ??= newFormSecret();
-    return `<input type="hidden" name="_csrf" value="${esc(String(data.csrf ?? session?.csrfToken ?? ''))}">` +
+    return `<input type="hidden" name="_csrf" value="${escapeHtml(String(data.csrf ?? session?.csrfToken ?? ''))}">` +
       `<input type="hidden" name="_form" value="${formToken}">`;
   };
   const h = {

@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import cookie from '@fastify/cookie';
 import view from '@fastify/view';
-import { Eta } from 'eta';
+import { templates } from '../lib/html.js';
 import { safeEqual } from '../lib/crypto.js';
 import { DomainError, NotFoundError, UnauthorizedActionError, ValidationError, ConflictError } from '../errors.js';
 import { isMalformedBody } from '../plugins/bad-input.js';
@@ -48,7 +48,7 @@ export default async function operatorConsole(app: FastifyInstance): Promise<voi
 
   await app.register(cookie);
   await app.register(view, {
-    engine: { eta: new Eta({ views: VIEWS, autoEscape: true, cache: true }) },
+    engine: { eta: templates(VIEWS) },
     root: VIEWS,
     production: true,
     propertyName: 'operatorView',

@@ -1,28 +1,5 @@
 import type { PayFieldCode } from '../domain/payment/pay-input.js';
-
-export type Lang = 'ru' | 'en';
-
-/**
- * The page language: `?lang=` when given, else the first of ru/en in Accept-Language by
- * q-value; English by default.
- */
-export function pickLang(acceptLanguage: string | undefined, override?: unknown): Lang {
-  if (override === 'ru' || override === 'en') return override;
-  const ranked = (acceptLanguage ?? '')
-    .split(',')
-    .map((part, i) => {
-      const [tag, ...params] = part.trim().toLowerCase().split(';');
-      const q = params.map((p) => /^\s*q=([\d.]+)\s*$/.exec(p)).find(Boolean);
-      return { tag: tag ?? '', q: q ? Number(q[1]) : 1, i };
-    })
-    .filter((x) => x.q > 0)
-    .sort((a, b) => b.q - a.q || a.i - b.i);
-  for (const { tag } of ranked) {
-    if (tag === 'ru' || tag.startsWith('ru-')) return 'ru';
-    if (tag === 'en' || tag.startsWith('en-')) return 'en';
-  }
-  return 'en';
-}
+import type { Lang } from '../lib/i18n.js';
 
 const en = {
   title: 'Payment',

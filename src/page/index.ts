@@ -8,7 +8,8 @@ import { PROVIDER_UNAVAILABLE } from '../domain/payment/payment-errors.js';
 import { FormAlreadyUsedError, type PayableBill, type PayOutcome, type Quote } from '../domain/payment/payment.service.js';
 import type { Counter } from '../lib/limit-store.js';
 import { PayCsrf } from './csrf.js';
-import { MESSAGES, pickLang, type Lang } from './i18n.js';
+import { MESSAGES } from './i18n.js';
+import { negotiateLang, type Lang } from '../lib/i18n.js';
 import { qrSvg } from './qr.js';
 import { cancelledPage, infoPage, paymentPage, qrPage, resultPage, waitingPage, type Declined, type PageCtx } from './render.js';
 import { receiptPage } from './receipt.js';
@@ -93,7 +94,7 @@ export default async function pageRoutes(app: FastifyInstance): Promise<void> {
 
   // The language: ?lang= (or the form's lang), else the bill's locale, else Accept-Language.
   const ctxOf = (req: FastifyRequest, reply: FastifyReply, langField?: unknown, bill?: PayableBill | null, sandbox = true): PageCtx => ({
-    lang: pickLang(req.headers['accept-language'], langField ?? (req.query as Record<string, unknown> | undefined)?.lang ?? bill?.locale),
+    lang: negotiateLang(req.headers['accept-language'], langField ?? (req.query as Record<string, unknown> | undefined)?.lang ?? bill?.locale),
     nonce: reply.cspNonce,
     sandbox,
     profile: config.profile,
@@ -344,5 +345,3 @@ export default async function pageRoutes(app: FastifyInstance): Promise<void> {
     return html(reply, 200, waitingPage(ctx, st.bill, st.outcome, a?.type === 'sbp_qr' ? await qrSvg(a.payload) : null, checkMinutes));
   });
 }
-
-export type { Lang };

@@ -1,9 +1,7 @@
 import type { PayOutcome } from '../domain/payment/payment.service.js';
-import { formatMoney } from '../lib/money-format.js';
 import { formatDateTime } from '../lib/time.js';
-import type { Lang } from './i18n.js';
-import { esc, testBanner, type PageCtx } from './render.js';
-import { PAGE_CSS } from './styles.js';
+import type { Lang } from '../lib/i18n.js';
+import { pageView, type PageCtx } from './render.js';
 
 /**
  * The customer's last page after money was received, when the shop has no
@@ -53,44 +51,11 @@ export function backToShopUrl(bill: { returnUrl: string | null; resultUrl: strin
 export function receiptPage(ctx: PageCtx, out: PayOutcome, o: { tz: string; at: Date }): string {
   const t = TEXT[ctx.lang];
   const bill = out.bill;
-  const what = bill.name || bill.description || t.order;
-  const back = backToShopUrl(bill);
-  const note = out.status === 'UNDERPAID' ? t.underpaid : out.status === 'OVERPAID' ? t.overpaid : '';
-  const row = (k: string, v: string, id?: string) => `<dt>${esc(k)}</dt><dd${id ? ` data-testid="${id}"` : ''}>${esc(v)}</dd>`;
-  return `<!doctype html>
-<html lang="${ctx.lang}">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="robots" content="noindex, nofollow">
-<meta name="referrer" content="no-referrer">
-<link rel="icon" href="/favicon.ico">
-<title>${esc(t.title)} — ${esc(bill.shopName)}</title>
-<style nonce="${esc(ctx.nonce)}">${PAGE_CSS}${RECEIPT_CSS}</style>
-</head>
-<body>
-<main class="wrap">
-${testBanner(ctx, bill)}
-<section class="card receipt" data-testid="receipt" data-status="${esc(out.status)}">
-  <h1>${esc(t.title)}</h1>
-  <p class="muted">${esc(t.receipt)} · ${esc(bill.shopName)}</p>
-  ${note ? `<p class="notice" role="status">${esc(note)}</p>` : ''}
-  <dl>
-    ${row(t.order, what, 'receipt-order')}
-    ${bill.orderId ? row(t.orderNo, bill.orderId) : ''}
-    ${row(t.shop, bill.shopName, 'receipt-shop')}
-    <dt>${esc(t.amount)}</dt><dd class="total" data-testid="receipt-amount">${esc(formatMoney(out.amountReceivedRub, ctx.lang, 'RUB'))}</dd>
-    ${row(t.date, formatDateTime(o.at, o.tz), 'receipt-date')}
-    ${row(t.payment, out.paymentId)}
-  </dl>
-  <p class="muted small">${esc(t.keep)}</p>
-  <div class="actions no-print">
-    <button class="btn" type="button" id="print">${esc(t.print)}</button>
-    ${back ? `<a class="btn secondary" href="${esc(back)}" data-testid="back-to-shop">${esc(t.back)}</a>` : ''}
-  </div>
-</section>
-</main>
-<script nonce="${esc(ctx.nonce)}">document.getElementById('print').addEventListener('click', function () { window.print(); });</script>
-</body>
-</html>`;
+  return pageView('receipt', ctx, {
+    r: t, bill, out, receiptCss: RECEIPT_CSS,
+    what: bill.name || bill.description || t.order,
+    back: backToShopUrl(bill),
+    note: out.status === 'UNDERPAID' ? t.underpaid : out.status === 'OVERPAID' ? t.overpaid : '',
+    date: formatDateTime(o.at, o.tz),
+  });
 }

@@ -1,25 +1,21 @@
+import { fileURLToPath } from 'node:url';
 import { Decimal } from 'decimal.js';
 import type { PayableBill, PayOutcome, Quote } from '../domain/payment/payment.service.js';
 import type { PayFieldCode, PayMethod } from '../domain/payment/pay-input.js';
 import { PROVIDER_UNAVAILABLE } from '../domain/payment/payment-errors.js';
-import { declineText, FIELD_MESSAGES, MESSAGES, type Lang, type Messages } from './i18n.js';
+import { declineText, FIELD_MESSAGES, MESSAGES, type Messages } from './i18n.js';
+import { fill, type Lang } from '../lib/i18n.js';
 import { PAGE_CSS } from './styles.js';
 import { currencyMark, formatAmount, formatMoney } from '../lib/money-format.js';
 import { PAGE_JS } from './script.js';
+import { templates } from '../lib/html.js';
 import type { PaymentsProfile } from '../config.js';
 
-/** Escapes text and attribute values (every value that reaches HTML goes through it). */
-export function esc(v: unknown): string {
-  return String(v ?? '').replace(/[&<>"'`=]/g, (ch) => `&#${ch.charCodeAt(0)};`);
-}
-
-/** Money on the payer's pages: the one format per language (lib/money-format.ts). */
-const money = (lang: Lang, d: Decimal.Value, currency: string): string => formatMoney(d, lang, currency);
-/** The big total: the amount and its currency set apart, in the language's order. */
-function sumHtml(lang: Lang, d: Decimal.Value, currency: string): string {
-  const num = `<span class="num">${esc(formatAmount(d, lang))}</span>`;
-  return lang === 'ru' ? `${num}\u00a0<span class="cur">${esc(currencyMark(currency, lang))}</span>` : `<span class="cur">${esc(currency)}</span>\u00a0${num}`;
-}
+/**
+ * The payer's pages: what each shows is decided here, the markup is in ./views (Eta, values
+ * escaped by lib/html.ts); the sandbox pages and the receipt are views here too.
+ */
+const eta = templates(fileURLToPath(new URL('./views', import.meta.url)));
 
 export interface PageCtx {
   lang: Lang; nonce: string; sandbox: boolean;
@@ -27,54 +23,26 @@ export interface PageCtx {
   profile?: PaymentsProfile;
 }
 
-/** The page document around a body (shared by the payment page and the sandbox bank pages). */
-export function layout(ctx: PageCtx, title: string, body: string, opts: { script?: string } = {}): string {
-  return `<!doctype html>
-<html lang="${ctx.lang}">
-<head>
-<meta charset="utf-8">
-<meta name="payments-profile" content="${ctx.profile ?? 'sandbox'}">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="robots" content="noindex, nofollow">
-<meta name="referrer" content="no-referrer">
-<link rel="icon" href="/favicon.ico">
-<title>${esc(title)}</title>
-<style nonce="${esc(ctx.nonce)}">${PAGE_CSS}</style>
-</head>
-<body>
-<main class="wrap">
-${body}
-</main>
-${opts.script ? `<script nonce="${esc(ctx.nonce)}">${opts.script}</script>` : ''}
-</body>
-</html>`;
+/** What every view gets: the language's words and formats, the document's parts. */
+function common(ctx: PageCtx) {
+  const other: Lang = ctx.lang === 'ru' ? 'en' : 'ru';
+  return {
+    lang: ctx.lang, nonce: ctx.nonce, sandbox: ctx.sandbox, profile: ctx.profile,
+    t: MESSAGES[ctx.lang], fieldT: FIELD_MESSAGES[ctx.lang], css: PAGE_CSS,
+    otherLang: other, otherLangName: MESSAGES[ctx.lang].language,
+    /** Money on the payer's pages: the one format per language (lib/money-format.ts). */
+    money: (d: Decimal.Value, currency: string) => formatMoney(d, ctx.lang, currency),
+    amount: (d: Decimal.Value) => formatAmount(d, ctx.lang),
+    mark: (currency: string) => currencyMark(currency, ctx.lang),
+    fill,
+    declineText: (code: string | null) => declineText(ctx.lang, code),
+    providerDown,
+    bankUrl: (url: string) => bankUrl(ctx, url),
+  };
 }
 
-function merchantHeader(t: Messages, shopName: string, langSwitch: string): string {
-  const initial = (shopName.trim()[0] ?? '•').toUpperCase();
-  return `<header class="merchant">
-  <div class="logo" aria-hidden="true">${esc(initial)}</div>
-  <div class="who"><div class="muted small">${esc(t.payTo)}</div><div class="shop">${esc(shopName)}</div></div>
-  ${langSwitch}
-</header>`;
-}
-
-const langLink = (ctx: PageCtx, path: string): string => {
-  const other = ctx.lang === 'ru' ? 'en' : 'ru';
-  return `<a class="lang" href="${esc(path)}?lang=${other}" hreflang="${other}">${esc(MESSAGES[ctx.lang].language)}</a>`;
-};
-
-const LOCK = '<svg class="ico" viewBox="0 0 24 24" width="14" height="14" aria-hidden="true"><path fill="currentColor" d="M12 2a5 5 0 0 0-5 5v3H6a2 2 0 0 0-2 2v8a2 2 0 0 0 2 2h12a2 2 0 0 0 2-2v-8a2 2 0 0 0-2-2h-1V7a5 5 0 0 0-5-5zm-3 8V7a3 3 0 1 1 6 0v3H9z"/></svg>';
-
-/**
- * The mark of a test bill (the merchant's test token): on every page the payer sees, so
- * nobody mistakes a test payment for a real one (PROVIDERS.md "Test mode").
- */
-export function testBanner(ctx: Pick<PageCtx, 'lang'>, bill: { test: boolean }, long = false): string {
-  if (!bill.test) return '';
-  const t = MESSAGES[ctx.lang];
-  return `<p class="test-banner" role="note" data-testid="test-banner">${esc(long ? t.testBanner : t.testBannerShort)}</p>`;
-}
+/** A view of ./views with what every view gets; `title` and `script` go to the layout. */
+export const pageView = (name: string, ctx: PageCtx, data: Record<string, unknown>): string => eta.render(`./${name}`, { ...common(ctx), ...data });
 
 /** What the form shows after a decline: the reason, the method tried, the way back to the shop's Fail URL. */
 export interface Declined {
@@ -82,13 +50,6 @@ export interface Declined {
   method: PayMethod;
   /** The decline's POST to the shop's Fail URL (signed fields), when the shop has one. */
   back: { url: string; fields: Record<string, string> } | null;
-}
-
-function footer(ctx: PageCtx): string {
-  const t = MESSAGES[ctx.lang];
-  // A sandbox deployment is a test instrument: its pages say so, whatever the bill.
-  const profile = ctx.profile === 'production' ? '' : ` <span class="profile" data-testid="profile">${esc(t.sandboxProfile)}</span>`;
-  return `<footer class="foot"><span>${LOCK} ${esc(t.secure)}</span>${profile}</footer>`;
 }
 
 export interface FormState {
@@ -106,39 +67,26 @@ export interface FormState {
   declined?: Declined;
 }
 
-function summary(lang: Lang, t: Messages, bill: PayableBill, q: Quote | undefined): string {
-  const rows: string[] = [];
+/** The lines under the total: the fee when the payer pays it, the rate and roubles of a foreign-currency bill. */
+function summaryRows(ctx: PageCtx, t: Messages, bill: PayableBill, q: Quote | undefined) {
+  const money = (d: Decimal.Value, currency: string) => formatMoney(d, ctx.lang, currency);
+  const rows: Array<{ label: string; value: string; strong?: boolean; testId?: string }> = [];
   if (q && bill.payerPaysCommission && q.commission.gt(0)) {
-    rows.push(`<div class="row"><dt>${esc(t.amount)}</dt><dd>${money(lang, bill.amount, bill.currency)}</dd></div>`);
-    rows.push(`<div class="row"><dt>${esc(t.commission)}</dt><dd>${money(lang, q.commission, bill.currency)}</dd></div>`);
+    rows.push({ label: t.amount, value: money(bill.amount, bill.currency) });
+    rows.push({ label: t.commission, value: money(q.commission, bill.currency) });
   }
   if (q && bill.currency !== 'RUB') {
-    rows.push(`<div class="row"><dt>${esc(t.rate)}</dt><dd>${money(lang, 1, bill.currency)} = ${money(lang, q.rate, 'RUB')}</dd></div>`);
-    rows.push(`<div class="row strong"><dt>${esc(t.inRub)}</dt><dd data-testid="amount-rub">${money(lang, q.dueRub, 'RUB')}</dd></div>`);
+    rows.push({ label: t.rate, value: `${money(1, bill.currency)} = ${money(q.rate, 'RUB')}` });
+    rows.push({ label: t.inRub, value: money(q.dueRub, 'RUB'), strong: true, testId: 'amount-rub' });
   }
-  const due = q ? q.dueInBillCurrency : bill.amount;
-  return `<section class="summary" aria-labelledby="bill-title">
-  <h1 id="bill-title">${esc(bill.name || t.title)}</h1>
-  ${bill.description ? `<p class="desc">${esc(bill.description)}</p>` : ''}
-  ${itemList(lang, t, bill)}
-  <div class="total"><span class="muted small">${esc(t.toPay)}</span>
-    <div class="sum" data-testid="amount">${sumHtml(lang, due, bill.currency)}</div>
-  </div>
-  ${rows.length ? `<dl class="rows">${rows.join('')}</dl>` : ''}
-</section>`;
+  return rows;
 }
 
 /** The cart lines sent at bill/create: name, quantity x price, line total. */
-function itemList(lang: Lang, t: Messages, bill: PayableBill): string {
-  if (bill.items.length === 0) return '';
-  const lines = bill.items.map((it) => {
-    const qty = new Decimal(it.quantity);
-    const total = new Decimal(it.price).mul(qty);
-    return `<li class="item"><span class="item-name">${esc(it.name)}<span class="muted small"> ${esc(qty.toFixed())} × ${esc(money(lang, it.price, bill.currency))}</span></span>` +
-      `<span class="item-sum">${money(lang, total, bill.currency)}</span></li>`;
-  }).join('');
-  return `<ul class="items" aria-label="${esc(t.items)}" data-testid="items">${lines}</ul>`;
-}
+const itemLines = (bill: PayableBill) => bill.items.map((it) => {
+  const qty = new Decimal(it.quantity);
+  return { name: it.name, quantity: qty.toFixed(), price: it.price, total: new Decimal(it.price).mul(qty) };
+});
 
 const PAYER_INPUTS = {
   email: { type: 'email', autocomplete: 'email', inputmode: 'email', max: 255 },
@@ -147,56 +95,22 @@ const PAYER_INPUTS = {
   comment: { type: 'text', autocomplete: 'off', inputmode: 'text', max: 1000 },
 } as const;
 
-/** The payer fields the bill asked for (required), and the e-mail it prefills. */
-function payerBlock(ctx: PageCtx, s: FormState): string {
-  const t = MESSAGES[ctx.lang];
+/** The payer fields the bill asked for (required), and the e-mail it prefills; what the payer typed comes back. */
+function payerFields(t: Messages, s: FormState) {
   const { bill } = s;
-  const fields = (['email', 'phone', 'name', 'comment'] as const)
-    .filter((f) => bill.requestFields.includes(f) || (f === 'email' && bill.payerEmail !== null));
-  if (fields.length === 0) return '';
   const label = { email: t.payerEmail, phone: t.payerPhone, name: t.payerName, comment: t.payerComment };
-  const inputs = fields.map((f) => {
-    const name = `payer_${f}`;
-    const o = PAYER_INPUTS[f];
-    const typed = s.payer?.[name];
-    const value = typeof typed === 'string' ? typed : f === 'email' ? bill.payerEmail ?? '' : '';
-    const required = bill.requestFields.includes(f) ? ' required' : '';
-    const control = f === 'comment'
-      ? `<textarea id="${name}" name="${name}" maxlength="${o.max}" rows="2"${required}${invalid(s.errors, name)}>${esc(value)}</textarea>`
-      : `<input id="${name}" name="${name}" type="${o.type}" inputmode="${o.inputmode}" autocomplete="${o.autocomplete}" maxlength="${o.max}" value="${esc(value)}"${required}${invalid(s.errors, name)}>`;
-    return `<div class="field"><label for="${name}">${esc(label[f])}</label>${control}${fieldError(ctx, s.errors, name)}</div>`;
-  }).join('\n  ');
-  return `<fieldset class="payer" data-testid="payer-fields"><legend class="muted small">${esc(t.payerDetails)}</legend>
-  ${inputs}
-</fieldset>`;
+  return (['email', 'phone', 'name', 'comment'] as const)
+    .filter((f) => bill.requestFields.includes(f) || (f === 'email' && bill.payerEmail !== null))
+    .map((f) => {
+      const name = `payer_${f}`;
+      const typed = s.payer?.[name];
+      return {
+        ...PAYER_INPUTS[f], name, label: label[f], textarea: f === 'comment',
+        value: typeof typed === 'string' ? typed : f === 'email' ? bill.payerEmail ?? '' : '',
+        required: bill.requestFields.includes(f),
+      };
+    });
 }
-
-/** The bill's "back to shop" link (bill/create return_url). */
-function backLink(t: Messages, bill: PayableBill): string {
-  return bill.returnUrl ? `<a class="back" href="${esc(bill.returnUrl)}" rel="noopener" data-testid="return-url">← ${esc(t.backToShop)}</a>` : '';
-}
-
-function fieldError(ctx: PageCtx, errors: FormState['errors'], field: string): string {
-  const code = errors?.[field];
-  return code ? `<p class="err" id="${field}-err" role="alert">${esc(FIELD_MESSAGES[ctx.lang][code])}</p>` : '';
-}
-
-/** The decline's reason where the payer will act on it: under the card number, or atop the SBP panel. */
-function declineReason(ctx: PageCtx, d: Declined | undefined, method: PayMethod, id: string): string {
-  if (!d || d.method !== method) return '';
-  return `<p class="err decline" id="${id}" role="alert" data-testid="decline-reason" data-code="${esc(d.code ?? '')}">${esc(declineText(ctx.lang, d.code))}</p>`;
-}
-
-/** The shop's way out after a decline: the Fail URL POST with the decline's signed fields, else the bill's return_url. */
-function failBack(t: Messages, s: FormState): string {
-  const back = s.declined?.back;
-  if (!back) return backLink(t, s.bill);
-  const inputs = Object.entries(back.fields).map(([k, v]) => `<input type="hidden" name="${esc(k)}" value="${esc(v)}">`).join('');
-  return `<form class="fail-back" method="post" action="${esc(back.url)}">${inputs}<button class="btn secondary" type="submit" data-testid="fail-back">${esc(t.backToShopAfterFail)}</button></form>`;
-}
-
-const invalid = (errors: FormState['errors'], field: string): string =>
-  errors?.[field] ? ` aria-invalid="true" aria-describedby="${field}-err"` : '';
 
 /** The payment form: method choice (CSS tabs, no JavaScript needed), card fields, SBP QR. */
 export function paymentPage(ctx: PageCtx, s: FormState): string {
@@ -208,109 +122,25 @@ export function paymentPage(ctx: PageCtx, s: FormState): string {
   const methods: PayMethod[] = offered.length > 0 ? offered : allowed;
   const selected: PayMethod = s.method && methods.includes(s.method) ? s.method : methods[0]!;
   const q = s.quotes[selected];
-  const e = s.errors;
   const d = s.declined;
-  // A provider that was down says nothing about the card: the field is not marked wrong.
-  const cardInvalid = invalid(e, 'card_number') || (d?.method === 'BANK_CARD' && !providerDown(d.code) ? ' aria-invalid="true" aria-describedby="card_number-decline"' : '');
   const payLabel = (m: PayMethod) => {
     const qq = s.quotes[m];
-    return qq ? money(ctx.lang, qq.dueRub, 'RUB') : '';
+    return qq ? formatMoney(qq.dueRub, ctx.lang, 'RUB') : '';
   };
-
-  // Saving the card needs the payer's own tick: unchecked by default (docs/adr/0074-saved-cards-and-recurring-charges.md).
-  const saveConsent = s.bill.savePaymentMethod ? `<div class="field"><label class="check"><input type="checkbox" name="save_payment_method" value="1" data-testid="save-card">
-    ${esc(t.saveCard.replace('{merchant}', s.bill.shopName))}</label></div>` : '';
-
-  const cardPanel = s.hostedCard ? `<div class="panel" id="panel-card">
-  ${declineReason(ctx, d, 'BANK_CARD', 'card-decline')}
-  <p class="hint" data-testid="card-hosted">${esc(t.cardHosted)}</p>
-  ${saveConsent}
-  <button class="btn" type="submit" name="method" value="BANK_CARD" data-testid="pay-card">${esc(t.payCard)} ${payLabel('BANK_CARD')}</button>
-</div>` : `<div class="panel" id="panel-card">
-  <div class="field">
-    <label for="card_number">${esc(t.cardNumber)}</label>
-    <input id="card_number" name="card_number" type="text" inputmode="numeric" autocomplete="cc-number"
-      placeholder="0000 0000 0000 0000" maxlength="23" pattern="[0-9 \\-]{12,23}" required${cardInvalid}>
-    ${fieldError(ctx, e, 'card_number') || declineReason(ctx, d, 'BANK_CARD', 'card_number-decline')}
-  </div>
-  <div class="two">
-    <div class="field">
-      <label for="card_expiry">${esc(t.cardExpiry)}</label>
-      <input id="card_expiry" name="card_expiry" type="text" inputmode="numeric" autocomplete="cc-exp"
-        placeholder="MM/YY" maxlength="7" pattern="(0?[1-9]|1[0-2]) ?/ ?([0-9]{2}|[0-9]{4})" required${invalid(e, 'card_expiry')}>
-      ${fieldError(ctx, e, 'card_expiry')}
-    </div>
-    <div class="field">
-      <label for="card_cvc">${esc(t.cardCvc)}</label>
-      <input id="card_cvc" name="card_cvc" type="password" inputmode="numeric" autocomplete="cc-csc"
-        placeholder="•••" maxlength="3" pattern="[0-9]{3}" required${invalid(e, 'card_cvc')}>
-      ${fieldError(ctx, e, 'card_cvc')}
-    </div>
-  </div>
-  ${saveConsent}
-  <button class="btn" type="submit" name="method" value="BANK_CARD" data-testid="pay-card">${esc(t.payCard)} ${payLabel('BANK_CARD')}</button>
-  ${ctx.sandbox ? `<p class="hint small">${esc(t.sandboxCards)} ${esc(t.sandboxCardsMore)}</p>` : ''}
-</div>`;
-
-  const sbpPanel = `<div class="panel" id="panel-sbp">
-  ${declineReason(ctx, d, 'SBP', 'sbp-decline')}
-  ${s.quotes.SBP ? `<p class="sbp-due"><span class="muted">${esc(t.toPay)}:</span> <strong data-testid="sbp-due">${money(ctx.lang, s.quotes.SBP.dueRub, 'RUB')}</strong></p>` : ''}
-  <p class="hint">${esc(t.sbpHint)}</p>
-  <button class="btn" type="submit" name="method" value="SBP" formnovalidate data-testid="pay-sbp">${esc(t.sbpConfirm)}</button>
-</div>`;
-
-  let methodBlock: string;
-  if (methods.length === 2) {
-    methodBlock = `<fieldset class="methods">
-  <legend class="muted small">${esc(t.method)}</legend>
-  <input class="tab-input" type="radio" name="tab" id="tab-card" value="BANK_CARD"${selected === 'BANK_CARD' ? ' checked' : ''}>
-  <input class="tab-input" type="radio" name="tab" id="tab-sbp" value="SBP"${selected === 'SBP' ? ' checked' : ''}>
-  <div class="tabs"><label for="tab-card">${esc(t.card)}</label><label for="tab-sbp">${esc(t.sbp)}</label></div>
-  ${cardPanel}
-  ${sbpPanel}
-</fieldset>`;
-  } else {
-    methodBlock = `<div class="methods single"><p class="muted small">${esc(t.method)}: <strong>${esc(methods[0] === 'SBP' ? t.sbp : t.card)}</strong></p>
-  ${methods[0] === 'SBP' ? sbpPanel : cardPanel}</div>`;
-  }
-
-  const body = `${testBanner(ctx, bill, true)}
-${merchantHeader(t, bill.shopName, langLink(ctx, `/pay/${bill.id}`))}
-${summary(ctx.lang, t, bill, q)}
-<form class="card" method="post" action="/pay/${esc(bill.id)}" autocomplete="on">
-  <input type="hidden" name="_csrf" value="${esc(s.csrf)}">
-  <input type="hidden" name="lang" value="${ctx.lang}">
-  ${d && providerDown(d.code) ? `<p class="notice" role="status" data-testid="method-down">${esc(t.methodDownTitle)}</p>`
-    : d ? `<p class="notice bad" data-testid="declined">${esc(d.method === 'SBP' ? t.declinedSbpTitle : t.declinedTitle)}</p>`
-    : s.lastFailed ? `<p class="notice" role="status">${esc(t.lastFailed)}</p>` : ''}
-  ${e && Object.keys(e).length ? `<p class="notice bad" role="alert">${esc(t.formErrors)}</p>` : ''}
-  ${e?.method ? `<p class="err" role="alert">${esc(FIELD_MESSAGES[ctx.lang][e.method])}</p>` : ''}
-  ${payerBlock(ctx, s)}
-  ${methodBlock}
-</form>
-${failBack(t, s)}
-${footer(ctx)}`;
-  return layout(ctx, `${t.title} — ${bill.shopName}`, body, { script: PAGE_JS });
+  return pageView('payment', ctx, {
+    title: `${t.title} — ${bill.shopName}`, script: PAGE_JS,
+    bill, csrf: s.csrf, quotes: s.quotes, errors: s.errors, declined: d, lastFailed: s.lastFailed, hostedCard: s.hostedCard,
+    methods, selected, due: q ? q.dueInBillCurrency : bill.amount,
+    rows: summaryRows(ctx, t, bill, q), items: itemLines(bill), payerFields: payerFields(t, s),
+    // A provider that was down says nothing about the card: the field is not marked wrong.
+    cardDeclined: d?.method === 'BANK_CARD' && !providerDown(d.code),
+    payLabel: { BANK_CARD: payLabel('BANK_CARD'), SBP: payLabel('SBP') },
+  });
 }
 
-const ICONS = {
-  ok: '<svg viewBox="0 0 48 48" width="56" height="56" aria-hidden="true"><circle cx="24" cy="24" r="22" fill="#e7f6ee"/><path d="M14 25l7 7 13-15" fill="none" stroke="#1a8d55" stroke-width="4" stroke-linecap="round" stroke-linejoin="round"/></svg>',
-  bad: '<svg viewBox="0 0 48 48" width="56" height="56" aria-hidden="true"><circle cx="24" cy="24" r="22" fill="#fdecec"/><path d="M17 17l14 14M31 17L17 31" fill="none" stroke="#c73636" stroke-width="4" stroke-linecap="round"/></svg>',
-  info: '<svg viewBox="0 0 48 48" width="56" height="56" aria-hidden="true"><circle cx="24" cy="24" r="22" fill="#eef1fb"/><path d="M24 22v12M24 14v1" fill="none" stroke="#3b55c9" stroke-width="4" stroke-linecap="round"/></svg>',
-  wait: '<svg viewBox="0 0 48 48" width="56" height="56" aria-hidden="true"><circle cx="24" cy="24" r="22" fill="#fff5e5"/><path d="M24 13v11l7 5" fill="none" stroke="#c07a00" stroke-width="4" stroke-linecap="round" stroke-linejoin="round"/></svg>',
-} as const;
-
 /** A page that only says something: unknown, inactive or paid bill, limits, expired form. */
-export function infoPage(ctx: PageCtx, o: { title: string; text: string; icon: keyof typeof ICONS; shopName?: string; link?: { href: string; label: string }; testId: string }): string {
-  const t = MESSAGES[ctx.lang];
-  const body = `${o.shopName ? merchantHeader(t, o.shopName, '') : ''}
-<section class="card status" data-testid="${esc(o.testId)}">
-  ${ICONS[o.icon]}
-  <h1>${esc(o.title)}</h1>
-  <p class="muted">${esc(o.text)}</p>
-  ${o.link ? `<a class="btn secondary" href="${esc(o.link.href)}">${esc(o.link.label)}</a>` : ''}
-</section>`;
-  return layout(ctx, o.title, body);
+export function infoPage(ctx: PageCtx, o: { title: string; text: string; icon: 'ok' | 'bad' | 'info' | 'wait'; shopName?: string; link?: { href: string; label: string }; testId: string }): string {
+  return pageView('info', ctx, { ...o });
 }
 
 /** The payment FAILed because no connector of its route would take it: not the payer's decline. */
@@ -328,37 +158,11 @@ function resultTitle(t: Messages, status: PayOutcome['status'], failureReason?: 
  */
 export function resultPage(ctx: PageCtx, bill: PayableBill, out: PayOutcome & { redirect: NonNullable<PayOutcome['redirect']> }): string {
   const t = MESSAGES[ctx.lang];
-  const failed = out.status === 'FAIL';
-  const held = out.hold === 'HELD';
-  const details = `<dl class="rows">
-    <div class="row"><dt>${esc(t.paymentId)}</dt><dd class="mono">${esc(out.paymentId)}</dd></div>
-    ${failed || held ? '' : `<div class="row"><dt>${esc(t.paidAmount)}</dt><dd>${money(ctx.lang, out.amountReceivedRub, 'RUB')}</dd></div>`}
-  </dl>`;
-  const head = `${testBanner(ctx, bill)}
-${merchantHeader(t, bill.shopName, '')}
-<section class="card status" data-testid="result" data-status="${esc(out.status)}"${out.hold ? ` data-hold="${esc(out.hold)}"` : ''}>
-  ${failed ? (providerDown(out.failureReason) ? ICONS.info : ICONS.bad) : ICONS.ok}
-  <h1>${esc(resultTitle(t, out.status, out.failureReason, out.hold))}</h1>
-  ${failed ? `<p class="muted">${esc(providerDown(out.failureReason) ? t.methodDownText : t.failText)}</p>` : ''}
-  ${held ? `<p class="muted">${esc(t.heldText)}</p>` : ''}
-  ${details}`;
-  if (out.redirect.url) {
-    const inputs = Object.entries(out.redirect.fields)
-      .map(([k, v]) => `<input type="hidden" name="${esc(k)}" value="${esc(v)}">`).join('\n    ');
-    const body = `${head}
-  <form id="back" method="post" action="${esc(out.redirect.url)}">
-    ${inputs}
-    <p class="muted small">${esc(t.redirecting)}</p>
-    <button class="btn" type="submit">${esc(t.returnToShop)}</button>
-  </form>
-</section>`;
-    return layout(ctx, resultTitle(t, out.status, out.failureReason, out.hold), body, { script: "document.getElementById('back').submit();" });
-  }
-  const body = `${head}
-  ${failed ? `<a class="btn" href="/pay/${esc(bill.id)}">${esc(t.tryAgain)}</a>` : ''}
-</section>
-${backLink(t, bill)}`;
-  return layout(ctx, resultTitle(t, out.status, out.failureReason, out.hold), body);
+  return pageView('result', ctx, {
+    title: resultTitle(t, out.status, out.failureReason, out.hold),
+    script: out.redirect.url ? "document.getElementById('back').submit();" : undefined,
+    bill, out, failed: out.status === 'FAIL', held: out.hold === 'HELD', down: providerDown(out.failureReason),
+  });
 }
 
 /**
@@ -367,41 +171,24 @@ ${backLink(t, bill)}`;
  * only when the bill takes one (`payAgain`).
  */
 export function cancelledPage(ctx: PageCtx, bill: PayableBill, out: PayOutcome, payAgain: boolean): string {
-  const t = MESSAGES[ctx.lang];
-  const body = `${testBanner(ctx, bill)}
-${merchantHeader(t, bill.shopName, '')}
-<section class="card status" data-testid="result" data-status="${esc(out.status)}" data-hold="CANCELLED_BY_SHOP">
-  ${ICONS.info}
-  <h1>${esc(t.cancelledTitle)}</h1>
-  <p class="muted">${esc(t.cancelledText)}</p>
-  <dl class="rows"><div class="row"><dt>${esc(t.paymentId)}</dt><dd class="mono">${esc(out.paymentId)}</dd></div></dl>
-  ${payAgain ? `<a class="btn secondary" href="/pay/${esc(bill.id)}" data-testid="pay-again">${esc(t.payAgain)}</a>` : ''}
-</section>
-${backLink(t, bill)}`;
-  return layout(ctx, t.cancelledTitle, body);
+  return pageView('cancelled', ctx, { title: MESSAGES[ctx.lang].cancelledTitle, bill, out, payAgain });
 }
 
 /** The QR page (`link_url`): a QR code of the payment page. */
 export function qrPage(ctx: PageCtx, bill: PayableBill, pageUrl: string, qrSvg: string, q: Quote | undefined): string {
   const t = MESSAGES[ctx.lang];
-  const due = q ? q.dueInBillCurrency : bill.amount;
-  const body = `${testBanner(ctx, bill)}
-${merchantHeader(t, bill.shopName, langLink(ctx, `/pay/${bill.id}/qr`))}
-<section class="card qr-page">
-  <h1>${esc(bill.name || t.qrTitle)}</h1>
-  ${bill.description ? `<p class="desc">${esc(bill.description)}</p>` : ''}
-  <div class="sum">${sumHtml(ctx.lang, due, bill.currency)}</div>
-  <figure class="qr-box big" data-testid="qr">${qrSvg}<figcaption class="muted small">${esc(t.scanToPay)}</figcaption></figure>
-  <a class="btn" href="${esc(pageUrl)}">${esc(t.openPage)}</a>
-</section>
-${footer(ctx)}`;
-  return layout(ctx, `${t.qrTitle} — ${bill.shopName}`, body);
+  return pageView('qr', ctx, { title: `${t.qrTitle} — ${bill.shopName}`, bill, pageUrl, qrSvg, due: q ? q.dueInBillCurrency : bill.amount });
 }
 
 /** Polls the payment's JSON state and reloads the page once it is final (the page works without it: it refreshes itself). */
 const POLL_JS = `(function(){var u=location.pathname+location.search;function tick(){fetch(u,{headers:{accept:'application/json'},cache:'no-store',credentials:'same-origin'})
 .then(function(r){return r.json()}).then(function(j){if(j.status&&(j.status!=='PROCESS'||j.hold)){location.reload();return}setTimeout(tick,2000)})
 .catch(function(){setTimeout(tick,4000)})}setTimeout(tick,1500)})();`;
+
+/** The sandbox bank's own pages (relative links) speak the payer's language: the page's, carried along. */
+function bankUrl(ctx: PageCtx, url: string): string {
+  return url.startsWith('/sandbox/') && !url.includes('?') ? `${url}?lang=${ctx.lang}` : url;
+}
 
 /**
  * The waiting page of a payment in PROCESS: what the payer must do (the bank's 3-D Secure page,
@@ -410,39 +197,9 @@ const POLL_JS = `(function(){var u=location.pathname+location.search;function ti
  * time, or has not said yet): the page says it is being checked, how long that may take
  * (`checkMinutes`: the longest wait between two questions to the provider) and what happens next.
  */
-/** The sandbox bank's own pages (relative links) speak the payer's language: the page's, carried along. */
-function bankUrl(ctx: PageCtx, url: string): string {
-  return url.startsWith('/sandbox/') && !url.includes('?') ? `${url}?lang=${ctx.lang}` : url;
-}
-
 export function waitingPage(ctx: PageCtx, bill: PayableBill, out: PayOutcome, qrSvg: string | null, checkMinutes: number): string {
   const t = MESSAGES[ctx.lang];
   const a = out.action;
   const title = a?.type === '3ds' ? t.act3dsTitle : a?.type === 'redirect' ? t.actRedirectTitle : a?.type === 'sbp_qr' ? t.actSbpTitle : t.checkTitle;
-  let act = a ? '' : `<p class="muted" data-testid="checking">${esc(t.checkText)}</p>
-  <p class="muted small">${esc(t.checkTime.replace('{n}', String(checkMinutes)))}</p>`;
-  if (a?.type === '3ds' || a?.type === 'redirect') {
-    act = `<p class="muted">${esc(a.type === '3ds' ? t.act3dsText : t.actRedirectText)}</p>
-  <a class="btn" href="${esc(bankUrl(ctx, a.url))}" data-testid="action-link">${esc(a.type === '3ds' ? t.act3dsButton : t.actRedirectButton)}</a>`;
-  } else if (a?.type === 'sbp_qr') {
-    const apps = a.links.map((l) => `<a class="btn secondary" href="${esc(bankUrl(ctx, l.url))}" data-testid="bank-app">${esc(l.name)}</a>`).join('\n    ');
-    act = `<p class="muted">${esc(t.actSbpText)}</p>
-  ${qrSvg ? `<figure class="qr-box" data-testid="sbp-qr">${qrSvg}</figure>` : ''}
-  <p class="sbp-due"><span class="muted">${esc(t.toPay)}:</span> <strong data-testid="sbp-due">${money(ctx.lang, out.amountRub, 'RUB')}</strong></p>
-  <nav class="apps" aria-label="${esc(t.actSbpApps)}"><p class="muted small">${esc(t.actSbpApps)}</p>
-    ${apps}
-  </nav>`;
-  }
-  const body = `${testBanner(ctx, bill)}
-${merchantHeader(t, bill.shopName, '')}
-<section class="card status" data-testid="waiting" data-status="PROCESS" data-action="${esc(a?.type ?? '')}">
-  ${ICONS.wait}
-  <h1>${esc(title)}</h1>
-  ${act}
-  ${a ? `<p class="muted small" role="status">${esc(t.waitText)}</p>` : ''}
-  <dl class="rows"><div class="row"><dt>${esc(t.paymentId)}</dt><dd class="mono">${esc(out.paymentId)}</dd></div></dl>
-  <noscript><meta http-equiv="refresh" content="5"></noscript>
-</section>
-${footer(ctx)}`;
-  return layout(ctx, title, body, { script: POLL_JS });
+  return pageView('waiting', ctx, { title, script: POLL_JS, bill, out, action: a, qrSvg, checkMinutes });
 }

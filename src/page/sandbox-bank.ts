@@ -1,12 +1,11 @@
-import { formatMoney } from '../lib/money-format.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Decimal } from 'decimal.js';
 import { requestInput } from '../lib/input.js';
 import { peopleAmountText, readAmount } from '../lib/amount-text.js';
 import { isValidAmount } from '../lib/money.js';
 import { PayCsrf } from './csrf.js';
-import { pickLang } from './i18n.js';
-import { esc, infoPage, layout, type PageCtx } from './render.js';
+import { negotiateLang } from '../lib/i18n.js';
+import { infoPage, pageView, type PageCtx } from './render.js';
 import { installPageHeaders } from './index.js';
 
 const PARAMS = { type: 'object', properties: { paymentId: { type: 'string', maxLength: 64 } }, required: ['paymentId'] } as const;
@@ -40,7 +39,7 @@ export default async function sandboxBankRoutes(app: FastifyInstance): Promise<v
   installPageHeaders(app);
 
   const ctxOf = (req: FastifyRequest, reply: FastifyReply): PageCtx => ({
-    lang: pickLang(req.headers['accept-language'], (req.query as Record<string, unknown> | undefined)?.lang), nonce: reply.cspNonce, sandbox: true, profile: app.config.profile,
+    lang: negotiateLang(req.headers['accept-language'], (req.query as Record<string, unknown> | undefined)?.lang), nonce: reply.cspNonce, sandbox: true, profile: app.config.profile,
   });
   const html = (reply: FastifyReply, status: number, body: string) => reply.status(status).type('text/html; charset=utf-8').send(body);
   const backTo = (billId: string, id: string) => `/pay/${billId}/payments/${id}`;
@@ -60,24 +59,8 @@ export default async function sandboxBankRoutes(app: FastifyInstance): Promise<v
   }
 
   function page(ctx: PageCtx, kind: '3ds' | 'sbp', id: string, amount: Decimal): string {
-    const t = T[ctx.lang];
-    const token = csrf.issue(`sbx:${id}`);
-    const fields = kind === 'sbp'
-      ? `<div class="field"><label for="amount">${esc(t.amount)}</label>
-    <input id="amount" name="amount" type="text" inputmode="decimal" value="${esc(amount.toFixed(2))}" pattern="[0-9]+([.,][0-9]{1,2})?" required></div>`
-      : '';
-    const body = `<header class="merchant"><div class="logo" aria-hidden="true">S</div><div class="who"><div class="muted small">${esc(t.note)}</div><div class="shop">${esc(t.bank)}</div></div></header>
-<section class="card status" data-testid="sandbox-${kind}">
-  <h1>${esc(kind === '3ds' ? t.tds : t.sbp)}</h1>
-  <p class="muted">${esc(kind === '3ds' ? t.tdsText : t.sbpText)} <strong data-testid="sandbox-amount">${esc(formatMoney(amount, ctx.lang, 'RUB'))}</strong></p>
-  <form method="post" action="/sandbox/${kind}/${esc(id)}?lang=${ctx.lang}">
-    <input type="hidden" name="_csrf" value="${esc(token)}">
-    ${fields}
-    <button class="btn" type="submit" name="decision" value="confirm" data-testid="sandbox-confirm">${esc(kind === '3ds' ? t.confirm : t.pay)}</button>
-    <button class="btn secondary" type="submit" name="decision" value="fail" formnovalidate data-testid="sandbox-fail">${esc(kind === '3ds' ? t.fail : t.cancel)}</button>
-  </form>
-</section>`;
-    return layout(ctx, kind === '3ds' ? t.tds : t.sbp, body);
+    const w = T[ctx.lang];
+    return pageView('sandbox-bank', ctx, { title: kind === '3ds' ? w.tds : w.sbp, w, kind, id, amount, token: csrf.issue(`sbx:${id}`) });
   }
 
   for (const kind of ['3ds', 'sbp'] as const) {

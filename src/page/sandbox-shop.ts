@@ -1,11 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
-import { esc, layout, type PageCtx } from './render.js';
-import { pickLang, type Lang } from './i18n.js';
+import { pageView, type PageCtx } from './render.js';
+import { negotiateLang, type Lang } from '../lib/i18n.js';
 import { formatMoney } from '../lib/money-format.js';
 import { readNumber } from '../lib/amount-text.js';
 import { SANDBOX_SHOP_PATH } from '../domain/shop/sandbox-shop.js';
-
 
 /**
  * A built-in receiver standing in for the demo merchant's shop, so a
@@ -31,7 +30,7 @@ export function registerSandboxShop(app: FastifyInstance): void {
       method: ['GET', 'POST'], url: `${SANDBOX_SHOP_PATH}/${outcome}`, schema: { hide: true },
       handler: async (req, reply) => {
         const f = fieldsOf(req.body, req.query);
-        const ctx: PageCtx = { lang: pickLang(req.headers['accept-language'], f.lang), nonce: randomBytes(16).toString('hex'), sandbox: true, profile: app.config.profile };
+        const ctx: PageCtx = { lang: negotiateLang(req.headers['accept-language'], f.lang), nonce: randomBytes(16).toString('hex'), sandbox: true, profile: app.config.profile };
         reply.header('content-security-policy', `default-src 'none'; style-src 'nonce-${ctx.nonce}'; img-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'`).header('cache-control', 'no-store');
         return reply.type('text/html; charset=utf-8').send(shopPage(ctx, outcome, f));
       },
@@ -61,20 +60,10 @@ function shopPage(ctx: PageCtx, outcome: 'success' | 'fail', f: Record<string, s
   const w = WORDS[ctx.lang];
   const sum = f.OutSum ? readNumber(f.OutSum, { places: 8 }) : null;
   const value = (k: string) => (k === 'OutSum' && sum ? formatMoney(sum, ctx.lang, f.CurrencyIn && /^[A-Z]{3,4}$/.test(f.CurrencyIn) ? f.CurrencyIn : 'RUB') : f[k]!);
-  const rows = ['InvId', 'OutSum', 'TrsId'].filter((k) => f[k]).map((k) => `<div class="row"><dt>${esc(w[k])}</dt><dd${k === 'OutSum' ? '' : ' class="mono"'} data-testid="shop-${k}">${esc(value(k))}</dd></div>`).join('');
+  const rows = ['InvId', 'OutSum', 'TrsId'].filter((k) => f[k]).map((k) => ({ key: k, label: w[k], value: value(k), mono: k !== 'OutSum' }));
   const other: Lang = ctx.lang === 'ru' ? 'en' : 'ru';
   const q = new URLSearchParams({ ...Object.fromEntries(['InvId', 'OutSum', 'CurrencyIn', 'TrsId'].filter((k) => f[k]).map((k) => [k, f[k]!])), lang: other });
-  const icon = outcome === 'success'
-    ? '<svg viewBox="0 0 48 48" width="56" height="56" aria-hidden="true"><circle cx="24" cy="24" r="22" fill="#e7f6ec"/><path d="M14 25l7 7 13-15" fill="none" stroke="#1a7f37" stroke-width="4" stroke-linecap="round" stroke-linejoin="round"/></svg>'
-    : '<svg viewBox="0 0 48 48" width="56" height="56" aria-hidden="true"><circle cx="24" cy="24" r="22" fill="#fdecea"/><path d="M17 17l14 14M31 17L17 31" fill="none" stroke="#c62828" stroke-width="4" stroke-linecap="round"/></svg>';
-  const body = `<header class="merchant"><div class="logo" aria-hidden="true">D</div><div class="who"><div class="muted small">${esc(w.note)}</div><div class="shop">${esc(w.shop)}</div></div>
-  <a class="lang" href="${SANDBOX_SHOP_PATH}/${outcome}?${esc(q.toString())}" hreflang="${other}">${esc(w.other)}</a></header>
-<section class="card status" data-testid="sandbox-shop" data-outcome="${outcome}">
-  ${icon}
-  <h1>${esc(outcome === 'success' ? w.success : w.fail)}</h1>
-  <p class="muted">${esc(outcome === 'success' ? w.successText : w.failText)}</p>
-  ${rows ? `<dl class="rows">${rows}</dl>` : ''}
-  <a class="btn secondary" href="/cabinet/webhooks">${esc(w.log)}</a>
-</section>`;
-  return layout(ctx, `${outcome === 'success' ? w.success : w.fail} — ${w.shop}`, body);
+  return pageView('sandbox-shop', ctx, {
+    title: `${outcome === 'success' ? w.success : w.fail} — ${w.shop}`, w, outcome, rows, path: SANDBOX_SHOP_PATH, query: q.toString(), otherLang: other,
+  });
 }

@@ -1,6 +1,7 @@
 import type { Config } from '../config.js';
 import type { Services } from '../services.js';
-import type { Claimed, OperationType } from '../domain/operations/lifecycle.js';
+import type { Claimed } from '../domain/operations/lifecycle.js';
+import type { OperationType } from '../domain/operation-type.js';
 import { runDue, type Pass } from '../domain/operations/kinds.js';
 import type { Worker, WorkerContext } from './index.js';
 import { startPollLoop } from './poll-loop.js';

@@ -83,6 +83,6 @@ describe('merchant page', () => {
   it('a live merchant\'s page names its test twin and links to the twin\'s payouts', async () => {
     const page = (await op.client.get(`/operator/merchants/${live.merchantId}`)).body;
     expect(page).toContain(`id="test-twin"`);
-    expect(page).toContain(`/operator/payouts?merchant_id=${live.twinId}&amp;mode=test`);
+    expect(page).toContain(`/operator/payouts?merchant_id=${live.twinId}&#38;mode=test`);
   });
 });

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { md5Upper } from '../../src/lib/crypto.js';
-import { pickLang } from '../../src/page/i18n.js';
+import { negotiateLang } from '../../src/lib/i18n.js';
 import { setupTestApp, type TestApp } from '../helpers/app.js';
 import { createMerchant, type MerchantFixture } from '../factories/merchant.js';
 import { createBill, DECLINED_CARD, SUCCESS_CARD } from '../factories/payment.js';
@@ -104,8 +104,8 @@ describe('GET /pay/{bill_id}', () => {
     const en = await get(`/pay/${billId}`, { 'accept-language': 'de-DE,en;q=0.5' });
     expect(en.body).toContain('<html lang="en">');
     expect(en.body).toContain('Card number');
-    expect(pickLang('en;q=0.4, ru;q=0.8')).toBe('ru');
-    expect(pickLang(undefined)).toBe('en');
+    expect(negotiateLang('en;q=0.4, ru;q=0.8')).toBe('ru');
+    expect(negotiateLang(undefined)).toBe('en');
   });
 
   it('clear pages for an unknown (404), inactive (403) and already paid bill', async () => {

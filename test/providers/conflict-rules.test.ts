@@ -1,8 +1,9 @@
 import { Decimal } from 'decimal.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  CONFLICT_REASON, contradicts, contradictsStatus, isProviderRead, moneyMoved, recordConflict, recordUnconfirmed, silentConflictLog, type ConflictLog, type ConflictObject,
+  CONFLICT_REASON, contradicts, contradictsStatus, isProviderRead, moneyMoved, recordConflict, recordUnconfirmed, silentConflictLog, type ConflictLog,
 } from '../../src/domain/providers/conflict.js';
+import type { OperationType } from '../../src/domain/operation-type.js';
 import { adjustment } from '../../src/domain/ledger/postings.js';
 import { withPgTx } from '../../src/db/client.js';
 import { isNotFound, lastHeard, lockOpenAttention, parseResolution, pastDeadline } from '../../src/domain/operations/reconcile.js';
@@ -35,7 +36,7 @@ describe('what a conflict compares', () => {
   });
 
   it('money moved: a payment SUCCESS, UNDERPAID or OVERPAID; a payout or refund SUCCESS only', () => {
-    const moved = (o: ConflictObject, statuses: string[]) => statuses.filter((s) => moneyMoved(o, s));
+    const moved = (o: OperationType, statuses: string[]) => statuses.filter((s) => moneyMoved(o, s));
     expect(moved('payment', ['NEW', 'PROCESS', 'SUCCESS', 'UNDERPAID', 'OVERPAID', 'FAIL'])).toEqual(['SUCCESS', 'UNDERPAID', 'OVERPAID']);
     expect(moved('payout', ['NEW', 'MODERATING', 'PROCESS', 'SUCCESS', 'FAIL', 'ERROR', 'DECLINED'])).toEqual(['SUCCESS']);
     expect(moved('refund', ['NEW', 'PROCESS', 'SUCCESS', 'FAIL'])).toEqual(['SUCCESS']);
@@ -46,7 +47,7 @@ describe('what a conflict compares', () => {
     expect(contradicts(false, 'succeeded')).toBe(true);
     expect(contradicts(true, 'succeeded')).toBe(false);
     expect(contradicts(false, 'failed')).toBe(false);
-    const against = (o: ConflictObject, p: 'succeeded' | 'failed', statuses: string[]) => statuses.filter((s) => contradictsStatus(o, s, p));
+    const against = (o: OperationType, p: 'succeeded' | 'failed', statuses: string[]) => statuses.filter((s) => contradictsStatus(o, s, p));
     expect(against('payment', 'failed', ['NEW', 'PROCESS', 'SUCCESS', 'UNDERPAID', 'OVERPAID', 'FAIL'])).toEqual(['SUCCESS', 'UNDERPAID', 'OVERPAID']);
     expect(against('payment', 'succeeded', ['NEW', 'PROCESS', 'SUCCESS', 'UNDERPAID', 'OVERPAID', 'FAIL'])).toEqual(['FAIL']);
     // A DECLINED payout never reached the provider: nothing of the provider's contradicts it.
@@ -108,9 +109,9 @@ describe('what reconciliation keeps and accepts', () => {
 });
 
 describe('an unconfirmed conflict (a notification no read could confirm)', () => {
-  const unconfirmed = (objectType: ConflictObject, objectId: string, p: 'succeeded' | 'failed') =>
+  const unconfirmed = (objectType: OperationType, objectId: string, p: 'succeeded' | 'failed') =>
     recordUnconfirmed(t.db.pool, { objectType, objectId, connector: 'sandbox', provider: notified(p) });
-  const expectItem = async (objectType: ConflictObject, objectId: string, merchantId: string, ours: string, provider: 'succeeded' | 'failed') => {
+  const expectItem = async (objectType: OperationType, objectId: string, merchantId: string, ours: string, provider: 'succeeded' | 'failed') => {
     const rows = await item(objectId);
     expect(rows).toHaveLength(1);
     expect(rows[0]).toMatchObject({ object_type: objectType, merchant_id: merchantId, connector: 'sandbox', kind: 'conflict', reason: CONFLICT_REASON });

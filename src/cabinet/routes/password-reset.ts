@@ -5,7 +5,7 @@ import { writeAudit } from '../../audit/audit.js';
 import { MIN_PASSWORD } from '../../domain/merchant/team.service.js';
 import { BASE, LOGIN_CSRF_COOKIE, formErrors, render, type CabinetRouteOptions } from '../context.js';
 import { formBody, queryOf } from '../../lib/form-body.js';
-import type { Lang } from '../i18n.js';
+import type { Lang } from '../../lib/i18n.js';
 import { FORGOT_LIMITS, SignInGuard } from '../sign-in-guard.js';
 
 // The page's words (kept beside the page, as the team page does).

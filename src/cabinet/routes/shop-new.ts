@@ -3,7 +3,7 @@ import { defineInput, v } from '../../lib/input.js';
 import { shopAudit } from '../../domain/audit-steps.js';
 import { BASE, cabinetActor, formErrors, liveMerchantIdOf, render } from '../context.js';
 import { formBody } from '../../lib/form-body.js';
-import type { Lang } from '../i18n.js';
+import type { Lang } from '../../lib/i18n.js';
 
 const CURRENCIES = ['RUB', 'USD', 'EUR'] as const;
 const input = defineInput({

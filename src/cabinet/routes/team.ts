@@ -9,7 +9,7 @@ import { teamInviteMail } from '../../mail/team-invite.js';
 import { BASE, LOGIN_CSRF_COOKIE, MODE_COOKIE, SESSION_COOKIE, cabinetActor, formErrors, liveMerchantIdOf, render, type CabinetRouteOptions } from '../context.js';
 import { formBody } from '../../lib/form-body.js';
 import { TEAM_ROLES } from '../roles.js';
-import type { Lang } from '../i18n.js';
+import type { Lang } from '../../lib/i18n.js';
 
 // The team page's words (kept here, beside the page, rather than in the shared dictionary).
 const WORDS: Record<Lang, Record<string, string>> = {

@@ -6,7 +6,7 @@ import { CABINET_TOTP_ISSUER, RECOVERY_CODE_COUNT, newTotpSecret, totpQrDataUrl,
 import { BASE, SESSION_COOKIE, render, type CabinetRouteOptions } from '../context.js';
 import { formBody, queryOf } from '../../lib/form-body.js';
 import { accountOf, mustEnrolTwoFactor, type CabinetSession } from '../session.js';
-import type { Lang } from '../i18n.js';
+import type { Lang } from '../../lib/i18n.js';
 import { mailTexts } from '../../mail/templates.js';
 
 // The pages' words (kept beside the pages, as the team page does).

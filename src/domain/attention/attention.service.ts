@@ -4,15 +4,14 @@ import { withPgTx } from '../../db/client.js';
 import { ConflictError, NotFoundError, ValidationError } from '../../errors.js';
 import { randomId } from '../../lib/ids.js';
 import type { OperationKinds } from '../operations/kinds.js';
-import { parseResolution, type AttentionObject } from '../operations/reconcile.js';
+import { parseResolution } from '../operations/reconcile.js';
+import type { OperationType } from '../operation-type.js';
 import { holdsMoney, releaseHeldConflict } from '../providers/conflict.js';
-
-export type { AttentionObject };
 
 /** An operation reconciliation gave up on (PROVIDERS.md "Unknown outcomes are never guessed"). */
 export interface AttentionItem {
   id: string;
-  objectType: AttentionObject;
+  objectType: OperationType;
   objectId: string;
   merchantId: string;
   connector: string;
@@ -33,7 +32,7 @@ export interface AttentionItem {
 }
 
 interface Row {
-  id: string; object_type: AttentionObject; object_id: string; merchant_id: string; connector: string; provider_ref: string | null;
+  id: string; object_type: OperationType; object_id: string; merchant_id: string; connector: string; provider_ref: string | null;
   kind: AttentionItem['kind']; reason: string; last_heard: Record<string, unknown>; created_at: Date; resolved_at: Date | null; resolution: string | null;
   note: string | null; resolved_by: string | null;
 }
@@ -67,7 +66,7 @@ export class AttentionService {
   ) {}
 
   /** Raises an item (once per object); true when this call raised it. */
-  async raise(i: { objectType: AttentionObject; objectId: string; merchantId: string; connector: string; providerRef: string | null; reason: string; lastHeard: unknown }): Promise<boolean> {
+  async raise(i: { objectType: OperationType; objectId: string; merchantId: string; connector: string; providerRef: string | null; reason: string; lastHeard: unknown }): Promise<boolean> {
     const r = await this.db.pool.query(
       `INSERT INTO attention_items (id, object_type, object_id, merchant_id, connector, provider_ref, reason, last_heard)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb)

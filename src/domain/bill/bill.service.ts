@@ -7,6 +7,7 @@ import { readWithToken } from '../merchant/token-read.js';
 import { assertIpAllowed } from '../merchant/ip-allowlist.js';
 import { newBillId } from '../../lib/ids.js';
 import { isValidAmount } from '../../lib/money.js';
+import type { Lang } from '../../lib/i18n.js';
 import { BILL_COLUMNS, type BillRow } from './bill.row.js';
 import { PAYMENT_COLUMNS, type PaymentRow } from '../payment/payment.row.js';
 import { keysetPage, type KeysetPage, type KeysetParams } from '../../db/keyset.js';
@@ -37,7 +38,7 @@ export interface CreateBillInput {
   successUrl?: string;
   failUrl?: string;
   returnUrl?: string;
-  locale?: 'ru' | 'en';
+  locale?: Lang;
   payerEmail?: string;
   requestFields?: ReadonlyArray<'email' | 'phone' | 'name' | 'comment'>;
   items?: ReadonlyArray<{ name: string; price: string; quantity: string }>;

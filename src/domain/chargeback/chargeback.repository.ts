@@ -1,6 +1,6 @@
 import { Decimal } from 'decimal.js';
 import type { Currency } from '../../generated/prisma/enums.js';
-import type { Queryable } from '../ledger/ledger.js';
+import type { Queryable } from '../../db/client.js';
 
 /** A chargeback as the services hand it out (the API view and the operator API read this). */
 export interface ChargebackRecord {

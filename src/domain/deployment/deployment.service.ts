@@ -6,6 +6,7 @@ import { writeAudit, type Actor } from '../../audit/audit.js';
 import { post } from '../ledger/ledger.js';
 import { adjustment } from '../ledger/postings.js';
 import type { Currency } from '../../generated/prisma/enums.js';
+import type { OperationType } from '../operation-type.js';
 
 /**
  * The deployment's profile as the database knows it (table `deployment`), and the one
@@ -18,7 +19,7 @@ import type { Currency } from '../../generated/prisma/enums.js';
 export interface SandboxMoney { merchantId: string; email: string; currency: Currency; amount: Decimal; available: Decimal }
 
 /** A live operation through a test-mode connector (or none yet) that is not final. */
-export interface SandboxInFlight { merchantId: string; email: string; objectType: 'payment' | 'payout' | 'refund'; id: string; status: string }
+export interface SandboxInFlight { merchantId: string; email: string; objectType: OperationType; id: string; status: string }
 
 export class ProfileRefusedError extends Error {
   constructor(readonly lines: string[]) { super(lines.join('\n')); }

@@ -1,13 +1,11 @@
 import { Decimal } from 'decimal.js';
-import type pg from 'pg';
+import type { Queryable } from '../../db/client.js';
 import { DomainError } from '../../errors.js';
 import type { Currency, LedgerEntryKind } from '../../generated/prisma/enums.js';
 import { MERCHANT_BUCKETS, parseAccount, type MerchantBucket } from './accounts.js';
 import { statement } from '../../db/statement.js';
 import { ledgerParams, transfersSql, type LedgerParams } from './fragments.js';
 
-/** Anything that runs SQL inside the caller's transaction (a pg PoolClient). */
-export type Queryable = Pick<pg.PoolClient, 'query'>;
 
 /** One entry: `amount` (> 0) debited from `from` and credited to `to`, both in `currency`. */
 export interface Leg { from: string; to: string; amount: Decimal; currency: Currency }

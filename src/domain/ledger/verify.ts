@@ -1,6 +1,6 @@
 import { Decimal } from 'decimal.js';
 import { DEBIT_NORMAL, parseAccount } from './accounts.js';
-import type { Queryable } from './ledger.js';
+import type { Queryable } from '../../db/client.js';
 
 // Every account's debits and credits, from the entries (each entry is one of each).
 const ACCOUNT_SUMS = `

@@ -4,7 +4,8 @@ import type { PaymentService } from '../payment/payment.service.js';
 import type { PayoutService } from '../payout/payout.service.js';
 import type { PaymentOutcome } from '../providers/connector.js';
 import type { RefundService } from '../refund/refund.service.js';
-import type { AnyLifecycle, Applied, Claimed, OperationType, Target } from './lifecycle.js';
+import type { AnyLifecycle, Applied, Claimed, Target } from './lifecycle.js';
+import type { OperationType } from '../operation-type.js';
 
 /**
  * The one map of operation kinds (docs/adr/0120-one-worker-factory-and-one-map-of-kinds.md):

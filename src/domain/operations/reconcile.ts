@@ -1,3 +1,4 @@
+import type { OperationType } from '../operation-type.js';
 import type { Queryable } from '../../db/client.js';
 import { ConflictError, NotFoundError, ValidationError } from '../../errors.js';
 import { randomId } from '../../lib/ids.js';
@@ -48,7 +49,8 @@ export function lastHeard(o: { status: string }): Record<string, unknown> {
   return out;
 }
 
-export type AttentionObject = 'payment' | 'payout' | 'refund';
+/** The lifecycle's name for the one operation type (domain/operation-type.ts). */
+export type { OperationType as AttentionObject };
 
 export interface AttentionRow {
   id: string; object_type: string; object_id: string; merchant_id: string; connector: string; provider_ref: string | null;
@@ -61,7 +63,7 @@ export interface AttentionRow {
  * it is open, each later question keeps what was last heard on it.
  */
 export async function raiseAttention(c: Queryable, a: {
-  objectType: AttentionObject; objectId: string; merchantId: string; connector: string; providerRef: string | null; reason: string;
+  objectType: OperationType; objectId: string; merchantId: string; connector: string; providerRef: string | null; reason: string;
   lastHeard: Record<string, unknown>;
 }): Promise<void> {
   await c.query(
@@ -74,7 +76,7 @@ export async function raiseAttention(c: Queryable, a: {
 
 /** Closes the object's open item (if any), recording who decided: the provider's late answer or an operator. */
 export async function closeAttention(
-  c: Queryable, objectType: AttentionObject, objectId: string, r: { resolution: string; note: string | null; by: string },
+  c: Queryable, objectType: OperationType, objectId: string, r: { resolution: string; note: string | null; by: string },
 ): Promise<void> {
   await c.query(
     `UPDATE attention_items SET resolved_at = now(), resolution = $3, note = $4, resolved_by = $5
@@ -102,7 +104,7 @@ export function parseResolution(outcome: unknown): 'SUCCESS' | 'FAIL' {
  * Locks an open attention item of `objectType` for its resolution: 404 when there is none of
  * that type, 409 when it was resolved already (by another operator, or by the provider's answer).
  */
-export async function lockOpenAttention(c: Queryable, id: string, objectType: AttentionObject): Promise<AttentionRow> {
+export async function lockOpenAttention(c: Queryable, id: string, objectType: OperationType): Promise<AttentionRow> {
   const r = await c.query<AttentionRow>(
     `SELECT * FROM attention_items WHERE id = $1 AND object_type = $2 AND kind = 'unknown_outcome' FOR UPDATE`, [id, objectType],
   );

@@ -2,6 +2,7 @@ import { Decimal } from 'decimal.js';
 import type { Logger } from 'pino';
 import { withPgTx, type Queryable } from '../../db/client.js';
 import type { Currency } from '../../generated/prisma/enums.js';
+import type { OperationType } from '../operation-type.js';
 import { randomId } from '../../lib/ids.js';
 import { post, postOverdrawing, type Transfer } from '../ledger/ledger.js';
 import { conflictHoldReleased, payoutConflictHeld, refundConflictHeld } from '../ledger/postings.js';
@@ -15,8 +16,6 @@ import { conflictHoldReleased, payoutConflictHeld, refundConflictHeld } from '..
  * /metrics counts the conflict items (payments_provider_conflicts_total, read from the table, so
  * conflicts found by any process count).
  */
-
-export type ConflictObject = 'payment' | 'payout' | 'refund';
 
 /** The reason of every conflict item. */
 export const CONFLICT_REASON = 'provider_contradicts_final';
@@ -33,7 +32,7 @@ export interface ProviderWord {
 }
 
 export interface Conflict {
-  objectType: ConflictObject;
+  objectType: OperationType;
   objectId: string;
   merchantId: string;
   connector: string;
@@ -72,7 +71,7 @@ export const silentConflictLog: ConflictLog = { error: () => undefined };
  * Who made the object final, as far as we know: the operator who resolved its attention item,
  * else the service on an earlier answer of the provider ('service').
  */
-async function finalSetBy(c: Queryable, objectType: ConflictObject, objectId: string): Promise<{ by: string; at: Date | null }> {
+async function finalSetBy(c: Queryable, objectType: OperationType, objectId: string): Promise<{ by: string; at: Date | null }> {
   const r = await c.query<{ resolved_by: string | null; resolved_at: Date | null }>(
     `SELECT resolved_by, resolved_at FROM attention_items WHERE object_type = $1 AND object_id = $2 AND kind = 'unknown_outcome'`,
     [objectType, objectId]);
@@ -137,19 +136,19 @@ export function contradicts(moneyMoved: boolean, providerStatus: 'succeeded' | '
   return moneyMoved !== (providerStatus === 'succeeded');
 }
 
-const TABLES: Record<ConflictObject, string> = { payment: 'payments', payout: 'payouts', refund: 'refunds' };
-const MONEY_MOVED: Record<ConflictObject, readonly string[]> = {
+const TABLES: Record<OperationType, string> = { payment: 'payments', payout: 'payouts', refund: 'refunds' };
+const MONEY_MOVED: Record<OperationType, readonly string[]> = {
   payment: ['SUCCESS', 'UNDERPAID', 'OVERPAID'], payout: ['SUCCESS'], refund: ['SUCCESS'],
 };
-const FINAL: Record<ConflictObject, readonly string[]> = {
+const FINAL: Record<OperationType, readonly string[]> = {
   payment: ['SUCCESS', 'UNDERPAID', 'OVERPAID', 'FAIL'], payout: ['SUCCESS', 'FAIL', 'ERROR'], refund: ['SUCCESS', 'FAIL'],
 };
 
 /** Whether an object's status is one in which its money moved (a payment received, a refund or payout made). */
-export const moneyMoved = (objectType: ConflictObject, status: string): boolean => MONEY_MOVED[objectType].includes(status);
+export const moneyMoved = (objectType: OperationType, status: string): boolean => MONEY_MOVED[objectType].includes(status);
 
 /** Whether a provider's final word contradicts an object's status (final, money moved or not). */
-export function contradictsStatus(objectType: ConflictObject, status: string | null, providerStatus: 'succeeded' | 'failed'): boolean {
+export function contradictsStatus(objectType: OperationType, status: string | null, providerStatus: 'succeeded' | 'failed'): boolean {
   return status !== null && FINAL[objectType].includes(status) && contradicts(moneyMoved(objectType, status), providerStatus);
 }
 
@@ -161,7 +160,7 @@ export function contradictsStatus(objectType: ConflictObject, status: string | n
  * nothing else moves. Once per object, like every conflict; in its own transaction with the row locked.
  */
 export async function recordUnconfirmed(
-  pool: Parameters<typeof withPgTx>[0], x: { objectType: ConflictObject; objectId: string; connector: string; provider: ProviderWord },
+  pool: Parameters<typeof withPgTx>[0], x: { objectType: OperationType; objectId: string; connector: string; provider: ProviderWord },
   log: ConflictLog = silentConflictLog,
 ): Promise<boolean> {
   return withPgTx(pool, async (c) => {
@@ -177,7 +176,7 @@ export async function recordUnconfirmed(
 }
 
 /** The hold of money a provider says left (payouts and refunds); none for payments (money in). */
-function holdOf(objectType: ConflictObject, id: string, row: { merchant_id: string; amount: string; currency: Currency; commission: string }): Transfer | undefined {
+function holdOf(objectType: OperationType, id: string, row: { merchant_id: string; amount: string; currency: Currency; commission: string }): Transfer | undefined {
   const money = { merchantId: row.merchant_id, currency: row.currency, amount: new Decimal(row.amount) };
   if (objectType === 'payout') return payoutConflictHeld({ ...money, payoutId: id, commission: new Decimal(row.commission) });
   if (objectType === 'refund') return refundConflictHeld({ ...money, refundId: id });
@@ -185,7 +184,7 @@ function holdOf(objectType: ConflictObject, id: string, row: { merchant_id: stri
 }
 
 /** What a hold is made of, per table (a payment holds nothing). */
-const MONEY_COLUMNS: Record<ConflictObject, string> = {
+const MONEY_COLUMNS: Record<OperationType, string> = {
   payout: 'amount::text, currency::text, commission::text',
   refund: "amount::text, currency::text, '0' AS commission",
   payment: "'0' AS amount, 'RUB' AS currency, '0' AS commission",
@@ -198,7 +197,7 @@ const HOLD_KIND = { payout: 'PAYOUT_CONFLICT_HOLD', refund: 'REFUND_CONFLICT_HOL
  * them, back to available (the release transfer, once per object). Null when the object has no
  * hold or it ended already.
  */
-export async function endHold(c: Queryable, objectType: ConflictObject, objectId: string): Promise<Transfer | null> {
+export async function endHold(c: Queryable, objectType: OperationType, objectId: string): Promise<Transfer | null> {
   if (objectType === 'payment') return null;
   const kind = HOLD_KIND[objectType];
   const r = await c.query<{ debit_account: string; credit_account: string; amount: string; currency: Currency; merchant_id: string; released: boolean }>(
@@ -227,7 +226,7 @@ export function holdsMoney(lastHeard: Record<string, unknown>): boolean {
  * available (once) and the item says so. Made is applied by the object's own conflict path (a
  * confirmed conflict: the hold released, the money debited, the merchant's event), not here.
  */
-export async function releaseHeldConflict(c: Queryable, itemId: string, x: { objectType: ConflictObject; objectId: string; lastHeard: Record<string, unknown> }): Promise<void> {
+export async function releaseHeldConflict(c: Queryable, itemId: string, x: { objectType: OperationType; objectId: string; lastHeard: Record<string, unknown> }): Promise<void> {
   const released = await endHold(c, x.objectType, x.objectId);
   const money = { ...(x.lastHeard.money as Record<string, unknown>), released: released ? `${released.kind}:${released.refId}` : null };
   await c.query(`UPDATE attention_items SET last_heard = last_heard || jsonb_build_object('money', $2::jsonb) WHERE id = $1`, [itemId, JSON.stringify(money)]);

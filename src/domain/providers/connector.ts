@@ -1,5 +1,6 @@
 import type { Decimal } from 'decimal.js';
 import type { Receipt } from '../receipt/receipt.js';
+import type { OperationType } from '../operation-type.js';
 
 export type ConnectorMode = 'live' | 'test';
 
@@ -281,7 +282,7 @@ export type ParsedNotification =
     ok: true;
     /** Dedupe key (provider event or object id with its status). */
     eventKey: string;
-    object: 'payment' | 'refund' | 'payout';
+    object: OperationType;
     ref: string;
     ourId: string | null;
     outcome: PaymentOutcome | OperationOutcome;

@@ -1,4 +1,5 @@
 import type { FfdVersion, PaymentMode, PaymentSubject } from './fiscal.js';
+import type { Lang } from '../../lib/i18n.js';
 
 /**
  * The words for a shop's 54-FZ settings, in Russian and English: one dictionary for every face
@@ -6,8 +7,6 @@ import type { FfdVersion, PaymentMode, PaymentSubject } from './fiscal.js';
  * summary). The codes are YooKassa's (fiscal.ts); the words are those of the 54-FZ tables
  * (tax systems, VAT rates, payment subject and payment mode, FFD).
  */
-export type FiscalLang = 'ru' | 'en';
-
 export interface FiscalWords {
   labels: { fiscal: string; enabled: string; tax_system: string; vat: string; payment_subject: string; payment_mode: string; ffd_version: string };
   /** Tax systems: 4 (ENVD) only to name a stored value; it is refused. */
@@ -18,7 +17,7 @@ export interface FiscalWords {
   ffd: Record<FfdVersion, string>;
 }
 
-export const FISCAL_WORDS: Record<FiscalLang, FiscalWords> = {
+export const FISCAL_WORDS: Record<Lang, FiscalWords> = {
   en: {
     labels: {
       fiscal: 'Fiscal receipts (54-FZ)', enabled: 'Send a receipt with every payment and refund', tax_system: 'Taxation system', vat: 'VAT rate',
@@ -64,13 +63,13 @@ export const FISCAL_WORDS: Record<FiscalLang, FiscalWords> = {
 };
 
 /** A code in words ("VAT 22%"), or the code itself when the dictionary has no word for it. */
-export function fiscalWord(lang: FiscalLang, kind: 'tax' | 'vat' | 'subject' | 'mode' | 'ffd', code: string | number | null | undefined): string {
+export function fiscalWord(lang: Lang, kind: 'tax' | 'vat' | 'subject' | 'mode' | 'ffd', code: string | number | null | undefined): string {
   if (code === null || code === undefined || code === '') return '—';
   return (FISCAL_WORDS[lang][kind] as Record<string, string>)[String(code)] ?? String(code);
 }
 
 /** The dictionary as the cabinet's message keys (`shops.tax_1`, `shops.vat_11`, `shops.subject_commodity`, `shops.ffd_1_2`...). */
-export function fiscalMessages(lang: FiscalLang): Record<string, string> {
+export function fiscalMessages(lang: Lang): Record<string, string> {
   const w = FISCAL_WORDS[lang];
   const out: Record<string, string> = {
     'shops.fiscal': w.labels.fiscal, 'shops.fiscal_enabled': w.labels.enabled, 'shops.tax_system': w.labels.tax_system, 'shops.vat': w.labels.vat,

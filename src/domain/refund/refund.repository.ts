@@ -1,6 +1,6 @@
 import { Decimal } from 'decimal.js';
 import type { Currency, PaymentStatus, RefundStatus } from '../../generated/prisma/enums.js';
-import type { Queryable } from '../ledger/ledger.js';
+import type { Queryable } from '../../db/client.js';
 import { IllegalRefundTransitionError, sourcesOf } from './refund.states.js';
 import { runPaymentById } from '../payment/payment-by-id.js';
 import type { Claimed, Deferred } from '../operations/lifecycle.js';

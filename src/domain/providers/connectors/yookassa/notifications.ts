@@ -2,6 +2,7 @@ import type { BlockList } from 'node:net';
 import type { InboundNotification, ParsedNotification, PaymentOutcome } from '../../connector.js';
 import { ipAllowed, type ProviderAnswer } from '../../provider-http.js';
 import { operationOutcome, refusal, type YkObject } from './mapping.js';
+import type { OperationType } from '../../../operation-type.js';
 
 /** What checking a notification needs from the connector: its allow-list and a read with its credentials. */
 export interface YooKassaNotificationDeps {
@@ -9,7 +10,7 @@ export interface YooKassaNotificationDeps {
   allowList: BlockList;
   /** Payouts configured (the payout gateway's credentials set). */
   payouts: boolean;
-  read(kind: 'payment' | 'refund' | 'payout', id: string): Promise<ProviderAnswer>;
+  read(kind: OperationType, id: string): Promise<ProviderAnswer>;
   /** The payment as ours (a held one is captured on the way). */
   paymentOutcome(p: YkObject): Promise<PaymentOutcome>;
 }
