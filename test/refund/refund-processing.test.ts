@@ -101,7 +101,7 @@ describe('sandbox refund processing', () => {
   });
 
   it('a refund is not processed before SANDBOX_PROCESSING_DELAY_MS has passed', async () => {
-    const slow = new RefundService({ ...t.config, sandboxProcessingDelayMs: 60_000 }, t.db);
+    const slow = new RefundService({ ...t.config, sandboxProcessingDelayMs: 60_000 }, t.db, t.app.services.connectors);
     const m = await grantedMerchant(t);
     const p = await createPaidPayment(t, m, { amount: '10.00' });
     const r = await slow.createFull({ id: m.merchantId, grantRefunds: true }, p.paymentId);

@@ -5,7 +5,7 @@ import { SandboxConnector } from '../../src/domain/providers/connectors/sandbox/
 import type {
   CreatePayment, CreatePayout, CreateRefund, InboundNotification, OperationOutcome, ParsedNotification, PaymentOutcome,
 } from '../../src/domain/providers/connector.js';
-import type { OperationType } from '../../src/domain/operations/lifecycle.js';
+import type { OperationType } from '../../src/domain/operation-type.js';
 import { verifyBalances, verifyLedger } from '../../src/domain/ledger/verify.js';
 import { processDueOperations } from '../../src/workers/operation-worker.js';
 import { setupTestApp, type TestApp } from '../helpers/app.js';

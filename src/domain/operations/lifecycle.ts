@@ -1,11 +1,12 @@
 import type pg from 'pg';
+import type { OperationType } from '../operation-type.js';
 import { inTxOr, withPgTx, type Queryable } from '../../db/client.js';
 import { NotFoundError } from '../../errors.js';
 import { IDEMPOTENCE_KEY_EXPIRED, NEEDS_OPERATOR } from '../providers/connector.js';
 import { contradictsStatus, isProviderRead, moneyMoved, silentConflictLog, type ConflictLog, type ProviderWord } from '../providers/conflict.js';
 import {
   closeAttention, lastHeard, lockOpenAttention, parseResolution, pastDeadline, raiseAttention, resolveItem,
-  type AttentionObject, type AttentionRow,
+  type AttentionRow,
 } from './reconcile.js';
 
 /**
@@ -32,7 +33,6 @@ import {
  * `OperationKind`: their rows, their connector calls, their state table and ledger transfers.
  */
 
-export type OperationType = AttentionObject;
 
 /** Which operation an answer is about: our id (and the connector it must come from), or the connector and its reference. */
 export type Target = { id: string; connector?: string } | { connector: string; ref: string };

@@ -50,7 +50,6 @@ export function lastHeard(o: { status: string }): Record<string, unknown> {
 }
 
 /** The lifecycle's name for the one operation type (domain/operation-type.ts). */
-export type { OperationType as AttentionObject };
 
 export interface AttentionRow {
   id: string; object_type: string; object_id: string; merchant_id: string; connector: string; provider_ref: string | null;

@@ -8,6 +8,7 @@ import type { Connector } from '../providers/connector.js';
 import { routedConnectorsSql, type ConnectorRegistry, type ConnectorSnapshot, type Routing } from '../providers/registry.js';
 import { activeFiscal, fiscalOf, type ActiveFiscal } from '../receipt/fiscal.js';
 import type { PayMethod } from './pay-input.js';
+import type { Lang } from '../../lib/i18n.js';
 
 /**
  * A bill as the payment flow reads it, and what follows from it alone: which connectors may take
@@ -45,7 +46,7 @@ export interface PayableBill {
   expiresAt: Date | null;
   /** The page's "back to shop" link. */
   returnUrl: string | null;
-  locale: 'ru' | 'en' | null;
+  locale: Lang | null;
   payerEmail: string | null;
   requestFields: Array<'email' | 'phone' | 'name' | 'comment'>;
   items: Array<{ name: string; price: string; quantity: string }>;
@@ -97,7 +98,7 @@ interface BillRow {
   currency: Currency; payer_pays_commission: boolean; payment_method: PayMethod | null; success_url: string | null;
   fail_url: string | null; result_url: string | null; rate: string | null; payment_card_percent: string | null;
   payment_card_fixed: string | null; payment_sbp_percent: string | null; payment_sbp_fixed: string | null;
-  expired: boolean; expires_at: Date | null; return_url: string | null; locale: 'ru' | 'en' | null; payer_email: string | null;
+  expired: boolean; expires_at: Date | null; return_url: string | null; locale: Lang | null; payer_email: string | null;
   request_fields: PayableBill['requestFields'] | null; items: PayableBill['items'] | null;
   routing: Partial<Routing> | null;
   test: boolean;

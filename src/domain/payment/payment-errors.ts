@@ -6,7 +6,7 @@
  * postbacks speak English; the cabinet speaks its language. Unknown codes get a generic text
  * (the code is shown beside it).
  */
-type Lang = 'en' | 'ru';
+import type { Lang } from '../../lib/i18n.js';
 
 /**
  * The failure reason of a payment that every connector of its route refused before any money

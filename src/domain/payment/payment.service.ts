@@ -6,7 +6,7 @@ import type { PaymentStatus } from '../../generated/prisma/enums.js';
 import { Lifecycle, type LifecycleObserver } from '../operations/lifecycle.js';
 import type { ConflictLog } from '../providers/conflict.js';
 import type { PaymentOutcome } from '../providers/connector.js';
-import { ConnectorRegistry } from '../providers/registry.js';
+import type { ConnectorRegistry } from '../providers/registry.js';
 import type { PayInput } from './pay-input.js';
 import type { PayOutcome } from './payment-finish.js';
 import { PaymentHolds, type HoldRequest, type HoldSettled } from './payment-hold.js';
@@ -40,7 +40,7 @@ export class PaymentService {
   constructor(
     config: Config,
     private readonly db: Db,
-    readonly connectors: ConnectorRegistry = new ConnectorRegistry(config, db),
+    readonly connectors: ConnectorRegistry,
     observer?: LifecycleObserver,
     log?: ConflictLog,
   ) {

@@ -16,7 +16,7 @@ import { runDue } from '../operations/kinds.js';
 import { commissionFor } from '../merchant/fees.js';
 import type { PayoutStatus } from '../../generated/prisma/enums.js';
 import { takesCard, type CardTokenProvider } from '../providers/connector.js';
-import { ConnectorRegistry } from '../providers/registry.js';
+import type { ConnectorRegistry } from '../providers/registry.js';
 import { assertTransition } from './payout.states.js';
 import { adminPayoutView, payoutView, type PayoutRow, type PayoutView } from './payout.view.js';
 import {
@@ -99,7 +99,7 @@ export class PayoutService {
   constructor(
     private readonly config: Config,
     private readonly db: Db,
-    readonly connectors: ConnectorRegistry = new ConnectorRegistry(config, db),
+    readonly connectors: ConnectorRegistry,
     observer?: LifecycleObserver,
     log?: ConflictLog,
   ) {

@@ -13,7 +13,7 @@ import type { ConflictLog } from '../providers/conflict.js';
 import { runDue } from '../operations/kinds.js';
 import type { AuthMerchant } from '../merchant/merchant-guard.js';
 import type { ConnectorMode, OperationOutcome } from '../providers/connector.js';
-import { ConnectorRegistry, connectorServes } from '../providers/registry.js';
+import { connectorServes, type ConnectorRegistry } from '../providers/registry.js';
 import {
   addRefunded, findRefund, insertRefund, latestRefundOfPayment, lockPayment, refundsOfPayment, REFUND_COLUMNS, toRecord,
   type ClaimedRefund, type LockedRefund, type RefundRecord, type RefundRow,
@@ -57,7 +57,7 @@ export class RefundService {
   constructor(
     private readonly config: Config,
     private readonly db: Db,
-    readonly connectors: ConnectorRegistry = new ConnectorRegistry(config, db),
+    readonly connectors: ConnectorRegistry,
     observer?: LifecycleObserver,
     log?: ConflictLog,
   ) {
