@@ -41,14 +41,18 @@ const ops = (doc: any): [string, any][] => // eslint-disable-line @typescript-es
 const KEY = /^(api:error\.[a-z_-]+|Unauthenticated\.|This action is unauthorized\.|The given data was invalid\.|Too Many Attempts\.|Not Found\.|A request with this Idempotency-Key is in progress\.|Outgoing mail is not configured \(SMTP_URL\): no reset link can be sent\.)$/;
 
 /** Every value given as an example (or examples) anywhere in a document, as JSON text. */
-function examplesText(node: unknown, out: unknown[] = []): string {
-  if (Array.isArray(node)) node.forEach((x) => examplesText(x, out));
-  else if (node && typeof node === 'object') {
-    for (const [k, v] of Object.entries(node)) {
-      if (k === 'example' || k === 'examples') out.push(v);
-      else examplesText(v, out);
+function examplesText(doc: unknown): string {
+  const out: unknown[] = [];
+  const walk = (node: unknown): void => {
+    if (Array.isArray(node)) node.forEach(walk);
+    else if (node && typeof node === 'object') {
+      for (const [k, v] of Object.entries(node)) {
+        if (k === 'example' || k === 'examples') out.push(v);
+        else walk(v);
+      }
     }
-  }
+  };
+  walk(doc);
   return JSON.stringify(out);
 }
 
@@ -208,7 +212,7 @@ describe('the operators\' document', () => {
       successesShown(name, op);
       if (name.includes(' /admin/')) errorsNameKeys(name, op);
     }
-    for (const p of PLACEHOLDERS) expect(examplesText(operator), p).not.toContain(p);
+    { const text = examplesText(operator); for (const p of PLACEHOLDERS) expect(text, p).not.toContain(p); }
     expect(operator.paths['/admin/v1/payments/{id}/chargebacks'].post.responses['201']).toBeDefined();
     const page = await t.app.inject({ method: 'GET', url: '/admin/docs' });
     expect(page.body).toContain("url: '/admin/docs/json'");

@@ -87,6 +87,12 @@ describe('a go-live rehearsal of a connector', () => {
     // A test connector, or switching off, is no cause for a warning.
     expect((await admin(e, 'PATCH', '/connectors/yk-rh', { enabled: true })).body.warnings).toEqual([]);
     expect((await op.client.get('/operator/connectors/yk-live')).body).toContain('id="unrehearsed-warning"');
+    // Created already enabled, or replaced while enabled, it warns the same; created disabled, it does not.
+    const created = await admin(e, 'PUT', '/connectors/yk-live-2', { kind: 'yookassa', mode: 'live', settings: { base_url: yk.apiUrl, shop_id: yk.shopId, secret_key: yk.secretKey } });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    expect(created.body).toMatchObject({ enabled: true, warnings: [expect.stringContaining('no rehearsal of a yookassa connector has ever passed')] });
+    expect(put.body.warnings).toEqual([]);
+    expect((await admin(e, 'PATCH', '/connectors/yk-live-2', { enabled: false })).body.warnings).toEqual([]);
   });
 
   it('a live connector is never rehearsed: 422 naming it, nothing recorded, nothing sent', async () => {

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { NotFoundError } from '../../errors.js';
 import { CONNECTOR_NAME } from '../../domain/providers/registry.js';
 import { settingsLine, type ConnectorPlugin } from '../../domain/providers/plugin.js';
@@ -36,22 +36,26 @@ const Switched = ok({
 /** Operator API: the connector registry (PROVIDERS.md "Connectors"). Secrets are never returned. */
 export default async function connectorAdminRoutes(app: FastifyInstance): Promise<void> {
   const { connectors } = app.services;
+  /** Warned, not refused (docs/adr/0106): the same words and log line as the console's, whether a live connector is enabled by PUT or PATCH. */
+  const warningsOf = async (req: FastifyRequest, record: { name: string; kind: string; mode: string; enabled: boolean }): Promise<string[]> => {
+    const unrehearsed = await app.services.rehearsals.unrehearsedWarning(record);
+    if (unrehearsed) req.log.warn({ connector: record.name, kind: record.kind }, 'live connector enabled: no rehearsal of its kind ever passed');
+    return unrehearsed ? [unrehearsed] : [];
+  };
 
   app.put<{ Params: { name: string } }>('/connectors/:name', {
-    schema: { tags, summary: 'Create (201) or replace (200) a connector; secrets encrypted at rest, answered masked', params: NameParams, body: putBody(connectors.plugins), response: both([200, 201], One) },
+    schema: { tags, summary: 'Create (201) or replace (200) a connector; secrets encrypted at rest, answered masked; `warnings` says what to check', params: NameParams, body: putBody(connectors.plugins), response: both([200, 201], Switched) },
   }, async (req, reply) => {
     const { created, record } = await connectors.put(req.params.name, bodyObject(req), connectorAudit(actorOf(req)));
-    return reply.status(created ? 201 : 200).send({ success: true, ...connectorView(app.config, record, await connectors.health(record.name)) });
+    const warnings = await warningsOf(req, record);
+    return reply.status(created ? 201 : 200).send({ success: true, ...connectorView(app.config, record, await connectors.health(record.name)), warnings });
   });
 
   app.patch<{ Params: { name: string } }>('/connectors/:name', {
     schema: { tags, summary: 'Switch a connector on or off (a disabled one takes no new payment or payout; routing moves to the next); `warnings` says what to check', params: NameParams, body: PatchBody, response: { 200: Switched } },
   }, async (req) => {
     const record = await connectors.setEnabled(req.params.name, (req.body as { enabled: boolean }).enabled, connectorAudit(actorOf(req)));
-    // Warned, not refused (docs/adr/0106): the same words and log line as the console's.
-    const unrehearsed = await app.services.rehearsals.unrehearsedWarning(record);
-    if (unrehearsed) req.log.warn({ connector: record.name, kind: record.kind }, 'live connector enabled: no rehearsal of its kind ever passed');
-    return { success: true, ...connectorView(app.config, record, await connectors.health(record.name)), warnings: unrehearsed ? [unrehearsed] : [] };
+    return { success: true, ...connectorView(app.config, record, await connectors.health(record.name)), warnings: await warningsOf(req, record) };
   });
 
   app.get('/connectors', { schema: { tags, summary: 'Every connector with its health (settings masked)', response: { 200: list(ConnectorSchema, 'Every connector') } } }, async () => {
