@@ -76,5 +76,5 @@ describe('the double-entry migration', () => {
     expect(await legs('REFUND_RELEASE:odd')).toEqual(['EUR:adjustments -> EUR:merchant:mB:available 5.00', 'EUR:adjustments -> EUR:merchant:mB:hold 2.50']);
     const accounts = await c.query(`SELECT count(*)::int AS n FROM ledger_accounts WHERE merchant_id IS NOT NULL`);
     expect(accounts.rows[0].n).toBe(2 * 3 * 3);
-  }, 60_000);
+  });
 });

@@ -36,7 +36,7 @@ function start(env: Record<string, string>): Promise<{ code: number | null; out:
     child.stdout.on('data', (d: Buffer) => { out += d.toString(); });
     child.stderr.on('data', (d: Buffer) => { out += d.toString(); });
     child.on('error', reject);
-    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+    const timer = setTimeout(() => child.kill('SIGKILL'), 50_000);
     child.on('exit', (code) => { clearTimeout(timer); resolve({ code, out }); });
   });
 }
@@ -52,30 +52,42 @@ describe('ports already taken', () => {
     await expect(choosePort(port, true)).rejects.toThrow(/EMBEDDED_PG_PORT/);
     expect(await choosePort(chosen, true)).toBe(chosen);
   });
+});
 
-  it('npm start with EMBEDDED_PG_PORT taken exits 78 with one line saying what to do', async () => {
+// Each `npm start` is a cold tsx process whose exit is the subject: it runs in a hook
+// (hookTimeout), the test reads what it left.
+describe('npm start with EMBEDDED_PG_PORT taken', () => {
+  let r: { code: number | null; out: string };
+  beforeAll(async () => {
     const dir = mkdtempSync(join(tmpdir(), 'pay-port-'));
     chmodSync(dir, 0o755);
     dirs.push(dir);
-    const r = await start({ DATA_DIR: dir, EMBEDDED_PG_PORT: String(port), PORT: '1' });
+    r = await start({ DATA_DIR: dir, EMBEDDED_PG_PORT: String(port), PORT: '1' });
+  });
+
+  it('exits 78 with one line saying what to do', () => {
     expect(r.code, r.out).toBe(78);
     const lines = r.out.trim().split('\n');
     expect(lines, r.out).toHaveLength(1);
     expect(lines[0]).toMatch(/^embedded PostgreSQL cannot start: port \d+ \(EMBEDDED_PG_PORT\) is taken .*set EMBEDDED_PG_PORT to a free port/);
-    // Raised: a cold tsx start of the service (its exit is the subject), with its own PostgreSQL.
-  }, 90_000);
+  });
+});
 
-  it('npm start with its HTTP PORT taken exits 78 with one line naming PORT (no stack trace)', async () => {
+describe('npm start with its HTTP PORT taken', () => {
+  let r: { code: number | null; out: string };
+  beforeAll(async () => {
     const db = await createTestDatabase();
     try {
-      const r = await start(databaseEnv(db.url, { PORT: String(port) }));
-      expect(r.code, r.out).toBe(78);
-      const errors = r.out.trim().split('\n').filter((l) => !l.startsWith('{'));
-      expect(errors, r.out).toEqual([expect.stringMatching(new RegExp(`^port ${port} on 127\\.0\\.0\\.1 is taken .*set PORT to a free port`))]);
-      expect(r.out).not.toMatch(/\n\s+at /);
+      r = await start(databaseEnv(db.url, { PORT: String(port) }));
     } finally {
       await db.drop();
     }
-    // Raised: a cold tsx start of the service (its exit is the subject), with its own PostgreSQL.
-  }, 90_000);
+  });
+
+  it('exits 78 with one line naming PORT (no stack trace)', () => {
+    expect(r.code, r.out).toBe(78);
+    const errors = r.out.trim().split('\n').filter((l) => !l.startsWith('{'));
+    expect(errors, r.out).toEqual([expect.stringMatching(new RegExp(`^port ${port} on 127\\.0\\.0\\.1 is taken .*set PORT to a free port`))]);
+    expect(r.out).not.toMatch(/\n\s+at /);
+  });
 });

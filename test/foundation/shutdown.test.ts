@@ -1,10 +1,10 @@
 import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase } from '../helpers/app.js';
 import pg from 'pg';
-import { complaints, databaseEnv, freePort, isAlive, killAll, startService } from '../helpers/service-process.js';
+import { complaints, databaseEnv, freePort, isAlive, killAll, startService, type ServiceProcess } from '../helpers/service-process.js';
 import { waitFor } from '../helpers/wait.js';
 
 const dirs: string[] = [];
@@ -25,11 +25,18 @@ function dataDir(): string {
   return d;
 }
 
-describe('a clean stop (Ctrl-C, docker stop)', () => {
-  it('embedded profile: the banner\'s curl creates a bill; Ctrl-C (SIGINT to the whole process group) stops workers, pool, then PostgreSQL; exit 0, nothing logged at warn or above', async () => {
+// Each service's cold start under tsx is a hook's wait (hookTimeout); the tests time the stop.
+describe('a clean stop (Ctrl-C, docker stop): embedded profile', () => {
+  let svc: ServiceProcess;
+  let pgPid: number;
+  beforeAll(async () => {
     const dir = dataDir();
-    const svc = await startService(['--import', 'tsx', 'src/entry/main.ts'], { DATA_DIR: dir, EMBEDDED_PG_PORT: String(await freePort()) }, { timeoutMs: 90_000 });
-    const pgPid = Number(readFileSync(join(dir, 'pg', 'postmaster.pid'), 'utf8').split('\n')[0]);
+    svc = await startService(['--import', 'tsx', 'src/entry/main.ts'], { DATA_DIR: dir, EMBEDDED_PG_PORT: String(await freePort()) }, { timeoutMs: 50_000 });
+    pgPid = Number(readFileSync(join(dir, 'pg', 'postmaster.pid'), 'utf8').split('\n')[0]);
+    postmasters.push(pgPid);
+  });
+
+  it('the banner\'s curl creates a bill; Ctrl-C (SIGINT to the whole process group) stops workers, pool, then PostgreSQL; exit 0, nothing logged at warn or above', async () => {
     // The start banner says what to do next, and its curl works as printed.
     await waitFor(() => svc.lines().some((l) => l.includes('Stop with Ctrl-C')), 'the start banner', 10_000, 100);
     const banner = svc.lines().join('\n');
@@ -44,7 +51,6 @@ describe('a clean stop (Ctrl-C, docker stop)', () => {
     });
     expect(bill.status).toBe(200);
     expect(((await bill.json()) as { link_page_url: string }).link_page_url).toMatch(/\/pay\/\w+$/);
-    postmasters.push(pgPid);
     expect(isAlive(pgPid)).toBe(true);
     // Time, not an outcome: the workers' first polls, so the stop finds pool connections held. The
     // embedded PostgreSQL's credentials are the service's own, so no query here can see them.
@@ -55,29 +61,34 @@ describe('a clean stop (Ctrl-C, docker stop)', () => {
     expect(complaints(svc.lines())).toEqual([]);
     expect(svc.lines().some((l) => l.includes('"shutting down"'))).toBe(true);
     expect(isAlive(pgPid)).toBe(false);
-    // Raised: the service started cold under tsx with its own PostgreSQL (initdb included).
-  }, 120_000);
-
-  it('DATABASE_URL profile: SIGTERM to the process (docker stop) and SIGINT to the group both exit 0 with nothing logged at warn or above', async () => {
-    const db = await createTestDatabase();
-    const watch = new pg.Client({ connectionString: db.url });
-    await watch.connect();
-    // A worker's claim (FOR UPDATE SKIP LOCKED) on a connection of the service: the workers have
-    // polled and hold pool connections, which the stop must give back.
-    const claimed = async () => (await watch.query(`SELECT count(*)::int AS n FROM pg_stat_activity
-      WHERE datname = current_database() AND pid <> pg_backend_pid() AND query ILIKE '%SKIP LOCKED%'`)).rows[0].n > 0;
-    try {
-      for (const how of ['SIGTERM', 'SIGINT'] as const) {
-        const svc = await startService(['--import', 'tsx', 'src/entry/main.ts'], databaseEnv(db.url));
-        await waitFor(claimed, 'a worker\'s claim on a connection of the service', 10_000, 50);
-        if (how === 'SIGTERM') svc.child.kill('SIGTERM'); else svc.interrupt('SIGINT');
-        expect(await svc.exited).toEqual({ code: 0, signal: null });
-        expect(complaints(svc.lines())).toEqual([]);
-      }
-    } finally {
-      await watch.end();
-      await db.drop();
-    }
-    // Raised: two cold starts of the service under tsx, one per signal.
-  }, 120_000);
+  });
 });
+
+for (const how of ['SIGTERM', 'SIGINT'] as const) {
+  describe(`a clean stop (Ctrl-C, docker stop): DATABASE_URL profile, ${how}`, () => {
+    let db: Awaited<ReturnType<typeof createTestDatabase>>;
+    let watch: pg.Client;
+    let svc: ServiceProcess;
+    beforeAll(async () => {
+      db = await createTestDatabase();
+      watch = new pg.Client({ connectionString: db.url });
+      await watch.connect();
+      svc = await startService(['--import', 'tsx', 'src/entry/main.ts'], databaseEnv(db.url), { timeoutMs: 50_000 });
+    });
+    afterAll(async () => {
+      await watch?.end();
+      await db?.drop();
+    });
+
+    it(`${how === 'SIGTERM' ? 'SIGTERM to the process (docker stop)' : 'SIGINT to the group (Ctrl-C)'} exits 0 with nothing logged at warn or above`, async () => {
+      // A worker's claim (FOR UPDATE SKIP LOCKED) on a connection of the service: the workers have
+      // polled and hold pool connections, which the stop must give back.
+      const claimed = async () => (await watch.query(`SELECT count(*)::int AS n FROM pg_stat_activity
+        WHERE datname = current_database() AND pid <> pg_backend_pid() AND query ILIKE '%SKIP LOCKED%'`)).rows[0].n > 0;
+      await waitFor(claimed, 'a worker\'s claim on a connection of the service', 10_000, 50);
+      if (how === 'SIGTERM') svc.child.kill('SIGTERM'); else svc.interrupt('SIGINT');
+      expect(await svc.exited).toEqual({ code: 0, signal: null });
+      expect(complaints(svc.lines())).toEqual([]);
+    });
+  });
+}

@@ -27,9 +27,9 @@ beforeAll(async () => {
   });
   child.stdout!.on('data', (d) => { out += d; });
   child.stderr!.on('data', (d) => { out += d; });
-  base = await waitFor(() => /listening at (http:\/\/127\.0\.0\.1:\d+)/i.exec(out)?.[1], 'the server to listen', 60_000, 200)
+  base = await waitFor(() => /listening at (http:\/\/127\.0\.0\.1:\d+)/i.exec(out)?.[1], 'the server to listen', 45_000, 200)
     .catch(() => { throw new Error(`server did not start: ${out.slice(0, 2000)}`); });
-}, 90_000);
+});
 
 afterAll(async () => {
   if (child?.pid && child.exitCode === null) {

@@ -11,7 +11,7 @@ const ART = 'test/artifacts/sandbox-shop';
 let t: TestApp;
 let base: string;
 let browser: Browser;
-beforeAll(async () => { ({ t, base, browser } = await browserTestApp(ART)); }, 120_000);
+beforeAll(async () => { ({ t, base, browser } = await browserTestApp(ART)); });
 afterAll(async () => { await browser?.close(); await t?.close(); });
 
 const form = { InvId: 'A-77', OutSum: '1234.50', CurrencyIn: 'RUB', TrsId: 'pay123', SignatureValue: 'X' };

@@ -30,7 +30,7 @@ beforeAll(async () => {
   } finally {
     c.release();
   }
-}, 120_000);
+});
 afterAll(async () => { await t.close(); });
 
 interface PlanNode { 'Node Type': string; 'Relation Name'?: string; 'Index Name'?: string; 'Shared Hit Blocks'?: number; 'Shared Read Blocks'?: number; Plans?: PlanNode[] }
