@@ -100,28 +100,39 @@ describe('operator CLI (argument parsing)', () => {
   });
 });
 
-// Each spawn boots the whole app (tsx, migrations check, routes): seconds on a shared 2-core machine.
-describe('operator CLI (child process against the database)', { timeout: 180_000 }, () => {
-  it('--help lists the verbs and exits 0; an unknown verb exits 2', async () => {
-    const h = await cliProcess(['--help']);
-    expect(h.code).toBe(0);
-    for (const verb of ['merchants:create', 'balance:adjust', 'rates:set', 'payouts:approve', 'events:redeliver', 'ledger:verify', 'request']) {
-      expect(h.out).toContain(verb);
-    }
-    expect((await cliProcess(['frobnicate'])).code).toBe(2);
+describe('operator CLI (child process against the database)', () => {
+  // Each spawn boots the whole app cold under tsx (seconds of CPU on a shared 2-core machine): the
+  // four independent runs go at once in the hook (hookTimeout), the tests read what each left.
+  let help: Awaited<ReturnType<typeof cliProcess>>;
+  let unknown: Awaited<ReturnType<typeof cliProcess>>;
+  let created: Awaited<ReturnType<typeof cliProcess>>;
+  let notFound: Awaited<ReturnType<typeof cliProcess>>;
+  beforeAll(async () => {
+    [help, unknown, created, notFound] = await Promise.all([
+      cliProcess(['--help']),
+      cliProcess(['frobnicate']),
+      cliProcess(['merchants:create', '--name', 'Process shop', '--email', 'process-cli@example.test']),
+      cliProcess(['request', 'GET', '/merchants/unknown']),
+    ]);
   });
 
-  it('the command prints the JSON answer and exits 0; a refusal exits 1 with the error JSON', async () => {
-    const c = await cliProcess(['merchants:create', '--name', 'Process shop', '--email', 'process-cli@example.test']);
-    expect(c.code, c.stderr).toBe(0);
-    expect(c.out.id).toEqual(expect.any(String));
-    const nf = await cliProcess(['request', 'GET', '/merchants/unknown']);
-    expect(nf.code).toBe(1);
-    expect(nf.stderr).toContain('HTTP 404');
+  it('--help lists the verbs and exits 0; an unknown verb exits 2', () => {
+    expect(help.code).toBe(0);
+    for (const verb of ['merchants:create', 'balance:adjust', 'rates:set', 'payouts:approve', 'events:redeliver', 'ledger:verify', 'request']) {
+      expect(help.out).toContain(verb);
+    }
+    expect(unknown.code).toBe(2);
+  });
+
+  it('the command prints the JSON answer and exits 0; a refusal exits 1 with the error JSON', () => {
+    expect(created.code, created.stderr).toBe(0);
+    expect(created.out.id).toEqual(expect.any(String));
+    expect(notFound.code).toBe(1);
+    expect(notFound.stderr).toContain('HTTP 404');
   });
 });
 
-describe('operator CLI (its entry in this process, against the database)', { timeout: 180_000 }, () => {
+describe('operator CLI (its entry in this process, against the database)', () => {
   it('--help lists the verbs and exits 0; an unknown verb exits 2', async () => {
     const h = await cli(['--help']);
     expect(h.code).toBe(0);

@@ -134,6 +134,8 @@ export async function startFormation(opts: { dbname?: string; log?: (s: string) 
   startNode(nodes[0]!);
   await waitFor('first node primary', async () => (await states()).some((s) => s.name === 'node_1' && ['single', 'primary'].includes(s.reported)));
   startNode(nodes[1]!);
+  // Bound raised: the standby's base backup and catch-up are the formation's slowest part on a
+  // loaded machine; the failover file's formation hook allows for it.
   await waitFor('standby in sync', async () => {
     const s = await states();
     return s.some((x) => x.name === 'node_1' && x.reported === 'primary' && x.assigned === 'primary')

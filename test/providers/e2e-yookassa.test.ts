@@ -124,7 +124,7 @@ for (const size of ['phone', 'desktop'] as const) {
       const done = await until('payouts final', async () => {
         const rows = (await e.t.db.pool.query(`SELECT id, status::text, commission::text, amount::text, provider_ref FROM payouts WHERE id = ANY($1)`, [ids])).rows;
         return rows.every((x) => x.status === 'SUCCESS' || x.status === 'FAIL') ? rows : null;
-      }, 30_000);
+      });
       expect(done.map((x) => x.status)).toEqual(['SUCCESS', 'SUCCESS']);
       const provPayouts = done.map((x) => yk.payouts.get(x.provider_ref));
       expect(provPayouts.map((x) => x?.status)).toEqual(['succeeded', 'succeeded']);
