@@ -320,7 +320,7 @@ export default async function pageRoutes(app: FastifyInstance): Promise<void> {
     let st = await services.paymentPage.paymentState(billId, paymentId);
     // A payment still waiting: ask its provider (the payer may just have come back from the bank), at most every ASK_EVERY_MS.
     if (st && st.outcome.status === 'PROCESS' && st.connector && await services.paymentPage.mayAskProvider(paymentId, ASK_EVERY_MS)) {
-      await services.payments.askProvider({ id: paymentId, connector: st.connector, ref: st.ref });
+      await services.payments.askProvider({ id: paymentId, connector: st.connector, ref: st.ref, data: st.data });
       st = await services.paymentPage.paymentState(billId, paymentId);
     }
     if (!st) {

@@ -89,7 +89,7 @@ export default async function sandboxBankRoutes(app: FastifyInstance): Promise<v
       if (await bank.decide(id, state, raw.decision === 'confirm' ? 'paid' : 'declined', amount)) {
         // The sandbox tells the service at once, as a provider's notification would.
         const st = await app.services.paymentPage.paymentState(w.p!.billId, id);
-        if (st?.connector) await app.services.payments.askProvider({ id, connector: st.connector, ref: st.ref });
+        if (st?.connector) await app.services.payments.askProvider({ id, connector: st.connector, ref: st.ref, data: st.data });
       }
       return reply.redirect(backTo(w.p!.billId, id), 303);
     });

@@ -150,6 +150,24 @@ describe('tbank connector: payments', () => {
     // Under T-Bank's 10 RUB minimum for SBP, GetQr refuses: a refusal before money moved.
     expect(await create(pid(), { method: 'sbp', amount: '5' })).toMatchObject({ status: 'refused', code: 'tbank:3016' });
   });
+
+  it('a two-stage Init answers the data it keeps (PayType T); handed back, AUTHORIZED reads as a hold; without it, or for a one-stage payment, AUTHORIZED is pending', async () => {
+    const id = pid();
+    const c = await call('create_payment', (ctx) => conn.createPayment({
+      paymentId: id, method: 'card', amount: new Decimal('300.00'), returnUrl: `http://pay.test/pay/bill1/return/${id}`, capture: false,
+    }, ctx));
+    expect(c).toMatchObject({ status: 'action', data: { payType: 'T' } });
+    if (c.status !== 'action' || c.action.type !== 'redirect') throw new Error(`expected a redirect, got ${c.status}`);
+    await payOnForm(c.action.url, '4300000000000777');
+    expect(tb.payments.get(c.ref)).toMatchObject({ Status: 'AUTHORIZED', PayType: 'T' });
+    const heldRead = await call('get_payment', (ctx) => conn.getPayment({ paymentId: id, ref: c.ref, data: c.data }, ctx));
+    expect(heldRead.status === 'authorized' && heldRead.amount.equals('300')).toBe(true);
+    // GetState alone does not say the payment is two-stage: AUTHORIZED is a step the bank finishes itself.
+    expect(await getPayment(id, c.ref)).toMatchObject({ status: 'pending' });
+    const plain = await create(pid());
+    expect(plain.status).toBe('action');
+    expect(plain).not.toHaveProperty('data');
+  });
 });
 
 describe('tbank connector: refunds', () => {

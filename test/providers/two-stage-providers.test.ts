@@ -129,4 +129,22 @@ describe('T-Bank two-stage (PayType T)', () => {
     expect(Number(await available(mTb)) - before).toBeCloseTo(600, 2);
     await ledgerOk(e);
   });
+
+  it('the payment keeps what Init answered (PayType T) and every read hands it back, so AUTHORIZED is recorded as the hold; a one-stage payment keeps nothing and is never held', async () => {
+    const data = async (id: string) => (await one(e, `SELECT provider_data FROM payments WHERE id = $1`, [id])).provider_data;
+    // T-Bank's GetState does not say PayType: the hold is recorded only through the data the payment kept.
+    const { paymentId } = await held(mTb, '300.00', (ref) => { tb.payerAction(ref, 'pay'); });
+    expect(await data(paymentId)).toEqual({ payType: 'T' });
+
+    const b = await e.t.app.inject({ method: 'POST', url: '/api/v1/bill/create', headers: mTb.auth, payload: { shop_id: mTb.shopId, amount: '200.00' } });
+    expect(b.statusCode, b.body).toBe(200);
+    const r = await payRequest(e.t, b.json().bill_id, { method: 'BANK_CARD' });
+    expect(r.statusCode, r.body).toBe(200);
+    const plain = r.json().payment_id as string;
+    tb.payerAction((await row(plain)).provider_ref, 'pay');
+    await until('the one-stage payment paid', async () => (await row(plain)).status === 'SUCCESS');
+    expect(await row(plain)).toMatchObject({ authorized_amount: null, amount_received: '200.00' });
+    expect(await data(plain)).toBeNull();
+    await ledgerOk(e);
+  });
 });

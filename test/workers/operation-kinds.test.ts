@@ -3,7 +3,7 @@ import { Decimal } from 'decimal.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SandboxConnector } from '../../src/domain/providers/connectors/sandbox/index.js';
 import type {
-  CreatePayment, CreatePayout, CreateRefund, InboundNotification, OperationOutcome, ParsedNotification, PaymentOutcome,
+  CreatePayment, CreatePayout, CreateRefund, InboundNotification, OperationOutcome, ParsedNotification, PaymentOutcome, ProviderData,
 } from '../../src/domain/providers/connector.js';
 import type { OperationType } from '../../src/domain/operation-type.js';
 import { verifyBalances, verifyLedger } from '../../src/domain/ledger/verify.js';
@@ -27,6 +27,8 @@ const LOST = { status: 'unknown', ref: null, reason: 'timeout after 300 ms' } as
 
 /** What the provider answers when asked, per object id (unset: it cannot say). */
 const says = new Map<string, PaymentOutcome | OperationOutcome>();
+/** The provider's own state of the operation each read was handed (docs/adr/0118), per object id. */
+const handed = new Map<string, ProviderData | null>();
 
 class KindsProvider extends SandboxConnector {
   override async createPayment(r: CreatePayment): Promise<PaymentOutcome> {
@@ -34,13 +36,20 @@ class KindsProvider extends SandboxConnector {
     if (r.card?.number === SUCCESS_CARD) return { status: 'paid', amountReceived: r.amount, ref: `pay-${r.paymentId}` };
     return LOST;
   }
-  override async getPayment(q: { paymentId: string; ref: string | null }): Promise<PaymentOutcome> {
+  override async getPayment(q: { paymentId: string; ref: string | null; data?: ProviderData | null }): Promise<PaymentOutcome> {
+    handed.set(q.paymentId, q.data ?? null);
     return (says.get(q.paymentId) as PaymentOutcome | undefined) ?? { status: 'pending', ref: q.ref ?? `pay-${q.paymentId}` };
   }
   override async createPayout(_p: CreatePayout): Promise<OperationOutcome> { return LOST; }
-  override async getPayout(q: { payoutId: string }): Promise<OperationOutcome> { return (says.get(q.payoutId) as OperationOutcome | undefined) ?? LOST; }
+  override async getPayout(q: { payoutId: string; data?: ProviderData | null }): Promise<OperationOutcome> {
+    handed.set(q.payoutId, q.data ?? null);
+    return (says.get(q.payoutId) as OperationOutcome | undefined) ?? LOST;
+  }
   override async refund(_r: CreateRefund): Promise<OperationOutcome> { return LOST; }
-  override async getRefund(q: { refundId: string }): Promise<OperationOutcome> { return (says.get(q.refundId) as OperationOutcome | undefined) ?? LOST; }
+  override async getRefund(q: { refundId: string; data?: ProviderData | null }): Promise<OperationOutcome> {
+    handed.set(q.refundId, q.data ?? null);
+    return (says.get(q.refundId) as OperationOutcome | undefined) ?? LOST;
+  }
   override async parseNotification(n: InboundNotification): Promise<ParsedNotification> {
     const b = n.body as Record<string, string> | null;
     if (!b || typeof b !== 'object' || typeof b.event_id !== 'string') return { ok: false, reason: 'malformed' };
@@ -125,6 +134,29 @@ async function notify(type: OperationType, id: string, word: 'succeeded' | 'fail
 }
 
 describe.each(CASES)('the $type kind, through the one send path', (c) => {
+  it('the provider\'s own state of the operation is kept with it and handed back to the next question; a final answer\'s replaces it', async () => {
+    const id = await c.lost();
+    const dataOf = async () => (await one(`SELECT provider_data FROM ${c.table} WHERE id = $1`, [id])).provider_data;
+    expect(await dataOf()).toBeNull();
+    says.set(id, { status: 'pending', ref: `ref-${id}`, data: { asked: 1 } });
+    await due(c, id);
+    await processDueOperations(t.app, c.type);
+    expect(handed.get(id)).toBeNull();
+    expect(await statusOf(c, id)).toBe('PROCESS');
+    expect(await dataOf()).toEqual({ asked: 1 });
+    // An answer without data keeps what was kept.
+    says.set(id, { status: 'pending', ref: `ref-${id}` });
+    await due(c, id);
+    await processDueOperations(t.app, c.type);
+    expect(await dataOf()).toEqual({ asked: 1 });
+    says.set(id, { ...outcome(c.type, id, 'succeeded'), data: { asked: 2 } });
+    await due(c, id);
+    await processDueOperations(t.app, c.type);
+    expect(handed.get(id)).toEqual({ asked: 1 });
+    expect(await statusOf(c, id)).toBe('SUCCESS');
+    expect(await dataOf()).toEqual({ asked: 2 });
+  });
+
   it('an answer lost, then reconciled: finished SUCCESS once, the money moved once however often it is asked again', async () => {
     const id = await c.lost();
     expect(await one(`SELECT status::text, connector FROM ${c.table} WHERE id = $1`, [id])).toEqual({ status: 'PROCESS', connector: 'prov-kinds' });

@@ -31,6 +31,10 @@ import {
  * caller's transaction (`applyOutcome_`, `finish_`), `...FromProvider_` talks to the provider
  * outside any transaction. What differs between payments, refunds and payouts is an
  * `OperationKind`: their rows, their connector calls, their state table and ledger transfers.
+ *
+ * An answer's `data`, the provider's own state of the operation, is opaque here: each kind keeps
+ * it in the statement that records the answer (`defer_`, `hold_`, `finish_`) and hands it back to
+ * every later call of its connector about the operation (docs/adr/0118).
  */
 
 

@@ -11,7 +11,7 @@ import { assertTransition, IllegalBillTransitionError, sourcesOf as billSourcesO
 import { ledgerParams, transfersSql } from '../ledger/fragments.js';
 import { ledgerError } from '../ledger/ledger.js';
 import { paymentReceived } from '../ledger/postings.js';
-import { PAYMENT_METHOD_REVOKED, type PayerAction, type PaymentOutcome, type SavedCard } from '../providers/connector.js';
+import { PAYMENT_METHOD_REVOKED, type CarriesData, type PayerAction, type PaymentOutcome, type SavedCard } from '../providers/connector.js';
 import { paymentReceipt, type Receipt } from '../receipt/receipt.js';
 import { isMoneyReceived } from '../../kernel/statuses.js';
 import { round2, type PayableBill, type Quote } from './payable-bill.js';
@@ -65,7 +65,7 @@ const PAY_FINISH = statement('pay_finish', `WITH p AS (
          UPDATE payments SET status = :status::text::"PaymentStatus", amount_received = :received, commission = :commission, account_amount = :account_amount,
                 provider_ref = coalesce(:reference, provider_ref), failure_reason = :failure_reason, failure_message = :failure_message,
                 connector = coalesce(:connector, connector), finished_at = now(), updated_at = now(),
-                payment_method_id = coalesce(:saved_id, payment_method_id)
+                payment_method_id = coalesce(:saved_id, payment_method_id), provider_data = coalesce(:provider_data::jsonb, provider_data)
           -- The creation time (the partition key) leads the planner to the one month's partition.
           WHERE id = :payment_id AND created_at = :created_at::timestamptz AND status = ANY(:payment_sources::"PaymentStatus"[])
             -- A NORMAL bill must still be where it can follow the payment (PROCESS): else
@@ -121,19 +121,21 @@ export function receiptFor(bill: PayableBill, quote: Quote, payer: PayerFields):
 }
 
 /** A connector's answer as the finishing step takes it; null when it is not final. */
-export type ChargeResult =
+export type ChargeResult = CarriesData & (
   /** `captured`: a held payment captured (in full or in part): SUCCESS with what was captured, never UNDERPAID. */
   | { outcome: 'PAID'; amountReceived: Decimal; reference: string; captured?: boolean; saved?: SavedCard }
-  | { outcome: 'DECLINED'; reason: string; message: string; reference: string };
+  | { outcome: 'DECLINED'; reason: string; message: string; reference: string });
 
 /**
  * A provider's final answer about a payment it has: paid or declined. A later `refused` (the
  * provider could not be asked) is no answer at all: it never fails a payment.
  */
 export function finalAnswer(o: PaymentOutcome): ChargeResult | null {
+  // The provider's state of the payment (docs/adr/0118) is kept by the finishing statement itself.
+  const data = o.data ? { data: o.data } : {};
   switch (o.status) {
-    case 'paid': return { outcome: 'PAID', amountReceived: o.amountReceived, reference: o.ref, ...(o.saved ? { saved: o.saved } : {}) };
-    case 'declined': return { outcome: 'DECLINED', reason: o.code, message: o.message, reference: o.ref ?? '' };
+    case 'paid': return { outcome: 'PAID', amountReceived: o.amountReceived, reference: o.ref, ...(o.saved ? { saved: o.saved } : {}), ...data };
+    case 'declined': return { outcome: 'DECLINED', reason: o.code, message: o.message, reference: o.ref ?? '', ...data };
     default: return null;
   }
 }
@@ -253,6 +255,7 @@ export async function finishPayment(
     saved_id: saved?.id ?? null, saved_shop_id: bill.shopId, saved_mode: bill.test ? 'test' : 'live', saved_connector: connector,
     saved_enc: saved ? encrypt(config.tokenEncryptionKey, saved.card.providerId) : null,
     saved_mask: saved?.card.mask ?? null, saved_expiry: saved?.card.expiry ?? null,
+    provider_data: result.data ? JSON.stringify(result.data) : null,
     ...ledgerParams(bill.merchantId, bill.currency, transfer ? [transfer] : [], 'credit'),
   })).catch((e) => { throw ledgerError(e, `payment ${paymentId}`); });
   const row = r.rows[0]!;

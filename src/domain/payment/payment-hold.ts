@@ -72,7 +72,7 @@ export class PaymentHolds {
       return { p, want, receipt };
     });
     const sent = await this.lifecycle.send({
-      id: paymentId, connector: p.connector, ref: p.provider_ref, sentAt: new Date(p.created_at), checkAttempts: 0,
+      id: paymentId, connector: p.connector, ref: p.provider_ref, data: p.provider_data, sentAt: new Date(p.created_at), checkAttempts: 0,
       hold: { kind, amount: want, held: new Decimal(p.authorized_amount!), receipt },
     }, { via: 'read' });
     // The provider did not take it: no money moved, the request was withdrawn (it may be made again).

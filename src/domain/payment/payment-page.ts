@@ -3,7 +3,7 @@ import type { Config } from '../../config.js';
 import type { Db } from '../../db/client.js';
 import { decrypt } from '../../lib/crypto.js';
 import { paymentSignature, type PaymentPostbackFields } from '../../outbox/events.js';
-import type { Connector } from '../providers/connector.js';
+import type { Connector, ProviderData } from '../providers/connector.js';
 import type { ConnectorRegistry } from '../providers/registry.js';
 import { isMoneyReceived } from '../../kernel/statuses.js';
 import { paymentCandidates, quoteFor, readPayableBill, type PayableBill, type Quote } from './payable-bill.js';
@@ -114,8 +114,11 @@ export class PaymentPage {
     return r.rows[0]?.asked === true;
   }
 
-  /** A payment of a bill for the polling page; null when there is no such payment of that bill. */
-  async paymentState(billId: string, paymentId: string): Promise<{ bill: PayableBill; outcome: PayOutcome; connector: string | null; ref: string | null } | null> {
+  /**
+   * A payment of a bill for the polling page; null when there is no such payment of that bill.
+   * `connector`, `ref` and `data` (its connector's own, docs/adr/0118) are what asking its provider takes.
+   */
+  async paymentState(billId: string, paymentId: string): Promise<{ bill: PayableBill; outcome: PayOutcome; connector: string | null; ref: string | null; data: ProviderData | null } | null> {
     if (!/^[A-Za-z0-9]{1,64}$/.test(paymentId)) return null;
     const p = (await runPaymentById<PaymentRow>(this.db.pool, paymentId, { text: PAYMENT_SQL, values: [paymentId] })).rows[0];
     if (!p || p.bill_id !== billId) return null;
@@ -153,6 +156,6 @@ export class PaymentPage {
         };
       }
     }
-    return { bill, outcome, connector: p.connector, ref: p.provider_ref };
+    return { bill, outcome, connector: p.connector, ref: p.provider_ref, data: p.provider_data };
   }
 }

@@ -12,7 +12,7 @@ import { paymentNotReceivedAfterAll, paymentReceivedAfterAll } from '../ledger/p
 import { commissionFor } from '../merchant/fees.js';
 import type { Applied, Claimed, Deferred, OperationKind, Target } from '../operations/lifecycle.js';
 import { recordConflict, type ConflictLog, type ProviderWord } from '../providers/conflict.js';
-import type { Connector, PaymentOutcome, SavedCard } from '../providers/connector.js';
+import type { Connector, PaymentOutcome, ProviderData, SavedCard } from '../providers/connector.js';
 import type { ConnectorRegistry } from '../providers/registry.js';
 import type { Receipt } from '../receipt/receipt.js';
 import { receiptFromJson } from '../receipt/receipt-json.js';
@@ -32,6 +32,8 @@ export interface HoldCall { kind: 'capture' | 'cancel'; amount: Decimal; held: D
 /** A payment the lifecycle sends or asks about: the connector that has it and its reference. */
 export interface PaymentSend extends Claimed {
   connector: string | null; ref: string | null;
+  /** What its connector's answers kept (docs/adr/0118), handed back to every call about it; absent for a payment just opened. */
+  data?: ProviderData | null;
   /** The payer's first send: the payment just opened, with its routing's connectors in order. */
   opened?: OpenedPayment;
   /** A request on a held payment, heard as a read. */
@@ -141,7 +143,7 @@ export class PaymentOperation implements OperationKind<PaymentStatus, PaymentRow
   }
 
   /** Asks the connector that has a payment for its status, outside any transaction. */
-  async reconcileFromProvider_(p: { id: string; connector: string | null; ref: string | null }): Promise<PaymentOutcome> {
+  async reconcileFromProvider_(p: { id: string; connector: string | null; ref: string | null; data?: ProviderData | null }): Promise<PaymentOutcome> {
     // No connector could take it (none was ever called): no money can have moved.
     if (p.connector === null) return { status: 'declined', code: 'no_connector', message: 'No connector took the payment.', ref: null };
     const c = await this.connectors.get(p.connector);
@@ -150,14 +152,12 @@ export class PaymentOperation implements OperationKind<PaymentStatus, PaymentRow
       const repeat = await this.repeatChargeFromProvider_(c, p.id);
       if (repeat) return repeat;
     }
-    // Whether it is a two-stage payment (its bill's `capture`): T-Bank's state alone does not say.
-    const twoStage = c.capabilities.twoStage === true && await repo.isTwoStage(this.pool, p.id);
-    return this.connectors.call<PaymentOutcome>(c, 'get_payment', (cc) => c.getPayment({ paymentId: p.id, ref: p.ref, ...(twoStage ? { twoStage } : {}) }, cc));
+    return this.connectors.call<PaymentOutcome>(c, 'get_payment', (cc) => c.getPayment({ paymentId: p.id, ref: p.ref, data: p.data ?? null }, cc));
   }
 
   async readFromProvider_(id: string, ref?: string | null): Promise<PaymentOutcome | null> {
     const p = await repo.readPayment(this.pool, id);
-    return p?.connector ? this.reconcileFromProvider_({ id, connector: p.connector, ref: ref ?? p.provider_ref }) : null;
+    return p?.connector ? this.reconcileFromProvider_({ id, connector: p.connector, ref: ref ?? p.provider_ref, data: p.provider_data }) : null;
   }
 
   async defer_(c: Queryable, op: PaymentSend, o: PaymentOutcome): Promise<Deferred | null> {
@@ -208,6 +208,7 @@ export class PaymentOperation implements OperationKind<PaymentStatus, PaymentRow
       // A card saved before the payment is final (T-Bank: RebillId on AUTHORIZED), kept for its finish.
       savedCard: o.status === 'pending' && o.saved
         ? JSON.stringify({ provider_id_enc: encrypt(this.config.tokenEncryptionKey, o.saved.providerId), mask: o.saved.mask, expiry: o.saved.expiry }) : null,
+      data: o.data ? JSON.stringify(o.data) : null,
     });
     // A payment is handed to its connector when it is opened: its deadline runs from then.
     return row ? { merchantId: row.merchant_id, connector: row.connector, ref: row.provider_ref, sentAt: row.created_at } : null;
@@ -253,7 +254,7 @@ export class PaymentOperation implements OperationKind<PaymentStatus, PaymentRow
     const call = h.kind === 'capture' ? connector?.capturePayment : connector?.cancelPayment;
     if (!connector || !call) return { status: 'unknown', ref: op.ref, reason: `connector ${op.connector ?? '(none)'} cannot ${h.kind} a held payment now` };
     return this.connectors.call<PaymentOutcome>(connector, h.kind === 'capture' ? 'capture_payment' : 'cancel_payment',
-      (cc) => call.call(connector, { paymentId: op.id, ref: op.ref, amount: h.amount, held: h.held, ...(h.receipt ? { receipt: h.receipt } : {}) }, cc));
+      (cc) => call.call(connector, { paymentId: op.id, ref: op.ref, amount: h.amount, held: h.held, ...(h.receipt ? { receipt: h.receipt } : {}), data: op.data ?? null }, cc));
   }
 
   /**

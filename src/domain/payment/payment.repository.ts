@@ -2,7 +2,7 @@ import type { Queryable } from '../../db/client.js';
 import { paymentIdSql } from '../../lib/ids.js';
 import type { Currency, PaymentStatus } from '../../generated/prisma/enums.js';
 import type { BillStatus } from '../bill/bill.states.js';
-import type { PayerAction } from '../providers/connector.js';
+import type { PayerAction, ProviderData } from '../providers/connector.js';
 import { runPaymentById } from './payment-by-id.js';
 import type { PayerFields, PayMethod } from './pay-input.js';
 
@@ -26,12 +26,14 @@ export interface PaymentRow {
   save_consent: boolean; payment_method_id: string | null;
   /** A card the provider said it saved before the payment was final (its id encrypted). */
   saved_card: { provider_id_enc: string; mask: string | null; expiry: string | null } | null;
+  /** What its connector's answers kept (docs/adr/0118), handed back to every later call; null when nothing. */
+  provider_data: ProviderData | null;
   /** The partition key, as text: the finishing statement finds the row in its month's partition only. */
   created_at: string;
 }
 export const PAYMENT_SQL = `SELECT id, bill_id, status::text, amount::text, amount_received::text, commission::text, rate::text, method::text, from_card,
        payer_email AS email, payer_phone AS phone, payer_name AS name, payer_comment AS comment, connector, provider_ref, payer_action, finished_at,
-       failure_reason, payer_ip, authorized_amount::text, capture_amount::text, (cancel_requested_at IS NOT NULL) AS cancel_requested, save_consent, payment_method_id, saved_card, created_at::text
+       failure_reason, payer_ip, authorized_amount::text, capture_amount::text, (cancel_requested_at IS NOT NULL) AS cancel_requested, save_consent, payment_method_id, saved_card, provider_data, created_at::text
   FROM payments WHERE id = $1`;
 
 /** How the payment was made, for the postback's optional fields. */
@@ -126,6 +128,8 @@ export interface Heard {
   held: string | null;
   /** A card saved before the payment is final, as JSON. */
   savedCard: string | null;
+  /** The answer's ProviderData, as JSON (replaces what was kept; null keeps it). */
+  data: string | null;
 }
 
 /** The payment kept PROCESS with what was heard; its merchant, connector and reference as it then is (null: not PROCESS). */
@@ -139,9 +143,9 @@ export async function keepHeard(c: Queryable, id: string, h: Heard): Promise<{ m
             -- A call just went unanswered: the payer's page, opened next, does not ask again at once
             -- (it would wait out another timeout before showing that the payment is being checked).
             provider_asked_at = CASE WHEN $6 THEN clock_timestamp() ELSE provider_asked_at END,
-            saved_card = coalesce(saved_card, $8::jsonb)
+            saved_card = coalesce(saved_card, $8::jsonb), provider_data = coalesce($9::jsonb, provider_data)
       WHERE id = $1 AND status = 'PROCESS'`,
-  values: [id, h.ref, h.action, h.attempts, h.nextCheckMs, h.unanswered, h.held, h.savedCard],
+  values: [id, h.ref, h.action, h.attempts, h.nextCheckMs, h.unanswered, h.held, h.savedCard, h.data],
   suffix: ' RETURNING merchant_id, connector, provider_ref, created_at' });
   return r.rows[0] ?? null;
 }
@@ -199,12 +203,6 @@ export async function chargeToRepeat(c: Queryable, id: string) {
   return x?.provider_id_enc ? { ...x, provider_id_enc: x.provider_id_enc } : null;
 }
 
-/** Whether the payment's bill holds the money first (two-stage: its `capture` is off). */
-export async function isTwoStage(c: Queryable, id: string): Promise<boolean> {
-  return (await runPaymentById<{ capture: boolean }>(c, id, {
-    text: `SELECT (SELECT b.capture FROM bills b WHERE b.id = payments.bill_id) AS capture FROM payments WHERE id = $1`, values: [id] })).rows[0]?.capture === false;
-}
-
 /** The status of a payment and of its bill, when the finishing statement's guard refused. */
 export async function statusesOf(c: Queryable, id: string, createdAt: string, billId: string): Promise<{ payment: PaymentStatus | null; bill: BillStatus | null }> {
   const cur = await c.query<{ status: PaymentStatus }>(`SELECT status::text FROM payments WHERE id = $1 AND created_at = $2::timestamptz`, [id, createdAt]);
@@ -224,12 +222,12 @@ export async function creditLegsOf(c: Queryable, id: string) {
  * moves `leaseMs` ahead, so another worker skips them while this one asks.
  */
 export async function claimDue(c: Queryable, limit: number, leaseMs: number) {
-  return (await c.query<{ id: string; connector: string | null; provider_ref: string | null; check_attempts: number; created_at: Date }>(
+  return (await c.query<{ id: string; connector: string | null; provider_ref: string | null; provider_data: ProviderData | null; check_attempts: number; created_at: Date }>(
     `UPDATE payments p SET next_check_at = now() + make_interval(secs => $2::double precision / 1000)
        FROM (SELECT id FROM payments WHERE status = 'PROCESS' AND next_check_at <= now()
               ORDER BY next_check_at LIMIT $1 FOR UPDATE SKIP LOCKED) d
       WHERE p.id = d.id
-      RETURNING p.id, p.connector, p.provider_ref, p.check_attempts, p.created_at`, [limit, leaseMs])).rows;
+      RETURNING p.id, p.connector, p.provider_ref, p.provider_data, p.check_attempts, p.created_at`, [limit, leaseMs])).rows;
 }
 
 /** Checks claimed but never asked: due again at once. */

@@ -5,7 +5,7 @@ import { DomainError } from '../../errors.js';
 import type { PaymentStatus } from '../../generated/prisma/enums.js';
 import { Lifecycle, type LifecycleObserver } from '../operations/lifecycle.js';
 import type { ConflictLog } from '../providers/conflict.js';
-import type { PaymentOutcome } from '../providers/connector.js';
+import type { PaymentOutcome, ProviderData } from '../providers/connector.js';
 import type { ConnectorRegistry } from '../providers/registry.js';
 import type { PayInput } from './pay-input.js';
 import type { PayOutcome } from './payment-finish.js';
@@ -115,8 +115,9 @@ export class PaymentService {
   /**
    * Asks the connector that has a payment in PROCESS for its status (outside any transaction,
    * timed) and applies the answer once (the payer's page, the sandbox bank's return); `via` 'read'.
+   * `data`: what its connector's answers kept, as the payment was read (docs/adr/0118).
    */
-  async askProvider(p: { id: string; connector: string | null; ref: string | null }): Promise<{ outcome: PaymentOutcome; result: ApplyResult }> {
+  async askProvider(p: { id: string; connector: string | null; ref: string | null; data?: ProviderData | null }): Promise<{ outcome: PaymentOutcome; result: ApplyResult }> {
     const outcome = await this.operation.reconcileFromProvider_(p);
     return { outcome, result: await this.applyOutcome(p.id, outcome, { via: 'read' }) };
   }
@@ -156,7 +157,7 @@ export class PaymentService {
    */
   async claimDueChecks(limit: number, leaseMs: number): Promise<DueCheck[]> {
     return (await repo.claimDue(this.db.pool, limit, leaseMs))
-      .map((x) => ({ id: x.id, connector: x.connector, ref: x.provider_ref, checkAttempts: x.check_attempts, sentAt: x.created_at }));
+      .map((x) => ({ id: x.id, connector: x.connector, ref: x.provider_ref, data: x.provider_data, checkAttempts: x.check_attempts, sentAt: x.created_at }));
   }
 
   /**

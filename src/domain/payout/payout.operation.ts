@@ -10,7 +10,7 @@ import { payoutNotPaidAfterAll, payoutPaidAfterAll, payoutReturned, payoutSuccee
 import type { Deferred, OperationKind, Target } from '../operations/lifecycle.js';
 import { isFinal, isNotFound, reconcileDelayMs } from '../operations/reconcile.js';
 import { recordConflict, type ConflictLog, type ProviderWord } from '../providers/conflict.js';
-import type { OperationOutcome } from '../providers/connector.js';
+import type { OperationOutcome, ProviderData } from '../providers/connector.js';
 import type { ConnectorRegistry } from '../providers/registry.js';
 import {
   claimDuePayouts, deferPayout, lockPayout, markPayoutSent, payoutWebhookUrl, readPayout, releasePayoutClaims, releaseUsage,
@@ -74,7 +74,7 @@ export class PayoutOperation implements OperationKind<PayoutStatus, PayoutRow, P
   async finish_(c: Queryable, row: PayoutRow, o: PayoutOutcome): Promise<PayoutStatus> {
     const to = o.status === 'succeeded' ? 'SUCCESS' : o.status === 'error' ? 'ERROR' : 'FAIL';
     const reason = o.status === 'error' ? o.reason : o.status === 'failed' ? o.message : null;
-    await this.finalize_(c, row, to, reason, 'ref' in o ? o.ref : null);
+    await this.finalize_(c, row, to, reason, 'ref' in o ? o.ref : null, 'data' in o ? o.data ?? null : null);
     return to;
   }
 
@@ -82,13 +82,13 @@ export class PayoutOperation implements OperationKind<PayoutStatus, PayoutRow, P
    * A final status, in the caller's transaction with the payout row locked (the provider's
    * answer, or the operator's decline): SUCCESS debits the locked amount and the held
    * commission; FAIL, ERROR, DECLINED return both to available. The payout webhook is enqueued
-   * in the same transaction. `ref`: the provider's reference, kept.
+   * in the same transaction. `ref`: the provider's reference, kept, and `data` its state of the payout (docs/adr/0118).
    */
   async finalize_(
-    c: Queryable, row: PayoutRow, to: 'SUCCESS' | 'FAIL' | 'ERROR' | 'DECLINED', reason: string | null, ref: string | null = null,
+    c: Queryable, row: PayoutRow, to: 'SUCCESS' | 'FAIL' | 'ERROR' | 'DECLINED', reason: string | null, ref: string | null = null, data: ProviderData | null = null,
   ): Promise<void> {
     assertTransition(row.status, to);
-    await transitionPayout(c, row.id, row.status, to, { failureReason: reason, providerRef: ref });
+    await transitionPayout(c, row.id, row.status, to, { failureReason: reason, providerRef: ref, data });
     const amount = new Decimal(row.amount);
     const money = { payoutId: row.id, merchantId: row.merchant_id, currency: row.currency as 'RUB', amount, commission: new Decimal(row.commission) };
     if (to === 'SUCCESS') {
@@ -125,7 +125,7 @@ export class PayoutOperation implements OperationKind<PayoutStatus, PayoutRow, P
   }
 
   defer_(c: Queryable, row: WorkRow, o: PayoutOutcome): Promise<Deferred | null> {
-    return deferPayout(c, row.id, 'ref' in o ? o.ref : null, reconcileDelayMs(row.checkAttempts));
+    return deferPayout(c, row.id, 'ref' in o ? o.ref : null, reconcileDelayMs(row.checkAttempts), 'data' in o ? o.data ?? null : null);
   }
 
   /**
@@ -153,7 +153,7 @@ export class PayoutOperation implements OperationKind<PayoutStatus, PayoutRow, P
     const name = row.connector!;
     const c = await this.connectors.get(name);
     if (!c) return { status: 'unknown', ref: null, reason: `connector ${name} is disabled or not available` };
-    const o = await this.connectors.call(c, 'get_payout', (ctx) => c.getPayout({ payoutId: row.id, ref: row.provider_ref ?? null }, ctx));
+    const o = await this.connectors.call(c, 'get_payout', (ctx) => c.getPayout({ payoutId: row.id, ref: row.provider_ref ?? null, data: row.provider_data ?? null }, ctx));
     if (isNotFound(o) && !row.provider_ref) {
       const account = this.accountOf(row);
       // The repeat says when the key was first used (CreatePayout.firstSentAt: a key past its life is never sent again).
@@ -172,7 +172,7 @@ export class PayoutOperation implements OperationKind<PayoutStatus, PayoutRow, P
     if (!row?.connector) return null;
     const c = await this.connectors.get(row.connector);
     if (!c) return null;
-    return this.connectors.call(c, 'get_payout', (ctx) => c.getPayout({ payoutId: row.id, ref: ref ?? row.provider_ref ?? null }, ctx));
+    return this.connectors.call(c, 'get_payout', (ctx) => c.getPayout({ payoutId: row.id, ref: ref ?? row.provider_ref ?? null, data: row.provider_data ?? null }, ctx));
   }
 
   /** The merchant's payout webhook (`aggregateId`: the payout's, or its conflict's). */

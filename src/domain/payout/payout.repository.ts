@@ -4,7 +4,7 @@ import type { PayoutStatus } from '../../generated/prisma/enums.js';
 import { transfersSql } from '../ledger/fragments.js';
 import type { MerchantFeeColumns } from '../merchant/fees.js';
 import type { Claimed, Deferred } from '../operations/lifecycle.js';
-import type { CardTokenProvider } from '../providers/connector.js';
+import type { CardTokenProvider, ProviderData } from '../providers/connector.js';
 import { routedConnectorsSql, type ConnectorSnapshot, type Routing } from '../providers/registry.js';
 import { FINAL_PAYOUT_STATUSES, IllegalPayoutTransition, payoutSourcesOf } from './payout.states.js';
 import { PAYOUT_COLUMNS, type PayoutRow } from './payout.view.js';
@@ -172,7 +172,7 @@ export async function lockPayout(c: Queryable, target: { id: string } | { connec
 
 /** A payout as it is now, unlocked. */
 export async function readPayout(c: Queryable, id: string): Promise<PayoutRow | null> {
-  return (await c.query<PayoutRow>(`SELECT ${PAYOUT_COLUMNS} FROM payouts WHERE id = $1`, [id])).rows[0] ?? null;
+  return (await c.query<PayoutRow>(`SELECT ${PAYOUT_COLUMNS}, provider_data FROM payouts WHERE id = $1`, [id])).rows[0] ?? null;
 }
 
 /** A claimed payout with its reconciliation state. */
@@ -191,7 +191,7 @@ export async function claimDuePayouts(c: Queryable, batch: number, leaseMs: numb
                       AND process_after <= now() AND (lease_until IS NULL OR lease_until < now())
                       AND (next_check_at IS NULL OR next_check_at <= now())
                     ORDER BY greatest(process_after, next_check_at, lease_until) LIMIT $1 FOR UPDATE SKIP LOCKED)
-      RETURNING ${PAYOUT_COLUMNS}, sent_at, check_attempts`,
+      RETURNING ${PAYOUT_COLUMNS}, provider_data, sent_at, check_attempts`,
     [batch, Math.ceil(leaseMs / 1000)],
   );
   return claimed.rows.map(({ sent_at, check_attempts, ...row }) => ({ ...row, sentAt: sent_at, checkAttempts: check_attempts }));
@@ -211,12 +211,12 @@ export async function markPayoutSent(c: Queryable, id: string, connector: string
  * No final answer: a PROCESS payout keeps what was heard and is due again after `delayMs`; the
  * lease goes. Null when it is no longer PROCESS.
  */
-export async function deferPayout(c: Queryable, id: string, ref: string | null, delayMs: number): Promise<Deferred | null> {
+export async function deferPayout(c: Queryable, id: string, ref: string | null, delayMs: number, data: ProviderData | null = null): Promise<Deferred | null> {
   const d = await c.query<{ sent_at: Date | null; merchant_id: string; connector: string | null; provider_ref: string | null }>(
-    `UPDATE payouts SET provider_ref = coalesce($2, provider_ref), lease_until = NULL,
+    `UPDATE payouts SET provider_ref = coalesce($2, provider_ref), provider_data = coalesce($4::jsonb, provider_data), lease_until = NULL,
             next_check_at = now() + $3::int * interval '1 millisecond', check_attempts = check_attempts + 1, updated_at = now()
       WHERE id = $1 AND status = 'PROCESS' RETURNING sent_at, merchant_id, connector, provider_ref`,
-    [id, ref, delayMs]);
+    [id, ref, delayMs, data === null ? null : JSON.stringify(data)]);
   const x = d.rows[0];
   return x ? { merchantId: x.merchant_id, connector: x.connector, ref: x.provider_ref, sentAt: x.sent_at } : null;
 }
@@ -249,17 +249,18 @@ export async function payoutWebhookUrl(c: Queryable, merchantId: string): Promis
  */
 export async function transitionPayout(
   c: Queryable, id: string, expected: PayoutStatus, to: PayoutStatus,
-  o: { failureReason?: string | null; processAfterMs?: number; providerRef?: string | null } = {},
+  o: { failureReason?: string | null; processAfterMs?: number; providerRef?: string | null; data?: ProviderData | null } = {},
 ): Promise<void> {
   const final = FINAL_PAYOUT_STATUSES.includes(to);
   const r = await c.query(
     `UPDATE payouts SET status = $2::"PayoutStatus", failure_reason = coalesce($4, failure_reason), provider_ref = coalesce($7, provider_ref),
+            provider_data = coalesce($8::jsonb, provider_data),
             finished_at = CASE WHEN $5 THEN now() ELSE finished_at END,
             lease_until = CASE WHEN $5 THEN NULL ELSE lease_until END,
             process_after = CASE WHEN $6::int IS NULL THEN process_after ELSE now() + $6::int * interval '1 millisecond' END,
             updated_at = now()
       WHERE id = $1 AND status = ANY($3::"PayoutStatus"[])`,
-    [id, to, payoutSourcesOf(to), o.failureReason ?? null, final, o.processAfterMs ?? null, o.providerRef ?? null],
+    [id, to, payoutSourcesOf(to), o.failureReason ?? null, final, o.processAfterMs ?? null, o.providerRef ?? null, o.data ? JSON.stringify(o.data) : null],
   );
   if (r.rowCount === 1) return;
   const cur = await c.query<{ status: PayoutStatus }>(`SELECT status::text FROM payouts WHERE id = $1`, [id]);

@@ -1,6 +1,7 @@
 import { money8, moneyNumber } from '../../lib/money.js';
 import { formatDateTime } from '../../lib/time.js';
 import type { PayoutWebhookFields } from '../../outbox/events.js';
+import type { ProviderData } from '../providers/connector.js';
 
 /** A payout row as the plain-SQL paths read it (NUMERIC as text). */
 export interface PayoutRow {
@@ -16,6 +17,8 @@ export interface PayoutRow {
   /** The connector that took it (set once one answered or left its outcome unknown) and its reference. */
   connector?: string | null;
   provider_ref?: string | null;
+  /** What its connector's answers kept (docs/adr/0118; selected by the lifecycle's reads only, never shown). */
+  provider_data?: ProviderData | null;
   card_holder: string | null;
   bank_member_id: string | null;
   amount: string;

@@ -104,12 +104,23 @@ export type PayerAction =
   | { type: 'sbp_qr'; payload: string; links: { name: string; url: string }[] };
 
 /**
+ * The provider's own state of one operation (docs/adr/0118-each-operation-keeps-its-provider-state.md):
+ * what its connector must remember between calls and its provider's answers do not say (T-Bank:
+ * that a payment was made to be held). Opaque to everything but the connector that answered it:
+ * the lifecycle stores it with the operation and hands it back to every later call about it.
+ */
+export type ProviderData = Record<string, unknown>;
+
+/** What any outcome may carry: `data`, the provider's state of the operation to keep (replacing what was kept); absent, what was kept stays. */
+export interface CarriesData { data?: ProviderData }
+
+/**
  * The answer to a payment call. `refused`: the provider did not take the operation (connection
  * refused, 5xx, a refusal on creation), so no money can have moved and routing may try the next
  * connector. `unknown`: no answer (a timeout): the money may have moved, nothing is guessed.
  * `declined` is the payer's bank saying no to this payment: final, never retried elsewhere.
  */
-export type PaymentOutcome =
+export type PaymentOutcome = CarriesData & (
   /** `saved`: the provider saved the card for later charges, as it was asked (CreatePayment.savePaymentMethod). */
   | { status: 'paid'; amountReceived: Decimal; ref: string; saved?: SavedCard }
   /**
@@ -127,7 +138,7 @@ export type PaymentOutcome =
   /** `saved`: the provider said so before the payment is final (T-Bank's RebillId on AUTHORIZED); kept until it is. */
   | { status: 'pending'; ref: string; saved?: SavedCard }
   | { status: 'refused'; code: string; message: string }
-  | { status: 'unknown'; ref: string | null; reason: string };
+  | { status: 'unknown'; ref: string | null; reason: string });
 
 /**
  * A card the provider saved for later charges (docs/adr/0074-saved-cards-and-recurring-charges.md):
@@ -178,6 +189,8 @@ export interface SettleHold {
    * up to `amount`). Each connector sends it where its provider requires it (docs/adr/0075).
    */
   receipt?: Receipt;
+  /** What the connector's answers kept of this payment (ProviderData); null when nothing. */
+  data?: ProviderData | null;
 }
 
 /**
@@ -205,12 +218,12 @@ export const NEEDS_OPERATOR = 'needs_operator: ';
 export const PAYMENT_METHOD_REVOKED = 'payment_method_revoked';
 
 /** A refund or payout: final answers, or still running at the provider, or as for payments. */
-export type OperationOutcome =
+export type OperationOutcome = CarriesData & (
   | { status: 'succeeded'; ref: string | null }
   | { status: 'failed'; code: string; message: string; ref: string | null }
   | { status: 'pending'; ref: string }
   | { status: 'refused'; code: string; message: string }
-  | { status: 'unknown'; ref: string | null; reason: string };
+  | { status: 'unknown'; ref: string | null; reason: string });
 
 export interface CreateRefund {
   /** Our refund id: the provider's idempotency key. */
@@ -322,16 +335,16 @@ export interface Connector {
   readonly mode: ConnectorMode;
   readonly capabilities: Capabilities;
   createPayment(req: CreatePayment, ctx: CallContext): Promise<PaymentOutcome>;
-  /** `twoStage`: the payment was created with `capture: false` (a provider whose state does not say so reads a hold by it). */
-  getPayment(q: { paymentId: string; ref: string | null; twoStage?: boolean }, ctx: CallContext): Promise<PaymentOutcome>;
+  /** `data`: what this connector's answers kept of the payment (ProviderData); null or absent when nothing. */
+  getPayment(q: { paymentId: string; ref: string | null; data?: ProviderData | null }, ctx: CallContext): Promise<PaymentOutcome>;
   /** Two-stage (`capabilities.twoStage`): captures `amount` of a held payment; `paid` with what was captured when done. */
   capturePayment?(req: SettleHold, ctx: CallContext): Promise<PaymentOutcome>;
   /** Two-stage: releases a held payment; `declined` (code `canceled`) when done. */
   cancelPayment?(req: SettleHold, ctx: CallContext): Promise<PaymentOutcome>;
   refund(req: CreateRefund, ctx: CallContext): Promise<OperationOutcome>;
-  getRefund(q: { refundId: string; ref: string | null }, ctx: CallContext): Promise<OperationOutcome>;
+  getRefund(q: { refundId: string; ref: string | null; data?: ProviderData | null }, ctx: CallContext): Promise<OperationOutcome>;
   createPayout(req: CreatePayout, ctx: CallContext): Promise<OperationOutcome>;
-  getPayout(q: { payoutId: string; ref: string | null }, ctx: CallContext): Promise<OperationOutcome>;
+  getPayout(q: { payoutId: string; ref: string | null; data?: ProviderData | null }, ctx: CallContext): Promise<OperationOutcome>;
   parseNotification(n: InboundNotification, ctx: CallContext): Promise<ParsedNotification>;
   /**
    * A saved method revoked here is removed at the provider too (T-Bank `RemoveCard`), so nothing

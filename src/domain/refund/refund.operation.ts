@@ -78,7 +78,7 @@ export class RefundOperation implements OperationKind<RefundStatus, LockedRefund
     const ok = outcome.status === 'succeeded';
     const to = ok ? 'SUCCESS' : 'FAIL';
     assertTransition(r.status, to);
-    await finishRefund(c, r.id, to, outcome.status === 'failed' ? outcome.message : null, outcome.ref);
+    await finishRefund(c, r.id, to, outcome.status === 'failed' ? outcome.message : null, outcome.ref, o.data ?? null);
     const money = { refundId: r.id, paymentId: r.paymentId, merchantId: r.merchantId, currency: r.currency, amount: r.amount };
     if (ok) {
       await post(c, refundSucceeded(money));
@@ -125,7 +125,7 @@ export class RefundOperation implements OperationKind<RefundStatus, LockedRefund
   }
 
   defer_(c: Queryable, r: ClaimedRefund, o: OperationOutcome): Promise<Deferred | null> {
-    return deferRefund(c, r.id, 'ref' in o ? o.ref : null, reconcileDelayMs(r.checkAttempts));
+    return deferRefund(c, r.id, 'ref' in o ? o.ref : null, reconcileDelayMs(r.checkAttempts), o.data ?? null);
   }
 
   /** The first send, outside any transaction; the refund is on record as handed to its connector before the call. */
@@ -145,7 +145,7 @@ export class RefundOperation implements OperationKind<RefundStatus, LockedRefund
   async reconcileFromProvider_(r: ClaimedRefund): Promise<OperationOutcome> {
     const c = await this.connectors.get(r.connector);
     if (!c) return { status: 'unknown', ref: null, reason: `connector ${r.connector} is disabled or not available` };
-    const o = await this.connectors.call(c, 'get_refund', (ctx) => c.getRefund({ refundId: r.id, ref: r.ref }, ctx));
+    const o = await this.connectors.call(c, 'get_refund', (ctx) => c.getRefund({ refundId: r.id, ref: r.ref, data: r.data }, ctx));
     if (isNotFound(o) && r.ref === null) {
       const req = await this.request(r);
       return this.connectors.call(c, 'refund', (ctx) => c.refund(req, ctx));
@@ -159,7 +159,7 @@ export class RefundOperation implements OperationKind<RefundStatus, LockedRefund
     if (!row) return null;
     const c = await this.connectors.get(row.connector);
     if (!c) return null;
-    return this.connectors.call(c, 'get_refund', (ctx) => c.getRefund({ refundId: id, ref: ref ?? row.ref }, ctx));
+    return this.connectors.call(c, 'get_refund', (ctx) => c.getRefund({ refundId: id, ref: ref ?? row.ref, data: row.data }, ctx));
   }
 
   /** The connector's request; every send carries the receipt kept with the refund (docs/adr/0087), so a repeat is the same request. */

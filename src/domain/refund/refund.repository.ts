@@ -4,6 +4,7 @@ import type { Queryable } from '../../db/client.js';
 import { IllegalRefundTransitionError, sourcesOf } from './refund.states.js';
 import { runPaymentById } from '../payment/payment-by-id.js';
 import type { Claimed, Deferred } from '../operations/lifecycle.js';
+import type { ProviderData } from '../providers/connector.js';
 
 /** A refund as the service hands it out (the API view and the cabinet read this). */
 export interface RefundRecord {
@@ -132,6 +133,8 @@ export interface ClaimedRefund extends Claimed {
   connector: string; paymentRef: string | null;
   /** The refund's own reference at the provider, once one was heard. */
   ref: string | null;
+  /** What its connector's answers kept (docs/adr/0118), handed back to every call about it; null when nothing. */
+  data: ProviderData | null;
   /** When it was handed to the connector (null: never; from then on it is asked about). */
   sentAt: Date | null;
   checkAttempts: number;
@@ -151,7 +154,7 @@ const REFUND_DUE_AT = `(CASE WHEN status = 'NEW' THEN process_after ELSE coalesc
 export async function claimDueRefunds(c: Queryable, limit: number, leaseMs: number): Promise<ClaimedRefund[]> {
   const r = await c.query<{
     id: string; merchant_id: string; payment_id: string; amount: string; amount_rub: string | null; currency: Currency; from_card: string | null; connector: string;
-    payment_ref: string | null; provider_ref: string | null; sent_at: Date | null; check_attempts: number; receipt: unknown;
+    payment_ref: string | null; provider_ref: string | null; provider_data: ProviderData | null; sent_at: Date | null; check_attempts: number; receipt: unknown;
   }>(
     // The due moment is refunds_due_idx's expression (a partial index of the rows that can be
     // due): an idle poll reads one index page. The conditions after it are the exact rule.
@@ -169,13 +172,13 @@ export async function claimDueRefunds(c: Queryable, limit: number, leaseMs: numb
        FROM due, payments p
       WHERE r.id = due.id AND p.id = r.payment_id
      RETURNING r.id, r.merchant_id, r.payment_id, r.amount::text AS amount, r.amount_rub::text AS amount_rub, r.currency, p.from_card, coalesce(r.connector, 'sandbox') AS connector,
-               p.provider_ref AS payment_ref, r.provider_ref, r.sent_at, r.check_attempts, r.receipt`,
+               p.provider_ref AS payment_ref, r.provider_ref, r.provider_data, r.sent_at, r.check_attempts, r.receipt`,
     [sourcesOf('PROCESS'), limit, leaseMs],
   );
   return r.rows.map((x) => ({
     id: x.id, merchantId: x.merchant_id, paymentId: x.payment_id, amount: new Decimal(x.amount), currency: x.currency, fromCard: x.from_card,
     amountRub: x.amount_rub === null ? null : new Decimal(x.amount_rub),
-    connector: x.connector, paymentRef: x.payment_ref, ref: x.provider_ref, sentAt: x.sent_at, checkAttempts: x.check_attempts, receipt: x.receipt,
+    connector: x.connector, paymentRef: x.payment_ref, ref: x.provider_ref, data: x.provider_data, sentAt: x.sent_at, checkAttempts: x.check_attempts, receipt: x.receipt,
   }));
 }
 
@@ -199,13 +202,13 @@ export async function lockRefund(c: Queryable, target: { id: string } | { connec
  * current status, and nothing changes.
  */
 export async function finishRefund(
-  c: Queryable, id: string, status: RefundStatus, failureReason: string | null, providerRef: string | null = null,
+  c: Queryable, id: string, status: RefundStatus, failureReason: string | null, providerRef: string | null = null, data: ProviderData | null = null,
 ): Promise<void> {
   const r = await c.query(
     `UPDATE refunds SET status = $2::"RefundStatus", failure_reason = $3, provider_ref = coalesce($5, provider_ref),
-            finished_at = now(), lease_until = NULL, updated_at = now()
+            provider_data = coalesce($6::jsonb, provider_data), finished_at = now(), lease_until = NULL, updated_at = now()
       WHERE id = $1 AND status = ANY($4::"RefundStatus"[])`,
-    [id, status, failureReason, sourcesOf(status), providerRef],
+    [id, status, failureReason, sourcesOf(status), providerRef, data === null ? null : JSON.stringify(data)],
   );
   if (r.rowCount === 1) return;
   const cur = await c.query<{ status: RefundStatus }>(`SELECT status::text FROM refunds WHERE id = $1`, [id]);
@@ -248,12 +251,12 @@ export async function markRefundSent(c: Queryable, id: string): Promise<void> {
  * No final answer: a PROCESS refund keeps what was heard and is due again after `delayMs`; the
  * lease goes. Null when it is no longer PROCESS.
  */
-export async function deferRefund(c: Queryable, id: string, ref: string | null, delayMs: number): Promise<Deferred | null> {
+export async function deferRefund(c: Queryable, id: string, ref: string | null, delayMs: number, data: ProviderData | null = null): Promise<Deferred | null> {
   const d = await c.query<{ sent_at: Date | null; merchant_id: string; connector: string; provider_ref: string | null }>(
-    `UPDATE refunds SET provider_ref = coalesce($2, provider_ref), lease_until = NULL,
+    `UPDATE refunds SET provider_ref = coalesce($2, provider_ref), provider_data = coalesce($4::jsonb, provider_data), lease_until = NULL,
             next_check_at = now() + $3::int * interval '1 millisecond', check_attempts = check_attempts + 1, updated_at = now()
       WHERE id = $1 AND status = 'PROCESS' RETURNING sent_at, merchant_id, coalesce(connector, 'sandbox') AS connector, provider_ref`,
-    [id, ref, delayMs]);
+    [id, ref, delayMs, data === null ? null : JSON.stringify(data)]);
   const x = d.rows[0];
   return x ? { merchantId: x.merchant_id, connector: x.connector, ref: x.provider_ref, sentAt: x.sent_at } : null;
 }
@@ -264,9 +267,9 @@ export async function releaseRefundClaims(c: Queryable, ids: string[]): Promise<
 }
 
 /** The connector that has a refund and its reference there; null when there is no such refund. */
-export async function refundConnectorOf(c: Queryable, id: string): Promise<{ connector: string; ref: string | null } | null> {
-  const r = await c.query<{ connector: string; provider_ref: string | null }>(
-    `SELECT coalesce(connector, 'sandbox') AS connector, provider_ref FROM refunds WHERE id = $1`, [id]);
+export async function refundConnectorOf(c: Queryable, id: string): Promise<{ connector: string; ref: string | null; data: ProviderData | null } | null> {
+  const r = await c.query<{ connector: string; provider_ref: string | null; provider_data: ProviderData | null }>(
+    `SELECT coalesce(connector, 'sandbox') AS connector, provider_ref, provider_data FROM refunds WHERE id = $1`, [id]);
   const row = r.rows[0];
-  return row ? { connector: row.connector, ref: row.provider_ref } : null;
+  return row ? { connector: row.connector, ref: row.provider_ref, data: row.provider_data } : null;
 }

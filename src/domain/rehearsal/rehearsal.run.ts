@@ -1,6 +1,6 @@
 import { Decimal } from 'decimal.js';
 import {
-  takesCard, type CallContext, type Connector, type ConnectorOperation, type OperationOutcome, type PaymentOutcome, type SavedCard,
+  takesCard, type CallContext, type Connector, type ConnectorOperation, type OperationOutcome, type PaymentOutcome, type ProviderData, type SavedCard,
 } from '../providers/connector.js';
 import type { RehearsalFindings } from '../providers/rehearsal-findings.js';
 import type { Receipt } from '../receipt/receipt.js';
@@ -44,6 +44,9 @@ const describe = (o: { status: string } & Record<string, unknown>) =>
   o.status === 'refused' || o.status === 'declined' || o.status === 'failed' ? `${String(o.code)}: ${String(o.message)}` : o.status === 'unknown' ? `no answer (${String(o.reason)})` : o.status;
 
 type Out = PaymentOutcome | { status: 'refused'; code: string; message: string } | { status: 'unknown'; ref: string | null; reason: string };
+
+/** What an answer gives the connector to keep (docs/adr/0118): its `data` when it carries some, else what was kept. */
+const dataOf = (o: Out, kept: ProviderData | null): ProviderData | null => ('data' in o && o.data ? o.data : kept);
 
 /**
  * One rehearsal: the steps in order, each reported as soon as it ends (`report`). Every call is
@@ -105,18 +108,23 @@ async function credentials(d: RunDeps): Promise<RehearsalStep> {
   return { name: 'credentials', status: k.ok ? 'passed' : 'failed', detail: k.message, raw: k };
 }
 
-/** Creates a payment, has the payer complete it on the provider's page, and reads it until it settles. */
+/**
+ * Creates a payment, has the payer complete it on the provider's page, and reads it until it
+ * settles; `data`, what the connector's answers kept (docs/adr/0118), handed back to each read
+ * as the lifecycle hands it back, and answered for the calls after.
+ */
 async function payOnPage(
   d: RunDeps, paymentId: string, req: { method: 'card' | 'sbp'; amount: Decimal; receipt?: Receipt | null; capture?: boolean; save?: boolean },
-): Promise<{ ok: boolean; detail: string; ref: string | null; outcome: Out | null; raw: unknown }> {
+): Promise<{ ok: boolean; detail: string; ref: string | null; outcome: Out | null; raw: unknown; data: ProviderData | null }> {
   const c = d.connector;
   const created = await d.call('create_payment', (ctx) => c.createPayment({
     paymentId, method: req.method, amount: req.amount, description: `Rehearsal ${paymentId}`, returnUrl: d.returnUrl,
     ...(req.receipt ? { receipt: req.receipt } : {}), ...(req.capture === false ? { capture: false } : {}), ...(req.save ? { savePaymentMethod: true } : {}),
   }, ctx));
   const raw: Record<string, unknown> = { created };
+  let data = dataOf(created, null);
   if (created.status !== 'action' && created.status !== 'pending') {
-    return { ok: created.status === 'paid', detail: `created: ${describe(created as never)}`, ref: 'ref' in created ? created.ref : null, outcome: created, raw };
+    return { ok: created.status === 'paid', detail: `created: ${describe(created as never)}`, ref: 'ref' in created ? created.ref : null, outcome: created, raw, data };
   }
   const ref = created.ref;
   if (created.status === 'action') {
@@ -125,18 +133,19 @@ async function payOnPage(
         ? await d.provider.payBySbp(d.row, ref, created.action, d.payer, AbortSignal.timeout(30_000))
         : created.action.type === 'sbp_qr' ? null : await d.payer.payByCard(created.action.url, d.provider.testCard);
     } catch (e) {
-      return { ok: false, detail: `the payer could not complete the provider's page: ${(e as Error).message}`, ref, outcome: created, raw };
+      return { ok: false, detail: `the payer could not complete the provider's page: ${(e as Error).message}`, ref, outcome: created, raw, data };
     }
   }
   const want = req.capture === false ? 'authorized' : 'paid';
   let last: Out = created;
   const settled = await d.until(async () => {
-    last = await d.call('get_payment', (ctx) => c.getPayment({ paymentId, ref, twoStage: req.capture === false }, ctx));
+    last = await d.call('get_payment', (ctx) => c.getPayment({ paymentId, ref, data }, ctx));
+    data = dataOf(last, data);
     return last.status === want || last.status === 'declined' ? last : null;
   }, d.waits.settleMs);
   raw.read = last;
-  if (!settled) return { ok: false, detail: `the payment did not settle within ${d.waits.settleMs / 1000} s (last read: ${describe(last as never)})`, ref, outcome: last, raw };
-  return { ok: settled.status === want, detail: describe(settled as never), ref, outcome: settled, raw };
+  if (!settled) return { ok: false, detail: `the payment did not settle within ${d.waits.settleMs / 1000} s (last read: ${describe(last as never)})`, ref, outcome: last, raw, data };
+  return { ok: settled.status === want, detail: describe(settled as never), ref, outcome: settled, raw, data };
 }
 
 async function twoStage(d: RunDeps): Promise<RehearsalStep> {
@@ -148,13 +157,13 @@ async function twoStage(d: RunDeps): Promise<RehearsalStep> {
   const held = await payOnPage(d, h1, { method: 'card', amount: AMOUNT, capture: false });
   if (!held.ok) return { name: 'two_stage', status: 'failed', detail: `hold: ${held.detail}`, raw: held.raw };
   const receipt = d.receipt.of(CAPTURE) ?? undefined;
-  const cap = await d.call('capture_payment', (ctx) => capture({ paymentId: h1, ref: held.ref, amount: CAPTURE, held: AMOUNT, receipt }, ctx));
+  const cap = await d.call('capture_payment', (ctx) => capture({ paymentId: h1, ref: held.ref, amount: CAPTURE, held: AMOUNT, receipt, data: held.data }, ctx));
   const capState = await d.provider.readState(d.row, held.ref!, AbortSignal.timeout(15_000)).catch((e: Error) => ({ error: e.message }));
   if (cap.status !== 'paid' || !cap.amountReceived.eq(CAPTURE)) return { name: 'two_stage', status: 'failed', detail: `partial capture of ${CAPTURE.toFixed(2)}: ${describe(cap as never)}`, raw: { hold: held.raw, capture: cap, state: capState } };
   const h2 = `${d.idPrefix}h2`;
   const held2 = await payOnPage(d, h2, { method: 'card', amount: AMOUNT, capture: false });
   if (!held2.ok) return { name: 'two_stage', status: 'failed', detail: `second hold: ${held2.detail}`, raw: held2.raw };
-  const can = await d.call('cancel_payment', (ctx) => cancel({ paymentId: h2, ref: held2.ref, amount: AMOUNT }, ctx));
+  const can = await d.call('cancel_payment', (ctx) => cancel({ paymentId: h2, ref: held2.ref, amount: AMOUNT, data: held2.data }, ctx));
   const raw = { hold: held.raw, capture: cap, captured_state: capState, second_hold: held2.raw, cancel: can };
   if (can.status !== 'declined') return { name: 'two_stage', status: 'failed', detail: `cancel of a hold: ${describe(can as never)}`, raw };
   return { name: 'two_stage', status: 'passed', detail: `held ${AMOUNT.toFixed(2)}, captured ${CAPTURE.toFixed(2)} of it; a second hold of ${AMOUNT.toFixed(2)} cancelled (${can.code})`, raw };

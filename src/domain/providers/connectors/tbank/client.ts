@@ -3,7 +3,7 @@ import type { BlockList } from 'node:net';
 import { Decimal } from 'decimal.js';
 import {
   ConnectorRefusedError, NEEDS_OPERATOR, PAYMENT_METHOD_REVOKED, type CallContext, type Capabilities, type ConnectionCheck, type Connector, type ConnectorMode, type CreatePayment, type CreateRefund,
-  type InboundNotification, type OperationOutcome, type ParsedNotification, type PaymentOutcome, type SettleHold,
+  type InboundNotification, type OperationOutcome, type ParsedNotification, type PaymentOutcome, type ProviderData, type SettleHold,
 } from '../../connector.js';
 import { parseAllowList, providerFetch, rubOfRefund, type ProviderAnswer, type ProviderNet } from '../../provider-http.js';
 import {
@@ -12,6 +12,9 @@ import {
 } from './mapping.js';
 import { parseTBankNotification, tbankToken } from './notifications.js';
 import type { TBankSettings } from './settings.js';
+
+/** What a two-stage payment's answers keep (ProviderData): T-Bank's PayType it was made with. */
+const HELD = { payType: 'T' } as const;
 
 /** The acquiring API takes payments and refunds; it has no payouts (routing skips it for those). */
 export const TBANK_CAPABILITIES: Capabilities = {
@@ -74,7 +77,9 @@ export class TBankConnector implements Connector {
     const ref = String(a.PaymentId);
     if (req.method === 'card') {
       if (!a.PaymentURL) throw new ConnectorRefusedError('tbank:no_payment_url', 'tbank: Init answered no PaymentURL');
-      return { status: 'action', action: { type: 'redirect', url: a.PaymentURL }, ref };
+      // GetState never says a payment is two-stage: kept with the payment (held: AUTHORIZED is a hold).
+      // Only this answer gives the payer T-Bank's form, so a payment that can be AUTHORIZED has it.
+      return { status: 'action', action: { type: 'redirect', url: a.PaymentURL }, ref, ...(req.capture === false ? { data: HELD } : {}) };
     }
     // The NEW payment of a refused GetQr is left to expire at RedirectDueDate: no payer has it.
     const qr = answered(await this.send('GetQr', { PaymentId: ref, DataType: 'PAYLOAD' }, ctx), 'GetQr');
@@ -151,11 +156,12 @@ export class TBankConnector implements Connector {
     return { status: 'declined', code: `tbank:${code}`, message: `T-Bank: Charge refused ${code}: ${said}`, ref };
   }
 
-  async getPayment(q: { paymentId: string; ref: string | null; twoStage?: boolean }, ctx: CallContext): Promise<PaymentOutcome> {
+  async getPayment(q: { paymentId: string; ref: string | null; data?: ProviderData | null }, ctx: CallContext): Promise<PaymentOutcome> {
     if (q.ref) {
       const a = answered(await this.send('GetState', { PaymentId: q.ref }, ctx), 'GetState', true);
-      // A two-stage payment held: AUTHORIZED waits for our Confirm or Cancel (one-stage, it is a step the bank finishes itself).
-      if (q.twoStage && a.Status === 'AUTHORIZED') return { status: 'authorized', amount: new Decimal(a.Amount ?? 0).div(100), ref: q.ref };
+      // A two-stage payment held (Init's answer kept HELD): AUTHORIZED waits for our Confirm or
+      // Cancel (one-stage, it is a step the bank finishes itself).
+      if (q.data?.payType === HELD.payType && a.Status === 'AUTHORIZED') return { status: 'authorized', amount: new Decimal(a.Amount ?? 0).div(100), ref: q.ref };
       return reasonFollows(paymentOutcome(q.ref, a.Status ?? '', a.Amount, '0', a.Message));
     }
     // The Init answer was lost: the order (our payment id) tells whether it created a payment.
