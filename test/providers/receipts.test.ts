@@ -57,8 +57,8 @@ async function open(billId: string, form: Record<string, string> = {}) {
 
 /** The payment as the provider says after the payer paid (the reconciler's read). */
 async function settle(paymentId: string) {
-  const row = (await t.db.pool.query<{ connector: string; provider_ref: string }>(`SELECT connector, provider_ref FROM payments WHERE id = $1`, [paymentId])).rows[0]!;
-  await t.app.services.payments.askProvider({ id: paymentId, connector: row.connector, ref: row.provider_ref });
+  const row = (await t.db.pool.query<{ connector: string; provider_ref: string; provider_data: Record<string, unknown> | null }>(`SELECT connector, provider_ref, provider_data FROM payments WHERE id = $1`, [paymentId])).rows[0]!;
+  await t.app.services.payments.askProvider({ id: paymentId, connector: row.connector, ref: row.provider_ref, data: row.provider_data });
   return (await t.db.pool.query<{ status: string }>(`SELECT status::text FROM payments WHERE id = $1`, [paymentId])).rows[0]!.status;
 }
 
