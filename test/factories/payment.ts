@@ -74,7 +74,7 @@ export async function savedCardOf(t: TestApp, m: MerchantFixture, card = SUCCESS
   const id = r.json().payment_id as string;
   if (r.json().status === 'PROCESS') {
     // The sandbox's lost answer (card 0119): the provider is asked, and says it paid and saved.
-    await t.app.services.payments.askProvider({ id, connector: 'sandbox', ref: null });
+    await t.app.services.payments.askProvider({ id, connector: 'sandbox', ref: null, data: null });
   }
   const row = (await t.db.pool.query(`SELECT id FROM saved_payment_methods WHERE payment_id = $1`, [id])).rows[0];
   if (!row) throw new Error(`payment ${id} saved no card`);

@@ -90,7 +90,7 @@ describe('the lifecycle: the same path for a payment, a refund and a payout', ()
     expect([answered('payment', ids.payment), answered('refund', ids.refund), answered('payout', ids.payout)]).toEqual([2, 2, 2]);
 
     // Asked again (a stale lease, a second worker): the same answer moves nothing twice.
-    expect(await app.services.payments.askProvider({ id: ids.payment, connector: 'sandbox', ref: null })).toMatchObject({ result: { applied: false, status: 'SUCCESS' } });
+    expect(await app.services.payments.askProvider({ id: ids.payment, connector: 'sandbox', ref: null, data: null })).toMatchObject({ result: { applied: false, status: 'SUCCESS' } });
     expect(await app.services.operations.refund.apply({ id: ids.refund }, { status: 'succeeded', ref: null }, { via: 'reconciliation' }))
       .toEqual({ applied: false, status: 'SUCCESS', id: ids.refund });
     expect(await app.services.operations.payout.apply({ id: ids.payout }, { status: 'succeeded', ref: null }, { via: 'reconciliation' }))
@@ -118,7 +118,7 @@ describe('the lifecycle: the same path for a payment, a refund and a payout', ()
     }
     // The provider then says what the operator decided: no conflict, nothing moves again.
     await due(ids);
-    await app.services.payments.askProvider({ id: ids.payment, connector: 'sandbox', ref: null });
+    await app.services.payments.askProvider({ id: ids.payment, connector: 'sandbox', ref: null, data: null });
     await app.services.operations.refund.apply({ id: ids.refund }, { status: 'succeeded', ref: null }, { via: 'reconciliation' });
     await app.services.operations.payout.apply({ id: ids.payout }, { status: 'succeeded', ref: null }, { via: 'reconciliation' });
     expect((await t.db.pool.query(`SELECT count(*)::int AS n FROM attention_items WHERE object_id = ANY($1::text[]) AND kind = 'conflict'`,

@@ -173,9 +173,9 @@ describe('POST /api/v1/payment/charge', () => {
     expect(r.json().status).toBe('PROCESS');
     const id = r.json().id as string;
     expect(await credits(id)).toBe(0);
-    const first = await t.app.services.payments.askProvider({ id, connector: 'sandbox', ref: null });
+    const first = await t.app.services.payments.askProvider({ id, connector: 'sandbox', ref: null, data: null });
     expect(first.result).toMatchObject({ applied: true, status: 'SUCCESS' });
-    const again = await t.app.services.payments.askProvider({ id, connector: 'sandbox', ref: null });
+    const again = await t.app.services.payments.askProvider({ id, connector: 'sandbox', ref: null, data: null });
     expect(again.result.applied).toBe(false);
     expect(await credits(id)).toBe(1);
     expect((await available()).sub(before).toFixed(2)).toBe('250.00');

@@ -137,7 +137,7 @@ describe('two-stage payments (capture: false)', () => {
     const h = await held('150.00');
     // Eight days pass at the provider (it holds a card payment seven).
     await t.db.pool.query(`UPDATE sandbox_operations SET created_at = now() - interval '8 days' WHERE kind = 'payment' AND our_id = $1`, [h.paymentId]);
-    const p = await t.app.services.payments.askProvider({ id: h.paymentId, connector: 'sandbox', ref: null });
+    const p = await t.app.services.payments.askProvider({ id: h.paymentId, connector: 'sandbox', ref: null, data: null });
     expect(p.result.status).toBe('FAIL');
     expect(await paymentRow(h.paymentId)).toMatchObject({ status: 'FAIL', failure_reason: 'expired_on_capture' });
     expect((await capture(h.paymentId)).status).toBe(409);

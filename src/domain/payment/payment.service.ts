@@ -117,7 +117,7 @@ export class PaymentService {
    * timed) and applies the answer once (the payer's page, the sandbox bank's return); `via` 'read'.
    * `data`: what its connector's answers kept, as the payment was read (docs/adr/0118).
    */
-  async askProvider(p: { id: string; connector: string | null; ref: string | null; data?: ProviderData | null }): Promise<{ outcome: PaymentOutcome; result: ApplyResult }> {
+  async askProvider(p: { id: string; connector: string | null; ref: string | null; data: ProviderData | null }): Promise<{ outcome: PaymentOutcome; result: ApplyResult }> {
     const outcome = await this.operation.reconcileFromProvider_(p);
     return { outcome, result: await this.applyOutcome(p.id, outcome, { via: 'read' }) };
   }
