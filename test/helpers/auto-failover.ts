@@ -163,6 +163,12 @@ export async function formationSteps(opts: FormationOptions = {}): Promise<Forma
   const startPrimary = async (ms: number) => {
     startNode(nodes[0]!);
     await waitFor('first node primary', async () => (await states()).some((s) => s.name === 'node_1' && ['single', 'primary'].includes(s.reported)), ms);
+    // The standby's base backup starts with a checkpoint, which pg_autoctl does not ask to be fast:
+    // spread over checkpoint_completion_target of checkpoint_timeout, it held the standby for
+    // minutes on this idle primary. Written at once instead (the standby inherits the setting).
+    const admin = `postgresql://postgres@127.0.0.1:${nodes[0]!.port}/postgres`;
+    await query(admin, 'ALTER SYSTEM SET checkpoint_completion_target = 0');
+    await query(admin, 'SELECT pg_reload_conf()');
   };
   const startStandby = async (ms: number) => {
     startNode(nodes[1]!);
