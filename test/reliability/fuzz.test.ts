@@ -12,8 +12,8 @@ import { budget, sized } from './profile.js';
 /**
  * Generated requests against every merchant endpoint and the payment form: whatever arrives,
  * the answer is JSON, never a 500, never a stack trace or HTML, and a rejected request changes
- * nothing. Seeded and reproducible: FUZZ_SEED, FUZZ_RUNS (npm run test:reliability runs
- * 10,000+; the CI profile fewer).
+ * nothing. Seeded and reproducible: FUZZ_SEED, FUZZ_RUNS (1,000 in npm test, within the default
+ * timeout; 10,000 in npm run test:reliability).
  */
 const RUNS = Number(process.env.FUZZ_RUNS ?? sized(1000, 10_000));
 const SEED = Number(process.env.FUZZ_SEED ?? 20261121);
