@@ -143,6 +143,7 @@ try {
     const json = (t: Tenant) => ({ authorization: `Bearer ${t.token}`, 'content-type': 'application/json', accept: 'application/json' });
     const created: Array<{ id: string; token: string }> = [];
     let payN = 0;
+    let payoutN = 0;
     const scenarios: Record<string, (i: number) => { url: string; init: RequestInit }> = {
       bill_create: (i) => ({ url: `${svc.base}/api/v1/bill/create`, init: { method: 'POST', headers: json(tOf(i)), body: JSON.stringify({ amount: '100.00', shop_id: tOf(i).shopId }) } }),
       bill_status: (i) => { const b = created[i % created.length]!; return { url: `${svc.base}/api/v1/bill/status?id=${b.id}`, init: { headers: { authorization: `Bearer ${b.token}` } } }; },
@@ -150,6 +151,10 @@ try {
         method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json' },
         body: JSON.stringify({ method: 'BANK_CARD', card_number: '4242424242424242', card_expiry: '12/30', card_cvc: '123' }),
       } }),
+      payout: (i) => ({ url: `${svc.base}/api/v1/payout/personal/create`, init: {
+        method: 'POST', headers: json(tOf(i)), body: JSON.stringify({ amount: '1.00', payout_account_id: tOf(i).payoutAccountId, order_id: `cost-${++payoutN}` }),
+      } }),
+      merchant_balance: (i) => ({ url: `${svc.base}/api/v1/merchant/balance`, init: { headers: { authorization: `Bearer ${tOf(i).token}` } } }),
     };
     const results: Record<string, unknown> = {};
     const only = process.env.COST_SCENARIOS?.split(',');
@@ -197,6 +202,8 @@ try {
         bill_status: ['select', (b) => (i) => ({ url: `${b}/bill?id=${created[i % created.length]!.id}`, init: {} })],
         payment: ['tx', (b) => (i) => ({ url: `${b}/tx`, init: { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ amount: '1.00', merchant_id: tOf(i).merchantId }) } })],
       };
+      // payout is compared with the bare transaction and merchant_balance with the bare select,
+      // as in `npm run bench`: the same handlers, measured once above.
       for (const [name, [mode, reqOf]] of Object.entries(bare)) {
         if ((only && !only.includes(name)) || (name === 'bill_status' && created.length === 0)) continue;
         const child = await startChild(`bare-${mode}`, 'bench/servers/bare.ts', { DATABASE_URL: url, BENCH_MERCHANT_ID: t0.merchantId, NODE_ENV: 'production', BARE_MODE: mode });
