@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrate } from '../../src/db/migrate.js';
 import { formationSteps, type Formation, type FormationSteps, type Node } from '../helpers/auto-failover.js';
 import { checkInvariants } from './invariants.js';
-import { admin, call, kill, startProc, startReceiver, type Proc } from './harness.js';
+import { admin, call, describeProc, kill, startProc, startReceiver, type Proc } from './harness.js';
 import { waitFor } from '../helpers/wait.js';
 import { budget, FULL, sized } from './profile.js';
 
@@ -125,6 +125,22 @@ async function setupMerchant(i: number): Promise<M> {
   await admin(base, 'PUT', `/merchants/${id}/payout-webhook`, { url: receiver.url });
   await admin(base, 'POST', `/merchants/${id}/balance-adjustments`, { currency: 'RUB', amount: '100000', reason: 'failover test funding' });
   return { id, token: created.json.api_token, shopId: shop.json.id };
+}
+
+/** Each service process that exited under the test, with its exit reason, stderr and last log lines ('' when none did). */
+function exitedProcs(): string {
+  return [...apis, worker].filter((p) => p?.exit).map((p) => describeProc(p)).join('\n\n');
+}
+
+/** Runs a hook's step; should it fail, its error names any service process that exited meanwhile. */
+async function namingExits<T>(step: () => Promise<T>): Promise<T> {
+  try {
+    return await step();
+  } catch (e) {
+    const gone = exitedProcs();
+    if (gone && e instanceof Error) e.message += `\n\nexited meanwhile:\n${gone}`;
+    throw e;
+  }
 }
 
 async function waitPrimary(not: Node, ms: number): Promise<Node> {
@@ -263,7 +279,7 @@ describe('failover with pg_auto_failover', () => {
     const first = f.nodes[0]!;
     firstPrimary = await f.primary();
     if (firstPrimary !== first) throw new Error(`${first.name} is not the primary before the kill`);
-    const r1 = await failOver(first);
+    const r1 = await namingExits(() => failOver(first));
     rounds.push({ ...r1, from: first.name, to: r1.to.name, toNode: r1.to });
   }, budget(400_000));
 
@@ -273,7 +289,7 @@ describe('failover with pg_auto_failover', () => {
     const [r1] = rounds;
     f.restartNode(f.nodes[0]!);
     await waitFor(async () => (await f.states()).some((s) => s.name === f.nodes[0]!.name && s.reported === 'secondary'), 'the old primary rejoined as a standby', 180_000, 500);
-    const r2 = await failOver(r1!.toNode);
+    const r2 = await namingExits(() => failOver(r1!.toNode));
     rounds.push({ ...r2, from: r1!.to, to: r2.to.name, toNode: r2.to });
   }, budget(600_000));
 
@@ -291,7 +307,10 @@ describe('failover with pg_auto_failover', () => {
   it('the primary is killed under load: the standby is promoted, the service finds it, nothing acknowledged is lost or doubled, the books balance, every event is delivered', async () => {
     expect(firstPrimary).toBe(f.nodes[0]);
     expect(rounds.map((r) => r.to)).toEqual(FULL ? [f.nodes[1]!.name, f.nodes[0]!.name] : [f.nodes[1]!.name]);
-    if (!url) throw new Error('the settle after the failover did not run');
+    if (!url) throw new Error(`the settle after the failover did not run${exitedProcs() ? `; exited meanwhile:\n${exitedProcs()}` : ''}`);
+    // The API processes and the worker ride through the switch: none of them exits (a pg client's
+    // unhandled 'error' event or an unhandled rejection would end it), and if one did, this says why.
+    for (const p of [...apis, worker]) expect(p.exit, describeProc(p)).toBeNull();
 
     // Every acknowledged object exactly once (ids are primary keys, so "at most once" holds by
     // construction; "at least once" is what synchronous replication must keep).
@@ -315,9 +334,10 @@ describe('failover with pg_auto_failover', () => {
         FROM outbox_events GROUP BY status`);
       const act = await c.query(`SELECT state, wait_event_type, wait_event, left(query, 80) AS query, now() - state_change AS for FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`);
       await c.end();
-      console.log(`worker alive: ${worker.child.exitCode === null}; events: ${JSON.stringify(ev.rows)}\nsessions: ${JSON.stringify(act.rows)}\nworker log:\n${worker.log.slice(-60).join('\n')}`);
+      const why = `events: ${JSON.stringify(ev.rows)}\nsessions: ${JSON.stringify(act.rows)}\n${describeProc(worker)}`;
+      console.log(why);
+      expect(broken, why).toEqual([]);
     }
-    expect(broken).toEqual([]);
     const verify = await admin(apis[0]!.url, 'GET', '/ledger/verify');
     expect(verify.status).toBe(200);
     expect(verify.json.ok).toBe(true);

@@ -15,7 +15,29 @@ export function freePort(): Promise<number> {
   });
 }
 
-export interface Proc { kind: 'api' | 'worker'; port: number; child: ChildProcess; url: string; /** Its latest log lines (stdout), at most 5000. */ log: string[] }
+export interface Proc {
+  kind: 'api' | 'worker'; port: number; child: ChildProcess; url: string;
+  /** Its latest log lines (stdout), at most 5000. */
+  log: string[];
+  /** The last STDERR_TAIL characters of its stderr: where Node writes an uncaught exception's stack before it dies. */
+  stderr(): string;
+  /** How it ended (null while it runs): what the test says when a process exited under it. */
+  exit: { code: number | null; signal: NodeJS.Signals | null; at: number } | null;
+}
+
+const STDERR_TAIL = 16_000;
+
+/**
+ * A process's state for a failure message: alive, or its exit code or signal and when; then the
+ * tail of its stderr and the last `lines` lines of its stdout.
+ */
+export function describeProc(p: Proc, lines = 60): string {
+  const state = p.exit === null
+    ? 'alive'
+    : `exited ${p.exit.signal ? `on ${p.exit.signal}` : `with code ${p.exit.code}`} at ${new Date(p.exit.at).toISOString()}`;
+  const err = p.stderr().trimEnd();
+  return `${p.kind} ${p.child.pid ?? '?'}: ${state}\n${p.kind} stderr:\n${err || '(empty)'}\n${p.kind} log (last ${lines} lines):\n${p.log.slice(-lines).join('\n')}`;
+}
 
 /** The API built with observers that SIGKILL it at the phase named by CRASH_AT (test/helpers/crash-entry.ts). */
 export const CRASH_ENTRY = 'test/helpers/crash-entry.ts';
@@ -50,25 +72,28 @@ export async function startProc(kind: 'api' | 'worker', dbUrl: string, extra: Re
     if (log.length > 5000) log.splice(0, log.length - 5000);
   });
   spawned.add(child);
-  child.once('exit', () => spawned.delete(child));
   let err = '';
-  child.stderr?.on('data', (d) => { err = (err + d).slice(-4000); });
-  const proc: Proc = { kind, port: p, child, url: `http://127.0.0.1:${p}`, log };
+  child.stderr?.on('data', (d) => { err = (err + d).slice(-STDERR_TAIL); });
+  const proc: Proc = { kind, port: p, child, url: `http://127.0.0.1:${p}`, log, stderr: () => err, exit: null };
+  child.once('exit', (code, signal) => {
+    spawned.delete(child);
+    proc.exit = { code, signal, at: Date.now() };
+  });
   if (kind === 'api') {
     // A cold tsx start on a loaded 2-core machine has taken over 30 s; bounded under a hook's 60 s,
     // where a start belongs (docs/adr/0139-slow-starts-wait-in-hooks.md), so a hang fails by name.
     const until = Date.now() + Number(process.env.TEST_PROC_START_MS ?? 40_000);
     for (;;) {
-      if (child.exitCode !== null) throw new Error(`api exited: ${err}`);
+      if (proc.exit !== null) throw new Error(`api exited: ${describeProc(proc)}`);
       try { if ((await fetch(`${proc.url}/health`)).ok) break; } catch { /* not up yet */ }
-      if (Date.now() > until) throw new Error(`api did not start: ${err}`);
+      if (Date.now() > until) throw new Error(`api did not start: ${describeProc(proc)}`);
       await new Promise((r) => setTimeout(r, 100));
     }
   } else {
     // Not an outcome: a worker says nothing at LOG_LEVEL=error once it is up, so this is the
     // window in which a worker that cannot start (config, database) exits and is reported here.
     await new Promise((r) => setTimeout(r, 1500));
-    if (child.exitCode !== null) throw new Error(`worker exited: ${err}`);
+    if (proc.exit !== null) throw new Error(`worker exited: ${describeProc(proc)}`);
   }
   return proc;
 }
