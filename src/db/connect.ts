@@ -76,12 +76,13 @@ export function clientClassFor(target: DatabaseTarget): typeof pg.Client {
     // eslint-disable-next-line @typescript-eslint/no-explicit-any
     override connect(callback?: any): any {
       if (!chooseHost) return callback ? super.connect(callback) : super.connect();
-      const done = this.pickWritableHost().then(() => super.connect());
-      if (callback) {
-        done.then(() => callback(null, this), (e: Error) => callback(e));
-        return undefined;
-      }
-      return done;
+      if (!callback) return this.pickWritableHost().then(() => super.connect());
+      // The callback goes to node-postgres itself, which calls it in the same tick as the
+      // server's ReadyForQuery: pg-pool attaches its 'error' listeners there. Called a promise
+      // step later, a server error read in the same chunk (a backend terminated just as it was
+      // ready, under a failover) found a client with no listener and killed the process.
+      this.pickWritableHost().then(() => super.connect(callback), (e: Error) => callback(e));
+      return undefined;
     }
 
     private async pickWritableHost(): Promise<void> {
