@@ -3,10 +3,11 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { terminatingPostgres } from '../helpers/terminating-postgres.js';
 
 /**
- * A backend terminated the moment it became ready (under a failover: the killed node's backends
- * told of "crash of another server process", or a server shutting down) while the process was
- * too busy to read in between: the ReadyForQuery and the FATAL arrive in one chunk. The process
- * goes on; the query on that connection fails as "database unavailable" (a 503, a retried claim).
+ * A backend ended the moment it became ready (under a failover: a killed node's backends that
+ * outlive their postmaster send "terminating connection due to unexpected postmaster exit") while
+ * the process was too busy to read in between: the ReadyForQuery and the FATAL arrive in one
+ * chunk. The process goes on; the query on that connection fails as "database unavailable" (a
+ * 503, a retried claim) (docs/adr/0146-a-connection-listened-to-from-its-first-tick.md).
  * Run in a child process: what is under test is whether the process survives.
  */
 let fake: Awaited<ReturnType<typeof terminatingPostgres>> | undefined;

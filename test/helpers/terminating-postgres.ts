@@ -1,10 +1,12 @@
 import { createServer, type Server, type Socket } from 'node:net';
 
 /**
- * Just enough of PostgreSQL's protocol to stand for a server whose backend is terminated the
- * moment it became ready (pg_terminate_backend, a shutdown, or the postmaster's "crash of another
- * server process" when a node is killed under a failover), seen by a client too busy to read in
- * between: its ReadyForQuery and the FATAL 57P01 reach the client in one chunk. Every connection
+ * Just enough of PostgreSQL's protocol to stand for a server whose backend ends the moment it
+ * became ready, seen by a client too busy to read in between: its ReadyForQuery and a FATAL
+ * 57P01 reach the client in one chunk. A failover does this: a killed node's backends that
+ * outlive their postmaster send "terminating connection due to unexpected postmaster exit" to
+ * their clients, a connection that had just been set up among them (so do pg_terminate_backend
+ * and a shutdown). Every connection
  * is trusted (AuthenticationOk); one whose index `terminates` picks gets that chunk and is closed;
  * the others answer each simple query with one row `ro = false` (a server taking writes, for the
  * host probe of src/db/connect.ts).
@@ -20,7 +22,7 @@ export async function terminatingPostgres(terminates: (index: number) => boolean
   const fields = (o: Record<string, string>) => Buffer.concat([...Object.entries(o).map(([k, v]) => Buffer.from(`${k}${v}\0`)), Buffer.from([0])]);
   const authOk = msg('R', Buffer.from([0, 0, 0, 0]));
   const ready = msg('Z', Buffer.from('I'));
-  const fatal = msg('E', fields({ S: 'FATAL', V: 'FATAL', C: '57P01', M: 'terminating connection due to administrator command' }));
+  const fatal = msg('E', fields({ S: 'FATAL', V: 'FATAL', C: '57P01', M: 'terminating connection due to unexpected postmaster exit' }));
   // RowDescription of one boolean column "ro", one DataRow "f", CommandComplete, ReadyForQuery.
   const column = Buffer.alloc(2 + 3 + 18);
   let o = column.writeInt16BE(1, 0);
