@@ -126,5 +126,9 @@ export function clientClassFor(target: DatabaseTarget): typeof pg.Client {
 export function connectClient(databaseUrl: string): pg.Client {
   const t = parseDatabaseUrl(databaseUrl);
   const C = clientClassFor(t);
-  return new C({ connectionString: t.url });
+  const c = new C({ connectionString: t.url });
+  // A connection lost between two statements (a failover during a start's migration) fails the
+  // next statement, which its caller awaits; unheard, the 'error' event would end the process.
+  c.on('error', () => {});
+  return c;
 }
