@@ -3,9 +3,9 @@
  * blur: CPU time of the service process and of its PostgreSQL backends per request (user + sys
  * from /proc/<pid>/stat, not wall time), statements sent per request (counted in the service by
  * bench/lib/query-count.mjs), and the bench database's commits, buffer accesses and rows
- * written per request (pg_stat_database). Scenarios: bill_create, bill_status, merchant_balance,
- * payment (card, JSON), each beside the bare handler of the same database work (insert, select
- * for both reads, transaction; COST_BARE=0 leaves them out), then the idle workers' cost per second and the service's RSS. `<tree>` (default this
+ * written per request (pg_stat_database). Scenarios: bill_create, bill_status, payment (card,
+ * JSON), each beside the bare handler of the same database work (insert, select, transaction;
+ * COST_BARE=0 leaves them out), then the idle workers' cost per second and the service's RSS. `<tree>` (default this
  * checkout) is a checkout of another commit with its node_modules, to compare before and after
  * with the same script. Writes bench/results/cost.json (the latest run). COST_YEAR_OF_MONTHS=1 gives
  * the bench database the monthly partitions of a year-old service (empty): a fresh database has
@@ -143,15 +143,18 @@ try {
     const json = (t: Tenant) => ({ authorization: `Bearer ${t.token}`, 'content-type': 'application/json', accept: 'application/json' });
     const created: Array<{ id: string; token: string }> = [];
     let payN = 0;
+    let payoutN = 0;
     const scenarios: Record<string, (i: number) => { url: string; init: RequestInit }> = {
       bill_create: (i) => ({ url: `${svc.base}/api/v1/bill/create`, init: { method: 'POST', headers: json(tOf(i)), body: JSON.stringify({ amount: '100.00', shop_id: tOf(i).shopId }) } }),
       bill_status: (i) => { const b = created[i % created.length]!; return { url: `${svc.base}/api/v1/bill/status?id=${b.id}`, init: { headers: { authorization: `Bearer ${b.token}` } } }; },
-      // The other hot read: the token's merchant and its balance rows, round-robin over the tenants.
-      merchant_balance: (i) => ({ url: `${svc.base}/api/v1/merchant/balance`, init: { headers: { authorization: `Bearer ${tOf(i).token}` } } }),
       payment: () => ({ url: `${svc.base}/pay/P${(++payN).toString(16).padStart(9, '0')}`, init: {
         method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json' },
         body: JSON.stringify({ method: 'BANK_CARD', card_number: '4242424242424242', card_expiry: '12/30', card_cvc: '123' }),
       } }),
+      payout: (i) => ({ url: `${svc.base}/api/v1/payout/personal/create`, init: {
+        method: 'POST', headers: json(tOf(i)), body: JSON.stringify({ amount: '1.00', payout_account_id: tOf(i).payoutAccountId, order_id: `cost-${++payoutN}` }),
+      } }),
+      merchant_balance: (i) => ({ url: `${svc.base}/api/v1/merchant/balance`, init: { headers: { authorization: `Bearer ${tOf(i).token}` } } }),
     };
     const results: Record<string, unknown> = {};
     const only = process.env.COST_SCENARIOS?.split(',');
@@ -194,18 +197,15 @@ try {
     // construction: insert 1, select 1, tx 4 (BEGIN, the ledger insert, the balance, COMMIT).
     if (process.env.COST_BARE !== '0') {
       const t0 = tenants[0]!;
-      // The bare select reads the bills bill_create made, else the seeded ones.
-      const selectIds = created.length > 0 ? created.map((b) => b.id) : Array.from({ length: total }, (_, k) => `P${(k + 1).toString(16).padStart(9, '0')}`);
-      // Each bare handler once, beside the scenarios of its database work.
-      const bare: Record<string, [string[], (base: string) => (i: number) => { url: string; init: RequestInit }]> = {
-        insert: [['bill_create'], (b) => () => ({ url: `${b}/bill`, init: { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ amount: '100.00', shop_id: t0.shopId }) } })],
-        select: [['bill_status', 'merchant_balance'], (b) => (i) => ({ url: `${b}/bill?id=${selectIds[i % selectIds.length]!}`, init: {} })],
-        tx: [['payment'], (b) => (i) => ({ url: `${b}/tx`, init: { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ amount: '1.00', merchant_id: tOf(i).merchantId }) } })],
+      const bare: Record<string, [string, (base: string) => (i: number) => { url: string; init: RequestInit }]> = {
+        bill_create: ['insert', (b) => () => ({ url: `${b}/bill`, init: { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ amount: '100.00', shop_id: t0.shopId }) } })],
+        bill_status: ['select', (b) => (i) => ({ url: `${b}/bill?id=${created[i % created.length]!.id}`, init: {} })],
+        payment: ['tx', (b) => (i) => ({ url: `${b}/tx`, init: { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ amount: '1.00', merchant_id: tOf(i).merchantId }) } })],
       };
-      for (const [mode, [beside, reqOf]] of Object.entries(bare)) {
-        const names = beside.filter((x) => !only || only.includes(x));
-        if (names.length === 0) continue;
-        const name = names.join(', ');
+      // payout is compared with the bare transaction and merchant_balance with the bare select,
+      // as in `npm run bench`: the same handlers, measured once above.
+      for (const [name, [mode, reqOf]] of Object.entries(bare)) {
+        if ((only && !only.includes(name)) || (name === 'bill_status' && created.length === 0)) continue;
         const child = await startChild(`bare-${mode}`, 'bench/servers/bare.ts', { DATABASE_URL: url, BENCH_MERCHANT_ID: t0.merchantId, NODE_ENV: 'production', BARE_MODE: mode });
         try {
           results[`bare_${mode}`] = await measureOne(child.pid, reqOf(`http://127.0.0.1:${child.port}`), false);

@@ -9,7 +9,7 @@
 // compiled service", docs/adr/0044-build-bundles-and-image.md). The CLIs
 // (dist/entry/migrate-cli.js, dist/entry/admin-cli.js) stay per-file tsc output.
 import { execFileSync } from 'node:child_process';
-import { cpSync, readFileSync, realpathSync, rmSync, statSync } from 'node:fs';
+import { cpSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { relative, resolve } from 'node:path';
 import * as esbuild from 'esbuild';
@@ -69,6 +69,62 @@ const dirnameOfOwnFile = {
   },
 };
 
+/**
+ * Two changes to how Prisma loads, in the bundles only, each refused by the build if the text it
+ * replaces is not found exactly (a Prisma upgrade then shows here, not in production)
+ * (docs/adr/0143-prisma-loaded-lean-in-the-bundles.md):
+ *
+ * - Prisma's runtime decodes its query parameterization graph into one plain object per node,
+ *   keyed by string index: V8 gives each a backing array sized by the largest index (about
+ *   1,100 strings here), 13 MB of mostly holes for ~3,000 nodes, held as long as the client. A
+ *   Map per node holds the same edges, read through the same two lookups.
+ * - The WebAssembly query compiler came from a module exporting it as base64 text: the module's
+ *   source and the string (2.3 MB each) stay in the heap for the life of the process. The build
+ *   writes the decoded bytes beside the bundles and the client reads them from that file.
+ */
+const PRISMA_RUNTIME = `${NODE_MODULES}@prisma/client/runtime/client.js`;
+const PRISMA_CLASS = `${SRC}/generated/prisma/internal/class.ts`;
+function replaceExactly(text, file, pairs) {
+  for (const [from, to, times] of pairs) {
+    const found = text.split(from).length - 1;
+    if (found !== times) throw new Error(`${file}: expected ${times} of ${JSON.stringify(from)}, found ${found}: Prisma changed, review scripts/build.mjs "prismaLean"`);
+    text = text.replaceAll(from, to);
+  }
+  return text;
+}
+const prismaLean = {
+  name: 'prisma-lean',
+  setup(build) {
+    build.onLoad({ filter: /[\\/]@prisma[\\/]client[\\/]runtime[\\/]client\.js$/ }, (args) => {
+      if (args.path !== PRISMA_RUNTIME) return undefined;
+      return {
+        loader: 'js',
+        contents: replaceExactly(readFileSync(args.path, 'utf8'), args.path, [
+          ['let i=this.#i(),o={};for(let s=0;s<i;s++){let a=this.#i(),u=this.#a()', 'let i=this.#i(),o=new Map;for(let s=0;s<i;s++){let a=this.#i(),u=this.#a()', 1],
+          ['let i=this.#i(),o={};for(let s=0;s<i;s++){let a=this.#i(),u=this.#o()', 'let i=this.#i(),o=new Map;for(let s=0;s<i;s++){let a=this.#i(),u=this.#o()', 1],
+          ['o[a]=S}r.push({edges:o})', 'o.set(a,S)}r.push({edges:o})', 1],
+          ['o[a]=P}r.push({edges:o})', 'o.set(a,P)}r.push({edges:o})', 1],
+          ['let o=n.edges[i];', 'let o=n.edges.get(i);', 2],
+        ]),
+      };
+    });
+    build.onLoad({ filter: /[\\/]generated[\\/]prisma[\\/]internal[\\/]class\.ts$/ }, async (args) => {
+      if (args.path !== PRISMA_CLASS) return undefined;
+      const text = readFileSync(args.path, 'utf8');
+      const m = /const \{ wasm \} = await import\("(@prisma\/client\/runtime\/(query_compiler_\w+_bg\.\w+)\.wasm-base64\.mjs)"\)\n\s*return await decodeBase64AsWasm\(wasm\)/.exec(text);
+      if (!m) throw new Error(`${args.path}: the query compiler's base64 import was not found: Prisma changed, review scripts/build.mjs "prismaLean"`);
+      const { wasm } = await import(m[1]);
+      const file = `${m[2]}.wasm`;
+      writeFileSync(`dist/${file}`, Buffer.from(wasm, 'base64'));
+      return {
+        loader: 'ts',
+        // Both bundles are in dist/, beside the file: import.meta.url is the bundle's.
+        contents: text.replace(m[0], `return new WebAssembly.Module((await import('node:fs')).readFileSync(new URL(${JSON.stringify(`./${file}`)}, import.meta.url)))`),
+      };
+    });
+  },
+};
+
 await esbuild.build({
   entryPoints: ['src/entry/main.ts', 'src/entry/worker-main.ts'],
   outdir: 'dist',
@@ -85,7 +141,7 @@ await esbuild.build({
   minifySyntax: true,
   sourcemap: true,
   logLevel: 'warning',
-  plugins: [importMetaOfOwnFile, dirnameOfOwnFile],
+  plugins: [prismaLean, importMetaOfOwnFile, dirnameOfOwnFile],
   banner: {
     js: [
       "import { createRequire as __createRequire } from 'node:module';",

@@ -1,6 +1,6 @@
 /** The bench report's table of service throughput by API process count (BENCH_PROCESSES). */
 import type { LoadResult } from './load.js';
-import type { CeilingResults } from '../scenarios/ceilings.js';
+import type { CeilingResults, Controls } from '../scenarios/ceilings.js';
 import type { ServiceResults, ServiceScenario } from '../scenarios/service.js';
 import { CEILING_OF } from './report.js';
 
@@ -52,6 +52,7 @@ type SizingInput = {
   service: ServiceResults | { unavailable: string };
   service_by_processes?: Record<string, ServiceResults | { unavailable: string }>;
   ceilings: CeilingResults | { unavailable: string };
+  controls?: Controls | { unavailable: string };
   cost?: CostFigures | null;
 };
 
@@ -64,23 +65,22 @@ const ms = (x: number | null | undefined) => (x === null || x === undefined ? 'â
 /**
  * Markdown lines: the figures a deployer sizes with, one row per scenario: its own maximum with
  * one and with two API processes, its latency at 50% and 80% of that maximum (open loop) beside
- * the bare handler's at the same share of its own, and the CPU one request costs the service and
+ * the bare handler's at the same rate, and the CPU one request costs the service and
  * PostgreSQL (bench:cost).
  */
 export function sizingTable(r: SizingInput): string[] {
   if ('unavailable' in r.service) return [];
   const svc = r.service;
   const two = r.service_by_processes?.['2'];
-  const control = 'unavailable' in r.ceilings ? undefined : r.ceilings.open_loop;
   const L = [
-    'Sizing: what one scenario can do and what it costs (maximum = best 2xx req/s of the closed loops; latency at a share of that maximum, open loop, p50 / p99 ms; the bare handler at the same share of its own maximum in brackets; CPU ms per request: service + PostgreSQL backends, from `npm run bench:cost`):',
+    'Sizing: what one scenario can do and what it costs (maximum = best 2xx req/s of the closed loops; latency at a share of that maximum, open loop, p50 / p99 ms; the bare handler it is compared with, at the same rate, in brackets; CPU ms per request: service + PostgreSQL backends, from `npm run bench:cost`):',
     '',
     '| scenario | max, 1 process | max, 2 processes | at 50%: p50 / p99 (bare p99) | at 80%: p50 / p99 (bare p99) | 2 processes at 50%: p99 | CPU ms / request |',
     '|---|---:|---:|---:|---:|---:|---:|',
   ];
   for (const [name, label] of Object.entries(SCENARIOS) as Array<[ServiceScenario, string]>) {
     const at = (p: string) => svc.open_loop?.[name]?.[p];
-    const bare = (p: string) => control?.[CEILING_OF[name]]?.[p]?.p99_ms;
+    const bare = (p: string) => (r.controls && !('unavailable' in r.controls) ? r.controls[name]?.[p]?.p99_ms : undefined);
     const cell = (p: string) => { const x = at(p); return x ? `${ms(x.p50_ms)} / ${ms(x.p99_ms)} (${ms(bare(p))})` : 'â€“'; };
     const twoAt = two && !('unavailable' in two) ? (two as ServiceResults).open_loop?.[name]?.p50 : undefined;
     const c = r.cost?.scenarios[name];

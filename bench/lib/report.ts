@@ -1,5 +1,5 @@
 import type { LoadResult } from './load.js';
-import type { CeilingResults, PgbenchResult } from '../scenarios/ceilings.js';
+import type { CeilingResults, Controls, ControlRun, PgbenchResult } from '../scenarios/ceilings.js';
 import type { ServiceResults, ServiceScenario } from '../scenarios/service.js';
 import type { OutboxResult } from '../scenarios/outbox.js';
 import type { MachineInfo } from './machine.js';
@@ -23,6 +23,8 @@ export interface BenchResults {
   machine: MachineInfo;
   ceilings: CeilingResults | { unavailable: string };
   service: ServiceResults | { unavailable: string };
+  /** Each service open loop's control: its bare handler at the same rate, keyed by scenario, then `p50` / `p80`. */
+  controls?: Controls | { unavailable: string };
   outbox: OutboxResult | { unavailable: string };
   /** Service 2xx req/s over its ceiling's req/s, the worse of the connection counts. */
   ratios: Record<'bill_create' | 'bill_status' | 'payment' | 'payout' | 'merchant_balance' | 'bill_create_vs_pgbench', number | null>;
@@ -46,6 +48,18 @@ export const CEILING_OF: Record<'bill_create' | 'bill_status' | 'payment' | 'pay
   payout: 'tx',
   merchant_balance: 'select',
 };
+
+/** The rates the controls run at: each service open loop's scenario, share and rate, with its bare handler. */
+export function controlRates(service: BenchResults['service']): { scenario: string; mode: 'insert' | 'select' | 'tx'; percent: number; rate: number }[] {
+  if ('unavailable' in service) return [];
+  return Object.entries(service.open_loop ?? {}).flatMap(([scenario, runs]) =>
+    Object.values(runs ?? {}).map((x) => ({ scenario, mode: CEILING_OF[scenario as keyof typeof CEILING_OF], percent: x.percent, rate: x.rate })));
+}
+
+/** The control of one service open loop (its bare handler at the same rate), when it ran. */
+export function controlOf(r: { controls?: BenchResults['controls'] }, scenario: string, key: string): ControlRun | undefined {
+  return r.controls && !('unavailable' in r.controls) ? r.controls[scenario]?.[key] : undefined;
+}
 
 const isRuns = (x: unknown): x is Record<string, LoadResult> => !!x && typeof x === 'object' && !('unavailable' in x);
 
@@ -101,10 +115,9 @@ export function computeTargets(r: Omit<BenchResults, 'targets'>): Target[] {
   atLeast('payout / bare transaction', 0.6, r.ratios.payout);
   atLeast('merchant_balance / bare select', 0.8, r.ratios.merchant_balance);
   if (!('unavailable' in r.service)) {
-    const control = 'unavailable' in r.ceilings ? undefined : r.ceilings.open_loop;
     for (const [name, limit] of [['bill_create', 20], ['bill_status', 20], ['payment', 50]] as const) {
       atMost(`${name} open-loop p99 at 50% of its own maximum (ms)`, limit, r.service.open_loop?.[name]?.p50?.p99_ms ?? null);
-      t[t.length - 1]!.bare = control?.[CEILING_OF[name]]?.p50?.p99_ms ?? null;
+      t[t.length - 1]!.bare = controlOf(r, name, 'p50')?.p99_ms ?? null;
     }
   }
   atLeast('bill_create / PostgreSQL alone (pgbench insert)', 0.4, r.ratios.bill_create_vs_pgbench);
@@ -181,15 +194,22 @@ export function toMarkdown(r: BenchResults): string {
   }
   L.push('');
   if (!('unavailable' in r.service) && r.service.open_loop) {
-    L.push('Open loop (requests due at a fixed rate whatever the answers; latency counted from when each was due), each program at a share of its own maximum:');
+    L.push('Open loop (requests due at a fixed rate whatever the answers; latency counted from when each was due), each scenario at a share of its own maximum, each followed by its control: the bare handler it is compared with, at the same rate:');
     L.push('');
     L.push('| what | rate req/s | share of its own max | 2xx / sent | p50 ms | p99 ms | p99.9 ms | max ms | generator CPU % | send lag p99 ms |');
     L.push('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
     const row = (label: string, x: OpenLoopResult & { percent: number; max_rps?: number }) =>
       L.push(`| ${label} | ${x.rate} | ${x.percent}% of ${x.max_rps ?? '?'} | ${x.ok} / ${x.sent} | ${f(x.p50_ms, 1)} | ${f(x.p99_ms, 1)} | ${f(x.p999_ms, 1)} | ${f(x.max_ms, 1)} | ${f(x.generator_cpu_pct)} | ${f(x.send_lag_p99_ms, 1)} |`);
-    const ceilLabels = { insert: 'control: bare insert', select: 'control: bare primary-key select', tx: 'control: bare transaction' } as const;
-    for (const [mode, runs] of Object.entries(ceil?.open_loop ?? {})) for (const x of Object.values(runs ?? {})) row(ceilLabels[mode as keyof typeof ceilLabels], x);
-    for (const [name, runs] of Object.entries(r.service.open_loop)) for (const x of Object.values(runs ?? {})) row(labels[name as ServiceScenario], x);
+    const ceilLabels = { insert: 'bare insert', select: 'bare primary-key select', tx: 'bare transaction' } as const;
+    for (const [name, runs] of Object.entries(r.service.open_loop)) {
+      for (const [key, x] of Object.entries(runs ?? {})) {
+        row(labels[name as ServiceScenario], x);
+        const c = controlOf(r, name, key);
+        if (c) row(`control: ${ceilLabels[c.mode]}`, { ...c, max_rps: x.max_rps });
+      }
+    }
+    const down = r.controls && 'unavailable' in r.controls ? String(r.controls.unavailable) : null;
+    if (down) L.push('', `Controls: unavailable (${down.replace(/\n/g, ' ')}).`);
     L.push('');
   }
   L.push(...sizingTable(r));

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { load, type LoadResult, type LoadSpec } from '../lib/load.js';
-import { OPEN_LOOP_PERCENTS, openLoop, type OpenLoopResult } from '../lib/open-loop.js';
+import { openLoop, type OpenLoopResult } from '../lib/open-loop.js';
 import { checkpoint, seededBillId, withClient } from '../lib/pg.js';
 import { sampleRss, startChild } from '../lib/proc.js';
 import type { BenchPlan } from '../lib/plan.js';
@@ -22,13 +22,17 @@ export interface CeilingResults {
   tx: ByConnections<LoadResult>;
   pgbench_insert: ByConnections<PgbenchResult> | { unavailable: string };
   peak_rss_mb: Record<string, number | null>;
-  /**
-   * The control of the service's open loops: each bare handler driven by the same generator at
-   * 50% and 80% of its own maximum, as each service scenario is driven at those shares of its own
-   * (keyed `p50`, `p80`; first process count only).
-   */
-  open_loop?: Partial<Record<'insert' | 'select' | 'tx', Record<string, OpenLoopResult & { percent: number; max_rps: number }>>>;
 }
+
+/** Which bare handler a control runs. */
+export type BareMode = 'insert' | 'select' | 'tx';
+
+/**
+ * The control of one service open loop: the bare handler the scenario is compared with, driven
+ * by the same generator at the same rate (requests/s) the service was, on a database of its own.
+ */
+export type ControlRun = OpenLoopResult & { mode: BareMode; percent: number };
+export type Controls = Record<string, Record<string, ControlRun>>;
 
 export interface PgbenchResult { connections: number; duration_s: number; tps: number; p50_ms: number | null; p99_ms: number | null; failed: number }
 
@@ -87,54 +91,85 @@ export async function measure(plan: BenchPlan, pid: number, spec: LoadSpec): Pro
 
 const cycle = <T>(xs: T[]) => { let i = 0; return () => xs[i++ % xs.length]!; };
 
+type Seed = Awaited<ReturnType<typeof seedBare>>;
+
+/** How each bare handler is driven: its path, method and body, spread over the seeded rows. */
+function bareSpecs(seed: Seed): Record<'hello' | BareMode, (base: string) => LoadSpec> {
+  const json = { 'content-type': 'application/json' };
+  const nextId = cycle(seed.billIds);
+  const nextMerchant = cycle(seed.merchants);
+  return {
+    hello: (b) => ({ url: `${b}/` }),
+    insert: (b) => ({ url: `${b}/bill`, method: 'POST', headers: json, body: JSON.stringify({ amount: '100.00', shop_id: seed.shopId }) }),
+    select: (b) => ({ url: `${b}/bill?id=x`, setup: () => ({ path: `/bill?id=${nextId()}` }) }),
+    tx: (b) => ({
+      url: `${b}/tx`, method: 'POST', headers: json, body: JSON.stringify({ amount: '1.00' }),
+      setup: () => ({ path: '/tx', body: JSON.stringify({ amount: '1.00', merchant_id: nextMerchant() }) }),
+    }),
+  };
+}
+
+const bareEnv = (url: string, seed: Seed, processes: number) =>
+  ({ DATABASE_URL: url, BENCH_MERCHANT_ID: seed.merchantId, NODE_ENV: 'production', WEB_CONCURRENCY: String(processes) });
+
 /**
  * The bare handlers with `processes` processes each; `handlersOnly` leaves out what does not
  * depend on the process count of a handler (hello world is still measured; pgbench is not).
  */
 export async function runCeilings(plan: BenchPlan, url: string, processes = 1, handlersOnly = false): Promise<CeilingResults> {
   const seed = await seedBare(url, 10_000, plan.tenants);
-  const env = { DATABASE_URL: url, BENCH_MERCHANT_ID: seed.merchantId, NODE_ENV: 'production', WEB_CONCURRENCY: String(processes) };
+  const specs = bareSpecs(seed);
   const peak: Record<string, number | null> = {};
-  const json = { 'content-type': 'application/json' };
-
-  const openLoops: NonNullable<CeilingResults['open_loop']> = {};
-  const bare = async (mode: string, specOf: (base: string) => LoadSpec): Promise<ByConnections<LoadResult>> => {
+  const bare = async (mode: 'hello' | BareMode): Promise<ByConnections<LoadResult>> => {
     plan.log(`  bare ${mode}${processes > 1 ? ` (${processes} processes)` : ''}`);
-    const child = await startChild(`bare-${mode}`, 'bench/servers/bare.ts', { ...env, BARE_MODE: mode });
+    const child = await startChild(`bare-${mode}`, 'bench/servers/bare.ts', { ...bareEnv(url, seed, processes), BARE_MODE: mode });
     try {
-      const spec = specOf(`http://127.0.0.1:${child.port}`);
-      const runs = await measure(plan, child.pid, spec);
-      if (!handlersOnly && (mode === 'insert' || mode === 'select' || mode === 'tx')) {
-        // The same shares of its own maximum as the service scenarios are driven at (service.ts).
-        const max = Math.max(...Object.values(runs).map((x) => x.rps));
-        for (const percent of OPEN_LOOP_PERCENTS) {
-          const rate = Math.max(1, Math.round((max * percent) / 100));
-          plan.log(`  open loop bare ${mode} at ${percent}% of its maximum: ${rate} req/s`);
-          await checkpoint();
-          (openLoops[mode] ??= {})[`p${percent}`] = { ...await openLoop(spec, rate, plan.durationS), percent, max_rps: max };
-          await new Promise((r) => setTimeout(r, 2000));
-        }
-      }
-      return runs;
+      return await measure(plan, child.pid, specs[mode](`http://127.0.0.1:${child.port}`));
     } finally {
       peak[mode] = child.peakRssMb();
       await child.stop();
     }
   };
 
-  const hello = await bare('hello', (b) => ({ url: `${b}/` }));
-  const insert = await bare('insert', (b) => ({ url: `${b}/bill`, method: 'POST', headers: json, body: JSON.stringify({ amount: '100.00', shop_id: seed.shopId }) }));
-  const nextId = cycle(seed.billIds);
-  const select = await bare('select', (b) => ({ url: `${b}/bill?id=x`, setup: () => ({ path: `/bill?id=${nextId()}` }) }));
-  const nextMerchant = cycle(seed.merchants);
-  const tx = await bare('tx', (b) => ({
-    url: `${b}/tx`, method: 'POST', headers: json, body: JSON.stringify({ amount: '1.00' }),
-    setup: () => ({ path: '/tx', body: JSON.stringify({ amount: '1.00', merchant_id: nextMerchant() }) }),
-  }));
+  const hello = await bare('hello');
+  const insert = await bare('insert');
+  const select = await bare('select');
+  const tx = await bare('tx');
   if (handlersOnly) return { processes, hello, insert, select, tx, pgbench_insert: { unavailable: 'not run for this process count' }, peak_rss_mb: peak };
   plan.log('  pgbench insert');
   const pgbench_insert = await runPgbench(plan, url, seed.merchantId, seed.shopId);
-  return { processes, hello, insert, select, tx, pgbench_insert, peak_rss_mb: peak, open_loop: openLoops };
+  return { processes, hello, insert, select, tx, pgbench_insert, peak_rss_mb: peak };
+}
+
+/**
+ * The controls of the service's open loops: for each `{ scenario, percent, rate }` the service was
+ * driven at, the bare handler it is compared with (`mode`), one process, driven by the same
+ * generator at the same rate, on a database seeded as the ceilings' (`url`, a fresh one). So a
+ * scenario's p99 at a rate stands beside what PostgreSQL and Node alone give at that rate, not at
+ * a share of their own, higher, maximum.
+ */
+export async function runControls(plan: BenchPlan, url: string, runs: { scenario: string; mode: BareMode; percent: number; rate: number }[]): Promise<Controls> {
+  const seed = await seedBare(url, 10_000, plan.tenants);
+  const specs = bareSpecs(seed);
+  const out: Controls = {};
+  for (const mode of ['insert', 'select', 'tx'] as const) {
+    const mine = runs.filter((r) => r.mode === mode);
+    if (mine.length === 0) continue;
+    const child = await startChild(`control-${mode}`, 'bench/servers/bare.ts', { ...bareEnv(url, seed, 1), BARE_MODE: mode });
+    try {
+      const spec = specs[mode](`http://127.0.0.1:${child.port}`);
+      if (plan.warmupS > 0) await load(spec, Math.max(...plan.connections), plan.warmupS);
+      for (const r of mine) {
+        plan.log(`  control for ${r.scenario} at ${r.percent}%: bare ${mode} at ${r.rate} req/s`);
+        await checkpoint();
+        (out[r.scenario] ??= {})[`p${r.percent}`] = { ...await openLoop(spec, r.rate, plan.durationS), mode, percent: r.percent };
+        await new Promise((res) => setTimeout(res, 2000));
+      }
+    } finally {
+      await child.stop();
+    }
+  }
+  return out;
 }
 
 /** PostgreSQL alone doing the bill insert: pgbench with a custom script, prepared statements. */

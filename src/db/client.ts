@@ -13,7 +13,16 @@ export type Tx = Omit<PrismaClient, '$connect' | '$disconnect' | '$on' | '$trans
 /** One pool shared by Prisma (through the pg adapter) and the hot paths' plain SQL. */
 export interface Db {
   pool: pg.Pool;
-  prisma: PrismaClient;
+  /**
+   * Prisma Client, created at the first read of this property and kept for the life of the
+   * process. Only cold paths read it (operator API, cabinet, console, workers' rare steps, the
+   * CLI): creating it costs about 15 MB of heap (the query parameterization graph it decodes)
+   * and its first query loads the WebAssembly query compiler (about 20 MB more), which a
+   * process that serves only the hot paths never pays (docs/adr/0142-prisma-created-at-first-use.md).
+   */
+  readonly prisma: PrismaClient;
+  /** Whether `prisma` has been read yet (the client exists). */
+  prismaCreated(): boolean;
   close(): Promise<void>;
 }
 
@@ -35,12 +44,15 @@ export function createDb(databaseUrl: string, opts: { max?: number } = {}): Db {
   // discards the client, and the next request gets a fresh connection.
   pool.on('error', () => {});
   pool.on('connect', (client) => { client.on('error', () => {}); });
-  const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
+  let prisma: PrismaClient | undefined;
   return {
     pool,
-    prisma,
+    get prisma() {
+      return prisma ??= new PrismaClient({ adapter: new PrismaPg(pool) });
+    },
+    prismaCreated: () => prisma !== undefined,
     async close() {
-      await prisma.$disconnect().catch(() => {});
+      await prisma?.$disconnect().catch(() => {});
       await pool.end().catch(() => {});
     },
   };

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -98,10 +98,14 @@ describe('the production build (npm run build, node dist/main.js)', () => {
     expect(urls.filter((u) => /\.[cm]?ts$/.test(u) || u.includes('/node_modules/tsx/'))).toEqual([]);
     // Only what the build leaves out of the bundle: the native bcrypt, Prisma's query compiler
     // (loaded at the first Prisma query, which the operator API calls above made), in its build
-    // for size (prisma/schema.prisma `compilerBuild`: ~11 MB less RSS than the default "fast").
+    // for size (prisma/schema.prisma `compilerBuild`: ~11 MB less RSS than the default "fast"),
+    // its WebAssembly read from the file the build wrote beside the bundle, never from the
+    // package's base64 module (docs/adr/0143-prisma-loaded-lean-in-the-bundles.md).
     const packages = new Set(urls.filter((u) => u.includes('/node_modules/')).map((u) => /\/node_modules\/((@[^/]+\/)?[^/]+)/.exec(u)![1]));
     expect([...packages].sort()).toEqual(['@prisma/client', 'bcrypt']);
-    expect(urls.some((u) => /query_compiler_small_bg\.postgresql\.wasm-base64\.mjs$/.test(u))).toBe(true);
+    expect(urls.some((u) => /query_compiler_small_bg\.postgresql\.mjs$/.test(u))).toBe(true);
+    expect(urls.filter((u) => /wasm-base64/.test(u))).toEqual([]);
+    expect(existsSync('dist/query_compiler_small_bg.postgresql.wasm')).toBe(true);
   });
 
   it('the workers entry (dist/worker-main.js, bundled too) starts its workers and stops on SIGTERM with exit 0', async () => {

@@ -52,11 +52,39 @@ async function freePorts(n: number): Promise<number[]> {
   return ports;
 }
 
+export interface FormationOptions {
+  dbname?: string;
+  log?: (s: string) => void;
+  /**
+   * The monitor's pgautofailover.primary_demote_timeout (default 30 s): how long a promoted
+   * standby stays read-only waiting for the old primary to demote itself.
+   */
+  primaryDemoteTimeoutS?: number;
+}
+
 /**
- * `primaryDemoteTimeoutS`: the monitor's pgautofailover.primary_demote_timeout (default 30 s): how
- * long a promoted standby stays read-only waiting for the old primary to demote itself.
+ * A formation started in three steps, each bounded by the `ms` it is given, so a test can run each
+ * in a hook of its own (docs/adr/0139-slow-starts-wait-in-hooks.md): the monitor, the first node
+ * (primary), the second node (a standby in sync: its base backup is the slowest part). `formation`
+ * can be stopped whatever step was reached.
  */
-export async function startFormation(opts: { dbname?: string; log?: (s: string) => void; primaryDemoteTimeoutS?: number } = {}): Promise<Formation> {
+export interface FormationSteps {
+  formation: Formation;
+  monitor(ms: number): Promise<void>;
+  primary(ms: number): Promise<void>;
+  standby(ms: number): Promise<void>;
+}
+
+/** The whole formation in one call, each step with a generous bound (a script, a debugger). */
+export async function startFormation(opts: FormationOptions = {}): Promise<Formation> {
+  const steps = await formationSteps(opts);
+  await steps.monitor(120_000);
+  await steps.primary(120_000);
+  await steps.standby(180_000);
+  return steps.formation;
+}
+
+export async function formationSteps(opts: FormationOptions = {}): Promise<FormationSteps> {
   const bin = autoctlBinary();
   if (!bin) throw new Error('the failover test needs pg_auto_failover: apt-get install -y postgresql-15-auto-failover pg-auto-failover-cli (.ci/run installs them)');
   const dbname = opts.dbname ?? 'payments';
@@ -94,9 +122,7 @@ export async function startFormation(opts: { dbname?: string; log?: (s: string) 
   const [monPort, p1, p2] = await freePorts(3) as [number, number, number];
   const monitorData = join(dir, 'monitor');
   const monitorUrl = `postgres://autoctl_node@127.0.0.1:${monPort}/pg_auto_failover?sslmode=disable`;
-  background(['create', 'monitor', '--pgdata', monitorData, '--pgport', String(monPort), '--hostname', '127.0.0.1', '--auth', 'trust', '--no-ssl', '--run']);
-
-  const waitFor = async (what: string, ok: () => Promise<boolean>, ms = 120_000) => {
+  const waitFor = async (what: string, ok: () => Promise<boolean>, ms: number) => {
     const until = Date.now() + ms;
     while (!(await ok().catch(() => false))) {
       if (Date.now() > until) throw new Error(`pg_auto_failover: ${what} timed out\n${logTail.join('').slice(-3000)}`);
@@ -109,14 +135,17 @@ export async function startFormation(opts: { dbname?: string; log?: (s: string) 
     await c.connect();
     try { return (await c.query(sql)).rows; } finally { await c.end().catch(() => {}); }
   };
-  await waitFor('monitor', async () => (await query(monitorUrl, 'SELECT 1 AS x')).length === 1);
-  if (opts.primaryDemoteTimeoutS !== undefined) {
-    // The monitor's superuser is the OS user it runs as.
-    const su = asRoot() ? 'postgres' : userInfo().username;
-    const suUrl = `postgres://${su}@127.0.0.1:${monPort}/pg_auto_failover?sslmode=disable`;
-    await query(suUrl, `ALTER SYSTEM SET pgautofailover.primary_demote_timeout = '${opts.primaryDemoteTimeoutS}s'`);
-    await query(suUrl, 'SELECT pg_reload_conf()');
-  }
+  const startMonitor = async (ms: number) => {
+    background(['create', 'monitor', '--pgdata', monitorData, '--pgport', String(monPort), '--hostname', '127.0.0.1', '--auth', 'trust', '--no-ssl', '--run']);
+    await waitFor('monitor', async () => (await query(monitorUrl, 'SELECT 1 AS x')).length === 1, ms);
+    if (opts.primaryDemoteTimeoutS !== undefined) {
+      // The monitor's superuser is the OS user it runs as.
+      const su = asRoot() ? 'postgres' : userInfo().username;
+      const suUrl = `postgres://${su}@127.0.0.1:${monPort}/pg_auto_failover?sslmode=disable`;
+      await query(suUrl, `ALTER SYSTEM SET pgautofailover.primary_demote_timeout = '${opts.primaryDemoteTimeoutS}s'`);
+      await query(suUrl, 'SELECT pg_reload_conf()');
+    }
+  };
 
   const nodes: Node[] = [
     { name: 'node_1', port: p1, pgdata: join(dir, 'node1'), proc: null },
@@ -131,16 +160,24 @@ export async function startFormation(opts: { dbname?: string; log?: (s: string) 
     n.proc = background(['create', 'postgres', '--pgdata', n.pgdata, '--pgport', String(n.port), '--hostname', '127.0.0.1',
       '--name', n.name, '--dbname', dbname, '--monitor', monitorUrl, '--auth', 'trust', '--no-ssl', '--run']);
   };
-  startNode(nodes[0]!);
-  await waitFor('first node primary', async () => (await states()).some((s) => s.name === 'node_1' && ['single', 'primary'].includes(s.reported)));
-  startNode(nodes[1]!);
-  // Bound raised: the standby's base backup and catch-up are the formation's slowest part on a
-  // loaded machine; the failover file's formation hook allows for it.
-  await waitFor('standby in sync', async () => {
-    const s = await states();
-    return s.some((x) => x.name === 'node_1' && x.reported === 'primary' && x.assigned === 'primary')
-      && s.some((x) => x.name === 'node_2' && x.reported === 'secondary' && x.assigned === 'secondary');
-  }, 180_000);
+  const startPrimary = async (ms: number) => {
+    startNode(nodes[0]!);
+    await waitFor('first node primary', async () => (await states()).some((s) => s.name === 'node_1' && ['single', 'primary'].includes(s.reported)), ms);
+    // The standby's base backup starts with a checkpoint, which pg_autoctl does not ask to be fast:
+    // spread over checkpoint_completion_target of checkpoint_timeout, it held the standby for
+    // minutes on this idle primary. Written at once instead (the standby inherits the setting).
+    const admin = `postgresql://postgres@127.0.0.1:${nodes[0]!.port}/postgres`;
+    await query(admin, 'ALTER SYSTEM SET checkpoint_completion_target = 0');
+    await query(admin, 'SELECT pg_reload_conf()');
+  };
+  const startStandby = async (ms: number) => {
+    startNode(nodes[1]!);
+    await waitFor('standby in sync', async () => {
+      const s = await states();
+      return s.some((x) => x.name === 'node_1' && x.reported === 'primary' && x.assigned === 'primary')
+        && s.some((x) => x.name === 'node_2' && x.reported === 'secondary' && x.assigned === 'secondary');
+    }, ms);
+  };
 
   const primary = async () => {
     for (const n of nodes) {
@@ -166,7 +203,7 @@ export async function startFormation(opts: { dbname?: string; log?: (s: string) 
     n.proc = null;
   };
   void run; // kept for diagnostics from a debugger: run(['show', 'state', '--pgdata', monitorData])
-  return {
+  const formation: Formation = {
     serviceUrl: `postgresql://postgres@127.0.0.1:${p1},127.0.0.1:${p2}/${dbname}?target_session_attrs=read-write`,
     nodes,
     nodeUrl,
@@ -193,4 +230,5 @@ export async function startFormation(opts: { dbname?: string; log?: (s: string) 
       rmSync(dir, { recursive: true, force: true });
     },
   };
+  return { formation, monitor: startMonitor, primary: startPrimary, standby: startStandby };
 }

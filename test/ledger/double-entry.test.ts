@@ -175,3 +175,22 @@ describe('GET /admin/v1/ledger/accounts', () => {
     expect((await admin(t, 'GET', '/ledger/accounts?currency=XYZ')).status).toBe(422);
   });
 });
+
+// Last in this file: it drops a check of this file's own database.
+describe('verify does not trust the checks that wrote the books', () => {
+  it('an entry across two currencies, written where the currency check was lost (a restore without constraints), shows as an unbalanced trial balance in each', async () => {
+    const before = await verifyLedger(t.db.pool);
+    expect(before.problems.filter((p) => p.type === 'unbalanced')).toEqual([]);
+    await t.db.pool.query(`ALTER TABLE ledger_entries DROP CONSTRAINT ledger_entries_currency_check`);
+    // The entry carries its transfer's created_at (the monthly partitions' key is in the foreign key).
+    await t.db.pool.query(`WITH tr AS (INSERT INTO ledger_transfers (id, kind, ref_type, ref_id) VALUES ('ADJUSTMENT:g9', 'ADJUSTMENT', 'test', 'g9') RETURNING id, created_at)
+      INSERT INTO ledger_entries (transfer_id, created_at, leg, currency, debit_account, credit_account, amount) SELECT id, created_at, 1, 'RUB', 'RUB:adjustments', 'USD:adjustments', 5 FROM tr`);
+    const after = await verifyLedger(t.db.pool);
+    expect(after.ok).toBe(false);
+    const unbalanced = after.problems.filter((p) => p.type === 'unbalanced');
+    expect(unbalanced.map((p) => (p as { currency: string }).currency).sort()).toEqual(['RUB', 'USD']);
+    expect(unbalanced.find((p) => (p as { currency: string }).currency === 'USD')).toMatchObject({ type: 'unbalanced', currency: 'USD' });
+    const usd = after.trial_balance.find((x) => x.currency === 'USD')!;
+    expect(new Decimal(usd.credits).minus(usd.debits).toFixed(2)).toBe('5.00');
+  });
+});

@@ -5,8 +5,8 @@ import { BALANCE_COLUMNS } from '../../src/domain/ledger/balance.row.js';
 import { ledgerParams, transfersSql } from '../../src/domain/ledger/fragments.js';
 import { merchantDeltas, type Leg, type Transfer } from '../../src/domain/ledger/ledger.js';
 import {
-  adjustment, chargebackDebited, paymentNotReceivedAfterAll, paymentReceived, paymentReceivedAfterAll, payoutCreated, payoutNotPaidAfterAll,
-  payoutPaidAfterAll, payoutReturned, payoutSucceeded, refundCreated, refundMadeAfterAll, refundNotMadeAfterAll, refundReturned, refundSucceeded,
+  adjustment, chargebackDebited, conflictHoldReleased, paymentNotReceivedAfterAll, paymentReceived, paymentReceivedAfterAll, payoutCreated, payoutNotPaidAfterAll,
+  payoutConflictHeld, payoutPaidAfterAll, payoutReturned, payoutSucceeded, refundConflictHeld, refundCreated, refundMadeAfterAll, refundNotMadeAfterAll, refundReturned, refundSucceeded,
 } from '../../src/domain/ledger/postings.js';
 
 /**
@@ -123,6 +123,31 @@ describe('postings', () => {
       kind: 'PAYMENT_CONFLICT_DEBIT', refType: 'payment', refId: 'pay_1', merchantId: M, memo: 'the provider declined a payment we had credited',
       legs: ['RUB:merchant:m_1:available -> RUB:acquirer_clearing:acq 97.00 RUB', 'RUB:fee_revenue -> RUB:acquirer_clearing:acq 3.00 RUB'],
     });
+  });
+});
+
+describe('money held while a contradicting notification is unconfirmed', () => {
+  it('a payout the provider says it paid: amount to locked, fee to hold; a refund it says it made: amount to locked; each released the way it came', () => {
+    const heldPayout = payoutConflictHeld(payout);
+    expect(flat(heldPayout)).toEqual({
+      kind: 'PAYOUT_CONFLICT_HOLD', refType: 'payout', refId: 'po_1', merchantId: M, memo: 'held: the provider says it paid a payout we had returned',
+      legs: [`${acct('available')} -> ${acct('locked')} 100.00 RUB`, `${acct('available')} -> ${acct('hold')} 2.50 RUB`],
+    });
+    expect(merchantDeltas(heldPayout)).toMatchObject({ currency: 'RUB', available: D('-102.5'), locked: D('100'), hold: D('2.5') });
+    const heldRefund = refundConflictHeld(refund);
+    expect(flat(heldRefund)).toEqual({
+      kind: 'REFUND_CONFLICT_HOLD', refType: 'refund', refId: 'rf_1', merchantId: M, memo: 'held: the provider says it made a refund we had failed',
+      legs: [`${acct('available')} -> ${acct('locked')} 40.00 RUB`],
+    });
+    expect(flat(conflictHoldReleased({ ...heldPayout, merchantId: M, kind: 'PAYOUT_CONFLICT_HOLD' }))).toEqual({
+      kind: 'PAYOUT_CONFLICT_RELEASE', refType: 'payout', refId: 'po_1', merchantId: M, memo: 'conflict hold ended',
+      legs: [`${acct('locked')} -> ${acct('available')} 100.00 RUB`, `${acct('hold')} -> ${acct('available')} 2.50 RUB`],
+    });
+    expect(flat(conflictHoldReleased({ ...heldRefund, merchantId: M, kind: 'REFUND_CONFLICT_HOLD' }))).toMatchObject({
+      kind: 'REFUND_CONFLICT_RELEASE', refType: 'refund', refId: 'rf_1', legs: [`${acct('locked')} -> ${acct('available')} 40.00 RUB`],
+    });
+    // A payout without a fee holds no fee leg.
+    expect(payoutConflictHeld({ ...payout, commission: D('0') }).legs).toHaveLength(1);
   });
 });
 

@@ -22,7 +22,7 @@ describe('state tables as DESIGN.md "States" lists them', () => {
     expect(isPaymentFinal('SUCCESS')).toBe(true);
     expect(isPaymentFinal('PROCESS')).toBe(false);
     expect(paymentSourcesOf('SUCCESS')).toEqual(['PROCESS']);
-    expect(() => assertPaymentTransition('SUCCESS', 'FAIL')).toThrow();
+    expect(() => assertPaymentTransition('SUCCESS', 'FAIL')).toThrow('Payment is SUCCESS; it cannot become FAIL.');
     expect(() => assertPaymentTransition('PROCESS', 'SUCCESS')).not.toThrow();
   });
 

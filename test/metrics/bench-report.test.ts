@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { computeRatios, computeTargets, toMarkdown, type BenchResults } from '../../bench/lib/report.js';
+import { computeRatios, computeTargets, controlRates, toMarkdown, type BenchResults } from '../../bench/lib/report.js';
 import type { LoadResult } from '../../bench/lib/load.js';
 
 const run = (rps: number, p99 = 10): LoadResult => ({
@@ -15,18 +15,22 @@ const service = {
   bill_create: both(6000, 4000), bill_status: both(7000, 9000, 30), payment: { unavailable: 'probe answered 500' },
   payout: both(1500, 2400), merchant_balance: both(9000, 9000), peak_rss_mb: 140,
   open_loop: {
-    bill_create: { p50: { p50_ms: 3, p99_ms: 12, percent: 50, max_rps: 6000 }, p80: { p50_ms: 9, p99_ms: 40, percent: 80, max_rps: 6000 } },
-    bill_status: { p50: { p50_ms: 2, p99_ms: 25, percent: 50, max_rps: 9000 } },
+    bill_create: { p50: { rate: 3000, p50_ms: 3, p99_ms: 12, percent: 50, max_rps: 6000 }, p80: { rate: 4800, p50_ms: 9, p99_ms: 40, percent: 80, max_rps: 6000 } },
+    bill_status: { p50: { rate: 4500, p50_ms: 2, p99_ms: 25, percent: 50, max_rps: 9000 } },
   },
 };
-const controls = { insert: { p50: { p50_ms: 1, p99_ms: 4 }, p80: { p50_ms: 2, p99_ms: 7 } } };
+// Each service open loop's control: its bare handler at the same rate.
+const controls = {
+  bill_create: { p50: { mode: 'insert', rate: 3000, percent: 50, p50_ms: 1, p99_ms: 4 }, p80: { mode: 'insert', rate: 4800, percent: 80, p50_ms: 2, p99_ms: 7 } },
+  bill_status: { p50: { mode: 'select', rate: 4500, percent: 50, p50_ms: 1, p99_ms: 3 } },
+};
 
 function results(load = 0.1, extra: Partial<BenchResults> = {}): BenchResults {
   const { ratios, byConn } = computeRatios(ceilings as never, service as never, [16, 64]);
   const partial = {
     started_at: 't', finished_at: 't', quick: false, duration_s: 10, connections: [16, 64], tenants: 32,
     machine: { cpu_model: 'x', cores: 2, memory_gb: 1, kernel: 'k', node: 'v20', postgres: '15', pgbench: null, load_avg_at_start: load },
-    ceilings: { ...ceilings, open_loop: controls } as never, service: service as never, outbox: { unavailable: 'no worker' }, ratios, ratios_by_connections: byConn,
+    ceilings: ceilings as never, service: service as never, controls: controls as never, outbox: { unavailable: 'no worker' }, ratios, ratios_by_connections: byConn,
     ...extra,
   };
   return { ...partial, targets: computeTargets(partial) };
@@ -91,5 +95,19 @@ describe('bench report', () => {
     expect(md).toContain('| card payment POST /pay/{id} | – | – | – | – | – | – |');
     expect(md).toContain('run at 2026-11-28T21:00:00Z');
     expect(toMarkdown(results())).toContain('run `npm run bench:cost` first');
+  });
+
+  it('runs each control at the rate its scenario was driven at, and shows it under that scenario', () => {
+    expect(controlRates(service as never)).toEqual([
+      { scenario: 'bill_create', mode: 'insert', percent: 50, rate: 3000 },
+      { scenario: 'bill_create', mode: 'insert', percent: 80, rate: 4800 },
+      { scenario: 'bill_status', mode: 'select', percent: 50, rate: 4500 },
+    ]);
+    const lines = toMarkdown(results()).split('\n');
+    const at = lines.findIndex((l) => l.startsWith('| service: POST bill/create | 4800 |'));
+    expect(at).toBeGreaterThan(0);
+    expect(lines[at + 1]).toMatch(/^\| control: bare insert \| 4800 \| 80% of 6000 \|/);
+    const t = computeTargets({ ...results(), controls: controls as never }).find((x) => x.name.startsWith('bill_status open-loop p99'));
+    expect(t).toMatchObject({ value: 25, bare: 3 });
   });
 });

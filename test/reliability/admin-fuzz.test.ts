@@ -70,5 +70,5 @@ describe('fuzzing the operator API', () => {
       ),
       { numRuns: RUNS, seed: SEED, endOnFailure: true },
     );
-  }, 600_000);
+  });
 });

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { ADMIN_TOKEN, setupTestApp, type TestApp } from '../helpers/app.js';
 import { createMerchant, type MerchantFixture } from '../factories/merchant.js';
 import { cabinetMerchant, signedIn, type CabinetClient, type CabinetMerchant } from '../cabinet/helpers.js';
+import { budget, sized } from './profile.js';
 
 /**
  * Attack (issue 19.6): NUL bytes in operator API and cabinet fields and paths, a 5000-level
@@ -11,7 +12,7 @@ import { cabinetMerchant, signedIn, type CabinetClient, type CabinetMerchant } f
  * the log. Each must be a 4xx (JSON, or a page in the cabinet), change nothing and log no
  * stack. Then a seeded fuzz of every body content type x malformed bodies over all four faces.
  */
-const RUNS = Number(process.env.BODY_FUZZ_RUNS ?? (process.env.RELIABILITY_PROFILE === 'full' ? 3000 : 600));
+const RUNS = Number(process.env.BODY_FUZZ_RUNS ?? sized(600, 3000));
 const SEED = Number(process.env.FUZZ_SEED ?? 20261123);
 
 const logs: string[] = [];
@@ -155,5 +156,5 @@ describe('fuzzing the body parsers', () => {
       expect(r.body, ctx).not.toMatch(/\n\s+at |"stack"/);
     }), { numRuns: RUNS, seed: SEED, endOnFailure: true });
     noStackLogged();
-  }, 300_000);
+  }, budget(300_000));
 });

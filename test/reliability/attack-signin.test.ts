@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { setupTestApp, type TestApp } from '../helpers/app.js';
 import { createMerchant, type MerchantFixture } from '../factories/merchant.js';
 import { CabinetClient, cabinetMerchant, PASSWORD } from '../cabinet/helpers.js';
+import { budget, sized } from './profile.js';
 
 /**
  * Attacks on cabinet sign-in (issue 19.3, 19.4, 19.8):
@@ -30,7 +31,7 @@ const attempt = (email: string, password: string, ip: string, next?: string) => 
 const shape = (body: string, email: string) => body.replace(/value="[A-Za-z0-9_-]{20,}"/g, 'value="CSRF"').split(email).join('EMAIL');
 
 /** The burst of anonymous sign-ins: 200 in the full profile (npm run test:reliability), 80 in npm test. */
-const BURST = process.env.RELIABILITY_PROFILE === 'full' ? 200 : 80;
+const BURST = sized(80, 200);
 
 describe('sign-in is no denial of service', () => {
   test(`while ${BURST} concurrent sign-ins from ${BURST} addresses run, the merchant API answers in < 500 ms`, async () => {
@@ -55,14 +56,14 @@ describe('sign-in is no denial of service', () => {
     expect(answers.every((r) => r.statusCode === 401)).toBe(true);
     expect(during, 'samples taken while sign-ins were still running').toBeGreaterThanOrEqual(3);
     expect(Math.max(...latencies), `latencies ${latencies.map((x) => x.toFixed(0)).join(', ')} ms`).toBeLessThan(500);
-  }, 120_000);
+  }, budget(120_000));
 
   test('one address is limited: of 200 concurrent sign-ins, at most 30 reach the password check, the rest are 429 at once', async () => {
     const answers = await Promise.all(Array.from({ length: 200 }, (_, i) => attempt(`flood${i}@example.test`, 'x', '10.70.0.1')));
     const checked = answers.filter((r) => r.statusCode === 401).length;
     expect(checked).toBeLessThanOrEqual(30);
     expect(answers.filter((r) => r.statusCode === 429).length).toBe(200 - checked);
-  }, 60_000);
+  });
 });
 
 describe('lock-out is neither a weapon nor an oracle', () => {
@@ -94,7 +95,7 @@ describe('lock-out is neither a weapon nor an oracle', () => {
     // A refused attempt (429) pays no bcrypt round: clearly faster than a checked one, on both sides.
     expect(fastest(known.slice(5))).toBeLessThan(checkedKnown);
     expect(fastest(other.slice(5))).toBeLessThan(checkedOther);
-  }, 60_000);
+  });
 
   test('a guesser from one address stays out (even with the right password); the owner signs in from another', async () => {
     const m = await cabinetMerchant(t);
@@ -133,5 +134,5 @@ describe('after sign-in, next never leaves the cabinet', () => {
       expect(r.headers.location, next).toBe(expected);
       expect(new URL(r.headers.location as string, 'https://pay.example').pathname, next).toMatch(/^\/cabinet(\/|$)/);
     }
-  }, 60_000);
+  });
 });

@@ -3,10 +3,11 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrate } from '../../src/db/migrate.js';
-import { startFormation, type Formation, type Node } from '../helpers/auto-failover.js';
+import { formationSteps, type Formation, type FormationSteps, type Node } from '../helpers/auto-failover.js';
 import { checkInvariants } from './invariants.js';
 import { admin, call, kill, startProc, startReceiver, type Proc } from './harness.js';
 import { waitFor } from '../helpers/wait.js';
+import { budget, FULL, sized } from './profile.js';
 
 /**
  * Losing the database machine (DESIGN "Scale and availability"): a pg_auto_failover monitor and
@@ -16,10 +17,19 @@ import { waitFor } from '../helpers/wait.js';
  * promoted, the service finds it by itself, every request answered 2xx is in the database exactly
  * once, the books balance and every event is delivered. RELIABILITY_PROFILE=full (npm run
  * test:reliability) loads longer, brings the lost node back as a standby and fails over again.
+ * Each start (the monitor, each node, the migration, each process), each failover round and the
+ * settle after them is a hook of its own, bounded under npm test's 60 s; the test reads what they
+ * left (docs/adr/0139-slow-starts-wait-in-hooks.md).
  */
-const FULL = process.env.RELIABILITY_PROFILE === 'full';
-const LOAD_BEFORE_MS = FULL ? 30_000 : 6_000;
-const LOAD_AFTER_MS = FULL ? 30_000 : 6_000;
+const LOAD_BEFORE_MS = sized(6_000, 30_000);
+const LOAD_AFTER_MS = sized(6_000, 30_000);
+/** Each step of the formation's start. */
+const STEP_MS = sized(50_000, 180_000);
+/**
+ * From the kill to LOAD_AFTER_MS of 2xx answers on the new primary (promotion has taken about
+ * 21 s, the first 2xx about 24 s): with LOAD_BEFORE_MS, under a hook's 60 s in npm test.
+ */
+const ROUND_MS = sized(50_000, 300_000);
 const CONCURRENCY = 8;
 /**
  * pg_auto_failover's primary_demote_timeout as docs/operations.md advises for two nodes with
@@ -142,22 +152,24 @@ async function failOver(from: Node): Promise<Round> {
     // Time is the subject: a load phase of a set length before the kill.
     await new Promise((r) => setTimeout(r, LOAD_BEFORE_MS));
     killedAt = Date.now();
+    // One bound for the round, each wait naming what did not come within what is left of it.
+    const left = () => Math.max(0, killedAt + ROUND_MS - Date.now());
     await f.killNode(from);
-    to = await waitPrimary(from, 120_000);
+    to = await waitPrimary(from, left());
     promotedAt = Date.now();
     // Out of recovery is not yet taking writes: pg_auto_failover holds a promoted standby read-only
     // until the old primary's demote timeout (PRIMARY_DEMOTE_TIMEOUT_S).
-    await waitFor(() => f.acceptsWrites(to), `${to.name} taking writes`, 120_000, 100);
+    await waitFor(() => f.acceptsWrites(to), `${to.name} taking writes`, left(), 100);
     writableAt = Date.now();
     // Keep the load going until the service has answered 2xx for LOAD_AFTER_MS on the new primary.
     await waitFor(() => { const ok = firstOkAfter(killedAt); return ok !== undefined && Date.now() - ok >= LOAD_AFTER_MS; },
-      `2xx answers for ${LOAD_AFTER_MS} ms after the kill`, 180_000, 250);
+      `2xx answers for ${LOAD_AFTER_MS} ms after the kill`, left(), 250);
   } finally {
     stop = true;
     await running;
   }
   const firstOk = firstOkAfter(killedAt);
-  expect(firstOk, 'the service answered 2xx again after the failover').toBeDefined();
+  if (firstOk === undefined) throw new Error('the service answered no 2xx after the failover');
   const during = failures.filter((x) => x.at >= killedAt && x.at <= firstOk!);
   const between = during.reduce<Record<string, number>>((a, x) => { a[x.status] = (a[x.status] ?? 0) + 1; return a; }, {});
   // Per second from the kill: what was answered (2xx and failures by status), to see where time goes.
@@ -215,14 +227,24 @@ async function countIn(url: string, table: string, ids: string[]): Promise<numbe
   }
 }
 
+let steps: FormationSteps;
 beforeAll(async () => {
-  f = await startFormation({ primaryDemoteTimeoutS: PRIMARY_DEMOTE_TIMEOUT_S });
+  steps = await formationSteps({ primaryDemoteTimeoutS: PRIMARY_DEMOTE_TIMEOUT_S });
+  f = steps.formation;
+  await steps.monitor(STEP_MS);
+}, budget(240_000));
+beforeAll(async () => { await steps.primary(STEP_MS); }, budget(240_000));
+beforeAll(async () => { await steps.standby(STEP_MS); }, budget(240_000));
+beforeAll(async () => {
   await migrate(f.serviceUrl);
   receiver = await startReceiver(0);
-  apis = await Promise.all([startProc('api', f.serviceUrl, ENV), startProc('api', f.serviceUrl, ENV)]);
+});
+beforeAll(async () => { apis.push(await startProc('api', f.serviceUrl, ENV)); });
+beforeAll(async () => { apis.push(await startProc('api', f.serviceUrl, ENV)); });
+beforeAll(async () => {
   worker = await startProc('worker', f.serviceUrl, ENV);
   for (let i = 0; i < 2; i++) merchants.push(await setupMerchant(i));
-}, 400_000);
+});
 
 afterAll(async () => {
   for (const p of apis) await kill(p, 'SIGTERM');
@@ -232,28 +254,44 @@ afterAll(async () => {
 });
 
 describe('failover with pg_auto_failover', () => {
-  it('the primary is killed under load: the standby is promoted, the service finds it, nothing acknowledged is lost or doubled, the books balance, every event is delivered', async () => {
-    const rounds: Array<Omit<Round, 'to'> & { from: string; to: string }> = [];
+  const rounds: Array<Omit<Round, 'to'> & { from: string; to: string; toNode: Node }> = [];
+  let firstPrimary: Node | null = null;
+  let url: string | undefined;
+
+  // The primary is killed under load: a round from the kill to LOAD_AFTER_MS of 2xx on the new primary.
+  beforeAll(async () => {
     const first = f.nodes[0]!;
-    expect(await f.primary()).toBe(first);
+    firstPrimary = await f.primary();
+    if (firstPrimary !== first) throw new Error(`${first.name} is not the primary before the kill`);
     const r1 = await failOver(first);
-    expect(r1.to).toBe(f.nodes[1]);
-    rounds.push({ ...r1, from: first.name, to: r1.to.name });
-    if (FULL) {
-      // The lost machine comes back as a standby of the new primary; then the new primary dies.
-      f.restartNode(first);
-      await waitFor(async () => (await f.states()).some((s) => s.name === first.name && s.reported === 'secondary'), 'the old primary rejoined as a standby', 180_000, 500);
-      const r2 = await failOver(r1.to);
-      expect(r2.to).toBe(first);
-      rounds.push({ ...r2, from: r1.to.name, to: r2.to.name });
-    }
+    rounds.push({ ...r1, from: first.name, to: r1.to.name, toNode: r1.to });
+  }, budget(400_000));
+
+  // The full profile: the lost machine comes back as a standby of the new primary; then the new primary dies.
+  beforeAll(async () => {
+    if (!FULL || rounds.length !== 1) return;
+    const [r1] = rounds;
+    f.restartNode(f.nodes[0]!);
+    await waitFor(async () => (await f.states()).some((s) => s.name === f.nodes[0]!.name && s.reported === 'secondary'), 'the old primary rejoined as a standby', 180_000, 500);
+    const r2 = await failOver(r1!.toNode);
+    rounds.push({ ...r2, from: r1!.to, to: r2.to.name, toNode: r2.to });
+  }, budget(600_000));
+
+  beforeAll(async () => {
     for (const r of rounds) {
       console.log(`failover ${r.from} -> ${r.to}: promoted ${r.promotedS} s after the kill, taking writes at ${r.writableS} s, first 2xx ${r.unavailableS} s after it `
         + `(${r.firstOkAfterPromotionS} s after the promotion); answered between: ${JSON.stringify(r.between)}\n  ${r.timeline.join('\n  ')}`);
     }
-    const primary = (await f.primary())!;
-    const url = f.nodeUrl(primary);
-    await settle(url, 120_000);
+    const primary = await f.primary();
+    if (!primary) throw new Error('no primary after the failover');
+    url = f.nodeUrl(primary);
+    await settle(url, sized(40_000, 120_000));
+  }, budget(180_000));
+
+  it('the primary is killed under load: the standby is promoted, the service finds it, nothing acknowledged is lost or doubled, the books balance, every event is delivered', async () => {
+    expect(firstPrimary).toBe(f.nodes[0]);
+    expect(rounds.map((r) => r.to)).toEqual(FULL ? [f.nodes[1]!.name, f.nodes[0]!.name] : [f.nodes[1]!.name]);
+    if (!url) throw new Error('the settle after the failover did not run');
 
     // Every acknowledged object exactly once (ids are primary keys, so "at most once" holds by
     // construction; "at least once" is what synchronous replication must keep).
@@ -285,15 +323,15 @@ describe('failover with pg_auto_failover', () => {
     expect(verify.json.ok).toBe(true);
 
     const result = {
-      profile: FULL ? 'full' : 'short', rounds, acked: Object.fromEntries(Object.entries(acked).map(([k, v]) => [k, v.length])),
+      profile: FULL ? 'full' : 'short', rounds: rounds.map(({ toNode: _n, ...r }) => r), acked: Object.fromEntries(Object.entries(acked).map(([k, v]) => [k, v.length])),
       failed_requests: failures.length,
       failed_by_status: failures.reduce<Record<string, number>>((a, x) => { a[x.status] = (a[x.status] ?? 0) + 1; return a; }, {}),
       at: new Date().toISOString(),
     };
     mkdirSync('test/artifacts', { recursive: true });
     writeFileSync(`test/artifacts/failover-${result.profile}.json`, `${JSON.stringify(result, null, 2)}\n`);
-    console.log(`failover: ${JSON.stringify({ ...result, rounds: rounds.map(({ timeline: _t, ...r }) => r) })}`);
+    console.log(`failover: ${JSON.stringify({ ...result, rounds: rounds.map(({ timeline: _t, toNode: _n, ...r }) => r) })}`);
     // The service finds the promoted standby within 5 s of its promotion.
     for (const r of rounds) expect(r.firstOkAfterPromotionS, `${r.from} -> ${r.to}`).toBeLessThanOrEqual(5);
-  }, FULL ? 900_000 : 400_000);
+  }, budget(120_000));
 });

@@ -7,14 +7,15 @@ import { adjustment } from '../../src/domain/ledger/postings.js';
 import { encrypt } from '../../src/lib/crypto.js';
 import { setupTestApp, type TestApp } from '../helpers/app.js';
 import { createMerchant, type MerchantFixture } from '../factories/merchant.js';
+import { budget, sized } from './profile.js';
 
 /**
  * Generated requests against every merchant endpoint and the payment form: whatever arrives,
  * the answer is JSON, never a 500, never a stack trace or HTML, and a rejected request changes
- * nothing. Seeded and reproducible: FUZZ_SEED, FUZZ_RUNS (npm run test:reliability runs
- * 10,000+; the CI profile fewer).
+ * nothing. Seeded and reproducible: FUZZ_SEED, FUZZ_RUNS (1,000 in npm test, within the default
+ * timeout; 10,000 in npm run test:reliability).
  */
-const RUNS = Number(process.env.FUZZ_RUNS ?? 1000);
+const RUNS = Number(process.env.FUZZ_RUNS ?? sized(1000, 10_000));
 const SEED = Number(process.env.FUZZ_SEED ?? 20261121);
 
 let t: TestApp;
@@ -143,5 +144,5 @@ describe('fuzzing every merchant endpoint and the payment form', () => {
       }),
       { numRuns: RUNS, seed: SEED, endOnFailure: true },
     );
-  }, 600_000);
+  }, budget(600_000));
 });

@@ -4,16 +4,18 @@ import { createTestDatabase } from '../helpers/app.js';
 import { checkInvariants } from './invariants.js';
 import { admin, call, kill, startProc, startReceiver, type Proc } from './harness.js';
 import { waitFor } from '../helpers/wait.js';
+import { budget, sized } from './profile.js';
 
 /**
  * Money invariants under concurrent mixed load from 2 API processes and 2 worker processes on
  * one database, then the same with processes killed by SIGKILL at random moments and
- * restarted. RELIABILITY_PROFILE=full (npm run test:reliability) runs longer.
+ * restarted. RELIABILITY_PROFILE=full (npm run test:reliability) runs longer. Each load phase runs
+ * in the `beforeAll` of its describe (60 s in npm test, its settle bounded under it) and the tests
+ * check what it left (docs/adr/0139-slow-starts-wait-in-hooks.md).
  */
-const FULL = process.env.RELIABILITY_PROFILE === 'full';
-const OPS = FULL ? 1500 : 300;
+const OPS = sized(300, 1500);
 /** The crash test keeps the load running this long, killing a process every 0.3-1.2 s. */
-const CHAOS_MS = FULL ? 60_000 : 12_000;
+const CHAOS_MS = sized(12_000, 60_000);
 const CONCURRENCY = 16;
 
 let db: { url: string; drop(): Promise<void> };
@@ -125,7 +127,7 @@ beforeAll(async () => {
   apis = await Promise.all([startProc('api', db.url, WORKER_ENV), startProc('api', db.url, WORKER_ENV)]);
   workers = await Promise.all([startProc('worker', db.url, WORKER_ENV), startProc('worker', db.url, WORKER_ENV)]);
   for (let i = 0; i < 3; i++) merchants.push(await setupMerchant(i));
-}, 120_000);
+});
 
 afterAll(async () => {
   await Promise.all([...apis, ...workers].map((p) => kill(p, 'SIGTERM')));
@@ -134,37 +136,47 @@ afterAll(async () => {
 });
 
 describe('money invariants under load', () => {
-  it('mixed payments, payouts, refunds and adjustments from 2 API and 2 worker processes keep every invariant', async () => {
-    await runLoad(OPS);
-    await settle(60_000);
-    expect(await checkInvariants(db.url, { requireDelivered: true })).toEqual([]);
-    expect(merchants.some((m) => m.paid.length > 0)).toBe(true);
-  }, 300_000);
+  describe('mixed load', () => {
+    beforeAll(async () => {
+      await runLoad(OPS);
+      await settle(sized(30_000, 60_000));
+    }, budget(300_000));
 
-  it('processes killed with SIGKILL at random moments and restarted: invariants hold and every event is delivered', async () => {
+    it('mixed payments, payouts, refunds and adjustments from 2 API and 2 worker processes keep every invariant', async () => {
+      expect(await checkInvariants(db.url, { requireDelivered: true })).toEqual([]);
+      expect(merchants.some((m) => m.paid.length > 0)).toBe(true);
+    });
+  });
+
+  describe('processes killed at random moments', () => {
     let kills = 0;
-    const restarts: Promise<void>[] = [];
-    const restarting = new Set<Proc>();
-    const chaos = async () => {
-      const all = [...apis.map((p, i) => ({ p, i, list: apis })), ...workers.map((p, i) => ({ p, i, list: workers }))]
-        .filter((v) => !restarting.has(v.p));
-      // Keep one API process up so the load goes on.
-      const candidates = all.filter((v) => v.list === workers || apis.filter((a) => !restarting.has(a)).length > 1);
-      if (candidates.length === 0) return;
-      const victim = candidates[randomInt(candidates.length)]!;
-      restarting.add(victim.p);
-      await kill(victim.p, 'SIGKILL');
-      kills += 1;
-      restarts.push((async () => {
-        const fresh = await startProc(victim.p.kind, db.url, WORKER_ENV, victim.p.kind === 'api' ? victim.p.port : undefined);
-        victim.list[victim.i] = fresh;
-        restarting.delete(victim.p);
-      })());
-    };
-    await runLoad(OPS, chaos, CHAOS_MS);
-    await Promise.all(restarts);
-    expect(kills).toBeGreaterThan(5);
-    await settle(90_000);
-    expect(await checkInvariants(db.url, { requireDelivered: true })).toEqual([]);
-  }, 400_000);
+    beforeAll(async () => {
+      const restarts: Promise<void>[] = [];
+      const restarting = new Set<Proc>();
+      const chaos = async () => {
+        const all = [...apis.map((p, i) => ({ p, i, list: apis })), ...workers.map((p, i) => ({ p, i, list: workers }))]
+          .filter((v) => !restarting.has(v.p));
+        // Keep one API process up so the load goes on.
+        const candidates = all.filter((v) => v.list === workers || apis.filter((a) => !restarting.has(a)).length > 1);
+        if (candidates.length === 0) return;
+        const victim = candidates[randomInt(candidates.length)]!;
+        restarting.add(victim.p);
+        await kill(victim.p, 'SIGKILL');
+        kills += 1;
+        restarts.push((async () => {
+          const fresh = await startProc(victim.p.kind, db.url, WORKER_ENV, victim.p.kind === 'api' ? victim.p.port : undefined);
+          victim.list[victim.i] = fresh;
+          restarting.delete(victim.p);
+        })());
+      };
+      await runLoad(OPS, chaos, CHAOS_MS);
+      await Promise.all(restarts);
+      await settle(sized(25_000, 90_000));
+    }, budget(400_000));
+
+    it('processes killed with SIGKILL at random moments and restarted: invariants hold and every event is delivered', async () => {
+      expect(kills).toBeGreaterThan(5);
+      expect(await checkInvariants(db.url, { requireDelivered: true })).toEqual([]);
+    });
+  });
 });

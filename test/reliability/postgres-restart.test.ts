@@ -21,6 +21,10 @@ let apiProc: Proc;
 let worker: Proc;
 let receiver: Awaited<ReturnType<typeof startReceiver>>;
 
+const ENV = { WORKER_LEASE_MS: '3000', PAYMENT_STALE_MS: '4000', SANDBOX_PROCESSING_DELAY_MS: '50' };
+
+// A PostgreSQL from empty, then each process's cold start: one hook each, within its 60 s
+// (docs/adr/0139-slow-starts-wait-in-hooks.md).
 beforeAll(async () => {
   pgPort = await freePort();
   handle = await startEmbeddedPostgres({ dir: DIR, port: pgPort });
@@ -31,10 +35,9 @@ beforeAll(async () => {
   dbUrl = handle.url('payments');
   await migrate(dbUrl);
   receiver = await startReceiver(0);
-  const env = { WORKER_LEASE_MS: '3000', PAYMENT_STALE_MS: '4000', SANDBOX_PROCESSING_DELAY_MS: '50' };
-  apiProc = await startProc('api', dbUrl, env);
-  worker = await startProc('worker', dbUrl, env);
-}, 120_000);
+});
+beforeAll(async () => { apiProc = await startProc('api', dbUrl, ENV); });
+beforeAll(async () => { worker = await startProc('worker', dbUrl, ENV); });
 
 afterAll(async () => {
   await kill(apiProc, 'SIGTERM');

@@ -157,6 +157,19 @@ describe.each(CASES)('the $type kind, through the one send path', (c) => {
     expect(await dataOf()).toEqual({ asked: 2 });
   });
 
+  it('a non-final answer heard outside the worker\'s question (a notification) keeps its provider state and hands it to the next question', async () => {
+    const id = await c.lost();
+    const row = async () => one(`SELECT provider_data, provider_ref, status::text FROM ${c.table} WHERE id = $1`, [id]);
+    expect((await row()).provider_data).toBeNull();
+    await t.app.services.operations[c.type].apply({ id }, { status: 'pending', ref: `ref-${id}`, data: { heard: 'notification' } } as never, { via: 'notification' });
+    expect(await row()).toMatchObject({ status: 'PROCESS', provider_data: { heard: 'notification' }, provider_ref: `ref-${id}` });
+    // The worker's next question hands it back.
+    says.set(id, { status: 'pending', ref: `ref-${id}` });
+    await due(c, id);
+    await processDueOperations(t.app, c.type);
+    expect(handed.get(id)).toEqual({ heard: 'notification' });
+  });
+
   it('an answer lost, then reconciled: finished SUCCESS once, the money moved once however often it is asked again', async () => {
     const id = await c.lost();
     expect(await one(`SELECT status::text, connector FROM ${c.table} WHERE id = $1`, [id])).toEqual({ status: 'PROCESS', connector: 'prov-kinds' });

@@ -133,7 +133,7 @@ export async function postOverdrawing(c: Queryable, t: Transfer): Promise<Balanc
  * api:error.balance_not_enough, a second transfer for one (kind, ref_id) a DuplicatePostingError.
  * For callers that post inside a larger statement of their own (payment finish, payout creation).
  */
-export function ledgerError(e: unknown, what = 'transfer'): unknown {
+export function ledgerError(e: unknown, what: string): unknown {
   const err = e as { code?: string; constraint?: string };
   if (err.code === '23514' && err.constraint === 'balances_non_negative_check') return new DomainError('balance_not_enough');
   if (err.code === '23505' && err.constraint === 'ledger_transfers_pkey') return new DuplicatePostingError(`${what} already posted`);

@@ -8,7 +8,7 @@ import type { Leg, Transfer } from './ledger.js';
  * zero are left out (a payment without commission has no fee leg).
  */
 
-const legs = (...all: Array<Leg | null>): Leg[] => all.filter((l): l is Leg => l !== null && l.amount.gt(0));
+const legs = (...all: Leg[]): Leg[] => all.filter((l) => l.amount.gt(0));
 const leg = (from: string, to: string, amount: Decimal, currency: Currency): Leg => ({ from, to, amount, currency });
 
 export interface PaymentReceived {

@@ -13,7 +13,7 @@ import { recordConflict, type ConflictLog, type ProviderWord } from '../provider
 import type { OperationOutcome, ProviderData } from '../providers/connector.js';
 import type { ConnectorRegistry } from '../providers/registry.js';
 import {
-  claimDuePayouts, deferPayout, lockPayout, markPayoutSent, payoutWebhookUrl, readPayout, releasePayoutClaims, releaseUsage,
+  claimDuePayouts, deferPayout, keepPayoutHeard, lockPayout, markPayoutSent, payoutWebhookUrl, readPayout, releasePayoutClaims, releaseUsage,
   transitionPayout, type WorkRow,
 } from './payout.repository.js';
 import { assertTransition, IllegalPayoutTransition } from './payout.states.js';
@@ -122,6 +122,11 @@ export class PayoutOperation implements OperationKind<PayoutStatus, PayoutRow, P
     // (kind, aggregate) is taken), TrsId the payout, Status the provider's.
     if (recorded) await this.webhook_(c, row, paid ? 'SUCCESS' : 'FAIL', `${row.id}:conflict`);
     return recorded;
+  }
+
+  /** A non-final answer heard outside the worker's question: its reference and provider state kept. */
+  hold_(c: Queryable, row: PayoutRow, o: PayoutOutcome): Promise<void> {
+    return keepPayoutHeard(c, row.id, 'ref' in o ? o.ref ?? null : null, 'data' in o ? o.data ?? null : null);
   }
 
   defer_(c: Queryable, row: WorkRow, o: PayoutOutcome): Promise<Deferred | null> {

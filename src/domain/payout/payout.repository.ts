@@ -221,6 +221,17 @@ export async function deferPayout(c: Queryable, id: string, ref: string | null, 
   return x ? { merchantId: x.merchant_id, connector: x.connector, ref: x.provider_ref, sentAt: x.sent_at } : null;
 }
 
+/**
+ * An answer that is not final heard outside the worker's question (a notification, a read for the
+ * attention list): a PROCESS payout keeps the reference and the provider's state it carries; its
+ * lease and next check stay as they are.
+ */
+export async function keepPayoutHeard(c: Queryable, id: string, ref: string | null, data: ProviderData | null): Promise<void> {
+  if (ref === null && data === null) return;
+  await c.query(`UPDATE payouts SET provider_ref = coalesce($2, provider_ref), provider_data = coalesce($3::jsonb, provider_data), updated_at = now()
+                  WHERE id = $1 AND status = 'PROCESS'`, [id, ref, data === null ? null : JSON.stringify(data)]);
+}
+
 /** A payout that moved no money no longer counts against the limits of the day and month it was made in (`tz`: the service's). */
 export async function releaseUsage(c: Queryable, id: string, amount: string, tz: string): Promise<void> {
   await c.query({

@@ -12,7 +12,7 @@ import type { OperationOutcome } from '../providers/connector.js';
 import type { ConnectorRegistry } from '../providers/registry.js';
 import { receiptFromJson } from '../receipt/receipt-json.js';
 import {
-  addRefunded, claimDueRefunds, deferRefund, finishRefund, lockRefund, markRefundSent, paymentShopOf, refundConnectorOf,
+  addRefunded, claimDueRefunds, deferRefund, finishRefund, keepRefundHeard, lockRefund, markRefundSent, paymentShopOf, refundConnectorOf,
   refundSiblingsRub, releaseRefundClaims, type ClaimedRefund, type LockedRefund,
 } from './refund.repository.js';
 import { assertTransition, IllegalRefundTransitionError } from './refund.states.js';
@@ -122,6 +122,11 @@ export class RefundOperation implements OperationKind<RefundStatus, LockedRefund
     }
     await this.postback_(c, r, made ? 'SUCCESS' : 'FAIL', `${r.id}:conflict`);
     return true;
+  }
+
+  /** A non-final answer heard outside the worker's question: its reference and provider state kept. */
+  hold_(c: Queryable, r: LockedRefund, o: OperationOutcome): Promise<void> {
+    return keepRefundHeard(c, r.id, 'ref' in o ? o.ref ?? null : null, o.data ?? null);
   }
 
   defer_(c: Queryable, r: ClaimedRefund, o: OperationOutcome): Promise<Deferred | null> {

@@ -261,6 +261,17 @@ export async function deferRefund(c: Queryable, id: string, ref: string | null, 
   return x ? { merchantId: x.merchant_id, connector: x.connector, ref: x.provider_ref, sentAt: x.sent_at } : null;
 }
 
+/**
+ * An answer that is not final heard outside the worker's question (a notification, a read for the
+ * attention list): a PROCESS refund keeps the reference and the provider's state it carries; its
+ * lease and next check stay as they are.
+ */
+export async function keepRefundHeard(c: Queryable, id: string, ref: string | null, data: ProviderData | null): Promise<void> {
+  if (ref === null && data === null) return;
+  await c.query(`UPDATE refunds SET provider_ref = coalesce($2, provider_ref), provider_data = coalesce($3::jsonb, provider_data), updated_at = now()
+                  WHERE id = $1 AND status = 'PROCESS'`, [id, ref, data === null ? null : JSON.stringify(data)]);
+}
+
 /** Gives back the leases of refunds claimed but never worked on (a worker stopping). */
 export async function releaseRefundClaims(c: Queryable, ids: string[]): Promise<void> {
   if (ids.length > 0) await c.query(`UPDATE refunds SET lease_until = NULL WHERE id = ANY($1::text[]) AND status = 'PROCESS'`, [ids]);
