@@ -58,6 +58,39 @@ describe('bill/status and merchant/balance authenticate in their own read', () =
     expect(r!.json().balances.map((b: { currency: string }) => b.currency)).toEqual(expected);
   });
 
+  // CHAR(64) api_token_hash: a parameter typed text would compare the column cast to text, which
+  // its unique index cannot serve, and every request would read the whole merchants table.
+  it('find the token\'s merchant and the rows they read by index: the token hash\'s unique index serves the statement as sent', async () => {
+    const sent = new Map<string, { text: string; values: unknown[] }>();
+    const pool = t.app.db.pool;
+    const original = pool.query.bind(pool);
+    (pool as { query: unknown }).query = (q: unknown, ...rest: unknown[]) => {
+      const named = q as { name?: string; text: string; values: unknown[] };
+      if (typeof q === 'object' && named.name) sent.set(named.name, named);
+      return (original as (...a: unknown[]) => unknown)(q, ...rest);
+    };
+    try {
+      expect((await status(billId, m.auth)).statusCode).toBe(200);
+      expect((await balance(m.auth)).statusCode).toBe(200);
+    } finally { (pool as { query: unknown }).query = original; }
+    const c = await pool.connect();
+    try {
+      // A small test table is cheaper to scan whole: ask for the plan an index-less table would not have.
+      await c.query('SET enable_seqscan = off');
+      for (const [name, read] of [['bill_status_by_token', 'bills_pkey'], ['merchant_balance_by_token', 'balances_pkey']] as const) {
+        const q = sent.get(name);
+        expect(q, name).toBeDefined();
+        const plan = (await c.query<{ 'QUERY PLAN': string }>(`EXPLAIN ${q!.text}`, q!.values)).rows.map((r) => r['QUERY PLAN']).join('\n');
+        expect(plan, name).toContain('merchants_api_token_hash_key');
+        expect(plan, name).toContain(read);
+        expect(plan, name).not.toMatch(/Seq Scan/);
+      }
+    } finally {
+      await c.query('RESET enable_seqscan');
+      c.release();
+    }
+  });
+
   it('a wrong token is 401, before a missing or unknown id', async () => {
     for (const url of [`/api/v1/bill/status?id=${billId}`, '/api/v1/bill/status', '/api/v1/bill/status?id=nope', '/api/v1/merchant/balance']) {
       const r = await get(url, { authorization: 'Bearer wrong-token' });
