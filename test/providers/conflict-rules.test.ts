@@ -1,7 +1,7 @@
 import { Decimal } from 'decimal.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  CONFLICT_REASON, contradicts, contradictsStatus, isProviderRead, moneyMoved, recordConflict, recordUnconfirmed, silentConflictLog, type ConflictLog,
+  CONFLICT_REASON, contradicts, contradictsStatus, endHold, holdsMoney, isProviderRead, moneyMoved, recordConflict, recordUnconfirmed, silentConflictLog, type ConflictLog,
 } from '../../src/domain/providers/conflict.js';
 import type { OperationType } from '../../src/domain/operation-type.js';
 import { adjustment } from '../../src/domain/ledger/postings.js';
@@ -182,6 +182,32 @@ describe('an unconfirmed conflict (a notification no read could confirm)', () =>
       .toEqual(['PAYOUT_LOCK', 'PAYOUT_RELEASE', 'PAYOUT_CONFLICT_HOLD']);
     expect(await unconfirmed('payout', id, 'succeeded')).toBe(false);
     expect((await t.db.pool.query(`SELECT count(*)::int AS n FROM ledger_transfers WHERE ref_id = $1`, [id])).rows[0].n).toBe(3);
+    // The item says the money is held and why, and counts as holding it.
+    const heard = (await item(id))[0].last_heard;
+    expect(heard.money).toMatchObject({ transfer: null, held: { transfer: `PAYOUT_CONFLICT_HOLD:${id}` } });
+    expect(heard.money.note).toBe('held from available: a read of the provider could not confirm its notification yet; a confirming read or the operator (SUCCESS: it was made, FAIL: it was not) ends the hold');
+    expect(holdsMoney(heard)).toBe(true);
+
+    // The hold ends once: its legs back the way they came; a second end finds it ended.
+    const ended = await withPgTx(t.db.pool, (c) => endHold(c, 'payout', id));
+    expect(ended).toMatchObject({ kind: 'PAYOUT_CONFLICT_RELEASE', refType: 'payout', refId: id, merchantId: m.merchantId });
+    expect(await withPgTx(t.db.pool, (c) => endHold(c, 'payout', id))).toBeNull();
+    expect((await t.db.pool.query(`SELECT kind::text FROM ledger_transfers WHERE ref_id = $1 ORDER BY created_at, kind`, [id])).rows.map((r) => r.kind))
+      .toEqual(['PAYOUT_LOCK', 'PAYOUT_RELEASE', 'PAYOUT_CONFLICT_HOLD', 'PAYOUT_CONFLICT_RELEASE']);
+    // Nothing to end for an object that holds nothing, nor for a payment (money in is never held).
+    expect(await withPgTx(t.db.pool, (c) => endHold(c, 'refund', 'rf_without_hold'))).toBeNull();
+    expect(await withPgTx(t.db.pool, (c) => endHold(c, 'payment', id))).toBeNull();
+  });
+});
+
+describe('whether a conflict item holds money', () => {
+  it('only while its money is held, no transfer moved it and no release ended it', () => {
+    const held = { transfer: 'PAYOUT_CONFLICT_HOLD:po_1', legs: [] };
+    expect(holdsMoney({ money: { transfer: null, held } })).toBe(true);
+    expect(holdsMoney({})).toBe(false);
+    expect(holdsMoney({ money: { transfer: null, note: 'not moved' } })).toBe(false);
+    expect(holdsMoney({ money: { transfer: 'PAYOUT_CONFLICT_DEBIT:po_1', held } })).toBe(false);
+    expect(holdsMoney({ money: { transfer: null, held, released: 'PAYOUT_CONFLICT_RELEASE:po_1' } })).toBe(false);
   });
 });
 

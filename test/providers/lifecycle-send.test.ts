@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConflictError } from '../../src/errors.js';
 import { Lifecycle, type Claimed, type OperationKind } from '../../src/domain/operations/lifecycle.js';
+import { NEEDS_OPERATOR } from '../../src/domain/providers/connector.js';
 import { setupTestApp, type TestApp } from '../helpers/app.js';
 import { createMerchant } from '../factories/merchant.js';
 
@@ -21,11 +22,17 @@ afterAll(async () => { await t?.close(); });
 
 type Status = 'PROCESS' | 'SUCCESS' | 'FAIL';
 interface Row { id: string; status: Status }
-interface Answer { status: 'final' | 'later'; to?: 'SUCCESS' | 'FAIL' }
+interface Answer {
+  status: 'final' | 'later'; to?: 'SUCCESS' | 'FAIL';
+  /** Why it is not final (a connector's unknown reason). */
+  reason?: string;
+  /** What the kind's wordOf makes of it: the provider's word about the money. */
+  word?: 'succeeded' | 'failed';
+}
 interface Op extends Claimed { fast?: boolean }
 
 /** A kind whose every phase is written to `log`; `answers`: what its provider says of each id. */
-function world() {
+function world(opts: { waits?: boolean } = {}) {
   const log: string[] = [];
   const rows = new Map<string, Row>();
   const answers = new Map<string, Answer>();
@@ -33,11 +40,11 @@ function world() {
     type: 'refund',
     lock_: async (_c, target) => ('id' in target ? rows.get(target.id) ?? null : null),
     finalOf: (o) => (o.status === 'final' ? o.to! : null),
-    wordOf: () => null,
+    wordOf: (o) => (o.word ? { status: o.word, ref: null } : null),
     finish_: async (_c, row, o) => { log.push(`finish_ ${row.id}`); row.status = o.to!; return row.status; },
-    conflict_: async () => false,
+    conflict_: async (_c, row, _o, word) => { log.push(`conflict_ ${row.id} ${word.status} ${word.via}`); return true; },
     hold_: async (_c, row) => { log.push(`hold_ ${row.id}`); },
-    waits_: async (_c, row, _o, ctx) => { log.push(`waits_ ${row.id} ${ctx.via} ${ctx.attempts}`); return false; },
+    waits_: async (_c, row, _o, ctx) => { log.push(`waits_ ${row.id} ${ctx.via} ${ctx.attempts}`); return opts.waits === true; },
     decided: (_row, to) => ({ status: 'final', to }),
     illegal: (from, to) => new ConflictError(`${from} -> ${to}`),
     sendFromProvider_: async (op) => { log.push(`send ${op.id}`); return answers.get(op.id)!; },
@@ -103,6 +110,22 @@ describe('the lifecycle\'s send phase', () => {
     expect(await attentionOf('s5')).toEqual([{ object_type: 'refund', reason: 'no final answer from sandbox within RECONCILE_GIVE_UP_MS (60000 ms)' }]);
   });
 
+  it('run hands the caller\'s give-up age to the first send too', async () => {
+    const w = world();
+    expect(await w.lifecycle.run(w.op('r3', { status: 'later' }), 60_000)).toBeNull();
+    expect(await attentionOf('r3')).toEqual([{ object_type: 'refund', reason: 'no final answer from sandbox within RECONCILE_GIVE_UP_MS (60000 ms)' }]);
+  });
+
+  it('an answer its connector says cannot decide it (NEEDS_OPERATOR) goes to the operator at once, with what the connector said (200 characters of it)', async () => {
+    const w = world();
+    const said = `tbank: the payment is PARTIAL_REFUNDED ${'x'.repeat(300)}`;
+    await w.lifecycle.send(w.op('u1', { status: 'later', reason: `${NEEDS_OPERATOR}${said}` }));
+    expect(await attentionOf('u1')).toEqual([{ object_type: 'refund', reason: `sandbox's answers cannot decide it: ${said.slice(0, 200)}` }]);
+    // Only a reason that starts so: one merely naming it is asked again until the give-up age.
+    await w.lifecycle.send(w.op('u2', { status: 'later', reason: `tbank: timeout ${NEEDS_OPERATOR}` }));
+    expect(await attentionOf('u2')).toEqual([]);
+  });
+
   it('run: an operation never sent is sent (its answer reported once); one sent already is asked, never finished by finishSent_', async () => {
     const w = world();
     expect(await w.lifecycle.run(w.op('r1', { status: 'final', to: 'SUCCESS' }, { fast: true }))).toEqual({ applied: true, status: 'SUCCESS', id: 'r1' });
@@ -112,4 +135,29 @@ describe('the lifecycle\'s send phase', () => {
       .toEqual({ applied: true, status: 'SUCCESS', id: 'r2' });
     expect(w.log).toEqual(['ask r2', 'answered r2', 'waits_ r2 reconciliation 2', 'finish_ r2']);
   });
+});
+
+describe('an answer applied', () => {
+  it('a final answer the kind still waits on (waits_) is not applied: PROCESS, nothing finished', async () => {
+    const w = world({ waits: true });
+    const o = w.op('w1', { status: 'final', to: 'FAIL' }, { sentAt: new Date(), checkAttempts: 1 });
+    expect(await w.lifecycle.applyAnswer({ id: 'w1' }, { status: 'final', to: 'FAIL' }, { via: 'notification' })).toEqual({ applied: false, status: 'PROCESS', id: 'w1' });
+    expect(w.log).toEqual(['waits_ w1 notification undefined']);
+    expect(w.rows.get(o.id)!.status).toBe('PROCESS');
+  });
+
+  it('against a final status: a read contradicting it is a recorded conflict (said in what apply returns); a non-final answer never is, whatever its word', async () => {
+    const w = world();
+    w.op('c1', { status: 'final', to: 'SUCCESS' });
+    w.rows.get('c1')!.status = 'SUCCESS';
+    expect(await w.lifecycle.applyAnswer({ id: 'c1' }, { status: 'final', to: 'FAIL', word: 'failed' }, { via: 'read' }))
+      .toEqual({ applied: false, status: 'SUCCESS', id: 'c1', conflict: true });
+    expect(w.log).toEqual(['conflict_ c1 failed read']);
+    w.log.length = 0;
+    expect(await w.lifecycle.applyAnswer({ id: 'c1' }, { status: 'later', word: 'failed' }, { via: 'read' })).toEqual({ applied: false, status: 'SUCCESS', id: 'c1' });
+    // A notification alone is no read: confirmed by one first.
+    expect(await w.lifecycle.applyAnswer({ id: 'c1' }, { status: 'final', to: 'FAIL', word: 'failed' }, { via: 'notification' })).toEqual({ applied: false, status: 'SUCCESS', id: 'c1' });
+    expect(w.log).toEqual([]);
+  });
+
 });
