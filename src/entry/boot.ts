@@ -68,6 +68,8 @@ export async function boot(opts: { migrate?: boolean; databaseUrl?: string; ente
       process.exit(78);
     }
     const admin = new pg.Client({ connectionString: embedded.adminUrl });
+    // A server error between statements fails the next one; unheard, it would end the process.
+    admin.on('error', () => {});
     await admin.connect();
     const has = await admin.query("SELECT 1 FROM pg_database WHERE datname = 'payments'");
     if (has.rowCount === 0) await admin.query('CREATE DATABASE payments');
