@@ -146,6 +146,13 @@ describe('an answer applied', () => {
     expect(w.rows.get(o.id)!.status).toBe('PROCESS');
   });
 
+  it('a non-final answer heard about a PROCESS operation is kept by the kind (hold_), nothing finished', async () => {
+    const w = world();
+    w.op('h1', { status: 'later' });
+    expect(await w.lifecycle.applyAnswer({ id: 'h1' }, { status: 'later' }, { via: 'notification' })).toEqual({ applied: false, status: 'PROCESS', id: 'h1' });
+    expect(w.log).toEqual(['hold_ h1']);
+  });
+
   it('against a final status: a read contradicting it is a recorded conflict (said in what apply returns); a non-final answer never is, whatever its word', async () => {
     const w = world();
     w.op('c1', { status: 'final', to: 'SUCCESS' });

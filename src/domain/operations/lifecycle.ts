@@ -89,7 +89,7 @@ export interface OperationKind<
   /** In the transaction, the row locked and final: the provider's word contradicts it; the money follows the provider (conflict.ts). True when recorded now. */
   conflict_(c: Queryable, row: Row, o: O, word: ProviderWord, log: ConflictLog): Promise<boolean>;
   /** In the transaction: an answer that is not final, kept on the PROCESS row (a payer's action, a reference, the next check). */
-  hold_?(c: Queryable, row: Row, o: O, attempts: number | undefined): Promise<void>;
+  hold_(c: Queryable, row: Row, o: O, attempts: number | undefined): Promise<void>;
   /** In the transaction: a final answer that waits a while longer before it applies (a decline whose reason follows). */
   waits_?(c: Queryable, row: Row, o: O, ctx: { attempts: number | undefined; via: string }): Promise<boolean>;
   /** The operator's decision as the answer `finish_` applies. */
@@ -213,7 +213,7 @@ export class Lifecycle<
       return { applied: false, status: row.status, id: row.id, ...(conflict ? { conflict: true as const } : {}) };
     }
     if (to === null) {
-      await k.hold_?.(c, row, o, attempts);
+      await k.hold_(c, row, o, attempts);
       return { applied: false, status: row.status, id: row.id };
     }
     if (await k.waits_?.(c, row, o, { attempts, via })) return { applied: false, status: row.status, id: row.id };
