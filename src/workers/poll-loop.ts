@@ -28,7 +28,10 @@ export interface PollLoopOptions<T> {
   /** The nap when nothing is due, jittered by +-jitter (default 0.2) so processes do not poll in step. */
   pollMs: number;
   jitter?: number;
-  /** First and longest wait after a failed claim (default 1 s doubling to 30 s). */
+  /**
+   * First and longest wait after a failed claim (default 1 s doubling to 4 s): a worker finds a
+   * database back (a restart, a failover's new primary) within 4 s of its return.
+   */
   backoffMs?: { first: number; max: number };
   /** How long stop() waits for the work in flight (default 10 s; the stop signal handler exits at 15 s). */
   stopTimeoutMs?: number;
@@ -59,7 +62,7 @@ export function startPollLoop<T>(o: PollLoopOptions<T>): PollLoop {
   const minClaim = Math.max(1, Math.floor(concurrency / 4));
   const jitter = o.jitter ?? 0.2;
   const random = o.random ?? Math.random;
-  const backoff = o.backoffMs ?? { first: 1000, max: 30_000 };
+  const backoff = o.backoffMs ?? { first: 1000, max: 4000 };
   const inflight = new Set<Promise<void>>();
   // Items holding a slot: those in flight less those that gave theirs back.
   let holding = 0;

@@ -125,6 +125,18 @@ describe('the poll loop', () => {
     expect(most).toBe(4);
   });
 
+  it('by default a failed claim is tried again 1 s, 2 s, then every 4 s: a worker finds a database back (a failover\'s new primary) within 4 s', async () => {
+    const { log, lines } = logSink();
+    const loop = startPollLoop<number>({
+      name: 'away', log, pollMs: 20,
+      claim: async () => { throw Object.assign(new Error('no PostgreSQL server accepting writes'), { code: '57P03' }); },
+      process: async () => {},
+    });
+    await waitFor(() => lines.length >= 4, 'four failed tries', 15_000, 20);
+    await loop.stop();
+    expect(lines.slice(0, 4).map((l) => l.obj.retryInMs)).toEqual([1000, 2000, 4000, 4000]);
+  });
+
   it('a database error backs off (one logged line per try, waits doubling to the max), then work resumes', async () => {
     await pool.query('DROP TABLE jobs');
     const { log, lines } = logSink();
